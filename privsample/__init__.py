@@ -1,0 +1,9 @@
+"""privsample: differentially private sampling and synthetic data.
+
+Data flows one way: raw table -> schema/encoding (``privsample.data``) -> marginal engine
+(``privsample.marginals``, the only code that reads records) -> mechanisms that spend budget
+through one accountant (``privsample.privacy``, ``privsample.synth``, ``privsample.sampling``)
+-> model -> decoded synthetic records -> evaluation (``privsample.evaluate``).
+"""
+
+__version__ = "0.1.0"

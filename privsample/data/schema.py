@@ -1,0 +1,278 @@
+"""The schema: a *public* description of every column, from which the finite domain is built.
+
+A schema must not be read off the sensitive data unless that reading is either private (see
+``privsample.data.discovery.private_schema``, whose cost goes into the ledger) or an explicit,
+loudly labelled non-private draft (``draft_schema``) that a person reviews before use.
+
+Codes (what the marginal engines count, C order):
+* ``Categorical``: code i for ``categories[i]``; then, if ``other`` is set, the catch-all code for
+  values outside ``categories`` (only used when coercing); then, if ``nullable``, the null code.
+* ``Numeric``: bin i for edges[i] <= x < edges[i+1] (the last bin is closed on the right); then, if
+  ``nullable``, the null code. Values outside [lower, upper] are an error, or clipped when coercing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from privsample.errors import InputError
+
+DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
+DEFAULT_OTHER_LABEL = "(other)"
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """A column with a public, finite list of categories (compared as strings)."""
+
+    name: str
+    categories: tuple[str, ...]
+    nullable: bool = False
+    other: str | None = None  # catch-all label for values outside ``categories`` (coercion target)
+
+    kind = "categorical"
+
+    def __post_init__(self):
+        object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
+        if len(self.categories) == 0 and self.other is None:
+            raise InputError(f"schema column '{self.name}': a categorical column needs at least one category")
+        if len(set(self.categories)) != len(self.categories):
+            raise InputError(f"schema column '{self.name}': duplicate categories")
+        if self.other is not None and self.other in self.categories:
+            raise InputError(f"schema column '{self.name}': other label '{self.other}' is also a category")
+
+    @property
+    def size(self) -> int:
+        return len(self.categories) + (self.other is not None) + self.nullable
+
+    @property
+    def other_code(self) -> int | None:
+        return len(self.categories) if self.other is not None else None
+
+    @property
+    def null_code(self) -> int | None:
+        return self.size - 1 if self.nullable else None
+
+    def labels(self) -> list[str]:
+        """Human-readable label of every code."""
+        out = list(self.categories)
+        if self.other is not None:
+            out.append(self.other)
+        if self.nullable:
+            out.append("<null>")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "type": "categorical", "categories": list(self.categories)}
+        if self.nullable:
+            d["nullable"] = True
+        if self.other is not None:
+            d["other"] = self.other
+        return d
+
+
+@dataclass(frozen=True)
+class Numeric:
+    """A numeric column with public bounds, discretised into bins (``bins`` equal-width, or ``edges``)."""
+
+    name: str
+    lower: float
+    upper: float
+    bins: int | None = None
+    edges: tuple[float, ...] | None = None
+    integer: bool = False
+    nullable: bool = False
+
+    kind = "numeric"
+
+    def __post_init__(self):
+        lo, hi = float(self.lower), float(self.upper)
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+            raise InputError(f"schema column '{self.name}': bounds must be finite with lower <= upper")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        if self.edges is not None:
+            e = tuple(float(x) for x in self.edges)
+            if len(e) < 2 or any(b <= a for a, b in zip(e, e[1:])):
+                raise InputError(f"schema column '{self.name}': edges must be strictly increasing (>= 2 values)")
+            if e[0] != lo or e[-1] != hi:
+                raise InputError(f"schema column '{self.name}': edges must start at lower and end at upper")
+            object.__setattr__(self, "edges", e)
+            object.__setattr__(self, "bins", len(e) - 1)
+        else:
+            b = 1 if self.bins is None else int(self.bins)
+            if b < 1:
+                raise InputError(f"schema column '{self.name}': bins must be >= 1")
+            if lo == hi:
+                b = 1
+            object.__setattr__(self, "bins", b)
+
+    @property
+    def bin_edges(self) -> np.ndarray:
+        if self.edges is not None:
+            return np.asarray(self.edges, dtype=float)
+        if self.lower == self.upper:
+            return np.array([self.lower, self.upper], dtype=float)
+        return np.linspace(self.lower, self.upper, int(self.bins) + 1)
+
+    @property
+    def size(self) -> int:
+        return int(self.bins) + self.nullable
+
+    @property
+    def null_code(self) -> int | None:
+        return self.size - 1 if self.nullable else None
+
+    def labels(self) -> list[str]:
+        e = self.bin_edges
+        out = [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == len(e) - 2 else ')'}" for i in range(len(e) - 1)]
+        if self.nullable:
+            out.append("<null>")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "type": "numeric", "lower": self.lower, "upper": self.upper}
+        if self.edges is not None:
+            d["edges"] = list(self.edges)
+        else:
+            d["bins"] = int(self.bins)
+        if self.integer:
+            d["integer"] = True
+        if self.nullable:
+            d["nullable"] = True
+        return d
+
+
+Column = Union[Categorical, Numeric]
+
+
+@dataclass
+class Schema:
+    """Ordered public columns plus reading options; ``provenance`` says where it came from.
+
+    provenance: "user" (written or reviewed by a person), "draft-nonprivate" (read off the data,
+    must be reviewed before use) or "private" (discovered with DP; ``ledger`` holds the cost).
+    """
+
+    columns: list[Column]
+    na_values: tuple[str, ...] = DEFAULT_NA_VALUES
+    provenance: str = "user"
+    ledger: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        names = [c.name for c in self.columns]
+        if not names:
+            raise InputError("schema has no columns")
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise InputError(f"schema lists column(s) more than once: {', '.join(sorted(dup))}")
+        self.na_values = tuple(self.na_values)
+
+    # -- access --------------------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def __getitem__(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.names
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(c.size for c in self.columns)
+
+    def domain(self):
+        """The finite domain as an ``mbi.Domain`` (attribute order = schema order)."""
+        from mbi import Domain
+
+        return Domain(self.names, self.shape)
+
+    def domain_dict(self) -> dict[str, int]:
+        return {c.name: c.size for c in self.columns}
+
+    # -- (de)serialisation ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"version": 1, "provenance": self.provenance,
+                             "columns": [c.to_dict() for c in self.columns]}
+        if tuple(self.na_values) != DEFAULT_NA_VALUES:
+            d["na_values"] = list(self.na_values)
+        if self.notes:
+            d["notes"] = list(self.notes)
+        if self.ledger is not None:
+            d["ledger"] = self.ledger
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, source: str = "schema") -> "Schema":
+        if not isinstance(d, dict) or not isinstance(d.get("columns"), list):
+            raise InputError(f"{source}: expected a mapping with a 'columns' list")
+        cols: list[Column] = []
+        for i, c in enumerate(d["columns"]):
+            if not isinstance(c, dict) or "name" not in c or "type" not in c:
+                raise InputError(f"{source}: column #{i + 1} needs 'name' and 'type'")
+            name = str(c["name"])
+            kind = c["type"]
+            try:
+                if kind == "categorical":
+                    cats = c.get("categories")
+                    if not isinstance(cats, list):
+                        raise InputError(f"{source}: column '{name}' needs a 'categories' list")
+                    cols.append(Categorical(name, tuple(cats), bool(c.get("nullable", False)), c.get("other")))
+                elif kind == "numeric":
+                    if "lower" not in c or "upper" not in c:
+                        raise InputError(f"{source}: numeric column '{name}' needs 'lower' and 'upper'")
+                    cols.append(Numeric(name, float(c["lower"]), float(c["upper"]), c.get("bins"),
+                                        tuple(c["edges"]) if c.get("edges") is not None else None,
+                                        bool(c.get("integer", False)), bool(c.get("nullable", False))))
+                else:
+                    raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric)")
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"{source}: column '{name}': {exc}") from None
+        return cls(cols, tuple(d.get("na_values", DEFAULT_NA_VALUES)), d.get("provenance", "user"),
+                   d.get("ledger"), list(d.get("notes", [])))
+
+    def save(self, path: str | Path) -> None:
+        """Write YAML (``.yaml``/``.yml``) or JSON, atomically."""
+        from privsample.io import atomic_write_text
+
+        path = Path(path)
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            header = ""
+            if self.provenance == "draft-nonprivate":
+                header = ("# NON-PRIVATE DRAFT: categories and bounds below were read directly from the data.\n"
+                          "# Review and edit (remove rare categories, use public bounds) before using it.\n")
+            text = header + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+        else:
+            text = json.dumps(self.to_dict(), indent=2)
+        atomic_write_text(path, text)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Schema":
+        path = Path(path)
+        if not path.exists():
+            raise InputError(f"schema file not found: {path}")
+        try:
+            text = path.read_text()
+            if path.suffix.lower() in (".yaml", ".yml"):
+                import yaml
+
+                d = yaml.safe_load(text)
+            else:
+                d = json.loads(text)
+        except Exception as exc:  # noqa: BLE001 - any parse failure is bad input
+            raise InputError(f"schema file {path}: cannot parse ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+        return cls.from_dict(d, source=f"schema file {path}")

@@ -1,0 +1,163 @@
+"""The privacy accountant: a zCDP filter with a ledger.
+
+Guarantee. Mechanisms in privsample are compositions of rho_i-zCDP steps whose rho_i may be chosen
+adaptively from earlier (public) outputs. ``Accountant`` is a privacy filter: it refuses a spend
+that would make sum(rho_i) exceed ``rho_total`` *before* any noise is drawn, so every run satisfies
+sum(rho_i) <= rho_total, and by the adaptive composition theorem for zCDP filters (Feldman & Zrnic
+2021; Whitehouse et al. 2023) the whole interaction is rho_total-zCDP. Steps with an additional
+approximate part (thresholded histograms for private schema discovery) add their delta to
+``delta_spent``; that is refused beyond ``delta_slack`` the same way. The overall guarantee is then
+(epsilon, delta)-DP with delta = delta_slack + cdp_delta(rho_total, epsilon).
+
+Rounding. The running total is kept exactly (``fractions.Fraction`` of the float spends), so the
+check ``spent + rho <= total`` has no rounding error, and ``remaining`` is rounded *down*, so
+spending ``remaining`` always succeeds and never overruns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from typing import Any, Iterable
+
+from privsample.errors import PrivsampleError
+from privsample.privacy.conversion import cdp_epsilon, cdp_rho
+
+
+class BudgetExceeded(PrivsampleError):
+    """A spend would exceed the privacy budget; nothing was measured."""
+
+
+@dataclass
+class LedgerEntry:
+    """One spend: what was measured, how, and what it cost."""
+
+    label: str
+    rho: float
+    mechanism: str = ""
+    measured: str = ""
+    noise_scale: float | None = None
+    delta: float = 0.0
+    private: bool = True
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LedgerEntry":
+        return cls(**d)
+
+
+def _round_down(x: Fraction) -> float:
+    f = float(x)
+    if Fraction(f) > x:
+        f = math.nextafter(f, -math.inf)
+    return max(f, 0.0)
+
+
+class Accountant:
+    """zCDP privacy filter over a total budget ``rho_total`` (plus an optional delta slack).
+
+    ``spend`` raises :class:`BudgetExceeded` if the spend would overrun; callers spend *before*
+    drawing noise (``privsample.privacy.mechanisms`` does this for you).
+    """
+
+    def __init__(self, rho_total: float, *, delta_slack: float = 0.0, target: tuple[float, float] | None = None,
+                 neighbouring: str = "add/remove one record"):
+        if not (math.isfinite(rho_total) and rho_total > 0):
+            raise ValueError(f"rho_total must be finite and > 0, got {rho_total}")
+        if not 0 <= delta_slack < 1:
+            raise ValueError("delta_slack must be in [0, 1)")
+        self.rho_total = float(rho_total)
+        self.delta_slack = float(delta_slack)
+        self.target = target  # the (epsilon, delta) the user asked for, if any
+        self.neighbouring = neighbouring
+        self._spent = Fraction(0)
+        self._delta_spent = Fraction(0)
+        self.ledger: list[LedgerEntry] = []
+
+    @classmethod
+    def from_epsilon_delta(cls, epsilon: float, delta: float, *, delta_slack: float = 0.0, **kw) -> "Accountant":
+        """Budget for (epsilon, delta)-DP: rho = cdp_rho(epsilon, delta - delta_slack)."""
+        rho = cdp_rho(epsilon, delta - delta_slack)
+        return cls(rho, delta_slack=delta_slack, target=(epsilon, delta), **kw)
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def spent(self) -> float:
+        return float(self._spent)
+
+    @property
+    def remaining(self) -> float:
+        """Budget left, rounded down: spending exactly this never overruns."""
+        return _round_down(Fraction(self.rho_total) - self._spent)
+
+    @property
+    def delta_spent(self) -> float:
+        return float(self._delta_spent)
+
+    def can_spend(self, rho: float, delta: float = 0.0) -> bool:
+        return (self._spent + Fraction(rho) <= Fraction(self.rho_total)
+                and self._delta_spent + Fraction(delta) <= Fraction(self.delta_slack))
+
+    # -- spending ------------------------------------------------------------------------------
+    def spend(self, rho: float, label: str, *, mechanism: str = "", measured: str = "",
+              noise_scale: float | None = None, delta: float = 0.0, private: bool = True,
+              **details: Any) -> LedgerEntry:
+        """Record a spend of ``rho`` (zCDP) and ``delta``; refuse it if the budget would overrun."""
+        if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho >= 0):
+            raise ValueError(f"invalid rho {rho!r} for {label}")
+        if not self.can_spend(rho, delta):
+            raise BudgetExceeded(
+                f"budget exceeded: '{label}' asks rho={rho:.6g} but only {self.remaining:.6g} of "
+                f"{self.rho_total:.6g} remains (nothing was measured)")
+        self._spent += Fraction(rho)
+        self._delta_spent += Fraction(delta)
+        entry = LedgerEntry(label=label, rho=float(rho), mechanism=mechanism, measured=measured,
+                            noise_scale=noise_scale, delta=float(delta), private=private, details=details)
+        self.ledger.append(entry)
+        return entry
+
+    def absorb(self, entries: Iterable[LedgerEntry]) -> None:
+        """Add spends made elsewhere (e.g. private schema discovery) to this ledger and total."""
+        for e in entries:
+            self.spend(e.rho, e.label, mechanism=e.mechanism, measured=e.measured,
+                       noise_scale=e.noise_scale, delta=e.delta, private=e.private, **e.details)
+
+    # -- reporting -------------------------------------------------------------------------------
+    @property
+    def private(self) -> bool:
+        """False if any spend drew seeded (non-secure) noise."""
+        return all(e.private for e in self.ledger)
+
+    def epsilon_spent(self, delta: float | None = None) -> float:
+        """epsilon such that the spends so far are (epsilon, delta)-DP (delta: the target's)."""
+        if delta is None:
+            delta = self.target[1] if self.target else 1e-9
+        return cdp_epsilon(self.spent, max(delta - self.delta_spent, 1e-300)) if self.spent > 0 else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rho_total": self.rho_total,
+            "rho_spent": self.spent,
+            "delta_slack": self.delta_slack,
+            "delta_spent": self.delta_spent,
+            "target_epsilon_delta": list(self.target) if self.target else None,
+            "epsilon_spent": self.epsilon_spent(),
+            "neighbouring": self.neighbouring,
+            "private": self.private,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary(), "entries": [e.to_dict() for e in self.ledger]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Accountant":
+        s = d["summary"]
+        acc = cls(s["rho_total"], delta_slack=s.get("delta_slack", 0.0),
+                  target=tuple(s["target_epsilon_delta"]) if s.get("target_epsilon_delta") else None,
+                  neighbouring=s.get("neighbouring", "add/remove one record"))
+        acc.absorb(LedgerEntry.from_dict(e) for e in d["entries"])
+        return acc
