@@ -1,0 +1,45 @@
+"""The marginal engine interface: the only code in privsample that reads records.
+
+An engine answers count queries over the encoded (integer-coded) table: ``marginals(cliques)``
+returns, for each clique (a tuple of attribute names), the integer count vector over the clique's
+cells in C order *over the clique as given*. Mechanisms see nothing else of the data.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Iterable, Sequence
+
+import numpy as np
+
+Clique = tuple[str, ...]
+
+
+class MarginalEngine(ABC):
+    """Counts for cliques of attributes over a finite domain (``mbi.Domain``)."""
+
+    domain = None  # mbi.Domain
+
+    @abstractmethod
+    def marginals(self, cliques: Iterable[Sequence[str]]) -> dict[Clique, np.ndarray]:
+        """{clique: int64 counts shaped domain.shape of the clique} for each clique (C order as given)."""
+
+    def marginal(self, clique: Sequence[str]) -> np.ndarray:
+        return self.marginals([tuple(clique)])[tuple(clique)]
+
+    def total(self) -> int:
+        """The number of records (sensitive: use only through a mechanism)."""
+        first = self.domain.attributes[0]
+        return int(self.marginal((first,)).sum())
+
+    def _check(self, cliques: Iterable[Sequence[str]]) -> list[Clique]:
+        out = []
+        for cl in cliques:
+            cl = tuple(cl)
+            unknown = [a for a in cl if a not in self.domain.attributes]
+            if unknown:
+                from privsample.errors import InputError
+
+                raise InputError(f"unknown column(s) in clique {cl}: {', '.join(unknown)}")
+            out.append(cl)
+        return out
