@@ -1,0 +1,157 @@
+"""``SynthModel``: a fitted synthesizer — schema, domain, graphical model and privacy ledger.
+
+Saved as a directory (or ``.zip``) holding ``model.json`` (schema, domain, mechanism, parameters,
+ledger, library version) and ``arrays.npz`` (log-potentials, compression maps). Never pickled:
+``np.load(..., allow_pickle=False)``. Sampling from a loaded model is post-processing: it costs no
+privacy budget and draws from the same distribution as the original.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privsample import __version__
+from privsample.data.schema import Schema
+from privsample.errors import InputError
+from privsample.io import atomic_path
+from privsample.synth import pgm
+
+FORMAT = "privsample-model/1"
+
+
+def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Map compressed codes back to original codes, uniformly within each preimage (post-processing)."""
+    mapping = np.asarray(mapping, dtype=np.int64)
+    order = np.argsort(mapping, kind="stable")
+    counts = np.bincount(mapping, minlength=int(mapping.max()) + 1)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    c = np.asarray(codes, dtype=np.int64)
+    offs = np.floor(rng.random(c.shape) * counts[c]).astype(np.int64)
+    return order[starts[c] + offs]
+
+
+@dataclass
+class SynthModel:
+    """A fitted synthesizer. ``sample`` draws codes; ``sample_table`` decodes them with the schema."""
+
+    mechanism: str
+    domain: dict[str, int]                      # original (encoded) domain, schema order
+    model: Any                                   # mbi.MarkovRandomField over the (possibly compressed) domain
+    ledger: dict[str, Any]                       # Accountant.to_dict()
+    schema: Schema | None = None
+    compression: dict[str, np.ndarray] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)   # public run facts (measured cliques, timings)
+
+    # -- sampling (no privacy cost) ---------------------------------------------------------
+    @property
+    def private(self) -> bool:
+        return bool(self.ledger.get("summary", {}).get("private", True)) and not self.params.get("unsafe", False)
+
+    @property
+    def estimated_rows(self) -> int:
+        """The model's noisy estimate of the number of records."""
+        return max(1, int(round(float(self.model.total))))
+
+    def sample(self, rows: int | None = None, rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
+        rng = rng if rng is not None else np.random.default_rng()
+        rows = self.estimated_rows if rows is None else int(rows)
+        if rows < 0:
+            raise InputError("number of rows must be >= 0")
+        codes = pgm.sample_model(self.model, rows, int(rng.integers(2**32))) if rows > 0 else \
+            {a: np.zeros(0, dtype=np.int64) for a in self.model.domain.attributes}
+        for a, m in self.compression.items():
+            codes[a] = decompress_codes(codes[a], m, rng)
+        return {a: codes[a] for a in self.domain}
+
+    def sample_table(self, rows: int | None = None, rng: np.random.Generator | None = None):
+        """A decoded synthetic table (pandas DataFrame) in the schema's columns."""
+        from privsample.data.encoding import decode
+
+        rng = rng if rng is not None else np.random.default_rng()
+        codes = self.sample(rows, rng)
+        if self.schema is None:
+            import pandas as pd
+
+            return pd.DataFrame(codes)
+        return decode(codes, self.schema, rng)
+
+    # -- persistence ----------------------------------------------------------------------------
+    def _payload(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        mmeta, arrays = pgm.model_to_arrays(self.model)
+        comp = {}
+        for i, (a, m) in enumerate(self.compression.items()):
+            arrays[f"compression_{i}"] = np.asarray(m, dtype=np.int64)
+            comp[a] = f"compression_{i}"
+        meta = {"format": FORMAT, "privsample_version": __version__, "mbi_version": pgm.mbi.__version__
+                if hasattr(pgm.mbi, "__version__") else "2.0", "mechanism": self.mechanism,
+                "private": self.private, "domain": self.domain, "schema": self.schema.to_dict() if self.schema else None,
+                "model": mmeta, "compression": comp, "params": self.params, "info": self.info, "ledger": self.ledger}
+        return meta, arrays
+
+    def save(self, path: str | Path) -> Path:
+        """Write to ``path`` (a directory, or a single ``.zip`` file), atomically."""
+        path = Path(path)
+        meta, arrays = self._payload()
+        text = json.dumps(meta, indent=1, default=_json_default)
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **arrays)
+        if path.suffix.lower() == ".zip":
+            with atomic_path(path) as tmp:
+                with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+                    zf.writestr("model.json", text)
+                    zf.writestr("arrays.npz", buf.getvalue())
+        else:
+            with atomic_path(path, directory=True) as tmp:
+                (tmp / "model.json").write_text(text)
+                (tmp / "arrays.npz").write_bytes(buf.getvalue())
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SynthModel":
+        path = Path(path)
+        try:
+            if path.is_dir():
+                text = (path / "model.json").read_text()
+                raw = (path / "arrays.npz").read_bytes()
+            elif path.is_file() and zipfile.is_zipfile(path):
+                with zipfile.ZipFile(path) as zf:
+                    text = zf.read("model.json").decode()
+                    raw = zf.read("arrays.npz")
+            elif not path.exists():
+                raise InputError(f"model not found: {path}")
+            else:
+                raise InputError(f"{path} is not a privsample model (expected a directory or .zip)")
+            meta = json.loads(text)
+            with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - corrupt model is bad input
+            raise InputError(f"cannot read model {path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        if meta.get("format") != FORMAT:
+            raise InputError(f"{path}: unknown model format {meta.get('format')!r} (expected {FORMAT})")
+        model = pgm.model_from_arrays(meta["model"], arrays)
+        return cls(mechanism=meta["mechanism"], domain={k: int(v) for k, v in meta["domain"].items()}, model=model,
+                   ledger=meta["ledger"], schema=Schema.from_dict(meta["schema"]) if meta.get("schema") else None,
+                   compression={a: arrays[k] for a, k in meta.get("compression", {}).items()},
+                   params=meta.get("params", {}), info=meta.get("info", {}))
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, tuple):
+        return list(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -1,0 +1,206 @@
+"""MST (McKenna, Miklau & Sheldon 2021): measure all 1-way marginals, select a maximum spanning
+tree of 2-way marginals with the exponential mechanism, measure the tree, fit Private-PGM.
+
+Spec: notes/ppsyn-aim-mst.md section 3 (the reference design).
+
+Privacy (rho-zCDP, add/remove one record). The budget rho (everything the accountant has left)
+is split in thirds:
+1. d one-way marginals, each with discrete Gaussian noise sigma*sqrt(d), sigma = sqrt(3/(2 rho)):
+   each has L2 sensitivity 1, so each costs rho/(3d).
+2. d-1 exponential-mechanism draws (Kruskal), each with epsilon = sqrt(8 (rho/3)/(d-1)); the
+   quality of pair (a, b) is ||x_ab - mu_ab||_1 where mu is the independent model fitted to the
+   *noisy* one-way measurements (public given step 1), so changing one record moves each quality
+   by at most 1 (sensitivity 1); each draw costs (rho/3)/(d-1).
+3. d-1 two-way marginals of the compressed domain (each record in one cell: sensitivity 1) with
+   noise sigma*sqrt(d-1): (rho/3)/(d-1) each; the last one spends exactly what remains.
+Domain compression (values whose noisy count is below 3 sd are merged) and the total estimate
+N-hat are computed from step 1's noisy output only. Estimation and sampling are post-processing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from privsample.marginals.base import MarginalEngine
+from privsample.privacy.accountant import Accountant
+from privsample.privacy.mechanisms import exponential_select, gaussian_measure
+from privsample.privacy.noise import NoiseSource
+from privsample.synth import pgm
+from privsample.synth.base import DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, no_progress, refuse_if_too_big
+from privsample.synth.model import SynthModel
+
+# mbi's estimation keeps several copies of every potential/marginal (state, gradient, line search).
+_ESTIMATION_COPIES = 24
+
+
+def compress_counts(counts: np.ndarray, clique: tuple[str, ...], mapping: dict[str, np.ndarray]) -> np.ndarray:
+    """Sum the cells of a marginal that a per-attribute ``mapping`` merges (post-processing)."""
+    out = np.asarray(counts)
+    for axis, a in enumerate(clique):
+        if a in mapping:
+            m = mapping[a]
+            moved = np.moveaxis(out, axis, 0)
+            summed = np.zeros((int(m.max()) + 1,) + moved.shape[1:], dtype=moved.dtype)
+            np.add.at(summed, m, moved)
+            out = np.moveaxis(summed, 0, axis)
+    return out
+
+
+def weighted_simplex_projection(t: np.ndarray, w: np.ndarray, total: float) -> np.ndarray:
+    """argmin_mu sum_i w_i (mu_i - t_i)^2 s.t. mu >= 0, sum mu = total (bisection on the multiplier)."""
+    t = np.asarray(t, float)
+    w = np.asarray(w, float)
+    lo, hi = float(np.min(t)) - total - 1.0, float(np.max(t)) + 1.0
+
+    def mass(lam: float) -> float:
+        return float(np.maximum(t - lam / w, 0.0).sum())
+
+    # mass(lam) is non-increasing in lam; find lam with mass = total.
+    while mass(lo) < total:
+        lo = lo * 2 - 1
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mass(mid) > total:
+            lo = mid
+        else:
+            hi = mid
+    mu = np.maximum(t - hi / w, 0.0)
+    s = mu.sum()
+    return mu * (total / s) if s > 0 else np.full_like(t, total / t.size)
+
+
+def _find(parent: dict, a):
+    while parent[a] != a:
+        parent[a] = parent[parent[a]]
+        a = parent[a]
+    return a
+
+
+class MST(Synthesizer):
+    """MST with the reference design; ``iters`` controls the final Private-PGM fit."""
+
+    name = "mst"
+
+    def __init__(self, *, iters: int = 10000, tol: float | None = None, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB):
+        self.iters = int(iters)
+        self.tol = tol
+        self.max_memory_mb = float(max_memory_mb)
+
+    def check_size(self, domain) -> float:
+        """Upper bound on fitting memory: the largest possible spanning tree of pair tables."""
+        attrs = list(domain.attributes)
+        sizes = dict(zip(attrs, domain.shape))
+        edges = sorted(((sizes[a] * sizes[b], a, b) for a, b in itertools.combinations(attrs, 2)), reverse=True)
+        parent = {a: a for a in attrs}
+        cells = float(sum(sizes.values()))
+        for w, a, b in edges:
+            ra, rb = _find(parent, a), _find(parent, b)
+            if ra != rb:
+                parent[ra] = rb
+                cells += w
+        biggest_pair = max((e[0] for e in edges), default=0)
+        mb = (cells * 8 * _ESTIMATION_COPIES + biggest_pair * 8 * 4) / 2**20
+        refuse_if_too_big(mb, self.max_memory_mb, "MST on this domain")
+        return mb
+
+    def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
+            progress: Progress = no_progress, *, schema=None) -> SynthModel:
+        domain = engine.domain
+        attrs = list(domain.attributes)
+        d = len(attrs)
+        self.check_size(domain)
+        rho = accountant.remaining
+        if rho <= 0:
+            from privsample.privacy.accountant import BudgetExceeded
+
+            raise BudgetExceeded("no privacy budget left for MST")
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        sizes = dict(zip(attrs, domain.shape))
+
+        # 1. one-way marginals (rho/3).
+        ones = engine.marginals([(a,) for a in attrs])
+        rho1 = rho / 3.0 / d
+        log1: list[pgm.LinearMeasurement] = []
+        one_way: dict[str, tuple[np.ndarray, float]] = {}
+        for i, a in enumerate(attrs):
+            y, s = gaussian_measure(accountant, noise, ones[(a,)], rho1, f"mst/1-way/{a}", measured=a)
+            one_way[a] = (y.astype(float), s)
+            log1.append(pgm.LinearMeasurement(y.astype(float), (a,), stddev=s))
+            progress("measure 1-way", step=i + 1, steps=d, accountant=accountant, message=a)
+        total = pgm.identity_total(list(one_way.values()))
+
+        # compress_domain: public function of the noisy one-way answers.
+        mapping: dict[str, np.ndarray] = {}
+        for a in attrs:
+            y, s = one_way[a]
+            sup = y >= 3 * s
+            if sup.all():
+                continue
+            k = int(sup.sum())
+            m = np.full(y.size, k, dtype=np.int64)
+            m[sup] = np.arange(k)
+            mapping[a] = m
+        cdomain = pgm.Domain(attrs, [int(mapping[a].max()) + 1 if a in mapping else sizes[a] for a in attrs])
+        log1c = [M.compress(mapping, domain) for M in log1]
+        timings["measure_1way"] = time.perf_counter() - t0
+
+        # 2. select a spanning tree (rho/3). The independent fit to the compressed one-way
+        # measurements is a weighted Euclidean projection onto the scaled simplex, in closed form
+        # (what mirror descent on these measurements converges to).
+        t1 = time.perf_counter()
+        indep: dict[str, np.ndarray] = {}
+        for a, M in zip(attrs, log1c):
+            wq = np.asarray(getattr(M.query, "weights", np.ones(np.size(M.noisy_measurement))), float)
+            y = np.asarray(M.noisy_measurement, float)
+            # loss sum (wq*mu - y)^2 = sum wq^2 (mu - y/wq)^2
+            indep[a] = weighted_simplex_projection(y / wq, wq ** 2, total) / total
+        pairs = list(itertools.combinations(attrs, 2))
+        two = engine.marginals(pairs)
+        weights = {}
+        for a, b in pairs:
+            x = compress_counts(two[(a, b)], (a, b), mapping).astype(float)
+            mu = np.multiply.outer(indep[a], indep[b]) * total
+            weights[(a, b)] = float(np.abs(x - mu).sum())
+        parent = {a: a for a in attrs}
+        tree: list[tuple[str, str]] = []
+        rho_sel = (rho / 3.0) / max(d - 1, 1)
+        for r in range(d - 1):
+            cands = [p for p in pairs if _find(parent, p[0]) != _find(parent, p[1])]
+            scores = np.array([weights[p] for p in cands])
+            idx = exponential_select(accountant, noise, scores, rho_sel, f"mst/select/{r + 1}",
+                                     measured="spanning-tree edge", sensitivity=1.0)
+            a, b = cands[idx]
+            parent[_find(parent, a)] = _find(parent, b)
+            tree.append((a, b))
+            progress("select tree", step=r + 1, steps=d - 1, accountant=accountant, message=f"{a} – {b}")
+        timings["select"] = time.perf_counter() - t1
+
+        # 3. measure the tree edges on the compressed domain (rest of the budget).
+        t2 = time.perf_counter()
+        log2 = []
+        for r, (a, b) in enumerate(tree):
+            left = len(tree) - r
+            rho2 = accountant.remaining if left == 1 else accountant.remaining / left
+            x = compress_counts(two[(a, b)], (a, b), mapping)
+            y, s = gaussian_measure(accountant, noise, x, rho2, f"mst/2-way/{a},{b}", measured=f"{a},{b}",
+                                    compressed=bool(a in mapping or b in mapping))
+            log2.append(pgm.LinearMeasurement(y.astype(float).ravel(), (a, b), stddev=s))
+            progress("measure 2-way", step=r + 1, steps=len(tree), accountant=accountant, message=f"{a},{b}")
+        timings["measure_2way"] = time.perf_counter() - t2
+
+        t3 = time.perf_counter()
+        progress("estimate", message=f"Private-PGM, {self.iters} iterations")
+        model = pgm.estimate(cdomain, log1c + log2, known_total=total, iters=self.iters, tol=self.tol)
+        timings["estimate"] = time.perf_counter() - t3
+        info: dict[str, Any] = {"tree": [list(e) for e in tree], "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
+                                "estimated_total": total, "timings": timings}
+        return SynthModel(mechanism="mst", domain={a: int(sizes[a]) for a in attrs}, model=model,
+                          ledger=accountant.to_dict(), schema=schema, compression=mapping,
+                          params={"iters": self.iters, "tol": self.tol, "sigma_1way": one_way[attrs[0]][1]},
+                          info=info)

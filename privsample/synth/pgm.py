@@ -1,0 +1,110 @@
+"""Glue to Private-PGM (``mbi==2.0``): JAX set-up, estimation, model (de)serialisation.
+
+Everything here is post-processing of noisy measurements: it never sees records.
+The fitted ``MarkovRandomField`` is stored as JSON metadata plus plain arrays (its log-potentials),
+never with ``mbi.save`` (which pickles a tree definition).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+_CONFIGURED = False
+
+
+def configure_jax() -> None:
+    """float64 and no persistent compilation cache (mbi recommends both); call before importing mbi."""
+    global _CONFIGURED
+    if _CONFIGURED:
+        return
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_compilation_cache", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import mbi  # noqa: F401
+    try:
+        mbi.set_log_fn(lambda *a, **k: None)
+    except Exception:  # noqa: BLE001 - logging hook is optional
+        pass
+    _CONFIGURED = True
+
+
+configure_jax()
+
+import mbi  # noqa: E402
+from mbi import CliqueVector, Domain, Factor, LinearMeasurement, MarkovRandomField  # noqa: E402
+from mbi import estimation, marginal_oracles  # noqa: E402
+
+
+def estimate(domain: Domain, measurements: list[LinearMeasurement], *, known_total: float, iters: int,
+             warm_start: MarkovRandomField | None = None, tol: float | None = None) -> MarkovRandomField:
+    """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019)."""
+    return estimation.MirrorDescent().estimate(domain, measurements, known_total=float(known_total), iters=int(iters),
+                                               warm_start=warm_start, tol=tol)
+
+
+def identity_total(measurements: Sequence[tuple[np.ndarray, float]]) -> float:
+    """Inverse-variance weighted estimate of N from identity measurements [(noisy counts y, stddev)].
+
+    Each sum(y) is unbiased for N with variance stddev^2 * len(y); post-processing only.
+    """
+    est = np.array([float(np.sum(y)) for y, _ in measurements])
+    var = np.array([s * s * np.size(y) for y, s in measurements])
+    return max(1.0, float(np.average(est, weights=1.0 / var)))
+
+
+def domain_to_dict(domain: Domain) -> dict[str, int]:
+    return {a: int(n) for a, n in zip(domain.attributes, domain.shape)}
+
+
+def model_to_arrays(model: MarkovRandomField) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """(JSON-able metadata, arrays) describing a fitted model: its domain, cliques, log-potentials, total."""
+    meta = {"domain": domain_to_dict(model.domain), "cliques": [list(cl) for cl in model.cliques],
+            "total": float(model.total)}
+    arrays = {f"potential_{i}": np.asarray(model.potentials[cl].values) for i, cl in enumerate(model.cliques)}
+    return meta, arrays
+
+
+def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> MarkovRandomField:
+    """Inverse of :func:`model_to_arrays` (marginals recomputed by message passing)."""
+    import jax.numpy as jnp
+
+    domain = Domain.fromdict(meta["domain"])
+    cliques = [tuple(cl) for cl in meta["cliques"]]
+    tables = {}
+    for i, cl in enumerate(cliques):
+        values = np.asarray(arrays[f"potential_{i}"], dtype=np.float64)
+        if values.shape != domain.project(cl).shape:
+            raise ValueError(f"potential {i} has shape {values.shape}, expected {domain.project(cl).shape}")
+        tables[cl] = Factor(domain.project(cl), jnp.asarray(values))
+    potentials = CliqueVector(domain, cliques, tables)
+    total = float(meta["total"])
+    marginals = marginal_oracles.message_passing_stable(potentials, total)
+    return MarkovRandomField(potentials=potentials, marginals=marginals, total=total)
+
+
+def sample_model(model: MarkovRandomField, rows: int, seed: int) -> dict[str, np.ndarray]:
+    """Synthetic records from the model (mbi's junction-tree sampler, randomised rounding).
+
+    mbi draws from NumPy's global generator; we seed it from ``seed`` and restore its state.
+    Sampling is post-processing: it costs no privacy budget.
+    """
+    state = np.random.get_state()
+    try:
+        np.random.seed(int(seed) % (2**32))
+        ds = model.synthetic_data(rows=int(rows))
+    finally:
+        np.random.set_state(state)
+    return {a: np.asarray(ds.data[a]).astype(np.int64) for a in model.domain.attributes}
+
+
+__all__ = ["mbi", "Domain", "Factor", "LinearMeasurement", "MarkovRandomField", "configure_jax", "estimate",
+           "identity_total", "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]
