@@ -52,7 +52,7 @@ def cdp_epsilon(rho: float, delta: float) -> float:
     if rho == 0:
         return 0.0
     lo, hi = 0.0, rho + 2 * math.sqrt(rho * math.log(1 / delta))  # the standard (loose) bound is an upper bound
-    for _ in range(_STEPS):
+    for _ in range(100):  # 100 halvings reach float precision
         mid = (lo + hi) / 2
         if cdp_delta(rho, mid) <= delta:
             hi = mid

@@ -1,0 +1,321 @@
+"""Command line: ``privsample synth | sample | schema | evaluate | demo``.
+
+Exit codes: 0 success; 2 bad input or a refused request (budget, size), with a one-line message;
+1 unexpected error. Outputs are written to a temporary file and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from privsample.errors import PrivsampleError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Differentially private synthetic data and sampling.")
+err = Console(stderr=True)
+out = Console()
+
+
+# -- shared helpers -------------------------------------------------------------------------------
+
+def _warn_seeded(seed: Optional[int]) -> None:
+    if seed is not None:
+        err.print(f"[bold red]WARNING: --seed {seed} uses seeded NumPy noise. The output is NOT differentially "
+                  "private (reproducible experiments only).[/bold red]")
+
+
+class _RichProgress:
+    """Progress bar showing the stage, the step and the budget spent/remaining."""
+
+    def __init__(self, console: Console, enabled: bool = True):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.enabled = enabled
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TextColumn("{task.fields[budget]}"), console=console,
+                                 transient=False, disable=not enabled)
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self):
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.progress.__exit__(*exc)
+
+    def __call__(self, stage: str, *, step=None, steps=None, accountant=None, message: str = "") -> None:
+        budget = ""
+        if accountant is not None:
+            budget = (f"ρ spent {accountant.spent:.4g} / {accountant.rho_total:.4g} "
+                      f"(remaining {accountant.remaining:.4g})")
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(stage, total=steps, budget=budget)
+        tid = self.tasks[stage]
+        desc = f"{stage}: {message}" if message else stage
+        kw = {"description": desc[:60]}
+        if budget:
+            kw["budget"] = budget
+        if step is not None:
+            kw["completed"] = step
+        self.progress.update(tid, **kw)
+
+
+def print_ledger(ledger: dict, console: Console = out, *, max_rows: int = 60) -> None:
+    """The privacy ledger as a table with epsilon-equivalents."""
+    from privsample.privacy.conversion import cdp_epsilon
+
+    s = ledger["summary"]
+    target = s.get("target_epsilon_delta")
+    delta = target[1] if target else 1e-9
+    t = Table(title="Privacy ledger", show_lines=False)
+    for col in ("#", "step", "mechanism", "measured", "ρ (zCDP)", "noise scale", "δ", "cumulative ε"):
+        t.add_column(col, justify="right" if col in ("#", "ρ (zCDP)", "noise scale", "δ", "cumulative ε") else "left")
+    cum, dsum = 0.0, 0.0
+    entries = ledger["entries"]
+    for i, e in enumerate(entries, 1):
+        cum += e["rho"]
+        dsum += e.get("delta", 0.0)
+        if len(entries) > max_rows and max_rows // 2 < i <= len(entries) - max_rows // 2:
+            if i == max_rows // 2 + 1:
+                t.add_row("…", f"({len(entries) - max_rows} more)", "", "", "", "", "", "")
+            continue
+        eps = cdp_epsilon(cum, max(delta - dsum, 1e-300)) if cum > 0 else 0.0
+        ns = e.get("noise_scale")
+        t.add_row(str(i), e["label"], e.get("mechanism", ""), str(e.get("measured", ""))[:28], f"{e['rho']:.3g}",
+                  "" if ns is None else f"{ns:.3g}", f"{e.get('delta', 0.0):.2g}" if e.get("delta") else "",
+                  f"{eps:.4f}")
+    console.print(t)
+    line = (f"Total: ρ = {s['rho_spent']:.6g} of {s['rho_total']:.6g} zCDP"
+            + (f" + δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
+            + (f"  ⇒  ({s['epsilon_spent']:.4f}, {delta:g})-DP" if s.get("epsilon_spent") is not None else "")
+            + (f"; target ({target[0]:g}, {target[1]:g})" if target else "")
+            + f"; neighbours: {s.get('neighbouring', 'add/remove one record')}")
+    console.print(line)
+    if not s.get("private", True):
+        console.print("[bold red]NOT PRIVATE: seeded noise was used (reproducible experiment only).[/bold red]")
+
+
+# -- commands -------------------------------------------------------------------------------------
+
+@app.command()
+def synth(
+    input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write (CSV, or .parquet)."),
+    epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy budget ε (> 0)."),
+    delta: float = typer.Option(1e-9, "--delta", "-d", help="Privacy parameter δ in (0, 1)."),
+    method: str = typer.Option("mst", "--method", "-m", help="Synthesizer: mst."),
+    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema (YAML/JSON). Without it, "
+                                          "the domain is discovered privately with 10% of the budget."),
+    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count)."),
+    save_model: Optional[Path] = typer.Option(None, "--save-model", help="Save the fitted model (dir or .zip)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise for reproducible experiments."),
+    clip: bool = typer.Option(False, "--clip", help="Clip numeric values outside the schema's bounds (default: error)."),
+    other: bool = typer.Option(False, "--other", help="Map unknown categories to an '(other)' category (default: error)."),
+    engine: str = typer.Option("numpy", "--engine", help="Marginal engine: numpy (in memory) or duckdb (out of core)."),
+    iters: Optional[int] = typer.Option(None, "--iters", help="Private-PGM estimation iterations."),
+    max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="Refuse models estimated above this size."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or ledger."),
+) -> None:
+    """Fit a DP synthesizer on INPUT and write a synthetic table."""
+    from privsample.pipeline import check_budget, synthesize, write_table
+
+    check_budget(epsilon, delta)
+    _warn_seeded(seed)
+    opts = {"max_memory_mb": max_memory_mb}
+    if iters is not None:
+        opts["iters"] = iters
+    t0 = time.perf_counter()
+    with _RichProgress(err, enabled=not quiet) as progress:
+        res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,
+                         clip=clip, other=other, engine=engine, method_options=opts, progress=progress)
+    if save_model is not None:
+        res.model.save(save_model)
+    write_table(res.table, output)
+    if not quiet:
+        print_ledger(res.accountant.to_dict(), err)
+    err.print(f"wrote {len(res.table):,} synthetic rows to {output}"
+              + (f" and the model to {save_model}" if save_model else "") + f" in {time.perf_counter() - t0:.1f}s")
+
+
+@app.command()
+def sample(
+    model: Path = typer.Argument(..., help="A model saved by 'synth --save-model'."),
+    output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write."),
+    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows (default: the model's noisy row count)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed for sampling (post-processing; no privacy cost)."),
+) -> None:
+    """Draw more synthetic rows from a saved model (no privacy cost)."""
+    import numpy as np
+
+    from privsample.pipeline import write_table
+    from privsample.synth.model import SynthModel
+
+    if rows is not None and rows < 0:
+        raise PrivsampleError(f"--rows must be >= 0 (got {rows})")
+    m = SynthModel.load(model)
+    if not m.private:
+        err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
+    df = m.sample_table(rows, np.random.default_rng(seed))
+    write_table(df, output)
+    err.print(f"wrote {len(df):,} rows to {output} (sampling costs no privacy budget)")
+
+
+@app.command()
+def schema(
+    input: Path = typer.Argument(..., help="Table to describe (CSV or Parquet)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Schema file to write (.yaml or .json)."),
+    private_epsilon: Optional[float] = typer.Option(None, "--private-epsilon", help="Discover the schema with "
+                                                    "(ε, δ)-DP instead of reading it off the data."),
+    delta: float = typer.Option(1e-9, "--delta", help="δ for private discovery (thresholded category release)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise (experiments only)."),
+) -> None:
+    """Draft a schema: non-private (review it!) or private with --private-epsilon."""
+    from privsample.data.discovery import draft_schema, private_schema
+    from privsample.data.table import read_table
+    from privsample.pipeline import DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, check_budget
+    from privsample.privacy import Accountant, make_noise
+
+    df = read_table(input)
+    if private_epsilon is None:
+        s = draft_schema(df)
+        s.save(output)
+        err.print("[bold yellow]NON-PRIVATE DRAFT: categories and bounds were read directly from the data. Review "
+                  f"and edit {output} (drop rare categories, use public bounds), then set 'provenance: user'. "
+                  "It carries no privacy guarantee.[/bold yellow]")
+        return
+    check_budget(private_epsilon, delta)
+    _warn_seeded(seed)
+    acc = Accountant.from_epsilon_delta(private_epsilon, delta, delta_slack=delta / 2)
+    s = private_schema(df, acc, make_noise(seed, quiet=True), rho=acc.rho_total, delta=delta / 2,
+                       bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
+    s.ledger = acc.to_dict()
+    s.provenance = "private"
+    s.save(output)
+    print_ledger(acc.to_dict(), err)
+    err.print(f"wrote a privately discovered schema to {output}; 'synth --schema' adds its cost to its own ledger")
+
+
+@app.command()
+def evaluate(
+    real: Path = typer.Argument(..., help="The real table."),
+    synthetic: Path = typer.Argument(..., help="The synthetic table."),
+    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Schema for both tables (default: a "
+                                          "non-private draft from the real table)."),
+    workload: int = typer.Option(3, "--workload", "-w", min=1, max=5, help="Largest marginal order to score."),
+    report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write an HTML report here."),
+    max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per order."),
+) -> None:
+    """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL."""
+    _evaluate(real, synthetic, schema, workload, report, max_cliques)
+
+
+def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, max_cliques, ledger=None,
+              title: str = "privsample evaluation") -> dict:
+    import numpy as np
+
+    from privsample.data.discovery import draft_schema
+    from privsample.data.encoding import encode, schema_with_other
+    from privsample.data.schema import Schema
+    from privsample.data.table import read_table
+    from privsample.evaluate.workload import summary
+    from privsample.marginals import NumpyEngine
+
+    sch = Schema.load(schema_path) if schema_path else None
+    rdf = read_table(real, **({"na_values": sch.na_values} if sch else {}))
+    sdf = read_table(synthetic, **({"na_values": sch.na_values} if sch else {}))
+    if sch is None:
+        sch = draft_schema(rdf)  # evaluation is for the data steward: not a release
+    sch = schema_with_other(sch)
+    missing = [c for c in sch.names if c not in sdf.columns]
+    if missing:
+        raise PrivsampleError(f"{synthetic}: column '{missing[0]}' of the real table is missing")
+    domain = sch.domain()
+    reng = NumpyEngine(encode(rdf, sch, clip=True, other=True), domain)
+    seng = NumpyEngine(encode(sdf, sch, clip=True, other=True), domain)
+    res = summary(reng, seng, ks=tuple(range(1, workload + 1)), max_cliques=max_cliques, rng=np.random.default_rng(0))
+    t = Table(title=f"Workload error: {real.name} vs {synthetic.name} (mean L1 of normalised marginals, 0–2)")
+    t.add_column("order")
+    t.add_column("cliques", justify="right")
+    t.add_column("mean L1", justify="right")
+    t.add_column("max L1", justify="right")
+    for k, v in res.items():
+        t.add_row(f"{k}-way", str(v.get("count", "")), f"{v['mean']:.4f}", f"{v['max']:.4f}")
+    out.print(t)
+    if report is not None:
+        from privsample.evaluate.report import write_report
+
+        write_report(report, reng, seng, sch, title=title, ledger=ledger)
+        err.print(f"wrote report {report}")
+    return res
+
+
+@app.command()
+def demo(
+    output_dir: Path = typer.Option(Path("demo-output"), "-o", "--output-dir", help="Where to write the results."),
+    epsilon: float = typer.Option(1.0, "--epsilon", "-e"),
+    delta: float = typer.Option(1e-9, "--delta", "-d"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise (experiments only)."),
+) -> None:
+    """Bundled UCI Adult: private schema discovery, MST at ε=1, δ=1e-9, synthetic CSV, HTML report, ledger."""
+    from privsample.datasets import demo_path
+    from privsample.pipeline import synthesize, write_table
+
+    _warn_seeded(seed)
+    t0 = time.perf_counter()
+    src = demo_path()
+    err.print(f"[bold]privsample demo[/bold]: {src.name} (UCI Adult, Becker & Kohavi 1996, CC BY 4.0), "
+              f"MST at ε={epsilon:g}, δ={delta:g}, schema discovered privately with 10% of the budget")
+    with _RichProgress(err) as progress:
+        res = synthesize(src, epsilon=epsilon, delta=delta, method="mst", seed=seed, progress=progress)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    synth_csv = output_dir / "adult_synthetic.csv"
+    write_table(res.table, synth_csv)
+    res.model.save(output_dir / "model.zip")
+    res.schema.save(output_dir / "schema.yaml")
+    print_ledger(res.accountant.to_dict(), out)
+    sch_path = output_dir / "schema.yaml"
+    _evaluate(src, synth_csv, sch_path, 3, output_dir / "report.html", None, ledger=res.accountant.to_dict(),
+              title=f"privsample demo: MST on UCI Adult at ε={epsilon:g}, δ={delta:g}")
+    err.print(f"demo finished in {time.perf_counter() - t0:.1f}s: {synth_csv}, {output_dir / 'report.html'}, "
+              f"{output_dir / 'model.zip'}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one-line errors with exit code 2 for bad input; 1 for bugs."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*seeded NumPy noise.*")
+    try:
+        app(args=argv, standalone_mode=False)
+    except PrivsampleError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(2)
+    except (typer.Exit, SystemExit) as exc:
+        code = getattr(exc, "exit_code", getattr(exc, "code", 0))
+        sys.exit(code if isinstance(code, int) else 0)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    except Exception as exc:  # click usage errors carry their own exit code
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if os.environ.get("PRIVSAMPLE_DEBUG"):
+            raise
+        err.print(f"internal error: {type(exc).__name__}: {exc} (set PRIVSAMPLE_DEBUG=1 for a traceback)",
+                  markup=False, highlight=False)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

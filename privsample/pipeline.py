@@ -1,0 +1,155 @@
+"""The main job as a Python API: table -> schema -> engine -> synthesizer -> synthetic table.
+
+``synthesize`` is what ``privsample synth`` runs. Budget plan for a user budget (epsilon, delta):
+
+* With a reviewed schema (provenance "user"): all of rho = cdp_rho(epsilon, delta) goes to the
+  synthesizer.
+* With a schema produced by ``privsample schema --private-epsilon``: its ledger (rho_s, delta_s) is
+  added to this run's accountant, which covers both: rho = cdp_rho(epsilon, delta - delta_s).
+* Without a schema: the domain is discovered privately with ``schema_share`` (default 10%) of rho
+  and a delta slack of ``schema_share * delta`` for thresholded category release; the rest of rho
+  goes to the synthesizer. Domains are never read from the data silently.
+Every step's (epsilon, delta) is covered by the one accountant, which refuses overruns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privsample.data.schema import Categorical, Schema
+from privsample.errors import InputError
+from privsample.privacy.accountant import Accountant, LedgerEntry
+from privsample.privacy.conversion import cdp_rho
+from privsample.privacy.noise import NoiseSource, make_noise
+from privsample.synth.base import no_progress
+
+DEFAULT_DELTA = 1e-9
+DEFAULT_SCHEMA_SHARE = 0.1
+DISCOVERY_BINS = 16
+DISCOVERY_MAX_CATEGORIES = 64
+
+
+def check_budget(epsilon: float, delta: float) -> None:
+    if epsilon is None or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise InputError(f"--epsilon must be a finite number > 0 (got {epsilon})")
+    if delta is None or not isinstance(delta, (int, float)) or not (0 < delta < 1):
+        raise InputError(f"--delta must be in (0, 1) (got {delta})")
+
+
+def check_schema_usable(schema: Schema, source: str = "schema") -> None:
+    if schema.provenance == "draft-nonprivate":
+        raise InputError(f"{source} is an unreviewed non-private draft read from the data: review it, then set "
+                         "'provenance: user' (or use 'privsample schema --private-epsilon')")
+
+
+def worst_case_domain(names: list[str]):
+    """The largest domain private discovery can produce for these columns (for size checks before spending)."""
+    from privsample.synth.pgm import Domain
+
+    cells = max(DISCOVERY_MAX_CATEGORIES + 2, DISCOVERY_BINS + 1)
+    return Domain(list(names), [cells] * len(names))
+
+
+@dataclass
+class SynthResult:
+    model: Any            # SynthModel
+    table: Any            # pandas DataFrame of synthetic records
+    accountant: Accountant
+    schema: Schema
+
+
+def make_accountant(epsilon: float, delta: float, schema: Schema | None, schema_share: float) -> tuple[Accountant, float]:
+    """(accountant for the whole run, delta reserved for private discovery)."""
+    check_budget(epsilon, delta)
+    if schema is not None and schema.provenance == "private" and schema.ledger:
+        entries = [LedgerEntry.from_dict(e) for e in schema.ledger.get("entries", [])]
+        d_s = math.fsum(e.delta for e in entries)
+        if d_s >= delta:
+            raise InputError(f"the schema's discovery used delta={d_s:g}, not below --delta {delta:g}")
+        acc = Accountant(cdp_rho(epsilon, delta - d_s), delta_slack=d_s, target=(epsilon, delta))
+        acc.absorb(entries)  # raises BudgetExceeded if the schema alone costs more than the budget
+        return acc, 0.0
+    if schema is not None:
+        return Accountant.from_epsilon_delta(epsilon, delta), 0.0
+    if not 0 < schema_share < 1:
+        raise InputError("schema share must be in (0, 1)")
+    d_disc = schema_share * delta
+    return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
+
+
+def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DELTA, method: str = "mst",
+               schema: Schema | str | Path | None = None, rows: int | None = None, seed: int | None = None,
+               clip: bool = False, other: bool = False, engine: str = "numpy",
+               schema_share: float = DEFAULT_SCHEMA_SHARE, method_options: dict | None = None,
+               noise: NoiseSource | None = None, progress=no_progress) -> SynthResult:
+    """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table."""
+    from privsample.data.encoding import encode, schema_with_other
+    from privsample.data.table import read_table
+    from privsample.marginals import NumpyEngine
+    from privsample.synth import make_synthesizer
+
+    check_budget(epsilon, delta)
+    if rows is not None and rows < 0:
+        raise InputError(f"--rows must be >= 0 (got {rows})")
+    if isinstance(schema, (str, Path)):
+        schema = Schema.load(schema)
+    if schema is not None:
+        check_schema_usable(schema)
+    synth = make_synthesizer(method, **(method_options or {}))
+    accountant, d_disc = make_accountant(epsilon, delta, schema, schema_share)
+    noise = noise if noise is not None else make_noise(seed, quiet=True)
+    rng = np.random.default_rng(seed)  # sampling/decoding randomness (post-processing)
+
+    source = Path(source)
+    if engine == "duckdb":
+        from privsample.marginals.duckdb_engine import DuckDBEngine
+
+        if schema is None:
+            raise InputError("--engine duckdb needs --schema (private discovery reads the table in memory)")
+        if other:
+            schema = schema_with_other(schema)
+        synth.check_size(schema.domain())
+        eng = DuckDBEngine(source, schema, clip=clip, other=other)
+    elif engine == "numpy":
+        df = read_table(source, **({"na_values": schema.na_values} if schema is not None else {}))
+        if schema is None:
+            from privsample.data.discovery import private_schema
+
+            synth.check_size(worst_case_domain([str(c) for c in df.columns]))  # before any spend
+            progress("discover schema", accountant=accountant, message="private category/bounds discovery")
+            schema = private_schema(df, accountant, noise, rho=schema_share * accountant.rho_total, delta=d_disc,
+                                    bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
+            clip, other = True, True  # values outside a privately discovered domain are coerced
+        if other:
+            schema = schema_with_other(schema)
+        synth.check_size(schema.domain())
+        codes = encode(df, schema, clip=clip, other=other)
+        eng = NumpyEngine(codes, schema.domain())
+    else:
+        raise InputError(f"unknown engine '{engine}' (numpy|duckdb)")
+
+    model = synth.fit(eng, accountant, noise, progress, schema=schema)
+    model.params.update({"epsilon": epsilon, "delta": delta, "seed": seed, "engine": engine})
+    table = model.sample_table(rows, rng)
+    return SynthResult(model=model, table=table, accountant=accountant, schema=schema)
+
+
+def write_table(df, path: str | Path) -> None:
+    """Write CSV (or Parquet by extension) atomically: temp file, then rename."""
+    from privsample.io import atomic_path
+
+    path = Path(path)
+    suffix = "".join(path.suffixes[-2:]).lower()
+    with atomic_path(path) as tmp:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False, compression="gzip" if suffix.endswith(".gz") else None)
+
+
+__all__ = ["synthesize", "write_table", "make_accountant", "check_budget", "SynthResult", "Categorical"]
