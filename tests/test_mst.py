@@ -1,0 +1,127 @@
+"""MST: budget accounting, faithfulness of the shortcuts, persistence, size refusal."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from privsample.errors import ResourceLimitError
+from privsample.marginals import NumpyEngine
+from privsample.privacy import Accountant, SeededNoise
+from privsample.synth import pgm
+from privsample.synth.model import SynthModel, decompress_codes
+from privsample.synth.mst import MST, compress_counts, weighted_simplex_projection
+
+
+def toy_engine(n=3000, seed=0):
+    """A small chain a -> b -> c -> d plus an independent rare-valued e."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 3, n)
+    b = (a + (rng.random(n) < 0.2)) % 4
+    c = (b * 2 + rng.integers(0, 2, n)) % 5
+    d = (c + (rng.random(n) < 0.1)) % 5
+    e = np.where(rng.random(n) < 0.97, 0, rng.integers(1, 30, n))  # many empty values: compression
+    domain = pgm.Domain(["a", "b", "c", "d", "e"], [3, 4, 5, 5, 30])
+    return NumpyEngine({"a": a, "b": b, "c": c, "d": d, "e": e}, domain)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    eng = toy_engine()
+    acc = Accountant.from_epsilon_delta(4.0, 1e-9)
+    model = MST(iters=300).fit(eng, acc, SeededNoise(0, quiet=True))
+    return eng, acc, model
+
+
+def test_mst_spends_exactly_its_budget_in_thirds(fitted):
+    _, acc, model = fitted
+    total = sum(Fraction(e.rho) for e in acc.ledger)
+    assert total <= Fraction(acc.rho_total)
+    assert float(total) == pytest.approx(acc.rho_total, rel=1e-12)
+    groups = {}
+    for e in acc.ledger:
+        groups.setdefault(e.label.split("/")[1], []).append(e.rho)
+    assert set(groups) == {"1-way", "select", "2-way"}
+    assert len(groups["1-way"]) == 5 and len(groups["select"]) == 4 and len(groups["2-way"]) == 4
+    for g in groups.values():
+        assert math.fsum(g) == pytest.approx(acc.rho_total / 3, rel=1e-9)
+    # noise scales: one-way sd = sigma*sqrt(d), sigma = sqrt(3/(2 rho))
+    sigma = math.sqrt(3 / (2 * acc.rho_total))
+    one = [e for e in acc.ledger if e.label.startswith("mst/1-way")]
+    assert one[0].noise_scale == pytest.approx(sigma * math.sqrt(5), rel=1e-9)
+    assert model.ledger["summary"]["private"] is False  # seeded
+
+
+def test_mst_learns_the_chain(fitted):
+    eng, _, model = fitted
+    codes = model.sample(rng=np.random.default_rng(1))
+    syn = NumpyEngine(codes, eng.domain)
+    for cl in [("a", "b"), ("b", "c"), ("c", "d")]:
+        x, y = eng.marginal(cl), syn.marginal(cl)
+        assert np.abs(x / x.sum() - y / y.sum()).sum() < 0.1
+    assert "e" in model.compression  # the rare values of e were merged
+
+
+def test_closed_form_independent_fit_matches_mirror_descent():
+    rng = np.random.default_rng(0)
+    dom = pgm.Domain(["x"], [6])
+    y = np.array([50.0, 30.0, -4.0, 10.0, 2.0, -1.0]) + rng.normal(0, 1, 6)
+    mapping = {"x": np.array([0, 1, 3, 2, 3, 3])}
+    M = pgm.LinearMeasurement(y, ("x",), stddev=2.0).compress(mapping, dom)
+    cdom = pgm.Domain(["x"], [4])
+    total = 95.0
+    md = np.asarray(pgm.estimate(cdom, [M], known_total=total, iters=3000).project(("x",)).datavector())
+    w = np.asarray(M.query.weights)
+    cf = weighted_simplex_projection(np.asarray(M.noisy_measurement) / w, w ** 2, total)
+    np.testing.assert_allclose(cf, md, atol=2e-2 * total / 4)
+
+
+def test_compress_counts_sums_merged_cells():
+    x = np.arange(12).reshape(3, 4)
+    m = {"b": np.array([0, 1, 1, 0])}
+    out = compress_counts(x, ("a", "b"), m)
+    np.testing.assert_array_equal(out, np.stack([x[:, 0] + x[:, 3], x[:, 1] + x[:, 2]], axis=1))
+
+
+def test_decompress_is_uniform_within_preimage():
+    m = np.array([0, 1, 1, 2, 1])
+    rng = np.random.default_rng(0)
+    out = decompress_codes(np.full(30000, 1), m, rng)
+    assert set(np.unique(out)) == {1, 2, 4}
+    np.testing.assert_allclose(np.bincount(out, minlength=5)[[1, 2, 4]] / 30000, 1 / 3, atol=0.02)
+
+
+@pytest.mark.parametrize("suffix", ["", ".zip"])
+def test_save_load_gives_same_model(fitted, tmp_path, suffix):
+    eng, _, model = fitted
+    path = tmp_path / f"model{suffix}"
+    model.save(path)
+    loaded = SynthModel.load(path)
+    assert loaded.ledger == model.ledger and loaded.domain == model.domain
+    for cl in [("a", "b"), ("c", "d"), ("a", "e")]:
+        np.testing.assert_allclose(np.asarray(loaded.model.project(cl).datavector()),
+                                   np.asarray(model.model.project(cl).datavector()), rtol=1e-9, atol=1e-9)
+    # same seed -> same rows: sampling depends only on the model
+    a = model.sample(500, np.random.default_rng(5))
+    b = loaded.sample(500, np.random.default_rng(5))
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    # the archive has no pickles
+    import zipfile
+
+    if suffix == ".zip":
+        with zipfile.ZipFile(path) as zf:
+            assert sorted(zf.namelist()) == ["arrays.npz", "model.json"]
+
+
+def test_too_big_domain_refused_before_any_spend():
+    rng = np.random.default_rng(0)
+    dom = pgm.Domain(["a", "b", "c"], [200_000, 200_000, 3])
+    eng = NumpyEngine({k: rng.integers(0, 3, 10) for k in "abc"}, dom)
+    acc = Accountant(1.0)
+    with pytest.raises(ResourceLimitError):
+        MST(max_memory_mb=1024).fit(eng, acc, SeededNoise(0, quiet=True))
+    assert acc.spent == 0 and not acc.ledger

@@ -1,0 +1,190 @@
+"""Privacy core: conversions, the accountant filter, noise scales and the exponential mechanism.
+
+These tests are meant to fail if a sensitivity, noise scale or budget rule were wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import privsample.privacy.mechanisms as mech
+from privsample.errors import InputError
+from privsample.privacy import (Accountant, BudgetExceeded, SecureNoise, SeededNoise, cdp_delta, cdp_epsilon,
+                                cdp_rho, exponential_select, gaussian_measure)
+from privsample.privacy.noise import NoiseSource
+
+
+# -- conversions ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps,rho", [(0.05, 4.649e-5), (1.0, 0.014973), (2.0, 0.056131)])
+def test_cdp_rho_matches_reference_values(eps, rho):
+    assert cdp_rho(eps, 1e-9) == pytest.approx(rho, rel=2e-4)
+
+
+def test_conversion_agrees_with_opendp_and_is_conservative():
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    for eps in (0.1, 1.0, 4.0):
+        rho = cdp_rho(eps, 1e-9)
+        assert cdp_delta(rho, eps) <= 1e-9
+        m = dp.m.make_gaussian(dp.atom_domain(T=dp.f64, nan=False), dp.absolute_distance(T=dp.f64),
+                               scale=1 / math.sqrt(2 * rho))
+        curve = dp.c.make_zCDP_to_approxDP(m).map(1.0)
+        assert curve.epsilon(1e-9) == pytest.approx(eps, rel=1e-4)
+        assert cdp_epsilon(rho, 1e-9) == pytest.approx(eps, rel=1e-6)
+
+
+@pytest.mark.parametrize("eps,delta", [(0, 1e-9), (-1, 1e-9), (float("nan"), 1e-9), (float("inf"), 1e-9),
+                                       (1, 0), (1, 1), (1, -0.1)])
+def test_bad_budgets_are_input_errors(eps, delta):
+    with pytest.raises(InputError):
+        cdp_rho(eps, delta)
+
+
+# -- accountant -------------------------------------------------------------------------------------
+
+class SpyNoise(NoiseSource):
+    """Counts noise draws, to show refusal happens before any draw."""
+
+    private = True
+
+    def __init__(self):
+        self.calls = 0
+
+    def gaussian(self, counts, sigma):
+        self.calls += 1
+        return np.asarray(counts)
+
+    def laplace(self, counts, scale):
+        self.calls += 1
+        return np.asarray(counts)
+
+    def exponential(self, scores, epsilon, sensitivity):
+        self.calls += 1
+        return 0
+
+
+def test_overrun_is_refused_before_noise_is_drawn():
+    acc = Accountant(1.0)
+    spy = SpyNoise()
+    gaussian_measure(acc, spy, np.zeros(3, dtype=int), 0.6, "a")
+    with pytest.raises(BudgetExceeded):
+        gaussian_measure(acc, spy, np.zeros(3, dtype=int), 0.5, "b")
+    with pytest.raises(BudgetExceeded):
+        exponential_select(acc, spy, np.zeros(3), 0.41, "c")
+    assert spy.calls == 1
+    assert [e.label for e in acc.ledger] == ["a"]
+    assert acc.spent == pytest.approx(0.6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(total=st.floats(1e-6, 10.0), fracs=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40))
+def test_spends_never_exceed_total_including_rounding(total, fracs):
+    from fractions import Fraction
+
+    acc = Accountant(total)
+    for f in fracs:
+        r = acc.remaining * f
+        if acc.can_spend(r):
+            acc.spend(r, "x")
+        acc.spend(acc.remaining, "rest") if f > 0.9 else None
+        assert sum(Fraction(e.rho) for e in acc.ledger) <= Fraction(total)
+    acc.spend(acc.remaining, "final")
+    assert sum(Fraction(e.rho) for e in acc.ledger) <= Fraction(total)
+    assert acc.remaining == 0.0 or acc.remaining < 1e-15 * total
+    with pytest.raises(BudgetExceeded):
+        acc.spend(max(acc.remaining * 2, 1e-300) + 1e-12, "over")
+
+
+def test_ledger_roundtrip_and_seeded_marking():
+    acc = Accountant.from_epsilon_delta(1.0, 1e-9)
+    gaussian_measure(acc, SeededNoise(0, quiet=True), np.zeros(4, dtype=int), acc.remaining / 2, "m", measured="age")
+    d = acc.to_dict()
+    assert d["summary"]["private"] is False
+    assert d["entries"][0]["details"]["note"] == "not private: seeded noise"
+    again = Accountant.from_dict(d)
+    assert again.spent == acc.spent and again.private is False
+
+
+def test_sigma_rounding_never_undercharges():
+    for rho in np.geomspace(1e-9, 10, 200):
+        s = mech.sigma_for_rho(float(rho))
+        assert 1 / (2 * s * s) <= rho
+        e = mech.epsilon_for_rho(float(rho))
+        assert e * e / 8 <= rho
+
+
+# -- Gaussian noise scale (statistical audit) -------------------------------------------------------
+
+def _audit_gaussian(noise: NoiseSource, rho: float, n: int) -> None:
+    """The released noise must have variance 1/(2 rho) (sensitivity 1): 5-sigma test on the variance."""
+    acc = Accountant(rho)
+    counts = np.full(n, 1000, dtype=np.int64)
+    y, sigma = gaussian_measure(acc, noise, counts, rho, "audit")
+    z = (y - counts).astype(float)
+    expected = 1.0 / (2.0 * rho)
+    var = z.var()
+    # discrete Gaussian variance is within a hair of sigma^2 for sigma >= 1; se(var) ~ sqrt(2/n) var
+    assert abs(var / expected - 1.0) < 5 * math.sqrt(2.0 / n) + 0.005, (var, expected)
+    assert abs(z.mean()) < 5 * math.sqrt(expected / n)
+
+
+@pytest.mark.parametrize("rho", [0.5, 0.01, 1e-4])
+def test_gaussian_noise_scale_seeded(rho):
+    _audit_gaussian(SeededNoise(1, quiet=True), rho, 200_000)
+
+
+def test_gaussian_noise_scale_secure_opendp():
+    _audit_gaussian(SecureNoise(), 0.02, 20_000)
+
+
+def test_audit_catches_a_broken_noise_scale(monkeypatch):
+    monkeypatch.setattr(mech, "sigma_for_rho", lambda rho, sensitivity=1.0: 0.8 / math.sqrt(2 * rho))
+    with pytest.raises(AssertionError):
+        _audit_gaussian(SeededNoise(2, quiet=True), 0.01, 200_000)
+
+
+# -- exponential mechanism: exact distribution --------------------------------------------------------
+
+def _em_probs(scores, eps, sens):
+    logits = 0.5 * eps / sens * (np.asarray(scores) - np.max(scores))
+    p = np.exp(logits)
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("noise,n", [(SeededNoise(3, quiet=True), 40_000), (SecureNoise(), 3_000)])
+def test_exponential_mechanism_distribution(noise, n):
+    scores = np.array([0.0, 1.0, 2.5, 2.0])
+    eps, sens = 1.2, 1.0
+    p = _em_probs(scores, eps, sens)
+    counts = np.bincount([noise.exponential(scores, eps, sens) for _ in range(n)], minlength=4)
+    chi2 = float((((counts - n * p) ** 2) / (n * p)).sum())
+    assert chi2 < 25.0, (counts / n, p)  # df=3: P(chi2 > 25) ~ 1.6e-5
+
+
+def test_exponential_mechanism_ratio_on_neighbours_is_bounded():
+    """Scores of sensitivity 1 on neighbouring datasets: every output's probability ratio <= e^eps."""
+    rng = np.random.default_rng(0)
+    eps = 0.7
+    for _ in range(200):
+        q = rng.normal(0, 5, size=6)
+        q2 = q + rng.uniform(-1, 1, size=6)
+        ratio = _em_probs(q, eps, 1.0) / _em_probs(q2, eps, 1.0)
+        assert ratio.max() <= math.exp(eps) + 1e-12
+
+
+def test_exponential_zcdp_cost_matches_opendp():
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    rho = 0.03
+    eps = mech.epsilon_for_rho(rho)
+    nm = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T=dp.f64, nan=False)), dp.linf_distance(T=dp.f64),
+                             dp.zero_concentrated_divergence(), scale=2.0 / eps)
+    assert nm.map(1.0) == pytest.approx(rho, rel=1e-9)
