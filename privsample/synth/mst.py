@@ -86,10 +86,15 @@ class MST(Synthesizer):
 
     name = "mst"
 
-    def __init__(self, *, iters: int = 10000, tol: float | None = None, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB):
+    def __init__(self, *, iters: int = 10000, tol: float | None = None, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
+                 select_fit: str = "closed-form"):
+        """``select_fit``: "closed-form" (exact independent fit) or "mirror-descent" (reference: 2500 iterations)."""
         self.iters = int(iters)
         self.tol = tol
         self.max_memory_mb = float(max_memory_mb)
+        if select_fit not in ("closed-form", "mirror-descent"):
+            raise ValueError("select_fit must be 'closed-form' or 'mirror-descent'")
+        self.select_fit = select_fit
 
     def check_size(self, domain) -> float:
         """Upper bound on fitting memory: the largest possible spanning tree of pair tables."""
@@ -155,11 +160,16 @@ class MST(Synthesizer):
         # (what mirror descent on these measurements converges to).
         t1 = time.perf_counter()
         indep: dict[str, np.ndarray] = {}
-        for a, M in zip(attrs, log1c):
-            wq = np.asarray(getattr(M.query, "weights", np.ones(np.size(M.noisy_measurement))), float)
-            y = np.asarray(M.noisy_measurement, float)
-            # loss sum (wq*mu - y)^2 = sum wq^2 (mu - y/wq)^2
-            indep[a] = weighted_simplex_projection(y / wq, wq ** 2, total) / total
+        if self.select_fit == "mirror-descent":
+            m0 = pgm.estimate(cdomain, log1c, known_total=total, iters=2500)
+            for a in attrs:
+                indep[a] = np.asarray(m0.project((a,)).datavector()) / total
+        else:
+            for a, M in zip(attrs, log1c):
+                wq = np.asarray(getattr(M.query, "weights", np.ones(np.size(M.noisy_measurement))), float)
+                y = np.asarray(M.noisy_measurement, float)
+                # loss sum (wq*mu - y)^2 = sum wq^2 (mu - y/wq)^2
+                indep[a] = weighted_simplex_projection(y / wq, wq ** 2, total) / total
         pairs = list(itertools.combinations(attrs, 2))
         two = engine.marginals(pairs)
         weights = {}
@@ -202,5 +212,5 @@ class MST(Synthesizer):
                                 "estimated_total": total, "timings": timings}
         return SynthModel(mechanism="mst", domain={a: int(sizes[a]) for a in attrs}, model=model,
                           ledger=accountant.to_dict(), schema=schema, compression=mapping,
-                          params={"iters": self.iters, "tol": self.tol, "sigma_1way": one_way[attrs[0]][1]},
+                          params={"iters": self.iters, "tol": self.tol, "select_fit": self.select_fit, "sigma_1way": one_way[attrs[0]][1]},
                           info=info)
