@@ -1,0 +1,16 @@
+# privsample: `make demo` (set up .venv + run the main job on bundled data), `make test` (set up + run tests).
+# Each target creates .venv as needed; scripts/dev.sh does the work (usable without make).
+.PHONY: setup demo test bench bench-full clean
+
+setup:
+	./scripts/dev.sh setup
+demo:
+	./scripts/dev.sh demo
+test:
+	./scripts/dev.sh test
+bench:
+	./scripts/dev.sh bench
+bench-full:
+	./scripts/dev.sh bench-full
+clean:
+	rm -rf .venv demo-output .pytest_cache

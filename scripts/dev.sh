@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up .venv (if needed) and run one task: setup | test | demo | bench | bench-full.
+# `make <task>` calls this; it also works on machines without make.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+STAMP="$VENV/.installed"
+
+setup() {
+  if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ constraints.txt -nt "$STAMP" ]; then
+    [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --upgrade pip
+    "$VENV/bin/python" -m pip install -q -c constraints.txt -e ".[test]"
+    touch "$STAMP"
+  fi
+}
+
+task="${1:-test}"; shift || true
+setup
+case "$task" in
+  setup) ;;
+  test) exec "$VENV/bin/python" -m pytest -q "$@" ;;
+  demo) exec "$VENV/bin/privsample" demo -o demo-output "$@" ;;
+  bench) exec "$VENV/bin/python" benchmarks/mst_adult.py "$@" ;;
+  bench-full) exec "$VENV/bin/python" benchmarks/mst_adult.py --full "$@" ;;
+  *) echo "usage: scripts/dev.sh setup|test|demo|bench|bench-full" >&2; exit 2 ;;
+esac
