@@ -1,0 +1,408 @@
+"""Schema discovery: a loudly non-private draft, and differentially private discovery.
+
+``draft_schema`` reads categories and bounds straight off the data (NO privacy guarantee; a person
+must review it). ``private_schema`` discovers types, categories and bounds with differential
+privacy under add/remove-one-record neighbours and charges its cost to the accountant:
+
+* type and nullability: discrete Gaussian counts (Canonne, Kamath & Steinke 2020);
+* categories: the stability-based (thresholded) histogram with discrete Gaussian noise, released
+  values pass tau = 1 + sigma * sqrt(2 ln(1/delta_col)) (Korolova et al. 2009; Bun & Steinke 2016
+  section 8 for approximate zCDP; subgaussian tail of the discrete Gaussian, CKS 2020);
+* numeric bounds: noisy counts over a data-independent log-scale bucket grid, then a noisy linear
+  refinement inside the extreme buckets.
+
+Values are strings or missing (None / pd.NA / NaN); a value is *numeric* if ``pd.to_numeric``
+parses it to a finite float.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
+from privsample.errors import InputError
+from privsample.privacy.accountant import Accountant, BudgetExceeded
+from privsample.privacy.mechanisms import gaussian_measure, sigma_for_rho
+from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
+
+__all__ = ["draft_schema", "private_schema", "NUMERIC_MIN_DISTINCT", "TYPE_SHARE", "COARSE_SHARE",
+           "NULLABLE_SIGMAS", "TYPE_SIGMAS", "BUCKET_FALSE_POSITIVE", "REFINE_SIGMAS", "REFINE_CELLS",
+           "FLOAT_MIN_EXPONENT", "MAX_EXPONENT", "category_threshold", "bucket_edges"]
+
+# -- draft rule ---------------------------------------------------------------------------------
+NUMERIC_MIN_DISTINCT = 20  # draft: all-numeric columns with more distinct values than this are numeric
+
+# -- private discovery: budget split and thresholds (utility choices; privacy does not depend on them)
+TYPE_SHARE = 0.25  # share of a column's rho for the type/nullability counts; the rest is for values/bounds
+COARSE_SHARE = 0.5  # numeric columns: share of the rest for the log-scale buckets; the remainder refines
+NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious null code is cheap)
+TYPE_SIGMAS = 3.0  # numeric needs noisy numeric count > 3 sigma; integer needs integral > 3 sigma, non-integral <= 3 sigma
+BUCKET_FALSE_POSITIVE = 1e-3  # chance that some empty log-scale bucket passes its threshold
+REFINE_SIGMAS = 3.0  # refinement sub-buckets pass at 3 sigma (a false pass only widens within a bucket)
+REFINE_CELLS = 16  # linear sub-buckets per extreme bucket in the refinement pass
+FLOAT_MIN_EXPONENT = -8  # float grid: ... [-2^-7, -2^-8), [-2^-8, 0), [0, 2^-8), [2^-8, 2^-7) ...
+MAX_EXPONENT = 63  # outermost edges +-2^63; values beyond fall into (are clipped to) the outer buckets
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading a column
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Scan:
+    """The distinct non-missing values of a column with their counts and parsed numbers."""
+
+    n_missing: int
+    values: np.ndarray  # object array of str, distinct non-missing values (first-seen order)
+    counts: np.ndarray  # int64 count of each value
+    numbers: np.ndarray  # float64 parsed value, NaN where not a finite number
+
+    @property
+    def is_number(self) -> np.ndarray:
+        return np.isfinite(self.numbers)
+
+    @property
+    def is_integral(self) -> np.ndarray:
+        x = self.numbers
+        ok = np.isfinite(x)
+        out = np.zeros(x.shape, dtype=bool)
+        out[ok] = np.floor(x[ok]) == x[ok]
+        return out
+
+
+def _scan(column: pd.Series) -> _Scan:
+    s = pd.Series(column, copy=False)
+    missing = s.isna().to_numpy(dtype=bool)
+    present = s[~missing].astype(str)
+    codes, uniques = pd.factorize(present, sort=False)
+    values = np.asarray([str(v) for v in uniques], dtype=object)
+    counts = np.bincount(codes, minlength=len(values)).astype(np.int64) if len(values) else np.zeros(0, np.int64)
+    if len(values):
+        parsed = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
+        with np.errstate(all="ignore"):
+            numbers = np.asarray(parsed, dtype=np.float64)
+        numbers = np.where(np.isfinite(numbers), numbers, np.nan)
+    else:
+        numbers = np.zeros(0, dtype=np.float64)
+    return _Scan(int(missing.sum()), values, counts, numbers)
+
+
+def _sorted_categories(values: Sequence[str]) -> list[str]:
+    """Sort numerically when every value parses as a finite number, else as strings."""
+    vals = [str(v) for v in values]
+    if not vals:
+        return []
+    nums = np.asarray(pd.to_numeric(pd.Series(vals, dtype=object), errors="coerce"), dtype=np.float64)
+    if np.all(np.isfinite(nums)):
+        order = sorted(range(len(vals)), key=lambda i: (nums[i], vals[i]))
+        return [vals[i] for i in order]
+    return sorted(vals)
+
+
+def _other_label(categories: Sequence[str]) -> str:
+    label, i, taken = DEFAULT_OTHER_LABEL, 2, set(categories)
+    while label in taken:
+        label, i = f"{DEFAULT_OTHER_LABEL[:-1]} {i})", i + 1
+    return label
+
+
+def _check_table(df: pd.DataFrame) -> list[str]:
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    names = [str(c) for c in df.columns]
+    if not names:
+        raise InputError("the table has no columns")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"the table has duplicate column names: {', '.join(dup)}")
+    return names
+
+
+# ---------------------------------------------------------------------------------------------------
+# Non-private draft
+# ---------------------------------------------------------------------------------------------------
+def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) -> Schema:
+    """NON-PRIVATE draft schema read directly off ``df`` (must be reviewed before use).
+
+    Rule per column: *numeric* if every non-missing value parses as a finite number and there are
+    more than ``NUMERIC_MIN_DISTINCT`` (20) distinct values; bounds are the observed min/max,
+    ``integer`` if all values are integral, ``bins = min(bins, upper - lower + 1)`` for integers.
+    Otherwise *categorical* with the sorted distinct values (numerically if all look numeric); a
+    column with more than ``max_categories`` distinct values keeps the most frequent ones plus an
+    ``"(other)"`` catch-all (noted). ``nullable`` iff the column has missing values. A column with
+    no values at all gets only the catch-all. Raises ``InputError`` on an empty table.
+    """
+    names = _check_table(df)
+    if len(df) == 0:
+        raise InputError("the table is empty (no rows): nothing to draft a schema from")
+    if max_categories < 1 or bins < 1:
+        raise InputError("max_categories and bins must be >= 1")
+    columns: list[Column] = []
+    notes = ["NON-PRIVATE DRAFT: categories and bounds were read directly from the data; there is no "
+             "privacy guarantee. Review and edit it (remove rare categories, use public bounds) before use."]
+    for name, key in zip(names, df.columns):
+        sc = _scan(df[key])
+        nullable = sc.n_missing > 0
+        n_distinct = len(sc.values)
+        if n_distinct > NUMERIC_MIN_DISTINCT and bool(np.all(sc.is_number)):
+            lo, hi = float(sc.numbers.min()), float(sc.numbers.max())
+            integer = bool(np.all(sc.is_integral))
+            b = int(min(bins, hi - lo + 1)) if integer else int(bins)
+            columns.append(Numeric(name, lo, hi, bins=b, integer=integer, nullable=nullable))
+            continue
+        if n_distinct == 0:
+            columns.append(Categorical(name, (), nullable=nullable, other=DEFAULT_OTHER_LABEL))
+            notes.append(f"column '{name}' has no non-missing values: only the catch-all category")
+            continue
+        other = None
+        keep = sc.values
+        if n_distinct > max_categories:
+            order = np.argsort(-sc.counts, kind="stable")[:max_categories]
+            keep = sc.values[np.sort(order)]
+            notes.append(f"column '{name}' has {n_distinct} distinct values: kept the {max_categories} most "
+                         f"frequent, the rest map to the catch-all")
+        cats = _sorted_categories(list(keep))
+        if n_distinct > max_categories:
+            other = _other_label(cats)
+        columns.append(Categorical(name, tuple(cats), nullable=nullable, other=other))
+    return Schema(columns, provenance="draft-nonprivate", notes=notes)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Private discovery
+# ---------------------------------------------------------------------------------------------------
+def _round_down(x: Fraction) -> float:
+    f = float(x)
+    if Fraction(f) > x:
+        f = math.nextafter(f, -math.inf)
+    return max(f, 0.0)
+
+
+def _split(total: float, weights: Sequence[float]) -> list[float]:
+    """Floats proportional to ``weights`` whose exact sum is <= ``total`` (and equal up to an ulp)."""
+    t = Fraction(total)
+    w = [Fraction(x) for x in weights]
+    parts: list[float] = []
+    used = Fraction(0)
+    for i, wi in enumerate(w):
+        p = _round_down(t - used) if i == len(w) - 1 else _round_down(t * wi / sum(w))
+        parts.append(p)
+        used += Fraction(p)
+    return parts
+
+
+def category_threshold(sigma: float, delta: float) -> float:
+    """tau = 1 + sigma * sqrt(2 ln(1/delta)): a count-1 value passes with probability <= delta."""
+    return 1.0 + sigma * math.sqrt(2.0 * math.log(1.0 / delta))
+
+
+def bucket_edges(integer: bool) -> np.ndarray:
+    """The public log-scale grid: edges -2^63 .. -2^k, 0, 2^k .. 2^63 (k >= 0 for integers, else >= -8)."""
+    kmin = 0 if integer else FLOAT_MIN_EXPONENT
+    pos = np.ldexp(1.0, np.arange(kmin, MAX_EXPONENT + 1))
+    return np.concatenate([-pos[::-1], [0.0], pos])
+
+
+def _bucket_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Index i with edges[i] <= x < edges[i+1]; values outside go to the outer buckets (clipped)."""
+    return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
+
+
+def _weighted_counts(index: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, index, weights)
+    return out
+
+
+def _sub_edges(a: float, b: float, integer: bool) -> np.ndarray:
+    e = np.linspace(a, b, REFINE_CELLS + 1)
+    if integer:
+        e = np.unique(np.ceil(e))
+    e[0], e[-1] = a, b
+    return e
+
+
+def _spend_gaussian(accountant: Accountant, noise: NoiseSource, counts: np.ndarray, rho: float, label: str,
+                    measured: str, **details: Any) -> tuple[np.ndarray, float]:
+    return gaussian_measure(accountant, noise, np.asarray(counts, dtype=np.int64), rho, label,
+                            measured=measured, **details)
+
+
+def _discover_categorical(name: str, sc: _Scan, accountant: Accountant, noise: NoiseSource, rho: float,
+                          delta: float, nullable: bool, max_categories: int, notes: list[str]) -> Categorical:
+    sigma = sigma_for_rho(rho)
+    tau = category_threshold(sigma, delta)
+    # Spent by hand (not gaussian_measure): the number of observed values is sensitive, so it must not
+    # go into the ledger's details. The spend happens before any noise is drawn.
+    accountant.spend(rho, f"schema: {name}: category counts", delta=delta,
+                     mechanism="discrete Gaussian, thresholded (stability histogram)",
+                     measured="count of each observed value; released iff noisy count > tau",
+                     noise_scale=sigma, private=noise.private, threshold=tau, sensitivity=1.0,
+                     **({} if noise.private else {"note": SEEDED_LABEL}))
+    noisy = noise.gaussian(sc.counts, sigma) if len(sc.counts) else np.zeros(0, dtype=np.int64)
+    passed = np.flatnonzero(noisy > tau)
+    if len(passed) > max_categories:  # keep the largest noisy counts (post-processing)
+        passed = passed[np.argsort(-noisy[passed], kind="stable")[:max_categories]]
+        notes.append(f"column '{name}': more than {max_categories} categories passed; kept the largest")
+    cats = _sorted_categories(list(sc.values[passed]))
+    if not cats:
+        notes.append(f"column '{name}': no category passed the threshold; only the catch-all remains")
+    return Categorical(name, tuple(cats), nullable=nullable, other=_other_label(cats))
+
+
+def _discover_numeric(name: str, sc: _Scan, accountant: Accountant, noise: NoiseSource, rho: float,
+                      integer: bool, nullable: bool, bins: int, notes: list[str]) -> Column:
+    rho_coarse, rho_fine = _split(rho, [COARSE_SHARE, 1.0 - COARSE_SHARE])
+    ok = sc.is_number
+    x, w = sc.numbers[ok], sc.counts[ok]
+    edges = bucket_edges(integer)
+    nb = len(edges) - 1
+    bidx = _bucket_index(x, edges)
+    noisy, sigma = _spend_gaussian(accountant, noise, _weighted_counts(bidx, w, nb), rho_coarse,
+                                   f"schema: {name}: range buckets",
+                                   "counts of numeric values in the public log-scale buckets "
+                                   "[+-2^k, +-2^(k+1)) around 0")
+    t_coarse = sigma * math.sqrt(2.0 * math.log(nb / BUCKET_FALSE_POSITIVE))
+    passed = np.flatnonzero(noisy > t_coarse)
+    # Always spend the refinement share (so the cost never depends on the outcome), even if unused.
+    if len(passed):
+        lo_b, hi_b = int(passed[0]), int(passed[-1])
+    else:
+        lo_b = hi_b = int(np.searchsorted(edges, 0.0, side="right") - 1)  # placeholder: [0, 1) / [0, 2^-8)
+    grids = [_sub_edges(edges[lo_b], edges[lo_b + 1], integer)]
+    if hi_b != lo_b:
+        grids.append(_sub_edges(edges[hi_b], edges[hi_b + 1], integer))
+    parts, sizes = [], []
+    for g, b in zip(grids, (lo_b, hi_b)):
+        sel = bidx == b
+        sub = np.clip(np.searchsorted(g, x[sel], side="right") - 1, 0, len(g) - 2)
+        parts.append(_weighted_counts(sub, w[sel], len(g) - 1))
+        sizes.append(len(g) - 1)
+    fine, sigma_f = _spend_gaussian(accountant, noise, np.concatenate(parts), rho_fine,
+                                    f"schema: {name}: range refinement",
+                                    "counts in linear sub-buckets of the lowest and highest passing buckets")
+    if not len(passed):
+        notes.append(f"column '{name}': looks numeric but no range bucket passed the threshold; "
+                     "only the catch-all category remains")
+        return Categorical(name, (), nullable=nullable, other=DEFAULT_OTHER_LABEL)
+    t_fine = REFINE_SIGMAS * sigma_f
+    lo_noisy = fine[:sizes[0]]
+    hi_noisy = fine[sizes[0]:] if len(grids) == 2 else lo_noisy
+    lo_pass, hi_pass = np.flatnonzero(lo_noisy > t_fine), np.flatnonzero(hi_noisy > t_fine)
+    g_lo, g_hi = grids[0], grids[-1]
+    lower = float(g_lo[lo_pass[0]]) if len(lo_pass) else float(edges[lo_b])
+    upper_edge = float(g_hi[hi_pass[-1] + 1]) if len(hi_pass) else float(edges[hi_b + 1])
+    if integer:  # integers in [a, b) with integer a, b are a .. b-1
+        lower, upper = math.ceil(lower), math.ceil(upper_edge) - 1
+        upper = max(upper, lower)
+        b = int(min(bins, upper - lower + 1))
+    else:
+        upper, b = upper_edge, int(bins)
+    return Numeric(name, float(lower), float(upper), bins=b, integer=integer, nullable=nullable)
+
+
+def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource, *, rho: float, delta: float,
+                   bins: int = 16, max_categories: int = 50) -> Schema:
+    """Discover a schema with differential privacy, spending exactly ``rho`` and at most ``delta``.
+
+    Guarantee: (rho, delta)-approximate zCDP (Bun & Steinke 2016, Def. 8.1) under add/remove-one-record
+    neighbours; the column *names* (the header) are public, nothing else about the table is assumed
+    public (not even the number of rows). Every spend goes through ``accountant.spend`` before its
+    noise is drawn, so the cost is in the accountant's ledger (and copied into ``schema.ledger``).
+    The budget is checked up front: nothing is spent if ``rho``/``delta`` do not fit.
+
+    ``rho`` is split evenly over the m columns; in a column, ``TYPE_SHARE`` (1/4) pays for step (a)
+    and the rest for (b) or (c), chosen from (a)'s noisy output (adaptive composition). A record
+    touches one value of every column, so the per-column costs add up: sum = rho, and the deltas of
+    the categorical columns (delta/m each) add up to at most delta.
+
+    (a) Type and nullability: the vector (missing, integral numbers, non-integral numbers,
+        non-numeric) partitions the column, so one record changes one cell by 1: L2 sensitivity 1;
+        discrete Gaussian with sigma_a = 1/sqrt(2 rho_a). Decisions (post-processing): numeric iff
+        noisy numeric (integral + non-integral) > noisy non-numeric and > 3 sigma_a; integer iff noisy
+        integral > 3 sigma_a and noisy non-integral <= 3 sigma_a (unsure -> float, whose bounds are
+        not rounded); nullable iff noisy missing > 2 sigma_a (a spurious null code is cheap).
+    (b) Categories: stability-based histogram. Noisy counts (discrete Gaussian, sigma_b) of every
+        *observed* value; a value is released iff its noisy count > tau = 1 + sigma_b sqrt(2 ln(1/delta_col)),
+        delta_col = delta/m. If the neighbour's extra record has a value already present, the count
+        vectors differ by 1 in one cell (rho_b-zCDP). If its value is new, its count is 1 and it is
+        released with probability P[Z >= tau - 1] <= exp(-(tau-1)^2 / (2 sigma_b^2)) = delta_col
+        (the discrete Gaussian is sigma-subgaussian, Canonne-Kamath-Steinke 2020); otherwise the
+        outputs have the same distribution. Hence (rho_b, delta_col)-approximate zCDP. Released values
+        are sorted (numerically if all look numeric) -- never in data order -- and capped at
+        ``max_categories`` by noisy count (post-processing). Every column gets the ``"(other)"``
+        catch-all for unreleased values; if nothing passes it is the only category. The ledger
+        entry does not record how many values were observed (that number is sensitive).
+    (c) Numeric bounds: counts of the numeric values in a *public* grid of log-scale buckets
+        [2^k, 2^(k+1)), [-2^(k+1), -2^k) and [0, 2^kmin), [-2^kmin, 0) (kmin = 0 for integer columns,
+        -8 otherwise; the outer buckets also hold values beyond +-2^63). The buckets partition the
+        values, so L2 sensitivity 1 and no delta is needed. A bucket passes if its noisy count exceeds
+        sigma sqrt(2 ln(B / 1e-3)) (B buckets: an empty bucket anywhere passes with probability
+        <= 1e-3). lower/upper = edges of the lowest/highest passing bucket. Refinement: noisy counts
+        in 16 linear sub-buckets of those one or two buckets (disjoint cells, sensitivity 1; the
+        grid depends only on the earlier noisy output) tighten lower/upper to the lowest/highest
+        sub-bucket above 3 sigma (a false pass only widens within the bucket). The refinement is
+        paid for even when nothing passed, so the cost never depends on the data. Integer columns:
+        [a, b) becomes a .. b-1 (bounds are integers), bins = min(bins, upper - lower + 1).
+        Values outside the bounds are clipped by the encoder. If no bucket passes there is not
+        enough signal to place bounds: the column becomes a categorical with only the catch-all.
+        Non-numeric values in a column judged numeric are not represented by the schema.
+
+    Thresholds and shares are utility choices (module constants); privacy does not depend on them.
+    ``schema.ledger`` is ``{"summary": {...}, "entries": [LedgerEntry.to_dict(), ...]}`` (the shape
+    of ``Accountant.to_dict()``, so ``Accountant.from_dict(schema.ledger)`` rebuilds the cost).
+    """
+    names = _check_table(df)
+    if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho > 0):
+        raise InputError(f"rho must be a finite number > 0, got {rho!r}")
+    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+        raise InputError(f"delta must be in (0, 1) (the category threshold needs it), got {delta!r}")
+    if max_categories < 1 or bins < 1:
+        raise InputError("max_categories and bins must be >= 1")
+    if not accountant.can_spend(rho, delta):
+        raise BudgetExceeded(f"budget exceeded: private schema discovery asks rho={rho:.6g}, delta={delta:.3g} "
+                             f"but only rho={accountant.remaining:.6g} and delta="
+                             f"{accountant.delta_slack - accountant.delta_spent:.3g} remain (nothing was measured)")
+    m = len(names)
+    col_rho = _split(rho, [1.0] * m)
+    shares = [_split(r, [TYPE_SHARE, 1.0 - TYPE_SHARE]) for r in col_rho]
+    if any(min(a, *_split(b, [COARSE_SHARE, 1.0 - COARSE_SHARE])) <= 0 for a, b in shares):
+        raise InputError(f"rho={rho!r} is too small to split over {m} columns")
+    delta_col = _round_down(Fraction(delta) / m)
+    start = len(accountant.ledger)
+    notes = [f"Discovered with differential privacy: ({rho:.6g}, {delta:.3g})-approximate zCDP under "
+             "add/remove-one-record neighbours (column names treated as public). Rare categories are "
+             "mapped to the catch-all and bounds may clip extreme values."]
+    columns: list[Column] = []
+    for name, key, (rho_a, rho_rest) in zip(names, df.columns, shares):
+        sc = _scan(df[key])
+        isnum, integ = sc.is_number, sc.is_integral
+        true = np.array([sc.n_missing, int(sc.counts[integ].sum()), int(sc.counts[isnum & ~integ].sum()),
+                         int(sc.counts[~isnum].sum())], dtype=np.int64)
+        noisy, sigma_a = _spend_gaussian(accountant, noise, true, rho_a, f"schema: {name}: type counts",
+                                         "counts of (missing, integral, non-integral, non-numeric) values")
+        n_miss, n_int, n_frac, n_text = (int(v) for v in noisy)
+        nullable = n_miss > NULLABLE_SIGMAS * sigma_a
+        numeric = (n_int + n_frac) > n_text and (n_int + n_frac) > TYPE_SIGMAS * sigma_a
+        if numeric:
+            integer = n_int > TYPE_SIGMAS * sigma_a and n_frac <= TYPE_SIGMAS * sigma_a
+            columns.append(_discover_numeric(name, sc, accountant, noise, rho_rest, integer, nullable, bins, notes))
+        else:
+            columns.append(_discover_categorical(name, sc, accountant, noise, rho_rest, delta_col, nullable,
+                                                 max_categories, notes))
+    entries = accountant.ledger[start:]
+    spent_rho = float(sum((Fraction(e.rho) for e in entries), Fraction(0)))
+    spent_delta = float(sum((Fraction(e.delta) for e in entries), Fraction(0)))
+    ledger = {"summary": {"rho_total": float(rho), "rho_spent": spent_rho, "delta_slack": float(delta),
+                          "delta_spent": spent_delta, "target_epsilon_delta": None,
+                          "neighbouring": "add/remove one record", "private": all(e.private for e in entries),
+                          "mechanism": "private schema discovery"},
+              "entries": [e.to_dict() for e in entries]}
+    if not noise.private:
+        notes.append(f"{SEEDED_LABEL}: this schema was discovered with seeded noise")
+    return Schema(columns, provenance="private", ledger=ledger, notes=notes)

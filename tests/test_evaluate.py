@@ -1,0 +1,204 @@
+"""Workload error and the HTML report."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mbi import Domain
+
+from privsample.data.schema import Categorical, Numeric, Schema
+from privsample.errors import InputError
+from privsample.evaluate.report import write_report
+from privsample.evaluate.workload import (all_cliques, marginal_counts, marginal_error, summary, workload_error,
+                                          workload_errors)
+from privsample.marginals import NumpyEngine
+from privsample.privacy import Accountant, SeededNoise, gaussian_measure
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def _engine(cols: dict[str, list[int]], sizes: dict[str, int]) -> NumpyEngine:
+    return NumpyEngine({a: np.asarray(v) for a, v in cols.items()}, Domain(list(sizes), list(sizes.values())))
+
+
+SIZES = {"a": 2, "b": 3, "c": 2}
+
+
+@pytest.fixture
+def small_pair():
+    real = _engine({"a": [0, 0, 1, 1], "b": [0, 1, 2, 2], "c": [0, 1, 0, 1]}, SIZES)
+    synth = _engine({"a": [0, 1, 1, 1, 1, 0, 0, 0], "b": [0, 0, 0, 0, 1, 1, 2, 2], "c": [1] * 8}, SIZES)
+    return real, synth
+
+
+def test_all_cliques():
+    assert all_cliques(["x", "y", "z"], 2) == [("x", "y"), ("x", "z"), ("y", "z")]
+    assert len(all_cliques([f"c{i}" for i in range(14)], 3)) == 364
+    assert all_cliques(["x"], 2) == []
+
+
+def test_marginal_counts():
+    codes = {"a": np.array([0, 1, 1]), "b": np.array([2, 0, 2])}
+    m = marginal_counts(codes, {"a": 2, "b": 3}, ("b", "a"))
+    np.testing.assert_array_equal(m, [[0, 1], [0, 0], [1, 1]])
+    with pytest.raises(InputError):
+        marginal_counts(codes, {"a": 2, "b": 3}, ("zz",))
+
+
+def test_identical_tables_have_zero_error(small_pair):
+    real, _ = small_pair
+    same = _engine({a: real.codes(a)[::-1].tolist() * 3 for a in SIZES}, SIZES)  # same distribution, other n
+    errs = workload_errors(real, same, all_cliques(list(SIZES), 2) + all_cliques(list(SIZES), 3))
+    assert all(v == 0.0 for v in errs.values())
+    assert workload_error(real, same, [("a",), ("a", "b", "c")]) == 0.0
+
+
+def test_disjoint_supports_have_error_two():
+    real = _engine({"a": [0, 0, 0], "b": [1, 2, 1], "c": [0, 0, 0]}, SIZES)
+    synth = _engine({"a": [1, 1], "b": [0, 0], "c": [1, 1]}, SIZES)
+    errs = workload_errors(real, synth, all_cliques(list(SIZES), 1) + all_cliques(list(SIZES), 2))
+    assert all(v == 2.0 for v in errs.values())
+
+
+def test_hand_computed_case(small_pair):
+    real, synth = small_pair
+    errs = workload_errors(real, synth, [("a",), ("b",), ("c",), ("a", "b")])
+    # a: real (1/2, 1/2), synth (1/2, 1/2) -> 0
+    assert errs[("a",)] == pytest.approx(0.0)
+    # b: real (1/4, 1/4, 1/2), synth (4/8, 2/8, 2/8) -> 1/4 + 0 + 1/4
+    assert errs[("b",)] == pytest.approx(0.5)
+    # c: real (1/2, 1/2), synth (0, 1) -> 1
+    assert errs[("c",)] == pytest.approx(1.0)
+    # (a, b): real {(0,0):1/4, (0,1):1/4, (1,2):1/2}; synth {(0,0):1/8, (1,0):3/8, (1,1):1/8, (0,1):1/8, (0,2):2/8}
+    # |1/4-1/8| + |1/4-1/8| + |1/2-0| + 3/8 + 1/8 + 2/8 = 1/8 + 1/8 + 1/2 + 3/8 + 1/8 + 1/4 = 1.5
+    assert errs[("a", "b")] == pytest.approx(1.5)
+    assert marginal_error(np.array([1, 1, 2]), np.array([4, 2, 2])) == pytest.approx(0.5)
+    assert workload_error(real, synth, [("a",), ("b",), ("c",)]) == pytest.approx(0.5)
+
+
+def test_errors_on_mismatch(small_pair):
+    real, _ = small_pair
+    other = _engine({"a": [0], "b": [0], "c": [3]}, {"a": 2, "b": 3, "c": 4})
+    with pytest.raises(InputError):
+        workload_errors(real, other, [("c",)])
+    empty = _engine({"a": [], "b": [], "c": []}, SIZES)
+    with pytest.raises(InputError):
+        workload_errors(real, empty, [("a",)])
+
+
+def test_summary_sampling(small_pair):
+    real, synth = small_pair
+    s = summary(real, synth, ks=(1, 2, 3, 4))
+    assert set(s) == {1, 2, 3}
+    assert s[1]["mean"] == pytest.approx(0.5) and s[1]["max"] == pytest.approx(1.0) and s[1]["worst"] == ("c",)
+    assert s[2]["n_cliques"] == 3 and not s[2]["sampled"]
+    t = summary(real, synth, ks=(2,), max_cliques=2, rng=np.random.default_rng(1))
+    assert t[2]["n_cliques"] == 2 and t[2]["n_total"] == 3 and t[2]["sampled"]
+    assert len(set(t[2]["errors"])) == 2
+    assert summary(real, synth, ks=(2,), max_cliques=2, rng=5)[2]["errors"].keys() == \
+        summary(real, synth, ks=(2,), max_cliques=2, rng=5)[2]["errors"].keys()
+
+
+@pytest.fixture(scope="module")
+def adult_engines():
+    path = DATA / "adult.csv"
+    if not path.exists():
+        pytest.skip("shared data not available")
+    sizes = json.loads((DATA / "adult-domain.json").read_text())
+    arr = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)
+    dom = Domain(list(sizes), list(sizes.values()))
+    real = NumpyEngine({a: arr[:, i] for i, a in enumerate(sizes)}, dom)
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, len(arr), size=5000)
+    codes = {a: arr[rows, i].copy() for i, a in enumerate(sizes)}
+    codes["race"] = rng.permutation(codes["race"])
+    synth = NumpyEngine(codes, dom)
+    return real, synth, sizes
+
+
+def test_adult_triples_fast(adult_engines):
+    real, synth, sizes = adult_engines
+    t0 = time.perf_counter()
+    s = summary(real, synth, ks=(3,))
+    assert time.perf_counter() - t0 < 10.0
+    assert s[3]["n_cliques"] == 364 and 0 < s[3]["mean"] < s[3]["max"] <= 2
+
+
+# -- report -------------------------------------------------------------------------------------
+def _small_schema() -> Schema:
+    return Schema([Categorical("a", ("no", "yes")), Numeric("b", 0, 3, bins=3, integer=True),
+                   Categorical("c", ("x<y",), other="(other)")])
+
+
+def test_report_written_with_sections(tmp_path, small_pair):
+    real, synth = small_pair
+    acc = Accountant.from_epsilon_delta(1.0, 1e-6)
+    gaussian_measure(acc, SeededNoise(0, quiet=True), np.array([1, 2]), 0.001, "1-way a", measured="a")
+    out = tmp_path / "sub" / "report.html"
+    t0 = time.perf_counter()
+    write_report(out, real, synth, _small_schema(), title="Test <report>", ledger=acc.to_dict(),
+                 extra={"method": "unit-test", "epsilon": 1.0})
+    assert time.perf_counter() - t0 < 20
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "Test &lt;report&gt;" in page and "<report>" not in page
+    for section in ("Workload error", "1-way", "2-way", "3-way", "Worst 1-way marginals", "Worst 2-way marginals",
+                    "Error per column pair", "Privacy ledger", "1-way a", "Run details", "unit-test",
+                    "epsilon-equivalent"):
+        assert section in page, section
+    assert page.count("data:image/png;base64,") == 3
+    assert "NOT PRIVATE" in page  # seeded noise in the ledger
+    assert "http://" not in page and "https://" not in page  # self-contained
+    assert [p.name for p in out.parent.iterdir()] == ["report.html"]
+
+
+def test_report_private_ledger_has_no_banner(tmp_path, small_pair):
+    real, synth = small_pair
+    ledger = {"summary": {"rho_total": 0.1, "rho_spent": 0.05, "delta_slack": 0.0, "delta_spent": 0.0,
+                          "target_epsilon_delta": [1.0, 1e-6], "epsilon_spent": 0.8,
+                          "neighbouring": "add/remove one record", "private": True},
+              "entries": [{"label": "x", "rho": 0.05, "mechanism": "discrete Gaussian", "measured": "a",
+                           "noise_scale": 3.2, "delta": 0.0, "private": True, "details": {}}]}
+    out = tmp_path / "r.html"
+    write_report(out, real, synth, title="ok", ledger=ledger)
+    page = out.read_text()
+    assert "NOT PRIVATE" not in page and "Privacy ledger" in page
+
+
+def test_report_failure_leaves_no_file(tmp_path, small_pair, monkeypatch):
+    real, synth = small_pair
+    out = tmp_path / "r.html"
+    import privsample.evaluate.report as report
+
+    def boom(*a, **k):
+        raise RuntimeError("plotting failed")
+
+    monkeypatch.setattr(report, "_plot_pairs", boom)
+    with pytest.raises(RuntimeError):
+        write_report(out, real, synth, title="x")
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+
+    # a failure while writing (after the temporary file exists) also leaves nothing behind
+    def bad_write(self, text, *a, **k):
+        with open(self, "w") as fh:
+            fh.write(text[:10])
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Path, "write_text", bad_write)
+    with pytest.raises(OSError):
+        write_report(out, real, synth, title="x")
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_report_adult_under_20s(tmp_path, adult_engines):
+    real, synth, _ = adult_engines
+    t0 = time.perf_counter()
+    write_report(tmp_path / "adult.html", real, synth, title="Adult")
+    assert time.perf_counter() - t0 < 20.0
+    assert (tmp_path / "adult.html").stat().st_size > 10_000
