@@ -1,0 +1,260 @@
+"""Encoding a table into the schema's integer codes, and decoding codes back into records.
+
+The code layout is the one documented in ``privsample.data.schema``. ``encode`` treats only null
+values (None, NaN, pd.NA) as missing; turning text such as ``?`` into missing is the job of
+``read_table`` (``na_values``). The ``other`` label itself always encodes to the other code, so
+``encode(decode(codes)) == codes`` holds for every column kind.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
+from privsample.data.table import WHITESPACE
+from privsample.errors import InputError
+
+# Problem kinds (shared with the DuckDB engine so that both report the same way).
+MISSING, NOT_A_NUMBER, OUT_OF_RANGE, UNKNOWN, NEEDS_OTHER = 1, 2, 3, 4, 5
+_MAX_EXACT = 2.0**53
+# Numbers in text (shared with the DuckDB engine, whose RE2 reads it the same way).
+NUMBER_RE = r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)"
+_NUMBER = re.compile(NUMBER_RE, re.ASCII | re.IGNORECASE)
+
+
+def _show(value: Any) -> str:
+    text = repr(value.item() if isinstance(value, np.generic) else value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_problem(column: Column, kind: int, value: Any = None, row: int | None = None) -> str:
+    """One-line message for a bad value in ``column`` (``row``: 1-based data row, if known)."""
+    where = f"column '{column.name}'" + (f", data row {row}" if row is not None else "")
+    if kind == MISSING:
+        return f"{where}: missing value, but the schema column is not nullable (set nullable: true)"
+    if kind == NOT_A_NUMBER:
+        return f"{where}: value {_show(value)} is not a number"
+    if kind == OUT_OF_RANGE:
+        assert isinstance(column, Numeric)
+        return (f"{where}: value {_show(value)} is outside the schema bounds "
+                f"[{column.lower:g}, {column.upper:g}] (fix the bounds, or clip)")
+    if kind == UNKNOWN:
+        return f"{where}: value {_show(value)} is not one of the schema's categories (add it, or map it to other)"
+    if kind == NEEDS_OTHER:
+        return (f"{where}: value {_show(value)} is not one of the schema's categories and the schema column "
+                f"has no `other:` label to map it to (add `other: <label>` to the column)")
+    raise ValueError(f"unknown problem kind {kind}")
+
+
+def value_text(value: Any) -> str:
+    """The string a categorical value is compared as: integral floats print as integers (3.0 -> '3')."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return str(int(f)) if f.is_integer() and abs(f) < _MAX_EXACT else str(f)
+    return str(value)
+
+
+# -- encode -----------------------------------------------------------------------------------------
+def _raise_first(column: Column, problem: np.ndarray, series: pd.Series) -> None:
+    bad = np.flatnonzero(problem)
+    if bad.size:
+        i = int(bad[0])
+        value = series.iloc[i]
+        if pd.api.types.is_scalar(value) and pd.isna(value):
+            value = None
+        raise InputError(describe_problem(column, int(problem[i]), value, i + 1))
+
+
+def _encode_categorical(col: Categorical, s: pd.Series, other: bool) -> np.ndarray:
+    idx, uniques = pd.factorize(s, use_na_sentinel=True)
+    lookup = {c: i for i, c in enumerate(col.categories)}
+    if col.other is not None:
+        lookup[col.other] = col.other_code
+    ucode = np.array([lookup.get(value_text(u), -1) for u in uniques], dtype=np.int64)
+    missing = idx < 0
+    codes = np.full(len(s), -1, dtype=np.int64)
+    codes[~missing] = ucode[idx[~missing]]
+    unknown = ~missing & (codes < 0)
+    coerce = other and col.other is not None
+    if col.nullable:
+        codes[missing] = col.null_code
+    elif coerce:
+        codes[missing] = col.other_code
+    if coerce:
+        codes[unknown] = col.other_code
+    problem = np.zeros(len(s), dtype=np.int8)
+    problem[missing & (codes < 0)] = MISSING
+    problem[unknown & (codes < 0)] = NEEDS_OTHER if other else UNKNOWN
+    _raise_first(col, problem, s)
+    return codes
+
+
+def parse_number(value: Any) -> float | None:
+    """The number a (non-null) value denotes, or None if it is not one.
+
+    Numbers and booleans convert directly; text must match ``NUMBER_RE`` (after stripping
+    whitespace): decimal or scientific notation, ``inf``/``infinity``/``nan`` in any case, with an
+    optional sign. A value that parses to NaN counts as missing.
+    """
+    if isinstance(value, (bool, np.bool_, int, np.integer, float, np.floating)):
+        return float(value)
+    text = str(value).strip(WHITESPACE)
+    return float(text) if _NUMBER.fullmatch(text) else None
+
+
+def _as_float(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(float values with NaN for missing, 'not a number' mask)."""
+    if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+        return s.to_numpy(dtype=np.float64, na_value=np.nan), np.zeros(len(s), dtype=bool)
+    idx, uniques = pd.factorize(s, use_na_sentinel=True)  # parse each distinct value once
+    parsed = [parse_number(u) for u in uniques]
+    ux = np.array([np.nan if p is None else p for p in parsed] + [np.nan], dtype=np.float64)
+    ubad = np.array([p is None for p in parsed] + [False], dtype=bool)
+    return ux[idx], ubad[idx]  # idx -1 (missing) picks the sentinel at the end
+
+
+def _encode_numeric(col: Numeric, s: pd.Series, clip: bool) -> np.ndarray:
+    x, bad = _as_float(s)
+    missing = np.isnan(x) & ~bad
+    out = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
+    if clip:
+        x = np.clip(x, col.lower, col.upper)
+    edges = col.bin_edges
+    codes = np.searchsorted(edges[1:-1], np.where(missing | bad, col.lower, x), side="right").astype(np.int64)
+    if col.nullable:
+        codes[missing] = col.null_code
+    problem = np.zeros(len(s), dtype=np.int8)
+    if not col.nullable:
+        problem[missing] = MISSING
+    problem[bad] = NOT_A_NUMBER
+    if not clip:
+        problem[out] = OUT_OF_RANGE
+    _raise_first(col, problem, s)
+    return codes
+
+
+def encode(df: pd.DataFrame, schema: Schema, *, clip: bool = False, other: bool = False) -> dict[str, np.ndarray]:
+    """{column: int64 codes} in schema order (layout: ``privsample.data.schema``).
+
+    Bad values raise InputError naming the column, the first bad 1-based data row and the value:
+    a non-number in a numeric column; a number outside [lower, upper] (unless ``clip``, which clamps
+    it to the bounds); a value outside a categorical column's categories (unless ``other``, which
+    maps it to the column's other code; the column then needs an ``other`` label); a missing value
+    in a non-nullable column (with ``other``, a non-nullable categorical column with an ``other``
+    label maps it to other). Columns of ``df`` not in the schema are ignored.
+    """
+    out: dict[str, np.ndarray] = {}
+    for col in schema.columns:
+        if col.name not in df.columns:
+            raise InputError(f"column '{col.name}' is in the schema but not in the data")
+        s = df[col.name]
+        if isinstance(s, pd.DataFrame):
+            raise InputError(f"column '{col.name}' appears more than once in the data")
+        s = s.reset_index(drop=True)
+        if isinstance(col, Categorical):
+            out[col.name] = _encode_categorical(col, s, other)
+        else:
+            out[col.name] = _encode_numeric(col, s, clip)
+    return out
+
+
+# -- decode -----------------------------------------------------------------------------------------
+def _code_columns(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema) -> dict[str, np.ndarray]:
+    if isinstance(codes, Mapping):
+        missing = [n for n in schema.names if n not in codes]
+        if missing:
+            raise ValueError(f"codes lack column(s): {', '.join(missing)}")
+        cols = {n: np.asarray(codes[n]) for n in schema.names}
+    else:
+        arr = np.asarray(codes)
+        if arr.ndim != 2 or arr.shape[1] != len(schema.columns):
+            raise ValueError(f"codes must be a 2-D array with {len(schema.columns)} columns, got shape {arr.shape}")
+        cols = {n: arr[:, j] for j, n in enumerate(schema.names)}
+    lengths = {len(v) for v in cols.values()}
+    if len(lengths) > 1:
+        raise ValueError("code columns have different lengths")
+    out = {}
+    for col in schema.columns:
+        c = cols[col.name]
+        if c.ndim != 1 or (c.size and not np.issubdtype(c.dtype, np.integer)):
+            raise ValueError(f"codes of column '{col.name}' must be a 1-D integer array")
+        c = c.astype(np.int64, copy=False)
+        if c.size and (c.min() < 0 or c.max() >= col.size):
+            raise ValueError(f"codes of column '{col.name}' must lie in [0, {col.size})")
+        out[col.name] = c
+    return out
+
+
+def _decode_numeric(col: Numeric, c: np.ndarray, rng: np.random.Generator) -> pd.Series | np.ndarray:
+    edges = col.bin_edges
+    k = int(col.bins)
+    null = (c == col.null_code) if col.nullable else np.zeros(len(c), dtype=bool)
+    b = np.where(null, 0, c)
+    lo, hi = edges[b], edges[b + 1]
+    last = b == k - 1
+    if col.integer:
+        ilo = np.ceil(lo)
+        ihi = np.where(last, np.floor(hi), np.ceil(hi) - 1)
+        empty = ihi < ilo
+        draw = rng.integers(ilo.astype(np.int64), np.where(empty, ilo, ihi).astype(np.int64), endpoint=True)
+        values = np.where(empty, np.round((lo + hi) / 2).astype(np.int64), draw)
+        if col.nullable:
+            return pd.Series(pd.arrays.IntegerArray(values, null))
+        return values
+    x = lo + (hi - lo) * rng.random(len(c))
+    # keep x inside its half-open bin despite rounding (the last bin is closed)
+    x = np.where(last, np.minimum(x, hi), np.minimum(x, np.nextafter(hi, -np.inf)))
+    x = np.maximum(x, lo)
+    return np.where(null, np.nan, x)
+
+
+def decode(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema, rng: np.random.Generator) -> pd.DataFrame:
+    """Records from codes ({column: codes} or a 2-D array with columns in schema order).
+
+    Categorical: code -> its category; the other code -> the ``other`` label; the null code -> None
+    (object column). Numeric: a bin -> a value drawn uniformly in the bin, ``[lo, hi)`` (the last bin
+    ``[lo, hi]``) as float64; integer columns draw a uniform integer among the integers in the bin,
+    i.e. in ``[ceil(lo), ceil(hi) - 1]`` (last bin ``[ceil(lo), floor(hi)]``), falling back to
+    ``round(midpoint)`` when the bin holds no integer (such a value need not re-encode to its bin).
+    The null code -> NaN (float) or ``pd.NA`` (integer columns, which are then ``Int64``; else ``int64``).
+    Vectorised; draws come from ``rng`` column by column in schema order.
+    """
+    cols = _code_columns(codes, schema)
+    data: dict[str, Any] = {}
+    for col in schema.columns:
+        c = cols[col.name]
+        if isinstance(col, Categorical):
+            labels = np.array(list(col.categories) + ([col.other] if col.other is not None else [])
+                              + ([None] if col.nullable else []), dtype=object)
+            data[col.name] = pd.Series(labels[c], dtype=object)
+        else:
+            data[col.name] = _decode_numeric(col, c, rng)
+    n = len(next(iter(cols.values()))) if cols else 0
+    return pd.DataFrame(data, index=pd.RangeIndex(n))
+
+
+# -- schema helper ----------------------------------------------------------------------------------
+def schema_with_other(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schema:
+    """A copy of ``schema`` where every categorical column without an ``other`` label gets one.
+
+    Data-independent: the label is ``label``, or ``label`` plus a number if that is a category.
+    """
+    cols: list[Column] = []
+    for col in schema.columns:
+        if isinstance(col, Categorical) and col.other is None:
+            name, i = label, 2
+            while name in col.categories:
+                name, i = f"{label} {i}", i + 1
+            col = dataclasses.replace(col, other=name)
+        cols.append(col)
+    return dataclasses.replace(schema, columns=cols, ledger=copy.deepcopy(schema.ledger), notes=list(schema.notes))
