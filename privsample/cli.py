@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, standalone_mode=False)
     except PrivsampleError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
+        print("error: " + " ".join(str(exc).split()), file=sys.stderr)  # exactly one line
         sys.exit(2)
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
@@ -312,8 +312,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)
         if os.environ.get("PRIVSAMPLE_DEBUG"):
             raise
-        err.print(f"internal error: {type(exc).__name__}: {exc} (set PRIVSAMPLE_DEBUG=1 for a traceback)",
-                  markup=False, highlight=False)
+        print(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
+              "(set PRIVSAMPLE_DEBUG=1 for a traceback)", file=sys.stderr)
         sys.exit(1)
 
 

@@ -88,7 +88,7 @@ def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DEL
                schema_share: float = DEFAULT_SCHEMA_SHARE, method_options: dict | None = None,
                noise: NoiseSource | None = None, progress=no_progress) -> SynthResult:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table."""
-    from privsample.data.encoding import encode, schema_with_other
+    from privsample.data.encoding import encodable_rows, encode, schema_with_other
     from privsample.data.table import read_table
     from privsample.marginals import NumpyEngine
     from privsample.synth import make_synthesizer
@@ -124,11 +124,23 @@ def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DEL
             progress("discover schema", accountant=accountant, message="private category/bounds discovery")
             schema = private_schema(df, accountant, noise, rho=schema_share * accountant.rho_total, delta=d_disc,
                                     bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
-            clip, other = True, True  # values outside a privately discovered domain are coerced
+        dropped = 0
+        if schema.provenance == "private":
+            # A privately discovered domain is noisy: coerce values outside it (clip numbers, map
+            # unknown categories to "(other)") and drop rows that still cannot be encoded (text in a
+            # numeric column, a null where the noisy schema saw none). Both are per-record
+            # transformations, so they keep the guarantee.
+            clip, other = True, True
+            keep = encodable_rows(df, schema)
+            dropped = int((~keep).sum())
+            if dropped:
+                df = df.loc[keep].reset_index(drop=True)
         if other:
             schema = schema_with_other(schema)
         synth.check_size(schema.domain())
         codes = encode(df, schema, clip=clip, other=other)
+        if dropped:
+            progress("encode", message=f"dropped {dropped} rows outside the private schema")
         eng = NumpyEngine(codes, schema.domain())
     else:
         raise InputError(f"unknown engine '{engine}' (numpy|duckdb)")

@@ -258,3 +258,28 @@ def schema_with_other(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schem
             col = dataclasses.replace(col, other=name)
         cols.append(col)
     return dataclasses.replace(schema, columns=cols, ledger=copy.deepcopy(schema.ledger), notes=list(schema.notes))
+
+
+def encodable_rows(df: pd.DataFrame, schema: Schema) -> np.ndarray:
+    """Mask of rows that ``encode(df, schema, clip=True, other=True)`` accepts.
+
+    Used with privately discovered schemas, whose noisy domain may miss a few values: dropping
+    the other rows is a per-record transformation, so it keeps the privacy guarantee.
+    """
+    keep = np.ones(len(df), dtype=bool)
+    for col in schema.columns:
+        if col.name not in df.columns:
+            continue
+        s = df[col.name]
+        if isinstance(col, Numeric):
+            x, bad = _as_float(s)
+            missing = np.isnan(x) & ~bad
+            keep &= ~bad & (col.nullable | ~missing)
+        elif col.other is None:
+            txt = s.map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA
+                        else value_text(v))
+            ok = txt.isin(list(col.categories)).to_numpy()
+            if col.nullable:
+                ok |= txt.isna().to_numpy()
+            keep &= ok
+    return keep

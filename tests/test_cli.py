@@ -1,0 +1,224 @@
+"""Command line: the main job end to end, and bad input (one line, exit 2, nothing written)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from privsample.cli import main
+
+FAST = ["--iters", "30", "--quiet"]
+
+
+def run(argv, capsys=None) -> tuple[int, str]:
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    text = capsys.readouterr().err if capsys is not None else ""
+    return code, text
+
+
+def small_table(n=300, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    color = rng.choice(["red", "green", "blue"], n)
+    size = np.where(color == "red", rng.integers(0, 5, n), rng.integers(5, 10, n))
+    return pd.DataFrame({"color": color, "size": size, "flag": rng.choice(["y", "n"], n)})
+
+
+def small_schema() -> dict:
+    return {"provenance": "user", "columns": [
+        {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
+        {"name": "size", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
+        {"name": "flag", "type": "categorical", "categories": ["y", "n"]}]}
+
+
+@pytest.fixture
+def data(tmp_path):
+    csv = tmp_path / "data.csv"
+    small_table().to_csv(csv, index=False)
+    sch = tmp_path / "schema.yaml"
+    sch.write_text(yaml.safe_dump(small_schema()))
+    return csv, sch
+
+
+def only_inputs_left(directory: Path, inputs: set[str]) -> bool:
+    return {p.name for p in directory.iterdir()} <= inputs
+
+
+def test_synth_with_schema_save_and_sample(data, tmp_path, capsys):
+    csv, sch = data
+    out, model = tmp_path / "synth.csv", tmp_path / "model.zip"
+    code, _ = run(["synth", csv, "-o", out, "--epsilon", 2, "--schema", sch, "--save-model", model, *FAST], capsys)
+    assert code == 0
+    syn = pd.read_csv(out)
+    assert list(syn.columns) == ["color", "size", "flag"]
+    assert set(syn["color"]) <= {"red", "green", "blue"} and syn["size"].between(0, 10).all()
+    assert abs(len(syn) - 300) < 150  # noisy row count
+    more = tmp_path / "more.csv"
+    code, _ = run(["sample", model, "-o", more, "--rows", 1000], capsys)
+    assert code == 0 and len(pd.read_csv(more)) == 1000
+    saved = json.loads(__import__("zipfile").ZipFile(model).read("model.json"))
+    assert saved["ledger"]["summary"]["rho_spent"] == pytest.approx(saved["ledger"]["summary"]["rho_total"])
+
+
+def test_synth_without_schema_discovers_privately(data, tmp_path, capsys):
+    csv, _ = data
+    out, model = tmp_path / "synth.csv", tmp_path / "model"
+    code, _ = run(["synth", csv, "-o", out, "--epsilon", 5, "--save-model", model, *FAST], capsys)
+    assert code == 0 and out.exists()
+    ledger = json.loads((model / "model.json").read_text())["ledger"]
+    labels = [e["label"] for e in ledger["entries"]]
+    assert any(lab.startswith("mst/") for lab in labels)
+    assert any(not lab.startswith("mst/") for lab in labels)  # discovery spends are in the same ledger
+    s = ledger["summary"]
+    assert s["rho_spent"] <= s["rho_total"] * (1 + 1e-12)
+    assert s["delta_spent"] <= 1e-9 * 0.1 * (1 + 1e-9)
+
+
+def test_seeded_run_is_marked_not_private(data, tmp_path, capsys):
+    csv, sch = data
+    model = tmp_path / "m.zip"
+    code, text = run(["synth", csv, "-o", tmp_path / "s.csv", "--epsilon", 1, "--schema", sch, "--seed", 3,
+                      "--save-model", model, "--iters", "30"], capsys)
+    assert code == 0 and "NOT" in text and "private" in text
+    saved = json.loads(__import__("zipfile").ZipFile(model).read("model.json"))
+    assert saved["private"] is False
+
+
+@pytest.mark.parametrize("case", ["missing_file", "ragged_csv", "empty_table", "header_only", "schema_column_missing",
+                                  "unknown_category", "out_of_bounds", "eps_zero", "eps_negative", "delta_one",
+                                  "delta_zero", "too_big", "draft_schema", "bad_schema_file", "missing_value"])
+def test_bad_input_exit_2_one_line_nothing_written(case, data, tmp_path, capsys):
+    csv, sch = data
+    out = tmp_path / "synth.csv"
+    args = ["synth", csv, "-o", out, "--epsilon", 1, "--schema", sch, *FAST]
+    s = small_schema()
+    df = small_table()
+    if case == "missing_file":
+        args[1] = tmp_path / "nope.csv"
+    elif case == "ragged_csv":
+        csv.write_text("color,size,flag\nred,1,y\nblue,2,n,extra,cols\n")
+    elif case == "empty_table":
+        csv.write_text("")
+    elif case == "header_only":
+        csv.write_text("color,size,flag\n")
+    elif case == "schema_column_missing":
+        df.drop(columns=["flag"]).to_csv(csv, index=False)
+    elif case == "unknown_category":
+        df.loc[7, "color"] = "purple"
+        df.to_csv(csv, index=False)
+    elif case == "out_of_bounds":
+        df.loc[3, "size"] = 42
+        df.to_csv(csv, index=False)
+    elif case == "missing_value":
+        df.loc[5, "flag"] = None
+        df.to_csv(csv, index=False)
+    elif case == "eps_zero":
+        args[args.index("--epsilon") + 1] = "0"
+    elif case == "eps_negative":
+        args[args.index("--epsilon") + 1] = "-1"
+    elif case == "delta_one":
+        args += ["--delta", "1"]
+    elif case == "delta_zero":
+        args += ["--delta", "0"]
+    elif case == "too_big":
+        s["columns"][1] = {"name": "size", "type": "numeric", "lower": 0, "upper": 10, "bins": 100000}
+        s["columns"][0]["categories"] = [f"c{i}" for i in range(100000)] + ["red", "green", "blue"]
+        sch.write_text(yaml.safe_dump(s))
+    elif case == "draft_schema":
+        s["provenance"] = "draft-nonprivate"
+        sch.write_text(yaml.safe_dump(s))
+    elif case == "bad_schema_file":
+        sch.write_text("columns: [unclosed\n")
+    code, text = run(args, capsys)
+    assert code == 2, text
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), text
+    assert "Traceback" not in text
+    assert not out.exists()
+    assert only_inputs_left(tmp_path, {"data.csv", "schema.yaml"})
+
+
+def test_value_policies_clip_and_other(data, tmp_path, capsys):
+    csv, sch = data
+    df = small_table()
+    df.loc[3, "size"] = 42
+    df.loc[7, "color"] = "purple"
+    df.to_csv(csv, index=False)
+    out = tmp_path / "s.csv"
+    code, text = run(["synth", csv, "-o", out, "--epsilon", 1, "--schema", sch, "--clip", "--other", *FAST], capsys)
+    assert code == 0, text
+    assert set(pd.read_csv(out)["color"]) <= {"red", "green", "blue", "(other)"}
+
+
+def test_schema_draft_and_private(data, tmp_path, capsys):
+    csv, _ = data
+    draft = tmp_path / "draft.yaml"
+    code, text = run(["schema", csv, "-o", draft], capsys)
+    assert code == 0 and "NON-PRIVATE" in text
+    assert "NON-PRIVATE DRAFT" in draft.read_text()
+    priv = tmp_path / "priv.yaml"
+    code, text = run(["schema", csv, "-o", priv, "--private-epsilon", 2], capsys)
+    assert code == 0
+    d = yaml.safe_load(priv.read_text())
+    assert d["provenance"] == "private" and d["ledger"]["entries"]
+    # synth adds the schema's cost to its own ledger, within one budget
+    m = tmp_path / "m"
+    code, text = run(["synth", csv, "-o", tmp_path / "s.csv", "--epsilon", 3, "--schema", priv, "--save-model", m,
+                      *FAST], capsys)
+    assert code == 0, text
+    ledger = json.loads((m / "model.json").read_text())["ledger"]
+    assert len(ledger["entries"]) > len(d["ledger"]["entries"])
+    assert ledger["summary"]["rho_spent"] <= ledger["summary"]["rho_total"] * (1 + 1e-12)
+    # a schema that costs more than the whole budget is refused
+    code, text = run(["synth", csv, "-o", tmp_path / "t.csv", "--epsilon", 0.5, "--schema", priv, *FAST], capsys)
+    assert code == 2 and not (tmp_path / "t.csv").exists()
+
+
+def test_evaluate_and_report(data, tmp_path, capsys):
+    csv, sch = data
+    out = tmp_path / "s.csv"
+    assert run(["synth", csv, "-o", out, "--epsilon", 2, "--schema", sch, *FAST], capsys)[0] == 0
+    rep = tmp_path / "r.html"
+    code, _ = run(["evaluate", csv, out, "--schema", sch, "--report", rep], capsys)
+    assert code == 0 and rep.exists() and "<html" in rep.read_text().lower()
+
+
+def test_sample_bad_model(tmp_path, capsys):
+    bad = tmp_path / "m.zip"
+    bad.write_bytes(b"not a zip")
+    code, text = run(["sample", bad, "-o", tmp_path / "o.csv", "--rows", 5], capsys)
+    assert code == 2 and not (tmp_path / "o.csv").exists()
+
+
+cell = st.one_of(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6),
+                 st.sampled_from(["red", "green", "blue", "y", "n", "1", "5", "11", "-3", "", "?", "NaN", "1e9",
+                                  '"', ",", "\n"]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.lists(cell, min_size=0, max_size=5), min_size=0, max_size=8),
+       header=st.sampled_from(["color,size,flag", "color,size", "a,b,c", "color,color,flag", ""]),
+       use_schema=st.booleans())
+def test_random_malformed_tables_never_traceback_or_partial_output(tmp_path_factory, rows, header, use_schema):
+    d = tmp_path_factory.mktemp("fuzz")
+    csv = d / "data.csv"
+    csv.write_text(header + "\n" + "\n".join(",".join(r) for r in rows) + ("\n" if rows else ""))
+    sch = d / "schema.yaml"
+    sch.write_text(yaml.safe_dump(small_schema()))
+    out = d / "out.csv"
+    args = ["synth", csv, "-o", out, "--epsilon", 1, *FAST] + (["--schema", sch] if use_schema else [])
+    code, _ = run(args)
+    assert code in (0, 2)
+    if code == 2:
+        assert not out.exists()
+    assert only_inputs_left(d, {"data.csv", "schema.yaml", "out.csv"})
