@@ -68,37 +68,46 @@ class _RichProgress:
         self.progress.update(tid, **kw)
 
 
-def print_ledger(ledger: dict, console: Console = out, *, max_rows: int = 60) -> None:
-    """The privacy ledger as a table with epsilon-equivalents."""
+def _phase(label: str) -> str:
+    """Group key of a ledger label: 'mst/2-way/a,b' -> 'mst/2-way'; 'schema: age: type counts' -> 'schema: type counts'."""
+    if "/" in label:
+        return label.rsplit("/", 1)[0]
+    parts = label.split(": ")
+    return f"{parts[0]}: {parts[-1]}" if len(parts) >= 3 else label
+
+
+def print_ledger(ledger: dict, console: Console = out) -> None:
+    """The privacy ledger, one row per phase, with cumulative epsilon-equivalents (full list: model.json)."""
     from privsample.privacy.conversion import cdp_epsilon
 
     s = ledger["summary"]
     target = s.get("target_epsilon_delta")
     delta = target[1] if target else 1e-9
-    t = Table(title="Privacy ledger", show_lines=False)
-    for col in ("#", "step", "mechanism", "measured", "ρ (zCDP)", "noise scale", "δ", "cumulative ε"):
-        t.add_column(col, justify="right" if col in ("#", "ρ (zCDP)", "noise scale", "δ", "cumulative ε") else "left")
+    groups: dict[str, list[dict]] = {}
+    for e in ledger["entries"]:
+        groups.setdefault(_phase(e["label"]), []).append(e)
+    t = Table(title="Privacy ledger (zCDP; ε at the target δ)")
+    for col, just in (("phase", "left"), ("steps", "right"), ("mechanism", "left"), ("ρ", "right"),
+                      ("noise scale", "right"), ("δ", "right"), ("cum. ε", "right")):
+        t.add_column(col, justify=just)
     cum, dsum = 0.0, 0.0
-    entries = ledger["entries"]
-    for i, e in enumerate(entries, 1):
-        cum += e["rho"]
-        dsum += e.get("delta", 0.0)
-        if len(entries) > max_rows and max_rows // 2 < i <= len(entries) - max_rows // 2:
-            if i == max_rows // 2 + 1:
-                t.add_row("…", f"({len(entries) - max_rows} more)", "", "", "", "", "", "")
-            continue
+    for phase, es in groups.items():
+        rho = sum(e["rho"] for e in es)
+        cum += rho
+        dsum += sum(e.get("delta", 0.0) for e in es)
+        scales = [e["noise_scale"] for e in es if e.get("noise_scale") is not None]
+        sc = "" if not scales else (f"{min(scales):.3g}" if max(scales) - min(scales) <= 1e-9 * max(scales)
+                                     else f"{min(scales):.3g}–{max(scales):.3g}")
+        ds = sum(e.get("delta", 0.0) for e in es)
         eps = cdp_epsilon(cum, max(delta - dsum, 1e-300)) if cum > 0 else 0.0
-        ns = e.get("noise_scale")
-        t.add_row(str(i), e["label"], e.get("mechanism", ""), str(e.get("measured", ""))[:28], f"{e['rho']:.3g}",
-                  "" if ns is None else f"{ns:.3g}", f"{e.get('delta', 0.0):.2g}" if e.get("delta") else "",
-                  f"{eps:.4f}")
+        mechs = "/".join(sorted({e.get("mechanism", "").split(",")[0] for e in es}))
+        t.add_row(phase, str(len(es)), mechs, f"{rho:.4g}", sc, f"{ds:.2g}" if ds else "", f"{eps:.4f}")
     console.print(t)
-    line = (f"Total: ρ = {s['rho_spent']:.6g} of {s['rho_total']:.6g} zCDP"
-            + (f" + δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
-            + (f"  ⇒  ({s['epsilon_spent']:.4f}, {delta:g})-DP" if s.get("epsilon_spent") is not None else "")
-            + (f"; target ({target[0]:g}, {target[1]:g})" if target else "")
-            + f"; neighbours: {s.get('neighbouring', 'add/remove one record')}")
-    console.print(line)
+    console.print(f"Total ρ = {s['rho_spent']:.6g} of {s['rho_total']:.6g}"
+                  + (f", δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
+                  + (f" ⇒ ({s['epsilon_spent']:.4f}, {delta:g})-DP" if s.get("epsilon_spent") is not None else "")
+                  + (f" (target ε={target[0]:g}, δ={target[1]:g})" if target else "")
+                  + f"; neighbours: {s.get('neighbouring', 'add/remove one record')}")
     if not s.get("private", True):
         console.print("[bold red]NOT PRIVATE: seeded noise was used (reproducible experiment only).[/bold red]")
 
@@ -247,7 +256,7 @@ def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, m
     t.add_column("mean L1", justify="right")
     t.add_column("max L1", justify="right")
     for k, v in res.items():
-        t.add_row(f"{k}-way", str(v.get("count", "")), f"{v['mean']:.4f}", f"{v['max']:.4f}")
+        t.add_row(f"{k}-way", str(v.get("n_cliques", "")), f"{v['mean']:.4f}", f"{v['max']:.4f}")
     out.print(t)
     if report is not None:
         from privsample.evaluate.report import write_report

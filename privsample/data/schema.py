@@ -111,6 +111,9 @@ class Numeric:
                 raise InputError(f"schema column '{self.name}': bins must be >= 1")
             if lo == hi:
                 b = 1
+            if self.integer:  # integer-aligned bins: never more bins than integers
+                n_int = math.floor(hi) - math.ceil(lo) + 1
+                b = max(1, min(b, n_int))
             object.__setattr__(self, "bins", b)
 
     @property
@@ -119,6 +122,15 @@ class Numeric:
             return np.asarray(self.edges, dtype=float)
         if self.lower == self.upper:
             return np.array([self.lower, self.upper], dtype=float)
+        if self.integer:
+            # Integer columns: bins hold whole runs of integers (sizes differ by at most one); interior
+            # edges sit at half-integers so every integer falls strictly inside one bin.
+            first = math.ceil(self.lower)
+            n_int = math.floor(self.upper) - first + 1
+            b = int(self.bins)
+            if n_int >= 1 and b > 1:
+                inner = first + np.floor(np.arange(1, b) * n_int / b) - 0.5
+                return np.concatenate([[self.lower], inner, [self.upper]]).astype(float)
         return np.linspace(self.lower, self.upper, int(self.bins) + 1)
 
     @property
@@ -131,7 +143,12 @@ class Numeric:
 
     def labels(self) -> list[str]:
         e = self.bin_edges
-        out = [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == len(e) - 2 else ')'}" for i in range(len(e) - 1)]
+        if self.integer and self.edges is None:
+            lo = [math.ceil(e[0])] + [int(x + 0.5) for x in e[1:-1]]
+            hi = [int(x - 0.5) for x in e[1:-1]] + [math.floor(e[-1])]
+            out = [str(a) if a == b else f"{a}–{b}" for a, b in zip(lo, hi)]
+        else:
+            out = [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == len(e) - 2 else ')'}" for i in range(len(e) - 1)]
         if self.nullable:
             out.append("<null>")
         return out
