@@ -102,7 +102,7 @@ def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DEL
         check_schema_usable(schema)
     synth = make_synthesizer(method, **(method_options or {}))
     accountant, d_disc = make_accountant(epsilon, delta, schema, schema_share)
-    noise = noise if noise is not None else make_noise(seed, quiet=True)
+    noise = noise if noise is not None else make_noise(seed)  # seeded noise warns: NOT private
     rng = np.random.default_rng(seed)  # sampling/decoding randomness (post-processing)
 
     source = Path(source)

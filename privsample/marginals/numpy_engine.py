@@ -8,6 +8,8 @@ import numpy as np
 
 from privsample.marginals.base import Clique, MarginalEngine
 
+CACHE_BYTES = 64 * 2**20
+
 
 class NumpyEngine(MarginalEngine):
     """Marginals of an encoded table held in memory as {column: int array} over ``domain``."""
@@ -20,6 +22,7 @@ class NumpyEngine(MarginalEngine):
             raise ValueError("columns have different lengths")
         self.n = lengths.pop() if lengths else 0
         self._cache: dict[Clique, np.ndarray] = {}
+        self._cache_bytes = 0
 
     @classmethod
     def from_dataset(cls, dataset) -> "NumpyEngine":
@@ -38,8 +41,9 @@ class NumpyEngine(MarginalEngine):
                 else:
                     idx = np.ravel_multi_index([self._codes[a] for a in cl], shape)
                     hit = np.bincount(idx, minlength=int(np.prod(shape))).astype(np.int64).reshape(shape)
-                if len(self._cache) < 4096:
+                if self._cache_bytes + hit.nbytes <= CACHE_BYTES:  # mechanisms re-ask small cliques often
                     self._cache[cl] = hit
+                    self._cache_bytes += hit.nbytes
             out[cl] = hit
         return out
 
