@@ -222,3 +222,15 @@ def test_random_malformed_tables_never_traceback_or_partial_output(tmp_path_fact
     if code == 2:
         assert not out.exists()
     assert only_inputs_left(d, {"data.csv", "schema.yaml", "out.csv"})
+
+
+def test_synth_with_duckdb_engine_on_parquet(data, tmp_path, capsys):
+    csv, sch = data
+    pq = tmp_path / "data.parquet"
+    small_table().to_parquet(pq, index=False)
+    out = tmp_path / "s.csv"
+    code, text = run(["synth", pq, "-o", out, "--epsilon", 2, "--schema", sch, "--engine", "duckdb", *FAST], capsys)
+    assert code == 0, text
+    assert list(pd.read_csv(out).columns) == ["color", "size", "flag"]
+    code, text = run(["synth", pq, "-o", tmp_path / "t.csv", "--epsilon", 2, "--engine", "duckdb", *FAST], capsys)
+    assert code == 2 and "--schema" in text and not (tmp_path / "t.csv").exists()

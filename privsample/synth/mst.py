@@ -205,8 +205,10 @@ class MST(Synthesizer):
         timings["measure_2way"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
-        progress("estimate", message=f"Private-PGM, {self.iters} iterations")
-        model = pgm.estimate(cdomain, log1c + log2, known_total=total, iters=self.iters, tol=self.tol)
+        progress("estimate", step=0, steps=self.iters, accountant=accountant, message="Private-PGM")
+        model = pgm.estimate(cdomain, log1c + log2, known_total=total, iters=self.iters, tol=self.tol,
+                             on_block=lambda k: progress("estimate", step=k, steps=self.iters, accountant=accountant,
+                                                         message="Private-PGM"))
         timings["estimate"] = time.perf_counter() - t3
         info: dict[str, Any] = {"tree": [list(e) for e in tree], "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
                                 "estimated_total": total, "timings": timings}

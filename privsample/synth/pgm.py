@@ -45,10 +45,22 @@ from mbi import estimation, marginal_oracles  # noqa: E402
 
 
 def estimate(domain: Domain, measurements: list[LinearMeasurement], *, known_total: float, iters: int,
-             warm_start: MarkovRandomField | None = None, tol: float | None = None) -> MarkovRandomField:
-    """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019)."""
+             warm_start: MarkovRandomField | None = None, tol: float | None = None,
+             on_block=None) -> MarkovRandomField:
+    """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019).
+
+    ``on_block(iterations_done)`` is called every ``estimation.CALLBACK_EVERY`` iterations (progress bars).
+    """
+    callback = None
+    if on_block is not None:
+        done = [0]
+
+        def callback(_state):
+            done[0] = min(done[0] + estimation.CALLBACK_EVERY, int(iters))
+            on_block(done[0])
+
     return estimation.MirrorDescent().estimate(domain, measurements, known_total=float(known_total), iters=int(iters),
-                                               warm_start=warm_start, tol=tol)
+                                               warm_start=warm_start, tol=tol, callback_fn=callback)
 
 
 def identity_total(measurements: Sequence[tuple[np.ndarray, float]]) -> float:
