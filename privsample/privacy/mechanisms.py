@@ -41,24 +41,26 @@ def epsilon_for_rho(rho: float) -> float:
     return eps
 
 
+def _spend_gaussian(accountant: Accountant, noise: NoiseSource, counts, rho: float, sigma: float, label: str,
+                    sensitivity: float, measured: str, details: dict) -> np.ndarray:
+    accountant.spend(rho, label, mechanism="discrete Gaussian", measured=measured, noise_scale=sigma,
+                     private=noise.private, cells=int(np.size(counts)), sensitivity=sensitivity,
+                     **({} if noise.private else {"note": SEEDED_LABEL}), **details)
+    return noise.gaussian(counts, sigma)
+
+
 def gaussian_measure(accountant: Accountant, noise: NoiseSource, counts: np.ndarray, rho: float, label: str,
                      *, sensitivity: float = 1.0, measured: str = "", **details) -> tuple[np.ndarray, float]:
     """Spend ``rho`` and return (counts + discrete Gaussian noise, sigma)."""
     sigma = sigma_for_rho(rho, sensitivity)
-    accountant.spend(rho, label, mechanism="discrete Gaussian", measured=measured, noise_scale=sigma,
-                     private=noise.private, cells=int(np.size(counts)), sensitivity=sensitivity,
-                     **({} if noise.private else {"note": SEEDED_LABEL}), **details)
-    return noise.gaussian(counts, sigma), sigma
+    return _spend_gaussian(accountant, noise, counts, rho, sigma, label, sensitivity, measured, details), sigma
 
 
 def gaussian_measure_sigma(accountant: Accountant, noise: NoiseSource, counts: np.ndarray, sigma: float, label: str,
                            *, sensitivity: float = 1.0, measured: str = "", **details) -> np.ndarray:
     """Spend what scale ``sigma`` costs (sensitivity^2/(2 sigma^2)) and return the noisy counts."""
-    rho = rho_for_sigma(sigma, sensitivity)
-    accountant.spend(rho, label, mechanism="discrete Gaussian", measured=measured, noise_scale=sigma,
-                     private=noise.private, cells=int(np.size(counts)), sensitivity=sensitivity,
-                     **({} if noise.private else {"note": SEEDED_LABEL}), **details)
-    return noise.gaussian(counts, sigma)
+    return _spend_gaussian(accountant, noise, counts, rho_for_sigma(sigma, sensitivity), sigma, label, sensitivity,
+                           measured, details)
 
 
 def exponential_select(accountant: Accountant, noise: NoiseSource, scores: np.ndarray, rho: float, label: str,
