@@ -1,9 +1,9 @@
-"""Select-measure-generate synthesizers on Private-PGM: MST (and, later, AIM and PPSyn)."""
+"""Select-measure-generate synthesizers on Private-PGM: MST, AIM (and PPSyn)."""
 
 from privsample.synth.base import Synthesizer
 from privsample.synth.model import SynthModel
 
-METHODS = ("mst",)
+METHODS = ("mst", "aim")
 
 
 def make_synthesizer(method: str, **kwargs) -> Synthesizer:
@@ -14,6 +14,10 @@ def make_synthesizer(method: str, **kwargs) -> Synthesizer:
         from privsample.synth.mst import MST
 
         return MST(**kwargs)
+    if method == "aim":
+        from privsample.synth.aim import AIM
+
+        return AIM(**kwargs)
     raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
 
 

@@ -1,0 +1,169 @@
+"""AIM (McKenna, Mullins, Sheldon & Miklau 2022): adaptive, workload-aware select-measure-generate.
+
+Spec: notes/ppsyn-aim-mst.md section 2 (the reference design).
+
+Privacy (rho-zCDP, add/remove one record), with rho = everything the accountant has left:
+* Initialisation measures every one-way candidate with discrete Gaussian noise sigma
+  (sensitivity 1 each): 1/(2 sigma^2) apiece.
+* Each round spends eps_r^2/8 on an exponential-mechanism selection and 1/(2 sigma^2) on measuring
+  the selected marginal (L2 sensitivity 1). The quality of a candidate is
+  q(cl) = c(cl) * (||x_cl - mu_cl||_1 - sqrt(2/pi) sigma n_cl), where mu_cl comes from the current
+  model (public) and c(cl) is a public weight: adding or removing a record changes x_cl in one cell
+  by 1, so q changes by at most c(cl) <= Delta = max c over the candidates offered.
+* sigma, eps_r, the candidate set (model-size filter, which grows with the budget spent) and the
+  annealing decision depend only on earlier outputs. The last round spends exactly what remains;
+  the accountant refuses any overrun, so the total is <= rho on every run, and adaptive composition
+  of zCDP under a filter gives rho-zCDP overall. Estimation and sampling are post-processing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Sequence
+
+import numpy as np
+
+from privsample.errors import InputError
+from privsample.marginals.base import MarginalEngine
+from privsample.privacy.accountant import Accountant, BudgetExceeded
+from privsample.privacy.mechanisms import exponential_select, gaussian_measure, rho_for_sigma
+from privsample.privacy.noise import NoiseSource
+from privsample.synth import pgm
+from privsample.synth.base import DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, no_progress, refuse_if_too_big
+from privsample.synth.model import SynthModel
+from privsample.synth.selection import (ModelMarginals, candidate_weights, check_workload, default_workload,
+                                        model_size_mb, size_filter)
+
+
+class AIM(Synthesizer):
+    """AIM with the reference defaults (2-way workload, max_model_size 80 MB, T = 16 d, alpha = 0.9)."""
+
+    name = "aim"
+
+    def __init__(self, *, workload: Sequence[tuple[Sequence[str], float]] | None = None, workload_k: int = 2,
+                 max_cells: int | None = 10_000, max_model_size: float = 80.0, rounds: int | None = None,
+                 iters: int = 1000, round_iters: int | None = None, final_iters: int | None = None,
+                 alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB):
+        """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase."""
+        if not 0 < alpha < 1:
+            raise InputError("alpha must be in (0, 1)")
+        if max_model_size <= 0:
+            raise InputError("max_model_size must be > 0")
+        self.workload = workload
+        self.workload_k = int(workload_k)
+        self.max_cells = max_cells
+        self.max_model_size = float(max_model_size)
+        self.rounds = rounds
+        self.iters = int(iters)
+        self.round_iters = int(round_iters) if round_iters else self.iters
+        self.final_iters = int(final_iters) if final_iters else self.iters
+        self.alpha = float(alpha)
+        self.max_memory_mb = float(max_memory_mb)
+
+    def _workload(self, domain):
+        wl = self.workload if self.workload is not None else default_workload(domain, self.workload_k, self.max_cells)
+        return check_workload(domain, wl)
+
+    def check_size(self, domain) -> float:
+        """The model never exceeds max_model_size (filter); one-way measurements always fit."""
+        one_way = [(a,) for a in domain.attributes]
+        base = model_size_mb(domain, one_way)
+        if base > self.max_model_size:
+            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone "
+                             f"needs {base:.3g} MB")
+        cands = candidate_weights(self._workload(domain))
+        if not any(model_size_mb(domain, one_way + [cl]) <= self.max_model_size for cl in cands if len(cl) > 1) \
+                and any(len(cl) > 1 for cl in cands):
+            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
+        mb = self.max_model_size * 24 + 64
+        refuse_if_too_big(mb, self.max_memory_mb, "AIM with this max_model_size")
+        return mb
+
+    def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
+            progress: Progress = no_progress, *, schema=None) -> SynthModel:
+        domain = engine.domain
+        attrs = list(domain.attributes)
+        d = len(attrs)
+        self.check_size(domain)
+        rho = accountant.remaining
+        if rho <= 0:
+            raise BudgetExceeded("no privacy budget left for AIM")
+        t_start = time.perf_counter()
+        workload = self._workload(domain)
+        weights = candidate_weights(workload)
+        candidates = list(weights)
+        T = int(self.rounds or 16 * d)
+        sigma = math.sqrt(T / (2 * self.alpha * rho))
+        rho_sel = (1 - self.alpha) * rho / T
+
+        # Initialisation: one-way candidates, identity queries.
+        one_way = [cl for cl in candidates if len(cl) == 1]
+        answers = engine.marginals(one_way)
+        measurements: list[pgm.LinearMeasurement] = []
+        identity: list[tuple[np.ndarray, float]] = []
+        for i, cl in enumerate(one_way):
+            y, s = gaussian_measure(accountant, noise, answers[cl], rho_for_sigma(sigma), f"aim/init/{cl[0]}",
+                                    measured=cl[0])
+            y = y.astype(float).ravel()
+            measurements.append(pgm.LinearMeasurement(y, cl, stddev=s))
+            identity.append((y, s))
+            progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
+        total = pgm.identity_total(identity) if identity else None
+        model = pgm.estimate(domain, measurements, known_total=total or 1.0, iters=self.round_iters)
+        log = []
+        t = 0
+        terminate = False
+        while not terminate:
+            t += 1
+            remaining = accountant.remaining
+            cost = rho_for_sigma(sigma) + rho_sel
+            if remaining < 2 * cost:
+                # last round: spend exactly what remains
+                rho_sel = (1 - self.alpha) * remaining
+                sigma = math.sqrt(1 / (2 * self.alpha * remaining))
+                terminate = True
+            spent_after = accountant.spent + rho_for_sigma(sigma) + rho_sel
+            size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
+            small = size_filter(domain, model.cliques, candidates, size_limit)
+            if not small:
+                small = [cl for cl in candidates if len(cl) == 1] or candidates
+            answers = engine.marginals(small)
+            marg = ModelMarginals(model)
+            est = {cl: marg(cl) for cl in small}
+            errors = np.array([weights[cl] * (np.abs(answers[cl].ravel() - est[cl]).sum()
+                                              - math.sqrt(2 / math.pi) * sigma * domain.size(cl)) for cl in small])
+            delta_q = max(weights[cl] for cl in small)
+            if delta_q <= 0:
+                delta_q = 1.0
+            idx = exponential_select(accountant, noise, errors, rho_sel, f"aim/select/{t}", measured="clique",
+                                     sensitivity=delta_q)
+            cl = small[idx]
+            rho_m = accountant.remaining if terminate else rho_for_sigma(sigma)
+            y, s = gaussian_measure(accountant, noise, answers[cl], rho_m, f"aim/measure/{t}",
+                                    measured=",".join(cl))
+            measurements.append(pgm.LinearMeasurement(y.astype(float).ravel(), cl, stddev=s))
+            if len(cl) == 1:
+                identity.append((y.astype(float).ravel(), s))
+                total = pgm.identity_total(identity)
+            z = est[cl]
+            iters = self.final_iters if terminate else self.round_iters
+            model = pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model)
+            w = ModelMarginals(model)(cl)
+            log.append({"round": t, "clique": list(cl), "sigma": s, "cells": int(domain.size(cl))})
+            progress("rounds", step=t, steps=None, accountant=accountant,
+                     message=f"{','.join(cl)} ({domain.size(cl)} cells, σ={s:.3g})")
+            if not terminate and np.abs(w - z).sum() <= math.sqrt(2 / math.pi) * sigma * domain.size(cl):
+                sigma /= 2  # anneal
+                rho_sel *= 4  # eps_r *= 2
+            if t > 100 * T:  # safety net; never reached with the annealing schedule above
+                break
+        info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
+                "workload_size": len(workload), "T": T}
+        return SynthModel(mechanism="aim", domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
+                          ledger=accountant.to_dict(), schema=schema,
+                          params={"max_model_size": self.max_model_size, "T": T, "alpha": self.alpha,
+                                  "round_iters": self.round_iters, "final_iters": self.final_iters,
+                                  "workload_k": self.workload_k, "max_cells": self.max_cells},
+                          info=info)
+
