@@ -114,13 +114,49 @@ def print_ledger(ledger: dict, console: Console = out) -> None:
 
 # -- commands -------------------------------------------------------------------------------------
 
+def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
+    """'a,b;c,d' -> [(('a','b'), 1.0), (('c','d'), 1.0)]."""
+    out = []
+    for part in text.split(";"):
+        cols = tuple(c.strip() for c in part.split(",") if c.strip())
+        if cols:
+            out.append((cols, 1.0))
+    if not out:
+        raise PrivsampleError(f"--workload '{text}' names no cliques")
+    return out
+
+
+def method_options(method: str, *, max_memory_mb: float, iters=None, workload=None, max_model_size=None, eta=None,
+                   unsafe_as_published: bool = False) -> dict:
+    """Keyword options for ``make_synthesizer`` from CLI flags; refuses unsafe/unsupported combinations."""
+    if method == "ppsyn-paper" and not unsafe_as_published:
+        raise PrivsampleError("--method ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
+                              "add --unsafe-as-published to run it for reproduction only")
+    opts: dict = {"max_memory_mb": max_memory_mb}
+    if iters is not None:
+        opts["iters"] = iters
+    if method in ("aim", "ppsyn", "ppsyn-paper"):
+        if workload is not None:
+            opts["workload"] = parse_workload(workload)
+        if max_model_size is not None:
+            opts["max_model_size"] = max_model_size
+    elif workload is not None or max_model_size is not None:
+        raise PrivsampleError(f"--workload/--max-model-size apply to aim and ppsyn, not {method}")
+    if eta is not None:
+        if not method.startswith("ppsyn"):
+            raise PrivsampleError(f"--eta applies to ppsyn, not {method}")
+        opts["eta"] = eta
+    return opts
+
+
 @app.command()
 def synth(
     input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write (CSV, or .parquet)."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy budget ε (> 0)."),
     delta: float = typer.Option(1e-9, "--delta", "-d", help="Privacy parameter δ in (0, 1)."),
-    method: str = typer.Option("mst", "--method", "-m", help="Synthesizer: mst."),
+    method: str = typer.Option("mst", "--method", "-m", help="Synthesizer: ppsyn | aim | mst "
+                               "(ppsyn-paper, the NON-PRIVATE published algorithm, needs --unsafe-as-published)."),
     schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema (YAML/JSON). Without it, "
                                           "the domain is discovered privately with 10% of the budget."),
     rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count)."),
@@ -131,6 +167,12 @@ def synth(
     engine: str = typer.Option("numpy", "--engine", help="Marginal engine: numpy (in memory) or duckdb (out of core)."),
     iters: Optional[int] = typer.Option(None, "--iters", help="Private-PGM estimation iterations."),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="Refuse models estimated above this size."),
+    workload: Optional[str] = typer.Option(None, "--workload", help="AIM/PPSyn workload: cliques separated by ';', "
+                                           "columns by ',' (e.g. 'age,sex;race,income'). Default: all k-way."),
+    max_model_size: Optional[float] = typer.Option(None, "--max-model-size", help="AIM/PPSyn model-size limit (MB)."),
+    eta: Optional[float] = typer.Option(None, "--eta", help="PPSyn partition granularity η in (0, 1]."),
+    unsafe_as_published: bool = typer.Option(False, "--unsafe-as-published", help="Allow --method ppsyn-paper: "
+                                              "the published PPSyn, which is NOT differentially private."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or ledger."),
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
@@ -138,9 +180,8 @@ def synth(
 
     check_budget(epsilon, delta)
     _warn_seeded(seed)
-    opts = {"max_memory_mb": max_memory_mb}
-    if iters is not None:
-        opts["iters"] = iters
+    opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
+                          max_model_size=max_model_size, eta=eta, unsafe_as_published=unsafe_as_published)
     t0 = time.perf_counter()
     with _RichProgress(err, enabled=not quiet) as progress:
         res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,

@@ -3,7 +3,7 @@
 from privsample.synth.base import Synthesizer
 from privsample.synth.model import SynthModel
 
-METHODS = ("mst", "aim")
+METHODS = ("ppsyn", "aim", "mst", "ppsyn-paper")
 
 
 def make_synthesizer(method: str, **kwargs) -> Synthesizer:
@@ -18,6 +18,10 @@ def make_synthesizer(method: str, **kwargs) -> Synthesizer:
         from privsample.synth.aim import AIM
 
         return AIM(**kwargs)
+    if method in ("ppsyn", "ppsyn-paper"):
+        from privsample.synth.ppsyn import PPSyn
+
+        return PPSyn(mode="paper" if method == "ppsyn-paper" else "dp", **kwargs)
     raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
 
 

@@ -1,0 +1,68 @@
+"""AIM: exact budget use, model-size filter, bad configuration, utility on a toy chain."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from privsample.errors import InputError
+from privsample.marginals import NumpyEngine
+from privsample.privacy import Accountant, SeededNoise
+from privsample.synth import pgm
+from privsample.synth.aim import AIM
+from privsample.synth.selection import ModelMarginals, candidate_weights, model_marginal
+from tests.test_mst import toy_engine
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    eng = toy_engine(n=4000)
+    acc = Accountant.from_epsilon_delta(3.0, 1e-9)
+    model = AIM(max_model_size=1.0, rounds=8, iters=100).fit(eng, acc, SeededNoise(0, quiet=True))
+    return eng, acc, model
+
+
+def test_aim_spends_exactly_its_budget(fitted):
+    _, acc, model = fitted
+    total = sum(Fraction(e.rho) for e in acc.ledger)
+    assert total <= Fraction(acc.rho_total)
+    assert float(total) == pytest.approx(acc.rho_total, rel=1e-12)
+    kinds = {e.label.split("/")[1] for e in acc.ledger}
+    assert kinds == {"init", "select", "measure"}
+    # every selection is followed by exactly one measurement
+    labels = [e.label.split("/")[1] for e in acc.ledger if not e.label.startswith("aim/init")]
+    assert labels[0::2] == ["select"] * (len(labels) // 2) and labels[1::2] == ["measure"] * (len(labels) // 2)
+    assert model.info["rounds"]
+
+
+def test_aim_learns_the_chain(fitted):
+    eng, _, model = fitted
+    syn = NumpyEngine(model.sample(rng=np.random.default_rng(0)), eng.domain)
+    for cl in [("a", "b"), ("b", "c")]:
+        x, y = eng.marginal(cl), syn.marginal(cl)
+        assert np.abs(x / x.sum() - y / y.sum()).sum() < 0.15
+
+
+def test_candidate_weights_follow_the_reference():
+    w = candidate_weights([(("a", "b"), 1.0), (("b", "c"), 2.0)])
+    assert w[("a",)] == 1 and w[("b",)] == 3 and w[("c",)] == 2
+    assert w[("a", "b")] == 4 and w[("b", "c")] == 5
+
+
+def test_numpy_model_marginals_match_mbi(fitted):
+    _, _, model = fitted
+    mm = ModelMarginals(model.model)
+    for cl in [("a", "c"), ("d", "a"), ("b",), ("e", "c", "a")]:
+        np.testing.assert_allclose(mm(cl), model_marginal(model.model, cl), rtol=1e-6, atol=1e-6)
+
+
+def test_bad_configurations_are_input_errors():
+    eng = toy_engine(n=200)
+    with pytest.raises(InputError, match="unknown column"):
+        AIM(workload=[(("a", "zz"), 1.0)]).fit(eng, Accountant(1.0), SeededNoise(0, quiet=True))
+    acc = Accountant(1.0)
+    with pytest.raises(InputError, match="too small"):
+        AIM(max_model_size=1e-6).fit(eng, acc, SeededNoise(0, quiet=True))
+    assert acc.spent == 0
