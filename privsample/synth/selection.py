@@ -108,11 +108,41 @@ class ModelMarginals:
                 out = vals.sum(axis=tuple(i for i, a in enumerate(mc) if a not in clique))
                 kept = [a for a in mc if a in clique]
                 return np.transpose(out, [kept.index(a) for a in clique]).ravel()
-        ops = []
-        for cl, f in self._factors:
-            ops += [f, [self.attrs.index(a) for a in cl]]
-        out = np.einsum(*ops, [self.attrs.index(a) for a in clique], optimize="greedy")
+        out_attrs, out = self._eliminate(clique)
         s = out.sum()
         if not np.isfinite(s) or s <= 0:  # numerical trouble: fall back to exact JAX inference
             return model_marginal(self.model, clique)
+        out = np.transpose(out, [out_attrs.index(a) for a in clique])
         return (out * (self.total / s)).ravel()
+
+    def _eliminate(self, clique: Clique) -> tuple[list[str], np.ndarray]:
+        """Sum-product variable elimination (greedy smallest-intermediate order), rescaled against underflow."""
+        sizes = dict(zip(self.attrs, self.model.domain.shape))
+        factors = [(list(cl), f) for cl, f in self._factors]
+        keep = set(clique)
+        todo = {a for cl, _ in factors for a in cl} - keep
+        while todo:
+            def cost(z):
+                scope = set().union(*[set(cl) for cl, _ in factors if z in cl])
+                return float(np.prod([sizes[a] for a in scope]))
+            z = min(todo, key=cost)
+            todo.discard(z)
+            inv = [(cl, f) for cl, f in factors if z in cl]
+            factors = [(cl, f) for cl, f in factors if z not in cl]
+            scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=self.attrs.index)
+            ops = []
+            for cl, f in inv:
+                ops += [f, [self.attrs.index(a) for a in cl]]
+            g = np.einsum(*ops, [self.attrs.index(a) for a in scope])
+            m = g.max()
+            factors.append((scope, g / m if m > 0 else g))
+        ops = []
+        for cl, f in factors:
+            ops += [f, [self.attrs.index(a) for a in cl]]
+        missing = [a for a in clique if not any(a in cl for cl, _ in factors)]
+        out_attrs = [a for a in clique if a not in missing]
+        out = np.einsum(*ops, [self.attrs.index(a) for a in out_attrs]) if ops else np.ones(())
+        for a in missing:  # attributes in no factor are uniform
+            out = np.multiply.outer(out, np.ones(sizes[a]))
+            out_attrs.append(a)
+        return out_attrs, out
