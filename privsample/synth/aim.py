@@ -44,7 +44,7 @@ class AIM(Synthesizer):
     def __init__(self, *, workload: Sequence[tuple[Sequence[str], float]] | None = None, workload_k: int = 2,
                  max_cells: int | None = 10_000, max_model_size: float = 80.0, rounds: int | None = None,
                  iters: int = 1000, round_iters: int | None = None, final_iters: int | None = None,
-                 alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB):
+                 alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB, clear_caches: bool = True):
         """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase."""
         if not 0 < alpha < 1:
             raise InputError("alpha must be in (0, 1)")
@@ -60,6 +60,7 @@ class AIM(Synthesizer):
         self.final_iters = int(final_iters) if final_iters else self.iters
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
+        self.clear_caches = bool(clear_caches)
 
     def _workload(self, domain):
         wl = self.workload if self.workload is not None else default_workload(domain, self.workload_k, self.max_cells)
@@ -112,6 +113,7 @@ class AIM(Synthesizer):
         total = pgm.identity_total(identity) if identity else None
         model = pgm.estimate(domain, measurements, known_total=total or 1.0, iters=self.round_iters)
         log = []
+        est_seconds = 0.0
         t = 0
         terminate = False
         while not terminate:
@@ -148,7 +150,13 @@ class AIM(Synthesizer):
                 total = pgm.identity_total(identity)
             z = est[cl]
             iters = self.final_iters if terminate else self.round_iters
+            t_est = time.perf_counter()
             model = pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model)
+            est_seconds += time.perf_counter() - t_est
+            if self.clear_caches:  # each round has a new model structure: old executables are dead weight
+                import jax
+
+                jax.clear_caches()
             w = ModelMarginals(model)(cl)
             log.append({"round": t, "clique": list(cl), "sigma": s, "cells": int(domain.size(cl))})
             progress("rounds", step=t, steps=None, accountant=accountant,
@@ -159,6 +167,7 @@ class AIM(Synthesizer):
             if t > 100 * T:  # safety net; never reached with the annealing schedule above
                 break
         info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
+                "estimate_seconds": est_seconds,
                 "workload_size": len(workload), "T": T}
         return SynthModel(mechanism="aim", domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
                           ledger=accountant.to_dict(), schema=schema,
