@@ -1,0 +1,432 @@
+"""PPSyn (partition-based private data synthesis, arXiv 2310.06371) on Private-PGM.
+
+Spec: notes/ppsyn-aim-mst.md section 4. Two modes:
+
+``mode="dp"`` (default): PPSyn-DP, note 4.3. Guarantee: rho-zCDP under add/remove one record,
+with rho = everything the accountant has left. Proof sketch:
+
+* Initialisation measures the one-way marginal of every attribute of the workload with discrete
+  Gaussian noise; attribute i gets rho_i = 0.1 rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's
+  split). Each marginal has L2 sensitivity 1, so this costs sum rho_i = 0.1 rho.
+* In round t, given the public state H (all earlier outputs, hence the fitted model p̂), the
+  candidates (static model-size filter), the model marginals μ̂_w, their partition paths
+  (Alg. 3/4 run on μ̂_w, *never* on the data), the plan (k_ref, E_w) and the round's budgets
+  (rho_sel, rho_c, rho_ref, the final-round rule) are functions of H only
+  (:func:`public_plan`, :func:`round_budgets`, :func:`budget_rule` receive no data).
+* Only three steps read the data:
+  4. selection: the exponential mechanism on q_w = C_w(D) − E_w with C_w = ||x_w − μ̂_w||₁.
+     C_w is 1-Lipschitz in the data (one record moves one cell of x_w by 1) and E_w is fixed
+     given H, so the sensitivity is 1 and the step is rho_sel-zCDP;
+  5. the contribution: C̃ = max(0, C_m(D) + noise), a Gaussian mechanism, rho_c-zCDP. C is real,
+     while the exact sampler adds integer noise, so we release g·(round(C/g) + Z), Z discrete
+     Gaussian, at granularity g = 1e-3: rounding moves a neighbour's value by at most g more, so
+     round(C/g) has sensitivity (1 + g)/g and Z gets scale sigma/g with sigma = (1 + g)/sqrt(2 rho_c):
+     cost ((1+g)/g)² / (2 (sigma/g)²) = rho_c exactly;
+  7. the measurement: Q·x_m, the integer sums of x_m over the groups of the partition, with
+     discrete Gaussian noise sigma_m = (2 rho_m)^(-1/2). Every record is in one cell, hence in one
+     group: L2 sensitivity 1, rho_m-zCDP given its public parameters.
+  The partition P_m and rho_m are post-processing of (H, m, C̃) (the budget rule).
+* Per-round costs are chosen adaptively from H and capped so that the total never exceeds rho
+  (the accountant also refuses any overrun); the last round spends exactly what remains. Adaptive
+  composition of zCDP under a privacy filter (Feldman & Zrnic 2021; Whitehouse et al. 2023) gives
+  rho-zCDP overall. Estimation (Private-PGM) and sampling are post-processing.
+Known deviation (note 4.3): RE is that of the *model* marginal, so the paper's "error ≤ ηC" target
+is only approximate.
+
+``mode="paper"``: the published Algorithms 1–4 as decoded in note 4.1, for replication only. It is
+NOT differentially private (note 4.2):
+* F1: the selection score C_w/rho_w = π C (ηC − RE)² / |P|² grows like C³ (C ≤ 2N is unbounded),
+  so no finite sensitivity exists; the paper states none (we run the EM with Δ = 1);
+* F2: the partition is a deterministic function of the true counts and is released (uniform
+  reconstruction makes it readable from the output), so a neighbour that flips one merge or split
+  gives disjoint outputs: epsilon = ∞;
+* F3: the noise scale sigma_m is computed from the data (C and RE on D);
+* F4: "while rho_used < rho" with an uncapped rho_m can overspend (we cap it, see below).
+Paper mode warns, sets ``params["unsafe"] = True`` (so ``SynthModel.private`` is False) and labels
+every ledger entry "UNSAFE-paper/..." with ``private=False`` and a NOT PRIVATE note. Deviations from
+the paper kept for bookkeeping: rho_m is capped by what remains, and the round after which less than
+rho_exp would be left (or round 10T) spends the whole remainder, so the budget is used exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from privsample.errors import InputError
+from privsample.marginals.base import MarginalEngine
+from privsample.privacy.accountant import Accountant, BudgetExceeded
+from privsample.privacy.mechanisms import (epsilon_for_rho, exponential_select, gaussian_measure, sigma_for_rho)
+from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
+from privsample.synth import pgm
+from privsample.synth.base import DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, no_progress, refuse_if_too_big
+from privsample.synth.model import SynthModel
+from privsample.synth.partition import (PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums,
+                                        plan_reference)
+from privsample.synth.selection import (ModelMarginals, candidate_weights, check_workload, default_workload,
+                                        model_size_mb, size_filter)
+
+Clique = tuple[str, ...]
+
+PAPER_NOTE = "NOT PRIVATE: PPSyn as published"
+CONTRIBUTION_GRANULARITY = 1e-3  # g in the C̃ release (module docstring, step 5)
+DATA_STEPS = ("init", "select", "contribution", "measure")
+
+
+class UnsafeMechanismWarning(UserWarning):
+    """A mechanism that is not differentially private was run."""
+
+
+# -- public planning (no data) ---------------------------------------------------------------------
+
+def one_way_budgets(cells: Sequence[int], rho_init: float) -> np.ndarray:
+    """PrivSyn's split of rho_init over one-way marginals: rho_i ∝ c_i^(2/3) (note 4.1, Alg. 1)."""
+    w = np.asarray(cells, dtype=float) ** (2.0 / 3.0)
+    return rho_init * w / w.sum()
+
+
+@dataclass(frozen=True)
+class RoundBudgets:
+    """One round's budgets (note 4.3 step 1): selection, contribution, planning reference."""
+
+    final: bool
+    rho_sel: float
+    rho_c: float
+    rho_plan: float
+
+
+def round_budgets(remaining: float, rho_sel: float, rho_c: float, rho_ref: float, last: bool = False) -> RoundBudgets:
+    """Regular budgets, or the final round's 0.1R / 0.05R / 0.85R when R < 2(rho_sel + rho_c + rho_ref)."""
+    if last or remaining < 2 * (rho_sel + rho_c + rho_ref):
+        return RoundBudgets(True, 0.1 * remaining, 0.05 * remaining, 0.85 * remaining)
+    return RoundBudgets(False, rho_sel, rho_c, rho_ref)
+
+
+@dataclass
+class Plan:
+    """A candidate's public plan: its partition path on the model marginal, k_ref and E_w."""
+
+    path: PartitionPath
+    k_ref: int
+    expected_error: float
+
+
+def public_plan(model_marginals: Mapping[Clique, np.ndarray], rho_plan: float, max_parts: int) -> dict[Clique, Plan]:
+    """Note 4.3 step 3, from model marginals only (shaped by the clique's domain)."""
+    out = {}
+    for cl, v in model_marginals.items():
+        path = partition_path(v, max_parts=max_parts)
+        k, e = plan_reference(path, rho_plan)
+        out[cl] = Plan(path, k, e)
+    return out
+
+
+def budget_rule(plan: Plan, c_tilde: float, eta: float, rho_ref: float, cap: float,
+                floor: bool = False) -> tuple[int, float]:
+    """Note 4.3 step 6 (post-processing of the public plan and C̃): (path index, rho_m ≤ cap).
+
+    rho_k = rho(P_k, C̃, RE_k^pub) along the public path, stopped as in Alg. 3/4; if that is ∞,
+    fall back to (P_{k_ref}, rho_ref). The final round does not call this (it uses P_{k_ref}).
+    ``floor`` (not in the note; off by default): also fall back when the rule asks for less than
+    rho_ref, so no round measures with less than the reference budget.
+    """
+    k, rho = paper_stop(plan.path, c_tilde, eta)
+    if not math.isfinite(rho) or (floor and rho < rho_ref):
+        return plan.k_ref, min(rho_ref, cap)
+    return k, min(rho, cap)
+
+
+# -- budgeted steps --------------------------------------------------------------------------------
+
+class _Spender:
+    """Gaussian / exponential steps through the accountant; in paper mode every entry is labelled unsafe."""
+
+    def __init__(self, accountant: Accountant, noise: NoiseSource, unsafe: bool):
+        self.accountant, self.noise, self.unsafe = accountant, noise, unsafe
+        self.prefix = "UNSAFE-paper/" if unsafe else "ppsyn/"
+
+    def _unsafe_spend(self, rho, label, mechanism, measured, scale, details):
+        extra = {} if self.noise.private else {"noise": SEEDED_LABEL}
+        self.accountant.spend(rho, self.prefix + label, mechanism=mechanism, measured=measured, noise_scale=scale,
+                              private=False, note=PAPER_NOTE, **extra, **details)
+
+    def gaussian(self, counts: np.ndarray, rho: float, label: str, *, sensitivity: float = 1.0, measured: str = "",
+                 **details) -> tuple[np.ndarray, float]:
+        if not self.unsafe:
+            return gaussian_measure(self.accountant, self.noise, counts, rho, self.prefix + label,
+                                    sensitivity=sensitivity, measured=measured, **details)
+        sigma = sigma_for_rho(rho, sensitivity)
+        self._unsafe_spend(rho, label, "discrete Gaussian", measured, sigma,
+                           dict(cells=int(np.size(counts)), sensitivity=sensitivity, **details))
+        return self.noise.gaussian(counts, sigma), sigma
+
+    def select(self, scores: np.ndarray, rho: float, label: str, *, measured: str = "clique", **details) -> int:
+        if not self.unsafe:
+            return exponential_select(self.accountant, self.noise, scores, rho, self.prefix + label, sensitivity=1.0,
+                                      measured=measured, **details)
+        eps = epsilon_for_rho(rho)
+        self._unsafe_spend(rho, label, "exponential", measured, 2.0 / eps,
+                           dict(candidates=int(np.size(scores)), sensitivity=1.0, **details))
+        return self.noise.exponential(scores, eps, 1.0)
+
+
+def release_contribution(spender: _Spender, contribution: float, rho_c: float, label: str,
+                         granularity: float = CONTRIBUTION_GRANULARITY) -> tuple[float, float]:
+    """C̃ = max(0, C + N_Z noise) at granularity g (module docstring, step 5): (C̃, sigma in C units)."""
+    z = np.array([int(np.rint(contribution / granularity))], dtype=np.int64)
+    y, s = spender.gaussian(z, rho_c, label, sensitivity=(1.0 + granularity) / granularity, measured="contribution",
+                            granularity=granularity)
+    return max(0.0, float(y[0]) * granularity), s * granularity
+
+
+# -- the synthesizer --------------------------------------------------------------------------------
+
+class PPSyn(Synthesizer):
+    """PPSyn: PPSyn-DP by default (rho-zCDP); ``mode="paper"`` replicates the published, non-private algorithm.
+
+    Defaults follow note 4: eta 0.7, 3-way workload (cliques ≤ max_cells cells), T = d rounds,
+    static max_model_size 80 MB, at most 10T rounds, Alg. 4 capped at max_parts parts.
+    """
+
+    name = "ppsyn"
+
+    def __init__(self, *, mode: str = "dp", eta: float = 0.7, workload: Sequence[tuple[Sequence[str], float]] | None = None,
+                 workload_k: int = 3, max_cells: int | None = 10_000, max_model_size: float = 80.0,
+                 rounds: int | None = None, iters: int = 1000, round_iters: int | None = None,
+                 final_iters: int | None = None, max_parts: int = 4096, budget_floor: bool = False,
+                 max_memory_mb: float = DEFAULT_MAX_MEMORY_MB):
+        """``budget_floor=True`` departs from note 4.3: see :func:`budget_rule` (still rho-zCDP: public rule)."""
+        if mode not in ("dp", "paper"):
+            raise InputError(f"PPSyn mode must be 'dp' or 'paper', got {mode!r}")
+        if not (isinstance(eta, (int, float)) and 0 < eta <= 1):
+            raise InputError(f"eta must be in (0, 1], got {eta!r}")
+        if max_model_size <= 0:
+            raise InputError("max_model_size must be > 0")
+        if int(max_parts) < 1:
+            raise InputError("max_parts must be >= 1")
+        if rounds is not None and int(rounds) < 1:
+            raise InputError("rounds must be >= 1")
+        if int(workload_k) < 1:
+            raise InputError("workload_k must be >= 1")
+        self.mode = mode
+        self.eta = float(eta)
+        self.workload = workload
+        self.workload_k = int(workload_k)
+        self.max_cells = max_cells
+        self.max_model_size = float(max_model_size)
+        self.rounds = rounds
+        self.iters = int(iters)
+        self.round_iters = int(round_iters) if round_iters else self.iters
+        self.final_iters = int(final_iters) if final_iters else self.iters
+        self.max_parts = int(max_parts)
+        self.budget_floor = bool(budget_floor)
+        self.max_memory_mb = float(max_memory_mb)
+        self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
+
+    def _workload(self, domain):
+        wl = self.workload if self.workload is not None else default_workload(domain, self.workload_k, self.max_cells)
+        return check_workload(domain, wl)
+
+    def check_size(self, domain) -> float:
+        """The model never exceeds max_model_size (static filter); one-way measurements always fit."""
+        one_way = [(a,) for a in domain.attributes]
+        base = model_size_mb(domain, one_way)
+        if base > self.max_model_size:
+            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone "
+                             f"needs {base:.3g} MB")
+        cands = candidate_weights(self._workload(domain))
+        multi = [cl for cl in cands if len(cl) > 1]
+        if multi and not any(model_size_mb(domain, one_way + [cl]) <= self.max_model_size for cl in multi):
+            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
+        biggest = max((domain.size(cl) for cl in cands), default=1)
+        mb = self.max_model_size * 24 + 64 + 40 * biggest * len(cands) / 2**20  # estimation + cached paths
+        refuse_if_too_big(mb, self.max_memory_mb, "PPSyn with this max_model_size")
+        return mb
+
+    @contextmanager
+    def _reading(self, step: str):
+        """Marks the only places that read the data (note 4.3: init and steps 4, 5, 7)."""
+        assert step in DATA_STEPS
+        self.data_step = step
+        try:
+            yield
+        finally:
+            self.data_step = None
+
+    def _read(self, engine: MarginalEngine, cliques: Sequence[Clique], step: str) -> dict[Clique, np.ndarray]:
+        with self._reading(step):
+            return engine.marginals(list(cliques))
+
+    def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
+            progress: Progress = no_progress, *, schema=None) -> SynthModel:
+        domain = engine.domain
+        attrs = list(domain.attributes)
+        d = len(attrs)
+        self.check_size(domain)
+        rho = accountant.remaining
+        if rho <= 0:
+            raise BudgetExceeded("no privacy budget left for PPSyn")
+        unsafe = self.mode == "paper"
+        if unsafe:
+            warnings.warn("PPSyn mode='paper' runs the algorithm AS PUBLISHED, which is NOT differentially private "
+                          "(data-dependent partitions and noise scales, unbounded selection sensitivity; see "
+                          "notes/ppsyn-aim-mst.md section 4.2). Its output must not be released as private.",
+                          UnsafeMechanismWarning, stacklevel=2)
+        t_start = time.perf_counter()
+        workload = self._workload(domain)
+        candidates = list(candidate_weights(workload))
+        T = int(self.rounds or d)
+        spender = _Spender(accountant, noise, unsafe)
+
+        # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn split of 0.1 rho.
+        one_way = [cl for cl in candidates if len(cl) == 1]
+        budgets = one_way_budgets([domain.size(cl) for cl in one_way], 0.1 * rho)
+        answers = self._read(engine, one_way, "init")
+        measurements: list[pgm.LinearMeasurement] = []
+        identity = []
+        for i, (cl, r) in enumerate(zip(one_way, budgets)):
+            y, s = spender.gaussian(answers[cl], float(r), f"init/{cl[0]}", measured=cl[0])
+            y = y.astype(float).ravel()
+            measurements.append(pgm.LinearMeasurement(y, cl, stddev=s))
+            identity.append((y, s))
+            progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
+        total = pgm.identity_total(identity) if identity else 1.0
+        model = pgm.estimate(domain, measurements, known_total=total, iters=self.round_iters)
+
+        state = dict(engine=engine, accountant=accountant, spender=spender, progress=progress, domain=domain,
+                     candidates=candidates, measurements=measurements, total=total, T=T, rho=rho)
+        runner = self._rounds_paper if unsafe else self._rounds_dp
+        model, log = runner(model, **state)
+
+        params = {"mode": self.mode, "eta": self.eta, "T": T, "max_rounds": 10 * T,
+                  "max_model_size": self.max_model_size, "max_parts": self.max_parts, "budget_floor": self.budget_floor,
+                  "round_iters": self.round_iters, "final_iters": self.final_iters,
+                  "workload_k": self.workload_k, "max_cells": self.max_cells}
+        if unsafe:
+            params["unsafe"] = True
+            params["warning"] = PAPER_NOTE
+        info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
+                "workload_size": len(workload), "candidates": len(candidates), "T": T}
+        return SynthModel(mechanism="ppsyn-paper" if unsafe else "ppsyn",
+                          domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
+                          ledger=accountant.to_dict(), schema=schema, params=params, info=info)
+
+    # -- shared helpers --------------------------------------------------------------------------------
+    def _candidates(self, domain, model, candidates):
+        small = size_filter(domain, model.cliques, candidates, self.max_model_size)
+        return small or [cl for cl in candidates if len(cl) == 1] or candidates
+
+    def _refit(self, domain, model, measurements, total, final):
+        iters = self.final_iters if final else self.round_iters
+        return pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model)
+
+    def _measure(self, engine, spender, clique, path, k, rho_m, t):
+        """Q·x for partition P_k of the clique's path with noise (2 rho_m)^(-1/2) (note 4.3 step 7)."""
+        labels, parts = path.labels(k), path.parts(k)
+        x = self._read(engine, [clique], "measure")[clique]
+        sums = np.rint(partition_sums(x, labels, parts)).astype(np.int64)
+        y, sigma = spender.gaussian(sums, rho_m, f"measure/{t}", measured=",".join(clique), parts=int(parts))
+        return labels, parts, y.astype(float), sigma
+
+    def _log(self, log, progress, accountant, t, clique, parts, rho_m, sigma, domain, **extra):
+        log.append({"round": t, "clique": list(clique), "parts": int(parts), "cells": int(domain.size(clique)),
+                    "rho_m": float(rho_m), "sigma_m": float(sigma), **extra})
+        progress("rounds", step=t, accountant=accountant,
+                 message=f"{','.join(clique)} |P|={parts} ρ={rho_m:.3g}")
+
+    # -- PPSyn-DP (note 4.3) -----------------------------------------------------------------------------
+    def _rounds_dp(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
+                   total, T, rho):
+        rho_sel, rho_c, rho_ref = 0.1 * rho / T, 0.05 * rho / T, 0.8 * rho / T
+        log = []
+        t = 0
+        while True:
+            t += 1
+            remaining = accountant.remaining
+            if remaining <= 1e-12 * rho:
+                break
+            b = round_budgets(remaining, rho_sel, rho_c, rho_ref, last=t >= 10 * T)
+            small = self._candidates(domain, model, candidates)
+            marg = ModelMarginals(model)
+            mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
+            plans = public_plan(mu, b.rho_plan, self.max_parts)                       # step 3: public
+            expected = np.array([plans[cl].expected_error for cl in small])
+
+            x = self._read(engine, small, "select")                                   # step 4: reads D
+            contrib = np.array([np.abs(x[cl] - mu[cl]).sum() for cl in small])
+            idx = spender.select(contrib - expected, b.rho_sel, f"select/{t}")
+            cl = small[idx]
+
+            xm = self._read(engine, [cl], "contribution")[cl]                        # step 5: reads D
+            c_tilde, _ = release_contribution(spender, float(np.abs(xm - mu[cl]).sum()), b.rho_c, f"contribution/{t}")
+
+            plan = plans[cl]                                                           # step 6: public
+            final = b.final
+            if final:
+                k = plan.k_ref
+            else:
+                cap = remaining - b.rho_sel - b.rho_c
+                k, rho_m = budget_rule(plan, c_tilde, self.eta, rho_ref, cap, self.budget_floor)
+                final = rho_m >= cap
+            if final:
+                rho_m = accountant.remaining  # spend exactly what is left
+
+            labels, parts, y, sigma = self._measure(engine, spender, cl, plan.path, k, rho_m, t)  # step 7: reads D
+            measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
+            model = self._refit(domain, model, measurements, total, final)
+            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain,
+                      k_ref=int(plan.k_ref), expected_error=float(plan.expected_error), c_tilde=c_tilde,
+                      final=bool(final))
+            if final:
+                break
+        return model, log
+
+    # -- the paper (note 4.1; NOT private) -------------------------------------------------------------
+    def _rounds_paper(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
+                      total, T, rho):
+        rho_exp = 0.1 * rho / T
+        paths: dict[Clique, PartitionPath] = {}  # the paper's precomputation: paths of the true marginals
+        log = []
+        t = 0
+        while accountant.remaining - rho_exp > 1e-12 * rho:
+            t += 1
+            remaining = accountant.remaining
+            small = self._candidates(domain, model, candidates)
+            marg = ModelMarginals(model)
+            x = self._read(engine, small, "select")
+            scores, stops = [], []
+            for cl in small:
+                c = float(np.abs(x[cl].ravel() - marg(cl)).sum())
+                if cl not in paths:
+                    paths[cl] = partition_path(x[cl].astype(float), max_parts=self.max_parts)
+                k, r = paper_stop(paths[cl], c, self.eta)
+                stops.append((k, r))
+                scores.append(min(c / r, 1e300) if (math.isfinite(r) and c > 0) else 0.0)
+            idx = spender.select(np.array(scores), rho_exp, f"select/{t}")
+            cl = small[idx]
+            k, rho_m = stops[idx]
+            avail = remaining - rho_exp
+            final = (not math.isfinite(rho_m) or rho_m >= avail or avail - rho_m <= rho_exp * (1 + 1e-9)
+                     or t >= 10 * T)
+            rho_m = accountant.remaining if final else rho_m
+            labels, parts, y, sigma = self._measure(engine, spender, cl, paths[cl], k, rho_m, t)
+            # Est(m, P̃): uniform within each group, fed as a weighted identity measurement (note 4.1)
+            size = np.bincount(labels, minlength=parts).astype(float)[labels]
+            w = np.sqrt(size)
+            yhat = y[labels] / size
+            measurements.append(pgm.LinearMeasurement(w * yhat, cl, stddev=sigma, query=pgm.mbi.WeightedQuery(w)))
+            model = self._refit(domain, model, measurements, total, final)
+            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
+            if final:
+                break
+        return model, log
+
+
+__all__ = ["PPSyn", "UnsafeMechanismWarning", "PAPER_NOTE", "DATA_STEPS", "one_way_budgets", "RoundBudgets",
+           "round_budgets", "Plan", "public_plan", "budget_rule", "release_contribution"]

@@ -1,0 +1,270 @@
+"""PPSyn (notes/ppsyn-aim-mst.md section 4): partitions, the paper's stopping rules, exact budget use,
+data access confined to the three private steps, paper mode flagged unsafe, utility on a toy chain."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from privsample.errors import InputError
+from privsample.marginals import NumpyEngine
+from privsample.marginals.base import MarginalEngine
+from privsample.privacy import Accountant, SeededNoise
+from privsample.synth import pgm, ppsyn
+from privsample.synth.partition import (MergePath, PartitionQuery, SplitPath, paper_stop, partition_sums,
+                                        plan_reference, reconstruction_error, required_rho, uniform_spread)
+from privsample.synth.ppsyn import DATA_STEPS, PAPER_NOTE, PPSyn, UnsafeMechanismWarning
+from privsample.synth.selection import ModelMarginals
+
+
+def chain_engine(n=4000, seed=0):
+    """a -> b -> c -> d (strong dependencies), small domains."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(3, n, p=[0.5, 0.3, 0.2])
+    b = np.where(rng.random(n) < 0.85, a, rng.integers(0, 4, n))
+    c = np.where(rng.random(n) < 0.8, b, rng.integers(0, 4, n))
+    d = np.where(rng.random(n) < 0.8, (c + 1) % 5, rng.integers(0, 5, n))
+    domain = pgm.Domain(["a", "b", "c", "d"], [3, 4, 4, 5])
+    return NumpyEngine({"a": a, "b": b, "c": c, "d": d}, domain)
+
+
+class RecordingEngine(MarginalEngine):
+    """Delegates to an engine and records which PPSyn step asked for which marginals."""
+
+    def __init__(self, inner, synth):
+        self.inner, self.synth, self.domain = inner, synth, inner.domain
+        self.calls: list[tuple[str | None, list]] = []
+        self.planning = False
+
+    def marginals(self, cliques):
+        cliques = [tuple(c) for c in cliques]
+        assert not self.planning, "the data was read while planning"
+        self.calls.append((self.synth.data_step, cliques))
+        return self.inner.marginals(cliques)
+
+
+def exact_spend(acc):
+    total = sum(Fraction(e.rho) for e in acc.ledger)
+    assert total <= Fraction(acc.rho_total) * (1 + Fraction(1, 10**9))
+    assert float(total) == pytest.approx(acc.rho_total, rel=1e-9)
+
+
+@pytest.fixture(scope="module")
+def dp_fit():
+    synth = PPSyn(workload_k=2, rounds=3, iters=150, max_model_size=1.0)
+    eng = RecordingEngine(chain_engine(), synth)
+    plans, rules = [], []
+    real_plan, real_rule = ppsyn.public_plan, ppsyn.budget_rule
+
+    def plan(marginals, *args, **kw):  # the planner gets model marginals, never the data
+        assert synth.data_step is None
+        plans.append({cl: np.array(v) for cl, v in marginals.items()})
+        eng.planning = True
+        try:
+            return real_plan(marginals, *args, **kw)
+        finally:
+            eng.planning = False
+
+    def rule(*args, **kw):
+        assert synth.data_step is None
+        rules.append(args)
+        eng.planning = True
+        try:
+            return real_rule(*args, **kw)
+        finally:
+            eng.planning = False
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(ppsyn, "public_plan", plan)
+    mp.setattr(ppsyn, "budget_rule", rule)
+    try:
+        acc = Accountant.from_epsilon_delta(2.0, 1e-9)
+        model = synth.fit(eng, acc, SeededNoise(0, quiet=True))
+    finally:
+        mp.undo()
+    return eng, acc, model, plans, rules
+
+
+# -- PartitionQuery ---------------------------------------------------------------------------------
+
+def test_partition_query_round_trip():
+    """A (nearly) noiseless partition measurement is reproduced by the fitted model's group sums."""
+    eng = chain_engine(n=2000)
+    cl = ("b", "c")
+    x = eng.marginal(cl).ravel()
+    labels = np.array([0, 0, 1, 1, 2, 3, 3, 3, 4, 4, 4, 4, 5, 6, 6, 0])
+    q = PartitionQuery(labels, 7)
+    assert q.op_norm_sq() == 4.0 and q == q and q != PartitionQuery(labels, 7) and hash(q) == id(q)
+    y = partition_sums(x, labels, 7)
+    m = pgm.LinearMeasurement(y, cl, stddev=1e-3, query=q)
+    assert pgm.estimation.minimum_variance_unbiased_total([m]) == 1.0  # never used for the total
+    model = pgm.estimate(eng.domain, [m], known_total=2000.0, iters=2000)
+    fitted = np.asarray(model.project(cl).datavector())
+    np.testing.assert_allclose(partition_sums(fitted, labels, 7), y, atol=1e-3)
+    np.testing.assert_allclose(np.asarray(q(model.project(cl))), partition_sums(fitted, labels, 7), rtol=1e-9)
+
+
+def test_reconstruction_error_and_uniform_spread():
+    v = np.array([1.0, 3.0, 10.0, 0.0])
+    labels = np.array([0, 0, 1, 1])
+    np.testing.assert_allclose(uniform_spread(v, labels), [2, 2, 5, 5])
+    assert reconstruction_error(v, labels) == pytest.approx(1 + 1 + 5 + 5)
+    assert required_rho(3, 10.0, 2.0, 0.5) == pytest.approx(9 / (math.pi * 9))
+    assert required_rho(3, 10.0, 5.0, 0.5) == math.inf
+
+
+# -- Alg. 3 and 4 ---------------------------------------------------------------------------------------
+
+def test_alg3_returns_the_first_local_minimum_of_rho():
+    v = np.array([2.0, 1.0, 1.0, 0.0, 4.0, 5.0])
+    path = MergePath(v)
+    entries = list(path)
+    assert [e.parts for e in entries] == [6, 5, 4, 3, 2, 1]
+    rhos = [required_rho(e.parts, 9.0, e.re, 0.7) for e in entries]
+    np.testing.assert_allclose(rhos[:5], [0.28872, 0.2005, 0.18131, 0.18207, 0.11692], atol=1e-5)
+    assert rhos[5] == math.inf
+    t, rho = paper_stop(path, 9.0, 0.7)
+    assert t == 2 and rho == rhos[2]          # the first local minimum, not the global one (t = 4)
+    # merges are of runs in sorted order; the tie at step 3 goes to the leftmost pair
+    groups = entries[3].labels
+    assert groups[3] == groups[1] == groups[2] != groups[0] and groups[4] == groups[5] != groups[0]
+    for e in entries:
+        assert reconstruction_error(v, e.labels) == pytest.approx(e.re)
+
+
+def test_alg4_splits_round_robin_and_respects_the_cap():
+    v = np.zeros((4, 6))
+    v[:2, :] = 10.0
+    v[:, 3:] += 5.0
+    path = SplitPath(v, max_parts=3)
+    entries = list(path)
+    assert [e.parts for e in entries] == [1, 2, 3]
+    top_bottom = np.repeat([[0], [1]], 2, axis=0) * np.ones((1, 6), dtype=int)
+    np.testing.assert_array_equal(entries[1].labels.reshape(4, 6), top_bottom)   # step 0: axis 0
+    second = top_bottom.copy()
+    second[:2, 3:] = 2                     # step 1: axis 1; top and bottom tie on RE -> the older (top) box
+    np.testing.assert_array_equal(entries[2].labels.reshape(4, 6), second)
+    assert entries[2].re < entries[1].re < entries[0].re
+    for e in entries:
+        assert reconstruction_error(v, e.labels) == pytest.approx(e.re)
+    full = list(SplitPath(v))
+    assert full[-1].parts == v.size and full[-1].re == pytest.approx(0.0)  # ends when no box can be split
+    # the paper's Alg. 4 rule: rho is infinite while RE >= eta C
+    t, rho = paper_stop(SplitPath(v), 60.0, 0.7)
+    assert math.isfinite(rho) and SplitPath(v).re(t) < 0.7 * 60.0
+
+
+def test_plan_reference_is_the_first_local_minimum_of_f():
+    v = np.random.default_rng(3).poisson(20, size=(5, 6)).astype(float)
+    path = SplitPath(v)
+    k, e = plan_reference(path, 0.01)
+    unit = 1 / math.sqrt(math.pi * 0.01)
+    f = [path.re(i) + path.parts(i) * unit for i in range(k + 2) if path.has(i)]
+    assert e == pytest.approx(f[k])
+    assert all(f[i + 1] <= f[i] for i in range(k)) and (len(f) == k + 1 or f[k + 1] > f[k])
+
+
+# -- configuration ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eta", [0.0, -0.1, 1.01, 2])
+def test_eta_outside_unit_interval_is_an_input_error(eta):
+    with pytest.raises(InputError, match="eta"):
+        PPSyn(eta=eta)
+
+
+def test_bad_mode_and_size_are_input_errors():
+    PPSyn(eta=1.0)
+    with pytest.raises(InputError, match="mode"):
+        PPSyn(mode="fast")
+    acc = Accountant(1.0)
+    with pytest.raises(InputError, match="too small"):
+        PPSyn(max_model_size=1e-6).fit(chain_engine(n=100), acc, SeededNoise(0, quiet=True))
+    assert acc.spent == 0
+
+
+# -- PPSyn-DP -------------------------------------------------------------------------------------------
+
+def test_dp_spends_exactly_its_budget(dp_fit):
+    _, acc, model, _, _ = dp_fit
+    exact_spend(acc)
+    kinds = [e.label.split("/")[1] for e in acc.ledger]
+    assert kinds[:4] == ["init"] * 4
+    rounds = kinds[4:]
+    assert rounds == ["select", "contribution", "measure"] * (len(rounds) // 3)
+    init = [e.rho for e in acc.ledger[:4]]
+    assert math.fsum(init) == pytest.approx(0.1 * acc.rho_total, rel=1e-9)
+    assert init[3] > init[1] > init[0]  # PrivSyn: rho_i grows with cells^(2/3)
+    assert model.info["rounds"] and model.private is False  # seeded noise
+    for r in model.info["rounds"]:
+        assert {"clique", "parts", "rho_m", "sigma_m"} <= set(r)
+        assert r["sigma_m"] == pytest.approx((2 * r["rho_m"]) ** -0.5, rel=1e-9)
+
+
+def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):
+    eng, _, model, plans, rules = dp_fit
+    steps = [s for s, _ in eng.calls]
+    assert set(steps) <= set(DATA_STEPS) and None not in steps
+    assert steps[0] == "init" and all(len(cl) == 1 for cl in eng.calls[0][1])
+    rounds = model.info["rounds"]
+    assert steps[1:] == ["select", "contribution", "measure"] * len(rounds)
+    for i, r in enumerate(rounds):
+        chosen = tuple(r["clique"])
+        assert eng.calls[2 + 3 * i][1] == [chosen] and eng.calls[3 + 3 * i][1] == [chosen]
+    assert len(plans) == len(rounds)
+    # the plan's inputs are model marginals (floats summing to the model total), not counts
+    assert all(abs(v.sum() - model.info["estimated_total"]) < 1e-6 * v.sum() for p in plans for v in p.values())
+    for fn in (ppsyn.public_plan, ppsyn.budget_rule, ppsyn.round_budgets, ppsyn.one_way_budgets, paper_stop,
+               plan_reference):
+        assert not {"engine", "data", "x", "counts"} & set(inspect.signature(fn).parameters)
+
+
+def test_dp_beats_the_independent_baseline(dp_fit):
+    eng, _, model, _, _ = dp_fit
+    real = eng.inner
+    n = real.total()
+    mm = ModelMarginals(model.model)
+    attrs = list(real.domain.attributes)
+    err, base = [], []
+    for i, a in enumerate(attrs):
+        for b in attrs[i + 1:]:
+            x = real.marginal((a, b)).ravel() / n
+            mu = mm((a, b))
+            indep = np.multiply.outer(real.marginal((a,)), real.marginal((b,))).ravel() / n / n
+            err.append(np.abs(x - mu / mu.sum()).sum())
+            base.append(np.abs(x - indep).sum())
+    assert np.mean(err) < 0.9 * np.mean(base)
+
+
+def test_round_budgets_and_budget_rule():
+    b = ppsyn.round_budgets(1.0, 0.01, 0.005, 0.08)
+    assert not b.final and (b.rho_sel, b.rho_c, b.rho_plan) == (0.01, 0.005, 0.08)
+    b = ppsyn.round_budgets(0.1, 0.01, 0.005, 0.08)
+    assert b.final and (b.rho_sel, b.rho_c, b.rho_plan) == pytest.approx((0.01, 0.005, 0.085))
+    assert ppsyn.round_budgets(1.0, 0.01, 0.005, 0.08, last=True).final  # round 10 T
+    v = np.array([[50.0, 1.0, 0.0], [2.0, 40.0, 3.0]])
+    plan = ppsyn.public_plan({("a", "b"): v}, 0.01, 4096)[("a", "b")]
+    k, rho = ppsyn.budget_rule(plan, 200.0, 0.7, 0.01, cap=1.0)
+    assert (k, rho) == paper_stop(plan.path, 200.0, 0.7) and rho < 0.01
+    assert ppsyn.budget_rule(plan, 200.0, 0.7, 0.01, cap=1.0, floor=True) == (plan.k_ref, 0.01)
+    assert ppsyn.budget_rule(plan, 0.0, 0.7, 0.01, cap=0.004) == (plan.k_ref, 0.004)  # rho = inf -> plan, capped
+    assert ppsyn.one_way_budgets([8, 1], 0.3) == pytest.approx([0.24, 0.06])
+
+
+# -- paper mode -----------------------------------------------------------------------------------------
+
+def test_paper_mode_warns_and_is_labelled_unsafe():
+    eng = chain_engine(n=2000)
+    acc = Accountant.from_epsilon_delta(2.0, 1e-9)
+    with pytest.warns(UnsafeMechanismWarning, match="NOT differentially private"):
+        model = PPSyn(mode="paper", workload_k=2, rounds=1, iters=100, max_model_size=1.0).fit(
+            eng, acc, SeededNoise(0, quiet=True))
+    exact_spend(acc)
+    assert model.private is False and model.params["unsafe"] is True and model.mechanism == "ppsyn-paper"
+    assert all(e.label.startswith("UNSAFE-paper/") and e.private is False and e.details["note"] == PAPER_NOTE
+               for e in acc.ledger)
+    assert model.ledger["summary"]["private"] is False
+    assert model.info["rounds"] and len(model.info["rounds"]) <= 10  # max_rounds = 10 T
