@@ -204,6 +204,15 @@ def test_dp_spends_exactly_its_budget(dp_fit):
         assert r["sigma_m"] == pytest.approx((2 * r["rho_m"]) ** -0.5, rel=1e-9)
 
 
+def test_dp_model_saves_and_loads(dp_fit, tmp_path):
+    from privsample.synth.model import SynthModel
+
+    _, _, model, _, _ = dp_fit
+    back = SynthModel.load(model.save(tmp_path / "ppsyn.zip"))
+    assert back.mechanism == "ppsyn" and back.params["mode"] == "dp" and back.info["rounds"] == model.info["rounds"]
+    assert sum(back.sample(50, np.random.default_rng(0))["a"] >= 0) == 50
+
+
 def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):
     eng, _, model, plans, rules = dp_fit
     steps = [s for s, _ in eng.calls]

@@ -31,7 +31,10 @@ with rho = everything the accountant has left. Proof sketch:
   composition of zCDP under a privacy filter (Feldman & Zrnic 2021; Whitehouse et al. 2023) gives
   rho-zCDP overall. Estimation (Private-PGM) and sampling are post-processing.
 Known deviation (note 4.3): RE is that of the *model* marginal, so the paper's "error ≤ ηC" target
-is only approximate.
+is only approximate. In practice RE^pub is small wherever the model is wrong, so the rule often asks
+for a coarse partition and a tiny rho_m (1e-7..1e-5 of a rho of 0.015 on Adult), and many rounds spend
+mostly rho_sel + rho_c. ``budget_floor=True`` (off by default, not in the note) measures the planned
+partition at rho_ref whenever the rule asks for less; it is a public rule, so the proof is unchanged.
 
 ``mode="paper"``: the published Algorithms 1–4 as decoded in note 4.1, for replication only. It is
 NOT differentially private (note 4.2):
