@@ -18,32 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
+from common import RESULTS, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
 
 # The published MST design measured on this machine (issue 2), for context only.
 PUBLISHED = {1.0: {"err3": 0.288, "err2": 0.145, "wall": 80.0, "rss_mb": 2.8 * 1024},
              0.1: {"err3": 0.495, "err2": 0.291, "wall": 114.0, "rss_mb": 2.3 * 1024}}
-
-
-def load_discretised(name: str = "adult"):
-    import pandas as pd
-
-    from privsample.marginals import NumpyEngine
-    from privsample.synth import pgm
-
-    dom = json.loads((DATA / f"{name}-domain.json").read_text())
-    df = pd.read_csv(DATA / f"{name}.csv")
-    domain = pgm.Domain(list(dom), [int(v) for v in dom.values()])
-    return NumpyEngine({a: df[a].to_numpy() for a in dom}, domain)
 
 
 def worker(epsilon: float, seed: int, variant: str, iters: int) -> dict:
@@ -61,30 +42,21 @@ def worker(epsilon: float, seed: int, variant: str, iters: int) -> dict:
     model = MST(iters=iters, select_fit=select_fit).fit(eng, acc, SeededNoise(seed, quiet=True))
     codes = model.sample(rng=np.random.default_rng(seed))
     fit_s = time.perf_counter() - t1
-    import psutil
-
-    wall = time.time() - psutil.Process().create_time()  # interpreter + imports + JAX + fit + sample
-    rss_fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # peak of the mechanism run
+    wall = process_wall_s()  # interpreter + imports + JAX + fit + sample
+    rss_fit = peak_rss_mb()  # peak of the mechanism run
     syn = NumpyEngine(codes, eng.domain)
     attrs = list(eng.domain.attributes)
     err2 = workload_error(eng, syn, all_cliques(attrs, 2))
     err3 = workload_error(eng, syn, all_cliques(attrs, 3))
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     return {"variant": variant, "epsilon": epsilon, "seed": seed, "err2": err2, "err3": err3,
             "fit_s": fit_s, "wall_s": wall, "rss_mb": rss_fit, "rss_with_eval_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
             "estimate_s": model.info["timings"]["estimate"]}
 
 
 def run_one(epsilon: float, seed: int, variant: str, iters: int) -> dict:
-    t0 = time.perf_counter()
-    cmd = [sys.executable, __file__, "--worker", "--epsilon", str(epsilon), "--seed", str(seed),
-           "--variant", variant, "--iters", str(iters)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr[-2000:])
-    row = json.loads(p.stdout.strip().splitlines()[-1])
-    row["process_s"] = time.perf_counter() - t0  # everything, evaluation included
-    return row
+    return run_worker(__file__, ["--epsilon", str(epsilon), "--seed", str(seed), "--variant", variant,
+                                 "--iters", str(iters)])
 
 
 def main() -> None:
@@ -113,12 +85,7 @@ def main() -> None:
                 print(f"eps={eps:g} seed={seed} {variant:9s} 2-way {r['err2']:.4f} 3-way {r['err3']:.4f} "
                       f"wall {r['wall_s']:.1f}s fit {r['fit_s']:.1f}s peak {r['rss_mb']:.0f} MB "
                       f"(with evaluation {r['rss_with_eval_mb']:.0f} MB)", flush=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    keys = list(rows[0])
-    with open(RESULTS / "mst_adult.csv", "w") as f:
-        f.write(",".join(keys) + "\n")
-        for r in rows:
-            f.write(",".join(str(r[k]) for k in keys) + "\n")
+    write_csv(RESULTS / "mst_adult.csv", rows)
     lines = ["# MST on discretised Adult (delta = 1e-9)", "",
              f"Seeds per variant: {len(seeds)}. Seeded noise (NOT private) for reproducibility. Machine: 2 cores.",
              "Errors: mean L1 between normalised marginals (0-2), all 91 pairs / all 364 triples.",

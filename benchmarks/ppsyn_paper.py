@@ -2,13 +2,17 @@
 
 Datasets: ADULT and BR2000 (discretised, ../shared/data). LOANS is not available here (its CSV is
 missing from every stored snapshot), so it is left out.
-Mechanisms: PPSyn-DP (`ppsyn`), PPSyn as published (`ppsyn-paper`, NOT private), AIM, MST.
+Mechanisms: PPSyn-DP (`ppsyn`, the annealed schedule), PPSyn-DP with note 4.3's schedule
+(`ppsyn-note`, eta sweep only), PPSyn as published (`ppsyn-paper`, NOT private), AIM, MST. AIM and
+PPSyn get the evaluation workload as their workload, max_model_size 80.
 Metrics: 3-way workload error (the 210-triple workload, mean L1 of normalised marginals, the
 paper's 1/(n|W|) normalisation), 3-D and 5-D range-query MSE, SVM misclassification (5-fold CV,
-PrivMRF protocol). Seeded noise is used for reproducibility: these runs are NOT private.
+PrivMRF protocol; seed s is scored on fold s, so seeds 0-4 together are one 5-fold CV, each fold
+with its own noise). Seeded noise is used for reproducibility: these runs are NOT private.
 
     python benchmarks/ppsyn_paper.py            # quick: ADULT, eps=0.5, seed 0, small iteration counts, 1 SVM fold
     python benchmarks/ppsyn_paper.py --full     # the grid: eps in {0.05,...,2}, seeds 0-4, eta and d sweeps
+    python benchmarks/ppsyn_paper.py --full --seeds 0 --datasets adult   # a slice of the grid
 Each run is a fresh subprocess; rows are appended to benchmarks/results/ppsyn_paper.csv and the
 tables/figures are rebuilt from that file (so an interrupted --full run can be resumed).
 """
@@ -22,7 +26,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,10 +36,11 @@ DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 CSV = RESULTS / "ppsyn_paper.csv"
 MECHANISMS = ("ppsyn", "ppsyn-paper", "aim", "mst")
+ALL_MECHANISMS = MECHANISMS + ("ppsyn-note",)
 EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 TARGETS = {"adult": ["income>50K", "sex", "race", "marital-status"]}
 FIELDS = ["dataset", "mechanism", "epsilon", "seed", "eta", "k", "quick", "workload_error", "range3_mse", "range5_mse",
-          "svm_error", "svm_folds", "fit_s", "rss_mb", "rho_spent", "rho_total"]
+          "svm_error", "svm_folds", "svm_fold", "fit_s", "rss_mb", "rho_spent", "rho_total"]
 
 
 def load(name: str):
@@ -72,7 +79,9 @@ def make(mechanism: str, quick: bool, eta: float, k: int, wl):
     opts = {"workload": [(c, 1.0) for c in wl], "max_model_size": 10.0 if quick else 80.0}
     if quick:
         opts["iters"] = 200
-    if mechanism.startswith("ppsyn"):
+    if mechanism == "ppsyn-note":
+        mechanism, opts["schedule"] = "ppsyn", "note"
+    if mechanism == "ppsyn-paper" or opts.get("schedule") == "note":
         opts["eta"] = eta
     return make_synthesizer(mechanism, **opts)
 
@@ -105,10 +114,12 @@ def worker(a) -> dict:
            "range5_mse": range_query_mse(real, syn, range_workload(domain, 5, 37)),
            "fit_s": fit_s, "rss_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
            "svm_error": "", "svm_folds": 0}
-    if a.svm_folds:
+    if a.svm_folds or a.svm_fold >= 0:
         n = len(next(iter(codes.values())))
         errs = []
-        for f, test_idx in enumerate(five_folds(n, seed=0)[: a.svm_folds]):
+        folds = list(enumerate(five_folds(n, seed=0)))
+        folds = [folds[a.svm_fold]] if a.svm_fold >= 0 else folds[: a.svm_folds]
+        for f, test_idx in folds:
             mask = np.ones(n, bool)
             mask[test_idx] = False
             train_eng = Engine({k: v[mask] for k, v in codes.items()}, domain)
@@ -117,13 +128,17 @@ def worker(a) -> dict:
             sc = m.sample(rng=np.random.default_rng(f))
             test = {k: v[test_idx] for k, v in codes.items()}
             errs.append(np.mean([misclassification(sc, test, t) for t in targets(a.dataset, list(domain.attributes))]))
-        row["svm_error"], row["svm_folds"] = float(np.mean(errs)), a.svm_folds
+        row["svm_error"], row["svm_folds"], row["svm_fold"] = float(np.mean(errs)), len(folds), a.svm_fold
     return row
 
 
-def run(args: list[str]) -> dict:
-    p = subprocess.run([sys.executable, __file__, "--worker", *args], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONWARNINGS": "ignore"})
+SINGLE_THREAD = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run(args: list[str], single_thread: bool = False) -> dict:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", **(SINGLE_THREAD if single_thread else {})}
+    p = subprocess.run([sys.executable, __file__, "--worker", *args], capture_output=True, text=True, env=env)
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-3000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -190,7 +205,7 @@ def report() -> None:
             continue
         fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
         for ax, m in zip(axes, ["workload_error", "range3_mse", "range5_mse", "svm_error"]):
-            for mech in MECHANISMS:
+            for mech in ALL_MECHANISMS:
                 pts = {}
                 for r in sub:
                     if r["mechanism"] == mech and r[m] not in ("", None):
@@ -219,33 +234,61 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--svm-folds", type=int, default=1)
+    ap.add_argument("--svm-fold", type=int, default=-1, help="score only this fold (the grid uses fold = seed)")
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--mechanisms", default=",".join(MECHANISMS))
+    ap.add_argument("--seeds", default="0,1,2,3,4")
+    ap.add_argument("--datasets", default="adult,br2000")
+    ap.add_argument("--epsilons", default=",".join(map(str, EPSILONS)))
+    ap.add_argument("--sweeps", default="main,eta,d", help="parts of the full grid to run")
+    ap.add_argument("--report", action="store_true", help="only rebuild tables and figures from the CSV")
+    ap.add_argument("--jobs", type=int, default=1, help="parallel runs (each single-threaded when > 1)")
     a = ap.parse_args()
     if a.worker:
         print(json.dumps(worker(a)))
         return
+    if a.report:
+        report()
+        return
     mechs = a.mechanisms.split(",")
-    if a.full:
-        plan = [(ds, m, e, s, 0.7, 3, 5) for ds in ("adult", "br2000") for e in EPSILONS for s in range(5) for m in mechs]
-        plan += [("adult", m, 0.1, s, eta, 3, 0) for eta in (0.3, 0.4, 0.5, 0.6, 0.8, 0.9, 1.0)
-                 for s in range(5) for m in ("ppsyn", "ppsyn-paper")]
-        plan += [("br2000", m, 0.1, s, 0.7, k, 0) for k in (2, 4, 5) for s in range(5) for m in mechs]
+    seeds = [int(s) for s in a.seeds.split(",")]
+    dsets = a.datasets.split(",")
+    eps_grid = [float(e) for e in a.epsilons.split(",")]
+    sweeps = a.sweeps.split(",")
+    if a.full:  # ordered seed-major, so an interrupted run still covers every setting
+        plan = []
+        for s in seeds:
+            if "main" in sweeps:
+                plan += [(ds, m, e, s, 0.7, 3, s) for ds in dsets for e in eps_grid for m in mechs]
+            if "eta" in sweeps and "adult" in dsets:
+                plan += [("adult", m, 0.1, s, eta, 3, -1) for eta in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+                         for m in ("ppsyn-note", "ppsyn-paper")]
+            if "d" in sweeps and "br2000" in dsets:
+                plan += [("br2000", m, 0.1, s, 0.7, k, -1) for k in (2, 4, 5) for m in mechs]
         quick = False
     else:
-        plan = [("adult", m, 0.5, 0, 0.7, 3, 1) for m in mechs]
+        plan = [("adult", m, 0.5, 0, 0.7, 3, 0) for m in mechs]
         quick = True
-    for ds, m, e, s, eta, k, folds in plan:
-        key = (ds, m, e, s, eta, k, int(quick))
-        if done(key):
-            continue
+    todo = [p for p in plan if not done((p[0], p[1], p[2], p[3], p[4], p[5], int(quick)))]
+    lock = threading.Lock()
+
+    def one(item):
+        ds, m, e, s, eta, k, fold = item
         args = ["--dataset", ds, "--mechanism", m, "--epsilon", str(e), "--seed", str(s), "--eta", str(eta),
-                "--k", str(k), "--svm-folds", str(folds)] + (["--quick"] if quick else [])
+                "--k", str(k), "--svm-folds", "0", "--svm-fold", str(fold)] + (["--quick"] if quick else [])
         t = time.perf_counter()
-        row = run(args)
-        append(row)
-        print(f"{ds} {m} eps={e} seed={s} eta={eta} k={k}: workload {row['workload_error']:.4f} "
-              f"range3 {row['range3_mse']:.2e} svm {row['svm_error']} ({time.perf_counter() - t:.0f}s)", flush=True)
+        try:
+            row = run(args, single_thread=a.jobs > 1)
+        except RuntimeError as exc:  # keep going; the row is simply missing from the CSV
+            print(f"FAILED {item}: {str(exc)[-500:]}", flush=True)
+            return
+        with lock:
+            append(row)
+            print(f"{ds} {m} eps={e} seed={s} eta={eta} k={k}: workload {row['workload_error']:.4f} "
+                  f"range3 {row['range3_mse']:.2e} svm {row['svm_error']} ({time.perf_counter() - t:.0f}s)", flush=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        list(pool.map(one, todo))
     report()
 
 

@@ -127,7 +127,7 @@ def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
 
 
 def method_options(method: str, *, max_memory_mb: float, iters=None, workload=None, max_model_size=None, eta=None,
-                   unsafe_as_published: bool = False) -> dict:
+                   schedule=None, unsafe_as_published: bool = False) -> dict:
     """Keyword options for ``make_synthesizer`` from CLI flags; refuses unsafe/unsupported combinations."""
     if method == "ppsyn-paper" and not unsafe_as_published:
         raise PrivsampleError("--method ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
@@ -142,9 +142,14 @@ def method_options(method: str, *, max_memory_mb: float, iters=None, workload=No
             opts["max_model_size"] = max_model_size
     elif workload is not None or max_model_size is not None:
         raise PrivsampleError(f"--workload/--max-model-size apply to aim and ppsyn, not {method}")
+    if schedule is not None:
+        if method != "ppsyn":
+            raise PrivsampleError(f"--schedule applies to ppsyn, not {method}")
+        opts["schedule"] = schedule
     if eta is not None:
-        if not method.startswith("ppsyn"):
-            raise PrivsampleError(f"--eta applies to ppsyn, not {method}")
+        if method != "ppsyn-paper" and not (method == "ppsyn" and schedule == "note"):
+            raise PrivsampleError("--eta sets the budget rule of 'ppsyn --schedule note' and of ppsyn-paper; "
+                                  f"{method}{' (annealed schedule)' if method == 'ppsyn' else ''} does not use it")
         opts["eta"] = eta
     return opts
 
@@ -155,7 +160,7 @@ def synth(
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write (CSV, or .parquet)."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy budget ε (> 0)."),
     delta: float = typer.Option(1e-9, "--delta", "-d", help="Privacy parameter δ in (0, 1)."),
-    method: str = typer.Option("mst", "--method", "-m", help="Synthesizer: ppsyn | aim | mst "
+    method: str = typer.Option("ppsyn", "--method", "-m", help="Synthesizer: ppsyn | aim | mst "
                                "(ppsyn-paper, the NON-PRIVATE published algorithm, needs --unsafe-as-published)."),
     schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema (YAML/JSON). Without it, "
                                           "the domain is discovered privately with 10% of the budget."),
@@ -170,7 +175,10 @@ def synth(
     workload: Optional[str] = typer.Option(None, "--workload", help="AIM/PPSyn workload: cliques separated by ';', "
                                            "columns by ',' (e.g. 'age,sex;race,income'). Default: all k-way."),
     max_model_size: Optional[float] = typer.Option(None, "--max-model-size", help="AIM/PPSyn model-size limit (MB)."),
-    eta: Optional[float] = typer.Option(None, "--eta", help="PPSyn partition granularity η in (0, 1]."),
+    schedule: Optional[str] = typer.Option(None, "--schedule", help="PPSyn-DP budget schedule: annealed "
+                                           "(default) or note (notes §4.3: noisy contribution and the η rule)."),
+    eta: Optional[float] = typer.Option(None, "--eta", help="PPSyn target error ratio η in (0, 1] "
+                                        "(--schedule note and ppsyn-paper)."),
     unsafe_as_published: bool = typer.Option(False, "--unsafe-as-published", help="Allow --method ppsyn-paper: "
                                               "the published PPSyn, which is NOT differentially private."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or ledger."),
@@ -181,7 +189,8 @@ def synth(
     check_budget(epsilon, delta)
     _warn_seeded(seed)
     opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
-                          max_model_size=max_model_size, eta=eta, unsafe_as_published=unsafe_as_published)
+                          max_model_size=max_model_size, eta=eta, schedule=schedule,
+                          unsafe_as_published=unsafe_as_published)
     t0 = time.perf_counter()
     with _RichProgress(err, enabled=not quiet) as progress:
         res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,

@@ -82,7 +82,7 @@ def make_accountant(epsilon: float, delta: float, schema: Schema | None, schema_
     return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
 
 
-def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DELTA, method: str = "mst",
+def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DELTA, method: str = "ppsyn",
                schema: Schema | str | Path | None = None, rows: int | None = None, seed: int | None = None,
                clip: bool = False, other: bool = False, engine: str = "numpy",
                schema_share: float = DEFAULT_SCHEMA_SHARE, method_options: dict | None = None,

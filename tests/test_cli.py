@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from privsample.cli import main
 
-FAST = ["--iters", "30", "--quiet"]
+FAST = ["--iters", "30", "--quiet", "--method", "mst"]  # the default method (ppsyn) has its own test below
 
 
 def run(argv, capsys=None) -> tuple[int, str]:
@@ -96,7 +96,10 @@ def test_seeded_run_is_marked_not_private(data, tmp_path, capsys):
 
 @pytest.mark.parametrize("case", ["missing_file", "ragged_csv", "empty_table", "header_only", "schema_column_missing",
                                   "unknown_category", "out_of_bounds", "eps_zero", "eps_negative", "delta_one",
-                                  "delta_zero", "too_big", "draft_schema", "bad_schema_file", "missing_value"])
+                                  "delta_zero", "too_big", "draft_schema", "bad_schema_file", "missing_value",
+                                  "workload_unknown_column", "model_size_too_small", "eta_zero", "eta_above_one",
+                                  "eta_with_annealed_schedule", "paper_without_flag", "unknown_method",
+                                  "unknown_schedule"])
 def test_bad_input_exit_2_one_line_nothing_written(case, data, tmp_path, capsys):
     csv, sch = data
     out = tmp_path / "synth.csv"
@@ -139,6 +142,22 @@ def test_bad_input_exit_2_one_line_nothing_written(case, data, tmp_path, capsys)
         sch.write_text(yaml.safe_dump(s))
     elif case == "bad_schema_file":
         sch.write_text("columns: [unclosed\n")
+    elif case == "workload_unknown_column":
+        args += ["--method", "ppsyn", "--workload", "color,size;flag,weight"]
+    elif case == "model_size_too_small":
+        args += ["--method", "aim", "--max-model-size", "1e-9"]
+    elif case == "eta_zero":
+        args += ["--method", "ppsyn", "--schedule", "note", "--eta", "0"]
+    elif case == "eta_above_one":
+        args += ["--method", "ppsyn-paper", "--unsafe-as-published", "--eta", "1.5"]
+    elif case == "eta_with_annealed_schedule":
+        args += ["--method", "ppsyn", "--eta", "0.5"]
+    elif case == "paper_without_flag":
+        args += ["--method", "ppsyn-paper"]
+    elif case == "unknown_method":
+        args += ["--method", "gan"]
+    elif case == "unknown_schedule":
+        args += ["--method", "ppsyn", "--schedule", "fast"]
     code, text = run(args, capsys)
     assert code == 2, text
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
@@ -234,3 +253,18 @@ def test_synth_with_duckdb_engine_on_parquet(data, tmp_path, capsys):
     assert list(pd.read_csv(out).columns) == ["color", "size", "flag"]
     code, text = run(["synth", pq, "-o", tmp_path / "t.csv", "--epsilon", 2, "--engine", "duckdb", *FAST], capsys)
     assert code == 2 and "--schema" in text and not (tmp_path / "t.csv").exists()
+
+
+def test_default_method_is_ppsyn_dp_with_progress_and_ledger(data, tmp_path, capsys):
+    csv, sch = data
+    out, model = tmp_path / "synth.csv", tmp_path / "model.zip"
+    code, text = run(["synth", csv, "-o", out, "--epsilon", 2, "--schema", sch, "--iters", "30",
+                      "--workload", "color,size;size,flag", "--save-model", model], capsys)
+    assert code == 0, text
+    saved = json.loads(__import__("zipfile").ZipFile(model).read("model.json"))
+    assert saved["mechanism"] == "ppsyn" and saved["params"]["mode"] == "dp" and saved["private"] is True
+    labels = [e["label"] for e in saved["ledger"]["entries"]]
+    assert any(lab.startswith("ppsyn/measure/") for lab in labels)
+    assert saved["ledger"]["summary"]["rho_spent"] <= saved["ledger"]["summary"]["rho_total"] * (1 + 1e-12)
+    assert "ppsyn" in text  # the ledger is printed
+    assert len(pd.read_csv(out)) > 0

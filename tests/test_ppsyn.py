@@ -53,12 +53,17 @@ def exact_spend(acc):
     assert float(total) == pytest.approx(acc.rho_total, rel=1e-9)
 
 
-@pytest.fixture(scope="module")
-def dp_fit():
-    synth = PPSyn(workload_k=2, rounds=3, iters=150, max_model_size=1.0)
+ROUND_STEPS = {"note": ["select", "contribution", "measure"], "annealed": ["select", "measure"]}
+
+
+@pytest.fixture(scope="module", params=["annealed", "note"])
+def dp_fit(request):
+    schedule = request.param
+    synth = PPSyn(workload_k=2, rounds=3 if schedule == "note" else 6, iters=150, max_model_size=1.0,
+                  schedule=schedule)
     eng = RecordingEngine(chain_engine(), synth)
     plans, rules = [], []
-    real_plan, real_rule = ppsyn.public_plan, ppsyn.budget_rule
+    real_plan, real_options, real_rule = ppsyn.public_plan, ppsyn.public_options, ppsyn.budget_rule
 
     def plan(marginals, *args, **kw):  # the planner gets model marginals, never the data
         assert synth.data_step is None
@@ -66,6 +71,15 @@ def dp_fit():
         eng.planning = True
         try:
             return real_plan(marginals, *args, **kw)
+        finally:
+            eng.planning = False
+
+    def options(marginals, *args, **kw):
+        assert synth.data_step is None
+        plans.append({cl: np.array(v) for cl, v in marginals.items()})
+        eng.planning = True
+        try:
+            return real_options(marginals, *args, **kw)
         finally:
             eng.planning = False
 
@@ -81,12 +95,13 @@ def dp_fit():
     mp = pytest.MonkeyPatch()
     mp.setattr(ppsyn, "public_plan", plan)
     mp.setattr(ppsyn, "budget_rule", rule)
+    mp.setattr(ppsyn, "public_options", options)
     try:
         acc = Accountant.from_epsilon_delta(2.0, 1e-9)
         model = synth.fit(eng, acc, SeededNoise(0, quiet=True))
     finally:
         mp.undo()
-    return eng, acc, model, plans, rules
+    return eng, acc, model, plans, rules, schedule
 
 
 # -- PartitionQuery ---------------------------------------------------------------------------------
@@ -189,12 +204,13 @@ def test_bad_mode_and_size_are_input_errors():
 # -- PPSyn-DP -------------------------------------------------------------------------------------------
 
 def test_dp_spends_exactly_its_budget(dp_fit):
-    _, acc, model, _, _ = dp_fit
+    _, acc, model, _, _, schedule = dp_fit
     exact_spend(acc)
     kinds = [e.label.split("/")[1] for e in acc.ledger]
     assert kinds[:4] == ["init"] * 4
-    rounds = kinds[4:]
-    assert rounds == ["select", "contribution", "measure"] * (len(rounds) // 3)
+    rounds, per = kinds[4:], ROUND_STEPS[schedule]
+    assert rounds == per * (len(rounds) // len(per)) and len(rounds) == len(per) * len(model.info["rounds"])
+    assert model.params["schedule"] == schedule
     init = [e.rho for e in acc.ledger[:4]]
     assert math.fsum(init) == pytest.approx(0.1 * acc.rho_total, rel=1e-9)
     assert init[3] > init[1] > init[0]  # PrivSyn: rho_i grows with cells^(2/3)
@@ -202,37 +218,45 @@ def test_dp_spends_exactly_its_budget(dp_fit):
     for r in model.info["rounds"]:
         assert {"clique", "parts", "rho_m", "sigma_m"} <= set(r)
         assert r["sigma_m"] == pytest.approx((2 * r["rho_m"]) ** -0.5, rel=1e-9)
+    if schedule == "annealed":  # rho_m is 0.9 * 0.9 rho / T, times 4 per annealing step, until the final round
+        regular = [r["rho_m"] for r in model.info["rounds"] if not r["final"]]
+        assert regular[0] == pytest.approx(0.81 * acc.rho_total / model.params["T"], rel=1e-9)
+        ratios = [b / a for a, b in zip(regular, regular[1:])]
+        assert all(q == pytest.approx(1.0) or q == pytest.approx(4.0) for q in ratios)
+        assert model.info["rounds"][-1]["final"]
 
 
 def test_dp_model_saves_and_loads(dp_fit, tmp_path):
     from privsample.synth.model import SynthModel
 
-    _, _, model, _, _ = dp_fit
+    _, _, model, _, _, _ = dp_fit
     back = SynthModel.load(model.save(tmp_path / "ppsyn.zip"))
     assert back.mechanism == "ppsyn" and back.params["mode"] == "dp" and back.info["rounds"] == model.info["rounds"]
     assert sum(back.sample(50, np.random.default_rng(0))["a"] >= 0) == 50
 
 
 def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):
-    eng, _, model, plans, rules = dp_fit
+    eng, _, model, plans, rules, schedule = dp_fit
     steps = [s for s, _ in eng.calls]
     assert set(steps) <= set(DATA_STEPS) and None not in steps
     assert steps[0] == "init" and all(len(cl) == 1 for cl in eng.calls[0][1])
-    rounds = model.info["rounds"]
-    assert steps[1:] == ["select", "contribution", "measure"] * len(rounds)
+    rounds, per = model.info["rounds"], ROUND_STEPS[schedule]
+    assert steps[1:] == per * len(rounds)
     for i, r in enumerate(rounds):
         chosen = tuple(r["clique"])
-        assert eng.calls[2 + 3 * i][1] == [chosen] and eng.calls[3 + 3 * i][1] == [chosen]
+        for j in range(1, len(per)):  # after selection, only the chosen clique is read
+            assert eng.calls[1 + len(per) * i + j][1] == [chosen]
     assert len(plans) == len(rounds)
+    assert (len(rules) > 0) == (schedule == "note")
     # the plan's inputs are model marginals (floats summing to the model total), not counts
     assert all(abs(v.sum() - model.info["estimated_total"]) < 1e-6 * v.sum() for p in plans for v in p.values())
-    for fn in (ppsyn.public_plan, ppsyn.budget_rule, ppsyn.round_budgets, ppsyn.one_way_budgets, paper_stop,
+    for fn in (ppsyn.public_plan, ppsyn.public_options, ppsyn.budget_rule, ppsyn.round_budgets, ppsyn.one_way_budgets, paper_stop,
                plan_reference):
         assert not {"engine", "data", "x", "counts"} & set(inspect.signature(fn).parameters)
 
 
 def test_dp_beats_the_independent_baseline(dp_fit):
-    eng, _, model, _, _ = dp_fit
+    eng, _, model, _, _, _ = dp_fit
     real = eng.inner
     n = real.total()
     mm = ModelMarginals(model.model)
@@ -277,3 +301,40 @@ def test_paper_mode_warns_and_is_labelled_unsafe():
                for e in acc.ledger)
     assert model.ledger["summary"]["private"] is False
     assert model.info["rounds"] and len(model.info["rounds"]) <= 10  # max_rounds = 10 T
+
+
+# -- annealed schedule: options and the selection quality's sensitivity ------------------------------------
+
+def test_public_options_grow_and_end_with_the_identity():
+    v = np.random.default_rng(1).gamma(0.5, 10.0, size=(6, 7))
+    opts = ppsyn.public_options({("a", "b"): v}, max_parts=4096)[("a", "b")]
+    parts = [o.parts for o in opts]
+    assert parts[0] == 1 and parts[-1] == v.size and parts == sorted(parts)
+    assert np.array_equal(opts[-1].labels, np.arange(v.size))
+    for o in opts:
+        assert o.labels.shape == (v.size,) and set(np.unique(o.labels)) == set(range(o.parts))
+    assert [o.parts for o in ppsyn.public_options({("a",): np.array([5.0])}, 16)[("a",)]] == [1]
+
+
+def test_selection_quality_has_sensitivity_three_and_not_less():
+    """q = C − misfit changes by at most 3 when one record is added (EM run with Δ = 3); the bound is
+    nearly attained, so a mechanism claiming Δ = 1 would be caught."""
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for _ in range(300):
+        n = int(rng.integers(2, 12))
+        x = rng.integers(0, 6, n).astype(float)
+        mu = rng.gamma(0.7, 3.0, n) * rng.integers(0, 2, n)  # some zero model cells
+        parts = int(rng.integers(1, n + 1))
+        labels = np.concatenate([np.arange(parts), rng.integers(0, parts, n - parts)])
+        rng.shuffle(labels)
+        q = np.abs(x - mu).sum() - ppsyn.misfit(x, mu, labels, parts)
+        for i in range(n):
+            y = x.copy()
+            y[i] += 1
+            dm = abs(ppsyn.misfit(y, mu, labels, parts) - ppsyn.misfit(x, mu, labels, parts))
+            assert dm <= 2 + 1e-9
+            dq = abs(np.abs(y - mu).sum() - ppsyn.misfit(y, mu, labels, parts) - q)
+            assert dq <= ppsyn.SELECT_SENSITIVITY + 1e-9
+            worst = max(worst, dq)
+    assert worst > 2.0  # Δ = 1 (the note's bound for C − E with public E) would be wrong here

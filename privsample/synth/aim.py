@@ -30,13 +30,13 @@ from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import exponential_select, gaussian_measure, rho_for_sigma
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, no_progress, refuse_if_too_big
+from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Progress, WorkloadSynthesizer,
+                                   no_progress)
 from privsample.synth.model import SynthModel
-from privsample.synth.selection import (ModelMarginals, candidate_weights, check_workload, default_workload,
-                                        model_size_mb, size_filter)
+from privsample.synth.selection import ModelMarginals, candidate_weights, size_filter
 
 
-class AIM(Synthesizer):
+class AIM(WorkloadSynthesizer):
     """AIM with the reference defaults (2-way workload, max_model_size 80 MB, T = 16 d, alpha = 0.9)."""
 
     name = "aim"
@@ -44,8 +44,11 @@ class AIM(Synthesizer):
     def __init__(self, *, workload: Sequence[tuple[Sequence[str], float]] | None = None, workload_k: int = 2,
                  max_cells: int | None = 10_000, max_model_size: float = 80.0, rounds: int | None = None,
                  iters: int = 1000, round_iters: int | None = None, final_iters: int | None = None,
-                 alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB, clear_caches: bool = True):
-        """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase."""
+                 alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
+                 cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB):
+        """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase.
+        ``cache_limit_mb``: drop JAX's compiled code after a round when the process exceeds this much
+        memory (None: never; 0: after every round), see :func:`pgm.trim_jax_caches`."""
         if not 0 < alpha < 1:
             raise InputError("alpha must be in (0, 1)")
         if max_model_size <= 0:
@@ -60,26 +63,7 @@ class AIM(Synthesizer):
         self.final_iters = int(final_iters) if final_iters else self.iters
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
-        self.clear_caches = bool(clear_caches)
-
-    def _workload(self, domain):
-        wl = self.workload if self.workload is not None else default_workload(domain, self.workload_k, self.max_cells)
-        return check_workload(domain, wl)
-
-    def check_size(self, domain) -> float:
-        """The model never exceeds max_model_size (filter); one-way measurements always fit."""
-        one_way = [(a,) for a in domain.attributes]
-        base = model_size_mb(domain, one_way)
-        if base > self.max_model_size:
-            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone "
-                             f"needs {base:.3g} MB")
-        cands = candidate_weights(self._workload(domain))
-        if not any(model_size_mb(domain, one_way + [cl]) <= self.max_model_size for cl in cands if len(cl) > 1) \
-                and any(len(cl) > 1 for cl in cands):
-            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
-        mb = self.max_model_size * 24 + 64
-        refuse_if_too_big(mb, self.max_memory_mb, "AIM with this max_model_size")
-        return mb
+        self.cache_limit_mb = cache_limit_mb
 
     def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
             progress: Progress = no_progress, *, schema=None) -> SynthModel:
@@ -114,6 +98,7 @@ class AIM(Synthesizer):
         model = pgm.estimate(domain, measurements, known_total=total or 1.0, iters=self.round_iters)
         log = []
         est_seconds = 0.0
+        cache_clears = 0
         t = 0
         terminate = False
         while not terminate:
@@ -153,10 +138,7 @@ class AIM(Synthesizer):
             t_est = time.perf_counter()
             model = pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model)
             est_seconds += time.perf_counter() - t_est
-            if self.clear_caches:  # each round has a new model structure: old executables are dead weight
-                import jax
-
-                jax.clear_caches()
+            cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)
             w = ModelMarginals(model)(cl)
             log.append({"round": t, "clique": list(cl), "sigma": s, "cells": int(domain.size(cl))})
             progress("rounds", step=t, steps=None, accountant=accountant,
@@ -167,7 +149,7 @@ class AIM(Synthesizer):
             if t > 100 * T:  # safety net; never reached with the annealing schedule above
                 break
         info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
-                "estimate_seconds": est_seconds,
+                "estimate_seconds": est_seconds, "cache_clears": cache_clears,
                 "workload_size": len(workload), "T": T}
         return SynthModel(mechanism="aim", domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
                           ledger=accountant.to_dict(), schema=schema,

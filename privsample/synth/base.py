@@ -10,12 +10,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Protocol
 
-from privsample.errors import ResourceLimitError
+from privsample.errors import InputError, ResourceLimitError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
 
 DEFAULT_MAX_MEMORY_MB = 8192.0
+JIT_CACHE_LIMIT_MB = 1536.0  # AIM/PPSyn drop JAX's compiled code between rounds above this RSS
 
 
 class Progress(Protocol):
@@ -48,3 +49,43 @@ def refuse_if_too_big(estimated_mb: float, limit_mb: float, what: str) -> None:
         raise ResourceLimitError(
             f"{what} would need about {estimated_mb:,.0f} MB, above the limit of {limit_mb:,.0f} MB "
             "(coarsen numeric bins or merge categories in the schema, or raise --max-memory-mb); nothing was spent")
+
+
+class WorkloadSynthesizer(Synthesizer):
+    """Adaptive synthesizers driven by a marginal workload under a model-size limit (AIM, PPSyn).
+
+    Subclasses set ``workload``, ``workload_k``, ``max_cells``, ``max_model_size`` and ``max_memory_mb``.
+    """
+
+    workload = None
+    workload_k = 2
+    max_cells: int | None = 10_000
+    max_model_size = 80.0
+    max_memory_mb = DEFAULT_MAX_MEMORY_MB
+
+    def _workload(self, domain):
+        from privsample.synth.selection import check_workload, default_workload
+
+        wl = self.workload if self.workload is not None else default_workload(domain, self.workload_k, self.max_cells)
+        return check_workload(domain, wl)
+
+    def _extra_memory_mb(self, domain, candidates) -> float:
+        return 0.0
+
+    def check_size(self, domain) -> float:
+        """Refuse (before any spend) a max_model_size too small for the one-way model or for every
+        multi-way candidate, or a run whose estimated memory exceeds max_memory_mb."""
+        from privsample.synth.selection import candidate_weights, model_size_mb
+
+        one_way = [(a,) for a in domain.attributes]
+        base = model_size_mb(domain, one_way)
+        if base > self.max_model_size:
+            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone "
+                             f"needs {base:.3g} MB")
+        cands = candidate_weights(self._workload(domain))
+        multi = [cl for cl in cands if len(cl) > 1]
+        if multi and not any(model_size_mb(domain, one_way + [cl]) <= self.max_model_size for cl in multi):
+            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
+        mb = self.max_model_size * 24 + 64 + self._extra_memory_mb(domain, cands)
+        refuse_if_too_big(mb, self.max_memory_mb, f"{self.name.upper()} with this max_model_size")
+        return mb

@@ -63,6 +63,34 @@ def estimate(domain: Domain, measurements: list[LinearMeasurement], *, known_tot
                                                warm_start=warm_start, tol=tol, callback_fn=callback)
 
 
+def current_rss_mb() -> float | None:
+    """Resident set size of this process now (Linux /proc), or None where unavailable."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def trim_jax_caches(limit_mb: float | None) -> bool:
+    """Drop JAX's compiled executables if the process holds more than ``limit_mb`` (True if it did).
+
+    Every adaptive round (AIM, PPSyn) fits a model with a new clique structure, so executables pile
+    up; clearing them every round costs recompiles of the shared pieces (measured on Adult: 1.7x the
+    time), clearing only above a memory limit keeps both time and peak memory low.
+    """
+    if limit_mb is None:
+        return False
+    rss = current_rss_mb()
+    if rss is None or rss <= limit_mb:
+        return False
+    import jax
+
+    jax.clear_caches()
+    return True
+
+
 def identity_total(measurements: Sequence[tuple[np.ndarray, float]]) -> float:
     """Inverse-variance weighted estimate of N from identity measurements [(noisy counts y, stddev)].
 
@@ -119,4 +147,4 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int) -> dict[str, np
 
 
 __all__ = ["mbi", "Domain", "Factor", "LinearMeasurement", "MarkovRandomField", "configure_jax", "estimate",
-           "identity_total", "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]
+           "identity_total", "current_rss_mb", "trim_jax_caches", "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]

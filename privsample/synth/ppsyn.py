@@ -2,8 +2,36 @@
 
 Spec: notes/ppsyn-aim-mst.md section 4. Two modes:
 
-``mode="dp"`` (default): PPSyn-DP, note 4.3. Guarantee: rho-zCDP under add/remove one record,
-with rho = everything the accountant has left. Proof sketch:
+``mode="dp"`` (default): PPSyn-DP. Guarantee: rho-zCDP under add/remove one record, with rho =
+everything the accountant has left. Two budget schedules share the same private steps:
+
+``schedule="annealed"`` (default; our variant, "a better one you can prove" in issue 3): AIM's
+budget schedule, and the exponential mechanism chooses the partition together with the clique.
+Initialisation as below (0.1 rho). The remaining 0.9 rho is cut into T = 16 d rounds of rho_r, a share
+alpha = 0.9 of which measures (rho_m, sigma_m = (2 rho_m)^(-1/2)) and 0.1 selects (rho_sel). Each round:
+* public: the candidates that keep the model under a size limit growing with the budget spent
+  (AIM's filter); for each, the Alg. 3/4 path of its *model* marginal mu_w and the options
+  P ∈ {P_0, P_1, P_3, P_7, ...} ∪ {identity} (:func:`public_options`; the identity is AIM's measurement);
+* selection (reads D): the EM over all (w, P) pairs with quality
+  q(w, P) = c_w (C_w − misfit_w(P) − sqrt(2/pi) sigma_m |P|), where C_w = ||x_w − mu_w||₁ and
+  misfit_w(P) = ||x_w − R_P(x_w)||₁, R_P spreading each group sum of x_w over its group in the
+  model's proportions (what the fit keeps when only group sums are measured). q estimates how much
+  measuring P reduces the error: the misfit left inside the groups plus the noise, sqrt(2/pi) sigma_m
+  per group. For the identity this is exactly AIM's quality. Sensitivity: adding a record to cell i of
+  group I moves C_w by at most 1 and misfit_w by at most |1 − r_i| + sum_{j≠i} r_j = 2(1 − r_i) ≤ 2
+  (r = the public shares), so Δ = 3 max c_w (SELECT_SENSITIVITY; tested, and the bound is nearly
+  attained). The EM is rho_sel-zCDP. This is where PPSyn's data-dependent partition choice
+  survives, privately: the data pick among public partitions only through the EM;
+* measurement (reads D): the group sums of the chosen partition at sigma_m (L2 sensitivity 1);
+* public: refit; if the model marginal moved less than the expected noise sqrt(2/pi) sigma_m |P|,
+  halve sigma_m and double the selection epsilon (AIM's annealing). When less than two rounds'
+  budget remains, the last round spends exactly what is left (0.1 / 0.9 split).
+There is no contribution release (note 4.3 step 5) and eta is not used: the schedule sets each
+measurement's budget. Costs are chosen from public state and capped by the filter, so the
+adaptive-composition argument below applies unchanged.
+
+``schedule="note"``: note 4.3 exactly (T = d rounds, selection, noisy contribution, eta budget
+rule). Proof sketch (it covers the shared steps of both schedules):
 
 * Initialisation measures the one-way marginal of every attribute of the workload with discrete
   Gaussian noise; attribute i gets rho_i = 0.1 rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's
@@ -68,18 +96,20 @@ from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import (epsilon_for_rho, exponential_select, gaussian_measure, sigma_for_rho)
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, no_progress, refuse_if_too_big
+from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Progress, WorkloadSynthesizer,
+                                   no_progress)
 from privsample.synth.model import SynthModel
 from privsample.synth.partition import (PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums,
                                         plan_reference)
-from privsample.synth.selection import (ModelMarginals, candidate_weights, check_workload, default_workload,
-                                        model_size_mb, size_filter)
+from privsample.synth.selection import ModelMarginals, candidate_weights, size_filter
 
 Clique = tuple[str, ...]
 
 PAPER_NOTE = "NOT PRIVATE: PPSyn as published"
 CONTRIBUTION_GRANULARITY = 1e-3  # g in the C̃ release (module docstring, step 5)
 DATA_STEPS = ("init", "select", "contribution", "measure")
+SCHEDULES = ("annealed", "note")
+SELECT_SENSITIVITY = 3.0  # annealed schedule: |Δ(C_w − misfit_w(P))| ≤ 1 + 2 per unit of workload weight
 
 
 class UnsafeMechanismWarning(UserWarning):
@@ -130,6 +160,45 @@ def public_plan(model_marginals: Mapping[Clique, np.ndarray], rho_plan: float, m
     return out
 
 
+@dataclass
+class Option:
+    """A public measurement option for a clique: a partition of its cells (labels, number of parts)."""
+
+    labels: np.ndarray
+    parts: int
+
+
+def public_options(model_marginals: Mapping[Clique, np.ndarray], max_parts: int) -> dict[Clique, list[Option]]:
+    """Annealed schedule, from model marginals only: for every clique, the partitions P_k of its
+    Alg. 3/4 path at k = 0, 1, 3, 7, ... (about doubling |P| each time, up to ``max_parts`` parts)
+    and the identity partition (every cell its own group: AIM's measurement)."""
+    out = {}
+    for cl, v in model_marginals.items():
+        n = int(np.size(v))
+        opts = []
+        if n > 1:
+            path = partition_path(v, max_parts=max_parts)
+            k = 0
+            while path.has(k) and path.parts(k) < min(n, max_parts + 1):
+                opts.append(Option(path.labels(k), path.parts(k)))
+                k = 2 * k + 1
+        opts.append(Option(np.arange(n, dtype=np.int64), n))
+        out[cl] = opts
+    return out
+
+
+def misfit(x: np.ndarray, mu: np.ndarray, labels: np.ndarray, parts: int) -> float:
+    """||x − R_P(x; mu)||₁ where R_P spreads each group sum of x over the group in the model's proportions
+    (what the fit keeps within a group when only the group sums are measured). One record changes it by
+    at most 2 (module docstring)."""
+    x, mu = np.asarray(x, dtype=float).ravel(), np.asarray(mu, dtype=float).ravel()
+    xs = np.bincount(labels, weights=x, minlength=parts)
+    ms = np.bincount(labels, weights=mu, minlength=parts)
+    size = np.bincount(labels, minlength=parts)
+    share = np.where(ms[labels] > 0, mu / np.where(ms[labels] > 0, ms[labels], 1.0), 1.0 / size[labels])
+    return float(np.abs(x - xs[labels] * share).sum())
+
+
 def budget_rule(plan: Plan, c_tilde: float, eta: float, rho_ref: float, cap: float,
                 floor: bool = False) -> tuple[int, float]:
     """Note 4.3 step 6 (post-processing of the public plan and C̃): (path index, rho_m ≤ cap).
@@ -169,14 +238,15 @@ class _Spender:
                            dict(cells=int(np.size(counts)), sensitivity=sensitivity, **details))
         return self.noise.gaussian(counts, sigma), sigma
 
-    def select(self, scores: np.ndarray, rho: float, label: str, *, measured: str = "clique", **details) -> int:
+    def select(self, scores: np.ndarray, rho: float, label: str, *, sensitivity: float = 1.0, measured: str = "clique",
+               **details) -> int:
         if not self.unsafe:
-            return exponential_select(self.accountant, self.noise, scores, rho, self.prefix + label, sensitivity=1.0,
-                                      measured=measured, **details)
+            return exponential_select(self.accountant, self.noise, scores, rho, self.prefix + label,
+                                      sensitivity=sensitivity, measured=measured, **details)
         eps = epsilon_for_rho(rho)
-        self._unsafe_spend(rho, label, "exponential", measured, 2.0 / eps,
-                           dict(candidates=int(np.size(scores)), sensitivity=1.0, **details))
-        return self.noise.exponential(scores, eps, 1.0)
+        self._unsafe_spend(rho, label, "exponential", measured, 2.0 * sensitivity / eps,
+                           dict(candidates=int(np.size(scores)), sensitivity=sensitivity, **details))
+        return self.noise.exponential(scores, eps, sensitivity)
 
 
 def release_contribution(spender: _Spender, contribution: float, rho_c: float, label: str,
@@ -190,11 +260,13 @@ def release_contribution(spender: _Spender, contribution: float, rho_c: float, l
 
 # -- the synthesizer --------------------------------------------------------------------------------
 
-class PPSyn(Synthesizer):
+class PPSyn(WorkloadSynthesizer):
     """PPSyn: PPSyn-DP by default (rho-zCDP); ``mode="paper"`` replicates the published, non-private algorithm.
 
-    Defaults follow note 4: eta 0.7, 3-way workload (cliques ≤ max_cells cells), T = d rounds,
-    static max_model_size 80 MB, at most 10T rounds, Alg. 4 capped at max_parts parts.
+    Defaults: 3-way workload (cliques ≤ max_cells cells), max_model_size 80 MB, Alg. 4 capped at
+    max_parts parts, at most 10T rounds. ``schedule="annealed"`` (default): T = 16 d, alpha 0.9, size
+    filter growing with the budget spent; ``schedule="note"`` and paper mode: note 4 (eta 0.7, T = d,
+    static size filter).
     """
 
     name = "ppsyn"
@@ -203,10 +275,15 @@ class PPSyn(Synthesizer):
                  workload_k: int = 3, max_cells: int | None = 10_000, max_model_size: float = 80.0,
                  rounds: int | None = None, iters: int = 1000, round_iters: int | None = None,
                  final_iters: int | None = None, max_parts: int = 4096, budget_floor: bool = False,
-                 max_memory_mb: float = DEFAULT_MAX_MEMORY_MB):
+                 schedule: str = "annealed", alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
+                 cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB):
         """``budget_floor=True`` departs from note 4.3: see :func:`budget_rule` (still rho-zCDP: public rule)."""
         if mode not in ("dp", "paper"):
             raise InputError(f"PPSyn mode must be 'dp' or 'paper', got {mode!r}")
+        if schedule not in SCHEDULES:
+            raise InputError(f"PPSyn schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+        if not 0 < alpha < 1:
+            raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
         if not (isinstance(eta, (int, float)) and 0 < eta <= 1):
             raise InputError(f"eta must be in (0, 1], got {eta!r}")
         if max_model_size <= 0:
@@ -229,28 +306,15 @@ class PPSyn(Synthesizer):
         self.final_iters = int(final_iters) if final_iters else self.iters
         self.max_parts = int(max_parts)
         self.budget_floor = bool(budget_floor)
+        self.schedule = schedule
+        self.cache_limit_mb = cache_limit_mb
+        self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
         self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
 
-    def _workload(self, domain):
-        wl = self.workload if self.workload is not None else default_workload(domain, self.workload_k, self.max_cells)
-        return check_workload(domain, wl)
-
-    def check_size(self, domain) -> float:
-        """The model never exceeds max_model_size (static filter); one-way measurements always fit."""
-        one_way = [(a,) for a in domain.attributes]
-        base = model_size_mb(domain, one_way)
-        if base > self.max_model_size:
-            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone "
-                             f"needs {base:.3g} MB")
-        cands = candidate_weights(self._workload(domain))
-        multi = [cl for cl in cands if len(cl) > 1]
-        if multi and not any(model_size_mb(domain, one_way + [cl]) <= self.max_model_size for cl in multi):
-            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
-        biggest = max((domain.size(cl) for cl in cands), default=1)
-        mb = self.max_model_size * 24 + 64 + 40 * biggest * len(cands) / 2**20  # estimation + cached paths
-        refuse_if_too_big(mb, self.max_memory_mb, "PPSyn with this max_model_size")
-        return mb
+    def _extra_memory_mb(self, domain, candidates) -> float:
+        biggest = max((domain.size(cl) for cl in candidates), default=1)
+        return 40 * biggest * len(candidates) / 2**20  # cached partition paths
 
     @contextmanager
     def _reading(self, step: str):
@@ -283,8 +347,10 @@ class PPSyn(Synthesizer):
                           UnsafeMechanismWarning, stacklevel=2)
         t_start = time.perf_counter()
         workload = self._workload(domain)
-        candidates = list(candidate_weights(workload))
-        T = int(self.rounds or d)
+        self._weights = candidate_weights(workload)
+        candidates = list(self._weights)
+        annealed = not unsafe and self.schedule == "annealed"
+        T = int(self.rounds or (16 * d if annealed else d))
         spender = _Spender(accountant, noise, unsafe)
 
         # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn split of 0.1 rho.
@@ -304,10 +370,11 @@ class PPSyn(Synthesizer):
 
         state = dict(engine=engine, accountant=accountant, spender=spender, progress=progress, domain=domain,
                      candidates=candidates, measurements=measurements, total=total, T=T, rho=rho)
-        runner = self._rounds_paper if unsafe else self._rounds_dp
+        runner = self._rounds_paper if unsafe else (self._rounds_annealed if annealed else self._rounds_dp)
         model, log = runner(model, **state)
 
-        params = {"mode": self.mode, "eta": self.eta, "T": T, "max_rounds": 10 * T,
+        params = {"mode": self.mode, "schedule": "paper" if unsafe else self.schedule, "alpha": self.alpha,
+                  "eta": self.eta, "T": T, "max_rounds": 10 * T,
                   "max_model_size": self.max_model_size, "max_parts": self.max_parts, "budget_floor": self.budget_floor,
                   "round_iters": self.round_iters, "final_iters": self.final_iters,
                   "workload_k": self.workload_k, "max_cells": self.max_cells}
@@ -327,11 +394,16 @@ class PPSyn(Synthesizer):
 
     def _refit(self, domain, model, measurements, total, final):
         iters = self.final_iters if final else self.round_iters
-        return pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model)
+        model = pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model)
+        pgm.trim_jax_caches(self.cache_limit_mb)
+        return model
 
     def _measure(self, engine, spender, clique, path, k, rho_m, t):
         """Q·x for partition P_k of the clique's path with noise (2 rho_m)^(-1/2) (note 4.3 step 7)."""
-        labels, parts = path.labels(k), path.parts(k)
+        return self._measure_partition(engine, spender, clique, path.labels(k), path.parts(k), rho_m, t)
+
+    def _measure_partition(self, engine, spender, clique, labels, parts, rho_m, t):
+        """The group sums of the clique's marginal (L2 sensitivity 1) with noise (2 rho_m)^(-1/2)."""
         x = self._read(engine, [clique], "measure")[clique]
         sums = np.rint(partition_sums(x, labels, parts)).astype(np.int64)
         y, sigma = spender.gaussian(sums, rho_m, f"measure/{t}", measured=",".join(clique), parts=int(parts))
@@ -342,6 +414,54 @@ class PPSyn(Synthesizer):
                     "rho_m": float(rho_m), "sigma_m": float(sigma), **extra})
         progress("rounds", step=t, accountant=accountant,
                  message=f"{','.join(clique)} |P|={parts} ρ={rho_m:.3g}")
+
+    # -- PPSyn-DP, annealed schedule (the default) ------------------------------------------------------
+    def _rounds_annealed(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
+                         total, T, rho):
+        """AIM's budget schedule; the EM picks a (clique, partition) pair (module docstring, "annealed")."""
+        weights = self._weights
+        rho_round = (rho - accountant.spent) / T if accountant.spent < rho else 0.0
+        rho_m, rho_sel = self.alpha * rho_round, (1 - self.alpha) * rho_round
+        log = []
+        t = 0
+        final = False
+        while not final:
+            t += 1
+            remaining = accountant.remaining
+            if remaining <= 1e-12 * rho:
+                break
+            if remaining < 2 * (rho_m + rho_sel) or t >= 10 * T:
+                final = True
+                rho_sel, rho_m = (1 - self.alpha) * remaining, self.alpha * remaining
+            sigma = sigma_for_rho(rho_m)
+            spent_after = accountant.spent + rho_m + rho_sel
+            size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
+            small = size_filter(domain, model.cliques, candidates, size_limit) or \
+                [cl for cl in candidates if len(cl) == 1] or candidates
+            marg = ModelMarginals(model)
+            mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
+            options = public_options(mu, self.max_parts)                               # public
+            pairs = [(cl, o) for cl in small for o in options[cl]]
+            noise_err = math.sqrt(2 / math.pi) * sigma
+
+            x = self._read(engine, small, "select")                                   # reads D
+            contrib = {cl: float(np.abs(x[cl] - mu[cl]).sum()) for cl in small}
+            quality = np.array([weights[cl] * (contrib[cl] - misfit(x[cl], mu[cl], o.labels, o.parts)
+                                               - noise_err * o.parts) for cl, o in pairs])
+            c_max = max(weights[cl] for cl in small)
+            idx = spender.select(quality, rho_sel, f"select/{t}", sensitivity=SELECT_SENSITIVITY * (c_max or 1.0))
+            cl, opt = pairs[idx]
+            if final:
+                rho_m = accountant.remaining  # spend exactly what is left
+            labels, parts, y, sigma = self._measure_partition(engine, spender, cl, opt.labels, opt.parts, rho_m, t)
+            measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
+            model = self._refit(domain, model, measurements, total, final)
+            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
+            if not final:
+                after = ModelMarginals(model)(cl)
+                if np.abs(after - mu[cl].ravel()).sum() <= math.sqrt(2 / math.pi) * sigma * parts:
+                    rho_m, rho_sel = 4 * rho_m, 4 * rho_sel  # anneal: sigma / 2, eps_sel * 2
+        return model, log
 
     # -- PPSyn-DP (note 4.3) -----------------------------------------------------------------------------
     def _rounds_dp(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
@@ -431,5 +551,6 @@ class PPSyn(Synthesizer):
         return model, log
 
 
-__all__ = ["PPSyn", "UnsafeMechanismWarning", "PAPER_NOTE", "DATA_STEPS", "one_way_budgets", "RoundBudgets",
-           "round_budgets", "Plan", "public_plan", "budget_rule", "release_contribution"]
+__all__ = ["PPSyn", "UnsafeMechanismWarning", "PAPER_NOTE", "DATA_STEPS", "SCHEDULES", "one_way_budgets",
+           "RoundBudgets", "round_budgets", "Plan", "public_plan", "Option", "public_options", "misfit", "budget_rule",
+           "release_contribution"]
