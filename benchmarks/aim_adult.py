@@ -4,7 +4,7 @@ Settings of the published AIM design: 2-way workload, max_model_size 80 MB, T = 
 1000 estimation iterations per round and at the end; delta = 1e-9. Variants, each in a fresh
 subprocess (peak RSS and JAX start-up per run):
 * ``ours``: privsample's AIM as shipped (JAX's compiled code dropped between rounds once the
-  process holds more than 1.5 GB);
+  process holds more than 2 GB);
 * ``keep-caches``: never drop compiled code; ``clear-every-round``: drop it after every round
   (same-run comparison of the memory/time trade).
 The published design measured on this machine (issue 3: 681 s / 4.6 GB at eps 1; 146 s / 2.9 GB at

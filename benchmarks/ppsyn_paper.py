@@ -40,7 +40,7 @@ ALL_MECHANISMS = MECHANISMS + ("ppsyn-note",)
 EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 TARGETS = {"adult": ["income>50K", "sex", "race", "marital-status"]}
 FIELDS = ["dataset", "mechanism", "epsilon", "seed", "eta", "k", "quick", "workload_error", "range3_mse", "range5_mse",
-          "svm_error", "svm_folds", "svm_fold", "fit_s", "rss_mb", "rho_spent", "rho_total"]
+          "svm_error", "svm_folds", "svm_fold", "fit_s", "estimate_s", "rounds", "model_mb", "rss_mb", "rho_spent", "rho_total"]
 
 
 def load(name: str):
@@ -103,7 +103,10 @@ def worker(a) -> dict:
     wl = workload(domain, a.k)
     t0 = time.perf_counter()
     acc = Accountant.from_epsilon_delta(a.epsilon, 1e-9)
-    model = make(a.mechanism, a.quick, a.eta, a.k, wl).fit(real, acc, SeededNoise(a.seed, quiet=True))
+    synth = make(a.mechanism, a.quick, a.eta, a.k, wl)
+    for key, value in json.loads(a.options).items():  # experiments: override synthesizer settings
+        setattr(synth, key, value)
+    model = synth.fit(real, acc, SeededNoise(a.seed, quiet=True))
     syn_codes = model.sample(rng=np.random.default_rng(a.seed))
     fit_s = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -112,7 +115,8 @@ def worker(a) -> dict:
            "k": a.k, "quick": int(a.quick), "workload_error": workload_error(real, syn, wl),
            "range3_mse": range_query_mse(real, syn, range_workload(domain, 3, 210)),
            "range5_mse": range_query_mse(real, syn, range_workload(domain, 5, 37)),
-           "fit_s": fit_s, "rss_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
+           "fit_s": fit_s, "estimate_s": model.info.get("estimate_seconds", ""), "rounds": len(model.info.get("rounds", [])),
+           "model_mb": model.info.get("model_size_mb", ""), "rss_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
            "svm_error": "", "svm_folds": 0}
     if a.svm_folds or a.svm_fold >= 0:
         n = len(next(iter(codes.values())))
@@ -242,6 +246,7 @@ def main() -> None:
     ap.add_argument("--epsilons", default=",".join(map(str, EPSILONS)))
     ap.add_argument("--sweeps", default="main,eta,d", help="parts of the full grid to run")
     ap.add_argument("--report", action="store_true", help="only rebuild tables and figures from the CSV")
+    ap.add_argument("--options", default="{}", help="worker: JSON of synthesizer attributes to override")
     ap.add_argument("--jobs", type=int, default=1, help="parallel runs (each single-threaded when > 1)")
     a = ap.parse_args()
     if a.worker:

@@ -33,7 +33,7 @@ from privsample.synth import pgm
 from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Progress, WorkloadSynthesizer,
                                    no_progress)
 from privsample.synth.model import SynthModel
-from privsample.synth.selection import ModelMarginals, candidate_weights, size_filter
+from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb, size_filter
 
 
 class AIM(WorkloadSynthesizer):
@@ -150,6 +150,7 @@ class AIM(WorkloadSynthesizer):
                 break
         info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
                 "estimate_seconds": est_seconds, "cache_clears": cache_clears,
+                "model_size_mb": model_size_mb(domain, model.cliques),
                 "workload_size": len(workload), "T": T}
         return SynthModel(mechanism="aim", domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
                           ledger=accountant.to_dict(), schema=schema,

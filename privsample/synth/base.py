@@ -16,7 +16,7 @@ from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
 
 DEFAULT_MAX_MEMORY_MB = 8192.0
-JIT_CACHE_LIMIT_MB = 1536.0  # AIM/PPSyn drop JAX's compiled code between rounds above this RSS
+JIT_CACHE_LIMIT_MB = 2048.0  # AIM/PPSyn drop JAX's compiled code between rounds above this RSS
 
 
 class Progress(Protocol):
