@@ -63,39 +63,26 @@ def dp_fit(request):
                   schedule=schedule)
     eng = RecordingEngine(chain_engine(), synth)
     plans, rules = [], []
-    real_plan, real_options, real_rule = ppsyn.public_plan, ppsyn.public_options, ppsyn.budget_rule
 
-    def plan(marginals, *args, **kw):  # the planner gets model marginals, never the data
-        assert synth.data_step is None
-        plans.append({cl: np.array(v) for cl, v in marginals.items()})
-        eng.planning = True
-        try:
-            return real_plan(marginals, *args, **kw)
-        finally:
-            eng.planning = False
+    def public_only(real, record):
+        """Wrap a planning function: it must run outside the data steps and must not read the engine."""
+        def wrapped(*args, **kw):
+            assert synth.data_step is None
+            record(args)
+            eng.planning = True
+            try:
+                return real(*args, **kw)
+            finally:
+                eng.planning = False
+        return wrapped
 
-    def options(marginals, *args, **kw):
-        assert synth.data_step is None
-        plans.append({cl: np.array(v) for cl, v in marginals.items()})
-        eng.planning = True
-        try:
-            return real_options(marginals, *args, **kw)
-        finally:
-            eng.planning = False
-
-    def rule(*args, **kw):
-        assert synth.data_step is None
-        rules.append(args)
-        eng.planning = True
-        try:
-            return real_rule(*args, **kw)
-        finally:
-            eng.planning = False
+    def record_plan(args):  # the planners get model marginals, never the data
+        plans.append({cl: np.array(v) for cl, v in args[0].items()})
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(ppsyn, "public_plan", plan)
-    mp.setattr(ppsyn, "budget_rule", rule)
-    mp.setattr(ppsyn, "public_options", options)
+    mp.setattr(ppsyn, "public_plan", public_only(ppsyn.public_plan, record_plan))
+    mp.setattr(ppsyn, "public_options", public_only(ppsyn.public_options, record_plan))
+    mp.setattr(ppsyn, "budget_rule", public_only(ppsyn.budget_rule, rules.append))
     try:
         acc = Accountant.from_epsilon_delta(2.0, 1e-9)
         model = synth.fit(eng, acc, SeededNoise(0, quiet=True))
@@ -338,3 +325,11 @@ def test_selection_quality_has_sensitivity_three_and_not_less():
             assert dq <= ppsyn.SELECT_SENSITIVITY + 1e-9
             worst = max(worst, dq)
     assert worst > 2.0  # Δ = 1 (the note's bound for C − E with public E) would be wrong here
+
+
+def test_default_workload_falls_back_to_smaller_cliques_on_large_domains():
+    big = pgm.Domain(["a", "b", "c", "d"], [200, 200, 200, 3])
+    wl = PPSyn()._workload(big)  # no triple within 10^4 cells: the pairs that fit
+    assert wl and all(len(cl) == 2 for cl, _ in wl) and all(big.size(cl) <= 10_000 for cl, _ in wl)
+    huge = pgm.Domain(["a", "b"], [20_000, 20_000])
+    assert [cl for cl, _ in PPSyn()._workload(huge)] == [("a",), ("b",)]

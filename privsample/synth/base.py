@@ -66,8 +66,14 @@ class WorkloadSynthesizer(Synthesizer):
     def _workload(self, domain):
         from privsample.synth.selection import check_workload, default_workload
 
-        wl = self.workload if self.workload is not None else default_workload(domain, self.workload_k, self.max_cells)
-        return check_workload(domain, wl)
+        if self.workload is not None:
+            return check_workload(domain, self.workload)
+        for k in range(min(self.workload_k, len(domain.attributes)), 0, -1):
+            # no k-way clique within max_cells (large domains): fall back to smaller cliques
+            wl = default_workload(domain, k, self.max_cells)
+            if wl:
+                return check_workload(domain, wl)
+        return check_workload(domain, default_workload(domain, 1, None))
 
     def _extra_memory_mb(self, domain, candidates) -> float:
         return 0.0
