@@ -77,7 +77,8 @@ NOT differentially private (note 4.2):
 Paper mode warns, sets ``params["unsafe"] = True`` (so ``SynthModel.private`` is False) and labels
 every ledger entry "UNSAFE-paper/..." with ``private=False`` and a NOT PRIVATE note. Deviations from
 the paper kept for bookkeeping: rho_m is capped by what remains, and the round after which less than
-rho_exp would be left (or round 10T) spends the whole remainder, so the budget is used exactly.
+rho_exp would be left (or round 10T) spends the whole remainder, so the budget is used exactly;
+and a rule value below 1e-9 rho is raised to it (a value of 0 was seen on Adult and would make sigma infinite).
 """
 
 from __future__ import annotations
@@ -554,6 +555,8 @@ class PPSyn(WorkloadSynthesizer):
                 if cl not in paths:
                     paths[cl] = partition_path(x[cl].astype(float), max_parts=self.max_parts)
                 k, r = paper_stop(paths[cl], c, self.eta)
+                if math.isfinite(r):
+                    r = max(r, 1e-9 * rho)  # a rule value of 0 (|P| = 0 or float underflow) would make sigma infinite
                 stops.append((k, r))
                 scores.append(min(c / r, 1e300) if (math.isfinite(r) and c > 0) else 0.0)
             idx = spender.select(np.array(scores), rho_exp, f"select/{t}")
