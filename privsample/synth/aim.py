@@ -33,7 +33,7 @@ from privsample.synth import pgm
 from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Progress, WorkloadSynthesizer,
                                    no_progress)
 from privsample.synth.model import SynthModel
-from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb, size_filter
+from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 
 
 WARM_ROUND_ITERS = 250
@@ -117,9 +117,7 @@ class AIM(WorkloadSynthesizer):
                 terminate = True
             spent_after = accountant.spent + rho_for_sigma(sigma) + rho_sel
             size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
-            small = size_filter(domain, model.cliques, candidates, size_limit)
-            if not small:
-                small = [cl for cl in candidates if len(cl) == 1] or candidates
+            small = self._fitting(domain, model, candidates, size_limit)
             answers = engine.marginals(small)
             marg = ModelMarginals(model)
             est = {cl: marg(cl) for cl in small}

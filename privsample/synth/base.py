@@ -75,6 +75,14 @@ class WorkloadSynthesizer(Synthesizer):
                 return check_workload(domain, wl)
         return check_workload(domain, default_workload(domain, 1, None))
 
+    @staticmethod
+    def _fitting(domain, model, candidates, limit_mb: float):
+        """Candidates that keep the model within ``limit_mb`` (public); one-way ones if none does."""
+        from privsample.synth.selection import size_filter
+
+        return size_filter(domain, model.cliques, candidates, limit_mb) or \
+            [cl for cl in candidates if len(cl) == 1] or list(candidates)
+
     def _extra_memory_mb(self, domain, candidates) -> float:
         return 0.0
 

@@ -103,7 +103,7 @@ from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Pr
 from privsample.synth.model import SynthModel
 from privsample.synth.partition import (PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums,
                                         plan_reference)
-from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb, size_filter
+from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 
 Clique = tuple[str, ...]
 
@@ -396,7 +396,8 @@ class PPSyn(WorkloadSynthesizer):
 
         params = {"mode": self.mode, "schedule": "paper" if unsafe else self.schedule, "alpha": self.alpha,
                   "eta": self.eta, "T": T, "max_rounds": 10 * T,
-                  "max_model_size": self.max_model_size, "max_parts": self.max_parts, "option_parts": self.option_parts, "budget_floor": self.budget_floor,
+                  "max_model_size": self.max_model_size, "max_parts": self.max_parts,
+                  "option_parts": self.option_parts, "budget_floor": self.budget_floor,
                   "round_iters": self.round_iters, "final_iters": self.final_iters,
                   "workload_k": self.workload_k, "max_cells": self.max_cells}
         if unsafe:
@@ -411,8 +412,7 @@ class PPSyn(WorkloadSynthesizer):
 
     # -- shared helpers --------------------------------------------------------------------------------
     def _candidates(self, domain, model, candidates):
-        small = size_filter(domain, model.cliques, candidates, self.max_model_size)
-        return small or [cl for cl in candidates if len(cl) == 1] or candidates
+        return self._fitting(domain, model, candidates, self.max_model_size)  # static filter (note 4.1)
 
     def _refit(self, domain, model, measurements, total, final):
         iters = self.final_iters if final else self.round_iters
@@ -462,8 +462,7 @@ class PPSyn(WorkloadSynthesizer):
             sigma = sigma_for_rho(rho_m)
             spent_after = accountant.spent + rho_m + rho_sel
             size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
-            small = size_filter(domain, model.cliques, candidates, size_limit) or \
-                [cl for cl in candidates if len(cl) == 1] or candidates
+            small = self._fitting(domain, model, candidates, size_limit)
             marg = ModelMarginals(model)
             mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
             options = public_options(mu, min(self.max_parts, self.option_parts), option_cache)  # public
