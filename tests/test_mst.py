@@ -125,3 +125,22 @@ def test_too_big_domain_refused_before_any_spend():
     with pytest.raises(ResourceLimitError):
         MST(max_memory_mb=1024).fit(eng, acc, SeededNoise(0, quiet=True))
     assert acc.spent == 0 and not acc.ledger
+
+
+def test_weighted_simplex_projection_kkt_and_one_cell():
+    """Regression: a single cell holding more than the total looped forever (seen at eps=0.05 on Adult)."""
+    assert weighted_simplex_projection(np.array([43399.0]), np.array([0.0118]), 39066.5) == pytest.approx([39066.5])
+    assert weighted_simplex_projection(np.array([10.0]), np.array([2.0]), 50.0) == pytest.approx([50.0])
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n = int(rng.integers(1, 30))
+        t = rng.normal(0, 100, n) + rng.choice([0, 1000], n)
+        w = rng.uniform(0.01, 5, n)
+        total = float(rng.uniform(1, 5000))
+        mu = weighted_simplex_projection(t, w, total)
+        assert mu.min() >= 0 and mu.sum() == pytest.approx(total)
+        g = w * (mu - t)  # KKT: g = -lam on the support, g >= -lam off it
+        pos = mu > 1e-9 * total
+        lam = -g[pos].mean()
+        assert np.allclose(g[pos], -lam, atol=1e-6 * (1 + abs(lam)))
+        assert np.all(g[~pos] >= -lam - 1e-6 * (1 + abs(lam)))

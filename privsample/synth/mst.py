@@ -55,14 +55,14 @@ def weighted_simplex_projection(t: np.ndarray, w: np.ndarray, total: float) -> n
     """argmin_mu sum_i w_i (mu_i - t_i)^2 s.t. mu >= 0, sum mu = total (bisection on the multiplier)."""
     t = np.asarray(t, float)
     w = np.asarray(w, float)
-    lo, hi = float(np.min(t)) - total - 1.0, float(np.max(t)) + 1.0
+    # mass(lam) = sum max(t - lam / w, 0) is non-increasing in lam; find lam with mass = total.
+    # lo: some cell alone already holds >= total (t_i - lo / w_i >= total); hi: every cell is empty.
+    lo = float(np.min(w * (t - total))) - 1.0
+    hi = max(float(np.max(w * t)), 0.0) + 1.0
 
     def mass(lam: float) -> float:
         return float(np.maximum(t - lam / w, 0.0).sum())
 
-    # mass(lam) is non-increasing in lam; find lam with mass = total.
-    while mass(lo) < total:
-        lo = lo * 2 - 1
     for _ in range(200):
         mid = (lo + hi) / 2
         if mass(mid) > total:
