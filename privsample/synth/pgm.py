@@ -44,13 +44,31 @@ from mbi import CliqueVector, Domain, Factor, LinearMeasurement, MarkovRandomFie
 from mbi import estimation, marginal_oracles  # noqa: E402
 
 
+# NumPy estimation below this many (junction-tree cells x iterations); measured on this machine
+# (benchmarks/numpy_md.py): at 384k cells a NumPy step took 1.8x XLA's, at 48k cells 1.7x, but
+# every new structure costs XLA 3-5 s of compilation.
+NUMPY_MAX_WORK = 1.5e8
+
+
 def estimate(domain: Domain, measurements: list[LinearMeasurement], *, known_total: float, iters: int,
              warm_start: MarkovRandomField | None = None, tol: float | None = None,
-             on_block=None) -> MarkovRandomField:
+             on_block=None, backend: str = "auto") -> MarkovRandomField:
     """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019).
 
     ``on_block(iterations_done)`` is called every ``estimation.CALLBACK_EVERY`` iterations (progress bars).
+    Small fits (junction-tree cells x iterations <= ``NUMPY_MAX_WORK``) run the same algorithm in NumPy
+    (:mod:`privsample.synth.numpy_md`), which compiles nothing: on the adaptive mechanisms' small
+    per-round models JAX spent 99% of the time compiling. ``backend`` forces "numpy" or "jax".
     """
+    from privsample.synth import numpy_md
+
+    if backend not in ("auto", "numpy", "jax"):
+        raise ValueError(f"backend must be auto, numpy or jax, got {backend!r}")
+    if backend != "jax" and tol is None and measurements and numpy_md.supported(measurements):
+        cliques = numpy_md.model_cliques(measurements)
+        if backend == "numpy" or numpy_md.tree_cells(domain, cliques) * int(iters) <= NUMPY_MAX_WORK:
+            return numpy_md.estimate(domain, measurements, known_total=known_total, iters=iters,
+                                     warm_start=warm_start, on_block=on_block)
     callback = None
     if on_block is not None:
         done = [0]
