@@ -4,6 +4,7 @@ data access confined to the three private steps, paper mode flagged unsafe, util
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 from fractions import Fraction
 
@@ -325,6 +326,44 @@ def test_selection_quality_has_sensitivity_three_and_not_less():
             assert dq <= ppsyn.SELECT_SENSITIVITY + 1e-9
             worst = max(worst, dq)
     assert worst > 2.0  # Δ = 1 (the note's bound for C − E with public E) would be wrong here
+
+
+def test_group_quality_has_sensitivity_one_and_it_is_attained():
+    """The default quality G = ||Q_P (x − mu)||₁ moves by at most 1 when one record is added or removed
+    (EM run with Δ = max c_w, as AIM); the bound is attained, so it cannot be tightened."""
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for _ in range(300):
+        n = int(rng.integers(2, 12))
+        x = rng.integers(0, 6, n).astype(float)
+        mu = rng.gamma(0.7, 3.0, n)
+        parts = int(rng.integers(1, n + 1))
+        labels = np.concatenate([np.arange(parts), rng.integers(0, parts, n - parts)])
+        rng.shuffle(labels)
+        opt = ppsyn.Option(labels, parts)
+        g = ppsyn.selection_gain(x, mu, opt)
+        for i in range(n):
+            for step in (1, -1):
+                y = x.copy()
+                y[i] += step
+                d = abs(ppsyn.selection_gain(y, mu, opt) - g)
+                assert d <= ppsyn.QUALITY_SENSITIVITY["group"] + 1e-9
+                worst = max(worst, d)
+    assert worst == pytest.approx(1.0)
+    assert ppsyn.QUALITY_SENSITIVITY == {"group": 1.0, "gain": 3.0}
+
+
+def test_annealed_selection_is_calibrated_to_the_quality_sensitivity(dp_fit):
+    """Every EM in the annealed schedule is run with Δ = max c_w of that round's candidates (quality "group")."""
+    eng, acc, model, plans, rules, schedule = dp_fit
+    if schedule != "annealed":
+        pytest.skip("annealed schedule only")
+    weights = set(eng.synth._weights.values())
+    assert weights == set(ppsyn.candidate_weights([(cl, 1.0) for cl in itertools.combinations("abcd", 2)]).values())
+    sel = [e for e in acc.ledger if e.label.startswith("ppsyn/select/")]
+    assert sel and all(e.details["sensitivity"] in weights for e in sel)
+    with pytest.raises(InputError, match="quality"):
+        PPSyn(quality="best")
 
 
 def test_default_workload_falls_back_to_smaller_cliques_on_large_domains():
