@@ -136,12 +136,19 @@ class ModelMarginals:
             g = np.einsum(*ops, [self.attrs.index(a) for a in scope])
             m = g.max()
             factors.append((scope, g / m if m > 0 else g))
-        ops = []
+        # the remaining factors (all over clique attributes), multiplied one at a time and rescaled so the
+        # product of many factors cannot underflow (it did in paper mode, forcing the slow JAX fallback)
+        acc_attrs: list[str] = []
+        out = np.ones(())
         for cl, f in factors:
-            ops += [f, [self.attrs.index(a) for a in cl]]
-        missing = [a for a in clique if not any(a in cl for cl, _ in factors)]
-        out_attrs = [a for a in clique if a not in missing]
-        out = np.einsum(*ops, [self.attrs.index(a) for a in out_attrs]) if ops else np.ones(())
+            scope = [a for a in clique if a in acc_attrs or a in cl]
+            out = np.einsum(out, [self.attrs.index(a) for a in acc_attrs], f, [self.attrs.index(a) for a in cl],
+                            [self.attrs.index(a) for a in scope])
+            m = out.max()
+            out = out / m if m > 0 else out
+            acc_attrs = scope
+        missing = [a for a in clique if a not in acc_attrs]
+        out_attrs = list(acc_attrs)
         for a in missing:  # attributes in no factor are uniform
             out = np.multiply.outer(out, np.ones(sizes[a]))
             out_attrs.append(a)
