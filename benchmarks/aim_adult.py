@@ -17,10 +17,9 @@ Results: benchmarks/results/aim_adult.{csv,md}.
 
 from __future__ import annotations
 
-import argparse
 import json
 
-from common import RESULTS, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
+from common import RESULTS, worker_parser, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
 
 PUBLISHED = {1.0: {"err2": 0.084, "err3": 0.184, "wall": 681.0, "rss_mb": 4.6 * 1024},
              0.1: {"err2": 0.253, "err3": 0.410, "wall": 146.0, "rss_mb": 2.9 * 1024}}
@@ -56,12 +55,7 @@ def worker(epsilon: float, seed: int, variant: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--worker", action="store_true")
-    ap.add_argument("--epsilon", type=float, default=1.0)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--variant", default="ours")
-    ap.add_argument("--epsilons", default="1,0.1")
+    ap = worker_parser()
     ap.add_argument("--variants", default="ours,jax-only")
     args = ap.parse_args()
     if args.worker:

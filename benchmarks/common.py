@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -13,6 +14,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
+
+
+def worker_parser(default_epsilons: str = "1,0.1") -> argparse.ArgumentParser:
+    """Arguments every variant benchmark takes: one run (``--worker --epsilon --seed --variant``) or a grid
+    of ``--epsilons``."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker", action="store_true")
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--variant", default="ours")
+    ap.add_argument("--epsilons", default=default_epsilons)
+    return ap
 
 
 def load_discretised(name: str = "adult"):

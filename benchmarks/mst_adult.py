@@ -16,11 +16,10 @@ Results: benchmarks/results/mst_adult.{csv,md}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
-from common import RESULTS, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
+from common import RESULTS, worker_parser, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
 
 # The published MST design measured on this machine (issue 2), for context only.
 PUBLISHED = {1.0: {"err3": 0.288, "err2": 0.145, "wall": 80.0, "rss_mb": 2.8 * 1024},
@@ -60,14 +59,9 @@ def run_one(epsilon: float, seed: int, variant: str, iters: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--worker", action="store_true")
-    ap.add_argument("--epsilon", type=float, default=1.0)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--variant", default="ours")
+    ap = worker_parser()
     ap.add_argument("--iters", type=int, default=10000)
     ap.add_argument("--full", action="store_true", help="3 seeds per variant (default 1)")
-    ap.add_argument("--epsilons", default="1,0.1")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args.epsilon, args.seed, args.variant, args.iters)))

@@ -36,7 +36,7 @@ def _broadcast(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.nd
     return out.reshape([arr.shape[src.index(a)] if a in src else 1 for a in dst])
 
 
-def _sum_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
+def sum_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
     """Marginalise a table over ``src`` onto ``dst`` (a subset), axes in ``dst``'s order."""
     src = list(src)
     drop = tuple(i for i, a in enumerate(src) if a not in dst)
@@ -98,7 +98,7 @@ class JunctionTree:
             m = b.max()
             p = np.exp(b - m)
             probs[J] = p * (total / p.sum())
-        return {c: _sum_to(probs[self.home[c]], self.home[c], c) for c in self.cliques}
+        return {c: sum_to(probs[self.home[c]], self.home[c], c) for c in self.cliques}
 
 
 @lru_cache(maxsize=64)
@@ -131,7 +131,7 @@ class _Loss:
         loss = 0.0
         g = {c: np.zeros(s) for c, s in self.shape.items()} if grad else None
         for cl, home, y, s, labels, k in self.terms:
-            x = _sum_to(mu[home], home, cl).ravel()
+            x = sum_to(mu[home], home, cl).ravel()
             qx = np.bincount(labels, weights=x, minlength=k) if labels is not None else x
             diff = (qx - y) / s
             loss += 0.5 * float(diff @ diff)

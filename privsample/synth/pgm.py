@@ -45,8 +45,8 @@ from mbi import estimation, marginal_oracles  # noqa: E402
 
 
 # NumPy estimation below this many (junction-tree cells x iterations); measured on this machine
-# (benchmarks/numpy_md.py): at 384k cells a NumPy step took 1.8x XLA's, at 48k cells 1.7x, but
-# every new structure costs XLA 3-5 s of compilation.
+# (benchmarks/numpy_md.py, results/numpy_md.md): a NumPy step costs 1.0-2.3x a compiled XLA step,
+# but every new model structure costs XLA 3-5 s of compilation.
 NUMPY_MAX_WORK = 1.5e8
 
 

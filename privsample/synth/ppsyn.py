@@ -490,7 +490,6 @@ class PPSyn(WorkloadSynthesizer):
             noise_err = math.sqrt(2 / math.pi) * sigma
 
             x = self._read(engine, small, "select")                                   # reads D
-            contrib = {cl: float(np.abs(x[cl] - mu[cl]).sum()) for cl in small}
             gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
             quality = np.array([weights[cl] * (g - noise_err * o.parts) for g, (cl, o) in zip(gain, pairs)])
             c_max = max(weights[cl] for cl in small)

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from privsample.errors import InputError
-from privsample.synth import pgm
+from privsample.synth import numpy_md, pgm
 
 Clique = tuple[str, ...]
 
@@ -105,9 +105,7 @@ class ModelMarginals:
         clique = tuple(clique)
         for mc, vals in self._marg.items():
             if set(clique) <= set(mc):
-                out = vals.sum(axis=tuple(i for i, a in enumerate(mc) if a not in clique))
-                kept = [a for a in mc if a in clique]
-                return np.transpose(out, [kept.index(a) for a in clique]).ravel()
+                return numpy_md.sum_to(vals, mc, clique).ravel()
         out_attrs, out = self._eliminate(clique)
         s = out.sum()
         if not np.isfinite(s) or s <= 0:  # numerical trouble: fall back to exact JAX inference
