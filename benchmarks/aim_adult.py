@@ -39,7 +39,7 @@ def worker(epsilon: float, seed: int, variant: str) -> dict:
     if variant == "jax-only":
         from privsample.synth import pgm
 
-        pgm.NUMPY_MAX_WORK = 0
+        pgm.NUMPY_MAX_ITERS = 0
     limit = {"keep-caches": None, "clear-every-round": 0.0}.get(variant, JIT_CACHE_LIMIT_MB)
     extra = {"iters-1000": {"round_iters": 1000}}.get(variant, {})
     model = AIM(cache_limit_mb=limit, **extra).fit(eng, acc, SeededNoise(seed, quiet=True))

@@ -372,3 +372,11 @@ def test_default_workload_falls_back_to_smaller_cliques_on_large_domains():
     assert wl and all(len(cl) == 2 for cl, _ in wl) and all(big.size(cl) <= 10_000 for cl, _ in wl)
     huge = pgm.Domain(["a", "b"], [20_000, 20_000])
     assert [cl for cl, _ in PPSyn()._workload(huge)] == [("a",), ("b",)]
+
+
+def test_annealed_refits_start_from_the_optimistic_step():
+    """The annealed schedule refits with Armijo from a larger first step (post-processing; see numpy_md);
+    the note schedule and paper mode keep mbi's step."""
+    assert PPSyn().optimistic_step is True
+    assert PPSyn(schedule="note").optimistic_step is False
+    assert PPSyn(mode="paper").optimistic_step is False

@@ -69,6 +69,7 @@ class AIM(WorkloadSynthesizer):
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
         self.cache_limit_mb = cache_limit_mb
+        self.optimistic_step = False  # experiments: see numpy_md.optimistic_lipschitz (reference: off)
 
     def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
             progress: Progress = no_progress, *, schema=None) -> SynthModel:
@@ -139,7 +140,8 @@ class AIM(WorkloadSynthesizer):
             z = est[cl]
             iters = self.final_iters if terminate else self.round_iters
             t_est = time.perf_counter()
-            model = pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model)
+            model = pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model,
+                                 optimistic_step=self.optimistic_step)
             est_seconds += time.perf_counter() - t_est
             cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)
             w = ModelMarginals(model)(cl)

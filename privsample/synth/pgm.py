@@ -44,31 +44,33 @@ from mbi import CliqueVector, Domain, Factor, LinearMeasurement, MarkovRandomFie
 from mbi import estimation, marginal_oracles  # noqa: E402
 
 
-# NumPy estimation below this many (junction-tree cells x iterations); measured on this machine
-# (benchmarks/numpy_md.py, results/numpy_md.md): a NumPy step costs 1.0-2.3x a compiled XLA step,
-# but every new model structure costs XLA 3-5 s of compilation.
-NUMPY_MAX_WORK = 1.5e8
+# NumPy estimation for fits of at most this many iterations (benchmarks/numpy_md.py, results/numpy_md.md,
+# one run): a NumPy step costs about 1 ms more than a compiled XLA step (2.3x at 6k junction-tree cells,
+# 1.0x at 2M cells), while every new model structure costs XLA 2-7 s of compilation; so NumPy wins
+# below roughly 2,000-5,000 iterations at any size. The adaptive mechanisms' rounds (250) and final
+# fits (1000) run in NumPy; MST's long single fit (>= 3000) stays in JAX.
+NUMPY_MAX_ITERS = 2000
 
 
 def estimate(domain: Domain, measurements: list[LinearMeasurement], *, known_total: float, iters: int,
              warm_start: MarkovRandomField | None = None, tol: float | None = None,
-             on_block=None, backend: str = "auto") -> MarkovRandomField:
+             on_block=None, backend: str = "auto", optimistic_step: bool = False) -> MarkovRandomField:
     """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019).
 
     ``on_block(iterations_done)`` is called every ``estimation.CALLBACK_EVERY`` iterations (progress bars).
-    Small fits (junction-tree cells x iterations <= ``NUMPY_MAX_WORK``) run the same algorithm in NumPy
+    Fits of at most ``NUMPY_MAX_ITERS`` iterations run the same algorithm in NumPy
     (:mod:`privsample.synth.numpy_md`), which compiles nothing: on the adaptive mechanisms' small
     per-round models JAX spent 99% of the time compiling. ``backend`` forces "numpy" or "jax".
+    ``optimistic_step`` (NumPy path only): a larger first step, see :func:`numpy_md.optimistic_lipschitz`.
     """
     from privsample.synth import numpy_md
 
     if backend not in ("auto", "numpy", "jax"):
         raise ValueError(f"backend must be auto, numpy or jax, got {backend!r}")
     if backend != "jax" and tol is None and measurements and numpy_md.supported(measurements):
-        cliques = numpy_md.model_cliques(measurements)
-        if backend == "numpy" or numpy_md.tree_cells(domain, cliques) * int(iters) <= NUMPY_MAX_WORK:
+        if backend == "numpy" or int(iters) <= NUMPY_MAX_ITERS:
             return numpy_md.estimate(domain, measurements, known_total=known_total, iters=iters,
-                                     warm_start=warm_start, on_block=on_block)
+                                     warm_start=warm_start, on_block=on_block, optimistic_step=optimistic_step)
     callback = None
     if on_block is not None:
         done = [0]
