@@ -85,3 +85,17 @@ def test_optimistic_step_reaches_the_same_optimum_faster():
     slow = _loss(pgm.estimate(dom, ms, iters=100, **kw), ms) - best
     fast = _loss(pgm.estimate(dom, ms, iters=100, optimistic_step=True, **kw), ms) - best
     assert fast < 0.1 * slow
+
+
+def test_linear_and_log_space_message_passing_agree():
+    dom, ms = _problem(3)
+    tree = numpy_md.JunctionTree(dom, numpy_md.model_cliques(ms))
+    rng = np.random.default_rng(4)
+    for scale in (1.0, 50.0):
+        theta = {c: rng.normal(0, scale, tree.shape[c]) for c in tree.cliques}
+        init = {J: np.zeros(tree.shape[J]) for J in tree.supers}
+        for c in tree.cliques:
+            init[tree.home[c]] = init[tree.home[c]] + numpy_md._broadcast(theta[c], c, tree.home[c])
+        lin, log = tree.marginals(theta, 100.0), tree.log_marginals(init, 100.0)
+        for c in tree.cliques:
+            np.testing.assert_allclose(lin[c], log[c], rtol=1e-9, atol=1e-12)

@@ -78,11 +78,38 @@ class JunctionTree:
         self.cells = int(sum(math.prod(self.shape[c]) for c in self.supers))
 
     def marginals(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
-        """The model's marginals on its own cliques (each summing to ``total``)."""
+        """The model's marginals on its own cliques (each summing to ``total``).
+
+        Shafer-Shenoy in linear space (one exp per super-clique, messages are plain sums rescaled to
+        max 1), which is about twice as fast as log space; if anything underflows to an empty belief,
+        the log-space version runs instead."""
         init = {J: np.zeros(self.shape[J]) for J in self.supers}
         for c in self.cliques:
             J = self.home[c]
             init[J] = init[J] + _broadcast(theta[c], c, J)
+        phi = {J: np.exp(v - v.max()) for J, v in init.items()}
+        lin: dict[tuple, np.ndarray] = {}
+        for i, j in self.order:
+            tau = phi[i]
+            for k in self.neighbors[i]:
+                if k != j:
+                    tau = tau * _broadcast(lin[(k, i)], self.sep[(k, i)], i)
+            m = sum_to(tau, i, self.sep[(i, j)])
+            top = m.max()
+            lin[(i, j)] = m / top if top > 0 else m
+        probs = {}
+        for J in self.supers:
+            b = phi[J]
+            for k in self.neighbors[J]:
+                b = b * _broadcast(lin[(k, J)], self.sep[(k, J)], J)
+            z = b.sum()
+            if not (np.isfinite(z) and z > 0):
+                return self.log_marginals(init, total)
+            probs[J] = b * (total / z)
+        return {c: sum_to(probs[self.home[c]], self.home[c], c) for c in self.cliques}
+
+    def log_marginals(self, init: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
+        """:meth:`marginals` in log space (messages by logsumexp), given the super-cliques' log-potentials."""
         msgs: dict[tuple, np.ndarray] = {}
         for i, j in self.order:
             tau = init[i]

@@ -45,10 +45,10 @@ from mbi import estimation, marginal_oracles  # noqa: E402
 
 
 # NumPy estimation for fits of at most this many iterations (benchmarks/numpy_md.py, results/numpy_md.md,
-# one run): a NumPy step costs about 1 ms more than a compiled XLA step (2.3x at 6k junction-tree cells,
-# 1.0x at 2M cells), while every new model structure costs XLA 2-7 s of compilation; so NumPy wins
-# below roughly 2,000-5,000 iterations at any size. The adaptive mechanisms' rounds (250) and final
-# fits (1000) run in NumPy; MST's long single fit (>= 3000) stays in JAX.
+# one run): on small junction trees a NumPy step costs about 1 ms more than a compiled XLA step (2.9x at
+# 6k cells), on large ones it is cheaper (0.5x at 0.4M-2M cells), while every new model structure costs
+# XLA 2-7 s of compilation; so NumPy wins below a few thousand iterations at any size. The adaptive
+# mechanisms' rounds (250) and final fits (1000) run in NumPy; MST's long single fit stays in JAX.
 NUMPY_MAX_ITERS = 2000
 
 
