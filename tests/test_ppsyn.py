@@ -374,9 +374,12 @@ def test_default_workload_falls_back_to_smaller_cliques_on_large_domains():
     assert [cl for cl, _ in PPSyn()._workload(huge)] == [("a",), ("b",)]
 
 
-def test_annealed_refits_start_from_the_optimistic_step():
-    """The annealed schedule refits with Armijo from a larger first step (post-processing; see numpy_md);
-    the note schedule and paper mode keep mbi's step."""
-    assert PPSyn().optimistic_step is True
-    assert PPSyn(schedule="note").optimistic_step is False
-    assert PPSyn(mode="paper").optimistic_step is False
+def test_optimistic_step_is_an_option_passed_to_the_refit(monkeypatch):
+    """``optimistic_step`` (off by default: it is slower, see the module docstring) reaches pgm.estimate."""
+    assert PPSyn().optimistic_step is False
+    seen = []
+    real = pgm.estimate
+    monkeypatch.setattr(pgm, "estimate", lambda *a, **k: seen.append(k.get("optimistic_step")) or real(*a, **k))
+    PPSyn(workload_k=2, rounds=2, iters=50, max_model_size=1.0, optimistic_step=True).fit(
+        chain_engine(800), Accountant(1.0), SeededNoise(0, quiet=True))
+    assert True in seen
