@@ -383,3 +383,13 @@ def test_optimistic_step_is_an_option_passed_to_the_refit(monkeypatch):
     PPSyn(workload_k=2, rounds=2, iters=50, max_model_size=1.0, optimistic_step=True).fit(
         chain_engine(800), Accountant(1.0), SeededNoise(0, quiet=True))
     assert True in seen
+
+
+def test_round_log_saved_with_the_model_holds_only_public_values(dp_fit):
+    """model.info["rounds"] is saved with the model: only the public state, noisy releases and budgets,
+    never the (data-dependent) selection scores."""
+    _, _, model, _, _, schedule = dp_fit
+    public = {"round", "clique", "parts", "cells", "rho_m", "sigma_m", "final", "moved", "expected_noise",
+              "k_ref", "expected_error", "c_tilde"}
+    keys = set().union(*(r.keys() for r in model.info["rounds"]))
+    assert keys <= public, keys - public

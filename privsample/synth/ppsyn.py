@@ -517,8 +517,8 @@ class PPSyn(WorkloadSynthesizer):
             self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
             if not final:
                 moved = float(np.abs(ModelMarginals(model)(cl) - mu[cl].ravel()).sum())
-                log[-1].update(moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts,
-                               group_error=float(quality[idx] / max(weights[cl], 1e-300) + noise_err * parts))
+                # public diagnostics only (the model and sigma); the selection scores read the data and stay out
+                log[-1].update(moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts)
                 if moved <= math.sqrt(2 / math.pi) * sigma * parts:
                     rho_m, rho_sel = 4 * rho_m, 4 * rho_sel  # anneal: sigma / 2, eps_sel * 2
         return model, log
