@@ -13,9 +13,13 @@ def _problem(seed=0):
     rng = np.random.default_rng(seed)
     dom = pgm.Domain(["a", "b", "c", "d", "e"], [3, 4, 2, 5, 3])
 
-    def meas(cl, part=None):
+    def meas(cl, part=None, weighted=False):
         n = dom.size(cl)
         x = rng.integers(0, 50, n).astype(float)
+        if weighted:  # PPSyn paper mode's uniform reconstruction
+            w = np.sqrt(rng.integers(1, 4, n).astype(float))
+            return pgm.LinearMeasurement(w * (x + rng.normal(0, 2, n)), cl, stddev=2.0,
+                                         query=pgm.mbi.WeightedQuery(w))
         if part:
             labels = rng.integers(0, part, n)
             labels[:part] = np.arange(part)
@@ -24,7 +28,7 @@ def _problem(seed=0):
         return pgm.LinearMeasurement(x + rng.normal(0, 2, n), cl, stddev=2.0)
 
     ms = [meas((a,)) for a in dom.attributes]
-    ms += [meas(("a", "b")), meas(("b", "d", "c"), part=5), meas(("e", "a")), meas(("d", "e"))]
+    ms += [meas(("a", "b")), meas(("b", "d", "c"), part=5), meas(("e", "a")), meas(("d", "e"), weighted=True)]
     return dom, ms
 
 

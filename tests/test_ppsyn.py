@@ -3,6 +3,8 @@ data access confined to the three private steps, paper mode flagged unsafe, util
 
 from __future__ import annotations
 
+import warnings
+
 import inspect
 import itertools
 import math
@@ -374,15 +376,22 @@ def test_default_workload_falls_back_to_smaller_cliques_on_large_domains():
     assert [cl for cl, _ in PPSyn()._workload(huge)] == [("a",), ("b",)]
 
 
-def test_optimistic_step_is_an_option_passed_to_the_refit(monkeypatch):
-    """``optimistic_step`` (off by default: it is slower, see the module docstring) reaches pgm.estimate."""
-    assert PPSyn().optimistic_step is False
+@pytest.mark.parametrize("mode,schedule,step,size", [("dp", "annealed", True, 2.0), ("dp", "note", False, 80.0),
+                                                    ("paper", "annealed", False, 80.0)])
+def test_refit_step_and_size_limit_defaults_reach_the_refit(monkeypatch, mode, schedule, step, size):
+    """PPSyn-DP's annealed schedule refits with the optimistic step under a 2 MB size limit; paper mode and
+    the note schedule keep mbi's step and note 4.1's 80 MB (module docstring, "Refits")."""
+    synth = PPSyn(mode=mode, schedule=schedule)
+    assert (synth.optimistic_step, synth.max_model_size) == (step, size)
+    assert PPSyn(optimistic_step=False, max_model_size=5.0).optimistic_step is False
     seen = []
     real = pgm.estimate
     monkeypatch.setattr(pgm, "estimate", lambda *a, **k: seen.append(k.get("optimistic_step")) or real(*a, **k))
-    PPSyn(workload_k=2, rounds=2, iters=50, max_model_size=1.0, optimistic_step=True).fit(
-        chain_engine(800), Accountant(1.0), SeededNoise(0, quiet=True))
-    assert True in seen
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        PPSyn(mode=mode, schedule=schedule, workload_k=2, rounds=2, iters=50, max_model_size=1.0).fit(
+            chain_engine(800), Accountant(1.0), SeededNoise(0, quiet=True))
+    assert step in seen and (not step) not in seen[1:]
 
 
 def test_round_log_saved_with_the_model_holds_only_public_values(dp_fit):

@@ -12,7 +12,8 @@ compiled. Its answers equal mbi's to float rounding (tested).
 
 Post-processing only: it sees noisy measurements, never records. :func:`privsample.synth.pgm.estimate`
 uses it for fits of at most ``pgm.NUMPY_MAX_ITERS`` iterations when every query is an identity or a
-:class:`~privsample.synth.partition.PartitionQuery`; otherwise mbi's JAX estimator runs.
+:class:`~privsample.synth.partition.PartitionQuery` or mbi's ``WeightedQuery`` (PPSyn paper mode's uniform
+reconstruction); otherwise mbi's JAX estimator runs.
 """
 
 from __future__ import annotations
@@ -142,6 +143,8 @@ class _Loss:
     """sum_M 0.5 ||(Q_M mu_{c_M} - y_M) / sigma_M||^2 and its gradient on the model cliques (mbi's l2 loss)."""
 
     def __init__(self, measurements, home: dict[Clique, Clique], shape: dict[Clique, tuple], domain_shape: dict):
+        from mbi.marginal_loss import WeightedQuery
+
         from privsample.synth.partition import PartitionQuery
 
         self.terms = []
@@ -149,21 +152,26 @@ class _Loss:
             cl = tuple(M.clique)
             labels = M.query.labels if isinstance(M.query, PartitionQuery) else None
             k = M.query.k if labels is not None else 0
+            w = np.asarray(M.query.weights, float).ravel() if isinstance(M.query, WeightedQuery) else None
             self.terms.append((cl, home[cl], np.asarray(M.noisy_measurement, float).ravel(),
-                               max(float(M.stddev), 1e-12), labels, k))
+                               max(float(M.stddev), 1e-12), labels, k, w))
         self.shape = shape
         self.domain_shape = domain_shape
 
     def __call__(self, mu: dict[Clique, np.ndarray], grad: bool = True):
         loss = 0.0
         g = {c: np.zeros(s) for c, s in self.shape.items()} if grad else None
-        for cl, home, y, s, labels, k in self.terms:
+        for cl, home, y, s, labels, k, w in self.terms:
             x = sum_to(mu[home], home, cl).ravel()
             qx = np.bincount(labels, weights=x, minlength=k) if labels is not None else x
+            if w is not None:
+                qx = w * qx
             diff = (qx - y) / s
             loss += 0.5 * float(diff @ diff)
             if grad:
                 gx = diff / s
+                if w is not None:
+                    gx = w * gx
                 if labels is not None:
                     gx = gx[labels]
                 g[home] = g[home] + _broadcast(gx.reshape([self.domain_shape[a] for a in cl]), cl, home)
@@ -178,12 +186,12 @@ def model_cliques(measurements) -> list[Clique]:
 
 
 def supported(measurements) -> bool:
-    """True when every query is an identity (mbi's default) or a PartitionQuery."""
-    from mbi.marginal_loss import DatavectorQuery
+    """True when every query is an identity (mbi's default), a weighted identity or a PartitionQuery."""
+    from mbi.marginal_loss import DatavectorQuery, WeightedQuery
 
     from privsample.synth.partition import PartitionQuery
 
-    return all(isinstance(M.query, (DatavectorQuery, PartitionQuery)) for M in measurements)
+    return all(isinstance(M.query, (DatavectorQuery, WeightedQuery, PartitionQuery)) for M in measurements)
 
 
 def optimistic_lipschitz(domain, measurements) -> float:

@@ -32,16 +32,20 @@ alpha = 0.9 of which measures (rho_m, sigma_m = (2 rho_m)^(-1/2)) and 0.1 select
 * public: refit; if the model marginal moved less than the expected noise sqrt(2/pi) sigma_m |P|,
   halve sigma_m and double the selection epsilon (AIM's annealing). When less than two rounds'
   budget remains, the last round spends exactly what is left (0.1 / 0.9 split).
-Known weakness (measured, not fixed): with mbi's first step, 250 warm-started refit steps barely move
-the model towards a coarse partition's group sums (a partition query with big groups has a large
-Lipschitz bound, so the step is tiny; BR2000, eps 0.5: group sums off by 19,000 moved the model by
-1,300), so rounds look uninformative, AIM's annealing fires almost every round, and the run stops
-after 7-15 rounds. ``optimistic_step=True`` starts each refit from a larger step
-(:func:`privsample.synth.numpy_md.optimistic_lipschitz`; Armijo backtracks): the model then moves as
-it should, rounds rise to AIM's 20-33 and accuracy improves (BR2000 eps 0.5, seed 0: 3-way error
-0.150 -> 0.087; eps 0.1, seeds 0-2: 0.206 -> 0.202; Adult eps 0.1, seed 0: 0.367 -> 0.353), but the
-larger models those rounds build made one Adult eps 0.1 fit take 1164 s instead of 60 s, so it is off
-by default. Post-processing either way: the privacy argument does not change.
+Refits (measured on Adult and BR2000; benchmarks/results/ppsyn_dp_variants.md): with mbi's first step,
+250 warm-started refit steps barely move the model towards a coarse partition's group sums (a
+partition query with big groups has a large Lipschitz bound, so the step is tiny; BR2000, eps 0.5:
+group sums off by 19,000 moved the model by 1,300), rounds then look uninformative, the annealing
+test fires almost every round and the run stops after 7-15 rounds. So this schedule starts each
+refit from a larger step (``optimistic_step``, :func:`privsample.synth.numpy_md.optimistic_lipschitz`;
+Armijo backtracks to a safe step): the model moves as it should and the run has AIM's number of
+rounds or more. Partitions make big cliques cheap to measure, so with AIM's 80 MB size limit the
+extra rounds grew 18 MB models and one Adult eps 0.1 fit took 670 s; the schedule's default
+``max_model_size`` is therefore DP_MAX_MODEL_SIZE = 2 MB (AIM's own models stay under 1 MB on both
+datasets), and each refit runs ANNEALED_ROUND_ITERS = 100 steps (better than 250 and 50: seeds 0-2,
+3-way error, Adult eps 0.1 / 0.5 and BR2000 eps 0.1 / 0.5: 0.341 / 0.170 / 0.197 / 0.082 against
+AIM's 0.341 / 0.193 / 0.213 / 0.086). All are public choices (post-processing and a public filter):
+the privacy argument does not change.
 There is no contribution release (note 4.3 step 5) and eta is not used: the schedule sets each
 measurement's budget. Costs are chosen from public state and capped by the filter, so the
 adaptive-composition argument below applies unchanged.
@@ -126,9 +130,11 @@ PAPER_NOTE = "NOT PRIVATE: PPSyn as published"
 CONTRIBUTION_GRANULARITY = 1e-3  # g in the C̃ release (module docstring, step 5)
 DATA_STEPS = ("init", "select", "contribution", "measure")
 SCHEDULES = ("annealed", "note")
-ANNEALED_ROUND_ITERS = 250
+ANNEALED_ROUND_ITERS = 100  # with the optimistic step (module docstring, "Refits")
 SELECT_SENSITIVITY = 3.0  # annealed schedule, quality "gain": |Δ(C_w − misfit_w(P))| ≤ 1 + 2 per unit of weight
 QUALITY_SENSITIVITY = {"group": 1.0, "gain": SELECT_SENSITIVITY}  # per unit of workload weight
+DP_MAX_MODEL_SIZE = 2.0  # MB: the annealed schedule's default size limit (module docstring, "Refits")
+PAPER_MAX_MODEL_SIZE = 80.0  # MB: note 4.1's static filter (paper mode and the note schedule)
 
 
 class UnsafeMechanismWarning(UserWarning):
@@ -305,22 +311,25 @@ def release_contribution(spender: _Spender, contribution: float, rho_c: float, l
 class PPSyn(WorkloadSynthesizer):
     """PPSyn: PPSyn-DP by default (rho-zCDP); ``mode="paper"`` replicates the published, non-private algorithm.
 
-    Defaults: 3-way workload (cliques ≤ max_cells cells), max_model_size 80 MB, Alg. 4 capped at
-    max_parts parts, at most 10T rounds. ``schedule="annealed"`` (default): T = 16 d, alpha 0.9, size
-    filter growing with the budget spent; ``schedule="note"`` and paper mode: note 4 (eta 0.7, T = d,
-    static size filter).
+    Defaults: 3-way workload (cliques ≤ max_cells cells), Alg. 4 capped at max_parts parts, at most 10T
+    rounds. ``schedule="annealed"`` (default): T = 16 d, alpha 0.9, size filter growing with the budget
+    spent up to 2 MB, optimistic refit steps; ``schedule="note"`` and paper mode: note 4 (eta 0.7,
+    T = d, static 80 MB size filter, mbi's refit steps).
     """
 
     name = "ppsyn"
 
     def __init__(self, *, mode: str = "dp", eta: float = 0.7, workload: Sequence[tuple[Sequence[str], float]] | None = None,
-                 workload_k: int = 3, max_cells: int | None = 10_000, max_model_size: float = 80.0,
+                 workload_k: int = 3, max_cells: int | None = 10_000, max_model_size: float | None = None,
                  rounds: int | None = None, iters: int = 1000, round_iters: int | None = None,
                  final_iters: int | None = None, max_parts: int = 4096, budget_floor: bool = False,
                  schedule: str = "annealed", alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
                  cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB, option_parts: int = 64, quality: str = "group",
-                 optimistic_step: bool = False):
-        """``budget_floor=True`` departs from note 4.3: see :func:`budget_rule` (still rho-zCDP: public rule)."""
+                 optimistic_step: bool | None = None):
+        """``budget_floor=True`` departs from note 4.3: see :func:`budget_rule` (still rho-zCDP: public rule).
+
+        ``max_model_size`` (MB) and ``optimistic_step`` default to 2 MB and on for PPSyn-DP's annealed
+        schedule, 80 MB and off (mbi's step) for paper mode and the note schedule (module docstring)."""
         if mode not in ("dp", "paper"):
             raise InputError(f"PPSyn mode must be 'dp' or 'paper', got {mode!r}")
         if schedule not in SCHEDULES:
@@ -331,6 +340,9 @@ class PPSyn(WorkloadSynthesizer):
             raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
         if not (isinstance(eta, (int, float)) and 0 < eta <= 1):
             raise InputError(f"eta must be in (0, 1], got {eta!r}")
+        warm = mode == "dp" and schedule == "annealed"
+        if max_model_size is None:
+            max_model_size = DP_MAX_MODEL_SIZE if warm else PAPER_MAX_MODEL_SIZE
         if max_model_size <= 0:
             raise InputError("max_model_size must be > 0")
         if int(max_parts) < 1:
@@ -347,9 +359,8 @@ class PPSyn(WorkloadSynthesizer):
         self.max_model_size = float(max_model_size)
         self.rounds = rounds
         self.iters = int(iters)
-        # the annealed schedule refits every round from a warm start: a quarter of the iterations is enough
-        # there (Adult, eps 0.5: same error as AIM, 10x faster than 1000 per round); the final fit gets all
-        warm = mode == "dp" and schedule == "annealed"
+        # the annealed schedule refits every round from a warm start with the optimistic step: 100 steps
+        # beat 250 and 50 on Adult and BR2000 (ppsyn_dp_variants.md); the final fit gets all ``iters``
         self.round_iters = int(round_iters) if round_iters else (min(self.iters, ANNEALED_ROUND_ITERS) if warm
                                                                   else self.iters)
         self.final_iters = int(final_iters) if final_iters else self.iters
@@ -359,7 +370,7 @@ class PPSyn(WorkloadSynthesizer):
         self.cache_limit_mb = cache_limit_mb
         self.option_parts = int(option_parts)
         self.quality = quality
-        self.optimistic_step = bool(optimistic_step)
+        self.optimistic_step = warm if optimistic_step is None else bool(optimistic_step)
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
         self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
