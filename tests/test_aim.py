@@ -56,6 +56,10 @@ def test_numpy_model_marginals_match_mbi(fitted):
     mm = ModelMarginals(model.model)
     for cl in [("a", "c"), ("d", "a"), ("b",), ("e", "c", "a")]:
         np.testing.assert_allclose(mm(cl), model_marginal(model.model, cl), rtol=1e-6, atol=1e-6)
+        attrs, out = mm._eliminate_log(cl)  # the log-space path (used when the linear one underflows)
+        out = np.transpose(out, [attrs.index(a) for a in cl])
+        np.testing.assert_allclose((out * (mm.total / out.sum())).ravel(), model_marginal(model.model, cl),
+                                   rtol=1e-6, atol=1e-6)
 
 
 def test_bad_configurations_are_input_errors():

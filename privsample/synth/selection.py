@@ -97,9 +97,11 @@ class ModelMarginals:
         self._letter = {a: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, a in enumerate(self.attrs)}
         self._marg = {tuple(cl): np.asarray(model.marginals[cl].values, dtype=float) for cl in model.marginals.cliques}
         self._factors = []
+        self._log_factors = []
         for cl in model.cliques:
             th = np.asarray(model.potentials[cl].values, dtype=float)
             self._factors.append((tuple(cl), np.exp(th - th.max())))
+            self._log_factors.append((tuple(cl), th - th.max()))
 
     def __call__(self, clique: Clique) -> np.ndarray:
         clique = tuple(clique)
@@ -108,7 +110,10 @@ class ModelMarginals:
                 return numpy_md.sum_to(vals, mc, clique).ravel()
         out_attrs, out = self._eliminate(clique)
         s = out.sum()
-        if not np.isfinite(s) or s <= 0:  # numerical trouble: fall back to exact JAX inference
+        if not np.isfinite(s) or s <= 0:  # underflow (seen with paper mode's models): the same in log space
+            out_attrs, out = self._eliminate_log(clique)
+            s = out.sum()
+        if not np.isfinite(s) or s <= 0:  # still numerical trouble: exact JAX inference (compiles: slow)
             return model_marginal(self.model, clique)
         out = np.transpose(out, [out_attrs.index(a) for a in clique])
         return (out * (self.total / s)).ravel()
@@ -145,9 +150,47 @@ class ModelMarginals:
             m = out.max()
             out = out / m if m > 0 else out
             acc_attrs = scope
-        missing = [a for a in clique if a not in acc_attrs]
+        return self._add_missing(clique, acc_attrs, out)
+
+    def _add_missing(self, clique: Clique, acc_attrs: list[str], out: np.ndarray) -> tuple[list[str], np.ndarray]:
+        sizes = dict(zip(self.attrs, self.model.domain.shape))
         out_attrs = list(acc_attrs)
-        for a in missing:  # attributes in no factor are uniform
-            out = np.multiply.outer(out, np.ones(sizes[a]))
-            out_attrs.append(a)
+        for a in clique:
+            if a not in acc_attrs:  # attributes in no factor are uniform
+                out = np.multiply.outer(out, np.ones(sizes[a]))
+                out_attrs.append(a)
         return out_attrs, out
+
+    def _eliminate_log(self, clique: Clique) -> tuple[list[str], np.ndarray]:
+        """:meth:`_eliminate` with log-potentials: each step adds the factors over their joint scope and
+        takes a logsumexp, so nothing underflows (dense over each step's scope, as einsum is)."""
+        from scipy.special import logsumexp
+
+        sizes = dict(zip(self.attrs, self.model.domain.shape))
+        order = self.attrs.index
+        factors = [(list(cl), f) for cl, f in self._log_factors]
+        keep = set(clique)
+        todo = {a for cl, _ in factors for a in cl} - keep
+
+        def combine(parts, scope):
+            total = np.zeros([sizes[a] for a in scope])
+            for cl, f in parts:
+                total = total + numpy_md._broadcast(f, cl, scope)
+            return total
+
+        while todo:
+            def cost(z):
+                scope = set().union(*[set(cl) for cl, _ in factors if z in cl])
+                return float(np.prod([sizes[a] for a in scope]))
+            z = min(todo, key=cost)
+            todo.discard(z)
+            inv = [(cl, f) for cl, f in factors if z in cl]
+            factors = [(cl, f) for cl, f in factors if z not in cl]
+            scope = sorted(set().union(*[set(cl) for cl, _ in inv]), key=order)
+            g = logsumexp(combine(inv, scope), axis=scope.index(z))
+            g = g - g.max() if np.isfinite(g.max()) else g
+            factors.append(([a for a in scope if a != z], g))
+        acc = sorted({a for cl, _ in factors for a in cl}, key=order)
+        out = combine(factors, acc) if factors else np.zeros(())
+        out = np.exp(out - out.max())
+        return self._add_missing(clique, acc, out)
