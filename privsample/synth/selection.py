@@ -6,6 +6,8 @@ never on the data.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import itertools
 from typing import Iterable, Sequence
 
@@ -59,6 +61,13 @@ def candidate_weights(workload: Sequence[tuple[Clique, float]]) -> dict[Clique, 
 
 def model_size_mb(domain, cliques: Sequence[Clique]) -> float:
     """Memory of the junction tree of a model over ``cliques`` (MB, 8 bytes per cell)."""
+    return _model_size_mb(domain, tuple(tuple(c) for c in cliques))
+
+
+@lru_cache(maxsize=1 << 16)
+def _model_size_mb(domain, cliques: tuple[Clique, ...]) -> float:
+    # AIM and PPSyn ask for the same (model, candidate) sizes round after round while the model's
+    # structure is unchanged: a junction tree per candidate was 11% of a PPSyn-DP fit on Adult
     return float(pgm.mbi.junction_tree.hypothetical_model_size(domain, list(cliques)))
 
 
