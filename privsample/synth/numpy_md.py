@@ -77,17 +77,20 @@ class JunctionTree:
         self.shape = {c: tuple(domain.project(c).shape) for c in self.supers + self.cliques}
         self.sep = {(i, j): tuple(a for a in i if a in j) for i, j in self.order}
         self.cells = int(sum(math.prod(self.shape[c]) for c in self.supers))
+        self.log_space = False  # set once the linear-space sweep underflows: later sweeps go straight to logs
 
     def marginals(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
         """The model's marginals on its own cliques (each summing to ``total``).
 
         Shafer-Shenoy in linear space (one exp per super-clique, messages are plain sums rescaled to
         max 1), which is about twice as fast as log space; if anything underflows to an empty belief,
-        the log-space version runs instead."""
+        the log-space version runs instead (and for every later call on this tree)."""
         init = {J: np.zeros(self.shape[J]) for J in self.supers}
         for c in self.cliques:
             J = self.home[c]
             init[J] = init[J] + _broadcast(theta[c], c, J)
+        if self.log_space:
+            return self.log_marginals(init, total)
         phi = {J: np.exp(v - v.max()) for J, v in init.items()}
         lin: dict[tuple, np.ndarray] = {}
         for i, j in self.order:
@@ -105,6 +108,7 @@ class JunctionTree:
                 b = b * _broadcast(lin[(k, J)], self.sep[(k, J)], J)
             z = b.sum()
             if not (np.isfinite(z) and z > 0):
+                self.log_space = True
                 return self.log_marginals(init, total)
             probs[J] = b * (total / z)
         return {c: sum_to(probs[self.home[c]], self.home[c], c) for c in self.cliques}
