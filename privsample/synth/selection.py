@@ -89,6 +89,17 @@ def model_marginal(model, clique: Clique) -> np.ndarray:
     return np.asarray(model.project(clique).datavector(), dtype=float)
 
 
+def _pop_variable(factors, todo: set, sizes: dict):
+    """Greedy elimination step: the variable of ``todo`` whose factors' joint scope is smallest, removed
+    from ``todo``; returns it, the factors that mention it and the others."""
+    def cost(z):
+        scope = set().union(*[set(cl) for cl, _ in factors if z in cl])
+        return float(np.prod([sizes[a] for a in scope]))
+    z = min(todo, key=cost)
+    todo.discard(z)
+    return z, [(cl, f) for cl, f in factors if z in cl], [(cl, f) for cl, f in factors if z not in cl]
+
+
 class ModelMarginals:
     """Fast marginals of a fitted model for many candidate cliques (NumPy, no JIT compilation).
 
@@ -134,13 +145,7 @@ class ModelMarginals:
         keep = set(clique)
         todo = {a for cl, _ in factors for a in cl} - keep
         while todo:
-            def cost(z):
-                scope = set().union(*[set(cl) for cl, _ in factors if z in cl])
-                return float(np.prod([sizes[a] for a in scope]))
-            z = min(todo, key=cost)
-            todo.discard(z)
-            inv = [(cl, f) for cl, f in factors if z in cl]
-            factors = [(cl, f) for cl, f in factors if z not in cl]
+            z, inv, factors = _pop_variable(factors, todo, sizes)
             scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=self.attrs.index)
             ops = []
             for cl, f in inv:
@@ -188,13 +193,7 @@ class ModelMarginals:
             return total
 
         while todo:
-            def cost(z):
-                scope = set().union(*[set(cl) for cl, _ in factors if z in cl])
-                return float(np.prod([sizes[a] for a in scope]))
-            z = min(todo, key=cost)
-            todo.discard(z)
-            inv = [(cl, f) for cl, f in factors if z in cl]
-            factors = [(cl, f) for cl, f in factors if z not in cl]
+            z, inv, factors = _pop_variable(factors, todo, sizes)
             scope = sorted(set().union(*[set(cl) for cl, _ in inv]), key=order)
             g = logsumexp(combine(inv, scope), axis=scope.index(z))
             g = g - g.max() if np.isfinite(g.max()) else g
