@@ -86,12 +86,14 @@ def worker(task: str, m: int, lam: float | None, out: str | None) -> dict:
         return info
     if task == "ours":
         reps = 3 if m <= 100_000 else 1  # best of 3 where a run is short (the machine is shared)
-        runs, qp_runs = [], []
+        runs, qp_runs, best = [], [], None
         for _ in range(reps):
             walsh._GRAM_CACHE.clear()
             t0 = time.perf_counter()
             sol = cs.solve(S, c_f, D, DELTA, BIG_DELTA)
             runs.append(time.perf_counter() - t0)
+            if runs[-1] == min(runs):
+                best = sol.timings  # the phase split of the fastest run
         b = (1 - sol.lam) * c_f + sol.lam * walsh.point_coefficients(S, D)
         for _ in range(reps):
             walsh._GRAM_CACHE.clear()
@@ -103,7 +105,7 @@ def worker(task: str, m: int, lam: float | None, out: str | None) -> dict:
             np.save(out, sol.h)
         return {**info, "seconds": secs, "runs": runs, "qp_runs": qp_runs, "lam": sol.lam, "lam_star": sol.lam_star,
                 "lam_lower": sol.lam_lower,
-                "certified": sol.certified, "method": sol.method, "timings": sol.timings,
+                "certified": sol.certified, "method": sol.method, "timings": best,
                 "iterations": sol.iterations, "residuals": sol.residuals, "qp_only_s": qp_s,
                 "qp_only_diff": float(np.abs(qp.g / m - sol.h).max() * m)}
     if task == "quadprog":

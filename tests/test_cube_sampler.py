@@ -124,6 +124,9 @@ def test_parameter_errors():
     enc = CubeEncoding.from_domain(dom)
     with pytest.raises(InputError, match="smaller than the number of Walsh features"):
         BooleanCubeSampler(degree=D, m=10).plan(enc, 3000, 1)
+    wide = CubeEncoding(tuple(f"c{i}" for i in range(400)), (2,) * 400)  # p = 400, d = 3: L = 10.7 million
+    with pytest.raises(InputError, match="Gram matrix alone needs"):
+        BooleanCubeSampler(degree=3).plan(wide, 3000, 1)
     for lo, hi in [(0.6, 4.0), (0.25, 1.1), (0.0, 4.0)]:
         with pytest.raises(InputError):
             BooleanCubeSampler(delta=lo, Delta=hi)

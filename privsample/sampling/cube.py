@@ -34,7 +34,7 @@ from privsample.privacy.noise import NoiseSource
 
 NEIGHBOURING = "replace one record (n public)"
 DEFAULT_DELTA, DEFAULT_DELTA_UPPER = 0.25, 4.0
-MAX_DENSE_BYTES = 2 * 2**30  # refuse a reduced space whose int8 sign matrix alone would exceed this
+MAX_DENSE_BYTES = 2 * 2**30  # refuse an S (int8 signs) or a Walsh Gram matrix (float64) bigger than this
 
 
 class CertificationError(InputError):
@@ -87,7 +87,12 @@ class BooleanCubeSampler:
         p, d = encoding.p, self.degree
         if p < 1:
             raise InputError("the table has no informative bits (every column has a single value)")
+        if d > p:
+            raise InputError(f"degree d = {d} exceeds the number of bits p = {p}")
         L = walsh_size(p, d)
+        if 8 * L * L > MAX_DENSE_BYTES:
+            raise InputError(f"p = {p} bits and degree d = {d} give L = {L:,} Walsh features: the L x L Gram matrix "
+                             f"alone needs {8 * L * L / 2**30:.1f} GB; lower --degree or encode fewer columns")
         m = int(self.m) if self.m is not None else default_m(p, d)
         if m < L:
             raise InputError(f"m = {m} is smaller than the number of Walsh features L = {L} (p = {p}, d = {d}): "
