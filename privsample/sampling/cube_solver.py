@@ -869,6 +869,19 @@ def _lambda_core(op: _Op, c_f: np.ndarray, c_u: np.ndarray, delta: float, Delta:
     return t_lo, max(min(t_hi, 1.0), t_lo), method, res.y_hi
 
 
+def _inputs(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float):
+    """Validated (S as signs, m, L, delta, Delta, c_f) shared by :func:`solve_lambda` and :func:`solve`."""
+    S = _signs(S)
+    m, p = S.shape
+    L = walsh_size(p, d)
+    delta, Delta = _check_params(delta, Delta)
+    c_f = _check_c(c_f, L, "c_f")
+    if m < L:
+        raise InputError(f"m = {m} < L = {L}: the Walsh matrix of S is rank deficient and S fails the "
+                         "conditioning test (note section 9); use m >= 2L")
+    return S, m, L, delta, Delta, c_f
+
+
 def solve_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *, tau: float = DEFAULT_TAU,
                  tol: float = 1e-12, max_stages: int = 60, fallback: bool = True,
                  gram: np.ndarray | None = None) -> LambdaResult:
@@ -883,14 +896,7 @@ def solve_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: fl
 
     The DP proof assumes the exact lambda*; the tolerance-level deviation is a documented caveat."""
     t0 = time.perf_counter()
-    S = _signs(S)
-    m, p = S.shape
-    L = walsh_size(p, d)
-    delta, Delta = _check_params(delta, Delta)
-    c_f = _check_c(c_f, L, "c_f")
-    if m < L:
-        raise InputError(f"m = {m} < L = {L}: the Walsh matrix of S is rank deficient and S fails the "
-                         "conditioning test (note section 9); use m >= 2L")
+    S, m, L, delta, Delta, c_f = _inputs(S, c_f, d, delta, Delta)
     op = _Op(S, d, gram)
     c_u = point_coefficients(S, d)
     stats: dict[str, Any] = {}
@@ -921,16 +927,9 @@ def solve(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *,
     whose Gram matrix is reused through a content-keyed cache). The DP proof assumes the exact lambda*
     and h*; residuals of ~1e-12 and the +tau are the documented floating-point caveat (note section 7)."""
     t0 = time.perf_counter()
-    S = _signs(S)
-    m, p = S.shape
-    L = walsh_size(p, d)
-    delta, Delta = _check_params(delta, Delta)
-    c_f = _check_c(c_f, L, "c_f")
+    S, m, L, delta, Delta, c_f = _inputs(S, c_f, d, delta, Delta)
     if abs(c_f[0] - 1.0) > 1e-9:
         raise InputError(f"c_f[0] (the total mass of f_n) must be 1, got {c_f[0]}")
-    if m < L:
-        raise InputError(f"m = {m} < L = {L}: the Walsh matrix of S is rank deficient and S fails the "
-                         "conditioning test (note section 9); use m >= 2L")
     op = _Op(S, d, gram)
     c_u = point_coefficients(S, d)
     timings: dict[str, float] = {}
