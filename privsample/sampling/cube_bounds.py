@@ -145,8 +145,10 @@ def walsh_size(p: int, d: int, include_empty: bool = True) -> int:
 
     With ``include_empty=False`` the empty set is dropped (seed 000's p(p+1)/2 for d = 2).
     """
-    pi, di = _check_pd(p, d)
-    total = sum(math.comb(pi, t) for t in range(di + 1))
+    from privsample.sampling.walsh import walsh_size as count
+
+    pi, di = _check_pd(p, d)  # stricter than walsh.py's check (p >= 1, 1 <= d <= p, integers)
+    total = count(pi, di)
     return total if include_empty else total - 1
 
 
