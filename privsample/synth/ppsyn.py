@@ -134,6 +134,7 @@ ANNEALED_ROUND_ITERS = 100  # with the optimistic step (module docstring, "Refit
 SELECT_SENSITIVITY = 3.0  # annealed schedule, quality "gain": |Δ(C_w − misfit_w(P))| ≤ 1 + 2 per unit of weight
 QUALITY_SENSITIVITY = {"group": 1.0, "gain": SELECT_SENSITIVITY}  # per unit of workload weight
 DP_MAX_MODEL_SIZE = 2.0  # MB: the annealed schedule's default size limit (module docstring, "Refits")
+OPTION_REFRESH = 0.05  # public_options: recompute a clique's paths once its model marginal moved this much (L1 share)
 PAPER_MAX_MODEL_SIZE = 80.0  # MB: note 4.1's static filter (paper mode and the note schedule)
 
 
@@ -194,7 +195,7 @@ class Option:
 
 
 def public_options(model_marginals: Mapping[Clique, np.ndarray], max_parts: int,
-                   cache: dict | None = None, refresh: float = 0.05) -> dict[Clique, list[Option]]:
+                   cache: dict | None = None, refresh: float | None = None) -> dict[Clique, list[Option]]:
     """Annealed schedule, from model marginals only: for every clique, the partitions P_k of its
     Alg. 3/4 path at k = 0, 1, 3, 7, ... (about doubling |P| each time, up to ``max_parts`` parts)
     and the identity partition (every cell its own group: AIM's measurement).
@@ -202,6 +203,7 @@ def public_options(model_marginals: Mapping[Clique, np.ndarray], max_parts: int,
     ``cache`` (clique -> (marginal, options)) keeps the options of an earlier round's model while the
     clique's model marginal has moved by less than ``refresh`` of its total in L1 (paths are the
     expensive part; any function of earlier public models is still public)."""
+    refresh = OPTION_REFRESH if refresh is None else refresh
     out = {}
     for cl, v in model_marginals.items():
         if cache is not None and cl in cache:
@@ -373,6 +375,8 @@ class PPSyn(WorkloadSynthesizer):
         self.optimistic_step = warm if optimistic_step is None else bool(optimistic_step)
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
+        self.option_refresh = OPTION_REFRESH  # experiments may override these two (public choices)
+        self.round_factor = 16  # annealed schedule: T = round_factor * d
         self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
 
     def _extra_memory_mb(self, domain, candidates) -> float:
@@ -414,7 +418,7 @@ class PPSyn(WorkloadSynthesizer):
         self._weights = candidate_weights(workload)
         candidates = list(self._weights)
         annealed = not unsafe and self.schedule == "annealed"
-        T = int(self.rounds or (16 * d if annealed else d))
+        T = int(self.rounds or (self.round_factor * d if annealed else d))
         spender = _Spender(accountant, noise, unsafe)
 
         # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn split of 0.1 rho.
@@ -509,7 +513,8 @@ class PPSyn(WorkloadSynthesizer):
             small = self._fitting(domain, model, candidates, size_limit)
             marg = ModelMarginals(model)
             mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
-            options = public_options(mu, min(self.max_parts, self.option_parts), option_cache)  # public
+            options = public_options(mu, min(self.max_parts, self.option_parts), option_cache,
+                                     self.option_refresh)  # public
             pairs = [(cl, o) for cl in small for o in options[cl] if o.parts > 1]  # P_0 measures only the total
             noise_err = math.sqrt(2 / math.pi) * sigma
 
