@@ -6,9 +6,9 @@ never on the data.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import itertools
+import math
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -165,12 +165,16 @@ def model_marginal(model, clique: Clique) -> np.ndarray:
 
 
 def _pop_variable(factors, todo: set, sizes: dict):
-    """Greedy elimination step: the variable of ``todo`` whose factors' joint scope is smallest, removed
-    from ``todo``; returns it, the factors that mention it and the others."""
-    def cost(z):
-        scope = set().union(*[set(cl) for cl, _ in factors if z in cl])
-        return float(np.prod([sizes[a] for a in scope]))
-    z = min(todo, key=cost)
+    """Greedy elimination step: the variable of ``todo`` whose factors' joint scope is smallest (ties:
+    the first in domain order, so runs are reproducible), removed from ``todo``; returns it, the factors
+    that mention it and the others."""
+    scope: dict[str, set] = {}
+    for cl, _ in factors:
+        for a in cl:
+            if a in todo:
+                scope.setdefault(a, set()).update(cl)
+    order = list(sizes)
+    z = min(todo, key=lambda a: (math.prod(sizes[b] for b in scope.get(a, ())), order.index(a)))
     todo.discard(z)
     return z, [(cl, f) for cl, f in factors if z in cl], [(cl, f) for cl, f in factors if z not in cl]
 
