@@ -89,3 +89,17 @@ def test_junction_tree_size_equals_mbis_hypothetical_model_size():
         cliques = [tuple(rng.sample(attrs, rng.randint(1, min(3, len(attrs))))) for _ in range(rng.randint(0, 6))]
         assert junction_tree_cells(dom, cliques) * 8 / 2**20 == pytest.approx(hypothetical_model_size(dom, cliques),
                                                                               rel=1e-12, abs=0)
+
+
+def test_model_marginals_through_the_junction_tree_match_mbi():
+    """Cliques spanning several super-cliques (a cycle a-b-d-e-a plus c) go through the calibrated
+    junction tree's subtree factors; they must equal mbi's exact inference."""
+    from tests.test_numpy_md import _problem
+
+    dom, ms = _problem(5)
+    model = pgm.estimate(dom, ms, known_total=float(np.mean([M.noisy_measurement.sum() for M in ms[:5]])),
+                         iters=100)
+    mm = ModelMarginals(model)
+    for cl in [("a", "d"), ("c", "e"), ("a", "c", "e"), ("e", "b", "c"), ("a", "b", "c", "d", "e")]:
+        np.testing.assert_allclose(mm(cl), model_marginal(model, cl), rtol=1e-5, atol=1e-6)
+    assert mm._beliefs  # the tree path ran

@@ -97,9 +97,6 @@ def test_linear_and_log_space_message_passing_agree():
     rng = np.random.default_rng(4)
     for scale in (1.0, 50.0):
         theta = {c: rng.normal(0, scale, tree.shape[c]) for c in tree.cliques}
-        init = {J: np.zeros(tree.shape[J]) for J in tree.supers}
-        for c in tree.cliques:
-            init[tree.home[c]] = init[tree.home[c]] + numpy_md._broadcast(theta[c], c, tree.home[c])
-        lin, log = tree.marginals(theta, 100.0), tree.log_marginals(init, 100.0)
-        for c in tree.cliques:
-            np.testing.assert_allclose(lin[c], log[c], rtol=1e-9, atol=1e-12)
+        lin, log = tree.beliefs(theta, 100.0), tree.log_beliefs(tree._init(theta), 100.0)
+        for J in tree.supers:
+            np.testing.assert_allclose(lin[J], log[J], rtol=1e-9, atol=1e-12)

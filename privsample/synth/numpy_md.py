@@ -102,13 +102,18 @@ class JunctionTree:
         self.log_space = False  # set once the linear-space sweep underflows: later sweeps go straight to logs
 
     def marginals(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
-        """The model's marginals on its own cliques (each summing to ``total``).
+        """The model's marginals on its own cliques (each summing to ``total``)."""
+        b = self.beliefs(theta, total)
+        return {c: sum_to(b[self.home[c]], self.home[c], c) for c in self.cliques}
+
+    def beliefs(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
+        """The model's marginals on the junction tree's super-cliques (each summing to ``total``).
 
         Shafer-Shenoy in linear space (one exp per super-clique, messages are plain sums rescaled to
         max 1), which is about twice as fast as log space; if anything underflows to an empty belief,
         the log-space version runs instead (and for every later call on this tree)."""
         if self.log_space:
-            return self.log_marginals(self._init(theta), total)
+            return self.log_beliefs(self._init(theta), total)
         phi = self._init(theta)
         for v in phi.values():  # in place: phi_J = exp(init_J - max)
             v -= v.max()
@@ -128,9 +133,9 @@ class JunctionTree:
             z = b.sum()
             if not (np.isfinite(z) and z > 0):
                 self.log_space = True
-                return self.log_marginals(self._init(theta), total)
+                return self.log_beliefs(self._init(theta), total)
             b *= total / z
-        return {c: sum_to(phi[self.home[c]], self.home[c], c) for c in self.cliques}
+        return phi
 
     def _init(self, theta: dict[Clique, np.ndarray]) -> dict[Clique, np.ndarray]:
         """Log-potentials of the super-cliques: the sum of the potentials of the cliques they hold."""
@@ -140,8 +145,8 @@ class JunctionTree:
             init[J] += _broadcast(theta[c], c, J)
         return init
 
-    def log_marginals(self, init: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
-        """:meth:`marginals` in log space (messages by logsumexp), given the super-cliques' log-potentials."""
+    def log_beliefs(self, init: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
+        """:meth:`beliefs` in log space (messages by logsumexp), given the super-cliques' log-potentials."""
         msgs: dict[tuple, np.ndarray] = {}
         for i, j in self.order:
             tau = init[i]
@@ -157,7 +162,7 @@ class JunctionTree:
             m = b.max()
             p = np.exp(b - m)
             probs[J] = p * (total / p.sum())
-        return {c: sum_to(probs[self.home[c]], self.home[c], c) for c in self.cliques}
+        return probs
 
 
 @lru_cache(maxsize=64)

@@ -197,6 +197,7 @@ class ModelMarginals:
         self._marg = {tuple(cl): np.asarray(model.marginals[cl].values, dtype=float) for cl in model.marginals.cliques}
         self._factors = []
         self._log_factors = []
+        self._tree = self._beliefs = None  # the calibrated junction tree, on first use
         for cl in model.cliques:
             th = np.asarray(model.potentials[cl].values, dtype=float)
             self._factors.append((tuple(cl), np.exp(th - th.max())))
@@ -207,7 +208,7 @@ class ModelMarginals:
         for mc, vals in self._marg.items():
             if set(clique) <= set(mc):
                 return numpy_md.sum_to(vals, mc, clique).ravel()
-        out_attrs, out = self._eliminate(clique)
+        out_attrs, out = self._eliminate(clique, self._tree_factors(clique))
         s = out.sum()
         if not np.isfinite(s) or s <= 0:  # underflow (seen with paper mode's models): the same in log space
             out_attrs, out = self._eliminate_log(clique)
@@ -217,10 +218,44 @@ class ModelMarginals:
         out = np.transpose(out, [out_attrs.index(a) for a in clique])
         return (out * (self.total / s)).ravel()
 
-    def _eliminate(self, clique: Clique) -> tuple[list[str], np.ndarray]:
-        """Sum-product variable elimination (greedy smallest-intermediate order), rescaled against underflow."""
+    def _tree_factors(self, clique: Clique) -> list | None:
+        """The calibrated junction tree cut down to the smallest subtree whose super-cliques hold the
+        clique's attributes: beliefs b_J of its nodes and 1/b_S of its separators (0 where b_S = 0), whose
+        product is the model's distribution over the subtree's attributes. Eliminating the other
+        attributes from these few factors is much cheaper than from every potential of the model
+        (Adult, PPSyn-DP's 2 MB models). None if the beliefs are not finite (then all potentials are used)."""
+        if self._beliefs is None:
+            tree = numpy_md._tree(self.model.domain, tuple(tuple(c) for c in self.model.cliques))
+            theta = {tuple(c): np.asarray(self.model.potentials[c].values, dtype=float) for c in self.model.cliques}
+            b = tree.beliefs(theta, 1.0)
+            ok = all(np.all(np.isfinite(v)) for v in b.values())
+            self._tree, self._beliefs = tree, (b if ok else {})
+        if not self._beliefs:
+            return None
+        tree, want = self._tree, set(clique)
+        nodes = set(tree.supers)
+        changed = True
+        while changed:  # prune leaves whose clique attributes their neighbour also holds
+            changed = False
+            for J in sorted(nodes):
+                nb = [k for k in tree.neighbors[J] if k in nodes]
+                if len(nodes) > 1 and len(nb) <= 1 and want & set(J) <= (set(nb[0]) if nb else set()):
+                    nodes.discard(J)
+                    changed = True
+        factors = [(list(J), self._beliefs[J]) for J in sorted(nodes)]
+        for J in sorted(nodes):
+            for k in tree.neighbors[J]:
+                if k in nodes and J < k:
+                    sep = [a for a in J if a in k]
+                    bs = numpy_md.sum_to(self._beliefs[J], J, tuple(sep))
+                    factors.append((sep, np.divide(1.0, bs, out=np.zeros_like(bs), where=bs > 0)))
+        return factors
+
+    def _eliminate(self, clique: Clique, factors: list | None = None) -> tuple[list[str], np.ndarray]:
+        """Sum-product variable elimination (greedy smallest-intermediate order), rescaled against underflow,
+        over ``factors`` (default: the model's exponentiated potentials)."""
         sizes = dict(zip(self.attrs, self.model.domain.shape))
-        factors = [(list(cl), f) for cl, f in self._factors]
+        factors = [(list(cl), f) for cl, f in (self._factors if factors is None else factors)]
         keep = set(clique)
         todo = {a for cl, _ in factors for a in cl} - keep
         while todo:
@@ -229,7 +264,7 @@ class ModelMarginals:
             ops = []
             for cl, f in inv:
                 ops += [f, [self.attrs.index(a) for a in cl]]
-            g = np.einsum(*ops, [self.attrs.index(a) for a in scope])
+            g = np.einsum(*ops, [self.attrs.index(a) for a in scope], optimize=len(inv) > 2)
             m = g.max()
             factors.append((scope, g / m if m > 0 else g))
         # the remaining factors (all over clique attributes), multiplied one at a time and rescaled so the
