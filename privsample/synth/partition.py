@@ -268,7 +268,7 @@ class SplitPath(PartitionPath):
         self._re.append(self.box_re[0])
 
     def _slices(self, b: int) -> tuple[slice, ...]:
-        return tuple(slice(int(l), int(h)) for l, h in zip(self.lo[b], self.hi[b]))
+        return tuple(map(slice, self.lo[b].tolist(), self.hi[b].tolist()))
 
     def _best_split(self, b: int, axis: int) -> tuple[int, float, float]:
         """(s, RE(left), RE(right)) maximising RE(B) − RE(B_left) − RE(B_right), ties → smallest s.
