@@ -1,4 +1,4 @@
-"""Command line: ``privsample synth | sample | schema | evaluate | demo | cube sample|bounds | draw | mbde``.
+"""Command line: ``privsample synth | sample | schema | evaluate | demo | cube sample|bounds``.
 
 Exit codes: 0 success; 2 bad input or a refused request (budget, size), with a one-line message;
 1 unexpected error. Outputs are written to a temporary file and renamed when complete.
@@ -418,14 +418,6 @@ def cube_bounds_cmd(
     if figure is not None:
         cb.plot_figure1(figure)
         err.print(f"wrote {figure}")
-
-
-# -- seed-003 samplers and MBDE live in their own modules ----------------------------------------
-from privsample.cli_draw import draw_app  # noqa: E402
-from privsample.cli_mbde import register as _register_mbde  # noqa: E402
-
-app.add_typer(draw_app, name="draw")
-_register_mbde(app)
 
 
 def main(argv: list[str] | None = None) -> None:
