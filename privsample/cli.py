@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from privsample.cli_draw import draw_app
 from privsample.errors import PrivsampleError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -86,26 +87,32 @@ def print_ledger(ledger: dict, console: Console = out) -> None:
     groups: dict[str, list[dict]] = {}
     for e in ledger["entries"]:
         groups.setdefault(_phase(e["label"]), []).append(e)
-    t = Table(title="Privacy ledger (zCDP; ε at the target δ)")
+    # A pure-DP target (δ = 0) whose spends all carry their pure ε: pure ε composes by addition, and the
+    # zCDP conversion at δ = 0 would be meaningless (it needs δ > 0).
+    pure = bool(target) and target[1] == 0 and all(e.get("details", {}).get("pure_epsilon") is not None
+                                                    for e in ledger["entries"])
+    t = Table(title="Privacy ledger (pure ε-DP)" if pure else "Privacy ledger (zCDP; ε at the target δ)")
     for col, just in (("phase", "left"), ("steps", "right"), ("mechanism", "left"), ("ρ", "right"),
                       ("noise scale", "right"), ("δ", "right"), ("cum. ε", "right")):
         t.add_column(col, justify=just)
-    cum, dsum = 0.0, 0.0
+    cum, dsum, cum_pure = 0.0, 0.0, 0.0
     for phase, es in groups.items():
         rho = sum(e["rho"] for e in es)
         cum += rho
+        cum_pure += sum(e["details"]["pure_epsilon"] for e in es) if pure else 0.0
         dsum += sum(e.get("delta", 0.0) for e in es)
         scales = [e["noise_scale"] for e in es if e.get("noise_scale") is not None]
         sc = "" if not scales else (f"{min(scales):.3g}" if max(scales) - min(scales) <= 1e-9 * max(scales)
                                      else f"{min(scales):.3g}–{max(scales):.3g}")
         ds = sum(e.get("delta", 0.0) for e in es)
-        eps = cdp_epsilon(cum, max(delta - dsum, 1e-300)) if cum > 0 else 0.0
+        eps = cum_pure if pure else (cdp_epsilon(cum, max(delta - dsum, 1e-300)) if cum > 0 else 0.0)
         mechs = "/".join(sorted({e.get("mechanism", "").split(",")[0] for e in es}))
         t.add_row(phase, str(len(es)), mechs, f"{rho:.4g}", sc, f"{ds:.2g}" if ds else "", f"{eps:.4f}")
     console.print(t)
     console.print(f"Total ρ = {s['rho_spent']:.6g} of {s['rho_total']:.6g}"
                   + (f", δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
-                  + (f" ⇒ ({s['epsilon_spent']:.4f}, {delta:g})-DP" if s.get("epsilon_spent") is not None else "")
+                  + (f" ⇒ pure {cum_pure:.4g}-DP" if pure else
+                     f" ⇒ ({s['epsilon_spent']:.4f}, {delta:g})-DP" if s.get("epsilon_spent") is not None else "")
                   + (f" (target ε={target[0]:g}, δ={target[1]:g})" if target else "")
                   + f"; neighbours: {s.get('neighbouring', 'add/remove one record')}")
     if not s.get("private", True):
@@ -354,6 +361,7 @@ def demo(
 # -- private sampling on the Boolean cube (seeds 000/001) ------------------------------------------
 cube_app = typer.Typer(no_args_is_help=True, help="Noise-free private sampling on the Boolean cube (BSV).")
 app.add_typer(cube_app, name="cube")
+app.add_typer(draw_app, name="draw")  # seed-003 samplers (privsample/cli_draw.py)
 
 
 @cube_app.command("sample")
@@ -420,6 +428,15 @@ def cube_bounds_cmd(
         err.print(f"wrote {figure}")
 
 
+def _click_exception() -> type:
+    """Click's usage-error base class: from ``click`` if installed, else the copy typer >= 0.29 bundles."""
+    try:
+        from click import ClickException
+    except ImportError:
+        from typer._click.exceptions import ClickException
+    return ClickException
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one-line errors with exit code 2 for bad input; 1 for bugs."""
     import warnings
@@ -437,9 +454,7 @@ def main(argv: list[str] | None = None) -> None:
         err.print("aborted")
         sys.exit(1)
     except Exception as exc:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(exc, click.ClickException):
+        if isinstance(exc, _click_exception()):
             exc.show()
             sys.exit(exc.exit_code)
         if os.environ.get("PRIVSAMPLE_DEBUG"):

@@ -268,3 +268,11 @@ def test_default_method_is_ppsyn_dp_with_progress_and_ledger(data, tmp_path, cap
     assert saved["ledger"]["summary"]["rho_spent"] <= saved["ledger"]["summary"]["rho_total"] * (1 + 1e-12)
     assert "ppsyn" in text  # the ledger is printed
     assert len(pd.read_csv(out)) > 0
+
+
+@pytest.mark.parametrize("argv", [["no-such-command"], ["synth"], ["synth", "x.csv", "--no-such-option"]])
+def test_usage_errors_exit_2(argv, capsys):
+    """Unknown commands, missing arguments and unknown options are usage errors: exit 2, no traceback."""
+    code, text = run(argv, capsys)
+    assert code == 2
+    assert "Traceback" not in text and "internal error" not in text

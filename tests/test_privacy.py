@@ -188,3 +188,14 @@ def test_exponential_zcdp_cost_matches_opendp():
     nm = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T=dp.f64, nan=False)), dp.linf_distance(T=dp.f64),
                              dp.zero_concentrated_divergence(), scale=2.0 / eps)
     assert nm.map(1.0) == pytest.approx(rho, rel=1e-9)
+
+
+def test_pure_target_reports_pure_epsilon():
+    """A pure-DP target (delta = 0): epsilon_spent adds the spends' pure epsilons (no zCDP conversion at delta 0)."""
+    acc = Accountant(0.5 ** 2 / 2 + 0.25 ** 2 / 2 + 1e-12, target=(0.75, 0.0))
+    acc.spend(0.5 ** 2 / 2, "a", pure_epsilon=0.5)
+    acc.spend(0.25 ** 2 / 2, "b", pure_epsilon=0.25)
+    assert acc.epsilon_spent() == pytest.approx(0.75)
+    assert acc.to_dict()["summary"]["epsilon_spent"] == pytest.approx(0.75)
+    acc.spend(1e-12, "c")  # a spend without a pure epsilon: back to the zCDP conversion
+    assert acc.pure_epsilon_spent() is None

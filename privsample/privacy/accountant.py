@@ -132,10 +132,18 @@ class Accountant:
         """False if any spend drew seeded (non-secure) noise."""
         return all(e.private for e in self.ledger)
 
+    def pure_epsilon_spent(self) -> float | None:
+        """Sum of the spends' pure epsilons (pure DP composes by addition), or None if a spend has none."""
+        eps = [e.details.get("pure_epsilon") for e in self.ledger]
+        return float(sum(eps)) if all(v is not None for v in eps) else None
+
     def epsilon_spent(self, delta: float | None = None) -> float:
-        """epsilon such that the spends so far are (epsilon, delta)-DP (delta: the target's)."""
+        """epsilon such that the spends so far are (epsilon, delta)-DP (delta: the target's). At delta = 0 (a
+        pure-DP target) this is :meth:`pure_epsilon_spent` when every spend records its pure epsilon."""
         if delta is None:
             delta = self.target[1] if self.target else 1e-9
+        if delta == 0 and self.pure_epsilon_spent() is not None:
+            return self.pure_epsilon_spent()
         return cdp_epsilon(self.spent, max(delta - self.delta_spent, 1e-300)) if self.spent > 0 else 0.0
 
     def summary(self) -> dict[str, Any]:
