@@ -306,6 +306,19 @@ def test_public_options_grow_and_end_with_the_identity():
     assert [o.parts for o in ppsyn.public_options({("a",): np.array([5.0])}, 16)[("a",)]] == [1]
 
 
+def test_public_options_same_with_threads_and_cache():
+    """Threads only share out the paths: the options, their order and the cache are the same."""
+    rng = np.random.default_rng(2)
+    mus = {(f"a{i}", "b"): rng.gamma(0.5, 10.0, size=(int(rng.integers(2, 9)), int(rng.integers(2, 9))))
+           for i in range(12)}
+    one, two, cache = ppsyn.public_options(mus, 64), ppsyn.public_options(mus, 64, threads=2), {}
+    ppsyn.public_options(mus, 64, cache, threads=2)
+    assert list(two) == list(mus) and set(cache) == set(mus)
+    for cl in mus:
+        assert [o.parts for o in one[cl]] == [o.parts for o in two[cl]] == [o.parts for o in cache[cl][1]]
+        assert all(np.array_equal(a.labels, b.labels) for a, b in zip(one[cl], two[cl]))
+
+
 def test_selection_quality_has_sensitivity_three_and_not_less():
     """q = C − misfit changes by at most 3 when one record is added (EM run with Δ = 3); the bound is
     nearly attained, so a mechanism claiming Δ = 1 would be caught."""

@@ -157,13 +157,30 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int) -> dict[str, np
     mbi draws from NumPy's global generator; we seed it from ``seed`` and restore its state.
     Sampling is post-processing: it costs no privacy budget.
     """
+    import jax.numpy as jnp
+
+    # mbi orders some columns by iterating over sets of attribute names, and a set of strings iterates
+    # in an order that changes with PYTHONHASHSEED, i.e. with every process: the same seed gave
+    # different records. Integer names hash to themselves, so on a copy of the model whose attributes
+    # are 0..d-1 the sampler's order, hence the output for a seed, is the same in every process.
+    names = list(model.domain.attributes)
+    index = {a: i for i, a in enumerate(names)}
+    domain = Domain(list(range(len(names))), list(model.domain.shape))
+    cliques = [tuple(index[a] for a in cl) for cl in model.cliques]
+
+    def rename(vector) -> CliqueVector:
+        return CliqueVector(domain, cliques, {new: Factor(domain.project(new), jnp.asarray(vector[old].values))
+                                              for old, new in zip(model.cliques, cliques)})
+
+    renamed = MarkovRandomField(potentials=rename(model.potentials), marginals=rename(model.marginals),
+                                total=model.total)
     state = np.random.get_state()
     try:
         np.random.seed(int(seed) % (2**32))
-        ds = model.synthetic_data(rows=int(rows))
+        ds = renamed.synthetic_data(rows=int(rows))
     finally:
         np.random.set_state(state)
-    return {a: np.asarray(ds.data[a]).astype(np.int64) for a in model.domain.attributes}
+    return {a: np.asarray(ds.data[index[a]]).astype(np.int64) for a in names}
 
 
 __all__ = ["mbi", "Domain", "Factor", "LinearMeasurement", "MarkovRandomField", "configure_jax", "estimate",
