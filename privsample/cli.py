@@ -176,7 +176,11 @@ def synth(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise for reproducible experiments."),
     clip: bool = typer.Option(False, "--clip", help="Clip numeric values outside the schema's bounds (default: error)."),
     other: bool = typer.Option(False, "--other", help="Map unknown categories to an '(other)' category (default: error)."),
-    engine: str = typer.Option("numpy", "--engine", help="Marginal engine: numpy (in memory) or duckdb (out of core)."),
+    engine: str = typer.Option("auto", "--engine", help="Marginal engine: numpy (in memory), duckdb (out of core, "
+                               "needs --schema), spark (needs --schema) or auto: numpy when the file is smaller than "
+                               "1/40 (Parquet, .csv.gz) or 1/20 (CSV) of the available memory, else duckdb."),
+    spark_master: str = typer.Option("local[2]", "--spark-master", help="Spark master URL for --engine spark "
+                                     "(local[N], spark://host:7077, k8s://..., yarn)."),
     iters: Optional[int] = typer.Option(None, "--iters", help="Private-PGM estimation iterations."),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="Refuse models estimated above this size."),
     workload: Optional[str] = typer.Option(None, "--workload", help="AIM/PPSyn workload: cliques separated by ';', "
@@ -201,7 +205,8 @@ def synth(
     t0 = time.perf_counter()
     with _RichProgress(err, enabled=not quiet) as progress:
         res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,
-                         clip=clip, other=other, engine=engine, method_options=opts, progress=progress)
+                         clip=clip, other=other, engine=engine, spark_master=spark_master, method_options=opts,
+                         progress=progress)
     if save_model is not None:
         res.model.save(save_model)
     write_table(res.table, output)

@@ -47,6 +47,56 @@ def check_schema_usable(schema: Schema, source: str = "schema") -> None:
                          "'provenance: user' (or use 'privsample schema --private-epsilon')")
 
 
+ENGINES = ("auto", "numpy", "duckdb", "spark")
+# ``auto``: NumPy while the table, loaded and encoded in memory, would take well under the available
+# memory (peak RSS about 14-18x the file size for Parquet, ``benchmarks/results/engines.md``; about
+# 10x for CSV), else DuckDB out of core.
+AUTO_SHARE = {"parquet": 40, "csv.gz": 40, "csv": 20}  # numpy while file size * share <= available memory
+
+
+def choose_engine(source, engine: str, schema: Schema | None) -> str:
+    """The engine to use: ``engine``, or for ``auto`` Spark for a Spark DataFrame, else NumPy or DuckDB
+    by file size (``AUTO_SHARE``)."""
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
+    from privsample.marginals.spark_engine import is_dataframe  # does not import pyspark
+
+    if is_dataframe(source):
+        if engine not in ("auto", "spark"):
+            raise InputError(f"a Spark DataFrame needs the spark engine (got --engine {engine})")
+        return "spark"
+    if engine != "auto":
+        return engine
+    import psutil
+
+    from privsample.data.table import table_format
+
+    path = Path(source)
+    fmt = table_format(path)
+    if fmt == "csv" and path.name.lower().endswith(".gz"):
+        fmt = "csv.gz"
+    size, available = path.stat().st_size, psutil.virtual_memory().available
+    if size * AUTO_SHARE[fmt] <= available:
+        return "numpy"
+    if schema is None:
+        raise InputError(f"{path} is large ({size / 2**30:.1f} GB against {available / 2**30:.1f} GB of available "
+                         "memory): pass --schema to use the out-of-core engine, or --engine numpy to load it anyway")
+    return "duckdb"
+
+
+def make_engine(engine: str, source, schema: Schema, *, clip: bool, other: bool, spark_master: str,
+                engine_options: dict | None):
+    """A DuckDB or Spark engine on ``source`` coded by ``schema`` (``engine_options``: its keyword options)."""
+    opts = dict(engine_options or {})
+    if engine == "duckdb":
+        from privsample.marginals.duckdb_engine import DuckDBEngine
+
+        return DuckDBEngine(source, schema, clip=clip, other=other, **opts)
+    from privsample.marginals.spark_engine import SparkEngine
+
+    return SparkEngine(source, schema, clip=clip, other=other, master=spark_master, **opts)
+
+
 def worst_case_domain(names: list[str]):
     """The largest domain private discovery can produce for these columns (for size checks before spending)."""
     from privsample.synth.pgm import Domain
@@ -82,12 +132,18 @@ def make_accountant(epsilon: float, delta: float, schema: Schema | None, schema_
     return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
 
 
-def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DELTA, method: str = "ppsyn",
+def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: str = "ppsyn",
                schema: Schema | str | Path | None = None, rows: int | None = None, seed: int | None = None,
-               clip: bool = False, other: bool = False, engine: str = "numpy",
+               clip: bool = False, other: bool = False, engine: str = "auto", spark_master: str = "local[2]",
+               engine_options: dict | None = None,
                schema_share: float = DEFAULT_SCHEMA_SHARE, method_options: dict | None = None,
                noise: NoiseSource | None = None, progress=no_progress) -> SynthResult:
-    """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table."""
+    """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table.
+
+    ``source``: a CSV/Parquet path (for ``engine="spark"`` also a URI or a Spark DataFrame).
+    ``engine``: numpy | duckdb | spark | auto (``choose_engine``); duckdb and spark need ``schema``.
+    ``engine_options``: keyword options of the DuckDB/Spark engine (e.g. ``memory_limit``, ``threads``).
+    """
     from privsample.data.encoding import encodable_rows, encode, schema_with_other
     from privsample.data.table import read_table
     from privsample.marginals import NumpyEngine
@@ -105,17 +161,18 @@ def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DEL
     noise = noise if noise is not None else make_noise(seed)  # seeded noise warns: NOT private
     rng = np.random.default_rng(seed)  # sampling/decoding randomness (post-processing)
 
-    source = Path(source)
-    if engine == "duckdb":
-        from privsample.marginals.duckdb_engine import DuckDBEngine
-
+    engine = choose_engine(source, engine, schema)
+    if engine != "spark":
+        source = Path(source)
+    if engine in ("duckdb", "spark"):
         if schema is None:
-            raise InputError("--engine duckdb needs --schema (private discovery reads the table in memory)")
+            raise InputError(f"--engine {engine} needs --schema (private discovery reads the table in memory)")
         if other:
             schema = schema_with_other(schema)
         synth.check_size(schema.domain())
-        eng = DuckDBEngine(source, schema, clip=clip, other=other)
-    elif engine == "numpy":
+        eng = make_engine(engine, source, schema, clip=clip, other=other, spark_master=spark_master,
+                          engine_options=engine_options)
+    else:
         df = read_table(source, **({"na_values": schema.na_values} if schema is not None else {}))
         if schema is None:
             from privsample.data.discovery import private_schema
@@ -142,10 +199,11 @@ def synthesize(source: str | Path, *, epsilon: float, delta: float = DEFAULT_DEL
         if dropped:
             progress("encode", message=f"dropped {dropped} rows outside the private schema")
         eng = NumpyEngine(codes, schema.domain())
-    else:
-        raise InputError(f"unknown engine '{engine}' (numpy|duckdb)")
 
-    model = synth.fit(eng, accountant, noise, progress, schema=schema)
+    try:
+        model = synth.fit(eng, accountant, noise, progress, schema=schema)
+    finally:
+        getattr(eng, "close", lambda: None)()
     model.params.update({"epsilon": epsilon, "delta": delta, "seed": seed, "engine": engine})
     table = model.sample_table(rows, rng)
     return SynthResult(model=model, table=table, accountant=accountant, schema=schema)

@@ -22,7 +22,7 @@ from privsample.data.schema import Numeric as N
 from privsample.data.schema import Schema
 from privsample.data.table import read_table
 from privsample.errors import InputError
-from privsample.marginals import duckdb_engine
+from privsample.marginals import sql, sql_engine
 from privsample.marginals.duckdb_engine import DuckDBEngine
 from privsample.marginals.numpy_engine import NumpyEngine
 
@@ -266,13 +266,13 @@ def test_relation_table_and_join_sources(tmp_path, monkeypatch):
     assert_same(DuckDBEngine(con.sql("SELECT * FROM t"), SMALL).marginals(cliques), b)
     typed = con.sql("SELECT CAST(x AS DOUBLE) x, CAST(k AS INTEGER) k, c, CAST(d AS DOUBLE) d FROM t")
     assert_same(DuckDBEngine(typed, SMALL).marginals(cliques), b)  # 1.0 compares as '1'
-    monkeypatch.setattr(duckdb_engine, "CASE_LIMIT", 1)  # categoricals via a join
+    monkeypatch.setattr(sql, "CASE_LIMIT", 1)  # categoricals via a join
     assert_same(DuckDBEngine(p, SMALL).marginals(cliques), b)
 
 
 def test_batches_many_cliques(tmp_path, monkeypatch):
     p = write(tmp_path, "x,k,c,d\n1,1,a,1\n2,,b,2\n9,9,,3\n9,4,a,3\n")
-    monkeypatch.setattr(duckdb_engine, "_MAX_SETS", 2)
+    monkeypatch.setattr(sql_engine, "MAX_SETS", 2)
     cliques = [("x",), ("k", "x"), ("c", "d"), ("d",), ("x", "k", "c", "d"), ("d", "x")]
     a, ref = DuckDBEngine(p, SMALL).marginals(cliques), NumpyEngine(encode(read_table(p), SMALL), SMALL.domain())
     assert_same(a, ref.marginals(cliques))
@@ -309,3 +309,103 @@ def test_random_tables_agree(header, rows, clip, other):
         assert_same(*outcomes)
     else:
         assert isinstance(outcomes[0], dict) == isinstance(outcomes[1], dict), outcomes
+
+
+# -- scale: cache, batching, engine choice, CLI -----------------------------------------------------------
+def random_parquet(tmp_path: Path, n: int = 5000, seed: int = 0) -> Path:
+    """A Parquet file written by the test: floats (binned), nullable ints, nullable text, coerced text."""
+    rng = np.random.default_rng(seed)
+    k = pd.array(rng.integers(0, 10, n), dtype="Int64")
+    k[rng.random(n) < 0.1] = pd.NA
+    c = rng.choice(np.array(["a", "b", None], dtype=object), n)
+    df = pd.DataFrame({"x": rng.uniform(0, 10, n), "k": k, "c": c, "d": rng.choice(["1", "2", "3"], n)})
+    p = tmp_path / "t.parquet"
+    df.to_parquet(p, index=False, row_group_size=1000)
+    return p
+
+
+def test_parquet_written_by_test_all_cliques_and_cache(tmp_path):
+    import itertools
+
+    p = random_parquet(tmp_path)
+    ref = NumpyEngine(encode(read_table(p), SMALL), SMALL.domain())
+    cliques = [c for r in (1, 2, 3) for c in itertools.combinations(SMALL.names, r)]
+    with DuckDBEngine(p, SMALL, memory_limit="256MB", threads=1) as eng:
+        assert_same(eng.marginals(cliques), ref.marginals(cliques))
+        assert eng.stats["queries"] == 1  # the 4 maximal 3-way cliques share one joint GROUP BY
+        q = eng.stats["queries"]
+        again = eng.marginals([("d", "x"), ("c",), ("x", "k", "c")])  # asked again, in another order
+        assert eng.stats["queries"] == q and eng.stats["cache_hits"] > 0
+        assert np.array_equal(again[("d", "x")], ref.marginals([("d", "x")])[("d", "x")])
+    with DuckDBEngine(p, SMALL, batching="sets", cache_mb=0) as eng:  # no cache: every call scans
+        assert_same(eng.marginals(cliques), ref.marginals(cliques))
+        q = eng.stats["queries"]
+        eng.marginals([("x", "k")])
+        assert eng.stats["queries"] == q + 1
+
+
+def test_marginal_cache_sums_out_and_evicts():
+    from privsample.marginals.cache import MarginalCache
+
+    cache = MarginalCache(max_bytes=100)  # (0, 1) and (2, 3) fit (96 bytes), not with (1,) too
+    ab = np.arange(6, dtype=np.int64).reshape(2, 3)
+    cache.put((0, 1), ab)
+    assert cache.holder((1,)) == (0, 1)
+    assert np.array_equal(cache.get((1,)), ab.sum(axis=0)) and cache.derived == 1
+    assert np.array_equal(cache.get((0, 1)), ab) and cache.hits == 1
+    cache.put((2, 3), np.zeros((2, 3), dtype=np.int64))  # over the limit: least recently used goes
+    assert (1,) not in cache and cache.nbytes <= cache.max_bytes
+    cache.put((5, 6, 7), np.zeros((10, 10, 10), dtype=np.int64))  # larger than the cache: not held
+    assert (5, 6, 7) not in cache
+
+
+def test_choose_engine(tmp_path, monkeypatch):
+    from privsample import pipeline
+
+    p = random_parquet(tmp_path, n=50)
+    assert pipeline.choose_engine(p, "auto", SMALL) == "numpy"
+    assert pipeline.choose_engine(p, "duckdb", None) == "duckdb"
+    monkeypatch.setitem(pipeline.AUTO_SHARE, "parquet", 10**12)  # as if the file were larger than memory
+    assert pipeline.choose_engine(p, "auto", SMALL) == "duckdb"
+    with pytest.raises(InputError, match="--schema"):
+        pipeline.choose_engine(p, "auto", None)
+    with pytest.raises(InputError, match="unknown engine"):
+        pipeline.choose_engine(p, "pandas", SMALL)
+    with pytest.raises(InputError, match="unknown file type"):
+        pipeline.choose_engine(write(tmp_path, "{}", "t.json"), "auto", SMALL)
+
+
+def test_synth_auto_engine_on_large_file_uses_duckdb(tmp_path, monkeypatch):
+    """The same seeded run gives the same model whichever engine reads the records."""
+    from privsample import pipeline
+
+    p = random_parquet(tmp_path, n=2000)
+    kw = dict(epsilon=2.0, method="mst", schema=SMALL, rows=50, seed=3, method_options={"iters": 30})
+    a = pipeline.synthesize(p, engine="numpy", **kw)
+    monkeypatch.setitem(pipeline.AUTO_SHARE, "parquet", 10**12)
+    b = pipeline.synthesize(p, engine="auto", engine_options={"memory_limit": "256MB"}, **kw)
+    assert a.model.params["engine"] == "numpy" and b.model.params["engine"] == "duckdb"
+    pd.testing.assert_frame_equal(a.table, b.table)
+
+
+@pytest.mark.parametrize("name, args, message", [
+    ("t.json", ["--engine", "duckdb"], "unknown file type"),
+    ("t.json", [], "unknown file type"),
+    ("t.parquet", ["--engine", "pandas"], "unknown engine"),
+    ("missing.parquet", ["--engine", "duckdb"], "not found"),
+    ("t.parquet", ["--engine", "spark", "--spark-master", "spark://127.0.0.1:1"], "cannot reach the Spark master"),
+    ("t.parquet", ["--engine", "spark", "--spark-master", "nowhere"], "not a Spark master URL"),
+])
+def test_cli_engine_bad_input(tmp_path, capsys, name, args, message):
+    from privsample.cli import main
+
+    random_parquet(tmp_path, n=20)
+    write(tmp_path, "{}", "t.json")
+    sch, out = tmp_path / "s.yaml", tmp_path / "out.csv"
+    SMALL.save(sch)
+    with pytest.raises(SystemExit) as ex:
+        main(["synth", str(tmp_path / name), "-o", str(out), "--epsilon", "1", "--schema", str(sch), "--quiet",
+              *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert ex.value.code == 2 and len(err) == 1 and message in err[0], err
+    assert not out.exists()

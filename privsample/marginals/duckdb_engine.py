@@ -1,73 +1,75 @@
-"""Out-of-core marginal engine: DuckDB computes the integer codes in SQL and the counts by GROUP BY.
+"""Out-of-core marginal engine: DuckDB codes the table in SQL and counts by GROUP BY GROUPING SETS.
 
-The data never passes through pandas. The file is read with the same SQL as ``read_table``
-(``privsample.data.table.source_sql``), and the codes follow ``privsample.data.encoding.encode``
-exactly: same number grammar, same binning (``np.searchsorted(edges[1:-1], x, side='right')``),
-same ``clip``/``other`` policy, checked by one validation query up front. Several cliques are
-counted per scan with GROUPING SETS; results are cached.
+The data never passes through pandas. A file is read with the same SQL as ``read_table``
+(``privsample.data.table.source_sql``) and coded by ``privsample.marginals.sql`` exactly as
+``encode`` codes it. The codes (one small integer per cell, compressed: about 5 bytes per row of
+15 columns) go to a DuckDB database in a temporary directory, so memory stays bounded by
+``memory_limit`` whatever the file size; every query after the first scan reads only the codes.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import uuid
+import weakref
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
-from privsample.data.encoding import (MISSING, NEEDS_OTHER, NOT_A_NUMBER, NUMBER_RE, OUT_OF_RANGE, UNKNOWN,
-                                      describe_problem)
-from privsample.data.schema import Categorical, Numeric, Schema
-from privsample.data.table import (FORMATS, clean_select, duckdb_input_error, empty_table_error, source_sql,
-                                   sql_ident, sql_isnan, sql_str)
+from privsample.data.schema import Schema
+from privsample.data.table import FORMATS, column_kind, duckdb_input_error, source_sql, sql_ident
 from privsample.errors import InputError
-from privsample.marginals.base import Clique, MarginalEngine
+from privsample.marginals.sql import DUCKDB, clean_sql
+from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
 
-CASE_LIMIT = 256  # categoricals with more categories are coded by a join instead of a CASE
-_MAX_SETS = 64  # grouping sets per query
-_MAX_COLS = 60  # distinct columns per query (GROUPING() bitmask)
 _SRC = "privsample_source"
+MEMORY_LIMIT_MAX = 2**30  # default memory_limit: 1 GiB, or a quarter of the available memory if less
 
 
-def _num(x: float) -> str:
-    return f"CAST('{float(x)!r}' AS DOUBLE)"
+def default_memory_limit() -> int:
+    """The engine's default DuckDB ``memory_limit`` in bytes: min(1 GiB, available / 4), at least 256 MiB."""
+    import psutil
+
+    return int(max(2**28, min(MEMORY_LIMIT_MAX, psutil.virtual_memory().available // 4)))
 
 
-class DuckDBEngine(MarginalEngine):
+def _drop(con, path: str | None) -> None:
+    try:
+        con.close()
+    finally:
+        if path:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+class DuckDBEngine(CodedTableEngine):
     """Marginals of a CSV/Parquet file (or a DuckDB relation / table) coded by ``schema``, in DuckDB.
 
     ``source``: a path (``.csv``, ``.csv.gz``, ``.txt``, ``.parquet``, ``.pq``), a
     ``duckdb.DuckDBPyRelation``, or the name of a table/view in ``connection`` (default: DuckDB's
-    default connection). ``memory_limit`` (bytes or a DuckDB size such as ``"2GB"``) and ``threads``
-    apply to the engine's own connection (file sources only).
+    default connection). For a file the engine opens its own DuckDB database under
+    ``temp_directory`` (default: the system's), removed by ``close()``, with ``memory_limit``
+    (bytes or a DuckDB size such as ``"2GB"``; default ``default_memory_limit()``) and ``threads``
+    (default: DuckDB's, one per core). ``cache_mb`` bounds the cache of computed marginals;
+    ``batching`` is ``CodedTableEngine``'s ("joint" or "sets").
     """
 
+    dialect = DUCKDB
+
     def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False,
-                 memory_limit: int | str | None = None, threads: int | None = None, connection=None):
+                 memory_limit: int | str | None = None, threads: int | None = None, connection=None,
+                 temp_directory: str | Path | None = None, cache_mb: float = CACHE_MB, batching: str = "joint"):
         import duckdb
 
-        self.schema = schema
-        self.domain = schema.domain()
-        self.clip, self.other = bool(clip), bool(other)
-        self._con = None
-        self._owns_con = False
-        self._rel = None
-        self._label = str(source)
+        self._con, self._rel, self._temp_table = None, None, None
+        self._finalizer = None
+        label = str(source)
         na = tuple(schema.na_values)
         if isinstance(source, duckdb.DuckDBPyRelation):
-            self._rel = source
-            self._label = "relation"
+            self._rel, label = source, "relation"
             clean, names, kinds = self._clean_for(sql_ident(_SRC), source.columns, source.types, na)
         elif isinstance(source, Path) or self._looks_like_path(source):
-            config = {}
-            if memory_limit is not None:
-                config["memory_limit"] = f"{int(memory_limit)}B" if isinstance(memory_limit, int) else str(memory_limit)
-            if threads is not None:
-                config["threads"] = int(threads)
-            try:
-                self._con = duckdb.connect(":memory:", config=config)
-                self._owns_con = True
-            except duckdb.Error as exc:
-                raise InputError(f"DuckDB settings rejected: {str(exc).splitlines()[0]}") from None
+            self._open(memory_limit, threads, temp_directory)
             clean, names, kinds = source_sql(self._con, source, na)
         else:
             self._con = connection if connection is not None else duckdb.default_connection()
@@ -76,15 +78,36 @@ class DuckDBEngine(MarginalEngine):
             except duckdb.Error:
                 raise InputError(f"no such data file or DuckDB table: {source}") from None
             clean, names, kinds = self._clean_for(sql_ident(str(source)), rel.columns, rel.types, na)
-        kind_of = dict(zip(names, kinds))
-        for col in schema.columns:
-            if col.name not in kind_of:
-                raise InputError(f"column '{col.name}' is in the schema but not in the data")
-        self._coded, self._checked = self._build(clean, kind_of)
-        self._cache: dict[tuple[int, ...], np.ndarray] = {}
-        self.n = self._validate()
+        try:
+            self._setup(schema, clean, dict(zip(names, kinds)), clip=clip, other=other, cache_mb=cache_mb,
+                        batching=batching, label=label)
+        except BaseException:
+            self.close()
+            raise
 
     # -- construction -----------------------------------------------------------------------------
+    def _open(self, memory_limit, threads, temp_directory) -> None:
+        """This engine's own database, in a fresh temporary directory."""
+        import duckdb
+
+        if memory_limit is None:
+            memory_limit = default_memory_limit()
+        config = {"memory_limit": f"{int(memory_limit)}B" if isinstance(memory_limit, int) else str(memory_limit),
+                  "preserve_insertion_order": False}
+        if threads is not None:
+            config["threads"] = int(threads)
+        try:
+            path = tempfile.mkdtemp(prefix="privsample-duckdb-", dir=temp_directory)
+        except OSError as exc:
+            raise InputError(f"cannot create a temporary directory in {temp_directory}: {exc.strerror}") from None
+        config["temp_directory"] = str(Path(path) / "spill")
+        try:
+            self._con = duckdb.connect(str(Path(path) / "codes.duckdb"), config=config)
+        except duckdb.Error as exc:
+            shutil.rmtree(path, ignore_errors=True)
+            raise InputError(f"DuckDB settings rejected: {str(exc).splitlines()[0]}") from None
+        self._finalizer = weakref.finalize(self, _drop, self._con, path)
+
     @staticmethod
     def _looks_like_path(source) -> bool:
         s = str(source)
@@ -93,189 +116,45 @@ class DuckDBEngine(MarginalEngine):
     @staticmethod
     def _clean_for(from_sql: str, names, types, na) -> tuple[str, list[str], list[str]]:
         names = list(names)
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise InputError(f"duplicate column name(s) in the data: {', '.join(repr(d) for d in dup)}")
-        sql, kinds = clean_select(from_sql, names, [str(t) for t in types], na)
-        return sql, names, kinds
+        check_unique(names)
+        kinds = [column_kind(str(t)) for t in types]
+        return clean_sql(from_sql, [(sql_ident(n), n, k) for n, k in zip(names, kinds)], na, DUCKDB), names, kinds
 
+    # -- queries ----------------------------------------------------------------------------------
     def _run(self, sql: str):
         if self._rel is not None:
             return self._rel.query(_SRC, sql)
         return self._con.sql(sql)
 
-    def _build(self, clean: str, kind_of: dict[str, str]) -> tuple[str, str]:
-        """(SQL of the coded table c0..c{d-1}; SQL of the validation query)."""
-        stage1, joins, stage2, checks = [], [], [], []
-        for j, col in enumerate(self.schema.columns):
-            v = f"t.{sql_ident(col.name)}"
-            kind = kind_of[col.name]
-            if isinstance(col, Numeric):
-                x = (f"CASE WHEN regexp_full_match({v}, {sql_str(NUMBER_RE)}, 'i') THEN TRY_CAST({v} AS DOUBLE) END"
-                     if kind == "text" else f"CAST({v} AS DOUBLE)")
-                stage1 += [f"{x} AS x{j}", f"CAST({v} AS VARCHAR) AS r{j}"]
-                stage2.append(f"s.x{j} AS x{j}")
-                code, problem = self._numeric_sql(col, j)
-            else:
-                stage1.append(f"{self._text_sql(v, kind)} AS r{j}")
-                if len(col.categories) > CASE_LIMIT:
-                    rows = [(c, i) for i, c in enumerate(col.categories)]
-                    if col.other is not None:
-                        rows.append((col.other, col.other_code))
-                    values = ", ".join(f"({sql_str(c)}, {i})" for c, i in rows)
-                    joins.append(f"LEFT JOIN (VALUES {values}) AS m{j}(label, code) ON s.r{j} = m{j}.label")
-                    lookup = f"m{j}.code"
-                else:
-                    whens = [f"WHEN {sql_str(c)} THEN {i}" for i, c in enumerate(col.categories)]
-                    if col.other is not None:
-                        whens.append(f"WHEN {sql_str(col.other)} THEN {col.other_code}")
-                    lookup = f"CASE s.r{j} {' '.join(whens)} END"
-                code, problem = self._categorical_sql(col, j, lookup)
-            stage2 += [f"{code} AS c{j}", f"s.r{j} AS r{j}"]
-            checks.append(problem)
-        inner = f"SELECT {', '.join(stage1)} FROM ({clean}) AS t"
-        staged = f"SELECT {', '.join(stage2)} FROM ({inner}) AS s {' '.join(joins)}"
-        d = len(self.schema.columns)
-        coded = f"SELECT {', '.join(f'c{j}' for j in range(d))} FROM ({staged}) AS q"
-        problems = ", ".join(f"{p} AS p{j}" for j, p in enumerate(checks))
-        aggs = ", ".join(f"min(p{j}) FILTER (WHERE p{j} > 0) AS k{j}, arg_min(r{j}, p{j}) FILTER (WHERE p{j} > 0) AS v{j}, "
-                         f"count(*) FILTER (WHERE p{j} > 0) AS b{j}" for j in range(d))
-        check = f"SELECT count(*) AS n, {aggs} FROM (SELECT {problems}, * FROM ({staged}) AS q) AS z"
-        return coded, check
-
-    def _numeric_sql(self, col: Numeric, j: int) -> tuple[str, str]:
-        def missing(t: str) -> str:
-            return f"({t}.r{j} IS NULL OR coalesce({sql_isnan(f'{t}.x{j}')}, false))"
-
-        x = f"s.x{j}"
-        bad = f"({x} IS NULL)"
-        outside = f"({x} < {_num(col.lower)} OR {x} > {_num(col.upper)})"
-        edges = col.bin_edges
-        inner_edges = edges[1:-1]
-        if len(inner_edges):
-            whens = " ".join(f"WHEN {x} < {_num(e)} THEN {i}" for i, e in enumerate(inner_edges))
-            binned = f"CASE {whens} ELSE {len(inner_edges)} END"
+    def _materialise(self, coded_sql: str) -> str:
+        if self._finalizer is not None:  # our own database on disk
+            name = "codes"
+            sql = f"CREATE TABLE {name} AS {coded_sql}"
         else:
-            binned = "0"
-        k = int(col.bins)
-        on_missing = str(col.null_code) if col.nullable else "NULL"
-        on_outside = f"CASE WHEN {x} < {_num(col.lower)} THEN 0 ELSE {k - 1} END" if self.clip else "NULL"
-        code = (f"CASE WHEN {missing('s')} THEN {on_missing} WHEN {bad} THEN NULL "
-                f"WHEN {outside} THEN {on_outside} ELSE {binned} END")
-        problem = (f"CASE WHEN c{j} IS NOT NULL THEN 0 WHEN {missing('q')} THEN {MISSING} "
-                   f"WHEN q.x{j} IS NULL THEN {NOT_A_NUMBER} ELSE {OUT_OF_RANGE} END")
-        return code, problem
-
-    def _categorical_sql(self, col: Categorical, j: int, lookup: str) -> tuple[str, str]:
-        coerce = self.other and col.other is not None
-        on_missing = str(col.null_code) if col.nullable else (str(col.other_code) if coerce else "NULL")
-        on_unknown = str(col.other_code) if coerce else "NULL"
-        code = f"CASE WHEN s.r{j} IS NULL THEN {on_missing} ELSE coalesce({lookup}, {on_unknown}) END"
-        unknown = NEEDS_OTHER if self.other else UNKNOWN
-        problem = (f"CASE WHEN c{j} IS NOT NULL THEN 0 WHEN q.r{j} IS NULL THEN {MISSING} ELSE {unknown} END")
-        return code, problem
-
-    @staticmethod
-    def _text_sql(v: str, kind: str) -> str:
-        """The text a categorical value is compared as (as ``encoding.value_text``)."""
-        if kind == "text":
-            return v
-        if kind == "bool":
-            return f"CASE WHEN {v} IS NULL THEN NULL WHEN {v} THEN 'True' ELSE 'False' END"
-        if kind == "int":
-            return f"CAST({v} AS VARCHAR)"
-        return (f"CASE WHEN {v} = trunc({v}) AND abs({v}) < 9007199254740992 "
-                f"THEN CAST(CAST({v} AS BIGINT) AS VARCHAR) ELSE CAST({v} AS VARCHAR) END")
-
-    def _validate(self) -> int:
-        """Run the validation query: raise InputError for the first bad column; return the row count."""
+            name = self._temp_table = f"privsample_codes_{uuid.uuid4().hex}"
+            sql = f"CREATE TEMP TABLE {name} AS {coded_sql}"
         try:
-            row = self._run(self._checked).fetchall()[0]
-        except InputError:
-            raise
+            self._run(sql)
         except Exception as exc:  # noqa: BLE001 - reader errors are bad input
             raise duckdb_input_error(exc, self._label) from None
-        n = int(row[0])
-        if n == 0:
-            raise empty_table_error(self._label)
-        for j, col in enumerate(self.schema.columns):
-            kind, value, count = row[1 + 3 * j: 4 + 3 * j]
-            if kind is not None:
-                msg = describe_problem(col, int(kind), value)
-                raise InputError(f"{msg} ({int(count)} bad row{'s' if count != 1 else ''})")
-        return n
+        return name
 
-    # -- counting ---------------------------------------------------------------------------------
-    def marginals(self, cliques: Iterable[Sequence[str]]) -> dict[Clique, np.ndarray]:
-        cls = self._check(cliques)
-        pos = {a: i for i, a in enumerate(self.schema.names)}
-        keys = {}
-        for cl in cls:
-            if len(set(cl)) != len(cl):
-                raise InputError(f"clique {cl} names a column more than once")
-            keys[cl] = tuple(sorted(pos[a] for a in cl))
-        todo = sorted({k for k in keys.values() if k and k not in self._cache})
-        self._count(todo)
-        out: dict[Clique, np.ndarray] = {}
-        for cl, key in keys.items():
-            if not key:
-                out[cl] = np.array(self.n, dtype=np.int64)
-                continue
-            order = [key.index(pos[a]) for a in cl]
-            out[cl] = np.ascontiguousarray(np.transpose(self._cache[key], order))
-        return out
-
-    def _count(self, keys: list[tuple[int, ...]]) -> None:
-        batch: list[tuple[int, ...]] = []
-        for key in keys:
-            cols = sorted(set().union(*batch, key))
-            if batch and (len(batch) >= _MAX_SETS or len(cols) > _MAX_COLS):
-                self._count_batch(batch)
-                batch = []
-            batch.append(key)
-        if batch:
-            self._count_batch(batch)
-
-    def _count_batch(self, batch: list[tuple[int, ...]]) -> None:
-        cols = sorted(set().union(*batch))
-        names = ", ".join(f"c{j}" for j in cols)
-        sets = ", ".join("(" + ", ".join(f"c{j}" for j in key) + ")" for key in batch)
-        sql = (f"SELECT {names}, GROUPING({names}) AS g, count(*) AS n FROM ({self._coded}) AS coded "
-               f"GROUP BY GROUPING SETS ({sets})")
+    def _fetch(self, sql: str, nulls: int | None = -1) -> dict[str, np.ndarray]:
         try:
-            res = self._run(sql).fetchnumpy()
+            table = self._run(sql).to_arrow_table()
         except Exception as exc:  # noqa: BLE001
             raise duckdb_input_error(exc, self._label) from None
-        g = np.asarray(res["g"], dtype=np.int64)
-        n = np.asarray(res["n"], dtype=np.int64)
-        shape_all = self.schema.shape
-        for key in batch:
-            mask = sum(1 << (len(cols) - 1 - cols.index(j)) for j in cols if j not in key)
-            sel = g == mask
-            idx = []
-            for j in key:
-                col = res[f"c{j}"]
-                if np.ma.getmaskarray(col)[sel].any():
-                    raise InputError(f"{self._label}: the data changed after validation (invalid codes)")
-                idx.append(np.ma.getdata(col)[sel].astype(np.int64))
-            shape = tuple(shape_all[j] for j in key)
-            counts = np.zeros(int(np.prod(shape)), dtype=np.int64)
-            counts[np.ravel_multi_index(idx, shape)] = n[sel]
-            if counts.sum() != self.n:
-                raise InputError(f"{self._label}: the data changed after validation (row count)")
-            self._cache[key] = counts.reshape(shape)
-
-    def total(self) -> int:
-        return self.n
+        return arrow_columns(table, nulls)
 
     def close(self) -> None:
-        """Close the engine's own DuckDB connection (not a connection passed in)."""
-        if self._con is not None and self._owns_con:
-            self._con.close()
-        self._con = None
+        """Drop the engine's codes (its own database and directory, or its temporary table)."""
+        if self._finalizer is not None:
+            self._finalizer()
+        elif self._temp_table is not None:
+            try:
+                self._run(f"DROP TABLE IF EXISTS {self._temp_table}")
+            except Exception:  # noqa: BLE001 - the caller's connection may be closed already
+                pass
+        self._temp_table = None
+        self._con = self._rel = None
 
-    def __enter__(self) -> "DuckDBEngine":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
