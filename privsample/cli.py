@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from privsample.cli_draw import draw_app
+from privsample.cli_mbde import register as register_mbde
 from privsample.errors import PrivsampleError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -367,6 +368,7 @@ def demo(
 cube_app = typer.Typer(no_args_is_help=True, help="Noise-free private sampling on the Boolean cube (BSV).")
 app.add_typer(cube_app, name="cube")
 app.add_typer(draw_app, name="draw")  # seed-003 samplers (privsample/cli_draw.py)
+register_mbde(app)  # seed-002 MBDE (privsample/cli_mbde.py)
 
 
 @cube_app.command("sample")

@@ -415,3 +415,14 @@ def test_round_log_saved_with_the_model_holds_only_public_values(dp_fit):
               "k_ref", "expected_error", "c_tilde"}
     keys = set().union(*(r.keys() for r in model.info["rounds"]))
     assert keys <= public, keys - public
+
+
+def test_one_cell_domain_stops_after_initialisation():
+    """Every candidate has one cell (e.g. a tiny table whose private schema put every value in '(other)'):
+    there is no partition to choose, so the rounds stop instead of running an exponential mechanism over
+    no candidates."""
+    dom = pgm.Domain(["x", "y", "z"], [1, 1, 1])
+    codes = {a: np.zeros(3, dtype=np.int64) for a in dom.attributes}
+    acc = Accountant.from_epsilon_delta(1.0, 1e-9)
+    model = PPSyn(iters=20).fit(NumpyEngine(codes, dom), acc, SeededNoise(0, quiet=True))
+    assert model.info["rounds"] == [] and acc.spent <= acc.rho_total

@@ -43,6 +43,11 @@ class NoiseSource(ABC):
     def exponential(self, scores: np.ndarray, epsilon: float, sensitivity: float) -> int:
         """Index drawn with probability proportional to exp(epsilon * score / (2 * sensitivity))."""
 
+    def laplace_float(self, values: np.ndarray, scale: float) -> np.ndarray:
+        """Real values plus i.i.d. (continuous) Laplace noise of scale ``scale``: for real-valued
+        releases (the private-KDE baseline's coefficients); L1 sensitivity s gives (s/scale)-DP."""
+        raise NotImplementedError(f"{type(self).__name__} has no float Laplace sampler")
+
     @property
     def label(self) -> str:
         return "secure (OpenDP)" if self.private else SEEDED_LABEL
@@ -104,6 +109,18 @@ class SecureNoise(NoiseSource):
         out = np.asarray(self._meas("laplace", scale)(arr.ravel().tolist()), dtype=np.int64)
         return out.reshape(arr.shape)
 
+    def laplace_float(self, values, scale):
+        if not (scale > 0 and math.isfinite(scale)):
+            raise ValueError(f"invalid scale {scale}")
+        v = np.asarray(values, dtype=float)
+        dp = self._dp
+        key = ("laplace_float", float(scale))
+        m = self._cache.get(key)
+        if m is None:  # OpenDP's float Laplace: exact sampling of the rounded law (no floating-point attack)
+            m = self._cache[key] = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                                                     dp.l1_distance(T=float), scale=float(scale))
+        return np.asarray(m(v.ravel().tolist()), dtype=float).reshape(v.shape)
+
     def exponential(self, scores, epsilon, sensitivity):
         scores = np.asarray(scores, dtype=float).ravel()
         if scores.size == 0:
@@ -150,6 +167,10 @@ class SeededNoise(NoiseSource):
         q = 1.0 - math.exp(-1.0 / scale)
         g = self.rng.geometric(q, size=(2,) + arr.shape) - 1  # seeded, not private
         return arr + (g[0] - g[1])
+
+    def laplace_float(self, values, scale):
+        v = np.asarray(values, dtype=float)
+        return v + self.rng.laplace(0.0, scale, v.shape)  # seeded, not private
 
     def exponential(self, scores, epsilon, sensitivity):
         scores = np.asarray(scores, dtype=float).ravel()

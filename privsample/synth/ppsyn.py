@@ -535,6 +535,8 @@ class PPSyn(WorkloadSynthesizer):
             options = public_options(mu, min(self.max_parts, self.option_parts), option_cache,
                                      self.option_refresh, threads=self.path_threads)  # public
             pairs = [(cl, o) for cl in small for o in options[cl] if o.parts > 1]  # P_0 measures only the total
+            if not pairs:  # every candidate has one cell (public: the domain): nothing left to measure
+                break
             noise_err = math.sqrt(2 / math.pi) * sigma
 
             x = self._read(engine, small, "select")                                   # reads D

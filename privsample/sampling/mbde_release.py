@@ -1,0 +1,260 @@
+"""Releasing MBDE samples (notes/mbde.md sections 1, 5, 8): secure randomness, the ledger, the public
+standardisation of table columns, and the paper-faithful Metropolis-Hastings sampler (training only).
+
+Accounting. m i.i.d. samples from q_T in M_{eps,q0} are (m eps)-integrally private. To release m
+samples under a total budget eps_total, MBDE is trained at the per-sample eps = eps_total / m and the
+release is recorded once in the (zCDP) ledger like any pure-epsilon release: rho = eps_total^2 / 2
+(eps-IP implies eps-DP for every neighbouring relation, which implies eps^2/2-zCDP), with the pure
+epsilon, the per-sample epsilon, m, and ``guarantee="integral privacy (Husain et al.)"`` in the
+details. Only the samples are released: the boosting rounds cost nothing, the density is never shown.
+
+Randomness. Released draws (Gaussian proposals and acceptance coins) take their randomness from the
+project's noise source (:func:`privsample.privacy.noise.make_noise`), as the other exact samplers do
+(:mod:`privsample.sampling.exact_draw`): a private source (``SecureNoise``) means :class:`OSEntropy`
+(``os.urandom``, the operating system's CSPRNG; OpenDP has no continuous Gaussian/uniform sampler that
+fits a rejection sampler); a seeded source (``SeededNoise``, which warns loudly when created) means its
+NumPy generator, NOT private, and the ledger entry, the release and the CLI say so.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from privsample.errors import InputError
+from privsample.privacy.accountant import Accountant, BudgetExceeded
+from privsample.privacy.noise import SEEDED_LABEL, NoiseSource, make_noise
+from privsample.sampling.mbde import GUARANTEE, IP_NEIGHBOURING, MBDE, MBDEDensity
+
+INDISTINGUISHABLE_EPSILON = 0.1  # per-sample epsilon below which q_T is within e^{+-0.05} of q0 everywhere
+
+
+class OSEntropy:
+    """Uniforms and Gaussians from ``os.urandom`` (a CSPRNG): the release randomness of MBDE.
+
+    ``random(n)``: multiples of 2^-53 in [0, 1). ``standard_normal(shape)``: the inverse normal CDF of
+    (k + 1/2) 2^-53, k a uniform 53-bit integer; a float approximation of N(0, 1) whose tails are cut
+    near 8.3 (data-independent, so it only changes q0, not the privacy argument)."""
+
+    private = True
+
+    @staticmethod
+    def _bits(n: int) -> np.ndarray:
+        return np.frombuffer(os.urandom(8 * int(n)), dtype=np.uint64) >> np.uint64(11)
+
+    def random(self, n: int) -> np.ndarray:
+        return self._bits(n).astype(np.float64) * 2.0 ** -53
+
+    def standard_normal(self, shape) -> np.ndarray:
+        from scipy.special import ndtri
+
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = int(np.prod(shape))
+        return ndtri((self._bits(n).astype(np.float64) + 0.5) * 2.0 ** -53).reshape(shape)
+
+
+def release_rng(noise: NoiseSource):
+    """The release randomness for a project noise source: :class:`OSEntropy` (private) for a private source,
+    the seeded source's NumPy generator (NOT private) otherwise (as :mod:`privsample.sampling.exact_draw`)."""
+    if noise.private:
+        return OSEntropy()
+    from privsample.sampling.exact_draw import _seeded_rng
+
+    return _seeded_rng(noise)  # seeded, not private
+
+
+# -- public standardisation --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PublicStandardisation:
+    """x -> z = sd (x - mid) / half: the public box [lower, upper] becomes [-sd, sd]^d in model space.
+
+    Built from a schema's public bounds only, never from the data's mean or spread."""
+
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    sd: float = 2.0
+
+    def __post_init__(self):
+        lo, hi = np.asarray(self.lower, float), np.asarray(self.upper, float)
+        if lo.shape != hi.shape or lo.ndim != 1 or not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            raise InputError("public bounds must be finite, one (lower, upper) pair per column")
+        if np.any(hi <= lo):
+            raise InputError("public bounds need lower < upper for every column")
+        if not (math.isfinite(self.sd) and self.sd > 0):
+            raise InputError(f"the box must map to a positive number of standard deviations (got {self.sd})")
+
+    @property
+    def mid(self) -> np.ndarray:
+        return (np.asarray(self.lower) + np.asarray(self.upper)) / 2
+
+    @property
+    def half(self) -> np.ndarray:
+        return (np.asarray(self.upper) - np.asarray(self.lower)) / 2
+
+    def to_model(self, x: np.ndarray) -> np.ndarray:
+        return self.sd * (np.asarray(x, float) - self.mid) / self.half
+
+    def to_data(self, z: np.ndarray) -> np.ndarray:
+        return np.clip(np.asarray(z, float) * self.half / self.sd + self.mid, self.lower, self.upper)
+
+
+# -- the release -------------------------------------------------------------------------------------
+
+@dataclass
+class MBDERelease:
+    """m released samples (model space) and the public parameters that made them. Deliberately absent:
+    the density, the classifiers, the fit diagnostics and the number of rejected proposals (whose rate
+    estimates Z_T, a function of the data); none of them is private."""
+
+    samples: np.ndarray
+    epsilon_total: float
+    epsilon_per_sample: float
+    m: int
+    private: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def per_sample_epsilon(epsilon_total: float, m: int) -> float:
+    if not (isinstance(epsilon_total, (int, float)) and math.isfinite(epsilon_total) and epsilon_total > 0):
+        raise InputError(f"epsilon must be finite and > 0 (got {epsilon_total})")
+    if int(m) != m or m < 1:
+        raise InputError(f"the number of samples must be a positive integer (got {m})")
+    return float(epsilon_total) / int(m)
+
+
+def indistinguishability_warning(epsilon_total: float, m: int) -> str | None:
+    """A message when the per-sample epsilon leaves q_T practically equal to q0, else None."""
+    eps = per_sample_epsilon(epsilon_total, m)
+    if eps >= INDISTINGUISHABLE_EPSILON:
+        return None
+    return (f"per-sample epsilon = {epsilon_total:g}/{m} = {eps:.3g}: the learned density differs from the "
+            f"data-independent q0 by at most a factor {math.exp(eps / 2):.4f} anywhere, so the {m} samples are "
+            "practically draws from q0; release fewer samples or spend more epsilon")
+
+
+def release(data: np.ndarray, m: int, epsilon_total: float, accountant: Accountant, *, seed: int | None = None,
+            noise: NoiseSource | None = None, label: str = "mbde/sample", warn: bool = True,
+            **mbde_options) -> MBDERelease:
+    """Train MBDE on ``data`` (model space) at epsilon_total/m and release m exact samples of q_T.
+
+    Guarantee: (epsilon_total)-integral privacy for the m samples together (any two datasets, any sizes),
+    hence epsilon_total-DP and epsilon_total^2/2-zCDP, which is what the accountant is charged. The
+    "sensitivity" argument is the mollifier bound of :mod:`privsample.sampling.mbde`: for every dataset,
+    |log q_T/q0| <= eps/2 with eps = epsilon_total/m, so each exact draw changes probabilities by at most
+    e^eps between any two inputs and m independent draws by e^(m eps).
+
+    ``noise`` is the project noise source (default ``make_noise(seed)``: secure without a seed, seeded and
+    NOT private with one). The spend is checked before training and recorded before any release randomness
+    is drawn."""
+    eps = per_sample_epsilon(epsilon_total, m)
+    m = int(m)
+    msg = indistinguishability_warning(epsilon_total, m)
+    if msg and warn:
+        warnings.warn(msg, UserWarning, stacklevel=2)
+    rho = float(epsilon_total) ** 2 / 2
+    if not accountant.can_spend(rho):
+        raise BudgetExceeded(f"releasing {m} MBDE samples at epsilon = {epsilon_total:g} needs rho = {rho:.6g} "
+                             f"but only {accountant.remaining:.6g} remains (nothing was trained or drawn)")
+    noise = noise if noise is not None else make_noise(seed)
+    model = MBDE(eps, **mbde_options)
+    density = model.fit(data, seed=seed)  # training randomness: not privacy-relevant (module docstring)
+    private = bool(noise.private)
+    accountant.spend(rho, label, mechanism="MBDE exact rejection sampling (integral privacy)",
+                     measured=f"{m} samples of q_T (T={model.T}, d={density.q0.d})", private=private,
+                     pure_epsilon=float(epsilon_total), per_sample_epsilon=eps, samples=m, integral_privacy=True,
+                     guarantee=GUARANTEE, neighbouring=IP_NEIGHBOURING, T=model.T, c_star=model.c_star,
+                     thetas=[float(t) for t in density.thetas], log_ratio_bound=2 * density.bound,
+                     randomness="os.urandom (CSPRNG)" if private else f"seeded NumPy ({SEEDED_LABEL})")
+    rng = release_rng(noise)
+    z = density.sample(m, rng)
+    return MBDERelease(samples=z, epsilon_total=float(epsilon_total), epsilon_per_sample=eps, m=m, private=private,
+                       info={"T": model.T, "c_star": model.c_star,
+                                                  "thetas": density.thetas.tolist(), "warning": msg})
+
+
+def release_table(df, schema, columns: Sequence[str], epsilon_total: float, m: int, accountant: Accountant, *,
+                  seed: int | None = None, noise: NoiseSource | None = None, sd: float = 2.0, warn: bool = True,
+                  **mbde_options):
+    """Release m rows of the numeric ``columns`` of ``df`` with MBDE, using the schema's public bounds.
+
+    q0 is N(0, I) truncated to the public box (mapped to [-sd, sd]^d); rows with a missing value are
+    dropped and values outside the bounds are clipped before training (any preprocessing keeps
+    integral privacy). Returns (DataFrame in original units, MBDERelease)."""
+    import pandas as pd
+
+    from privsample.data.schema import Numeric
+
+    per_sample_epsilon(epsilon_total, m)
+    columns = [c.strip() for c in columns]
+    if not columns or any(not c for c in columns):
+        raise InputError("--columns must name at least one column (comma separated)")
+    if len(set(columns)) != len(columns):
+        raise InputError(f"--columns lists a column twice: {','.join(columns)}")
+    for c in columns:
+        if c not in df.columns:
+            raise InputError(f"column '{c}' is not in the table (columns: {', '.join(map(str, df.columns))})")
+        if c not in schema:
+            raise InputError(f"column '{c}' has no public bounds: add it to the schema as a numeric column with "
+                             "'lower' and 'upper' (MBDE never reads bounds off the data)")
+        col = schema[c]
+        if not isinstance(col, Numeric):
+            raise InputError(f"column '{c}' is {col.kind} in the schema: MBDE needs numeric columns with public bounds")
+        if not col.upper > col.lower:
+            raise InputError(f"column '{c}': the public bounds must satisfy lower < upper (got {col.lower}, {col.upper})")
+    values = []
+    for c in columns:
+        raw = df[c]
+        num = pd.to_numeric(raw, errors="coerce")
+        if bool((num.isna() & raw.notna()).any()):
+            raise InputError(f"column '{c}' has non-numeric values")
+        values.append(num.to_numpy(dtype=float))
+    x = np.column_stack(values)
+    x = x[np.all(np.isfinite(x), axis=1)]
+    if len(x) == 0:
+        raise InputError("no row has a value in every chosen column")
+    std = PublicStandardisation(tuple(schema[c].lower for c in columns), tuple(schema[c].upper for c in columns), sd)
+    x = np.clip(x, std.lower, std.upper)
+    rel = release(std.to_model(x), m, epsilon_total, accountant, seed=seed, noise=noise, warn=warn, q0_box=sd,
+                  **mbde_options)
+    out = std.to_data(rel.samples)
+    table = pd.DataFrame({c: out[:, i] for i, c in enumerate(columns)})
+    for c in columns:
+        if schema[c].integer:  # post-processing
+            table[c] = np.clip(np.rint(table[c]), math.ceil(schema[c].lower), math.floor(schema[c].upper)).astype("int64")
+    return table, rel
+
+
+# -- Metropolis-Hastings (paper-faithful, for TRAINING samples only) -----------------------------------
+
+def mh_sample(density: MBDEDensity, k: int, rng: np.random.Generator, *, burn_in: int = 1000, chains: int = 20,
+              step: float = 1.0) -> np.ndarray:
+    """Random-walk Metropolis-Hastings on q_T (proposal N(0, step^2 I), chains started at q0 draws, never at
+    data points). A finite chain is NOT an exact sample of q_T, so the privacy lemma does not cover it:
+    use it only for the q_{t-1} training samples (the paper's choice), never for released samples."""
+    d = density.q0.d
+    per = int(math.ceil(k / chains))
+    x = density.q0.sample(chains, rng)
+    lp = density.q0.log_pdf(x) + density.g(x)
+    out = np.empty((per, chains, d))
+    for it in range(burn_in + per):
+        prop = x + step * rng.standard_normal(x.shape)
+        lpp = density.q0.log_pdf(prop)
+        ok = np.isfinite(lpp)
+        if ok.any():
+            lpp[ok] = lpp[ok] + density.g(prop[ok])
+        acc = np.log(rng.random(chains)) < lpp - lp
+        x = np.where(acc[:, None], prop, x)
+        lp = np.where(acc, lpp, lp)
+        if it >= burn_in:
+            out[it - burn_in] = x
+    return out.transpose(1, 0, 2).reshape(-1, d)[:k]
+
+
+__all__ = ["OSEntropy", "release_rng", "PublicStandardisation", "MBDERelease", "release", "release_table",
+           "per_sample_epsilon", "indistinguishability_warning", "mh_sample", "INDISTINGUISHABLE_EPSILON"]
