@@ -306,17 +306,19 @@ def test_public_options_grow_and_end_with_the_identity():
     assert [o.parts for o in ppsyn.public_options({("a",): np.array([5.0])}, 16)[("a",)]] == [1]
 
 
-def test_public_options_same_with_threads_and_cache():
-    """Threads only share out the paths: the options, their order and the cache are the same."""
+def test_public_options_cache_keeps_unmoved_cliques():
+    """Options are recomputed only for cliques whose model marginal moved by more than ``refresh``."""
     rng = np.random.default_rng(2)
     mus = {(f"a{i}", "b"): rng.gamma(0.5, 10.0, size=(int(rng.integers(2, 9)), int(rng.integers(2, 9))))
-           for i in range(12)}
-    one, two, cache = ppsyn.public_options(mus, 64), ppsyn.public_options(mus, 64, threads=2), {}
-    ppsyn.public_options(mus, 64, cache, threads=2)
-    assert list(two) == list(mus) and set(cache) == set(mus)
-    for cl in mus:
-        assert [o.parts for o in one[cl]] == [o.parts for o in two[cl]] == [o.parts for o in cache[cl][1]]
-        assert all(np.array_equal(a.labels, b.labels) for a, b in zip(one[cl], two[cl]))
+           for i in range(6)}
+    cache = {}
+    first = ppsyn.public_options(mus, 64, cache)
+    moved = dict(mus)
+    moved[("a0", "b")] = np.roll(mus[("a0", "b")], 1)  # moves a lot
+    moved[("a1", "b")] = mus[("a1", "b")] * (1 + 1e-6)  # moves by far less than 5%
+    second = ppsyn.public_options(moved, 64, cache)
+    assert list(second) == list(mus)
+    assert second[("a1", "b")] is first[("a1", "b")] and second[("a0", "b")] is not first[("a0", "b")]
 
 
 def test_selection_quality_has_sensitivity_three_and_not_less():

@@ -135,7 +135,6 @@ SELECT_SENSITIVITY = 3.0  # annealed schedule, quality "gain": |Δ(C_w − misfi
 QUALITY_SENSITIVITY = {"group": 1.0, "gain": SELECT_SENSITIVITY}  # per unit of workload weight
 DP_MAX_MODEL_SIZE = 2.0  # MB: the annealed schedule's default size limit (module docstring, "Refits")
 OPTION_REFRESH = 0.05  # public_options: recompute a clique's paths once its model marginal moved this much (L1 share)
-PATH_THREADS = 2  # public_options: threads computing partition paths (same options for any value)
 PAPER_MAX_MODEL_SIZE = 80.0  # MB: note 4.1's static filter (paper mode and the note schedule)
 
 
@@ -210,38 +209,28 @@ def clique_options(v: np.ndarray, max_parts: int) -> list[Option]:
 
 
 def public_options(model_marginals: Mapping[Clique, np.ndarray], max_parts: int,
-                   cache: dict | None = None, refresh: float | None = None,
-                   threads: int = 1) -> dict[Clique, list[Option]]:
+                   cache: dict | None = None, refresh: float | None = None) -> dict[Clique, list[Option]]:
     """Annealed schedule, from model marginals only: for every clique, the partitions P_k of its
     Alg. 3/4 path at k = 0, 1, 3, 7, ... (about doubling |P| each time, up to ``max_parts`` parts)
     and the identity partition (every cell its own group: AIM's measurement).
 
     ``cache`` (clique -> (marginal, options)) keeps the options of an earlier round's model while the
     clique's model marginal has moved by less than ``refresh`` of its total in L1 (paths are the
-    expensive part; any function of earlier public models is still public). ``threads`` > 1 computes
-    the paths of different cliques in parallel threads (NumPy releases the GIL in the split search;
-    every path is a deterministic function of its marginal, so the options are the same)."""
+    expensive part; any function of earlier public models is still public). Computing the paths of
+    different cliques in 2 threads was slower on every setting of benchmarks/ppsyn_time.py (Adult and
+    BR2000 at eps 0.1 and 0.5: 1.1-1.5x the time), so they run one after the other."""
     refresh = OPTION_REFRESH if refresh is None else refresh
-    out, todo = {}, []
+    out = {}
     for cl, v in model_marginals.items():
         if cache is not None and cl in cache:
             old, opts = cache[cl]
             if np.abs(old - v).sum() <= refresh * max(float(v.sum()), 1e-300):
                 out[cl] = opts
                 continue
-        todo.append(cl)
-    if threads > 1 and len(todo) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(threads) as pool:
-            computed = list(pool.map(lambda cl: clique_options(model_marginals[cl], max_parts), todo))
-    else:
-        computed = [clique_options(model_marginals[cl], max_parts) for cl in todo]
-    for cl, opts in zip(todo, computed):
-        out[cl] = opts
+        out[cl] = opts = clique_options(v, max_parts)
         if cache is not None:
-            cache[cl] = (np.array(model_marginals[cl], dtype=float), opts)
-    return {cl: out[cl] for cl in model_marginals}  # in the marginals' order
+            cache[cl] = (np.array(v, dtype=float), opts)
+    return out
 
 
 def selection_gain(x: np.ndarray, mu: np.ndarray, option: Option, quality: str = "group") -> float:
@@ -394,7 +383,6 @@ class PPSyn(WorkloadSynthesizer):
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
         self.option_refresh = OPTION_REFRESH  # experiments may override these two (public choices)
-        self.path_threads = PATH_THREADS  # speed only: the options do not depend on it
         self.round_factor = 16  # annealed schedule: T = round_factor * d
         self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
 
@@ -533,7 +521,7 @@ class PPSyn(WorkloadSynthesizer):
             marg = ModelMarginals(model)
             mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
             options = public_options(mu, min(self.max_parts, self.option_parts), option_cache,
-                                     self.option_refresh, threads=self.path_threads)  # public
+                                     self.option_refresh)  # public
             pairs = [(cl, o) for cl in small for o in options[cl] if o.parts > 1]  # P_0 measures only the total
             if not pairs:  # every candidate has one cell (public: the domain): nothing left to measure
                 break

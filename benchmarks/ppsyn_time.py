@@ -1,0 +1,70 @@
+"""PPSyn-DP's fit time against our AIM's (issue 3, point 5: "in no more time than our AIM").
+
+Runs, one after the other in fresh processes (the `ppsyn_paper.py` worker and protocol: the training part
+of fold `seed`, seeded noise, NOT private), PPSyn-DP and AIM on discretised Adult and BR2000 at eps 0.1
+and 0.5. Every ratio in the table compares
+runs of the same invocation; the load average before each run is recorded, because this machine is
+shared. Results: benchmarks/results/ppsyn_time.md.
+
+    python benchmarks/ppsyn_time.py              # seed 0 (about 5 minutes on an idle machine)
+    python benchmarks/ppsyn_time.py --seeds 0,1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ppsyn_paper import RESULTS, run  # noqa: E402
+
+SETTINGS = [("adult", 0.1), ("adult", 0.5), ("br2000", 0.1), ("br2000", 0.5)]
+VARIANTS = [("ppsyn", "ppsyn", "{}"), ("aim", "aim", "{}")]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", default="0")
+    a = ap.parse_args()
+    seeds = [int(s) for s in a.seeds.split(",")]
+    rows = []
+    for ds, eps in SETTINGS:
+        for s in seeds:
+            for name, mech, opts in VARIANTS:
+                load = os.getloadavg()[0]
+                row = run(["--dataset", ds, "--mechanism", mech, "--epsilon", str(eps), "--seed", str(s),
+                           "--svm-folds", "0", "--svm-fold", str(s), "--options", opts], single_thread=True)
+                row.update(variant=name, load=load)
+                rows.append(row)
+                print(f"{ds} eps={eps} seed={s} {name}: fit {row['fit_s']:.1f}s, {row['rounds']} rounds, "
+                      f"error {row['workload_error']:.4f} (load {load:.2f})", flush=True)
+    lines = ["# PPSyn-DP's fit time against AIM's (`benchmarks/ppsyn_time.py`)", "",
+             f"Generated {time.strftime('%Y-%m-%d %H:%M')}; seeds {a.seeds}; each run a fresh single-threaded worker "
+             "process (BLAS/XLA threads 1), run one after the other; protocol of "
+             "`ppsyn_paper.py` (training part of fold = seed, seeded noise: NOT private). `fit` includes sampling "
+             "the synthetic table; `estimate` is the Private-PGM fitting inside it. Load: 1-minute load average "
+             "before the run (2 cores).", "",
+             "| dataset | ε | seed | variant | fit s | estimate s | rounds | model MB | 3-way error | fit / AIM's | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        aim = next(x for x in rows if (x["dataset"], x["epsilon"], x["seed"], x["variant"]) ==
+                   (r["dataset"], r["epsilon"], r["seed"], "aim"))
+        lines.append(f"| {r['dataset']} | {r['epsilon']:g} | {r['seed']} | {r['variant']} | {r['fit_s']:.1f} | "
+                     f"{float(r['estimate_s'] or 0):.1f} | {r['rounds']} | {float(r['model_mb'] or 0):.2f} | "
+                     f"{r['workload_error']:.4f} | {r['fit_s'] / aim['fit_s']:.2f}× | {r['load']:.2f} |")
+    ratios = {v: [r["fit_s"] / next(x for x in rows if (x["dataset"], x["epsilon"], x["seed"], x["variant"]) ==
+                                     (r["dataset"], r["epsilon"], r["seed"], "aim"))["fit_s"]
+                  for r in rows if r["variant"] == v] for v, _, _ in VARIANTS[:1]}
+    lines += ["", "Geometric mean of fit / AIM's fit: " + "; ".join(
+        f"{v} {statistics.geometric_mean(x):.2f}×" for v, x in ratios.items()) + "."]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "ppsyn_time.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
