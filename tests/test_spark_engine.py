@@ -195,3 +195,11 @@ def test_python_api_takes_a_spark_dataframe(spark, tmp_path):
     wrong = spark.createDataFrame([(1.0, "a", "b", "1")], ["x", "k", "c", "d"])  # 'a' in a numeric column
     with pytest.raises(InputError, match="'k'"):
         synthesize(wrong, **kw)
+
+
+def test_running_session_with_another_master_warns(spark):
+    """Spark keeps one session per process: asking for another master cannot be honoured, and says so."""
+    from privsample.marginals.spark_engine import start_session
+
+    with pytest.warns(UserWarning, match="already running"):
+        assert start_session("local[1]") is spark

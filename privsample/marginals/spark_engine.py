@@ -93,6 +93,12 @@ def start_session(master: str = DEFAULT_MASTER, config: dict | None = None, time
     except ImportError:
         raise InputError("--engine spark needs pyspark: pip install 'privsample[spark]'") from None
     check_master(master, timeout)
+    active = SparkSession.getActiveSession()
+    if active is not None and active.sparkContext.master != master:
+        import warnings
+
+        warnings.warn(f"a Spark session on {active.sparkContext.master} is already running in this process; it is "
+                      f"used, not the master {master} (stop it first to change the master)", UserWarning, stacklevel=2)
     if not _java_home_ok():
         raise InputError("--engine spark needs Java 17 or later: no 'java' on PATH and JAVA_HOME is not set")
     conf = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.app.name": "privsample",
