@@ -7,18 +7,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from privsample.cli import main
+from tests.test_cli import run
 
 FAST = ["--epochs", "5", "--hidden", "8"]
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    return code, capsys.readouterr().err
 
 
 @pytest.fixture

@@ -9,16 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privsample.cli import main
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    return code, capsys.readouterr().err
+from tests.test_cli import run
 
 
 def flat(text: str) -> str:
