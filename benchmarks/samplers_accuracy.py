@@ -20,7 +20,7 @@ theorem's rate, and against "learn privately, then sample" with the same budget.
 All noise here is seeded NumPy noise (``SeededNoise``): this is an experiment, NOT a private release.
 
     python benchmarks/samplers_accuracy.py           # about 3 minutes: results/samplers_accuracy.{md,csv,png}
-    python benchmarks/samplers_accuracy.py --quick   # under a minute, smaller grids and fewer runs
+    python benchmarks/samplers_accuracy.py --quick   # under a minute, smaller grids: results/samplers_accuracy.quick.*
 """
 
 from __future__ import annotations
@@ -578,8 +578,11 @@ def report(kr, br, curve, pbb, ar, az, path: Path, quick: bool, seconds: float) 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small grids and few runs (under a minute)")
-    ap.add_argument("--out", type=Path, default=RESULTS / "samplers_accuracy.md")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results file (default: results/samplers_accuracy.md, or .quick.md with --quick)")
     args = ap.parse_args()
+    if args.out is None:  # a quick run must not overwrite the full results
+        args.out = RESULTS / ("samplers_accuracy.quick.md" if args.quick else "samplers_accuracy.md")
     t0 = time.perf_counter()
     if args.quick:
         k_ns, k_reps, ks = [100, 400, 1600, 6400], 2000, (2, 10, 50)
