@@ -30,11 +30,15 @@ _CHUNK = 16384  # evaluation chunk; smaller inputs are padded to the next power 
 
 
 def init_mlp(d: int, hidden: Sequence[int], rng: np.random.Generator) -> Params:
-    """A fresh MLP d -> hidden... -> 1 with N(0, 1/fan_in) weights and zero biases."""
+    """A fresh MLP d -> hidden... -> 1 with N(0, 1/fan_in) weights and zero biases.
+
+    ``rng`` is training randomness, not privacy noise: MBDE's guarantee holds for every weight
+    realisation (outputs are squashed to [-C*, C*] whatever the weights; :mod:`privsample.sampling.mbde`),
+    so these NumPy floats need no secure source. Released draws use the noise source (``mbde_release``)."""
     sizes = [int(d), *[int(h) for h in hidden], 1]
     params = []
     for a, b in zip(sizes[:-1], sizes[1:]):
-        w = rng.normal(0.0, 1.0 / math.sqrt(a), size=(a, b)).astype(np.float32)
+        w = rng.normal(0.0, 1.0 / math.sqrt(a), size=(a, b)).astype(np.float32)  # training only, not DP noise
         params.append((jnp.asarray(w), jnp.zeros((b,), jnp.float32)))
     return params
 
