@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+import functools
 import inspect
 import itertools
 import math
@@ -17,7 +18,7 @@ from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy import Accountant, SeededNoise
-from privsample.synth import pgm, ppsyn
+from privsample.synth import partition as partition_module, pgm, ppsyn
 from privsample.synth.partition import (MergePath, PartitionQuery, SplitPath, paper_stop, partition_sums,
                                         plan_reference, reconstruction_error, required_rho, uniform_spread)
 from privsample.synth.ppsyn import DATA_STEPS, PAPER_NOTE, PPSyn, UnsafeMechanismWarning
@@ -141,10 +142,20 @@ def test_alg3_returns_the_first_local_minimum_of_rho():
         assert reconstruction_error(v, e.labels) == pytest.approx(e.re)
 
 
-def test_alg4_splits_round_robin_and_respects_the_cap():
+NATIVE = [False] + ([True] if partition_module._native_split is not None else [])
+
+
+def test_the_c_split_path_is_built():
+    """The C path is optional for installs without a compiler; ours (and CI's) must have it."""
+    assert partition_module._native_split is not None
+
+
+@pytest.mark.parametrize("native", NATIVE)
+def test_alg4_splits_round_robin_and_respects_the_cap(native):
     v = np.zeros((4, 6))
     v[:2, :] = 10.0
     v[:, 3:] += 5.0
+    SplitPath = functools.partial(partition_module.SplitPath, native=native)
     path = SplitPath(v, max_parts=3)
     entries = list(path)
     assert [e.parts for e in entries] == [1, 2, 3]
@@ -161,6 +172,29 @@ def test_alg4_splits_round_robin_and_respects_the_cap():
     # the paper's Alg. 4 rule: rho is infinite while RE >= eta C
     t, rho = paper_stop(SplitPath(v), 60.0, 0.7)
     assert math.isfinite(rho) and SplitPath(v).re(t) < 0.7 * 60.0
+
+
+@pytest.mark.skipif(partition_module._native_split is None, reason="C split path not built")
+@pytest.mark.parametrize("kind", ["gamma", "integers", "uniform"])
+def test_c_and_numpy_split_paths_agree(kind):
+    """Same partitions and RE at every step; integer counts have many exact ties (boxes and split points
+    with equal RE), which both break the same way (to 9 decimals: oldest box, smallest split point)."""
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        k = int(rng.integers(1, 4))
+        shape = tuple(int(n) for n in rng.integers(1, 30 if k < 3 else 12, size=k))
+        v = {"gamma": lambda: rng.gamma(0.5, size=shape) * 100, "integers": lambda: rng.integers(0, 5, size=shape) * 1.0,
+             "uniform": lambda: rng.random(shape)}[kind]()
+        max_parts = int(rng.choice([1, 4, 64, 300]))
+        ref, fast = SplitPath(v, max_parts, native=False), SplitPath(v, max_parts, native=True)
+        assert len(fast) == len(ref)
+        assert fast.splits == ref.splits
+        np.testing.assert_allclose(fast._re, ref._re, rtol=1e-9, atol=1e-7)
+        for t in (0, len(ref) // 2, len(ref) - 1):
+            np.testing.assert_array_equal(fast.labels(t), ref.labels(t))
+    big = rng.gamma(0.5, size=(40, 30, 9)) * 100  # boxes above _DIRECT_CELLS: the sorted-slab branch
+    ref, fast = SplitPath(big, 200, native=False), SplitPath(big, 200, native=True)
+    assert fast.splits == ref.splits and fast.parts(150) == 151  # lazy: extends past the first 64 parts
 
 
 def test_plan_reference_is_the_first_local_minimum_of_f():
@@ -398,6 +432,9 @@ def test_refit_step_and_size_limit_defaults_reach_the_refit(monkeypatch, mode, s
     the note schedule keep mbi's step and note 4.1's 80 MB (module docstring, "Refits")."""
     synth = PPSyn(mode=mode, schedule=schedule)
     assert (synth.optimistic_step, synth.max_model_size) == (step, size)
+    # refit steps: 100 per round and for the last fit in the annealed schedule, mbi's 1000 otherwise
+    assert (synth.round_iters, synth.final_iters) == ((100, 100) if step else (1000, 1000))
+    assert PPSyn(final_iters=400).final_iters == 400 and PPSyn(iters=50).final_iters == 50
     assert PPSyn(optimistic_step=False, max_model_size=5.0).optimistic_step is False
     seen = []
     real = pgm.estimate

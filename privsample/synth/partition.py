@@ -25,6 +25,11 @@ from privsample.synth import pgm  # noqa: F401  (configures JAX before it is imp
 
 import jax  # noqa: E402
 
+try:  # the C version of Alg. 4's path (built with the package; optional): same partitions, ~40x faster
+    from privsample.synth import _splitpath as _native_split
+except ImportError:  # pragma: no cover - a build without a C compiler
+    _native_split = None
+
 _TIE_DECIMALS = 9  # merge/split gains are rounded to this many decimals so float noise cannot break ties
 
 
@@ -248,11 +253,18 @@ class SplitPath(PartitionPath):
     kind = "split"
     _CHUNK_CELLS = 1_000_000  # bounds the (split points x slabs) arrays in _best_split
     _DIRECT_CELLS = 65536  # boxes with m² r up to this use _best_split_direct
+    _NATIVE_FIRST = 64  # the C path is computed to this many parts first, then doubled as needed
 
-    def __init__(self, v: np.ndarray, max_parts: int = 4096):
+    def __init__(self, v: np.ndarray, max_parts: int = 4096, native: bool | None = None):
+        """``native``: use the C implementation (``_splitpath.c``; default: when it was built) or the
+        NumPy steps below. Both give the same partitions (tested); C is about 40x faster on PPSyn's
+        3-way marginals, which matters because PPSyn-DP computes a path per candidate per round."""
         super().__init__(v)
         if self.v.ndim < 1:
             raise ValueError("SplitPath needs an array with at least one axis")
+        if native and _native_split is None:
+            raise RuntimeError("the C split path (privsample.synth._splitpath) was not built")
+        self.native = (_native_split is not None and self.v.ndim <= 32) if native is None else bool(native)
         self.max_parts = int(max_parts)
         k, cap = self.v.ndim, 2 * self.max_parts + 1
         self.lo = np.zeros((cap, k), dtype=np.int64)
@@ -330,7 +342,31 @@ class SplitPath(PartitionPath):
         i = int(np.argmax(gain))
         return i + 1, max(0.0, float(re_l[i])), max(0.0, float(re_r[i]))
 
+    def _native_steps(self) -> bool:
+        """Extend the path with the C version: recompute it to twice the parts computed so far (the
+        prefix is the same), so the total work stays within twice that of the parts used."""
+        have = len(self._re)
+        target = min(self.max_parts, max(self._NATIVE_FIRST, 2 * have))
+        if have >= target:
+            return False
+        k = self.v.ndim
+        re = np.empty(target)
+        lo = np.empty((max(target - 1, 0), k), dtype=np.int64)
+        hi = np.empty_like(lo)
+        t = _native_split.split_path(np.ascontiguousarray(self.v, dtype=np.float64),
+                                     np.asarray(self.v.shape, dtype=np.int64), target, re, lo, hi)
+        if t + 1 <= have:
+            return False
+        self.splits.extend(tuple(map(slice, a, b)) for a, b in zip(lo[have - 1:t].tolist(), hi[have - 1:t].tolist()))
+        self._re.extend(re[have:t + 1].tolist())
+        self._parts.extend(range(have + 1, t + 2))
+        if t + 1 < target:  # the path ended before the target
+            self._done = True
+        return True
+
     def _step(self) -> bool:
+        if self.native:
+            return self._native_steps()
         if self._parts[-1] >= self.max_parts:
             return False
         t = len(self._re) - 1
@@ -343,7 +379,8 @@ class SplitPath(PartitionPath):
                 break
         else:
             return False
-        b = int(np.argmax(np.where(ok, self.box_re[:self.count], -np.inf)))  # first max = oldest
+        # the largest RE (to _TIE_DECIMALS, so float noise cannot break ties); first max = oldest
+        b = int(np.argmax(np.where(ok, np.round(self.box_re[:self.count], _TIE_DECIMALS), -np.inf)))
         s, re_l, re_r = self._best_split(b, axis)
         cut = self.lo[b, axis] + s
         left, right = self.count, self.count + 1

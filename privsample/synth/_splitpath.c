@@ -1,0 +1,246 @@
+/* Alg. 4 split paths (privsample.synth.partition.SplitPath) in C.
+ *
+ * The same algorithm as SplitPath's NumPy steps, for speed only: PPSyn-DP computes a path for every
+ * candidate clique's model marginal every round, and the NumPy version spends most of its time in
+ * per-step interpreter overhead (benchmarks/ppsyn_time.py). Input is a public vector (a model
+ * marginal) or, in paper mode, the true counts; nothing here is randomised.
+ *
+ * split_path(v, shape, max_parts, re_out, lo_out, hi_out) -> number of splits
+ *   v:       float64, C-contiguous, prod(shape) cells
+ *   shape:   int64[k]
+ *   re_out:  float64[max_parts]            RE after 0, 1, ... splits
+ *   lo_out, hi_out: int64[max_parts - 1, k] the region of the new (right) part at each split
+ * Semantics (must match SplitPath._step): step t uses axis (t + j) mod k for the first j with a live
+ * box of extent >= 2 on it; the box with the largest RE among those (ties: the oldest) is split at the
+ * point s maximising round(RE(B) - RE(left) - RE(right), 9 decimals) (ties: smallest s).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIRECT_CELLS 65536 /* SplitPath._DIRECT_CELLS */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double round9(double x) { return rint(x * 1e9) / 1e9; }
+
+typedef struct {
+    const double *v;
+    int k;
+    const int64_t *shape;
+    int64_t strides[32];
+    double *slab;   /* m * r gathered values */
+    double *prefix; /* m * (r + 1) prefix sums of sorted slabs */
+    double *rowsum; /* m */
+    double *cum;    /* m */
+} ctx_t;
+
+/* Gather box (lo, hi) into ctx->slab as m slabs of r cells along axis; returns r. */
+static int64_t gather(ctx_t *c, const int64_t *lo, const int64_t *hi, int axis, int64_t m) {
+    int k = c->k;
+    int64_t idx[32], ext[32], r = 1;
+    for (int d = 0; d < k; d++) {
+        idx[d] = lo[d];
+        ext[d] = hi[d] - lo[d];
+        if (d != axis) r *= ext[d];
+    }
+    int64_t *pos = (int64_t *)malloc(sizeof(int64_t) * (size_t)m);
+    for (int64_t i = 0; i < m; i++) pos[i] = i * r;
+    int64_t total = r * m;
+    for (int64_t n = 0; n < total; n++) {
+        int64_t off = 0;
+        for (int d = 0; d < k; d++) off += idx[d] * c->strides[d];
+        int64_t i = idx[axis] - lo[axis];
+        c->slab[pos[i]++] = c->v[off];
+        for (int d = k - 1; d >= 0; d--) { /* odometer in C order */
+            if (++idx[d] < hi[d]) break;
+            idx[d] = lo[d];
+        }
+    }
+    free(pos);
+    return r;
+}
+
+/* L1 deviation of sorted slab i (r values, prefix sums p) from point q. */
+static double deviation(const double *x, const double *p, int64_t r, double q) {
+    int64_t a = 0, b = r; /* count of values <= q */
+    while (a < b) {
+        int64_t mid = (a + b) / 2;
+        if (x[mid] <= q) a = mid + 1; else b = mid;
+    }
+    return q * (double)(2 * a - r) - 2.0 * p[a] + p[r];
+}
+
+static void best_split(ctx_t *c, const int64_t *lo, const int64_t *hi, int axis, double box_re,
+                       int64_t *s_out, double *rel_out, double *rer_out) {
+    int64_t m = hi[axis] - lo[axis];
+    int64_t r = gather(c, lo, hi, axis, m);
+    double acc = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+        double s = 0.0;
+        for (int64_t j = 0; j < r; j++) s += c->slab[i * r + j];
+        c->rowsum[i] = s;
+        acc += s;
+        c->cum[i] = acc;
+    }
+    int direct = (double)m * (double)m * (double)r <= DIRECT_CELLS;
+    if (!direct) {
+        for (int64_t i = 0; i < m; i++) {
+            double *x = c->slab + i * r, *p = c->prefix + i * (r + 1);
+            qsort(x, (size_t)r, sizeof(double), cmp_double);
+            p[0] = 0.0;
+            for (int64_t j = 0; j < r; j++) p[j + 1] = p[j] + x[j];
+        }
+    }
+    double best = -INFINITY, bl = 0.0, br = 0.0;
+    int64_t bs = 1;
+    for (int64_t s = 1; s < m; s++) {
+        double ml = c->cum[s - 1] / ((double)s * (double)r);
+        double mr = (c->cum[m - 1] - c->cum[s - 1]) / ((double)(m - s) * (double)r);
+        double rl = 0.0, rr = 0.0;
+        for (int64_t i = 0; i < m; i++) {
+            double q = i < s ? ml : mr, d = 0.0;
+            const double *x = c->slab + i * r;
+            if (direct) {
+                for (int64_t j = 0; j < r; j++) d += fabs(x[j] - q);
+            } else {
+                d = deviation(x, c->prefix + i * (r + 1), r, q);
+            }
+            if (i < s) rl += d; else rr += d;
+        }
+        double gain = round9(box_re - rl - rr);
+        if (gain > best) { best = gain; bs = s; bl = rl; br = rr; }
+    }
+    *s_out = bs;
+    *rel_out = bl > 0.0 ? bl : 0.0;
+    *rer_out = br > 0.0 ? br : 0.0;
+}
+
+static PyObject *split_path(PyObject *self, PyObject *args) {
+    PyObject *ov, *oshape, *ore, *olo, *ohi;
+    Py_ssize_t max_parts;
+    if (!PyArg_ParseTuple(args, "OOnOOO", &ov, &oshape, &max_parts, &ore, &olo, &ohi)) return NULL;
+    Py_buffer bv, bs, bre, blo, bhi;
+    if (PyObject_GetBuffer(ov, &bv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(oshape, &bs, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) { PyBuffer_Release(&bv); return NULL; }
+    if (PyObject_GetBuffer(ore, &bre, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&bv); PyBuffer_Release(&bs); return NULL;
+    }
+    if (PyObject_GetBuffer(olo, &blo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&bv); PyBuffer_Release(&bs); PyBuffer_Release(&bre); return NULL;
+    }
+    if (PyObject_GetBuffer(ohi, &bhi, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&bv); PyBuffer_Release(&bs); PyBuffer_Release(&bre); PyBuffer_Release(&blo); return NULL;
+    }
+    PyObject *result = NULL;
+    int k = (int)(bs.len / (Py_ssize_t)sizeof(int64_t));
+    const int64_t *shape = (const int64_t *)bs.buf;
+    int64_t n = 1;
+    for (int d = 0; d < k; d++) n *= shape[d];
+    int64_t steps_cap = max_parts > 1 ? (int64_t)max_parts - 1 : 0;
+    if (k < 1 || k > 32 || max_parts < 1 || bv.itemsize != 8 || bs.itemsize != 8 ||
+        bv.len != n * (Py_ssize_t)sizeof(double) || bre.len < max_parts * (Py_ssize_t)sizeof(double) ||
+        blo.len < steps_cap * k * (Py_ssize_t)sizeof(int64_t) || bhi.len < steps_cap * k * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "split_path: bad argument sizes");
+        goto done;
+    }
+    {
+        ctx_t c;
+        c.v = (const double *)bv.buf;
+        c.k = k;
+        c.shape = shape;
+        int64_t st = 1;
+        for (int d = k - 1; d >= 0; d--) { c.strides[d] = st; st *= shape[d]; }
+        int64_t nn = n > 0 ? n : 1;
+        c.slab = (double *)malloc(sizeof(double) * (size_t)nn);
+        c.prefix = (double *)malloc(sizeof(double) * (size_t)(2 * nn + 1));
+        c.rowsum = (double *)malloc(sizeof(double) * (size_t)(nn + 1));
+        c.cum = (double *)malloc(sizeof(double) * (size_t)(nn + 1));
+        int64_t cap = 2 * (int64_t)max_parts + 1;
+        int64_t *blo_ = (int64_t *)calloc((size_t)(cap * k), sizeof(int64_t));
+        int64_t *bhi_ = (int64_t *)calloc((size_t)(cap * k), sizeof(int64_t));
+        double *bre_ = (double *)calloc((size_t)cap, sizeof(double));
+        char *live = (char *)calloc((size_t)cap, 1);
+        double *re_out = (double *)bre.buf;
+        int64_t *lo_out = (int64_t *)blo.buf, *hi_out = (int64_t *)bhi.buf;
+        if (!c.slab || !c.prefix || !c.rowsum || !c.cum || !blo_ || !bhi_ || !bre_ || !live) {
+            PyErr_NoMemory();
+        } else {
+            int64_t t = 0;
+            Py_BEGIN_ALLOW_THREADS
+            double mean = 0.0, re0 = 0.0;
+            if (n > 0) {
+                /* NumPy: np.abs(v - v.mean()).sum() */
+                for (int64_t i = 0; i < n; i++) mean += c.v[i];
+                mean /= (double)n;
+                for (int64_t i = 0; i < n; i++) re0 += fabs(c.v[i] - mean);
+            }
+            for (int d = 0; d < k; d++) { blo_[d] = 0; bhi_[d] = shape[d]; }
+            bre_[0] = re0;
+            live[0] = 1;
+            int64_t count = 1, parts = 1;
+            re_out[0] = re0;
+            while (parts < max_parts) {
+                int axis = -1;
+                int64_t b = -1;
+                for (int j = 0; j < k && b < 0; j++) {
+                    int a = (int)((t + j) % k);
+                    double bestre = -INFINITY;
+                    for (int64_t i = 0; i < count; i++) {
+                        if (!live[i] || bhi_[i * k + a] - blo_[i * k + a] < 2) continue;
+                        double q = round9(bre_[i]); /* ties (to 9 decimals): the oldest */
+                        if (b < 0 || q > bestre) { b = i; bestre = q; }
+                    }
+                    if (b >= 0) axis = a;
+                }
+                if (b < 0) break;
+                int64_t s;
+                double rl, rr;
+                best_split(&c, blo_ + b * k, bhi_ + b * k, axis, bre_[b], &s, &rl, &rr);
+                int64_t cut = blo_[b * k + axis] + s, L = count, R = count + 1;
+                for (int d = 0; d < k; d++) {
+                    blo_[L * k + d] = blo_[R * k + d] = blo_[b * k + d];
+                    bhi_[L * k + d] = bhi_[R * k + d] = bhi_[b * k + d];
+                }
+                bhi_[L * k + axis] = cut;
+                blo_[R * k + axis] = cut;
+                bre_[L] = rl;
+                bre_[R] = rr;
+                live[b] = 0;
+                live[L] = live[R] = 1;
+                count += 2;
+                for (int d = 0; d < k; d++) {
+                    lo_out[t * k + d] = blo_[R * k + d];
+                    hi_out[t * k + d] = bhi_[R * k + d];
+                }
+                double tot = 0.0;
+                for (int64_t i = 0; i < count; i++) if (live[i]) tot += bre_[i];
+                t++;
+                parts++;
+                re_out[t] = tot;
+            }
+            Py_END_ALLOW_THREADS
+            result = PyLong_FromLongLong((long long)t);
+        }
+        free(c.slab); free(c.prefix); free(c.rowsum); free(c.cum);
+        free(blo_); free(bhi_); free(bre_); free(live);
+    }
+done:
+    PyBuffer_Release(&bv); PyBuffer_Release(&bs); PyBuffer_Release(&bre); PyBuffer_Release(&blo); PyBuffer_Release(&bhi);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"split_path", split_path, METH_VARARGS, "Alg. 4 split path (see the module source)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_splitpath", "Alg. 4 split paths in C.", -1, methods};
+
+PyMODINIT_FUNC PyInit__splitpath(void) { return PyModule_Create(&module); }
