@@ -432,8 +432,8 @@ def test_refit_step_and_size_limit_defaults_reach_the_refit(monkeypatch, mode, s
     the note schedule keep mbi's step and note 4.1's 80 MB (module docstring, "Refits")."""
     synth = PPSyn(mode=mode, schedule=schedule)
     assert (synth.optimistic_step, synth.max_model_size) == (step, size)
-    # refit steps: 100 per round and for the last fit in the annealed schedule, mbi's 1000 otherwise
-    assert (synth.round_iters, synth.final_iters) == ((100, 100) if step else (1000, 1000))
+    # refit steps: 50 per round and 100 for the last fit in the annealed schedule, mbi's 1000 otherwise
+    assert (synth.round_iters, synth.final_iters) == ((50, 100) if step else (1000, 1000))
     assert PPSyn(final_iters=400).final_iters == 400 and PPSyn(iters=50).final_iters == 50
     assert PPSyn(optimistic_step=False, max_model_size=5.0).optimistic_step is False
     seen = []
