@@ -134,6 +134,8 @@ def worker(a) -> dict:
            "fit_s": fit_s, "estimate_s": model.info.get("estimate_seconds", ""), "rounds": len(model.info.get("rounds", [])),
            "model_mb": model.info.get("model_size_mb", ""), "rss_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
            "svm_error": "", "svm_folds": 0}
+    if a.phases:  # benchmarks/ppsyn_time.py: PPSyn-DP's wall time per phase (not a CSV column)
+        row["phases"] = model.info.get("phase_seconds", {})
     if test_codes is not None:
         row["svm_error"] = float(np.mean([misclassification(syn_codes, test_codes, t)
                                           for t in targets(a.dataset, list(domain.attributes))]))
@@ -172,7 +174,7 @@ def append(row: dict) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     new = not CSV.exists()
     with open(CSV, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
         if new:
             w.writeheader()
         w.writerow({k: row.get(k, "") for k in FIELDS})
@@ -272,6 +274,7 @@ def main() -> None:
     ap.add_argument("--epsilons", default=",".join(map(str, EPSILONS)))
     ap.add_argument("--sweeps", default="main,eta,d", help="parts of the full grid to run")
     ap.add_argument("--report", action="store_true", help="only rebuild tables and figures from the CSV")
+    ap.add_argument("--phases", action="store_true", help="worker: add PPSyn-DP's time per phase to the row")
     ap.add_argument("--options", default="{}", help="worker: JSON of synthesizer attributes to override")
     ap.add_argument("--jobs", type=int, default=1, help="parallel runs (every run is a single-threaded worker)")
     a = ap.parse_args()

@@ -102,7 +102,8 @@ class JunctionTree:
 
         self.domain = domain
         self.cliques = [tuple(c) for c in cliques]
-        jtree = junction_tree.make_junction_tree(domain, self.cliques)[0]
+        jtree, order = junction_tree.make_junction_tree(domain, self.cliques)
+        self.elimination_order = list(order)
         self.order = junction_tree.message_passing_order(jtree)
         self.supers = [tuple(c) for c in junction_tree.maximal_cliques(jtree)]
         self.neighbors = {c: [tuple(k) for k in jtree.neighbors(c)] for c in self.supers}

@@ -41,7 +41,7 @@ configure_jax()
 
 import mbi  # noqa: E402
 from mbi import CliqueVector, Domain, Factor, LinearMeasurement, MarkovRandomField  # noqa: E402
-from mbi import estimation, marginal_oracles  # noqa: E402
+from mbi import estimation  # noqa: E402
 
 
 # NumPy estimation for fits of at most this many iterations (benchmarks/numpy_md.py, results/numpy_md.md,
@@ -147,16 +147,30 @@ def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ma
         tables[cl] = Factor(domain.project(cl), jnp.asarray(values))
     potentials = CliqueVector(domain, cliques, tables)
     total = float(meta["total"])
-    marginals = marginal_oracles.message_passing_stable(potentials, total)
+    # the marginals by NumPy message passing (mbi's JAX version compiles for every model shape, seconds)
+    from privsample.synth import numpy_md
+
+    mu = numpy_md._tree(domain, tuple(cliques)).marginals(
+        {cl: np.asarray(arrays[f"potential_{i}"], dtype=np.float64) for i, cl in enumerate(cliques)}, total)
+    marginals = CliqueVector(domain, cliques, {cl: Factor(domain.project(cl), jnp.asarray(mu[cl])) for cl in cliques})
     return MarkovRandomField(potentials=potentials, marginals=marginals, total=total)
 
 
-def sample_model(model: MarkovRandomField, rows: int, seed: int) -> dict[str, np.ndarray]:
-    """Synthetic records from the model (mbi's junction-tree sampler, randomised rounding).
+def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = "numpy") -> dict[str, np.ndarray]:
+    """Synthetic records from the model (junction-tree ancestral sampling with randomised rounding).
 
-    mbi draws from NumPy's global generator; we seed it from ``seed`` and restore its state.
-    Sampling is post-processing: it costs no privacy budget.
+    ``backend="numpy"`` (default): :mod:`privsample.synth.tree_sampler`, seeded by ``seed``; nothing is
+    compiled. ``backend="mbi"``: mbi's ``synthetic_data`` (JAX; it draws from NumPy's global generator,
+    which we seed from ``seed`` and restore). Sampling is post-processing: it costs no privacy budget.
     """
+    if backend == "numpy":
+        from privsample.synth.tree_sampler import sample_records
+
+        pots = {tuple(cl): np.asarray(model.potentials[cl].values, dtype=float) for cl in model.cliques}
+        return sample_records(model.domain, list(pots), pots, float(model.total), int(rows),
+                              np.random.default_rng(int(seed) % (2**63)))
+    if backend != "mbi":
+        raise ValueError(f"backend must be numpy or mbi, got {backend!r}")
     import jax.numpy as jnp
 
     # mbi orders some columns by iterating over sets of attribute names, and a set of strings iterates

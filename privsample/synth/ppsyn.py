@@ -465,7 +465,8 @@ class PPSyn(WorkloadSynthesizer):
             params["unsafe"] = True
             params["warning"] = PAPER_NOTE
         info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
-                "estimate_seconds": self._estimate_seconds, "model_size_mb": model_size_mb(domain, model.cliques),
+                "estimate_seconds": self._estimate_seconds, "phase_seconds": getattr(self, "_phase_seconds", {}),
+                "model_size_mb": model_size_mb(domain, model.cliques),
                 "workload_size": len(workload), "candidates": len(candidates), "T": T}
         return SynthModel(mechanism="ppsyn-paper" if unsafe else "ppsyn",
                           domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
@@ -507,6 +508,16 @@ class PPSyn(WorkloadSynthesizer):
                          total, T, rho):
         """AIM's budget schedule; the EM picks a (clique, partition) pair (module docstring, "annealed")."""
         weights = self._weights
+        clock = self._phase_seconds = {}  # wall time per phase (benchmarks/ppsyn_time.py), like info['seconds']
+
+        @contextmanager
+        def phase(name):
+            t0 = time.perf_counter()
+            try:
+                yield
+            finally:
+                clock[name] = clock.get(name, 0.0) + time.perf_counter() - t0
+
         rho_round = (rho - accountant.spent) / T if accountant.spent < rho else 0.0
         rho_m, rho_sel = self.alpha * rho_round, (1 - self.alpha) * rho_round
         option_cache: dict = {}
@@ -524,28 +535,33 @@ class PPSyn(WorkloadSynthesizer):
             sigma = sigma_for_rho(rho_m)
             spent_after = accountant.spent + rho_m + rho_sel
             size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
-            small = self._fitting(domain, model, candidates, size_limit)
-            marg = ModelMarginals(model)
-            mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
-            options = public_options(mu, min(self.max_parts, self.option_parts), option_cache,
-                                     self.option_refresh)  # public
+            with phase("size filter"):
+                small = self._fitting(domain, model, candidates, size_limit)
+            with phase("model marginals"):
+                marg = ModelMarginals(model)
+                mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
+            with phase("partition paths"):
+                options = public_options(mu, min(self.max_parts, self.option_parts), option_cache,
+                                         self.option_refresh)  # public
             pairs = [(cl, o) for cl in small for o in options[cl] if o.parts > 1]  # P_0 measures only the total
             if not pairs:  # every candidate has one cell (public: the domain): nothing left to measure
                 break
             noise_err = math.sqrt(2 / math.pi) * sigma
 
-            x = self._read(engine, small, "select")                                   # reads D
-            gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
-            quality = np.array([weights[cl] * (g - noise_err * o.parts) for g, (cl, o) in zip(gain, pairs)])
-            c_max = max(weights[cl] for cl in small)
-            idx = spender.select(quality, rho_sel, f"select/{t}",
-                                 sensitivity=QUALITY_SENSITIVITY[self.quality] * (c_max or 1.0))
+            with phase("selection"):
+                x = self._read(engine, small, "select")                                   # reads D
+                gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
+                quality = np.array([weights[cl] * (g - noise_err * o.parts) for g, (cl, o) in zip(gain, pairs)])
+                c_max = max(weights[cl] for cl in small)
+                idx = spender.select(quality, rho_sel, f"select/{t}",
+                                     sensitivity=QUALITY_SENSITIVITY[self.quality] * (c_max or 1.0))
             cl, opt = pairs[idx]
             if final:
                 rho_m = accountant.remaining  # spend exactly what is left
             labels, parts, y, sigma = self._measure_partition(engine, spender, cl, opt.labels, opt.parts, rho_m, t)
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
-            model = self._refit(domain, model, measurements, total, final)
+            with phase("estimation"):
+                model = self._refit(domain, model, measurements, total, final)
             self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
             if not final:
                 moved = float(np.abs(ModelMarginals(model)(cl) - mu[cl].ravel()).sum())
