@@ -21,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DIRECT_CELLS 65536 /* SplitPath._DIRECT_CELLS */
+/* Unlike SplitPath (whose NumPy direct branch stops at _DIRECT_CELLS), C always sums |x - mean| directly:
+ * on PPSyn's Adult marginals it was 1.3x faster than sorting the slabs and binary searching (qsort and
+ * the searches branch a lot), and the two give the same splits (tests/test_ppsyn.py). */
+#define DIRECT_CELLS 1e300
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
