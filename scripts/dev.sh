@@ -23,6 +23,6 @@ case "$task" in
   test) exec "$VENV/bin/python" -m pytest -q "$@" ;;
   demo) exec "$VENV/bin/privsample" demo -o demo-output "$@" ;;
   bench) "$VENV/bin/python" benchmarks/mst_adult.py && "$VENV/bin/python" benchmarks/mbde_paper.py --quick && "$VENV/bin/python" benchmarks/cube_solver.py --quick && exec "$VENV/bin/python" benchmarks/ppsyn_paper.py "$@" ;;
-  bench-full) "$VENV/bin/python" benchmarks/numpy_md.py && "$VENV/bin/python" benchmarks/samplers_accuracy.py && "$VENV/bin/python" benchmarks/engines.py && "$VENV/bin/python" benchmarks/mbde_paper.py --no-finite && "$VENV/bin/python" benchmarks/mst_adult.py --full && "$VENV/bin/python" benchmarks/aim_adult.py && "$VENV/bin/python" benchmarks/cube_solver.py && "$VENV/bin/python" benchmarks/cube_study.py && exec "$VENV/bin/python" benchmarks/ppsyn_paper.py --full "$@" ;;
+  bench-full) "$VENV/bin/python" benchmarks/numpy_md.py && "$VENV/bin/python" benchmarks/samplers_accuracy.py && "$VENV/bin/python" benchmarks/engines.py && "$VENV/bin/python" benchmarks/mbde_paper.py --no-finite && "$VENV/bin/python" benchmarks/mst_adult.py --full && "$VENV/bin/python" benchmarks/aim_adult.py && "$VENV/bin/python" benchmarks/cube_solver.py && "$VENV/bin/python" benchmarks/cube_study.py && "$VENV/bin/python" benchmarks/ppsyn_time.py && exec "$VENV/bin/python" benchmarks/ppsyn_paper.py --full "$@" ;;
   *) echo "usage: scripts/dev.sh setup|test|demo|bench|bench-full" >&2; exit 2 ;;
 esac

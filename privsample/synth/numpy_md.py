@@ -240,25 +240,33 @@ class _Loss:
                                max(float(M.stddev), 1e-12), labels, k, w))
         self.shape = shape
         self.domain_shape = domain_shape
+        self._seen = None  # (marginals, loss, scaled residuals) of the last call
 
     def __call__(self, mu: dict[Clique, np.ndarray], grad: bool = True):
-        loss = 0.0
-        g = {c: np.zeros(s) for c, s in self.shape.items()} if grad else None
-        for cl, home, y, s, labels, k, w in self.terms:
-            x = sum_to(mu[home], home, cl).ravel()
-            qx = np.bincount(labels, weights=x, minlength=k) if labels is not None else x
-            if w is not None:
-                qx = w * qx
-            diff = (qx - y) / s
-            loss += 0.5 * float(diff @ diff)
-            if grad:
-                gx = diff / s
+        if self._seen is not None and self._seen[0] is mu:  # the loss of these marginals was just computed
+            loss, diffs = self._seen[1], self._seen[2]
+        else:
+            loss, diffs = 0.0, []
+            for cl, home, y, s, labels, k, w in self.terms:
+                x = sum_to(mu[home], home, cl).ravel()
+                qx = np.bincount(labels, weights=x, minlength=k) if labels is not None else x
                 if w is not None:
-                    gx = w * gx
-                if labels is not None:
-                    gx = gx[labels]
-                g[home] = g[home] + _broadcast(gx.reshape([self.domain_shape[a] for a in cl]), cl, home)
-        return (loss, g) if grad else loss
+                    qx = w * qx
+                diff = (qx - y) / s
+                loss += 0.5 * float(diff @ diff)
+                diffs.append(diff)
+            self._seen = (mu, loss, diffs)  # mirror descent asks for the gradient right after an accepted step
+        if not grad:
+            return loss
+        g = {c: np.zeros(s) for c, s in self.shape.items()}
+        for (cl, home, y, s, labels, k, w), diff in zip(self.terms, diffs):
+            gx = diff / s
+            if w is not None:
+                gx = w * gx
+            if labels is not None:
+                gx = gx[labels]
+            g[home] = g[home] + _broadcast(gx.reshape([self.domain_shape[a] for a in cl]), cl, home)
+        return loss, g
 
 
 def model_cliques(measurements) -> list[Clique]:
