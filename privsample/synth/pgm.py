@@ -139,9 +139,9 @@ def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ma
 
     domain = Domain.fromdict(meta["domain"])
     cliques = [tuple(cl) for cl in meta["cliques"]]
-    tables = {}
+    tables, theta = {}, {}
     for i, cl in enumerate(cliques):
-        values = np.asarray(arrays[f"potential_{i}"], dtype=np.float64)
+        theta[cl] = values = np.asarray(arrays[f"potential_{i}"], dtype=np.float64)
         if values.shape != domain.project(cl).shape:
             raise ValueError(f"potential {i} has shape {values.shape}, expected {domain.project(cl).shape}")
         tables[cl] = Factor(domain.project(cl), jnp.asarray(values))
@@ -150,8 +150,7 @@ def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ma
     # the marginals by NumPy message passing (mbi's JAX version compiles for every model shape, seconds)
     from privsample.synth import numpy_md
 
-    mu = numpy_md._tree(domain, tuple(cliques)).marginals(
-        {cl: np.asarray(arrays[f"potential_{i}"], dtype=np.float64) for i, cl in enumerate(cliques)}, total)
+    mu = numpy_md._tree(domain, tuple(cliques)).marginals(theta, total)
     marginals = CliqueVector(domain, cliques, {cl: Factor(domain.project(cl), jnp.asarray(mu[cl])) for cl in cliques})
     return MarkovRandomField(potentials=potentials, marginals=marginals, total=total)
 
@@ -166,9 +165,8 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = 
     if backend == "numpy":
         from privsample.synth.tree_sampler import sample_records
 
-        pots = {tuple(cl): np.asarray(model.potentials[cl].values, dtype=float) for cl in model.cliques}
-        return sample_records(model.domain, list(pots), pots, float(model.total), int(rows),
-                              np.random.default_rng(int(seed) % (2**63)))
+        pots = {tuple(cl): model.potentials[cl].values for cl in model.cliques}
+        return sample_records(model.domain, pots, float(model.total), int(rows), np.random.default_rng(int(seed) % (2**63)))
     if backend != "mbi":
         raise ValueError(f"backend must be numpy or mbi, got {backend!r}")
     import jax.numpy as jnp

@@ -560,8 +560,7 @@ class PPSyn(WorkloadSynthesizer):
                 rho_m = accountant.remaining  # spend exactly what is left
             labels, parts, y, sigma = self._measure_partition(engine, spender, cl, opt.labels, opt.parts, rho_m, t)
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
-            with phase("estimation"):
-                model = self._refit(domain, model, measurements, total, final)
+            model = self._refit(domain, model, measurements, total, final)  # timed in info["estimate_seconds"]
             self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
             if not final:
                 moved = float(np.abs(ModelMarginals(model)(cl) - mu[cl].ravel()).sum())

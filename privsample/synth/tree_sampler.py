@@ -9,7 +9,7 @@ conditional). Within each group of records with the same parent values the draws
 the group's counts of every value are within one of their expected counts (randomised rounding).
 
 Why not mbi's own: it runs message passing and every projection in JAX, which compiles for each new
-model shape. That took 4-9 s per synthetic table on discretised Adult (AIM and PPSyn-DP at eps 0.1),
+model shape. That took 4-13 s per synthetic table on discretised Adult (AIM and PPSyn-DP at eps 0.1),
 more than fitting the model; this module calibrates the tree with :class:`numpy_md.JunctionTree` and
 samples with vectorised NumPy in well under a second. It also orders parents by the domain's attribute
 order, never by iterating over a set, so a seed gives the same records in every process.
@@ -55,12 +55,13 @@ def conditional_cdf(marginal: np.ndarray) -> np.ndarray:
     return cdf
 
 
-def sample_records(domain, cliques, potentials: dict, total: float, rows: int,
-                   rng: np.random.Generator) -> dict:
-    """``rows`` records (attribute -> int64 codes) from the model with these clique log-potentials."""
-    cliques = [tuple(c) for c in cliques]
-    tree = numpy_md._tree(domain, tuple(cliques))
-    beliefs = tree.beliefs({c: np.asarray(potentials[c], dtype=float) for c in cliques}, float(total))
+def sample_records(domain, potentials: dict, total: float, rows: int, rng: np.random.Generator) -> dict:
+    """``rows`` records (attribute -> int64 codes) from the model with these clique log-potentials
+    (clique tuple -> table). Every attribute of the domain is a node of the junction tree, so every
+    attribute is generated."""
+    potentials = {tuple(c): np.asarray(t, dtype=float) for c, t in potentials.items()}
+    tree = numpy_md._tree(domain, tuple(potentials))
+    beliefs = tree.beliefs(potentials, float(total))
     position = {a: i for i, a in enumerate(domain.attributes)}
     size = dict(zip(domain.attributes, domain.shape))
     done: dict = {}
@@ -77,9 +78,6 @@ def sample_records(domain, cliques, potentials: dict, total: float, rows: int,
         else:
             key = np.zeros(rows, dtype=np.int64)
         done[col] = stratified_draw(key.astype(np.int64), cdf, rng).astype(np.int64)
-    for a in domain.attributes:  # an attribute in no clique (not expected: every model measures 1-ways)
-        if a not in done:
-            done[a] = stratified_draw(np.zeros(rows, dtype=np.int64), np.linspace(1 / size[a], 1, size[a])[None, :], rng)
     return {a: done[a] for a in domain.attributes}
 
 
