@@ -186,7 +186,8 @@ def synth(
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="Refuse models estimated above this size."),
     workload: Optional[str] = typer.Option(None, "--workload", help="AIM/PPSyn workload: cliques separated by ';', "
                                            "columns by ',' (e.g. 'age,sex;race,income'). Default: all k-way."),
-    max_model_size: Optional[float] = typer.Option(None, "--max-model-size", help="AIM/PPSyn model-size limit (MB)."),
+    max_model_size: Optional[float] = typer.Option(
+        None, "--max-model-size", help="AIM/PPSyn model-size limit (MB; default AIM 80, PPSyn-DP 0.5, paper mode 80)."),
     schedule: Optional[str] = typer.Option(None, "--schedule", help="PPSyn-DP budget schedule: annealed "
                                            "(default) or note (notes §4.3: noisy contribution and the η rule)."),
     eta: Optional[float] = typer.Option(None, "--eta", help="PPSyn target error ratio η in (0, 1] "

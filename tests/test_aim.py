@@ -103,3 +103,21 @@ def test_model_marginals_through_the_junction_tree_match_mbi():
     for cl in [("a", "d"), ("c", "e"), ("a", "c", "e"), ("e", "b", "c"), ("a", "b", "c", "d", "e")]:
         np.testing.assert_allclose(mm(cl), model_marginal(model, cl), rtol=1e-5, atol=1e-6)
     assert mm._beliefs  # the tree path ran
+
+
+def test_size_filter_keyed_by_graph_equals_rebuilding_each_model():
+    """size_filter computes each (model + candidate) size from the clique graph with a cache keyed by
+    graph; it keeps exactly the candidates whose rebuilt model fits (the definition)."""
+    import itertools
+
+    from privsample.synth.selection import downward_closure, model_size_mb, size_filter
+
+    rng = np.random.default_rng(4)
+    dom = pgm.Domain([f"a{i}" for i in range(8)], [int(n) for n in rng.integers(2, 30, size=8)])
+    cands = [c for k in (1, 2, 3) for c in itertools.combinations(dom.attributes, k)]
+    for _ in range(15):
+        model = [(a,) for a in dom.attributes] + [cands[i] for i in rng.choice(len(cands), 4, replace=False)]
+        limit = float(rng.choice([0.01, 0.05, 0.2]))
+        inside = {frozenset(s) for c in model for s in downward_closure([c])}
+        want = [c for c in cands if frozenset(c) in inside or model_size_mb(dom, model + [c]) <= limit]
+        assert size_filter(dom, model, cands, limit) == want

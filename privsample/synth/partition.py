@@ -147,6 +147,10 @@ class PartitionPath:
     def labels(self, t: int) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def labels_at(self, ts) -> list[np.ndarray]:
+        """``[labels(t) for t in ts]`` (subclasses replay the path once for all of them)."""
+        return [self.labels(t) for t in ts]
+
     def __getitem__(self, t: int) -> PathEntry:
         if t < 0 or not self.has(t):
             raise IndexError(t)
@@ -400,10 +404,21 @@ class SplitPath(PartitionPath):
     def labels(self, t: int) -> np.ndarray:
         if not self.has(t):
             raise IndexError(t)
+        return self.labels_at([t])[0]
+
+    def labels_at(self, ts) -> list[np.ndarray]:
+        """The labels of P_t for every t in ``ts``, replaying the splits once."""
+        ts = list(ts)
+        for t in ts:
+            if not self.has(t):
+                raise IndexError(t)
         out = np.zeros(self.v.shape, dtype=np.int64)
-        for i, region in enumerate(self.splits[:t]):
+        snap = {}
+        for i, region in enumerate(self.splits[:max(ts, default=0)]):
+            if i in ts:
+                snap[i] = out.ravel().copy()
             out[region] = i + 1  # the right part gets a new id; the left part keeps its parent's
-        return out.ravel()
+        return [snap[t] if t in snap else out.ravel().copy() for t in ts]
 
 
 def partition_path(v: np.ndarray, max_parts: int = 4096) -> PartitionPath:

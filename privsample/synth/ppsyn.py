@@ -41,8 +41,13 @@ refit from a larger step (``optimistic_step``, :func:`privsample.synth.numpy_md.
 Armijo backtracks to a safe step): the model moves as it should and the run has AIM's number of
 rounds or more. Partitions make big cliques cheap to measure, so with AIM's 80 MB size limit the
 extra rounds grew 18 MB models and one Adult eps 0.1 fit took 670 s; the schedule's default
-``max_model_size`` is therefore DP_MAX_MODEL_SIZE = 2 MB (AIM's own models stay under 1 MB on both
-datasets). Refit step counts (benchmarks/results/ppsyn_dp_variants.md; seeds 0-2, 3-way error): with
+``max_model_size`` became 2 MB (AIM's own models stay under 1 MB on both datasets), and since session 8
+it is DP_MAX_MODEL_SIZE = 0.5 MB: against 2 MB it costs 1-5% of 3-way error on Adult and BR2000 (still
+below AIM's at eps 0.1 and 0.5) and saves about 40% of the time on Adult, which brought PPSyn-DP
+within AIM's time there (results/ppsyn_dp_variants.md, session 8; ``max_model_size=2`` for the larger
+models). The first model, fitted to the one-way measurements only, gets ANNEALED_INIT_ITERS = 1000 steps
+(0.2 s on Adult): after mbi's 50 it was up to 29% (L1) away from its own converged fit, so the first
+rounds selected against a model that was still moving and every refit moved every marginal. Refit step counts (benchmarks/results/ppsyn_dp_variants.md; seeds 0-2, 3-way error): with
 a final fit of mbi's 1000 steps, 100 steps per round beat 250 and 50 (session 4). Then the final fit
 itself turned out to over-fit: with the same rounds, hence the same measurements, 100 final steps
 instead of 1000 lowered the error on every Adult seed (eps 0.1: 0.342 → 0.332 on average; eps 0.5:
@@ -137,9 +142,10 @@ DATA_STEPS = ("init", "select", "contribution", "measure")
 SCHEDULES = ("annealed", "note")
 ANNEALED_ROUND_ITERS = 50  # with the optimistic step (module docstring, "Refits")
 ANNEALED_FINAL_ITERS = 100  # the last refit (module docstring, "Refits"): 1000 steps over-fit and took 60% of the time
+ANNEALED_INIT_ITERS = 1000  # the one-way model the first round selects from (module docstring, "Refits")
 SELECT_SENSITIVITY = 3.0  # annealed schedule, quality "gain": |Δ(C_w − misfit_w(P))| ≤ 1 + 2 per unit of weight
 QUALITY_SENSITIVITY = {"group": 1.0, "gain": SELECT_SENSITIVITY}  # per unit of workload weight
-DP_MAX_MODEL_SIZE = 2.0  # MB: the annealed schedule's default size limit (module docstring, "Refits")
+DP_MAX_MODEL_SIZE = 0.5  # MB: the annealed schedule's default size limit (module docstring, "Refits")
 OPTION_REFRESH = 0.05  # public_options: recompute a clique's paths once its model marginal moved this much (L1 share)
 PAPER_MAX_MODEL_SIZE = 80.0  # MB: note 4.1's static filter (paper mode and the note schedule)
 
@@ -204,12 +210,14 @@ def clique_options(v: np.ndarray, max_parts: int) -> list[Option]:
     """One clique's options (:func:`public_options`) from its model marginal ``v``."""
     n = int(np.size(v))
     opts = []
-    if n > 1:
+    if n > 1 and np.ndim(v) > 1:  # a 1-way merge path starts at n parts and only merges: no option below n
         path = partition_path(v, max_parts=max_parts)
+        ks = []
         k = 0
         while path.has(k) and path.parts(k) < min(n, max_parts + 1):
-            opts.append(Option(path.labels(k), path.parts(k)))
+            ks.append(k)
             k = 2 * k + 1
+        opts = [Option(lab, path.parts(k)) for k, lab in zip(ks, path.labels_at(ks))]
     opts.append(Option(np.arange(n, dtype=np.int64), n))
     return opts
 
@@ -248,6 +256,36 @@ def selection_gain(x: np.ndarray, mu: np.ndarray, option: Option, quality: str =
         return float(np.abs(partition_sums((np.asarray(x, float) - np.asarray(mu, float)).ravel(),
                                            option.labels, option.parts)).sum())
     return float(np.abs(np.asarray(x, float) - mu).sum()) - misfit(x, mu, option.labels, option.parts)
+
+
+class GroupErrors:
+    """||Q_P (x − mu)||₁ for every option P of one clique (equal to :func:`selection_gain` with quality
+    "group", up to float rounding).
+
+    The options of a path are nested (a path only splits, or only merges, groups), so the sums over the
+    finest non-identity option give every coarser option's sums by a second, tiny ``bincount``; the
+    identity's error is ||x − mu||₁. One pass over the cells instead of one per option."""
+
+    def __init__(self, options: Sequence[Option]):
+        self.options = options
+        n = int(options[0].labels.size) if options else 0
+        coarse = [o for o in options if o.parts < n]
+        self.fine = max(coarse, key=lambda o: o.parts) if coarse else None
+        if self.fine is not None:
+            first = np.empty(self.fine.parts, dtype=np.int64)  # a cell of every fine group
+            first[self.fine.labels[::-1]] = np.arange(n - 1, -1, -1)
+        self.maps = [None if o.parts >= n else (o.labels[first], o.parts) for o in options]
+
+    def __call__(self, x: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        diff = (np.asarray(x, float) - np.asarray(mu, float)).ravel()
+        fine = None if self.fine is None else np.bincount(self.fine.labels, weights=diff, minlength=self.fine.parts)
+        out = []
+        for m in self.maps:
+            if m is None:
+                out.append(float(np.abs(diff).sum()))
+            else:
+                out.append(float(np.abs(np.bincount(m[0], weights=fine, minlength=m[1])).sum()))
+        return np.array(out)
 
 
 def misfit(x: np.ndarray, mu: np.ndarray, labels: np.ndarray, parts: int) -> float:
@@ -328,7 +366,8 @@ class PPSyn(WorkloadSynthesizer):
 
     Defaults: 3-way workload (cliques ≤ max_cells cells), Alg. 4 capped at max_parts parts, at most 10T
     rounds. ``schedule="annealed"`` (default): T = 16 d, alpha 0.9, size filter growing with the budget
-    spent up to 2 MB, optimistic refit steps, 50 steps per round and 100 for the last fit;
+    spent up to 0.5 MB, a converged one-way model (1000 steps), optimistic refit steps, 50 steps per
+    round and 100 for the last fit;
     ``schedule="note"`` and paper mode: note 4 (eta 0.7, T = d, static 80 MB size filter, mbi's refit steps).
     """
 
@@ -343,7 +382,7 @@ class PPSyn(WorkloadSynthesizer):
                  optimistic_step: bool | None = None):
         """``budget_floor=True`` departs from note 4.3: see :func:`budget_rule` (still rho-zCDP: public rule).
 
-        ``max_model_size`` (MB) and ``optimistic_step`` default to 2 MB and on for PPSyn-DP's annealed
+        ``max_model_size`` (MB) and ``optimistic_step`` default to 0.5 MB and on for PPSyn-DP's annealed
         schedule, 80 MB and off (mbi's step) for paper mode and the note schedule (module docstring)."""
         if mode not in ("dp", "paper"):
             raise InputError(f"PPSyn mode must be 'dp' or 'paper', got {mode!r}")
@@ -380,6 +419,7 @@ class PPSyn(WorkloadSynthesizer):
                                                                   else self.iters)
         self.final_iters = int(final_iters) if final_iters else (min(self.iters, ANNEALED_FINAL_ITERS) if warm
                                                                   else self.iters)
+        self.init_iters = max(self.round_iters, ANNEALED_INIT_ITERS) if warm else self.round_iters
         self.max_parts = int(max_parts)
         self.budget_floor = bool(budget_floor)
         self.schedule = schedule
@@ -448,7 +488,7 @@ class PPSyn(WorkloadSynthesizer):
             identity.append((y, s))
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else 1.0
-        model = pgm.estimate(domain, measurements, known_total=total, iters=self.round_iters)
+        model = pgm.estimate(domain, measurements, known_total=total, iters=self.init_iters)
 
         state = dict(engine=engine, accountant=accountant, spender=spender, progress=progress, domain=domain,
                      candidates=candidates, measurements=measurements, total=total, T=T, rho=rho)
@@ -521,6 +561,7 @@ class PPSyn(WorkloadSynthesizer):
         rho_round = (rho - accountant.spent) / T if accountant.spent < rho else 0.0
         rho_m, rho_sel = self.alpha * rho_round, (1 - self.alpha) * rho_round
         option_cache: dict = {}
+        group_errors: dict = {}  # clique -> GroupErrors of its current options (public)
         log = []
         t = 0
         final = False
@@ -550,7 +591,15 @@ class PPSyn(WorkloadSynthesizer):
 
             with phase("selection"):
                 x = self._read(engine, small, "select")                                   # reads D
-                gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
+                if self.quality == "group":  # all options of a clique in one bincount
+                    gain = []
+                    for cl in small:
+                        ge = group_errors.get(cl)
+                        if ge is None or ge.options is not options[cl]:
+                            ge = group_errors[cl] = GroupErrors(options[cl])
+                        gain += [g for g, o in zip(ge(x[cl], mu[cl]), options[cl]) if o.parts > 1]
+                else:
+                    gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
                 quality = np.array([weights[cl] * (g - noise_err * o.parts) for g, (cl, o) in zip(gain, pairs)])
                 c_max = max(weights[cl] for cl in small)
                 idx = spender.select(quality, rho_sel, f"select/{t}",
@@ -661,5 +710,5 @@ class PPSyn(WorkloadSynthesizer):
 
 
 __all__ = ["PPSyn", "UnsafeMechanismWarning", "PAPER_NOTE", "DATA_STEPS", "SCHEDULES", "one_way_budgets",
-           "RoundBudgets", "round_budgets", "Plan", "public_plan", "Option", "public_options", "misfit", "budget_rule",
+           "RoundBudgets", "round_budgets", "Plan", "public_plan", "Option", "public_options", "GroupErrors", "misfit", "budget_rule",
            "release_contribution"]
