@@ -15,11 +15,11 @@ from privsample.data.encoding import encode, parse_number
 from privsample.data.schema import Categorical as C
 from privsample.data.schema import Numeric as N
 from privsample.data.schema import Schema
+from privsample.data.sql_dialect import SPARK
 from privsample.data.table import read_table
 from privsample.errors import InputError
 from privsample.marginals.numpy_engine import NumpyEngine
 from privsample.marginals.spark_engine import _java_home_ok, check_master
-from privsample.marginals.sql import SPARK
 from tests.test_engines import ADULT, NUMBERS, SMALL, adult_schema, all_cliques, assert_same, write
 
 # CI installs the spark extra, so a missing pyspark fails here; only a machine without Java skips.

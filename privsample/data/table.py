@@ -52,9 +52,6 @@ def sql_ident(s: str) -> str:
     return '"' + str(s).replace('"', '""') + '"'
 
 
-_WS_SQL = " || ".join(f"chr({ord(c)})" for c in WHITESPACE)
-
-
 def sql_isnan(x: str) -> str:
     """SQL: is the DOUBLE ``x`` NaN. Not ``isnan(x)``: DuckDB 2.0 folds that to false for Parquet
     columns whose min/max statistics exclude NaN (so NaN would escape as a value)."""
@@ -75,23 +72,12 @@ def column_kind(duckdb_type: str) -> str:
 
 def clean_select(from_sql: str, names: Sequence[str], types: Sequence[str],
                  na_values: Sequence[str]) -> tuple[str, list[str]]:
-    """SQL selecting the cleaned columns of ``from_sql`` (see the module docstring), and their kinds."""
+    """SQL selecting the cleaned columns of ``from_sql`` (see the module docstring), and their kinds:
+    :func:`privsample.data.sql_dialect.clean_sql` in DuckDB, the cleaning the marginal engines use too."""
+    from privsample.data.sql_dialect import DUCKDB, clean_sql  # it builds on this module's SQL helpers
+
     kinds = [column_kind(t) for t in types]
-    na_list = ", ".join(sql_str(v) for v in na_values)
-    inner, outer = [], []
-    for name, kind in zip(names, kinds):
-        q = sql_ident(name)
-        if kind == "text":
-            inner.append(f"trim(CAST({q} AS VARCHAR), {_WS_SQL}) AS {q}")
-            outer.append(f"CASE WHEN {q} IN ({na_list}) THEN NULL ELSE {q} END AS {q}" if na_values else q)
-        elif kind == "float":
-            inner.append(f"CAST({q} AS DOUBLE) AS {q}")
-            outer.append(f"CASE WHEN {sql_isnan(q)} THEN NULL ELSE {q} END AS {q}")
-        else:
-            inner.append(q)
-            outer.append(q)
-    sql = f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {from_sql}) AS _raw"
-    return sql, kinds
+    return clean_sql(from_sql, [(sql_ident(n), n, k) for n, k in zip(names, kinds)], na_values, DUCKDB), kinds
 
 
 # -- files ------------------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from privsample.data.schema import Schema
+from privsample.data.sql_dialect import SPARK, clean_sql
 from privsample.data.table import FORMATS, WHITESPACE, column_kind, csv_header, table_format
 from privsample.errors import InputError
-from privsample.marginals.sql import SPARK, clean_sql
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
 
 DEFAULT_MASTER = "local[2]"

@@ -1,0 +1,92 @@
+"""How the cleaning and coding SQL is spelled in DuckDB and in Spark SQL (``Dialect``), and the cleaning
+itself (``clean_sql``): one text for ``read_table``'s DuckDB path (``privsample.data.table``), the
+DuckDB marginal engine and the Spark engine, so all of them see exactly the values ``read_table`` sees.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from privsample.data.encoding import NUMBER_RE
+from privsample.data.table import WHITESPACE, sql_ident, sql_isnan, sql_str
+
+_WS = " || ".join(f"chr({ord(c)})" for c in WHITESPACE)
+
+
+class Dialect:
+    """DuckDB SQL; ``SparkDialect`` overrides what Spark SQL spells differently."""
+
+    name = "duckdb"
+    code_types = ((255, "UTINYINT"), (65535, "USMALLINT"), (2**32 - 1, "UINTEGER"))
+
+    def lit(self, s: str) -> str:
+        return sql_str(s)
+
+    def ident(self, s: str) -> str:
+        return sql_ident(s)
+
+    def isnan(self, x: str) -> str:
+        return sql_isnan(x)
+
+    def number(self, v: str) -> str:
+        """The DOUBLE that text ``v`` denotes under ``NUMBER_RE``, else NULL."""
+        return f"CASE WHEN regexp_full_match({v}, {self.lit(NUMBER_RE)}, 'i') THEN TRY_CAST({v} AS DOUBLE) END"
+
+    def code_type(self, size: int) -> str:
+        return next((t for top, t in self.code_types if size - 1 <= top), "BIGINT")
+
+    def trim(self, v: str) -> str:
+        """``v`` as text, stripped of ``WHITESPACE`` at both ends."""
+        return f"trim(CAST({v} AS VARCHAR), {_WS})"
+
+
+class SparkDialect(Dialect):
+    name = "spark"
+    code_types = ((127, "TINYINT"), (32767, "SMALLINT"), (2**31 - 1, "INT"))
+
+    def lit(self, s: str) -> str:
+        return "'" + str(s).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    def ident(self, s: str) -> str:
+        return "`" + str(s).replace("`", "``") + "`"
+
+    def isnan(self, x: str) -> str:
+        return f"isnan({x})"
+
+    def trim(self, v: str) -> str:
+        return f"trim(BOTH {self.lit(WHITESPACE)} FROM CAST({v} AS STRING))"
+
+    def number(self, v: str) -> str:
+        # Java regexes: \z (``$`` would also match before a final U+2028); Spark's cast rejects '+nan'.
+        pattern = self.lit(f"(?i)^(?:{NUMBER_RE})\\z")
+        text = f"CASE WHEN lower({v}) IN ('+nan', '-nan') THEN 'NaN' ELSE {v} END"
+        return f"CASE WHEN {v} RLIKE {pattern} THEN TRY_CAST({text} AS DOUBLE) END"
+
+
+DUCKDB, SPARK = Dialect(), SparkDialect()
+
+
+def clean_sql(from_sql: str, columns: Sequence[tuple[str, str, str]], na_values: Sequence[str],
+              dialect: Dialect = DUCKDB) -> str:
+    """SQL selecting ``columns`` of ``from_sql`` cleaned as ``read_table`` cleans them (in any dialect;
+    ``privsample.data.table.clean_select`` is this in DuckDB): text trimmed of ``WHITESPACE``, with
+    ``na_values`` as NULL; floats as DOUBLE with NaN as NULL; integers and booleans as they are.
+    ``columns``: (source expression, output name, kind: 'text' | 'int' | 'float' | 'bool')."""
+    d = dialect
+    na = ", ".join(d.lit(v) for v in na_values)
+    inner, outer = [], []
+    for src, name, kind in columns:
+        q = d.ident(name)
+        if kind == "text":
+            inner.append(f"{d.trim(src)} AS {q}")
+            outer.append(f"CASE WHEN {q} IN ({na}) THEN NULL ELSE {q} END AS {q}" if na else q)
+        elif kind == "float":
+            inner.append(f"CAST({src} AS DOUBLE) AS {q}")
+            outer.append(f"CASE WHEN {d.isnan(q)} THEN NULL ELSE {q} END AS {q}")
+        else:
+            inner.append(f"{src} AS {q}")
+            outer.append(q)
+    return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {from_sql}) AS _raw"
+
+
+__all__ = ["Dialect", "SparkDialect", "DUCKDB", "SPARK", "clean_sql"]
