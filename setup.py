@@ -2,5 +2,7 @@
 
 from setuptools import Extension, setup
 
-# Alg. 4 split paths in C (privsample/synth/partition.py falls back to NumPy when this was not built)
-setup(ext_modules=[Extension("privsample.synth._splitpath", ["privsample/synth/_splitpath.c"], optional=True)])
+# Alg. 4 split paths and junction-tree sizes in C (privsample/synth/partition.py and selection.py fall back to
+# NumPy / Python when these were not built)
+setup(ext_modules=[Extension("privsample.synth._splitpath", ["privsample/synth/_splitpath.c"], optional=True),
+                   Extension("privsample.synth._graphcells", ["privsample/synth/_graphcells.c"], optional=True)])

@@ -136,7 +136,9 @@ def worker(a) -> dict:
            "svm_error": "", "svm_folds": 0}
     if a.phases:  # benchmarks/ppsyn_time.py: PPSyn-DP's wall time per phase (not a CSV column)
         row["phases"] = model.info.get("phase_seconds", {})
-    if test_codes is not None:
+    if a.no_svm:
+        pass
+    elif test_codes is not None:
         row["svm_error"] = float(np.mean([misclassification(syn_codes, test_codes, t)
                                           for t in targets(a.dataset, list(domain.attributes))]))
         row["svm_folds"], row["svm_fold"] = 1, a.svm_fold
@@ -280,6 +282,7 @@ def main() -> None:
     ap.add_argument("--epsilons", default=",".join(map(str, EPSILONS)))
     ap.add_argument("--sweeps", default="main,eta,d", help="parts of the full grid to run")
     ap.add_argument("--report", action="store_true", help="only rebuild tables and figures from the CSV")
+    ap.add_argument("--no-svm", action="store_true", help="worker: skip the SVM score (benchmarks/ppsyn_time.py)")
     ap.add_argument("--phases", action="store_true", help="worker: add PPSyn-DP's time per phase to the row")
     ap.add_argument("--options", default="{}", help="worker: JSON of synthesizer attributes to override")
     ap.add_argument("--jobs", type=int, default=1, help="parallel runs (every run is a single-threaded worker)")
