@@ -105,6 +105,23 @@ def test_model_marginals_through_the_junction_tree_match_mbi():
     assert mm._beliefs  # the tree path ran
 
 
+def test_cached_einsum_path_gives_the_same_numbers(monkeypatch):
+    """ModelMarginals reuses the greedy contraction order np.einsum(optimize=True) would search for; the
+    marginals are bit-identical to searching it every time."""
+    from privsample.synth import selection as S
+    from tests.test_numpy_md import _problem
+
+    dom, ms = _problem(5)
+    model = pgm.estimate(dom, ms, known_total=float(np.mean([M.noisy_measurement.sum() for M in ms[:5]])),
+                         iters=100)
+    cls = [("a", "d"), ("c", "e"), ("a", "c", "e"), ("e", "b", "c"), ("a", "b", "c", "d", "e")]
+    cached = [ModelMarginals(model)._eliminate(cl)[1] for cl in cls]
+    monkeypatch.setattr(S, "_einsum_path", lambda ops, out: True)  # search every time
+    searched = [ModelMarginals(model)._eliminate(cl)[1] for cl in cls]
+    for a, b in zip(cached, searched):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_size_filter_keyed_by_graph_equals_rebuilding_each_model():
     """size_filter computes each (model + candidate) size from the clique graph with a cache keyed by
     graph; it keeps exactly the candidates whose rebuilt model fits (the definition)."""

@@ -562,6 +562,7 @@ class PPSyn(WorkloadSynthesizer):
         rho_m, rho_sel = self.alpha * rho_round, (1 - self.alpha) * rho_round
         option_cache: dict = {}
         group_errors: dict = {}  # clique -> GroupErrors of its current options (public)
+        fitted = None  # ModelMarginals of the current model, once built
         log = []
         t = 0
         final = False
@@ -579,7 +580,7 @@ class PPSyn(WorkloadSynthesizer):
             with phase("size filter"):
                 small = self._fitting(domain, model, candidates, size_limit)
             with phase("model marginals"):
-                marg = ModelMarginals(model)
+                marg = fitted if fitted is not None else ModelMarginals(model)  # the last refit's, if any
                 mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
             with phase("partition paths"):
                 options = public_options(mu, min(self.max_parts, self.option_parts), option_cache,
@@ -611,8 +612,9 @@ class PPSyn(WorkloadSynthesizer):
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
             model = self._refit(domain, model, measurements, total, final)  # timed in info["estimate_seconds"]
             self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
+            fitted = ModelMarginals(model)
             if not final:
-                moved = float(np.abs(ModelMarginals(model)(cl) - mu[cl].ravel()).sum())
+                moved = float(np.abs(fitted(cl) - mu[cl].ravel()).sum())
                 # public diagnostics only (the model and sigma); the selection scores read the data and stay out
                 log[-1].update(moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts)
                 if moved <= math.sqrt(2 / math.pi) * sigma * parts:
