@@ -44,7 +44,7 @@ extra rounds grew 18 MB models and one Adult eps 0.1 fit took 670 s; the schedul
 ``max_model_size`` became 2 MB (AIM's own models stay under 1 MB on both datasets), and since session 8
 it is DP_MAX_MODEL_SIZE = 0.5 MB: against 2 MB it costs 1-5% of 3-way error on Adult and BR2000 (still
 below AIM's at eps 0.1 and 0.5) and saves about 40% of the time on Adult, which brought PPSyn-DP
-within AIM's time there at eps >= 0.1 (1.07x at eps 0.05; results/ppsyn_dp_variants.md, session 8, and
+within AIM's time there at eps >= 0.1 (1.03x at eps 0.05; results/ppsyn_dp_variants.md, session 8, and
 results/ppsyn_time.md; ``max_model_size=2`` for the larger models). The first model, fitted to the
 one-way measurements only, gets ANNEALED_INIT_ITERS = 1000 steps (0.2 s on Adult): after 50 steps one of
 Adult's one-way marginals was 99% (L1, as a share of the total) away from a 5000-step fit at eps 0.1
