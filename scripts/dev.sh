@@ -8,7 +8,7 @@ VENV=.venv
 STAMP="$VENV/.installed"
 
 setup() {
-  if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ constraints.txt -nt "$STAMP" ] || [ privsample/synth/_splitpath.c -nt "$STAMP" ] || [ setup.py -nt "$STAMP" ]; then
+  if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ constraints.txt -nt "$STAMP" ] || [ privsample/synth/_splitpath.c -nt "$STAMP" ] || [ privsample/synth/_graphcells.c -nt "$STAMP" ] || [ setup.py -nt "$STAMP" ]; then
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
     "$VENV/bin/python" -m pip install -q -c constraints.txt -e ".[test,spark]"
