@@ -615,8 +615,8 @@ class PPSyn(WorkloadSynthesizer):
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
             model = self._refit(domain, model, measurements, total, final)  # timed in info["estimate_seconds"]
             self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
-            fitted = ModelMarginals(model)
             if not final:
+                fitted = ModelMarginals(model)  # the next round's model marginals too
                 moved = float(np.abs(fitted(cl) - mu[cl].ravel()).sum())
                 # public diagnostics only (the model and sigma); the selection scores read the data and stay out
                 log[-1].update(moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts)

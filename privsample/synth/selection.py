@@ -69,12 +69,12 @@ def model_size_mb(domain, cliques: Sequence[Clique]) -> float:
     return junction_tree_cells(domain, cliques) * 8 / 2**20
 
 
-def clique_graph(domain, cliques: Iterable[Clique]) -> tuple[tuple[int, ...], int]:
+def clique_graph(domain, cliques: Iterable[Clique],
+                 start: tuple[tuple[int, ...], int] | None = None) -> tuple[tuple[int, ...], int]:
     """The graph mbi triangulates for ``cliques``, as bit masks: (neighbours of every attribute, in domain
-    order; the attributes in some clique)."""
+    order; the attributes in some clique). ``start``: a graph of this form to add the cliques to."""
     index = {a: i for i, a in enumerate(domain.attributes)}
-    nbr = [0] * len(index)
-    covered = 0
+    nbr, covered = (list(start[0]), start[1]) if start is not None else ([0] * len(index), 0)
     for cl in cliques:
         mask = 0
         for a in cl:
@@ -174,21 +174,11 @@ def size_filter(domain, model_cliques: Sequence[Clique], candidates: Iterable[Cl
     for c in model_cliques:
         closure.update(frozenset(s) for s in downward_closure([c]))
     size = tuple(int(n) for n in domain.shape)
-    index = {a: i for i, a in enumerate(domain.attributes)}
-    nbr, covered = clique_graph(domain, model_cliques)
+    graph = clique_graph(domain, model_cliques)
     out = []
     for cl in candidates:
-        if frozenset(cl) in closure:
-            out.append(cl)
-            continue
-        mask = 0
-        for a in cl:
-            mask |= 1 << index[a]
-        new = list(nbr)
-        for a in cl:
-            i = index[a]
-            new[i] |= mask & ~(1 << i)
-        if graph_cells(size, tuple(new), covered | mask) * 8 / 2**20 <= size_limit_mb:
+        if frozenset(cl) in closure or graph_cells(size, *clique_graph(domain, [cl], start=graph)) * 8 / 2**20 \
+                <= size_limit_mb:
             out.append(cl)
     return out
 
