@@ -100,3 +100,23 @@ def test_linear_and_log_space_message_passing_agree():
         lin, log = tree.beliefs(theta, 100.0), tree.log_beliefs(tree._init(theta), 100.0)
         for J in tree.supers:
             np.testing.assert_allclose(lin[J], log[J], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_one_way_fast_path_is_bit_identical_to_the_general_loop(warm, monkeypatch):
+    dom, ms = _problem(2)
+    one_way = ms[:5]
+    assert numpy_md._is_product([tuple(M.clique) for M in one_way], one_way)
+    assert not numpy_md._is_product(numpy_md.model_cliques(ms), ms)
+    start = pgm.estimate(dom, one_way, known_total=1000.0, iters=30, backend="numpy") if warm else None
+    fast = numpy_md.estimate(dom, one_way, known_total=1000.0, iters=300, warm_start=start, optimistic_step=warm)
+    monkeypatch.setattr(numpy_md, "_is_product", lambda *a: False)
+    slow = numpy_md.estimate(dom, one_way, known_total=1000.0, iters=300, warm_start=start, optimistic_step=warm)
+    for cl in slow.cliques:
+        assert np.array_equal(np.asarray(fast.potentials[cl].values), np.asarray(slow.potentials[cl].values))
+        assert np.array_equal(np.asarray(fast.marginals[cl].values), np.asarray(slow.marginals[cl].values))
+    mbi_fit = pgm.estimate(dom, one_way, known_total=1000.0, iters=300, warm_start=start, backend="jax")
+    if not warm:  # (mbi has no optimistic step)
+        for cl in slow.cliques:
+            np.testing.assert_allclose(np.asarray(fast.marginals[cl].values), np.asarray(mbi_fit.marginals[cl].values),
+                                       atol=0, rtol=1e-6)  # float rounding over 300 steps

@@ -40,6 +40,29 @@ def test_conversion_agrees_with_opendp_and_is_conservative():
         assert cdp_epsilon(rho, 1e-9) == pytest.approx(eps, rel=1e-6)
 
 
+def _full_bisection(lo, hi, below, steps=1000):
+    """All ``steps`` halvings (what conversion.py did before it stopped at the fixed point)."""
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if below(mid) else (lo, mid)
+    return lo, hi
+
+
+def test_conversions_stop_at_the_fixed_point_with_the_full_bisections_answer():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        rho, eps = 10 ** rng.uniform(-9, 2), 10 ** rng.uniform(-3, 1.5)
+        amin, amax = _full_bisection(1.01, (eps + 1) / (2 * rho) + 2,
+                                     lambda a: (2 * a - 1) * rho - eps + math.log1p(-1.0 / a) < 0)
+        a = (amin + amax) / 2
+        log_delta = (a - 1) * (a * rho - eps) + a * math.log1p(-1.0 / a) - math.log(a - 1)
+        assert cdp_delta(rho, eps) == (min(math.exp(log_delta), 1.0) if log_delta < 700 else 1.0)
+    for eps in (0.05, 0.1, 0.5, 1.0, 2.0, 10.0):
+        for delta in (1e-12, 1e-9, 1e-5):
+            lo, _ = _full_bisection(0.0, eps + 1.0, lambda r: cdp_delta(r, eps) <= delta, steps=200)
+            assert cdp_rho(eps, delta) == lo
+
+
 @pytest.mark.parametrize("eps,delta", [(0, 1e-9), (-1, 1e-9), (float("nan"), 1e-9), (float("inf"), 1e-9),
                                        (1, 0), (1, 1), (1, -0.1)])
 def test_bad_budgets_are_input_errors(eps, delta):

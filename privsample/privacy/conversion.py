@@ -5,7 +5,9 @@ Implements the tight conversion of Canonne, Kamath and Steinke (2020, Prop. 12 /
     delta(rho, eps) = min_{alpha > 1} exp((alpha-1)(alpha*rho - eps) + alpha*ln(1 - 1/alpha)) / (alpha - 1)
 
 The minimising alpha solves (2 alpha - 1) rho - eps + ln(1 - 1/alpha) = 0; we bisect it on
-[1.01, (eps+1)/(2 rho) + 2] (notes/ppsyn-aim-mst.md section 0). ``cdp_rho`` is the largest rho
+[1.01, (eps+1)/(2 rho) + 2] (notes/ppsyn-aim-mst.md section 0). Both bisections stop at their fixed
+point (a step that would leave the interval as it is), so they return what all ``_STEPS`` steps
+would, in about 60 steps instead of 1000 (cdp_rho took 0.17 s before). ``cdp_rho`` is the largest rho
 with delta(rho, eps) <= delta, found by bisection and rounded *down* so the returned rho never
 certifies more than asked. Tests check it against OpenDP's zCDP -> approx-DP curve.
 """
@@ -37,8 +39,12 @@ def cdp_delta(rho: float, epsilon: float) -> float:
         alpha = (amin + amax) / 2
         derivative = (2 * alpha - 1) * rho - epsilon + math.log1p(-1.0 / alpha)
         if derivative < 0:
+            if amin == alpha:  # a fixed point: the remaining steps would change nothing
+                break
             amin = alpha
         else:
+            if amax == alpha:
+                break
             amax = alpha
     alpha = (amin + amax) / 2
     log_delta = (alpha - 1) * (alpha * rho - epsilon) + alpha * math.log1p(-1.0 / alpha) - math.log(alpha - 1)
@@ -71,7 +77,11 @@ def cdp_rho(epsilon: float, delta: float) -> float:
     for _ in range(_STEPS):
         mid = (lo + hi) / 2
         if cdp_delta(mid, epsilon) <= delta:
+            if lo == mid:  # a fixed point (as in cdp_delta)
+                break
             lo = mid
         else:
+            if hi == mid:
+                break
             hi = mid
     return lo

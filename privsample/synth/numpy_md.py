@@ -311,8 +311,6 @@ def estimate(domain, measurements, *, known_total: float, iters: int, warm_start
 
     ``optimistic_step``: start from the step of :func:`optimistic_lipschitz` instead of mbi's (Armijo
     backtracks from there); off by default, so the default answers equal mbi's."""
-    import jax.numpy as jnp
-    from mbi import CliqueVector, Factor, MarkovRandomField
     from mbi.clique_utils import clique_mapping, reverse_clique_mapping
     from mbi.marginal_loss import calculate_l2_lipschitz_from_metadata
 
@@ -336,6 +334,9 @@ def estimate(domain, measurements, *, known_total: float, iters: int, warm_start
     L = optimistic_lipschitz(domain, measurements) if optimistic_step else calculate_l2_lipschitz_from_metadata(
         domain, measurements)
     alpha = 2.0 / (float(L) * total)
+    if _is_product(cliques, measurements):
+        theta, mu = _product_descent(cliques, measurements, theta, total, alpha, int(iters), on_block)
+        return _field(domain, cliques, theta, mu, total)
     mu = tree.marginals(theta, total)
     loss, g = loss_fn(mu)
     blocks = math.ceil(int(iters) / STEPS_PER_BLOCK)
@@ -353,6 +354,79 @@ def estimate(domain, measurements, *, known_total: float, iters: int, warm_start
         if on_block is not None:
             on_block(min((b + 1) * STEPS_PER_BLOCK, int(iters)))
 
+    return _field(domain, cliques, theta, mu, total)
+
+
+def _field(domain, cliques, theta, mu, total):
+    import jax.numpy as jnp
+    from mbi import CliqueVector, Factor, MarkovRandomField
+
     pots = CliqueVector(domain, cliques, {c: Factor(domain.project(c), jnp.asarray(theta[c])) for c in cliques})
     margs = CliqueVector(domain, cliques, {c: Factor(domain.project(c), jnp.asarray(mu[c])) for c in cliques})
     return MarkovRandomField(potentials=pots, marginals=margs, total=total)
+
+
+def _is_product(cliques, measurements) -> bool:
+    """True for the one-way models AIM and PPSyn start from: one-way model cliques, each measured once by a
+    plain (unweighted, unpartitioned) identity query."""
+    from mbi.marginal_loss import DatavectorQuery
+
+    attrs = [a for c in cliques for a in c]
+    measured = [tuple(M.clique) for M in measurements]
+    return (all(len(c) == 1 for c in cliques) and len(set(attrs)) == len(attrs) and sorted(measured) == sorted(cliques)
+            and all(type(M.query) is DatavectorQuery for M in measurements))
+
+
+def _product_descent(cliques, measurements, theta, total, alpha, iters, on_block):
+    """The loop of :func:`estimate` for a product model (:func:`_is_product`), on one flat vector.
+
+    There the junction tree has no separators: each clique's marginal is ``total`` times the softmax of its
+    potentials, each measurement's gradient is ``(mu - y) / sigma^2`` on its own clique. This does the same
+    float operations on slices of a flat array instead of one dict entry per clique, so its answers are
+    bit-identical to the general loop (tested) in about a fifth of the time (the one-way fits of 1000 steps
+    that PPSyn-DP starts from)."""
+    sizes = [int(np.prod(theta[c].shape)) for c in cliques]
+    bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+    segs = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    lens = np.asarray(sizes)
+    by_clique = {tuple(M.clique): M for M in measurements}
+    order = [cliques.index(tuple(M.clique)) for M in measurements]  # the loss adds its terms in this order
+    y = np.concatenate([np.asarray(by_clique[c].noisy_measurement, float).ravel() for c in cliques])
+    sd = np.repeat([max(float(by_clique[c].stddev), 1e-12) for c in cliques], lens)
+    th = np.concatenate([np.asarray(theta[c], float).ravel() for c in cliques])
+
+    def marginals(th):
+        v = th - np.repeat(np.maximum.reduceat(th, bounds[:-1]), lens)
+        np.exp(v, out=v)
+        z = [v[s].sum() for s in segs]
+        v *= np.repeat([total / zi for zi in z], lens)
+        return v
+
+    def loss_of(mu):
+        diff = (mu - y) / sd
+        loss = 0.0
+        for i in order:
+            d = diff[segs[i]]
+            loss += 0.5 * float(d @ d)
+        return loss, diff
+
+    mu = marginals(th)
+    loss, diff = loss_of(mu)
+    g = diff / sd
+    for b in range(math.ceil(iters / STEPS_PER_BLOCK)):
+        for _ in range(STEPS_PER_BLOCK):
+            th2 = th - alpha * g
+            mu2 = marginals(th2)
+            loss2, diff2 = loss_of(mu2)
+            step = mu - mu2
+            if loss - loss2 >= 0.5 * alpha * sum(float(np.vdot(g[s], step[s])) for s in segs):
+                alpha *= 1.01
+                th, mu, loss = th2, mu2, loss2
+                g = diff2 / sd
+            else:
+                alpha *= 0.5
+        if on_block is not None:
+            on_block(min((b + 1) * STEPS_PER_BLOCK, iters))
+    shape = {c: theta[c].shape for c in cliques}
+    return ({c: th[s].reshape(shape[c]).copy() for c, s in zip(cliques, segs)},
+            {c: mu[s].reshape(shape[c]).copy() for c, s in zip(cliques, segs)})
