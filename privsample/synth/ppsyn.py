@@ -44,12 +44,15 @@ extra rounds grew 18 MB models and one Adult eps 0.1 fit took 670 s; the schedul
 ``max_model_size`` became 2 MB (AIM's own models stay under 1 MB on both datasets), and since session 8
 it is DP_MAX_MODEL_SIZE = 0.5 MB: against 2 MB it costs 1-5% of 3-way error on Adult and BR2000 (still
 below AIM's at eps 0.1 and 0.5) and saves about 40% of the time on Adult, which brought PPSyn-DP
-within AIM's time there at eps >= 0.1 (1.03x at eps 0.05; results/ppsyn_dp_variants.md, session 8, and
+within AIM's time there at eps >= 0.1 (results/ppsyn_dp_variants.md, session 8, and
 results/ppsyn_time.md; ``max_model_size=2`` for the larger models). The first model, fitted to the
-one-way measurements only, gets ANNEALED_INIT_ITERS = 1000 steps (0.2 s on Adult): after 50 steps one of
+one-way measurements only, gets ANNEALED_INIT_ITERS = 1000 steps (0.06 s on Adult): after 50 steps one of
 Adult's one-way marginals was 99% (L1, as a share of the total) away from a 5000-step fit at eps 0.1
 (28% at eps 0.5; 1000 steps: 5% and 0.2%), so the first rounds selected against a model that was still
-moving and every refit moved every marginal. Refit step counts (results/ppsyn_dp_variants.md; seeds
+moving and every refit moved every marginal. A clique's partition path is recomputed only once its model
+marginal has moved by OPTION_REFRESH = 0.2 of the total (L1; 0.05 until session 8): 2.3x fewer paths on
+Adult and no paired error difference beyond two standard errors (results/ppsyn_dp_variants.md, session
+9). Refit step counts (results/ppsyn_dp_variants.md; seeds
 0-2, 3-way error): with
 a final fit of mbi's 1000 steps, 100 steps per round beat 250 and 50 (session 4). Then the final fit
 itself turned out to over-fit: with the same rounds, hence the same measurements, 100 final steps
@@ -149,7 +152,7 @@ ANNEALED_INIT_ITERS = 1000  # the one-way model the first round selects from (mo
 SELECT_SENSITIVITY = 3.0  # annealed schedule, quality "gain": |Δ(C_w − misfit_w(P))| ≤ 1 + 2 per unit of weight
 QUALITY_SENSITIVITY = {"group": 1.0, "gain": SELECT_SENSITIVITY}  # per unit of workload weight
 DP_MAX_MODEL_SIZE = 0.5  # MB: the annealed schedule's default size limit (module docstring, "Refits")
-OPTION_REFRESH = 0.05  # public_options: recompute a clique's paths once its model marginal moved this much (L1 share)
+OPTION_REFRESH = 0.2  # public_options: recompute a clique's paths once its model marginal moved this much (L1 share)
 PAPER_MAX_MODEL_SIZE = 80.0  # MB: note 4.1's static filter (paper mode and the note schedule)
 
 

@@ -219,6 +219,29 @@ def _einsum_path(ops: list, out: list) -> list:
     return _cached_path(tuple(o.shape for o in ops[::2]), tuple(tuple(s) for s in ops[1::2]), tuple(out))
 
 
+def _subtree(tree, clique: Clique) -> tuple[list, list]:
+    """The nodes (sorted) and edges (J < k) of the smallest subtree of the junction tree whose
+    super-cliques hold ``clique``'s attributes: leaves whose clique attributes their neighbour also
+    holds are pruned. Cached on the tree (it depends only on its structure)."""
+    cache = tree.__dict__.setdefault("_subtrees", {})
+    hit = cache.get(clique)
+    if hit is None:
+        want = set(clique)
+        nodes = set(tree.supers)
+        changed = True
+        while changed:
+            changed = False
+            for J in sorted(nodes):
+                nb = [k for k in tree.neighbors[J] if k in nodes]
+                if len(nodes) > 1 and len(nb) <= 1 and want & set(J) <= (set(nb[0]) if nb else set()):
+                    nodes.discard(J)
+                    changed = True
+        kept = sorted(nodes)
+        edges = [(J, k) for J in kept for k in tree.neighbors[J] if k in nodes and J < k]
+        hit = cache[clique] = (kept, edges)
+    return hit
+
+
 class ModelMarginals:
     """Fast marginals of a fitted model for many candidate cliques (NumPy, no JIT compilation).
 
@@ -263,32 +286,26 @@ class ModelMarginals:
         clique's attributes: beliefs b_J of its nodes and 1/b_S of its separators (0 where b_S = 0), whose
         product is the model's distribution over the subtree's attributes. Eliminating the other
         attributes from these few factors is much cheaper than from every potential of the model
-        (Adult, PPSyn-DP's 2 MB models). None if the beliefs are not finite (then all potentials are used)."""
+        (Adult, PPSyn-DP's 2 MB models). None if the beliefs are not finite (then all potentials are used).
+        The subtree is cached on the (shared) tree by clique, the separator factors on this object."""
         if self._beliefs is None:
             tree = numpy_md._tree(self.model.domain, tuple(tuple(c) for c in self.model.cliques))
             theta = {tuple(c): np.asarray(self.model.potentials[c].values, dtype=float) for c in self.model.cliques}
             b = tree.beliefs(theta, 1.0)
             ok = all(np.all(np.isfinite(v)) for v in b.values())
             self._tree, self._beliefs = tree, (b if ok else {})
+            self._separators: dict = {}
         if not self._beliefs:
             return None
-        tree, want = self._tree, set(clique)
-        nodes = set(tree.supers)
-        changed = True
-        while changed:  # prune leaves whose clique attributes their neighbour also holds
-            changed = False
-            for J in sorted(nodes):
-                nb = [k for k in tree.neighbors[J] if k in nodes]
-                if len(nodes) > 1 and len(nb) <= 1 and want & set(J) <= (set(nb[0]) if nb else set()):
-                    nodes.discard(J)
-                    changed = True
-        factors = [(list(J), self._beliefs[J]) for J in sorted(nodes)]
-        for J in sorted(nodes):
-            for k in tree.neighbors[J]:
-                if k in nodes and J < k:
-                    sep = [a for a in J if a in k]
-                    bs = numpy_md.sum_to(self._beliefs[J], J, tuple(sep))
-                    factors.append((sep, np.divide(1.0, bs, out=np.zeros_like(bs), where=bs > 0)))
+        nodes, edges = _subtree(self._tree, clique)
+        factors = [(list(J), self._beliefs[J]) for J in nodes]
+        for J, k in edges:
+            f = self._separators.get((J, k))
+            if f is None:
+                sep = [a for a in J if a in k]
+                bs = numpy_md.sum_to(self._beliefs[J], J, tuple(sep))
+                f = self._separators[(J, k)] = (sep, np.divide(1.0, bs, out=np.zeros_like(bs), where=bs > 0))
+            factors.append(f)
         return factors
 
     def _eliminate(self, clique: Clique, factors: list | None = None) -> tuple[list[str], np.ndarray]:
