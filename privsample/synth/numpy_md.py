@@ -373,8 +373,8 @@ def _is_product(cliques, measurements) -> bool:
 
     attrs = [a for c in cliques for a in c]
     measured = [tuple(M.clique) for M in measurements]
-    return (all(len(c) == 1 for c in cliques) and len(set(attrs)) == len(attrs) and sorted(measured) == sorted(cliques)
-            and all(type(M.query) is DatavectorQuery for M in measurements))
+    return (all(len(c) == 1 for c in cliques) and len(set(attrs)) == len(attrs)
+            and sorted(measured) == sorted(cliques) and all(type(M.query) is DatavectorQuery for M in measurements))
 
 
 def _product_descent(cliques, measurements, theta, total, alpha, iters, on_block):
