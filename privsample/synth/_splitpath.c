@@ -23,9 +23,9 @@
 
 /* Unlike SplitPath (whose NumPy direct branch stops at _DIRECT_CELLS), C always sums |x - mean| directly:
  * on PPSyn's Adult marginals it was 1.3x faster than sorting the slabs and binary searching (qsort and
- * the searches branch a lot), and the two give the same splits (tests/test_ppsyn.py). */
-#define DIRECT_CELLS 1e300
-/* The direct branch of best_split evaluates SPLIT_BLOCK split points at once (fewer when the box has
+ * the searches branch a lot; session 7 -- that variant was removed in session 9), and the two give the
+ * same splits (tests/test_ppsyn.py). */
+/* best_split evaluates SPLIT_BLOCK split points at once (fewer when the box has
  * few): each slab value is read once per block, and the block's sums are independent chains that the
  * CPU overlaps, four lanes per vector. Every (split, slab) sum still adds its r terms in order, so the
  * results are bit-identical to one split point at a time (and to SplitPath's NumPy steps, up to the
@@ -68,11 +68,6 @@ CLONES static void deviations(const double *x, int64_t r, const double *q, doubl
     }
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double round9(double x) { return rint(x * 1e9) / 1e9; }
 
 typedef struct {
@@ -81,7 +76,6 @@ typedef struct {
     const int64_t *shape;
     int64_t strides[32];
     double *slab;   /* m * r gathered values */
-    double *prefix; /* m * (r + 1) prefix sums of sorted slabs */
     double *rowsum; /* m */
     double *cum;    /* m */
 } ctx_t;
@@ -119,16 +113,6 @@ static int64_t gather(ctx_t *c, const int64_t *lo, const int64_t *hi, int axis, 
     return r;
 }
 
-/* L1 deviation of sorted slab i (r values, prefix sums p) from point q. */
-static double deviation(const double *x, const double *p, int64_t r, double q) {
-    int64_t a = 0, b = r; /* count of values <= q */
-    while (a < b) {
-        int64_t mid = (a + b) / 2;
-        if (x[mid] <= q) a = mid + 1; else b = mid;
-    }
-    return q * (double)(2 * a - r) - 2.0 * p[a] + p[r];
-}
-
 static void best_split(ctx_t *c, const int64_t *lo, const int64_t *hi, int axis, double box_re,
                        int64_t *s_out, double *rel_out, double *rer_out) {
     int64_t m = hi[axis] - lo[axis];
@@ -141,63 +125,36 @@ static void best_split(ctx_t *c, const int64_t *lo, const int64_t *hi, int axis,
         acc += s;
         c->cum[i] = acc;
     }
-    int direct = (double)m * (double)m * (double)r <= DIRECT_CELLS;
-    if (!direct) {
-        for (int64_t i = 0; i < m; i++) {
-            double *x = c->slab + i * r, *p = c->prefix + i * (r + 1);
-            qsort(x, (size_t)r, sizeof(double), cmp_double);
-            p[0] = 0.0;
-            for (int64_t j = 0; j < r; j++) p[j + 1] = p[j] + x[j];
-        }
-    }
     double best = -INFINITY, bl = 0.0, br = 0.0;
     int64_t bs = 1;
-    if (direct) {
-        int block = m - 1 > 8 ? 16 : 8;
-        for (int64_t s0 = 1; s0 < m; s0 += block) {
-            int nb = (int)(m - s0 < block ? m - s0 : block);
-            double ml[SPLIT_BLOCK], mr[SPLIT_BLOCK], rl[SPLIT_BLOCK], rr[SPLIT_BLOCK];
-            for (int b = 0; b < block; b++) {
-                int64_t s = s0 + (b < nb ? b : nb - 1);
-                ml[b] = c->cum[s - 1] / ((double)s * (double)r);
-                mr[b] = (c->cum[m - 1] - c->cum[s - 1]) / ((double)(m - s) * (double)r);
-            }
-            for (int b = 0; b < block; b++) rl[b] = rr[b] = 0.0;
-            for (int64_t i = 0; i < m; i++) {
-                /* slab i is left of split s0 + b when b > i - s0: all left below s0, all right from s0 + block - 1 */
-                int64_t rel = i - s0;
-                double q[SPLIT_BLOCK], d[SPLIT_BLOCK];
-                const double *qp = rel < 0 ? ml : mr;
-                if (rel >= 0 && rel < block - 1) {
-                    for (int b = 0; b < block; b++) q[b] = b > rel ? ml[b] : mr[b];
-                    qp = q;
-                }
-                deviations(c->slab + i * r, r, qp, d, block / 4);
-                if (rel < 0) for (int b = 0; b < block; b++) rl[b] += d[b];
-                else if (rel >= block - 1) for (int b = 0; b < block; b++) rr[b] += d[b];
-                else for (int b = 0; b < block; b++) { if (b > rel) rl[b] += d[b]; else rr[b] += d[b]; }
-            }
-            for (int b = 0; b < nb; b++) {
-                double gain = round9(box_re - rl[b] - rr[b]);
-                if (gain > best) { best = gain; bs = s0 + b; bl = rl[b]; br = rr[b]; }
-            }
+    int block = m - 1 > 8 ? 16 : 8;
+    for (int64_t s0 = 1; s0 < m; s0 += block) {
+        int nb = (int)(m - s0 < block ? m - s0 : block);
+        double ml[SPLIT_BLOCK], mr[SPLIT_BLOCK], rl[SPLIT_BLOCK], rr[SPLIT_BLOCK];
+        for (int b = 0; b < block; b++) {
+            int64_t s = s0 + (b < nb ? b : nb - 1);
+            ml[b] = c->cum[s - 1] / ((double)s * (double)r);
+            mr[b] = (c->cum[m - 1] - c->cum[s - 1]) / ((double)(m - s) * (double)r);
         }
-        *s_out = bs;
-        *rel_out = bl > 0.0 ? bl : 0.0;
-        *rer_out = br > 0.0 ? br : 0.0;
-        return;
-    }
-    for (int64_t s = 1; s < m; s++) {
-        double ml = c->cum[s - 1] / ((double)s * (double)r);
-        double mr = (c->cum[m - 1] - c->cum[s - 1]) / ((double)(m - s) * (double)r);
-        double rl = 0.0, rr = 0.0;
+        for (int b = 0; b < block; b++) rl[b] = rr[b] = 0.0;
         for (int64_t i = 0; i < m; i++) {
-            double q = i < s ? ml : mr;
-            double d = deviation(c->slab + i * r, c->prefix + i * (r + 1), r, q);
-            if (i < s) rl += d; else rr += d;
+            /* slab i is left of split s0 + b when b > i - s0: all left below s0, all right from s0 + block - 1 */
+            int64_t rel = i - s0;
+            double q[SPLIT_BLOCK], d[SPLIT_BLOCK];
+            const double *qp = rel < 0 ? ml : mr;
+            if (rel >= 0 && rel < block - 1) {
+                for (int b = 0; b < block; b++) q[b] = b > rel ? ml[b] : mr[b];
+                qp = q;
+            }
+            deviations(c->slab + i * r, r, qp, d, block / 4);
+            if (rel < 0) for (int b = 0; b < block; b++) rl[b] += d[b];
+            else if (rel >= block - 1) for (int b = 0; b < block; b++) rr[b] += d[b];
+            else for (int b = 0; b < block; b++) { if (b > rel) rl[b] += d[b]; else rr[b] += d[b]; }
         }
-        double gain = round9(box_re - rl - rr);
-        if (gain > best) { best = gain; bs = s; bl = rl; br = rr; }
+        for (int b = 0; b < nb; b++) {
+            double gain = round9(box_re - rl[b] - rr[b]);
+            if (gain > best) { best = gain; bs = s0 + b; bl = rl[b]; br = rr[b]; }
+        }
     }
     *s_out = bs;
     *rel_out = bl > 0.0 ? bl : 0.0;
@@ -241,7 +198,6 @@ static PyObject *split_path(PyObject *self, PyObject *args) {
         for (int d = k - 1; d >= 0; d--) { c.strides[d] = st; st *= shape[d]; }
         int64_t nn = n > 0 ? n : 1;
         c.slab = (double *)malloc(sizeof(double) * (size_t)nn);
-        c.prefix = (double *)malloc(sizeof(double) * (size_t)(2 * nn + 1));
         c.rowsum = (double *)malloc(sizeof(double) * (size_t)(nn + 1));
         c.cum = (double *)malloc(sizeof(double) * (size_t)(nn + 1));
         int64_t cap = 2 * (int64_t)max_parts + 1;
@@ -251,7 +207,7 @@ static PyObject *split_path(PyObject *self, PyObject *args) {
         char *live = (char *)calloc((size_t)cap, 1);
         double *re_out = (double *)bre.buf;
         int64_t *lo_out = (int64_t *)blo.buf, *hi_out = (int64_t *)bhi.buf;
-        if (!c.slab || !c.prefix || !c.rowsum || !c.cum || !blo_ || !bhi_ || !bre_ || !live) {
+        if (!c.slab || !c.rowsum || !c.cum || !blo_ || !bhi_ || !bre_ || !live) {
             PyErr_NoMemory();
         } else {
             int64_t t = 0;
@@ -310,7 +266,7 @@ static PyObject *split_path(PyObject *self, PyObject *args) {
             Py_END_ALLOW_THREADS
             result = PyLong_FromLongLong((long long)t);
         }
-        free(c.slab); free(c.prefix); free(c.rowsum); free(c.cum);
+        free(c.slab); free(c.rowsum); free(c.cum);
         free(blo_); free(bhi_); free(bre_); free(live);
     }
 done:
