@@ -1,6 +1,8 @@
 """Atomic output: write to a temporary file beside the target, then rename.
 
-A failure part-way leaves no partial output file (non-negotiable 4).
+A failure part-way leaves no partial output file (non-negotiable 4). The renamed file gets the
+permissions an ordinary write would give it -- the existing target's, or else the umask's default --
+not the owner-only mode of ``tempfile``'s temporary files.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -27,6 +30,7 @@ def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path
         tmp = Path(name)
     try:
         yield tmp
+        os.chmod(tmp, _final_mode(target, directory))
         if directory and target.exists():
             shutil.rmtree(target) if target.is_dir() else target.unlink()
         os.replace(tmp, target)
@@ -36,6 +40,16 @@ def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path
         elif tmp.exists():
             tmp.unlink()
         raise
+
+
+def _final_mode(target: Path, directory: bool) -> int:
+    """The existing target's permission bits, else what open()/mkdir() would give a new one."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mask = os.umask(0o077)  # read the umask (restoring it at once; meanwhile it errs on the private side)
+        os.umask(mask)
+        return (0o777 if directory else 0o666) & ~mask
 
 
 def atomic_write_text(target: str | Path, text: str) -> None:
