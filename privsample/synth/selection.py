@@ -188,19 +188,26 @@ def model_marginal(model, clique: Clique) -> np.ndarray:
     return np.asarray(model.project(clique).datavector(), dtype=float)
 
 
-def _pop_variable(factors, todo: set, sizes: dict):
+def _pop_variable(factors, todo: set, sizes: dict, rank: dict | None = None):
     """Greedy elimination step: the variable of ``todo`` whose factors' joint scope is smallest (ties:
     the first in domain order, so runs are reproducible), removed from ``todo``; returns it, the factors
-    that mention it and the others."""
-    scope: dict[str, set] = {}
-    for cl, _ in factors:
-        for a in cl:
-            if a in todo:
-                scope.setdefault(a, set()).update(cl)
-    order = list(sizes)
-    z = min(todo, key=lambda a: (math.prod(sizes[b] for b in scope.get(a, ())), order.index(a)))
+    that mention it and the others. ``rank``: each attribute's position in ``sizes`` (domain order)."""
+    if rank is None:
+        rank = {a: i for i, a in enumerate(sizes)}
+    if len(factors) == 1:  # every variable's joint scope is this factor's: the tie goes to domain order
+        z = min(todo, key=rank.__getitem__)
+    else:
+        scope: dict[str, set] = {}
+        for cl, _ in factors:
+            for a in cl:
+                if a in todo:
+                    scope.setdefault(a, set()).update(cl)
+        z = min(todo, key=lambda a: (math.prod([sizes[b] for b in scope[a]]), rank[a]))
     todo.discard(z)
-    return z, [(cl, f) for cl, f in factors if z in cl], [(cl, f) for cl, f in factors if z not in cl]
+    inv, rest = [], []
+    for item in factors:
+        (inv if z in item[0] else rest).append(item)
+    return z, inv, rest
 
 
 @lru_cache(maxsize=1 << 14)
@@ -222,18 +229,25 @@ def _einsum_path(ops: list, out: list) -> list:
 def _subtree(tree, clique: Clique) -> tuple[list, list]:
     """The nodes (sorted) and edges (J < k) of the smallest subtree of the junction tree whose
     super-cliques hold ``clique``'s attributes: leaves whose clique attributes their neighbour also
-    holds are pruned. Cached on the tree (it depends only on its structure)."""
+    holds are pruned, in passes over the nodes in sorted order until none is. Cached on the tree (it
+    depends only on its structure)."""
     cache = tree.__dict__.setdefault("_subtrees", {})
     hit = cache.get(clique)
     if hit is None:
+        sets = tree.__dict__.get("_super_sets")
+        if sets is None:
+            sets = tree._super_sets = {J: frozenset(J) for J in tree.supers}
         want = set(clique)
         nodes = set(tree.supers)
+        order = sorted(nodes)
         changed = True
         while changed:
             changed = False
-            for J in sorted(nodes):
+            for J in order:
+                if J not in nodes:  # pruned in an earlier pass
+                    continue
                 nb = [k for k in tree.neighbors[J] if k in nodes]
-                if len(nodes) > 1 and len(nb) <= 1 and want & set(J) <= (set(nb[0]) if nb else set()):
+                if len(nodes) > 1 and len(nb) <= 1 and want & sets[J] <= (sets[nb[0]] if nb else frozenset()):
                     nodes.discard(J)
                     changed = True
         kept = sorted(nodes)
@@ -257,6 +271,7 @@ class ModelMarginals:
         self.total = float(model.total)
         self.attrs = list(model.domain.attributes)
         self._letter = {a: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, a in enumerate(self.attrs)}
+        self._index = {a: i for i, a in enumerate(self.attrs)}  # attribute -> einsum subscript (and domain rank)
         self._marg = {tuple(cl): np.asarray(model.marginals[cl].values, dtype=float) for cl in model.marginals.cliques}
         self._factors = []
         self._log_factors = []
@@ -315,13 +330,14 @@ class ModelMarginals:
         factors = [(list(cl), f) for cl, f in (self._factors if factors is None else factors)]
         keep = set(clique)
         todo = {a for cl, _ in factors for a in cl} - keep
+        index = self._index
         while todo:
-            z, inv, factors = _pop_variable(factors, todo, sizes)
-            scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=self.attrs.index)
+            z, inv, factors = _pop_variable(factors, todo, sizes, index)
+            scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=index.__getitem__)
             ops = []
             for cl, f in inv:
-                ops += [f, [self.attrs.index(a) for a in cl]]
-            out_idx = [self.attrs.index(a) for a in scope]
+                ops += [f, [index[a] for a in cl]]
+            out_idx = [index[a] for a in scope]
             g = np.einsum(*ops, out_idx, optimize=_einsum_path(ops, out_idx) if len(inv) > 2 else False)
             m = g.max()
             factors.append((scope, g / m if m > 0 else g))
@@ -331,8 +347,7 @@ class ModelMarginals:
         out = np.ones(())
         for cl, f in factors:
             scope = [a for a in clique if a in acc_attrs or a in cl]
-            out = np.einsum(out, [self.attrs.index(a) for a in acc_attrs], f, [self.attrs.index(a) for a in cl],
-                            [self.attrs.index(a) for a in scope])
+            out = np.einsum(out, [index[a] for a in acc_attrs], f, [index[a] for a in cl], [index[a] for a in scope])
             m = out.max()
             out = out / m if m > 0 else out
             acc_attrs = scope
