@@ -315,11 +315,7 @@ def estimate(domain, measurements, *, known_total: float, iters: int, warm_start
     from mbi.marginal_loss import calculate_l2_lipschitz_from_metadata
 
     cliques = model_cliques(measurements)
-    tree = _tree(domain, tuple(cliques))
     shape = {c: tuple(domain.project(c).shape) for c in cliques}
-    routing = clique_mapping(cliques, [tuple(M.clique) for M in measurements], domain)
-    loss_fn = _Loss(measurements, {tuple(k): tuple(v) for k, v in routing.items()}, shape,
-                    dict(zip(domain.attributes, domain.shape)))
     total = float(known_total)
 
     theta = {c: np.zeros(shape[c]) for c in cliques}
@@ -337,6 +333,10 @@ def estimate(domain, measurements, *, known_total: float, iters: int, warm_start
     if _is_product(cliques, measurements):
         theta, mu = _product_descent(cliques, measurements, theta, total, alpha, int(iters), on_block)
         return _field(domain, cliques, theta, mu, total)
+    tree = _tree(domain, tuple(cliques))
+    routing = clique_mapping(cliques, [tuple(M.clique) for M in measurements], domain)
+    loss_fn = _Loss(measurements, {tuple(k): tuple(v) for k, v in routing.items()}, shape,
+                    dict(zip(domain.attributes, domain.shape)))
     mu = tree.marginals(theta, total)
     loss, g = loss_fn(mu)
     blocks = math.ceil(int(iters) / STEPS_PER_BLOCK)

@@ -210,20 +210,17 @@ def _pop_variable(factors, todo: set, sizes: dict, rank: dict | None = None):
     return z, inv, rest
 
 
-@lru_cache(maxsize=1 << 14)
-def _cached_path(shapes: tuple, subscripts: tuple, out: tuple) -> list:
-    ops = []
-    for shape, sub in zip(shapes, subscripts):
-        ops += [np.empty(shape), list(sub)]
-    return np.einsum_path(*ops, list(out), optimize="greedy")[0]
+_SYMBOLS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # numpy's letters for subscripts 0, 1, ...
 
 
 def _einsum_path(ops: list, out: list) -> list:
-    """The contraction order ``np.einsum(..., optimize=True)`` chooses (greedy), cached by operand shapes
-    and subscripts: searching it was a third of the time of ModelMarginals on PPSyn-DP's Adult models, and
+    """The contraction order ``np.einsum(..., optimize=True)`` chooses (greedy) for interleaved operands,
+    from :func:`numpy_md._einsum_path`'s cache (keyed by the spec numpy builds from these subscripts, and
+    the shapes): searching it was a third of the time of ModelMarginals on PPSyn-DP's Adult models, and
     the same eliminations recur for many candidates and rounds. The same order gives the same numbers
     (tested)."""
-    return _cached_path(tuple(o.shape for o in ops[::2]), tuple(tuple(s) for s in ops[1::2]), tuple(out))
+    spec = ",".join("".join(_SYMBOLS[i] for i in sub) for sub in ops[1::2]) + "->" + "".join(_SYMBOLS[i] for i in out)
+    return numpy_md._einsum_path(spec, tuple(o.shape for o in ops[::2]))
 
 
 def _subtree(tree, clique: Clique) -> tuple[list, list]:
@@ -270,7 +267,6 @@ class ModelMarginals:
         self.model = model
         self.total = float(model.total)
         self.attrs = list(model.domain.attributes)
-        self._letter = {a: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, a in enumerate(self.attrs)}
         self._index = {a: i for i, a in enumerate(self.attrs)}  # attribute -> einsum subscript (and domain rank)
         self._marg = {tuple(cl): np.asarray(model.marginals[cl].values, dtype=float) for cl in model.marginals.cliques}
         self._factors = []
