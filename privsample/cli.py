@@ -1,4 +1,4 @@
-"""Command line: ``privsample synth | sample | schema | evaluate | demo | cube sample|bounds``.
+"""Command line: ``privsample synth | sample | schema | check | evaluate | demo | cube sample|bounds``.
 
 Exit codes: 0 success; 2 bad input or a refused request (budget, size), with a one-line message;
 1 unexpected error. Outputs are written to a temporary file and renamed when complete.
@@ -175,8 +175,9 @@ def synth(
     rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count)."),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Save the fitted model (dir or .zip)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise for reproducible experiments."),
-    clip: bool = typer.Option(False, "--clip", help="Clip numeric values outside the schema's bounds (default: error)."),
-    other: bool = typer.Option(False, "--other", help="Map unknown categories to an '(other)' category (default: error)."),
+    clip: bool = typer.Option(False, "--clip", hidden=True, help="Kept for compatibility: clipping is always on."),
+    other: bool = typer.Option(False, "--other", help="Give every categorical column of a reviewed schema an "
+                               "'(other)' catch-all for unknown categories (default: records with one are left out)."),
     engine: str = typer.Option("auto", "--engine", help="Marginal engine: numpy (in memory), duckdb (out of core, "
                                "needs --schema), spark (needs --schema) or auto: numpy when the file is smaller than "
                                "1/40 (Parquet, .csv.gz) or 1/20 (CSV) of the available memory, else duckdb."),
@@ -205,6 +206,10 @@ def synth(
                           max_model_size=max_model_size, eta=eta, schedule=schedule,
                           unsafe_as_published=unsafe_as_published)
     t0 = time.perf_counter()
+    if not quiet:
+        from privsample.pipeline import RELEASE_RULE
+
+        err.print(f"note: {RELEASE_RULE}", highlight=False)
     with _RichProgress(err, enabled=not quiet) as progress:
         res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,
                          clip=clip, other=other, engine=engine, spark_master=spark_master, method_options=opts,
@@ -274,6 +279,43 @@ def schema(
     s.save(output)
     print_ledger(acc.to_dict(), err)
     err.print(f"wrote a privately discovered schema to {output}; 'synth --schema' adds its cost to its own ledger")
+
+
+@app.command()
+def check(
+    input: Path = typer.Argument(..., help="The sensitive table (CSV or Parquet)."),
+    schema: Path = typer.Option(..., "--schema", "-s", help="The schema a release would use (YAML/JSON)."),
+    examples: int = typer.Option(5, "--examples", min=0, help="Example values (with rows) to show per problem."),
+) -> None:
+    """NOT PRIVATE: list the values of INPUT that SCHEMA does not hold, for the data owner.
+
+    Names values, rows and exact counts: never publish its output. Exit 0 when every value fits, 2 otherwise."""
+    from privsample.data.schema import Schema
+    from privsample.data.table import read_table
+    from privsample.data.validate import KIND_TEXT, left_out, validate
+
+    from privsample.pipeline import release_domain
+
+    sch = Schema.load(schema)
+    rel = release_domain(sch, other=False)
+    df = read_table(input, na_values=sch.na_values, allow_empty=True)
+    err.print("[bold yellow]NOT PRIVATE: this check names values, rows and exact counts of the data. It is for "
+              "the data owner; do not release its output.[/bold yellow]")
+    problems = validate(df, sch, examples=examples, release=rel)
+    if not problems:
+        out.print(f"all {len(df):,} rows of {input} fit {schema}")
+        return
+    t = Table(title=f"Values of {input.name} outside {schema.name} (NOT PRIVATE)")
+    for col in ("column", "problem", "values", "release path", "examples (row: value)"):
+        t.add_column(col, justify="right" if col == "values" else "left")
+    for cp in problems:
+        for kind, count in cp.counts.items():
+            ex = ", ".join(f"{r}: {v}" for r, v in cp.examples.get(kind, []))
+            t.add_row(cp.column, KIND_TEXT[kind], f"{count:,}", cp.actions[kind], ex)
+    out.print(t)
+    dropped = left_out(df, rel)
+    raise PrivsampleError(f"{sum(cp.total for cp in problems):,} value(s) in {len(problems)} column(s) are outside "
+                          f"the schema; a release would leave out {dropped:,} of {len(df):,} rows (NOT PRIVATE)")
 
 
 @app.command()

@@ -10,6 +10,13 @@
   and a delta slack of ``schema_share * delta`` for thresholded category release; the rest of rho
   goes to the synthesizer. Domains are never read from the data silently.
 Every step's (epsilon, delta) is covered by the one accountant, which refuses overruns.
+
+Records reach the mechanisms only through the marginal engine, which encodes every record by the
+fixed rule of ``encode(..., release=True)`` on every engine (clip, catch-all, null code; a record the
+schema cannot hold is left out). The rule is per record, so it is 1-stable under add/remove-one
+neighbours and the guarantee above holds for the raw table; no message, exit code or decision depends
+on how many records it touched. An empty table is released from like any other (n = 0 and n = 1 are
+neighbours).
 """
 
 from __future__ import annotations
@@ -42,9 +49,13 @@ def check_budget(epsilon: float, delta: float) -> None:
 
 
 def check_schema_usable(schema: Schema, source: str = "schema") -> None:
+    """Refuse a schema that is not public: an unreviewed draft, or a private one without its ledger."""
     if schema.provenance == "draft-nonprivate":
         raise InputError(f"{source} is an unreviewed non-private draft read from the data: review it, then set "
                          "'provenance: user' (or use 'privsample schema --private-epsilon')")
+    if schema.provenance == "private" and not (schema.ledger or {}).get("entries"):
+        raise InputError(f"{source} says it was discovered privately but carries no ledger of its cost: use the "
+                         "file 'privsample schema --private-epsilon' wrote, or review it and set 'provenance: user'")
 
 
 ENGINES = ("auto", "numpy", "duckdb", "spark")
@@ -79,22 +90,43 @@ def choose_engine(source, engine: str, schema: Schema | None) -> str:
     if size * AUTO_SHARE[fmt] <= available:
         return "numpy"
     if schema is None:
-        raise InputError(f"{path} is large ({size / 2**30:.1f} GB against {available / 2**30:.1f} GB of available "
-                         "memory): pass --schema to use the out-of-core engine, or --engine numpy to load it anyway")
+        raise InputError(f"{path} is too large to load in the available memory: pass --schema to use the "
+                         "out-of-core engine, or --engine numpy to load it anyway")
     return "duckdb"
 
 
 def make_engine(engine: str, source, schema: Schema, *, clip: bool, other: bool, spark_master: str,
-                engine_options: dict | None):
-    """A DuckDB or Spark engine on ``source`` coded by ``schema`` (``engine_options``: its keyword options)."""
+                engine_options: dict | None, release: bool = True):
+    """A DuckDB or Spark engine on ``source`` coded by ``schema`` (``engine_options``: its keyword options).
+
+    ``release`` (default): the per-record rule of ``encode(..., release=True)``, as on the NumPy path."""
     opts = dict(engine_options or {})
     if engine == "duckdb":
         from privsample.marginals.duckdb_engine import DuckDBEngine
 
-        return DuckDBEngine(source, schema, clip=clip, other=other, **opts)
+        return DuckDBEngine(source, schema, clip=clip, other=other, release=release, **opts)
     from privsample.marginals.spark_engine import SparkEngine
 
-    return SparkEngine(source, schema, clip=clip, other=other, master=spark_master, **opts)
+    return SparkEngine(source, schema, clip=clip, other=other, release=release, master=spark_master, **opts)
+
+
+RELEASE_RULE = ("values outside the schema are handled record by record: numbers are clipped to the bounds, "
+                "unknown categories go to the catch-all, missing values and non-numbers to the null code; a "
+                "record the schema cannot hold is left out (no count is disclosed; 'privsample check' lists "
+                "them for the data owner and is not private)")
+
+
+def release_domain(schema: Schema, other: bool) -> Schema:
+    """The schema the release path encodes with, a function of the public ``schema`` and flags only.
+
+    A privately discovered schema is noisy, so every column gets a code for every value
+    (``release_schema``: catch-alls and null codes) and no record is left out. A reviewed schema is
+    used as declared (``other``: catch-alls for its categorical columns)."""
+    from privsample.data.encoding import release_schema, schema_with_other
+
+    if schema.provenance == "private":
+        return release_schema(schema)
+    return schema_with_other(schema) if other else schema
 
 
 def worst_case_domain(names: list[str]):
@@ -143,8 +175,10 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
     ``source``: a CSV/Parquet path (for ``engine="spark"`` also a URI or a Spark DataFrame).
     ``engine``: numpy | duckdb | spark | auto (``choose_engine``); duckdb and spark need ``schema``.
     ``engine_options``: keyword options of the DuckDB/Spark engine (e.g. ``memory_limit``, ``threads``).
+    Values outside the schema never stop the run: ``RELEASE_RULE`` (``encode(..., release=True)``) handles
+    them record by record on every engine. ``clip`` is accepted for compatibility; clipping is always on.
     """
-    from privsample.data.encoding import encodable_rows, encode, schema_with_other
+    from privsample.data.encoding import encode
     from privsample.data.table import read_table
     from privsample.marginals import NumpyEngine
     from privsample.synth import make_synthesizer
@@ -161,19 +195,21 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
     noise = noise if noise is not None else make_noise(seed)  # seeded noise warns: NOT private
     rng = np.random.default_rng(seed)  # sampling/decoding randomness (post-processing)
 
+    # Release path: every engine encodes by the same per-record rule (``encode(..., release=True)``),
+    # so no value, count, message or exit code depends on one record; the table may even be empty.
     engine = choose_engine(source, engine, schema)
     if engine != "spark":
         source = Path(source)
     if engine in ("duckdb", "spark"):
         if schema is None:
             raise InputError(f"--engine {engine} needs --schema (private discovery reads the table in memory)")
-        if other:
-            schema = schema_with_other(schema)
+        schema = release_domain(schema, other)
         synth.check_size(schema.domain())
-        eng = make_engine(engine, source, schema, clip=clip, other=other, spark_master=spark_master,
-                          engine_options=engine_options)
+        eng = make_engine(engine, source, schema, clip=True, other=other, spark_master=spark_master,
+                          engine_options=engine_options, release=True)
     else:
-        df = read_table(source, **({"na_values": schema.na_values} if schema is not None else {}))
+        df = read_table(source, allow_empty=True,
+                        **({"na_values": schema.na_values} if schema is not None else {}))
         if schema is None:
             from privsample.data.discovery import private_schema
 
@@ -181,24 +217,9 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
             progress("discover schema", accountant=accountant, message="private category/bounds discovery")
             schema = private_schema(df, accountant, noise, rho=schema_share * accountant.rho_total, delta=d_disc,
                                     bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
-        dropped = 0
-        if schema.provenance == "private":
-            # A privately discovered domain is noisy: coerce values outside it (clip numbers, map
-            # unknown categories to "(other)") and drop rows that still cannot be encoded (text in a
-            # numeric column, a null where the noisy schema saw none). Both are per-record
-            # transformations, so they keep the guarantee.
-            clip, other = True, True
-            keep = encodable_rows(df, schema)
-            dropped = int((~keep).sum())
-            if dropped:
-                df = df.loc[keep].reset_index(drop=True)
-        if other:
-            schema = schema_with_other(schema)
+        schema = release_domain(schema, other)
         synth.check_size(schema.domain())
-        codes = encode(df, schema, clip=clip, other=other)
-        if dropped:
-            progress("encode", message=f"dropped {dropped} rows outside the private schema")
-        eng = NumpyEngine(codes, schema.domain())
+        eng = NumpyEngine(encode(df, schema, release=True), schema.domain())
 
     try:
         model = synth.fit(eng, accountant, noise, progress, schema=schema)
@@ -222,4 +243,5 @@ def write_table(df, path: str | Path) -> None:
             df.to_csv(tmp, index=False, compression="gzip" if suffix.endswith(".gz") else None)
 
 
-__all__ = ["synthesize", "write_table", "make_accountant", "check_budget", "SynthResult", "Categorical"]
+__all__ = ["synthesize", "write_table", "make_accountant", "check_budget", "SynthResult", "Categorical",
+           "release_domain", "RELEASE_RULE"]

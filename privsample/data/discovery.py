@@ -246,8 +246,9 @@ def _discover_categorical(name: str, sc: _Scan, accountant: Accountant, noise: N
                      **({} if noise.private else {"note": SEEDED_LABEL}))
     noisy = noise.gaussian(sc.counts, sigma) if len(sc.counts) else np.zeros(0, dtype=np.int64)
     passed = np.flatnonzero(noisy > tau)
-    if len(passed) > max_categories:  # keep the largest noisy counts (post-processing)
-        passed = passed[np.argsort(-noisy[passed], kind="stable")[:max_categories]]
+    if len(passed) > max_categories:  # keep the largest noisy counts, ties by value (post-processing)
+        order = sorted(passed.tolist(), key=lambda i: (-int(noisy[i]), str(sc.values[i])))
+        passed = np.asarray(order[:max_categories], dtype=np.int64)
         notes.append(f"column '{name}': more than {max_categories} categories passed; kept the largest")
     cats = _sorted_categories(list(sc.values[passed]))
     if not cats:

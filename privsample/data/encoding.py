@@ -75,7 +75,7 @@ def _raise_first(column: Column, problem: np.ndarray, series: pd.Series) -> None
         raise InputError(describe_problem(column, int(problem[i]), value, i + 1))
 
 
-def _encode_categorical(col: Categorical, s: pd.Series, other: bool) -> np.ndarray:
+def _encode_categorical(col: Categorical, s: pd.Series, other: bool, release: bool = False) -> np.ndarray:
     idx, uniques = pd.factorize(s, use_na_sentinel=True)
     lookup = {c: i for i, c in enumerate(col.categories)}
     if col.other is not None:
@@ -85,6 +85,12 @@ def _encode_categorical(col: Categorical, s: pd.Series, other: bool) -> np.ndarr
     codes = np.full(len(s), -1, dtype=np.int64)
     codes[~missing] = ucode[idx[~missing]]
     unknown = ~missing & (codes < 0)
+    if release:  # fixed per-record rule, never an error: see ``encode``
+        fallback = [c for c in (col.other_code, col.null_code) if c is not None]
+        codes[unknown] = fallback[0] if fallback else -1
+        fallback = [c for c in (col.null_code, col.other_code) if c is not None]
+        codes[missing] = fallback[0] if fallback else -1
+        return codes
     coerce = other and col.other is not None
     if col.nullable:
         codes[missing] = col.null_code
@@ -123,14 +129,18 @@ def _as_float(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return ux[idx], ubad[idx]  # idx -1 (missing) picks the sentinel at the end
 
 
-def _encode_numeric(col: Numeric, s: pd.Series, clip: bool) -> np.ndarray:
+def _encode_numeric(col: Numeric, s: pd.Series, clip: bool, release: bool = False) -> np.ndarray:
     x, bad = _as_float(s)
     missing = np.isnan(x) & ~bad
     out = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
+    clip = clip or release
     if clip:
         x = np.clip(x, col.lower, col.upper)
     edges = col.bin_edges
     codes = np.searchsorted(edges[1:-1], np.where(missing | bad, col.lower, x), side="right").astype(np.int64)
+    if release:  # a non-number counts as missing; without a null code the record has no code (-1)
+        codes[missing | bad] = col.null_code if col.nullable else -1
+        return codes
     if col.nullable:
         codes[missing] = col.null_code
     problem = np.zeros(len(s), dtype=np.int8)
@@ -143,15 +153,29 @@ def _encode_numeric(col: Numeric, s: pd.Series, clip: bool) -> np.ndarray:
     return codes
 
 
-def encode(df: pd.DataFrame, schema: Schema, *, clip: bool = False, other: bool = False) -> dict[str, np.ndarray]:
+def encode(df: pd.DataFrame, schema: Schema, *, clip: bool = False, other: bool = False,
+           release: bool = False) -> dict[str, np.ndarray]:
     """{column: int64 codes} in schema order (layout: ``privsample.data.schema``).
 
-    Bad values raise InputError naming the column, the first bad 1-based data row and the value:
-    a non-number in a numeric column; a number outside [lower, upper] (unless ``clip``, which clamps
-    it to the bounds); a value outside a categorical column's categories (unless ``other``, which
-    maps it to the column's other code; the column then needs an ``other`` label); a missing value
-    in a non-nullable column (with ``other``, a non-nullable categorical column with an ``other``
-    label maps it to other). Columns of ``df`` not in the schema are ignored.
+    Strict (``release=False``, for validation and evaluation, which are not releases): bad values
+    raise InputError naming the column, the first bad 1-based data row and the value: a non-number
+    in a numeric column; a number outside [lower, upper] (unless ``clip``, which clamps it to the
+    bounds); a value outside a categorical column's categories (unless ``other``, which maps it to
+    the column's other code; the column then needs an ``other`` label); a missing value in a
+    non-nullable column (with ``other``, a non-nullable categorical column with an ``other`` label
+    maps it to other).
+
+    Release (``release=True``): a fixed rule applied to each record on its own, never an error, so
+    that no message, exit code or decision depends on one record's value: a number outside the
+    bounds is clipped; an unknown category goes to the column's ``other`` code, else its null code;
+    a missing value goes to the null code, else the ``other`` code; a non-number in a numeric column
+    counts as missing. A record with a value for which the schema has no code (a missing value or a
+    non-number in a non-nullable numeric column; an unknown or missing category in a column with
+    neither an ``other`` label nor a null code) is left out. Mapping and leaving out are per-record
+    transformations (stability 1 under add/remove-one neighbours), so any mechanism run on the
+    result keeps its guarantee; how many records were affected is never reported.
+    ``release_schema`` gives every column a code for every value, so that nothing is left out.
+    Columns of ``df`` not in the schema are ignored.
     """
     out: dict[str, np.ndarray] = {}
     for col in schema.columns:
@@ -162,9 +186,13 @@ def encode(df: pd.DataFrame, schema: Schema, *, clip: bool = False, other: bool 
             raise InputError(f"column '{col.name}' appears more than once in the data")
         s = s.reset_index(drop=True)
         if isinstance(col, Categorical):
-            out[col.name] = _encode_categorical(col, s, other)
+            out[col.name] = _encode_categorical(col, s, other, release)
         else:
-            out[col.name] = _encode_numeric(col, s, clip)
+            out[col.name] = _encode_numeric(col, s, clip, release)
+    if release and out:
+        keep = np.logical_and.reduce([c >= 0 for c in out.values()])
+        if not keep.all():
+            out = {k: v[keep] for k, v in out.items()}
     return out
 
 
@@ -260,26 +288,13 @@ def schema_with_other(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schem
     return dataclasses.replace(schema, columns=cols, ledger=copy.deepcopy(schema.ledger), notes=list(schema.notes))
 
 
-def encodable_rows(df: pd.DataFrame, schema: Schema) -> np.ndarray:
-    """Mask of rows that ``encode(df, schema, clip=True, other=True)`` accepts.
-
-    Used with privately discovered schemas, whose noisy domain may miss a few values: dropping
-    the other rows is a per-record transformation, so it keeps the privacy guarantee.
+def release_schema(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schema:
+    """A copy of ``schema`` with a code for every value: categorical columns without an ``other``
+    label get one (as ``schema_with_other``) and numeric columns become nullable (missing values and
+    non-numbers get the null code). Data-independent, so the result is as public as ``schema``.
+    Used for privately discovered schemas, whose noisy domain may miss values of some records.
     """
-    keep = np.ones(len(df), dtype=bool)
-    for col in schema.columns:
-        if col.name not in df.columns:
-            continue
-        s = df[col.name]
-        if isinstance(col, Numeric):
-            x, bad = _as_float(s)
-            missing = np.isnan(x) & ~bad
-            keep &= ~bad & (col.nullable | ~missing)
-        elif col.other is None:
-            txt = s.map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA
-                        else value_text(v))
-            ok = txt.isin(list(col.categories)).to_numpy()
-            if col.nullable:
-                ok |= txt.isna().to_numpy()
-            keep &= ok
-    return keep
+    base = schema_with_other(schema, label)
+    cols = [dataclasses.replace(c, nullable=True) if isinstance(c, Numeric) and not c.nullable else c
+            for c in base.columns]
+    return dataclasses.replace(base, columns=cols)

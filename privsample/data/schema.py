@@ -25,6 +25,7 @@ from privsample.errors import InputError
 
 DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
 DEFAULT_OTHER_LABEL = "(other)"
+PROVENANCES = ("user", "private", "draft-nonprivate")
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,13 @@ class Schema:
                     raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric)")
             except (TypeError, ValueError) as exc:
                 raise InputError(f"{source}: column '{name}': {exc}") from None
-        return cls(cols, tuple(d.get("na_values", DEFAULT_NA_VALUES)), d.get("provenance", "user"),
+        provenance = d.get("provenance")
+        if provenance is None:
+            raise InputError(f"{source} has no 'provenance': a schema is trusted as public only when it says where it "
+                             "came from; after reviewing it, add 'provenance: user'")
+        if provenance not in PROVENANCES:
+            raise InputError(f"{source}: unknown provenance {provenance!r} ({' | '.join(PROVENANCES)})")
+        return cls(cols, tuple(d.get("na_values", DEFAULT_NA_VALUES)), provenance,
                    d.get("ledger"), list(d.get("notes", [])))
 
     def save(self, path: str | Path) -> None:

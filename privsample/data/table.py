@@ -248,12 +248,15 @@ def _to_pandas(col, kind: str) -> pd.Series | np.ndarray:
     return pd.Series(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES) -> pd.DataFrame:
+def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES,
+               allow_empty: bool = False) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.txt``) or Parquet (``.parquet``, ``.pq``) file.
 
     Missing values are ``None`` in text/boolean (object) columns, ``pd.NA`` in nullable-integer
     columns and NaN in float columns (see the module docstring). Every bad input raises
-    ``InputError`` with one line naming the file and, where known, the line.
+    ``InputError`` with one line naming the file and, where known, the line. A table with a header and
+    no rows is an error unless ``allow_empty`` (release paths under add/remove neighbours, where
+    refusing n = 0 but not n = 1 would itself reveal something).
     """
     import duckdb
 
@@ -269,7 +272,7 @@ def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES
             raise duckdb_input_error(exc, p) from None
     finally:
         con.close()
-    if table.num_rows == 0:
+    if table.num_rows == 0 and not allow_empty:
         raise empty_table_error(p)
     data = {name: _to_pandas(table.column(i), kind) for i, (name, kind) in enumerate(zip(names, kinds))}
     return pd.DataFrame(data, index=pd.RangeIndex(table.num_rows))

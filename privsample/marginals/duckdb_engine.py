@@ -56,7 +56,7 @@ class DuckDBEngine(CodedTableEngine):
 
     dialect = DUCKDB
 
-    def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False,
+    def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False, release: bool = False,
                  memory_limit: int | str | None = None, threads: int | None = None, connection=None,
                  temp_directory: str | Path | None = None, cache_mb: float = CACHE_MB, batching: str = "joint"):
         import duckdb
@@ -79,8 +79,8 @@ class DuckDBEngine(CodedTableEngine):
                 raise InputError(f"no such data file or DuckDB table: {source}") from None
             clean, names, kinds = self._clean_for(sql_ident(str(source)), rel.columns, rel.types, na)
         try:
-            self._setup(schema, clean, dict(zip(names, kinds)), clip=clip, other=other, cache_mb=cache_mb,
-                        batching=batching, label=label)
+            self._setup(schema, clean, dict(zip(names, kinds)), clip=clip, other=other, release=release,
+                        cache_mb=cache_mb, batching=batching, label=label)
         except BaseException:
             self.close()
             raise

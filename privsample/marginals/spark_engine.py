@@ -137,7 +137,7 @@ class SparkEngine(CodedTableEngine):
 
     dialect = SPARK
 
-    def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False,
+    def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False, release: bool = False,
                  master: str = DEFAULT_MASTER, spark=None, config: dict | None = None,
                  connect_timeout: float = CONNECT_TIMEOUT, cache_mb: float = CACHE_MB, batching: str = "joint"):
         self._views: list[str] = []
@@ -164,8 +164,8 @@ class SparkEngine(CodedTableEngine):
             view = self._view(df.toDF(*[f"_c{i}" for i in range(len(names))]))
             kind_of, clean = self._clean(view, names, [f.dataType.simpleString() for f in df.schema.fields],
                                          schema)
-            self._setup(schema, clean, kind_of, clip=clip, other=other, cache_mb=cache_mb, batching=batching,
-                        label=label)
+            self._setup(schema, clean, kind_of, clip=clip, other=other, release=release, cache_mb=cache_mb,
+                        batching=batching, label=label)
         except BaseException:
             self.close()
             raise

@@ -4,7 +4,7 @@
 ``coding_sql`` turns a cleaned table (``privsample.data.table.clean_select``: trimmed text, NA values
 and NaN as NULL) into the integer codes of ``privsample.data.encoding.encode`` exactly: same number
 grammar (``NUMBER_RE``), same binning (``np.searchsorted(edges[1:-1], x, side='right')``), same
-``clip``/``other`` policy. Its second query finds the first bad value of each column, so that a
+``clip``/``other``/``release`` policy. Its second query finds the first bad value of each column, so that a
 failure reads as ``encode``'s. ``counts_sql`` counts cliques of code columns with GROUPING SETS.
 """
 
@@ -35,8 +35,8 @@ def text_sql(v: str, kind: str) -> str:
 class _Coder:
     """Builds the coding SQL for one schema and policy."""
 
-    def __init__(self, schema: Schema, dialect: Dialect, clip: bool, other: bool):
-        self.schema, self.d, self.clip, self.other = schema, dialect, clip, other
+    def __init__(self, schema: Schema, dialect: Dialect, clip: bool, other: bool, release: bool = False):
+        self.schema, self.d, self.clip, self.other, self.release = schema, dialect, clip or release, other, release
 
     def num(self, x: float) -> str:
         return f"CAST({self.d.lit(repr(float(x)))} AS DOUBLE)"
@@ -56,16 +56,19 @@ class _Coder:
         k = int(col.bins)
         on_missing = str(col.null_code) if col.nullable else "NULL"
         on_outside = f"CASE WHEN {x} < {self.num(col.lower)} THEN 0 ELSE {k - 1} END" if self.clip else "NULL"
-        code = (f"CASE WHEN {missing('s')} THEN {on_missing} WHEN {x} IS NULL THEN NULL "
+        on_text = on_missing if self.release else "NULL"  # release: a non-number counts as missing
+        code = (f"CASE WHEN {missing('s')} THEN {on_missing} WHEN {x} IS NULL THEN {on_text} "
                 f"WHEN {outside} THEN {on_outside} ELSE {binned} END")
         problem = (f"CASE WHEN c{j} IS NOT NULL THEN 0 WHEN {missing('q')} THEN {MISSING} "
                    f"WHEN q.x{j} IS NULL THEN {NOT_A_NUMBER} ELSE {OUT_OF_RANGE} END")
         return code, problem
 
     def categorical(self, col: Categorical, j: int, lookup: str) -> tuple[str, str]:
-        coerce = self.other and col.other is not None
+        coerce = (self.other or self.release) and col.other is not None
         on_missing = str(col.null_code) if col.nullable else (str(col.other_code) if coerce else "NULL")
         on_unknown = str(col.other_code) if coerce else "NULL"
+        if self.release and col.other is None and col.nullable:
+            on_unknown = str(col.null_code)
         code = f"CASE WHEN s.r{j} IS NULL THEN {on_missing} ELSE coalesce({lookup}, {on_unknown}) END"
         unknown = NEEDS_OTHER if self.other else UNKNOWN
         problem = f"CASE WHEN c{j} IS NOT NULL THEN 0 WHEN q.r{j} IS NULL THEN {MISSING} ELSE {unknown} END"
@@ -102,6 +105,8 @@ class _Coder:
         sizes = self.schema.shape
         coded = (f"SELECT {', '.join(f'CAST(c{j} AS {self.d.code_type(sizes[j])}) AS c{j}' for j in range(len(sizes)))} "
                  f"FROM ({staged}) AS q")
+        if self.release:  # records the schema cannot hold are left out (``encode(..., release=True)``)
+            coded += " WHERE " + " AND ".join(f"c{j} IS NOT NULL" for j in range(len(sizes)))
         problems = ", ".join(f"{p} AS p{j}" for j, p in enumerate(checks))
         aggs = ", ".join(f"min(p{j}) FILTER (WHERE p{j} > 0) AS k{j}, min_by(r{j}, p{j}) FILTER (WHERE p{j} > 0) AS v{j}, "
                          f"count(*) FILTER (WHERE p{j} > 0) AS b{j}" for j in range(len(checks)))
@@ -110,15 +115,16 @@ class _Coder:
 
 
 def coding_sql(schema: Schema, clean: str, kind_of: Mapping[str, str], dialect: Dialect = DUCKDB, *,
-               clip: bool = False, other: bool = False) -> tuple[str, str]:
+               clip: bool = False, other: bool = False, release: bool = False) -> tuple[str, str]:
     """(SQL of the code columns c0..c{d-1}, NULL where a value cannot be encoded; SQL of the check query).
 
     ``clean`` selects the cleaned columns, named as in the schema; ``kind_of`` maps each to
     'text' | 'int' | 'float' | 'bool'. The check query returns one row: ``n`` (rows) and, per column
     j, ``k{j}`` (the smallest problem kind, ``privsample.data.encoding``), ``v{j}`` (a value with that
-    problem) and ``b{j}`` (bad rows).
+    problem) and ``b{j}`` (bad rows). ``release``: the per-record rule of ``encode(..., release=True)``;
+    rows with a value the schema cannot hold are left out of the codes (the check query is then unused).
     """
-    return _Coder(schema, dialect, bool(clip), bool(other)).build(clean, kind_of)
+    return _Coder(schema, dialect, bool(clip), bool(other), bool(release)).build(clean, kind_of)
 
 
 def null_counts_sql(table: str, d: int) -> str:

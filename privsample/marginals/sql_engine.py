@@ -46,8 +46,11 @@ class CodedTableEngine(MarginalEngine):
     max_sets = MAX_SETS
 
     def _setup(self, schema: Schema, clean: str, kind_of: Mapping[str, str], *, clip: bool, other: bool,
-               cache_mb: float, batching: str, label: str) -> None:
-        """Code ``clean`` (cleaned columns named as in the schema, of kinds ``kind_of``) and check it."""
+               cache_mb: float, batching: str, label: str, release: bool = False) -> None:
+        """Code ``clean`` (cleaned columns named as in the schema, of kinds ``kind_of``) and check it.
+
+        ``release``: code by the per-record rule of ``encode(..., release=True)``: no value is an error and
+        an empty table is allowed (the mechanisms release from noisy counts for n = 0 as for any n)."""
         if batching not in BATCHING:
             raise InputError(f"unknown batching '{batching}' ({'|'.join(BATCHING)})")
         self.schema, self.domain, self._label, self.batching = schema, schema.domain(), label, batching
@@ -56,12 +59,12 @@ class CodedTableEngine(MarginalEngine):
                 raise InputError(f"column '{col.name}' is in the schema but not in the data")
         self._cache = MarginalCache(int(cache_mb * 2**20))
         self._stats = {"queries": 0, "cliques_counted": 0, "seconds": 0.0}
-        coded, check = coding_sql(schema, clean, kind_of, self.dialect, clip=clip, other=other)
+        coded, check = coding_sql(schema, clean, kind_of, self.dialect, clip=clip, other=other, release=release)
         t0 = time.perf_counter()
         self._codes = self._materialise(coded)
         row = self._fetch(null_counts_sql(self._codes, len(schema.columns)))
         self.n = int(row["n"][0])
-        if self.n == 0:
+        if self.n == 0 and not release:
             raise empty_table_error(label)
         if any(int(row[f"k{j}"][0]) for j in range(len(schema.columns))):
             self._raise_first_problem(check)
