@@ -94,9 +94,9 @@ def test_seeded_run_is_marked_not_private(data, tmp_path, capsys):
     assert saved["private"] is False
 
 
-@pytest.mark.parametrize("case", ["missing_file", "ragged_csv", "empty_table", "header_only", "schema_column_missing",
-                                  "unknown_category", "out_of_bounds", "eps_zero", "eps_negative", "delta_one",
-                                  "delta_zero", "too_big", "draft_schema", "bad_schema_file", "missing_value",
+@pytest.mark.parametrize("case", ["missing_file", "ragged_csv", "empty_table", "schema_column_missing",
+                                  "eps_zero", "eps_negative", "delta_one",
+                                  "delta_zero", "too_big", "draft_schema", "bad_schema_file", "no_provenance",
                                   "workload_unknown_column", "model_size_too_small", "eta_zero", "eta_above_one",
                                   "eta_with_annealed_schedule", "paper_without_flag", "unknown_method",
                                   "unknown_schedule"])
@@ -112,19 +112,10 @@ def test_bad_input_exit_2_one_line_nothing_written(case, data, tmp_path, capsys)
         csv.write_text("color,size,flag\nred,1,y\nblue,2,n,extra,cols\n")
     elif case == "empty_table":
         csv.write_text("")
-    elif case == "header_only":
-        csv.write_text("color,size,flag\n")
     elif case == "schema_column_missing":
         df.drop(columns=["flag"]).to_csv(csv, index=False)
-    elif case == "unknown_category":
-        df.loc[7, "color"] = "purple"
-        df.to_csv(csv, index=False)
-    elif case == "out_of_bounds":
-        df.loc[3, "size"] = 42
-        df.to_csv(csv, index=False)
-    elif case == "missing_value":
-        df.loc[5, "flag"] = None
-        df.to_csv(csv, index=False)
+    elif case == "no_provenance":
+        sch.write_text(yaml.safe_dump({k: v for k, v in s.items() if k != "provenance"}))
     elif case == "eps_zero":
         args[args.index("--epsilon") + 1] = "0"
     elif case == "eps_negative":
@@ -177,6 +168,65 @@ def test_value_policies_clip_and_other(data, tmp_path, capsys):
     code, text = run(["synth", csv, "-o", out, "--epsilon", 1, "--schema", sch, "--clip", "--other", *FAST], capsys)
     assert code == 0, text
     assert set(pd.read_csv(out)["color"]) <= {"red", "green", "blue", "(other)"}
+
+
+def _masked(text: str) -> list[str]:
+    import re
+
+    progress = ("━", "ρ spent")  # progress bars depend on timing
+    return [re.sub(r"\d[\d,.]*(e[+-]?\d+)?", "#", ln) for ln in text.splitlines()
+            if ln.strip() and not any(p in ln for p in progress)]
+
+
+@pytest.mark.parametrize("case", ["header_only", "unknown_category", "out_of_bounds", "missing_value",
+                                  "not_a_number", "missing_number"])
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_one_record_does_not_change_the_outcome(case, engine, data, tmp_path, capsys):
+    """Release path: a record outside the schema is handled by the per-record rule; the exit code, the
+    printed lines (numbers masked) and the output's columns are those of the run without it."""
+    csv, sch = data
+    df = small_table()
+    if case == "header_only":
+        df = df.iloc[:0]
+    elif case == "unknown_category":
+        df.loc[7, "color"] = "ZEBRA7741"
+    elif case == "out_of_bounds":
+        df.loc[3, "size"] = 987654
+    elif case == "missing_value":
+        df.loc[5, "flag"] = None
+    elif case == "not_a_number":
+        df["size"] = df["size"].astype(object)
+        df.loc[5, "size"] = "ZEBRA7741"
+    elif case == "missing_number":
+        df.loc[5, "size"] = None
+    odd = tmp_path / "odd.csv"
+    df.to_csv(odd, index=False)
+    runs = []
+    for src in (csv, odd):
+        out = tmp_path / f"s-{src.stem}.csv"
+        code, text = run(["synth", src, "-o", out, "--epsilon", 1, "--schema", sch, "--engine", engine,
+                          "--iters", "30", "--method", "mst"], capsys)
+        assert code == 0, text
+        runs.append((_masked(text.replace(str(src), "IN").replace(str(out), "OUT")), out.read_text()))
+    assert runs[0][0] == runs[1][0]
+    assert "ZEBRA" not in runs[1][1] and "987654" not in runs[1][1]
+    assert runs[1][1].splitlines()[0] == "color,size,flag"
+
+
+def test_check_lists_problems_not_private(data, tmp_path, capsys):
+    csv, sch = data
+    code, text = run(["check", csv, "--schema", sch], capsys)
+    assert code == 0 and "NOT PRIVATE" in text
+    df = small_table()
+    df.loc[3, "size"] = 42
+    df.loc[7, "color"] = "purple"
+    df.to_csv(csv, index=False)
+    code, _ = run(["check", csv, "--schema", sch], None)
+    printed = capsys.readouterr()
+    assert code == 2
+    assert "purple" in printed.out and "8: purple" in printed.out  # data row 8 (1-based)
+    assert "clipped" in printed.out and "record left out" in printed.out
+    assert "leave out 1 of 300 rows" in printed.err
 
 
 def test_schema_draft_and_private(data, tmp_path, capsys):

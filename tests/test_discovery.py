@@ -228,3 +228,35 @@ def test_category_threshold_formula():
     for sigma in (0.5, 1.0, 3.0):
         for d in (0.1, 1e-3):
             assert _dgauss_tail(sigma, category_threshold(sigma, d) - 1) <= d
+
+
+def test_category_cap_breaks_ties_by_value_not_data_order():
+    """Equal noisy counts: the cap keeps the smallest values, whatever order the records came in."""
+    from privsample.privacy.noise import NoiseSource
+
+    class NoNoise(NoiseSource):
+        def gaussian(self, counts, sigma):
+            return np.asarray(counts, dtype=np.int64)
+
+        laplace = gaussian
+
+        def exponential(self, scores, epsilon, sensitivity):
+            return 0
+
+    kept = []
+    for order in (["z", "y", "x", "w"], ["w", "x", "y", "z"]):
+        df = pd.DataFrame({"c": [v for v in order for _ in range(400)]})
+        acc = Accountant(10.0, delta_slack=1e-3)
+        s = private_schema(df, acc, NoNoise(), rho=10.0, delta=1e-3, max_categories=2)
+        kept.append(s["c"].categories)
+    assert kept[0] == kept[1] == ("w", "x")
+
+
+def test_schema_file_must_state_provenance(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text("columns:\n- {name: a, type: categorical, categories: [x]}\n")
+    with pytest.raises(InputError, match="provenance"):
+        Schema.load(p)
+    p.write_text("provenance: reviewed\ncolumns:\n- {name: a, type: categorical, categories: [x]}\n")
+    with pytest.raises(InputError, match="provenance"):
+        Schema.load(p)

@@ -458,7 +458,8 @@ def test_table_standardisation_uses_public_bounds_only(monkeypatch):
     import privsample.sampling.mbde_release as mr
     from privsample.data.schema import Schema
 
-    sch = Schema.from_dict({"columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 100},
+    sch = Schema.from_dict({"provenance": "user",
+                            "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 100},
                                         {"name": "b", "type": "numeric", "lower": -10, "upper": 30}]})
     seen = []
 
