@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,10 @@ def make_accountant(epsilon: float, delta: float, schema: Schema | None, schema_
     check_budget(epsilon, delta)
     if schema is not None and schema.provenance == "private" and schema.ledger:
         entries = [LedgerEntry.from_dict(e) for e in schema.ledger.get("entries", [])]
-        d_s = math.fsum(e.delta for e in entries)
+        exact = sum((Fraction(e.delta) for e in entries), Fraction(0))
+        d_s = float(exact)
+        if Fraction(d_s) < exact:  # round up, so that the accountant's exact sum fits the slack
+            d_s = math.nextafter(d_s, math.inf)
         if d_s >= delta:
             raise InputError(f"the schema's discovery used delta={d_s:g}, not below --delta {delta:g}")
         acc = Accountant(cdp_rho(epsilon, delta - d_s), delta_slack=d_s, target=(epsilon, delta))

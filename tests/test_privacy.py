@@ -222,3 +222,27 @@ def test_pure_target_reports_pure_epsilon():
     assert acc.to_dict()["summary"]["epsilon_spent"] == pytest.approx(0.75)
     acc.spend(1e-12, "c")  # a spend without a pure epsilon: back to the zCDP conversion
     assert acc.pure_epsilon_spent() is None
+
+
+def test_private_schema_ledger_absorbs_when_float_sum_rounds_down():
+    """A private schema's delta spends are summed exactly: a float sum that rounds below the exact sum
+    must not make the run refuse its own schema's cost."""
+    import math
+    from fractions import Fraction
+
+    from privsample.data.schema import Categorical, Schema
+    from privsample.pipeline import make_accountant
+    from privsample.privacy.accountant import Accountant
+
+    for m in range(3, 200):
+        d = float(Fraction(5e-10) / m)
+        if Fraction(math.fsum([d] * m)) < Fraction(d) * m:
+            break
+    else:
+        pytest.skip("no rounding case found")
+    acc = Accountant(1.0, delta_slack=1e-9)
+    for i in range(m):
+        acc.spend(1e-4, f"schema: c{i}: category counts", delta=d)
+    schema = Schema([Categorical("c", ("a",))], provenance="private", ledger=acc.to_dict())
+    run, _ = make_accountant(1.0, 1e-9, schema, 0.1)
+    assert run.delta_spent == pytest.approx(m * d)

@@ -110,6 +110,11 @@ class Accountant:
         if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho >= 0):
             raise ValueError(f"invalid rho {rho!r} for {label}")
         if not self.can_spend(rho, delta):
+            if self.can_spend(rho):
+                raise BudgetExceeded(
+                    f"budget exceeded: '{label}' asks delta={delta:.6g} but only "
+                    f"{float(Fraction(self.delta_slack) - self._delta_spent):.6g} of {self.delta_slack:.6g} "
+                    "remains (nothing was measured)")
             raise BudgetExceeded(
                 f"budget exceeded: '{label}' asks rho={rho:.6g} but only {self.remaining:.6g} of "
                 f"{self.rho_total:.6g} remains (nothing was measured)")
