@@ -139,7 +139,7 @@ class CubeSolution:
     """:func:`solve`'s answer. ``h`` are probabilities on the m points of S (sum 1)."""
 
     lam: float                    # lambda_used = min(1, lambda* + tau) (0.0 when lambda = 0 is feasible)
-    h: np.ndarray                 # h* at lambda_used, clipped to [delta/m, Delta/m] and renormalised
+    h: np.ndarray                 # h* at lambda_used, in [delta/m, Delta/m] exactly (exact_box)
     y: np.ndarray                 # QP dual (g scaling): m h = clip(1 + A^T y, delta, Delta)
     lam_star: float
     lam_lower: float
