@@ -428,13 +428,17 @@ def cube_sample(
     invalid: str = typer.Option("repair", "--invalid", help="Draws that are not valid one-hot codes: repair | drop."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
 ) -> None:
-    """Release k points drawn from BSV's noise-free private density, if Thm 12.2 certifies --epsilon."""
+    """Release k points drawn from BSV's noise-free private density, if Thm 12.2 certifies --epsilon.
+
+    Pure ε-DP for replace-one neighbours with n public: the output, messages and ledger hold the draws and
+    public parameters only (never λ* or solver numbers). Values are read by a fixed per-record rule, printed
+    whatever the data; a draft or privately discovered schema is refused."""
     import numpy as np
 
     from privsample.pipeline import write_table
     from privsample.privacy import Accountant, make_noise
     from privsample.sampling.cube import NEIGHBOURING, BooleanCubeSampler
-    from privsample.sampling.cube_pipeline import decode_table, load_for_cube
+    from privsample.sampling.cube_pipeline import decode_table, load_for_cube, reading_rule
 
     if not (epsilon > 0 and epsilon < float("inf")):
         raise PrivsampleError(f"--epsilon must be > 0 and finite (got {epsilon})")
@@ -445,9 +449,11 @@ def cube_sample(
     rng = np.random.default_rng(seed)
     rel = sampler.sample(eng, enc, k, acc, make_noise(seed, quiet=True), epsilon=epsilon, rng=rng)
     write_table(decode_table(rel.codes, sch, rng), output)
+    err.print(reading_rule(schema is not None), soft_wrap=True)  # every release: never says whether it fired
     print_ledger(acc.to_dict(), err)
+    # The count and valid fraction are functions of the released draws and the public encoding only.
     err.print(f"released {len(rel.codes[sch.names[0]]):,} points to {output}: certified pure ε = {rel.epsilon:.4g} "
-              f"(replace-one, n public; p={rel.info['p']}, d={degree}, m={rel.info['m']}, λ*={rel.lam:.3g}); "
+              f"(replace-one, n public; p={rel.info['p']}, d={degree}, m={rel.info['m']}); "
               f"{rel.valid_fraction:.1%} were valid codes ({invalid} for the rest)")
 
 

@@ -14,7 +14,7 @@ from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise
 from privsample.sampling import cube_bounds as cb
-from privsample.sampling.cube import BooleanCubeSampler, CertificationError
+from privsample.sampling.cube import BooleanCubeSampler, CertificationError, solver_margin
 from privsample.sampling.cube_solver import solve
 from privsample.sampling.walsh import draw_reduced_space, walsh_rmatvec, walsh_subsets, well_conditioned
 from privsample.synth import pgm
@@ -96,7 +96,14 @@ def test_refuses_uncertified_release_and_says_what_would_be_needed():
     enc = CubeEncoding.from_domain(dom)
     sampler = BooleanCubeSampler(degree=D, m=200)
     plan = sampler.plan(enc, 3000, 1, epsilon=1.0)
-    assert plan["certified_epsilon"] == pytest.approx(cb.certified_epsilon(3000, P, D, 200, 0.25, 4.0, 1))
+    theorem = cb.certified_epsilon(3000, P, D, 200, 0.25, 4.0, 1)
+    assert plan["theorem_epsilon"] == pytest.approx(theorem)
+    assert plan["certified_epsilon"] == pytest.approx(theorem * solver_margin(3000)) and solver_margin(3000) > 1
+    # required_n certifies with the margin, n - 1 does not
+    need = plan["required_n"]
+    cert = lambda nn: cb.certified_epsilon(nn, P, D, 200, 0.25, 4.0, 1) * solver_margin(nn)  # noqa: E731
+    assert cert(need) <= 1.0 * (1 + 1e-9) and cert(need - 1) > 1.0
+    assert plan["max_k"] == cb.max_k(3000, P, D, 200, 0.25, 4.0, 1.0 / solver_margin(3000))
     with pytest.raises(CertificationError, match=r"certifies only epsilon >= .* would need n >="):
         sampler.sample(NumpyEngine(codes, dom), enc, 1, Accountant(0.5), SeededNoise(0, quiet=True), epsilon=1.0)
 
@@ -170,13 +177,24 @@ def test_cli_bad_parameters_exit_2(tmp_path, capsys, args, needle):
     assert e.value.code == 2 and not out.exists()
 
 
-def test_cli_non_binary_without_schema_exit_2(tmp_path, capsys):
-    src, out = tmp_path / "t.csv", tmp_path / "o.csv"
-    src.write_text("a,b\n0,1\n2,0\n1,1\n")
-    with pytest.raises(SystemExit) as e:
-        main(["cube", "sample", str(src), "-o", str(out), "--epsilon", "1", "--k", "1"])
-    assert e.value.code == 2 and not out.exists()
-    assert "not binary" in capsys.readouterr().err
+def test_cli_non_binary_or_missing_without_schema_is_read_as_0_not_refused(tmp_path, capsys):
+    """A value other than 0/1, or a missing one, is read as 0 per record: same exit code, same message and the
+    same release (same seed) as the table with a 0 there; the rule is printed either way."""
+    _, _, x = _binary(3000)
+    header = ",".join(f"b{i}" for i in range(P))
+    x[0, :] = 0
+    rows = [",".join(map(str, r)) for r in x]
+    eps = cb.certified_epsilon(3000, P, D, 200, 0.25, 4.0, 5) * solver_margin(3000) * 1.01
+    results = []
+    for first in ("0,0,0,0,0,0", "2,,abc,0.5,-1,0"):
+        src, out = tmp_path / f"t{len(results)}.csv", tmp_path / f"o{len(results)}.csv"
+        src.write_text("\n".join([header, first] + rows[1:]) + "\n")
+        main(["cube", "sample", str(src), "-o", str(out), "--epsilon", f"{eps}", "--k", "5", "--m", "200",
+              "--seed", "1"])
+        err = capsys.readouterr().err.replace(str(out), "OUT")
+        results.append((err, out.read_text()))
+    assert results[0] == results[1]
+    assert "any other value (missing included) is read as 0" in results[0][0]
 
 
 def test_cli_bounds_prints_the_study_tables(capsys, tmp_path):

@@ -207,7 +207,7 @@ def test_lambda_zero_gives_the_data_marginals_exactly():
         for a, c in itertools.product((-1, 1), repeat=2):
             data = np.mean((X[:, i] == a) & (X[:, j] == c))
             assert sol.h[(S[:, i] == a) & (S[:, j] == c)].sum() == pytest.approx(data, abs=1e-12)
-    assert sol.h.min() >= DELTA / m * (1 - 1e-12) and sol.h.max() <= BIG_DELTA / m * (1 + 1e-12)  # renormalised
+    assert sol.h.min() >= DELTA / m and sol.h.max() <= BIG_DELTA / m  # exactly, after renormalising
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -230,6 +230,7 @@ def test_project_box_matches_quadprog_and_reports_infeasibility():
     with pytest.raises(cs.InfeasibleError) as e:
         cs.project_box(S, bad, d, DELTA, BIG_DELTA)
     assert isinstance(e.value, InputError)
+    assert "iteration" not in str(e.value)  # no solver numbers in messages
     y = e.value.certificate
     z = walsh_matvec(S, y, d)
     assert m * bad @ y > np.maximum(DELTA * z, BIG_DELTA * z).sum()
@@ -254,3 +255,45 @@ def test_input_errors():
         walsh_rmatvec(np.full((3, 2), 2), np.ones(3), 1)
     sol = cs.solve(S, c, d, DELTA, BIG_DELTA)  # c_f = coefficients of the uniform density on the cube
     assert sol.lam == 0.0
+
+
+# ---------------------------------------------------------------------------------------------------
+# exactness of the box, and nothing data-dependent in messages or logs
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("g", [
+    [0.25] * 9 + [4.0],            # total mass 6.25 m / 10: the normalised ceiling is violated
+    [0.25] + [1.1] * 9,            # total mass above m: the normalised floor is violated
+    [0.2, 5.0] + [1.0] * 8,        # outside the box before normalising
+    [1.0] * 10,
+])
+def test_exact_box_holds_the_floor_and_ceiling_exactly(g):
+    m = len(g)
+    h = cs.exact_box(np.array(g), DELTA, BIG_DELTA)
+    assert h.shape == (m,) and abs(h.sum() - 1) <= 1e-12
+    assert h.min() >= DELTA / m and h.max() <= BIG_DELTA / m
+
+
+def test_solver_logs_nothing_and_failure_messages_are_generic(caplog, monkeypatch):
+    import logging
+
+    p, d, m = 8, 2, 180
+    S = _space(p, m, d, seed=9)
+    c_f = point_coefficients(_skewed(p, 2000, seed=9, flip=0.3), d)
+    with caplog.at_level(logging.DEBUG):
+        sol = cs.solve(S, c_f, d, DELTA, BIG_DELTA)
+    assert sol.lam > 0.05
+    assert not [r for r in caplog.records if r.name.startswith("privsample")]
+    assert sol.residuals["target"] <= 2 * cs.DEFAULT_TAU + 1e-10 and sol.h.min() >= DELTA / m
+    real = cs._project
+
+    def stalled(*args, **kw):  # the QP projection (max_iter=100) stops short of its tolerance
+        st = real(*args, **kw)
+        if kw.get("max_iter") == 100:
+            st.res_n, st.iterations = 1.234e-3, 77
+        return st
+
+    monkeypatch.setattr(cs, "_project", stalled)
+    with pytest.raises(cs.SolverError) as e:
+        cs.solve(S, c_f, d, DELTA, BIG_DELTA)
+    msg = str(e.value)
+    assert "1.2e-03" not in msg and "77" not in msg and "residual" not in msg

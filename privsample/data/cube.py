@@ -1,9 +1,9 @@
-"""Boolean-cube encoding of a table (seed 000 section 3; notes/private-sampling.md sections 1 and 7).
+"""Boolean-cube encoding of a table (Pierquin et al. 2023, section 3; notes/private-sampling.md sections 1 and 7).
 
 Every column of the *public* domain (schema codes 0..size-1) becomes bits in {-1, +1}:
 * a column with two codes is one bit, code 1 <-> +1 (binary data given as 0/1 maps by x -> 2x - 1);
 * a column with three or more codes (categorical, or numeric through its public bins) is one-hot,
-  one bit per code, +1 on the code's bit and -1 elsewhere (as seed 000 encodes categorical features);
+  one bit per code, +1 on the code's bit and -1 elsewhere (as Pierquin et al. encode categorical features);
 * a column with one code carries no information and gets no bit.
 p is the total number of bits. Everything here is a function of the public domain, except
 :meth:`CubeEncoding.coefficients`, which reads the data only through the marginal engine.

@@ -1,6 +1,6 @@
 """Solvers for noise-free private sampling on the Boolean cube: lambda* (step 4) and h* (step 5) of
-Boedihardjo, Strohmer and Vershynin's Algorithm 1 (seed 001), i.e. the LP and QP of Pierquin et al.
-(seed 000, decoded in notes/private-sampling.md section 3), solved at scale by the dual methods of
+Boedihardjo, Strohmer and Vershynin's (2021) Algorithm 1, i.e. the LP and QP of Pierquin et al.
+(2023, decoded in notes/private-sampling.md section 3), solved at scale by the dual methods of
 note section 8.
 
 Notation (note sections 1-2). S = (theta_1..theta_m) is an m x p int8 matrix of signs, A = M^T the
@@ -50,17 +50,19 @@ g = clip(1 + A^T y, lo, hi), i.e. h = clip(u_m + A^T (y / m), lo / m, hi / m).
 * Identical points of S are merged first (an atom of multiplicity k becomes one column of weight k; the
   LP and the QP are unchanged, since averaging over identical columns keeps feasibility and, for the
   QP, optimality), which keeps the crossover's square systems nonsingular when 2^p is not >> m.
-* :func:`reference_lambda` (HiGHS on seed 000's LP) and :func:`reference_h` (quadprog, or OSQP, on
-  seed 000's QP) build the dense matrices: for tests and benchmarks at small m only.
+* :func:`reference_lambda` (HiGHS on Pierquin et al.'s LP) and :func:`reference_h` (quadprog, or OSQP, on
+  Pierquin et al.'s QP) build the dense matrices: for tests and benchmarks at small m only.
 
-**Caveat.** The DP proof (BSV Thm 12.2) assumes the exact lambda* and h*. We release the solution of
-lambda_used = lambda* + tau (tau = 1e-9) with residuals ~1e-12 in coefficient units; such floating-point
-deviations are a known, documented caveat (note section 7), not covered by the proof.
+**Exactness and privacy.** The DP proof (BSV Thm 12.2) assumes the exact lambda* and h*. :func:`solve`
+returns lambda_used = lambda* + tau with residuals ~1e-12 in coefficient units; the h it returns satisfies
+the box delta/m <= h <= Delta/m exactly (:func:`exact_box`), and ``residuals["target"]`` bounds the distance
+of its target from b(lambda*), which the sampler (:mod:`privsample.sampling.cube`) turns into a margin on
+epsilon. Everything this module computes from c_f (lambda*, the bracket, residuals, iteration counts,
+times) is a function of the data: nothing here logs or prints it, and error messages are generic.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 import warnings
@@ -77,19 +79,19 @@ from privsample.sampling.walsh import (
 
 __all__ = [
     "ProjectionResult", "LambdaResult", "CubeSolution", "InfeasibleError", "SolverError",
-    "project_box", "solve_lambda", "solve", "check_box",
+    "project_box", "solve_lambda", "solve", "check_box", "exact_box",
     "reference_lambda", "reference_feasible", "reference_h",
 ]
 
 DEFAULT_TAU = 1e-9
 _FALLBACK_MAX_ENTRIES = 3e7   # dense LP size (atoms x L) up to which HiGHS may stand in for the path
-_log = logging.getLogger(__name__)
 _LM_MAX = 1e6        # cap of the Levenberg-Marquardt factor on mu
 _SIMPLEX_AT = 1.05   # the dual simplex finish starts once at most 1.05 L atoms are free on the path
 
 
 class SolverError(PrivsampleError):
-    """The solver stopped before reaching its tolerance (the message gives the residual)."""
+    """The solver stopped before reaching its tolerance. The message is generic: residuals and iteration
+    counts are functions of the data and stay in the result objects (``iterations``, ``residuals``)."""
 
 
 class InfeasibleError(InputError):
@@ -137,7 +139,7 @@ class CubeSolution:
     """:func:`solve`'s answer. ``h`` are probabilities on the m points of S (sum 1)."""
 
     lam: float                    # lambda_used = min(1, lambda* + tau) (0.0 when lambda = 0 is feasible)
-    h: np.ndarray                 # h* at lambda_used, clipped to [delta/m, Delta/m] and renormalised
+    h: np.ndarray                 # h* at lambda_used, in [delta/m, Delta/m] exactly (exact_box)
     y: np.ndarray                 # QP dual (g scaling): m h = clip(1 + A^T y, delta, Delta)
     lam_star: float
     lam_lower: float
@@ -499,8 +501,8 @@ def project_box(S: np.ndarray, b: np.ndarray, d: int, lo: float, hi: float, *, y
     res = ProjectionResult(g=g, y=st.y, iterations=st.iterations, residual=st.res_n, status=st.status,
                            certificate=st.certificate, seconds=time.perf_counter() - t0)
     if st.status == "infeasible" and on_infeasible == "raise":
-        raise InfeasibleError(f"no g in [{lo}, {hi}]^{m} has A g / m = b (Farkas certificate found after "
-                              f"{st.iterations} Newton iterations)", st.certificate)
+        raise InfeasibleError(f"no g in [{lo}, {hi}]^{m} has A g / m = b (a Farkas certificate is attached)",
+                              st.certificate)
     return res
 
 
@@ -759,9 +761,6 @@ def _lp_path(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: float, y
             if "t_lo" in cx and cx["t_lo"] > out.t_lo:
                 out.lower(cx["t_lo"], cx["v"])
                 out.method = "path+crossover"
-        _log.debug("%sstage %d: kappa=%.3e its=%d %s res=%.1e t=%.12f bracket=[%.12f, %.12f] free=%d n=%d",
-                   "  " * depth, stages, float(r @ pst.y), its, pst.status, pst.res_n, pst.t, out.t_lo, out.t_hi,
-                   n_free, op.n)
         if out.t_lo >= 1.0 or out.t_hi - out.t_lo <= tol:
             break
         if sift and pst.status == "optimal" and n_free <= min(20.0, max(4.0, op.n / (40.0 * L))) * L \
@@ -787,9 +786,6 @@ def _lp_path(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: float, y
                     out.lower(ds["t_lo"], ds["v"])
                     if out.t_hi - out.t_lo <= tol:
                         out.method = "path+dual simplex"
-            _log.debug("%s  dual simplex: %s bracket=[%.12f, %.12f] pivots=%s", "  " * depth,
-                       "-" if ds is None else ds.get("t_lo", "no vertex"), out.t_lo, out.t_hi,
-                       stats.get("dual_simplex_pivots"))
         if out.t_hi - out.t_lo <= tol:
             break
         gamma = min(100.0, gamma * 2.0) if its <= 3 else (max(1.5, gamma / 2.0) if its > 8 else gamma)
@@ -829,8 +825,6 @@ def _sift(op: _Op, r: np.ndarray, l: float, u: float, pst: _State, out: _LP, *, 
             return False
         zy = op.matvec(res.y_hi)
         out.upper(_dual_bound(op, r, None, res.y_hi, zy, l, u), res.y_hi)
-        _log.debug("%ssift round %d: |C|=%d bracket=[%.12f, %.12f]", "  " * depth, rnd + 1, len(C), out.t_lo,
-                   out.t_hi)
         if out.t_hi - out.t_lo <= tol:
             return True
         # atoms outside C whose fixed bound contradicts the restricted dual's sign
@@ -885,14 +879,14 @@ def _inputs(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float):
 def solve_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *, tau: float = DEFAULT_TAU,
                  tol: float = 1e-12, max_stages: int = 60, fallback: bool = True,
                  gram: np.ndarray | None = None) -> LambdaResult:
-    """lambda* of BSV Algorithm 1 step 4 / seed 000's LP (note sections 2-3, 8), at scale.
+    """lambda* of BSV Algorithm 1 step 4 / Pierquin et al.'s LP (note sections 2-3, 8), at scale.
 
     lambda = 0 is tested first (a projection onto the LP box [2 delta, Delta - delta] in g = m h; common for
     regular data). Otherwise: geometric form lambda* = 1 - t*, t* = max{t : c_u + t (c_f - c_u) in A box / m},
     by the exactly regularised LP path, crossover, dual simplex and sifting (module docstring). The result
     is a certified bracket lambda* in [lam_lower, lam_star] (gap <= tol when ``certified``), lam_star backed
-    by a feasible point; lam_used = min(1, lam_star + tau) is feasible by monotonicity (note section 7). If the path cannot
-    certify and the dense LP is small, HiGHS (scipy) is used instead (``fallback``).
+    by a feasible point; lam_used = min(1, lam_star + tau) is feasible by monotonicity (note section 7). If the
+    path cannot certify and the dense LP is small, HiGHS (scipy) is used instead (``fallback``).
 
     The DP proof assumes the exact lambda*; the tolerance-level deviation is a documented caveat."""
     t0 = time.perf_counter()
@@ -918,10 +912,12 @@ def solve_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: fl
 # ---------------------------------------------------------------------------------------------------
 def solve(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *, tau: float = DEFAULT_TAU,
           tol: float = 1e-12, gram: np.ndarray | None = None) -> CubeSolution:
-    """Steps 4-5 of BSV's Algorithm 1 (seed 001; seed 000's LP then QP): lambda_used = min(1, lambda* + tau)
+    """Steps 4-5 of BSV's Algorithm 1 (Pierquin et al.'s LP then QP): lambda_used = min(1, lambda* + tau)
     by :func:`solve_lambda`, then h* = argmin ||h - u_m|| s.t. A h = b(lambda_used), delta/m <= h <= Delta/m
-    by the dual Newton projection (note section 8). h is returned as probabilities (clipped to the box
-    and renormalised, a round-off-level change; note section 2 step 6).
+    by the dual Newton projection (note section 8). h is returned as probabilities that satisfy the box
+    exactly (:func:`exact_box`: clipped, renormalised, and mixed with u_m if round-off left the box; note
+    section 2 step 6). ``residuals["target"]`` bounds ||A h - b(lambda*)||_inf over the certified bracket.
+    Failures raise with generic messages (no residuals or iteration counts: they depend on the data).
 
     ``S`` must have m >= L points (the conditioning test should have passed: :func:`walsh.well_conditioned`,
     whose Gram matrix is reused through a content-keyed cache). The DP proof assumes the exact lambda*
@@ -953,27 +949,45 @@ def solve(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *,
     st = _project(op, q, delta - 1.0, Delta - 1.0, y0=None, tol=tol, max_iter=100, farkas=True)
     timings["qp"] = time.perf_counter() - t1
     if st.status == "infeasible":  # cannot happen when lam is feasible for the narrower LP box
-        raise InfeasibleError(f"the QP at lambda = {lam} is infeasible (round-off in lambda*?)", st.certificate)
+        raise InfeasibleError("the QP for h* is infeasible (round-off in lambda*)", st.certificate)
     if st.res_n > 1e-9:
-        raise SolverError(f"the projection for h* stopped at residual {st.res_n:.1e} after {st.iterations} "
-                          f"Newton iterations ({st.status}); h* is not released")
-    if not certified:
-        _log.warning("lambda* bracket [%.12g, %.12g] not certified to %.0e; using the feasible end", lam_lower,
-                     lam_star, tol)
+        raise SolverError("the projection for h* did not reach its tolerance; h* is not released")
     g = 1.0 + op.expand(np.clip(st.z, delta - 1.0, Delta - 1.0))
-    h = np.clip(g / m, delta / m, Delta / m)
-    h /= h.sum()
+    h = exact_box(g, delta, Delta)
     stats["qp_iterations"] = st.iterations
     stats.update({k: int(v) for k, v in op.counts.items()})
+    equality = float(np.abs(walsh_rmatvec(S, h, d) - b).max())
     residuals = {
         "qp": st.res_n,
-        "equality": float(np.abs(walsh_rmatvec(S, h, d) - b).max()),
+        "equality": equality,
         "box": float(max(0.0, np.max(delta / m - h), np.max(h - Delta / m))) * m,
         "lambda_gap": lam_star - lam_lower,
+        # sup-norm distance (coefficient units) from A h to every b(lambda) with lambda in [lam_lower, lam]
+        "target": equality + (lam - lam_lower) * float(np.abs(c_f - c_u).max()),
     }
     return CubeSolution(lam=lam, h=h, y=st.y, lam_star=lam_star, lam_lower=lam_lower, certified=certified,
                         iterations=stats,
                         seconds=time.perf_counter() - t0, timings=timings, residuals=residuals, method=method)
+
+
+def exact_box(g: np.ndarray, delta: float, Delta: float) -> np.ndarray:
+    """Probabilities h from g (about m h*) with delta/m <= h_i <= Delta/m checked in floating point.
+
+    g is clipped to [delta, Delta] and normalised; if round-off in the total mass leaves the box, h is
+    mixed with the uniform density u_m ((1 - t) h + t u_m, the smallest t of a doubling sequence that
+    works; t = 1 gives u_m, which lies in the box since 2 delta <= 1 <= Delta - delta). Mixing with u_m
+    moves the target towards c_u along the lambda direction, so it stays feasible (monotonicity)."""
+    g = np.clip(np.asarray(g, dtype=np.float64), delta, Delta)
+    m = g.size
+    lo, hi = delta / m, Delta / m
+    t = 0.0
+    while t < 1.0:
+        gt = g if t == 0.0 else (1.0 - t) * g + t
+        h = gt / gt.sum()
+        if np.all(np.isfinite(h)) and float(h.min()) >= lo and float(h.max()) <= hi:
+            return h
+        t = min(1.0, max(2.0 * t, 1e-15))
+    return np.full(m, 1.0 / m)
 
 
 def check_box(S: np.ndarray, c: np.ndarray, d: int, h: np.ndarray, lo: float, hi: float) -> dict[str, float]:
@@ -1014,7 +1028,7 @@ def _highs_lambda(S: np.ndarray, k: np.ndarray | None, c_f: np.ndarray, d: int, 
 
 
 def reference_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float) -> float:
-    """lambda* by HiGHS (``scipy.optimize.linprog(method="highs")``) on seed 000's LP (note section 3), with
+    """lambda* by HiGHS (``scipy.optimize.linprog(method="highs")``) on Pierquin et al.'s LP (note section 3), with
     the dense L x (m + 1) matrix, in the g = m h scaling. Small m only."""
     S = _signs(S)
     c_f = np.asarray(c_f, float)
@@ -1033,10 +1047,10 @@ def reference_feasible(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Del
 
 def reference_h(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, lam: float, *,
                 solver: str = "quadprog") -> np.ndarray:
-    """h* at ``lam`` by a generic dense QP solver on seed 000's QP (note section 3) in g = m h:
+    """h* at ``lam`` by a generic dense QP solver on Pierquin et al.'s QP (note section 3) in g = m h:
     min 1/2 ||g||^2 - 1^T g s.t. A g / m = b(lam), delta <= g <= Delta; returns h = g / m.
 
-    ``solver="quadprog"`` (Goldfarb-Idnani, seed 000's choice; dense constraint matrix m x (L + 2m)) or
+    ``solver="quadprog"`` (Goldfarb-Idnani, Pierquin et al.'s choice; dense constraint matrix m x (L + 2m)) or
     ``"osqp"`` (sparse ADMM, polished). Both are imported lazily: test/benchmark-only dependencies."""
     S = _signs(S)
     m = S.shape[0]
