@@ -24,14 +24,13 @@ the values the rule rewrites, use ``privsample check`` (not private).
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from privsample.data.cube import CubeEncoding
-from privsample.data.schema import Categorical, Numeric, Schema
+from privsample.data.schema import Categorical, Schema
 from privsample.errors import InputError
 
 BINARY_RULE = ("reading every column as binary: the value 1 is 1, any other value (missing included) is read as 0; "
@@ -50,10 +49,10 @@ def check_schema_for_cube(schema: Schema, source: str = "schema") -> None:
     """Refuse a draft schema read off the data, and a privately discovered one (public files: exit 2)."""
     from privsample.pipeline import check_schema_usable
 
-    check_schema_usable(schema, source)
     if schema.provenance == "private":
         raise InputError(f"{source} was discovered privately (zCDP, add/remove neighbours), which cannot be "
                          "composed into the cube sampler's pure epsilon (replace-one): use a reviewed public schema")
+    check_schema_usable(schema, source)
 
 
 def binary_schema(columns) -> Schema:
@@ -79,24 +78,17 @@ def binary_codes(df: pd.DataFrame) -> dict[str, np.ndarray]:
 def total_schema(schema: Schema) -> Schema:
     """``schema`` with an ``(other)`` code in every categorical column and every numeric column nullable:
     a data-independent widening of the public domain on which every value has a code."""
-    from privsample.data.encoding import schema_with_other
+    from privsample.data.encoding import release_schema
 
-    sch = schema_with_other(schema)
-    return dataclasses.replace(sch, columns=[dataclasses.replace(c, nullable=True) if isinstance(c, Numeric) else c
-                                             for c in sch.columns])
+    return release_schema(schema)
 
 
 def schema_codes(df: pd.DataFrame, schema: Schema) -> dict[str, np.ndarray]:
-    """Codes of ``df`` on the total ``schema`` (:func:`total_schema`): non-numbers in numeric columns become
-    missing first, then ``encode(clip=True, other=True)``, which then has no value to refuse."""
-    from privsample.data.encoding import _as_float, encode
+    """Codes of ``df`` on the total ``schema`` (:func:`total_schema`) by the release path's per-record rule
+    (``encode(..., release=True)``), which on a total schema has a code for every value: no record is left out."""
+    from privsample.data.encoding import encode
 
-    df = df.copy()
-    for col in schema.columns:
-        if isinstance(col, Numeric) and col.name in df.columns and not isinstance(df[col.name], pd.DataFrame):
-            x, _ = _as_float(df[col.name].reset_index(drop=True))  # non-numbers -> NaN (missing)
-            df[col.name] = x
-    return encode(df, schema, clip=True, other=True)
+    return encode(df, schema, release=True)
 
 
 def load_for_cube(source: str | Path, schema: Schema | str | Path | None = None):
