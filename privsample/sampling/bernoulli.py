@@ -131,7 +131,7 @@ def check_binary(X: np.ndarray) -> np.ndarray:
     if X.ndim != 2:
         raise InputError("expected an n x d array of 0/1 values")
     if X.size and not np.isin(X, (0, 1)).all():
-        raise InputError("the Bernoulli samplers need a 0/1 array: map raw values with bernoulli.binarize first")
+        raise InputError("the Bernoulli samplers need a binary 0/1 array: map raw values with bernoulli.binarize first")
     return X.astype(np.int8)
 
 
