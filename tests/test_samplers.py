@@ -1,4 +1,5 @@
-"""Seed-003 samplers (RSSS): exact privacy checks, property tests and negative controls (notes/dp-samplers.md §5).
+"""RSSS samplers (Raskhodnikova et al. 2021): exact privacy checks, property tests and negative controls
+(notes/dp-samplers.md §5).
 
 Each privacy check is a function that returns the measured loss (or a verdict); the tests assert that it
 passes for the samplers as implemented *and* that it fails for a deliberately broken variant (a wrong clip
