@@ -1,9 +1,20 @@
-"""Command line for the seed-003 samplers: ``privsample draw kary | bernoulli | product`` (issue 5).
+"""Command line for the RSSS samplers (Raskhodnikova, Sivakumar, Smith and Swanberg 2021):
+``privsample draw kary | bernoulli | product``.
 
 Each command draws ``--samples m`` records, one per disjoint part of the data (a public random partition,
 parallel composition: the m draws cost one part's budget), and refuses (exit 2, nothing written) when a
 part is too small for the privacy the sampler can certify or for the accuracy ``--alpha`` asks for,
 saying how many records would be needed. Guarantees are for replace-one neighbours with n public.
+
+What reaches the terminal. n is public under this relation, so n, the part sizes (functions of n and m)
+and refusals computed from them are printed; so are the public parameters (epsilon, delta, k, the columns,
+the declared categories). Nothing else about the data: raw cells are mapped to the sampler's public domain
+by a fixed per-record rule (:func:`privsample.sampling.kary.encode`: anything not declared, missing included,
+is the catch-all "(other)"; :func:`privsample.sampling.bernoulli.binarize`: 1 iff exactly one, else 0) that
+never refuses and never drops a record (dropping would change n). Each command prints its rule on every
+successful run, never whether it fired or how often; ``privsample check`` (not private) lists such values
+for the data owner. Problems with public facts (a column missing from the header, bad flags) are one-line
+errors with exit 2.
 """
 
 from __future__ import annotations
@@ -16,7 +27,8 @@ import typer
 
 from privsample.errors import InputError
 
-draw_app = typer.Typer(no_args_is_help=True, help="DP samplers from distributions (seed 003): one private draw per disjoint part.")
+draw_app = typer.Typer(no_args_is_help=True, help="DP samplers from distributions (RSSS 2021): one private draw per "
+                       "disjoint part.")
 
 _SKIP_HELP = "Draw even if the accuracy bound for --alpha is not met (privacy is unaffected)."
 _SAMPLES_HELP = "Number of draws m; each uses its own disjoint part of about n/m records."
@@ -38,8 +50,13 @@ def _check_delta(delta: float) -> None:
         raise InputError(f"--delta must lie in (0, 1) (got {delta})")
 
 
-def _norm(v) -> str:
-    """Text form of a cell, so that CSV text, Parquet integers/floats and booleans compare alike."""
+def _norm(v) -> str | None:
+    """Text form of a cell, so that CSV text, Parquet integers/floats and booleans compare alike; None if the
+    cell is missing (None, NaN, pd.NA: what ``read_table`` makes of empty cells and its NA markers)."""
+    import pandas as pd
+
+    if v is None or (not isinstance(v, str) and bool(pd.isna(v))):
+        return None
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float) and v.is_integer():
@@ -62,23 +79,22 @@ def _read(input: Path, columns: list[str] | None):
                          f"(columns: {', '.join(map(str, df.columns))})")
     if len(set(columns)) != len(columns):
         raise InputError("--columns lists a column twice")
-    for c in columns:
-        if df[c].isna().any():
-            raise InputError(f"column '{c}' has missing values: the samplers need complete columns")
-    return df, columns
+    return df, columns  # missing cells are handled per record by each sampler's public rule, never refused
+
+
+BINARY_RULE = ("input rule (applied to every record, whatever the data): a cell reads 1 iff it is exactly one "
+               "(1, 1.0, '1', true); anything else, a missing cell included, reads 0")
 
 
 def _binary_matrix(df, columns: list[str]):
+    """The n x d bits of ``columns`` by the fixed per-record rule :func:`bernoulli.binarize` (never refuses)."""
     import numpy as np
+
+    from privsample.sampling.bernoulli import binarize
 
     X = np.empty((len(df), len(columns)), dtype=np.int8)
     for j, c in enumerate(columns):
-        vals = [_norm(v) for v in df[c].tolist()]
-        bad = next((v for v in vals if v not in ("0", "1", "true", "false")), None)
-        if bad is not None:
-            raise InputError(f"column '{c}' is not binary (e.g. value '{bad}'): the Bernoulli samplers need 0/1 "
-                             "columns; choose binary columns with --columns")
-        X[:, j] = [1 if v in ("1", "true") else 0 for v in vals]
+        X[:, j] = binarize([_norm(v) for v in df[c].tolist()])
     return X
 
 
@@ -104,13 +120,16 @@ def _refuse_accuracy(what: str, need: int, m: int, n: int, alpha: float, skip: b
                            + "; raise --alpha or --epsilon, or pass --skip-accuracy-check")
 
 
-def _finish(acc, draws, df_out, output: Path, guarantee: str) -> None:
+def _finish(acc, draws, df_out, output: Path, guarantee: str, rule: str) -> None:
+    """Write the draws and print the ledger, the guarantee, the input rule (always: it is public) and the part
+    sizes (functions of the public n and m)."""
     from privsample.cli import err, print_ledger
     from privsample.pipeline import write_table
 
     write_table(df_out, output)
     print_ledger(acc.to_dict(), err)
     err.print(f"guarantee: {guarantee} (neighbours: replace one record, n public)")
+    err.print(rule)
     err.print(f"per-part n: {_parts_text(draws.per_part_n)} ({draws.parts} disjoint part(s), one draw each; "
               "parallel composition: the draws cost one part's budget)")
     err.print(f"wrote {draws.parts:,} sample(s) to {output}")
@@ -134,15 +153,23 @@ def draw_kary(
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the draws (one column)."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Pure ε (replace-one neighbours, n public)."),
     samples: int = typer.Option(1, "--samples", "-m", help=_SAMPLES_HELP),
-    categories: Optional[str] = typer.Option(None, "--categories", help="The public domain: categories separated by ','."),
+    categories: Optional[str] = typer.Option(None, "--categories", help="The public domain: categories separated "
+                                             "by ','."),
     k: Optional[int] = typer.Option(None, "--k", help="The public domain size; without --categories the values "
-                                    "must be the integer codes 0..k-1."),
-    alpha: float = typer.Option(0.1, "--alpha", help="Target TV distance of each draw (Thm 1.4: n ≥ 2k/(αε) per draw)."),
+                                    "are read as the integer codes 0..k-1."),
+    other: Optional[str] = typer.Option(None, "--other", help="A declared category (or code) that takes the values "
+                                        "outside the domain; default: an extra outcome '(other)' (code k with --k)."),
+    alpha: float = typer.Option(0.1, "--alpha", help="Target TV distance of each draw (Thm 1.4: n ≥ 2k/(αε) per "
+                                "draw)."),
     skip_accuracy_check: bool = typer.Option(False, "--skip-accuracy-check", help=_SKIP_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise and draws (experiments only)."),
 ) -> None:
-    """k-ary sampler (RSSS Alg. 3): noisy histogram, projection onto the simplex, one draw per part. Pure ε-DP."""
-    import numpy as np
+    """k-ary sampler (RSSS Alg. 3): noisy histogram, projection onto the simplex, one draw per part. Pure ε-DP.
+
+    A value that is not a declared category (or code), or is missing, counts as the catch-all: an extra
+    outcome '(other)' (written as code k with --k), or the declared category named by --other. The rule is
+    fixed before the data are read and applied to every record (none is dropped: n stays public), so the
+    guarantee is unchanged; the accuracy bound is for the k' = k + 1 (or k with --other) mapped outcomes."""
     import pandas as pd
 
     from privsample.privacy import Accountant
@@ -157,41 +184,47 @@ def draw_kary(
     cats = None
     if categories is not None:
         cats = [c.strip() for c in categories.split(",")]
-        if any(c == "" for c in cats) or len(set(cats)) != len(cats):
+        if any(c == "" for c in cats) or len(set(cats)) != len(cats) or len({_norm(c) for c in cats}) != len(cats):
             raise InputError("--categories must be distinct, non-empty names separated by ','")
         if k is not None and k != len(cats):
             raise InputError(f"--k {k} does not match the {len(cats)} --categories")
     kk = len(cats) if cats is not None else int(k)
     if kk < 1:
         raise InputError(f"--k must be >= 1 (got {kk})")
+    declared = cats if cats is not None else [str(i) for i in range(kk)]
+    if other is not None and other.strip() not in declared:
+        raise InputError(f"--other {other.strip()!r} is not one of the declared "
+                         + ("--categories" if cats is not None else f"codes 0..{kk - 1}"))
+    labels, catch = kary.domain_with_other(declared, None if other is None else other.strip())
+    k_out = len(labels)  # public: k, or k + 1 with the extra catch-all outcome
     df, _ = _read(input, [column])
-    labels = cats if cats is not None else [str(i) for i in range(kk)]
-    index = {c: i for i, c in enumerate(labels)}
-    vals = [_norm(v) for v in df[column].tolist()]
-    outside = [v for v in vals if v not in index]
-    if outside:
-        raise InputError(f"column '{column}' has {len(outside):,} value(s) outside the declared domain of k = {kk} "
-                         f"categories (e.g. '{outside[0]}'); declare every category with --categories"
-                         + ("" if cats is not None else " or raise --k"))
-    codes = np.array([index[v] for v in vals], dtype=np.int64)
+    codes = kary.encode([_norm(v) for v in df[column].tolist()], [_norm(c) for c in declared], catch)
     n = len(codes)
     sizes = part_sizes(n, samples)
-    _refuse_accuracy(f"the k-ary sampler (k = {kk}, ε = {epsilon:g}; RSSS Thm 1.4)",
-                     kary.required_n(kk, epsilon, alpha), samples, n, alpha, skip_accuracy_check)
+    _refuse_accuracy(f"the k-ary sampler (k = {k_out} outcomes, ε = {epsilon:g}; RSSS Thm 1.4)",
+                     kary.required_n(k_out, epsilon, alpha), samples, n, alpha, skip_accuracy_check)
     noise, rng = _setup(seed)
     acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
-    draws = kary.kary_sample(codes, kk, epsilon=epsilon, accountant=acc, noise=noise, samples=samples, rng=rng)
+    draws = kary.kary_sample(codes, k_out, epsilon=epsilon, accountant=acc, noise=noise, samples=samples, rng=rng)
     assert draws.per_part_n == sizes
     out_vals = [labels[i] for i in draws.samples] if cats is not None else [int(i) for i in draws.samples]
+    if cats is not None:
+        name = repr(labels[catch])
+    else:
+        name = f"code {catch}" + (f" ('{kary.OTHER_LABEL}')" if catch == kk else "")
+    extra = "" if k_out == kk else f", an extra outcome: k = {kk} + 1 = {k_out} outcomes"
+    rule = ("input rule (applied to every record, whatever the data): a value that is not "
+            + ("a declared category" if cats is not None else f"one of the codes 0..{kk - 1}")
+            + f", or is missing, counts as {name}{extra}")
     _finish(acc, draws, pd.DataFrame({column: out_vals}), output,
             f"pure ε-DP with ε = {epsilon:g} (discrete Laplace, scale {kary.noise_scale(epsilon):.4g} on counts; "
             f"the ledger's ρ = ε²/2 is its zCDP image); each draw has TV ≤ 2k/(ε n) = "
-            f"{kary.tv_bound(kk, epsilon, min(sizes)):.3g}")
+            f"{kary.tv_bound(k_out, epsilon, min(sizes)):.3g} with k = {k_out}", rule)
 
 
 @draw_app.command("bernoulli")
 def draw_bernoulli(
-    input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet) with binary 0/1 columns."),
+    input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet); a cell reads 1 iff it is exactly 1."),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the draws (the chosen columns)."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy ε (> 0)."),
     delta: Optional[float] = typer.Option(None, "--delta", "-d", help="With δ: (ε, δ)-DP via zCDP over the columns "
@@ -242,12 +275,12 @@ def draw_bernoulli(
     else:
         guarantee = (f"ρ-zCDP with ρ = {draws.rho:.4g} ≤ ρ(ε = {epsilon:g}, δ = {delta:g}) = {acc.rho_total:.4g} "
                      f"(each column pure {draws.epsilon or bernoulli.column_epsilon(min(draws.per_part_n), a):.4g}-DP)")
-    _finish(acc, draws, pd.DataFrame(draws.samples.astype(int), columns=cols), output, guarantee)
+    _finish(acc, draws, pd.DataFrame(draws.samples.astype(int), columns=cols), output, guarantee, BINARY_RULE)
 
 
 @draw_app.command("product")
 def draw_product(
-    input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet) with binary 0/1 columns."),
+    input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet); a cell reads 1 iff it is exactly 1."),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the draws (the chosen columns)."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy ε (> 0)."),
     delta: float = typer.Option(1e-9, "--delta", "-d", help="Privacy δ in (0, 1): the sampler is ρ(ε, δ)-zCDP."),
@@ -281,4 +314,4 @@ def draw_product(
     draws = product.product_sample(X, rho=acc.rho_total, accountant=acc, noise=noise, samples=samples, alpha=alpha,
                                    rng=rng)
     _finish(acc, draws, pd.DataFrame(draws.samples.astype(int), columns=cols), output,
-            f"ρ-zCDP with ρ = {draws.rho:.4g}, i.e. ({epsilon:g}, {delta:g})-DP (RSSS Lemma 5.2)")
+            f"ρ-zCDP with ρ = {draws.rho:.4g}, i.e. ({epsilon:g}, {delta:g})-DP (RSSS Lemma 5.2)", BINARY_RULE)

@@ -1,4 +1,13 @@
-"""Command line for MBDE (seed 002): ``privsample mbde IN --schema S --columns a,b --epsilon E --samples m -o OUT`` (issue 6)."""
+"""Command line for MBDE (Husain, Cranko & Nock):
+``privsample mbde IN --schema S --columns a,b --epsilon E --samples m -o OUT``.
+
+Integral privacy (any two datasets, of any sizes), so nothing about the rows may reach the terminal, not even
+their number: the schema must be a reviewed public one (a draft read off the data or a privately discovered
+schema is refused before the data are read), rows are mapped by the fixed per-record rule
+:data:`privsample.sampling.mbde_release.INPUT_RULE` (clip to the public bounds; leave out a row with a missing
+or non-numeric value), which is printed on every run, and the messages carry public parameters only (epsilon,
+m, T, C*, the columns). Errors concern public facts: flags, the output path, the header, the schema.
+"""
 
 from __future__ import annotations
 
@@ -68,7 +77,8 @@ def register(app) -> None:
         from privsample.privacy import Accountant
         from privsample.privacy.noise import make_noise
         from privsample.sampling.mbde import IP_NEIGHBOURING, step_sizes
-        from privsample.sampling.mbde_release import indistinguishability_warning, per_sample_epsilon, release_table
+        from privsample.sampling.mbde_release import (INPUT_RULE, check_public_schema, indistinguishability_warning,
+                                                      per_sample_epsilon, release_table)
 
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise InputError(f"--epsilon must be > 0 and finite (got {epsilon})")
@@ -85,6 +95,7 @@ def register(app) -> None:
         if msg:
             err.print(f"[bold yellow]warning: {msg}[/bold yellow]")
         sch = Schema.load(schema)
+        check_public_schema(sch)  # before the data are read
         df = read_table(input)
         acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=IP_NEIGHBOURING)
         table, rel = release_table(df, sch, columns.split(","), epsilon, samples, acc, seed=seed,
@@ -92,6 +103,7 @@ def register(app) -> None:
                                    warn=False, T=rounds, c_star=c_star, epochs=epochs, hidden=sizes, schedule=schedule)
         write_table(table, output)
         print_ledger(acc.to_dict(), err)
+        err.print(INPUT_RULE)
         err.print(f"released {len(table):,} rows of {', '.join(table.columns)} to {output}: ε = {epsilon:g} in total "
                   f"= {samples} samples × per-sample ε {eps_s:.4g}, integral privacy (any two datasets, Husain et al.); "
                   f"T={rounds}, C*={c_star:g}, C*·Σθ = {rel.info['c_star'] * sum(rel.info['thetas']):.4g} ≤ ε/4 per sample"

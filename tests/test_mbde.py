@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from privsample.errors import InputError
 from privsample.privacy import Accountant, BudgetExceeded
 from privsample.privacy.noise import SecureNoise, SeededNoise
 from privsample.sampling import mbde_nets as nets
@@ -476,3 +477,50 @@ def test_table_standardisation_uses_public_bounds_only(monkeypatch):
         assert box == 2.0
         assert np.allclose(z[:, 0], 2 * ((loc + np.arange(50) % 3) - 50) / 50)
         assert np.allclose(z[:, 1], 2 * ((0.5 * loc - 10) - 10) / 20)
+
+
+def test_table_rule_clips_drops_and_never_refuses(monkeypatch):
+    """The per-record rule of release_table: clip to the public bounds (+-inf included), leave out a row with a
+    missing or non-numeric value, and train on nothing (draws from q0) rather than refuse when no row is left."""
+    import pandas as pd
+
+    import privsample.sampling.mbde_release as mr
+    from privsample.data.schema import Schema
+
+    sch = Schema.from_dict({"columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10},
+                                        {"name": "b", "type": "numeric", "lower": -1, "upper": 1}]})
+    seen = []
+
+    def fake_release(z, m, eps, acc, **kw):
+        seen.append(np.asarray(z))
+        return mr.MBDERelease(np.zeros((m, 2)), eps, eps / m, m, True)
+
+    monkeypatch.setattr(mr, "release", fake_release)
+    df = pd.DataFrame({"a": [5, 1e9, "HIV", None, "-inf", 2], "b": [0, 0, 0, 0, 0.5, "x"]}, dtype=object)
+    mr.release_table(df, sch, ["a", "b"], 1.0, 3, Accountant(0.5))
+    assert np.allclose(seen[-1], [[0, 0], [2, 0], [-2, 1]])  # rows 0, 1 (clipped to 10), 4 (clipped to 0)
+    mr.release_table(pd.DataFrame({"a": ["x", None], "b": [1, 2]}, dtype=object), sch, ["a", "b"], 1.0, 3,
+                     Accountant(0.5))
+    assert seen[-1].shape == (0, 2)
+
+
+def test_release_with_no_rows_draws_from_q0():
+    acc = Accountant(0.5)
+    rel = release(np.empty((0, 2)), 4, 1.0, acc, seed=0, q0_box=2.0, epochs=1)
+    assert rel.samples.shape == (4, 2) and np.all(np.abs(rel.samples) <= 2.0)
+    assert acc.spent == pytest.approx(0.5) and acc.ledger[0].details["integral_privacy"]
+
+
+@pytest.mark.parametrize("provenance", ["draft-nonprivate", "private"])
+def test_release_table_refuses_non_public_schemas(provenance):
+    import pandas as pd
+
+    import privsample.sampling.mbde_release as mr
+    from privsample.data.schema import Schema
+
+    sch = Schema.from_dict({"provenance": provenance, "ledger": {"rho": 0.1} if provenance == "private" else None,
+                            "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10}]})
+    acc = Accountant(0.5)
+    with pytest.raises(InputError):
+        mr.release_table(pd.DataFrame({"a": [1.0, 2.0]}), sch, ["a"], 1.0, 2, acc)
+    assert acc.spent == 0

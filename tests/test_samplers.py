@@ -1,4 +1,5 @@
-"""Seed-003 samplers (RSSS): exact privacy checks, property tests and negative controls (notes/dp-samplers.md §5).
+"""RSSS samplers (Raskhodnikova et al. 2021): exact privacy checks, property tests and negative controls
+(notes/dp-samplers.md §5).
 
 Each privacy check is a function that returns the measured loss (or a verdict); the tests assert that it
 passes for the samplers as implemented *and* that it fails for a deliberately broken variant (a wrong clip
@@ -532,3 +533,36 @@ def test_secure_path_smoke():
     d3 = product.product_sample(rng.integers(0, 2, (200, 5)), rho=0.5, accountant=acc, noise=nz, samples=2)
     assert d1.samples.shape == (2,) and d2.samples.shape == (1, 3) and d3.samples.shape == (2, 5)
     assert acc.private and acc.ledger[0].private
+
+
+# ================================================================================================
+# per-record input rules (public, never refusing, never dropping)
+# ================================================================================================
+def test_kary_catch_all_domain_and_encoding():
+    labels, catch = kary.domain_with_other(["red", "green"])
+    assert labels == ["red", "green", kary.OTHER_LABEL] and catch == 2
+    assert kary.domain_with_other(["red", "(other)", "green"]) == (["red", "(other)", "green"], 1)
+    assert kary.domain_with_other(["red", "green"], other="green") == (["red", "green"], 1)
+    with pytest.raises(InputError):
+        kary.domain_with_other(["red", "green"], other="blue")
+    codes = kary.encode(["red", None, "HIV", "green", "Red"], ["red", "green"], 2)
+    assert codes.tolist() == [0, 2, 2, 1, 2] and codes.dtype == np.int64
+
+
+def test_binarize_reads_one_iff_exactly_one():
+    bits = bernoulli.binarize(["1", "true", "TRUE", "0", None, "7", "0.5", "yes", "false", "-1", ""])
+    assert bits.tolist() == [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0] and bits.dtype == np.int8
+
+
+def test_mapped_neighbours_stay_neighbours():
+    """The rules act record by record: two data sets differing in one record map to data sets differing in at
+    most that record, with the same n (what the replace-one guarantees need)."""
+    rng = np.random.default_rng(3)
+    vals = [str(v) for v in rng.choice(["red", "green", "blue", "x", "1", "0"], 200)]
+    for i in (0, 57, 199):
+        other = list(vals)
+        other[i] = "something else"
+        a, b = kary.encode(vals, ["red", "green"], 2), kary.encode(other, ["red", "green"], 2)
+        assert len(a) == len(b) == 200 and np.flatnonzero(a != b).tolist() in ([], [i])
+        a, b = bernoulli.binarize(vals), bernoulli.binarize(other)
+        assert len(a) == len(b) == 200 and np.flatnonzero(a != b).tolist() in ([], [i])

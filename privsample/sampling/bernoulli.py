@@ -1,4 +1,4 @@
-"""Bounded-bias Bernoulli sampler and its product version (RSSS, seed 003, Section 6.1, Thms 6.1 and 6.4,
+"""Bounded-bias Bernoulli sampler and its product version (RSSS 2021, Section 6.1, Thms 6.1 and 6.4,
 Claims 6.2-6.3; Thm 1.8; notes/dp-samplers.md section 3).
 
 One draw, per column: p_hat = mean of the column, p~ = clip(p_hat, a, 1 - a), output Ber(p~). There is no
@@ -12,6 +12,13 @@ an integer. For d columns one replaced record can move every column: pure (d eps
 tight), or (d eps0^2 / 2)-zCDP (eps-DP implies eps^2/2-zCDP; zCDP composes), which is Thm 6.4's route to
 (eps, delta)-DP with n = O(sqrt(d ln(1/delta)) / eps). The paper's clip interval is stripped; we use
 a = 1/4 (the note's reconstruction, any 0 < a < 1/3 keeps the proof) and keep it configurable.
+
+Input mapping (:func:`binarize`, also used by :mod:`privsample.sampling.product`). A fixed per-record
+rule reads each cell as a bit: 1 iff the value is exactly one (1, 1.0, "1", true), 0 for anything else,
+including a missing value, another number or text. It never refuses and never drops a record, so replace-one
+neighbours (same n) stay replace-one neighbours (or become equal) after the mapping and every guarantee
+below holds unchanged; no message depends on whether, or how often, a cell was not 0/1. The accuracy
+statements are about the law of the mapped bits (a non-0/1 value counts as 0).
 
 Accuracy (Claim 6.2): for biases in [1/3, 2/3], |E p~ - p| <= a Pr[|p_hat - p| > 1/3 - a]
 <= 2a exp(-2 n (1/3 - a)^2) (Hoeffding), i.e. 1/2 exp(-n/72) for a = 1/4; TV of the product is at most the
@@ -109,12 +116,22 @@ def exact_bias(n: int, p: float, a: Fraction = DEFAULT_CLIP) -> float:
     return up - down
 
 
+ONE_TEXTS = frozenset({"1", "true"})  # the only cell texts (lower case) read as 1
+
+
+def binarize(texts) -> np.ndarray:
+    """The per-record rule of the module docstring on normalised cell texts (None = missing): 1 iff the
+    lower-cased text is "1" or "true", else 0. Returns an int8 vector of the same length (n unchanged)."""
+    return np.fromiter((1 if (t is not None and str(t).lower() in ONE_TEXTS) else 0 for t in texts),
+                       dtype=np.int8, count=len(texts))
+
+
 def check_binary(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X)
     if X.ndim != 2:
         raise InputError("expected an n x d array of 0/1 values")
     if X.size and not np.isin(X, (0, 1)).all():
-        raise InputError("the Bernoulli samplers need binary 0/1 values")
+        raise InputError("the Bernoulli samplers need a binary 0/1 array: map raw values with bernoulli.binarize first")
     return X.astype(np.int8)
 
 
@@ -178,4 +195,5 @@ def bounded_bias_sample(X: np.ndarray, *, epsilon: float, accountant: Accountant
 
 
 __all__ = ["DEFAULT_CLIP", "check_clip", "clipped_mean", "column_epsilon", "pure_epsilon", "zcdp_rho", "min_n_pure",
-           "min_n_zcdp", "bias_bound", "required_n", "exact_bias", "check_binary", "binary_parts", "bounded_bias_sample"]
+           "min_n_zcdp", "bias_bound", "required_n", "exact_bias", "ONE_TEXTS", "binarize", "check_binary",
+           "binary_parts", "bounded_bias_sample"]

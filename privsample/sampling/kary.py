@@ -1,4 +1,4 @@
-"""The k-ary sampler of Raskhodnikova, Sivakumar, Smith and Swanberg (seed 003, Section 4.1, Algorithm 3;
+"""The k-ary sampler of Raskhodnikova, Sivakumar, Smith and Swanberg (2021, Section 4.1, Algorithm 3;
 Thm 1.4; notes/dp-samplers.md section 2).
 
 One draw: count the k categories, add noise to each count, project the noisy frequencies onto the
@@ -14,6 +14,16 @@ Projection and draw are post-processing; both are exact (integer arithmetic, :mo
 Accuracy (Thm 1.4, note section 2): TV(P, Q) <= E||z - p_hat||_1 = k E|Z| / n <= 2k / (epsilon n), since the
 discrete Laplace of scale t has E|Z| = 1/sinh(1/t) <= t. So n >= 2k / (alpha epsilon) records give
 alpha-accuracy; the lower bound (Thm 1.5) is Omega(k / (alpha epsilon)).
+
+Records outside the declared domain (:func:`encode`). The domain is public: the k declared categories plus,
+unless the user names one of them as the catch-all, one extra outcome "(other)" (k' = k + 1 outcomes, fixed
+before the data are read). A fixed per-record map phi sends each record to its category, and a value that is
+missing or not a declared category to the catch-all. phi never drops a record and never looks at another
+record, so replace-one neighbours x ~ x' (same n) map to phi(x) ~ phi(x') (equal, or replace-one neighbours
+with the same n): the sampler run on phi(x) keeps its pure epsilon-DP guarantee, and no refusal or message
+depends on whether, or how often, phi sent a record to the catch-all. Consequence for accuracy: Thm 1.4 holds
+for the law of phi(record) on k' outcomes, TV <= 2k' / (epsilon n); the catch-all can be drawn (with
+probability of order k' / (epsilon n) from the noise alone even when no record needs it).
 
 Projection: the paper's defining line is stripped; its proof only needs an L1-nearest point of the simplex.
 We use the Euclidean projection max(z - tau, 0), which is L1-nearest (note section 2). For z = c~/n with
@@ -35,6 +45,31 @@ from privsample.sampling import exact_draw
 from privsample.sampling.parallel import NEIGHBOURING, Draws, partition
 
 SENSITIVITY_L1 = 2  # replace-one: one unit of count leaves a cell and enters another
+OTHER_LABEL = "(other)"  # the catch-all outcome for values outside the declared categories (or missing)
+
+
+def domain_with_other(labels: Sequence[str], other: str | None = None) -> tuple[list[str], int]:
+    """The public outcome list and the catch-all's index, from public parameters only.
+
+    ``other=None``: the catch-all is :data:`OTHER_LABEL` if it is a declared label, else an extra outcome
+    ``OTHER_LABEL`` appended (k + 1 outcomes). ``other`` given: that declared label is the catch-all
+    (k outcomes)."""
+    labels = [str(v) for v in labels]
+    if other is not None:
+        if other not in labels:
+            raise InputError(f"the catch-all {other!r} is not one of the declared categories")
+        return labels, labels.index(other)
+    if OTHER_LABEL in labels:
+        return labels, labels.index(OTHER_LABEL)
+    return labels + [OTHER_LABEL], len(labels)
+
+
+def encode(values: Sequence[str | None], labels: Sequence[str], catch_all: int) -> np.ndarray:
+    """The per-record map phi of the module docstring: a value equal to a label gets its index; any other
+    value, and a missing one (None), gets ``catch_all``. Never refuses, never drops (n is unchanged)."""
+    index = {str(c): i for i, c in enumerate(labels)}
+    return np.fromiter((index.get(v, catch_all) if v is not None else catch_all for v in values),
+                       dtype=np.int64, count=len(values))
 
 
 def noise_scale(epsilon: float) -> float:
@@ -94,7 +129,7 @@ def kary_sample(codes: np.ndarray, k: int, *, epsilon: float, accountant: Accoun
     if codes.ndim != 1 or codes.dtype.kind not in "iu":
         raise InputError("k-ary codes must be a 1-d integer array")
     if codes.size and (codes.min() < 0 or codes.max() >= k):
-        raise InputError(f"the data has values outside the declared domain of k = {k} categories")
+        raise InputError(f"k-ary codes must lie in [0, {k}): map raw values with kary.encode first")
     parts = partition(len(codes), samples, rng)
     sizes = [len(p) for p in parts]
     scale = noise_scale(epsilon)
@@ -112,5 +147,5 @@ def kary_sample(codes: np.ndarray, k: int, *, epsilon: float, accountant: Accoun
                  info={"k": k, "noise_scale": scale, "tv_bound": tv_bound(k, epsilon, min(sizes))})
 
 
-__all__ = ["SENSITIVITY_L1", "noise_scale", "tv_bound", "required_n", "project_counts", "kary_distribution",
-           "kary_sample"]
+__all__ = ["SENSITIVITY_L1", "OTHER_LABEL", "domain_with_other", "encode", "noise_scale", "tv_bound", "required_n",
+           "project_counts", "kary_distribution", "kary_sample"]

@@ -1,5 +1,5 @@
 """MBDE: mollified boosted density estimation, integrally private sampling of continuous data
-(Husain, Cranko & Nock, seed 002; notes/mbde.md is the specification).
+(Husain, Cranko & Nock; notes/mbde.md is the specification).
 
 Guarantee (as the paper states it). A randomised algorithm A that outputs samples is epsilon-
 *integrally private* (IP) if Pr[A(S) in B] <= e^epsilon Pr[A(S') in B] for every measurable B and

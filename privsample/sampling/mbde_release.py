@@ -8,6 +8,18 @@ release is recorded once in the (zCDP) ledger like any pure-epsilon release: rho
 epsilon, the per-sample epsilon, m, and ``guarantee="integral privacy (Husain et al.)"`` in the
 details. Only the samples are released: the boosting rounds cost nothing, the density is never shown.
 
+Input (:func:`release_table`). The schema must be public: reviewed or written by a person
+(``provenance: user``). A draft read off the data (``draft-nonprivate``) would make the "public" box the
+data's own min/max, and a privately discovered schema (``private``) carries a zCDP add/remove cost that
+cannot be composed into an integral-privacy statement, so both are refused (:func:`check_public_schema`).
+Rows are then mapped by a fixed per-record rule: each value is clipped to its column's public
+[lower, upper], and a row with a missing or non-numeric value in a chosen column is left out. Integral
+privacy quantifies over *any* two datasets, of any sizes, and the number of rows enters neither epsilon
+nor the proof, so any such preprocessing keeps the guarantee (it maps two datasets to two datasets), and
+no message or exit code depends on whether, or how often, the rule fired. If no row is left, the release
+draws from q0 itself (classifiers identically 0), which lies in the mollifier class M_{eps,q0} like every
+trained q_T: the output is still produced and still eps-IP.
+
 Randomness. Released draws (Gaussian proposals and acceptance coins) take their randomness from the
 project's noise source (:func:`privsample.privacy.noise.make_noise`), as the other exact samplers do
 (:mod:`privsample.sampling.exact_draw`): a private source (``SecureNoise``) means :class:`OSEntropy`
@@ -29,9 +41,26 @@ import numpy as np
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource, make_noise
-from privsample.sampling.mbde import GUARANTEE, IP_NEIGHBOURING, MBDE, MBDEDensity
+from privsample.sampling.mbde import GUARANTEE, IP_NEIGHBOURING, MBDE, GaussianQ0, MBDEDensity
 
 INDISTINGUISHABLE_EPSILON = 0.1  # per-sample epsilon below which q_T is within e^{+-0.05} of q0 everywhere
+INPUT_RULE = ("input rule (applied to every row, whatever the data): a value outside its column's public "
+              "[lower, upper] is clipped to it; a row with a missing or non-numeric value in a chosen column is "
+              "left out (integral privacy covers any two datasets, of any sizes); with no row left, the rows are "
+              "drawn from q0")
+
+
+def check_public_schema(schema) -> None:
+    """Refuse a schema whose bounds are not public facts for an integral-privacy statement: an unreviewed
+    draft read off the data (:func:`privsample.pipeline.check_schema_usable`) or a privately discovered one
+    (its zCDP add/remove cost cannot be composed into integral privacy). Depends on the schema file only."""
+    from privsample.pipeline import check_schema_usable
+
+    check_schema_usable(schema)
+    if schema.provenance == "private":
+        raise InputError("the schema was discovered privately (provenance: private) and its cost cannot be composed "
+                         "into MBDE's integral-privacy guarantee: MBDE needs a reviewed public schema "
+                         "('provenance: user')")
 
 
 class OSEntropy:
@@ -138,12 +167,17 @@ def indistinguishability_warning(epsilon_total: float, m: int) -> str | None:
             "practically draws from q0; release fewer samples or spend more epsilon")
 
 
+def _zero_logits(z: np.ndarray) -> np.ndarray:
+    return np.zeros(len(z))
+
+
 def release(data: np.ndarray, m: int, epsilon_total: float, accountant: Accountant, *, seed: int | None = None,
             noise: NoiseSource | None = None, label: str = "mbde/sample", warn: bool = True,
             **mbde_options) -> MBDERelease:
     """Train MBDE on ``data`` (model space) at epsilon_total/m and release m exact samples of q_T.
 
-    Guarantee: (epsilon_total)-integral privacy for the m samples together (any two datasets, any sizes),
+    Guarantee: (epsilon_total)-integral privacy for the m samples together (any two datasets, any sizes,
+    the empty one included: with no row, the samples are draws from q0),
     hence epsilon_total-DP and epsilon_total^2/2-zCDP, which is what the accountant is charged. The
     "sensitivity" argument is the mollifier bound of :mod:`privsample.sampling.mbde`: for every dataset,
     |log q_T/q0| <= eps/2 with eps = epsilon_total/m, so each exact draw changes probabilities by at most
@@ -163,7 +197,12 @@ def release(data: np.ndarray, m: int, epsilon_total: float, accountant: Accounta
                              f"but only {accountant.remaining:.6g} remains (nothing was trained or drawn)")
     noise = noise if noise is not None else make_noise(seed)
     model = MBDE(eps, **mbde_options)
-    density = model.fit(data, seed=seed)  # training randomness: not privacy-relevant (module docstring)
+    data = np.asarray(data, dtype=np.float64)
+    if data.ndim == 2 and len(data) == 0:  # nothing to learn from: q0 itself (in M_{eps,q0}), never a refusal
+        density = MBDEDensity(GaussianQ0(data.shape[1], model.q0_box), eps, model.thetas,
+                              [_zero_logits] * model.T, model.c_star)
+    else:
+        density = model.fit(data, seed=seed)  # training randomness: not privacy-relevant (module docstring)
     private = bool(noise.private)
     accountant.spend(rho, label, mechanism="MBDE exact rejection sampling (integral privacy)",
                      measured=f"{m} samples of q_T (T={model.T}, d={density.q0.d})", private=private,
@@ -183,14 +222,18 @@ def release_table(df, schema, columns: Sequence[str], epsilon_total: float, m: i
                   **mbde_options):
     """Release m rows of the numeric ``columns`` of ``df`` with MBDE, using the schema's public bounds.
 
-    q0 is N(0, I) truncated to the public box (mapped to [-sd, sd]^d); rows with a missing value are
-    dropped and values outside the bounds are clipped before training (any preprocessing keeps
-    integral privacy). Returns (DataFrame in original units, MBDERelease)."""
+    The schema must be public (:func:`check_public_schema`). q0 is N(0, I) truncated to the public box
+    (mapped to [-sd, sd]^d). Rows follow the fixed per-record rule :data:`INPUT_RULE` (module docstring):
+    values outside the bounds are clipped, rows with a missing or non-numeric value in a chosen column are
+    left out, and no row left means draws from q0; nothing here refuses or reports anything about the rows.
+    Errors concern public facts only (the columns asked for, the header, the schema).
+    Returns (DataFrame in original units, MBDERelease)."""
     import pandas as pd
 
     from privsample.data.schema import Numeric
 
     per_sample_epsilon(epsilon_total, m)
+    check_public_schema(schema)
     columns = [c.strip() for c in columns]
     if not columns or any(not c for c in columns):
         raise InputError("--columns must name at least one column (comma separated)")
@@ -207,17 +250,11 @@ def release_table(df, schema, columns: Sequence[str], epsilon_total: float, m: i
             raise InputError(f"column '{c}' is {col.kind} in the schema: MBDE needs numeric columns with public bounds")
         if not col.upper > col.lower:
             raise InputError(f"column '{c}': the public bounds must satisfy lower < upper (got {col.lower}, {col.upper})")
-    values = []
-    for c in columns:
-        raw = df[c]
-        num = pd.to_numeric(raw, errors="coerce")
-        if bool((num.isna() & raw.notna()).any()):
-            raise InputError(f"column '{c}' has non-numeric values")
-        values.append(num.to_numpy(dtype=float))
-    x = np.column_stack(values)
-    x = x[np.all(np.isfinite(x), axis=1)]
-    if len(x) == 0:
-        raise InputError("no row has a value in every chosen column")
+    # the per-record rule (INPUT_RULE): non-numeric text becomes NaN like a missing cell, such rows are left
+    # out, +-inf and every other value are clipped to the public bounds; never a refusal, never a count
+    values = [pd.to_numeric(df[c].astype(object), errors="coerce").to_numpy(dtype=float) for c in columns]
+    x = np.column_stack(values) if len(df) else np.empty((0, len(columns)))
+    x = x[~np.any(np.isnan(x), axis=1)]
     std = PublicStandardisation(tuple(schema[c].lower for c in columns), tuple(schema[c].upper for c in columns), sd)
     x = np.clip(x, std.lower, std.upper)
     rel = release(std.to_model(x), m, epsilon_total, accountant, seed=seed, noise=noise, warn=warn, q0_box=sd,
@@ -256,5 +293,6 @@ def mh_sample(density: MBDEDensity, k: int, rng: np.random.Generator, *, burn_in
     return out.transpose(1, 0, 2).reshape(-1, d)[:k]
 
 
-__all__ = ["OSEntropy", "release_rng", "PublicStandardisation", "MBDERelease", "release", "release_table",
-           "per_sample_epsilon", "indistinguishability_warning", "mh_sample", "INDISTINGUISHABLE_EPSILON"]
+__all__ = ["OSEntropy", "release_rng", "PublicStandardisation", "INPUT_RULE", "check_public_schema", "MBDERelease",
+           "release", "release_table", "per_sample_epsilon", "indistinguishability_warning", "mh_sample",
+           "INDISTINGUISHABLE_EPSILON"]

@@ -1,13 +1,17 @@
 """m > 1 draws from a one-draw sampler: run it on m disjoint, data-independent parts (parallel composition).
 
-RSSS define a sampler as producing *one* record (seed 003, Def. 1.1); their lower-bound reductions
-(Lemma 6.7) get several samples by running a sampler on disjoint parts of the data. We do the same: the
+RSSS (Raskhodnikova et al. 2021, Def. 1.1) define a sampler as producing *one* record; their lower-bound
+reductions (Lemma 6.7) get several samples by running a sampler on disjoint parts of the data. We do the same: the
 row indices are permuted by a *public* permutation (drawn independently of the data; it need not be
 secret) and cut into m consecutive parts of sizes ceil(n/m) or floor(n/m) (the first n mod m parts are
 the larger). For replace-one neighbours with n public, one replaced record lies in exactly one part, so
 the other m - 1 draws have identical laws and the m draws together have the guarantee of *one* part,
 the worst one, i.e. the smallest (parallel composition). The ledger records that as one spend with
 ``parts=m`` and ``per_part_n``. Each draw has n_part records, so its accuracy is the sampler's at n_part.
+
+n is public under this relation (neighbours have the same n), so n, the part sizes (a function of n and m
+only) and refusals computed from them ("needs n >= ... records per draw") may be printed: they disclose
+nothing beyond n. Nothing else about the data may reach a message.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ def partition(n: int, m: int, rng: np.random.Generator | None = None) -> list[np
 
 @dataclass
 class Draws:
-    """What the seed-003 samplers return: m independent draws, one per disjoint part."""
+    """What the RSSS samplers return: m independent draws, one per disjoint part."""
 
     samples: np.ndarray                 # m (k-ary: category index) or m x d (0/1)
     per_part_n: list[int]

@@ -1,4 +1,4 @@
-"""General product-of-Bernoullis sampler (RSSS, seed 003, Section 5.1, Algorithm 4; Lemma 5.2; Thms 5.1, 1.6;
+"""General product-of-Bernoullis sampler (RSSS 2021, Section 5.1, Algorithm 4; Lemma 5.2; Thms 5.1, 1.6;
 notes/dp-samplers.md section 4).
 
 Two phases on disjoint halves of the data, each cut into r batches of b = floor(n / (2r)) records:
@@ -15,7 +15,9 @@ Lg = ln(16 n d r / beta), r = max(2, ceil(log2 d) + 1): our reconstruction (R) o
 Guarantee: rho-zCDP for replace-one neighbours with n public (Lemma 5.2). Every record lies in exactly one
 batch and every batch feeds exactly one release, whose noise scale is computed from a data-independent
 sensitivity bound and earlier releases only; a replaced record changes the conditional law of one
-release, so the whole algorithm is rho-zCDP (not 2 r rho), the rest being post-processing. Sensitivity:
+release, so the whole algorithm is rho-zCDP (not 2 r rho), the rest being post-processing. Raw cells are
+first read as bits by the fixed per-record rule :func:`privsample.sampling.bernoulli.binarize` (1 iff exactly
+one; anything else, missing included, is 0), which keeps replace-one neighbours neighbours with the same n. Sensitivity:
 truncated records lie in [0, 1]^A with L1 norm <= C, so two differ by ||v - v'||_2^2 <= ||v - v'||_1 <=
 min(2C, |A|). Secure noise: the released statistic is the integer sum of truncated records at a public
 precision R (weights min(R, floor(R C / h)) in {0..R}; R = 1 where truncation cannot occur), whose L2
