@@ -96,7 +96,7 @@ def register(app) -> None:
             err.print(f"[bold yellow]warning: {msg}[/bold yellow]")
         sch = Schema.load(schema)
         check_public_schema(sch)  # before the data are read
-        df = read_table(input)
+        df = read_table(input, allow_empty=True)  # n is not public under integral privacy: no refusal for n = 0
         acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=IP_NEIGHBOURING)
         table, rel = release_table(df, sch, columns.split(","), epsilon, samples, acc, seed=seed,
                                    noise=make_noise(seed, quiet=True), sd=box_sd,

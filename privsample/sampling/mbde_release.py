@@ -56,11 +56,11 @@ def check_public_schema(schema) -> None:
     (its zCDP add/remove cost cannot be composed into integral privacy). Depends on the schema file only."""
     from privsample.pipeline import check_schema_usable
 
-    check_schema_usable(schema)
     if schema.provenance == "private":
         raise InputError("the schema was discovered privately (provenance: private) and its cost cannot be composed "
                          "into MBDE's integral-privacy guarantee: MBDE needs a reviewed public schema "
                          "('provenance: user')")
+    check_schema_usable(schema)
 
 
 class OSEntropy:
