@@ -134,6 +134,8 @@ def frame(**cols) -> pd.DataFrame:
     ({"k": ["1_000"]}, "k", "not a number"),
 ])
 def test_encode_errors(cols, column, fragment):
+    """Strict mode names the value and the row: it serves ``privsample check`` and evaluation, which are
+    not releases. The release path (``release=True``) never raises for a value (tests below)."""
     n = max(len(v) for v in cols.values())
     df = frame(**{k: v * n for k, v in {"x": ["1"], "c": ["a"], "o": ["a"], "k": ["1"]}.items()})
     for k, v in cols.items():
@@ -276,3 +278,26 @@ def test_malformed_text_tables_raise_only_input_error(table, suffix, clip, other
 @given(st.binary(max_size=80), st.sampled_from([".csv", ".csv.gz", ".parquet"]))
 def test_random_bytes_raise_only_input_error(content, suffix):
     _encode_file(content, suffix, False, True)
+
+
+_ODD = st.one_of(st.none(), st.text(max_size=8), st.floats(allow_nan=True, allow_infinity=True),
+                 st.integers(-10**20, 10**20), st.booleans())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(*[_ODD] * len(ALL_KINDS.columns)), min_size=0, max_size=12))
+def test_release_mode_never_raises_for_a_value(rows):
+    """Release mode: any value in any cell gives valid codes or leaves its record out, never an error; on
+    ``release_schema`` every record keeps a code."""
+    from privsample.data.encoding import release_schema
+
+    df = pd.DataFrame({c.name: pd.Series([r[j] for r in rows], dtype=object)
+                       for j, c in enumerate(ALL_KINDS.columns)})
+    for schema in (ALL_KINDS, release_schema(ALL_KINDS)):
+        codes = encode(df, schema, release=True)
+        lengths = {len(v) for v in codes.values()}
+        assert len(lengths) == 1 and lengths.pop() <= len(rows)
+        for col in schema.columns:
+            c = codes[col.name]
+            assert c.size == 0 or (c.min() >= 0 and c.max() < col.size)
+    assert len(codes[ALL_KINDS.names[0]]) == len(rows)  # the total schema leaves no record out
