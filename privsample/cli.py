@@ -261,7 +261,8 @@ def schema(
     from privsample.pipeline import DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, check_budget
     from privsample.privacy import Accountant, make_noise
 
-    df = read_table(input)
+    # Private discovery is a release under add/remove neighbours: an empty table is not refused.
+    df = read_table(input, allow_empty=private_epsilon is not None)
     if private_epsilon is None:
         s = draft_schema(df)
         s.save(output)
