@@ -259,6 +259,16 @@ def test_dp_model_saves_and_loads(dp_fit, tmp_path):
     assert sum(back.sample(50, np.random.default_rng(0))["a"] >= 0) == 50
 
 
+def test_saved_dp_model_has_no_timings(dp_fit, tmp_path):
+    from tests.test_mst import assert_no_timings_saved
+
+    _, _, model, _, _, schedule = dp_fit
+    assert {"seconds", "estimate_seconds", "phase_seconds"} <= set(model.timings)  # benchmarks/ppsyn_*.py
+    if schedule == "annealed":
+        assert model.timings["phase_seconds"]
+    assert_no_timings_saved(model, tmp_path)
+
+
 def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):
     eng, _, model, plans, rules, schedule = dp_fit
     steps = [s for s, _ in eng.calls]

@@ -510,13 +510,15 @@ class PPSyn(WorkloadSynthesizer):
         if unsafe:
             params["unsafe"] = True
             params["warning"] = PAPER_NOTE
-        info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
-                "estimate_seconds": self._estimate_seconds, "phase_seconds": getattr(self, "_phase_seconds", {}),
+        timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": self._estimate_seconds,
+                   "phase_seconds": getattr(self, "_phase_seconds", {})}  # in memory only, never saved
+        info = {"rounds": log, "estimated_total": total,
                 "model_size_mb": model_size_mb(domain, model.cliques),
                 "workload_size": len(workload), "candidates": len(candidates), "T": T}
         return SynthModel(mechanism="ppsyn-paper" if unsafe else "ppsyn",
                           domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
-                          ledger=accountant.to_dict(), schema=schema, params=params, info=info)
+                          ledger=accountant.to_dict(), schema=schema, params=params, info=info,
+                          timings=timings)
 
     # -- shared helpers --------------------------------------------------------------------------------
     def _candidates(self, domain, model, candidates):
@@ -554,7 +556,7 @@ class PPSyn(WorkloadSynthesizer):
                          total, T, rho):
         """AIM's budget schedule; the EM picks a (clique, partition) pair (module docstring, "annealed")."""
         weights = self._weights
-        clock = self._phase_seconds = {}  # wall time per phase (benchmarks/ppsyn_time.py), like info['seconds']
+        clock = self._phase_seconds = {}  # wall time per phase (benchmarks/ppsyn_time.py); SynthModel.timings
 
         @contextmanager
         def phase(name):
@@ -616,7 +618,7 @@ class PPSyn(WorkloadSynthesizer):
                 rho_m = accountant.remaining  # spend exactly what is left
             labels, parts, y, sigma = self._measure_partition(engine, spender, cl, opt.labels, opt.parts, rho_m, t)
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
-            model = self._refit(domain, model, measurements, total, final)  # timed in info["estimate_seconds"]
+            model = self._refit(domain, model, measurements, total, final)  # timed in SynthModel.timings
             self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
             if not final:
                 fitted = ModelMarginals(model)  # the next round's model marginals too
