@@ -463,7 +463,8 @@ class PPSyn(WorkloadSynthesizer):
         attrs = list(domain.attributes)
         d = len(attrs)
         self.check_size(domain)
-        rho = accountant.remaining
+        rho = accountant.remaining  # this fit's budget: what is left after, e.g., private schema discovery
+        spent_before = accountant.spent
         if rho <= 0:
             raise BudgetExceeded("no privacy budget left for PPSyn")
         unsafe = self.mode == "paper"
@@ -497,7 +498,8 @@ class PPSyn(WorkloadSynthesizer):
         model = pgm.estimate(domain, measurements, known_total=total, iters=self.init_iters)
 
         state = dict(engine=engine, accountant=accountant, spender=spender, progress=progress, domain=domain,
-                     candidates=candidates, measurements=measurements, total=total, T=T, rho=rho)
+                     candidates=candidates, measurements=measurements, total=total, T=T, rho=rho,
+                     spent_before=spent_before)
         runner = self._rounds_paper if unsafe else (self._rounds_annealed if annealed else self._rounds_dp)
         model, log = runner(model, **state)
 
@@ -553,7 +555,7 @@ class PPSyn(WorkloadSynthesizer):
 
     # -- PPSyn-DP, annealed schedule (the default) ------------------------------------------------------
     def _rounds_annealed(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                         total, T, rho):
+                         total, T, rho, spent_before):
         """AIM's budget schedule; the EM picks a (clique, partition) pair (module docstring, "annealed")."""
         weights = self._weights
         clock = self._phase_seconds = {}  # wall time per phase (benchmarks/ppsyn_time.py); SynthModel.timings
@@ -566,7 +568,10 @@ class PPSyn(WorkloadSynthesizer):
             finally:
                 clock[name] = clock.get(name, 0.0) + time.perf_counter() - t0
 
-        rho_round = (rho - accountant.spent) / T if accountant.spent < rho else 0.0
+        # the rounds share what this fit was given (rho) less what it spent on initialisation; the accountant's
+        # spend before the fit (spent_before: schema discovery) is already outside rho
+        spent = accountant.spent - spent_before
+        rho_round = (rho - spent) / T if spent < rho else 0.0
         rho_m, rho_sel = self.alpha * rho_round, (1 - self.alpha) * rho_round
         option_cache: dict = {}
         group_errors: dict = {}  # clique -> GroupErrors of its current options (public)
@@ -631,7 +636,7 @@ class PPSyn(WorkloadSynthesizer):
 
     # -- PPSyn-DP (note 4.3) -----------------------------------------------------------------------------
     def _rounds_dp(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                   total, T, rho):
+                   total, T, rho, spent_before):
         rho_sel, rho_c, rho_ref = 0.1 * rho / T, 0.05 * rho / T, 0.8 * rho / T
         log = []
         t = 0
@@ -678,7 +683,7 @@ class PPSyn(WorkloadSynthesizer):
 
     # -- the paper (note 4.1; NOT private) -------------------------------------------------------------
     def _rounds_paper(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                      total, T, rho):
+                      total, T, rho, spent_before):
         rho_exp = 0.1 * rho / T
         paths: dict[Clique, PartitionPath] = {}  # the paper's precomputation: paths of the true marginals
         log = []
