@@ -50,7 +50,7 @@ def worker(epsilon: float, seed: int, variant: str) -> dict:
     return {"variant": variant, "epsilon": epsilon, "seed": seed,
             "err2": workload_error(eng, syn, all_cliques(attrs, 2)),
             "err3": workload_error(eng, syn, all_cliques(attrs, 3)),
-            "wall_s": wall, "fit_s": model.info["seconds"], "estimate_s": model.info["estimate_seconds"],
+            "wall_s": wall, "fit_s": model.timings["seconds"], "estimate_s": model.timings["estimate_seconds"],
             "rounds": len(model.info["rounds"]), "cache_clears": model.info.get("cache_clears", ""), "rss_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total}
 
 

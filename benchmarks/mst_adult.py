@@ -50,7 +50,7 @@ def worker(epsilon: float, seed: int, variant: str, iters: int) -> dict:
     rss = peak_rss_mb()
     return {"variant": variant, "epsilon": epsilon, "seed": seed, "err2": err2, "err3": err3,
             "fit_s": fit_s, "wall_s": wall, "rss_mb": rss_fit, "rss_with_eval_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
-            "estimate_s": model.info["timings"]["estimate"]}
+            "estimate_s": model.timings["estimate"]}
 
 
 def run_one(epsilon: float, seed: int, variant: str, iters: int) -> dict:

@@ -131,11 +131,12 @@ def worker(a) -> dict:
            "k": a.k, "quick": int(a.quick), "workload_error": workload_error(real, syn, wl),
            "range3_mse": range_query_mse(real, syn, range_workload(domain, 3, 210)),
            "range5_mse": range_query_mse(real, syn, range_workload(domain, 5, 37)),
-           "fit_s": fit_s, "estimate_s": model.info.get("estimate_seconds", ""), "rounds": len(model.info.get("rounds", [])),
+           "fit_s": fit_s, "estimate_s": model.timings.get("estimate_seconds", ""),
+           "rounds": len(model.info.get("rounds", [])),
            "model_mb": model.info.get("model_size_mb", ""), "rss_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
            "svm_error": "", "svm_folds": 0}
     if a.phases:  # benchmarks/ppsyn_time.py: PPSyn-DP's wall time per phase (not a CSV column)
-        row["phases"] = model.info.get("phase_seconds", {})
+        row["phases"] = model.timings.get("phase_seconds", {})
     if a.no_svm:
         pass
     elif test_codes is not None:

@@ -329,7 +329,9 @@ def evaluate(
     report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write an HTML report here."),
     max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per order."),
 ) -> None:
-    """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL."""
+    """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
+
+    NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
     _evaluate(real, synthetic, schema, workload, report, max_cliques)
 
 
@@ -341,9 +343,12 @@ def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, m
     from privsample.data.encoding import encode, schema_with_other
     from privsample.data.schema import Schema
     from privsample.data.table import read_table
+    from privsample.evaluate.report import NON_PRIVATE_NOTICE
     from privsample.evaluate.workload import summary
     from privsample.marginals import NumpyEngine
 
+    err.print(f"[bold]{NON_PRIVATE_NOTICE}[/bold] (evaluate compares with the real table exactly)",
+              highlight=False, soft_wrap=True)
     sch = Schema.load(schema_path) if schema_path else None
     rdf = read_table(real, **({"na_values": sch.na_values} if sch else {}))
     sdf = read_table(synthetic, **({"na_values": sch.na_values} if sch else {}))
@@ -382,12 +387,12 @@ def demo(
     method: str = typer.Option("ppsyn", "--method", "-m", help="Synthesizer: ppsyn | aim | mst."),
 ) -> None:
     """Bundled UCI Adult: private schema discovery, PPSyn-DP (the default method) at ε=1, δ=1e-9,
-    synthetic CSV, HTML report, ledger."""
+    synthetic CSV, model and schema in OUTPUT_DIR/release/, ledger; the HTML report (exact, non-private
+    statistics of the real data) apart in OUTPUT_DIR/not-for-release/."""
     from privsample.datasets import demo_path
     from privsample.pipeline import synthesize, write_table
 
     _warn_seeded(seed)
-    t0 = time.perf_counter()
     src = demo_path()
     err.print(f"[bold]privsample demo[/bold]: {src.name} (UCI Adult, Becker & Kohavi 1996, CC BY 4.0), "
               f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately with 10% of the budget")
@@ -395,17 +400,20 @@ def demo(
         raise PrivsampleError(f"demo --method must be ppsyn, aim or mst, not {method!r}")
     with _RichProgress(err) as progress:
         res = synthesize(src, epsilon=epsilon, delta=delta, method=method, seed=seed, progress=progress)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    synth_csv = output_dir / "adult_synthetic.csv"
+    release, private_dir = output_dir / "release", output_dir / "not-for-release"
+    release.mkdir(parents=True, exist_ok=True)
+    private_dir.mkdir(parents=True, exist_ok=True)
+    synth_csv, sch_path, report = release / "adult_synthetic.csv", release / "schema.yaml", private_dir / "report.html"
     write_table(res.table, synth_csv)
-    res.model.save(output_dir / "model.zip")
-    res.schema.save(output_dir / "schema.yaml")
+    res.model.save(release / "model.zip")
+    res.schema.save(sch_path)
     print_ledger(res.accountant.to_dict(), out)
-    sch_path = output_dir / "schema.yaml"
-    _evaluate(src, synth_csv, sch_path, 3, output_dir / "report.html", None, ledger=res.accountant.to_dict(),
+    _evaluate(src, synth_csv, sch_path, 3, report, None, ledger=res.accountant.to_dict(),
               title=f"privsample demo: {method} on UCI Adult at ε={epsilon:g}, δ={delta:g}")
-    err.print(f"demo finished in {time.perf_counter() - t0:.1f}s: {synth_csv}, {output_dir / 'report.html'}, "
-              f"{output_dir / 'model.zip'}")
+    what = "what may be published" if seed is None else "seeded noise: NOT private, not for publication"
+    err.print(f"demo finished. The release ({what}: synthetic CSV, model, schema) is in {release}/; the "
+              f"evaluation report {report} contains non-private statistics of the real data: do not release it.",
+              highlight=False)
 
 
 # -- private sampling on the Boolean cube (seeds 000/001) ------------------------------------------

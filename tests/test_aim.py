@@ -13,7 +13,7 @@ from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import pgm
 from privsample.synth.aim import AIM
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_marginal
-from tests.test_mst import toy_engine
+from tests.test_mst import assert_no_timings_saved, toy_engine
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +43,12 @@ def test_aim_learns_the_chain(fitted):
     for cl in [("a", "b"), ("b", "c")]:
         x, y = eng.marginal(cl), syn.marginal(cl)
         assert np.abs(x / x.sum() - y / y.sum()).sum() < 0.15
+
+
+def test_saved_aim_model_has_no_timings(fitted, tmp_path):
+    _, _, model = fitted
+    assert {"seconds", "estimate_seconds"} <= set(model.timings)  # benchmarks/aim_adult.py
+    assert_no_timings_saved(model, tmp_path)
 
 
 def test_candidate_weights_follow_the_reference():

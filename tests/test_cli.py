@@ -258,8 +258,31 @@ def test_evaluate_and_report(data, tmp_path, capsys):
     out = tmp_path / "s.csv"
     assert run(["synth", csv, "-o", out, "--epsilon", 2, "--schema", sch, *FAST], capsys)[0] == 0
     rep = tmp_path / "r.html"
-    code, _ = run(["evaluate", csv, out, "--schema", sch, "--report", rep], capsys)
+    code, text = run(["evaluate", csv, out, "--schema", sch, "--report", rep], capsys)
     assert code == 0 and rep.exists() and "<html" in rep.read_text().lower()
+    # exact statistics of the real table: evaluate says so on stderr, the report at the top of its page
+    assert "Contains non-private statistics of the real data — do not release" in " ".join(text.split())
+    page = rep.read_text()
+    banner = page.index("Contains non-private statistics of the real data \u2014 do not release")
+    assert banner < page.index("<h1>")
+
+
+def test_demo_writes_the_report_apart_from_the_release(data, tmp_path, capsys, monkeypatch):
+    """demo: synthetic CSV, model and schema in release/, the (non-private) report in not-for-release/."""
+    import privsample.datasets
+
+    csv, _ = data
+    monkeypatch.setattr(privsample.datasets, "demo_path", lambda: csv)
+    outdir = tmp_path / "demo"
+    code, text = run(["demo", "-o", outdir, "--method", "mst", "--epsilon", 5, "--seed", 0], capsys)
+    assert code == 0, text
+    assert {p.name for p in outdir.iterdir()} == {"release", "not-for-release"}
+    assert {p.name for p in (outdir / "release").iterdir()} == {"adult_synthetic.csv", "model.zip", "schema.yaml"}
+    assert {p.name for p in (outdir / "not-for-release").iterdir()} == {"report.html"}
+    assert "Contains non-private statistics" in (outdir / "not-for-release" / "report.html").read_text()
+    flat = " ".join(text.split())
+    assert f"is in {outdir / 'release'}/" in flat and "report.html contains non-private statistics" in flat
+    assert "do not release it" in flat
 
 
 def test_sample_bad_model(tmp_path, capsys):

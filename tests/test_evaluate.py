@@ -12,7 +12,7 @@ from mbi import Domain
 
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
-from privsample.evaluate.report import write_report
+from privsample.evaluate.report import NON_PRIVATE_NOTICE, write_report
 from privsample.evaluate.workload import (all_cliques, marginal_counts, marginal_error, summary, workload_error,
                                           workload_errors)
 from privsample.marginals import NumpyEngine
@@ -167,6 +167,9 @@ def test_report_private_ledger_has_no_banner(tmp_path, small_pair):
     write_report(out, real, synth, title="ok", ledger=ledger)
     page = out.read_text()
     assert "NOT PRIVATE" not in page and "Privacy ledger" in page
+    # a private release's report still holds exact statistics of the real data: the banner opens every page
+    assert page.index("<body><div class='banner real' role='alert'>" + NON_PRIVATE_NOTICE) < page.index("<h1>")
+    assert NON_PRIVATE_NOTICE == "Contains non-private statistics of the real data \u2014 do not release"
 
 
 def test_report_failure_leaves_no_file(tmp_path, small_pair, monkeypatch):

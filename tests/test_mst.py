@@ -95,6 +95,57 @@ def test_decompress_is_uniform_within_preimage():
     np.testing.assert_allclose(np.bincount(out, minlength=5)[[1, 2, 4]] / 30000, 1 / 3, atol=0.02)
 
 
+TIMING_WORDS = ("second", "timing", "time", "clock", "wall", "elapsed", "duration")
+
+
+def saved_keys(model, path) -> set[str]:
+    """Every key anywhere in the saved model.json, and the names of the saved arrays."""
+    import io
+    import json
+    import zipfile
+
+    model.save(path)
+    with zipfile.ZipFile(path) as zf:
+        meta = json.loads(zf.read("model.json"))
+        with np.load(io.BytesIO(zf.read("arrays.npz")), allow_pickle=False) as npz:
+            names = set(npz.files)
+    keys: set[str] = set()
+
+    def walk(o):
+        if isinstance(o, dict):
+            keys.update(map(str, o))
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(meta)
+    return keys | names
+
+
+def assert_no_timings_saved(model, tmp_path):
+    """Wall-clock timings of the phases that read the data are a side channel: kept in memory for the
+    benchmarks (``model.timings``) but never in the saved model (JSON keys, array names, ledger, schema)."""
+    assert model.timings and all(isinstance(v, (float, dict)) for v in model.timings.values())
+    keys = saved_keys(model, tmp_path / "timed.zip")
+    assert not {k for k in keys if any(w in k.lower() for w in TIMING_WORDS)}, keys
+    # a model whose info still holds timings (an older version's) does not write them either
+    model.info.update(seconds=1.5, estimate_seconds=0.5, phase_seconds={"selection": 0.1}, timings={"x": 1.0})
+    try:
+        keys = saved_keys(model, tmp_path / "old.zip")
+    finally:
+        for k in ("seconds", "estimate_seconds", "phase_seconds", "timings"):
+            model.info.pop(k, None)
+    assert not {k for k in keys if any(w in k.lower() for w in TIMING_WORDS)}, keys
+
+
+def test_saved_mst_model_has_no_timings(fitted, tmp_path):
+    _, _, model = fitted
+    assert set(model.timings) == {"measure_1way", "select", "measure_2way", "estimate"}  # benchmarks/mst_adult.py
+    assert_no_timings_saved(model, tmp_path)
+
+
 @pytest.mark.parametrize("suffix", ["", ".zip"])
 def test_save_load_gives_same_model(fitted, tmp_path, suffix):
     eng, _, model = fitted

@@ -250,6 +250,23 @@ def test_dp_spends_exactly_its_budget(dp_fit):
         assert model.info["rounds"][-1]["final"]
 
 
+def test_annealed_rounds_get_their_share_of_what_the_fit_was_given():
+    """With a spend before the fit (private schema discovery), rho = what remains is the fit's budget: the
+    rounds share 0.9 rho (init takes 0.1 rho), and the earlier spend is not subtracted a second time."""
+    acc = Accountant.from_epsilon_delta(2.0, 1e-9)
+    acc.spend(0.1 * acc.rho_total, "discover/schema", mechanism="test")  # e.g. private schema discovery
+    rho = acc.remaining
+    synth = PPSyn(workload_k=2, rounds=6, iters=100, max_model_size=1.0)
+    model = synth.fit(chain_engine(n=2000), acc, SeededNoise(0, quiet=True))
+    exact_spend(acc)
+    T, alpha = model.params["T"], model.params["alpha"]
+    regular = [r["rho_m"] for r in model.info["rounds"] if not r["final"]]
+    assert regular, "no regular round to check"
+    assert regular[0] == pytest.approx(alpha * 0.9 * rho / T, rel=1e-9)  # was alpha (0.9 rho - 0.1 rho_total) / T
+    sel = [e.rho for e in acc.ledger if e.label.startswith("ppsyn/select/")]
+    assert sel[0] == pytest.approx((1 - alpha) * 0.9 * rho / T, rel=1e-9)
+
+
 def test_dp_model_saves_and_loads(dp_fit, tmp_path):
     from privsample.synth.model import SynthModel
 
@@ -257,6 +274,16 @@ def test_dp_model_saves_and_loads(dp_fit, tmp_path):
     back = SynthModel.load(model.save(tmp_path / "ppsyn.zip"))
     assert back.mechanism == "ppsyn" and back.params["mode"] == "dp" and back.info["rounds"] == model.info["rounds"]
     assert sum(back.sample(50, np.random.default_rng(0))["a"] >= 0) == 50
+
+
+def test_saved_dp_model_has_no_timings(dp_fit, tmp_path):
+    from tests.test_mst import assert_no_timings_saved
+
+    _, _, model, _, _, schedule = dp_fit
+    assert {"seconds", "estimate_seconds", "phase_seconds"} <= set(model.timings)  # benchmarks/ppsyn_*.py
+    if schedule == "annealed":
+        assert model.timings["phase_seconds"]
+    assert_no_timings_saved(model, tmp_path)
 
 
 def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):

@@ -191,15 +191,55 @@ def test_exponential_mechanism_distribution(noise, n):
     assert chi2 < 25.0, (counts / n, p)  # df=3: P(chi2 > 25) ~ 1.6e-5
 
 
-def test_exponential_mechanism_ratio_on_neighbours_is_bounded():
-    """Scores of sensitivity 1 on neighbouring datasets: every output's probability ratio <= e^eps."""
-    rng = np.random.default_rng(0)
-    eps = 0.7
-    for _ in range(200):
-        q = rng.normal(0, 5, size=6)
-        q2 = q + rng.uniform(-1, 1, size=6)
-        ratio = _em_probs(q, eps, 1.0) / _em_probs(q2, eps, 1.0)
-        assert ratio.max() <= math.exp(eps) + 1e-12
+# Neighbouring quality vectors of sensitivity 1 that (nearly) attain the exponential mechanism's bound: on D every
+# candidate scores 0; on D' candidate 0 gains 1 and the K - 1 others lose 1. Then P'(0) / P(0) = K e^eps /
+# (e^eps + K - 1) (log 1.72 for eps = 2, K = 20), and a mechanism with half the noise scale gives log 2.70 > eps.
+EM_K, EM_RHO = 20, 0.5  # epsilon = sqrt(8 rho) = 2
+EM_Q = np.zeros(EM_K)
+EM_Q2 = np.r_[1.0, -np.ones(EM_K - 1)]
+
+
+def _em_frequencies(noise, scores, n):
+    """Selection counts of privsample's exponential mechanism (``exponential_select``: accountant, epsilon from
+    rho, the noise source's Gumbel noisy max) over n runs."""
+    acc = Accountant(EM_RHO * (n + 1))
+    return np.bincount([exponential_select(acc, noise, scores, EM_RHO, "em") for _ in range(n)], minlength=EM_K)
+
+
+def _em_worst_log_ratio(noise, n, z=5.0):
+    """max over outputs i and both directions of |log P(i) - log P'(i)| minus z standard errors (delta method,
+    sqrt(1/c + 1/c')), and the largest estimated log-ratio; eps-DP needs the first to be <= eps."""
+    c, c2 = _em_frequencies(noise, EM_Q, n), _em_frequencies(noise, EM_Q2, n)
+    assert c.min() > 0 and c2.min() > 0, (c, c2)
+    lr = np.abs(np.log(c / n) - np.log(c2 / n))
+    se = np.sqrt(1 / c + 1 / c2)
+    return float((lr - z * se).max()), float(lr.max())
+
+
+@pytest.mark.parametrize("noise,n", [(SeededNoise(4, quiet=True), 20_000), (SecureNoise(), 4_000)])
+def test_exponential_mechanism_ratio_on_neighbours_is_bounded(noise, n):
+    """privsample's exponential mechanism on neighbouring quality vectors (sensitivity 1): the empirical
+    log-ratio of every output's frequency stays within eps (plus five standard errors), and the case is
+    nearly tight (so the check has power: see the next test)."""
+    eps = math.sqrt(8 * EM_RHO)
+    lower, worst = _em_worst_log_ratio(noise, n)
+    assert lower <= eps, (lower, worst, eps)
+    exact = math.log(EM_K * math.exp(eps) / (math.exp(eps) + EM_K - 1))
+    assert abs(worst - exact) < 0.45, (worst, exact)  # about the theoretical ratio (6 SE for n = 4000), near eps
+
+
+@pytest.mark.parametrize("broken", ["epsilon", "scale"])
+def test_exponential_mechanism_check_catches_a_wrong_scale(monkeypatch, broken):
+    """The same check fails for a mechanism whose noise is half as large as it should be, whether the
+    epsilon conversion or the noise source's scale is off by a factor of 2."""
+    noise = SeededNoise(5, quiet=True)
+    if broken == "epsilon":
+        monkeypatch.setattr(mech, "epsilon_for_rho", lambda rho: 2 * math.sqrt(8 * rho))
+    else:
+        real = noise.exponential
+        monkeypatch.setattr(noise, "exponential", lambda scores, eps, sens: real(scores, eps, sens / 2))
+    lower, worst = _em_worst_log_ratio(noise, 20_000)
+    assert lower > math.sqrt(8 * EM_RHO), (lower, worst)
 
 
 def test_exponential_zcdp_cost_matches_opendp():

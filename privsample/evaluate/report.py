@@ -4,8 +4,11 @@ Plots are PNGs (matplotlib's Agg renderer through ``matplotlib.figure.Figure``, 
 global backend change) embedded as base64, so the page has no external resources. The page is built
 in memory and written atomically (``privsample.io.atomic_write_text``): a failure leaves no file.
 
-Like ``privsample.evaluate.workload`` this reads the real data without privacy: the report itself
-is NOT differentially private and must not be published as if it were.
+Like ``privsample.evaluate.workload`` this reads the real data without privacy: the report holds exact
+statistics of the real table (record count, marginals, errors) next to the release's ledger, so it is NOT
+differentially private and must not be published. Every page opens with a banner saying so
+(``NON_PRIVATE_NOTICE``); keep reports apart from the release (``privsample demo`` writes its report to
+``not-for-release/``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from privsample.evaluate.workload import all_cliques, summary, workload_errors
 from privsample.io import atomic_write_text
 from privsample.marginals import Clique, MarginalEngine
 
-__all__ = ["write_report", "build_report_html"]
+__all__ = ["write_report", "build_report_html", "NON_PRIVATE_NOTICE"]
+
+NON_PRIVATE_NOTICE = "Contains non-private statistics of the real data \u2014 do not release"
 
 N_WORST_1WAY = 6
 N_WORST_2WAY = 3
@@ -40,6 +45,7 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.92em} th,td{border:1px s
 text-align:left;vertical-align:top} th{background:#f3f3f3} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .banner{background:#c00;color:#fff;font-size:2em;font-weight:bold;text-align:center;padding:.6em;margin:1em 0;
 border-radius:6px} .banner small{display:block;font-size:.45em;font-weight:normal}
+.banner.real{background:#222;border:6px solid #c00;font-size:1.6em}
 .note{color:#555;font-size:.9em} img{max-width:100%;height:auto;border:1px solid #eee}
 """
 
@@ -249,7 +255,12 @@ def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine,
                      len(errs) if len(errs) == n_total else f"{len(errs)} of {n_total} (uniform sample)"))
 
     p: list[str] = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-                    f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>", f"<h1>{_esc(title)}</h1>"]
+                    f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+                    f"<div class='banner real' role='alert'>{_esc(NON_PRIVATE_NOTICE)}<small>Every table and plot "
+                    "below is computed exactly from the real table, without noise, beside the release's privacy "
+                    "ledger. Keep this report with the data owner; publish only the synthetic data, the model and "
+                    "the schema.</small></div>",
+                    f"<h1>{_esc(title)}</h1>"]
     not_private = ledger is not None and (ledger.get("summary") or {}).get("private") is False
     if not_private:
         p.append("<div class='banner'>NOT PRIVATE<small>This run used seeded (non-secure) noise: the synthetic "
@@ -285,7 +296,8 @@ def write_report(path: str | Path, real_engine: MarginalEngine, synth_engine: Ma
                  rng: np.random.Generator | int | None = 0) -> Path:
     """Write a self-contained HTML report comparing ``synth_engine`` with ``real_engine``.
 
-    Sections: a red "NOT PRIVATE" banner when ``ledger["summary"]["private"]`` is False; run
+    Sections: a banner ``NON_PRIVATE_NOTICE`` at the top (always: the page holds exact statistics of the
+    real data); a red "NOT PRIVATE" banner when ``ledger["summary"]["private"]`` is False; run
     details (``extra``, a mapping); the mean/median/max L1 workload error per k in ``ks`` (k >= 3
     on at most ``max_cliques`` cliques sampled with ``rng``); bar charts (real vs synthetic) of the
     6 worst 1-way marginals; side-by-side heatmaps of the 3 worst 2-way marginals; a heatmap of the

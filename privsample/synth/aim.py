@@ -153,8 +153,8 @@ class AIM(WorkloadSynthesizer):
                 rho_sel *= 4  # eps_r *= 2
             if t > 100 * T:  # safety net; never reached with the annealing schedule above
                 break
-        info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
-                "estimate_seconds": est_seconds, "cache_clears": cache_clears,
+        timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": est_seconds}  # not saved
+        info = {"rounds": log, "estimated_total": total, "cache_clears": cache_clears,
                 "model_size_mb": model_size_mb(domain, model.cliques),
                 "workload_size": len(workload), "T": T}
         return SynthModel(mechanism="aim", domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
@@ -162,5 +162,5 @@ class AIM(WorkloadSynthesizer):
                           params={"max_model_size": self.max_model_size, "T": T, "alpha": self.alpha,
                                   "round_iters": self.round_iters, "final_iters": self.final_iters,
                                   "workload_k": self.workload_k, "max_cells": self.max_cells},
-                          info=info)
+                          info=info, timings=timings)
 

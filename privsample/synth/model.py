@@ -4,6 +4,10 @@ Saved as a directory (or ``.zip``) holding ``model.json`` (schema, domain, mecha
 ledger, library version) and ``arrays.npz`` (log-potentials, compression maps). Never pickled:
 ``np.load(..., allow_pickle=False)``. Sampling from a loaded model is post-processing: it costs no
 privacy budget and draws from the same distribution as the original.
+
+Everything saved is a function of the noisy measurements, the public schema and the parameters. Wall-clock
+timings of a fit are not: how long the phases that read the data take depends on the data (a timing side
+channel). They live in ``SynthModel.timings`` (in memory, for benchmarks) and are never written.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from privsample.io import atomic_path
 from privsample.synth import pgm
 
 FORMAT = "privsample-model/1"
+# Timing keys that older versions kept in ``info``: dropped on save, so re-saving such a model does not publish them.
+TIMING_KEYS = frozenset({"seconds", "estimate_seconds", "phase_seconds", "timings"})
 
 
 def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -48,7 +54,9 @@ class SynthModel:
     schema: Schema | None = None
     compression: dict[str, np.ndarray] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)   # public run facts (measured cliques, timings)
+    info: dict[str, Any] = field(default_factory=dict)   # public run facts (measured cliques, rounds); saved
+    # wall-clock seconds of the fit's phases: in memory only (benchmarks), never saved (a side channel on the data)
+    timings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # -- sampling (no privacy cost) ---------------------------------------------------------
     @property
@@ -93,7 +101,8 @@ class SynthModel:
         meta = {"format": FORMAT, "privsample_version": __version__, "mbi_version": pgm.mbi.__version__
                 if hasattr(pgm.mbi, "__version__") else "2.0", "mechanism": self.mechanism,
                 "private": self.private, "domain": self.domain, "schema": self.schema.to_dict() if self.schema else None,
-                "model": mmeta, "compression": comp, "params": self.params, "info": self.info, "ledger": self.ledger}
+                "model": mmeta, "compression": comp, "params": self.params,
+                "info": {k: v for k, v in self.info.items() if k not in TIMING_KEYS}, "ledger": self.ledger}
         return meta, arrays
 
     def save(self, path: str | Path) -> Path:

@@ -211,8 +211,8 @@ class MST(Synthesizer):
                                                          message="Private-PGM"))
         timings["estimate"] = time.perf_counter() - t3
         info: dict[str, Any] = {"tree": [list(e) for e in tree], "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
-                                "estimated_total": total, "timings": timings}
+                                "estimated_total": total}
         return SynthModel(mechanism="mst", domain={a: int(sizes[a]) for a in attrs}, model=model,
                           ledger=accountant.to_dict(), schema=schema, compression=mapping,
                           params={"iters": self.iters, "tol": self.tol, "select_fit": self.select_fit, "sigma_1way": one_way[attrs[0]][1]},
-                          info=info)
+                          info=info, timings=timings)  # timings: in memory only, never saved

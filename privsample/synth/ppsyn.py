@@ -463,7 +463,8 @@ class PPSyn(WorkloadSynthesizer):
         attrs = list(domain.attributes)
         d = len(attrs)
         self.check_size(domain)
-        rho = accountant.remaining
+        rho = accountant.remaining  # this fit's budget: what is left after, e.g., private schema discovery
+        spent_before = accountant.spent
         if rho <= 0:
             raise BudgetExceeded("no privacy budget left for PPSyn")
         unsafe = self.mode == "paper"
@@ -497,7 +498,8 @@ class PPSyn(WorkloadSynthesizer):
         model = pgm.estimate(domain, measurements, known_total=total, iters=self.init_iters)
 
         state = dict(engine=engine, accountant=accountant, spender=spender, progress=progress, domain=domain,
-                     candidates=candidates, measurements=measurements, total=total, T=T, rho=rho)
+                     candidates=candidates, measurements=measurements, total=total, T=T, rho=rho,
+                     spent_before=spent_before)
         runner = self._rounds_paper if unsafe else (self._rounds_annealed if annealed else self._rounds_dp)
         model, log = runner(model, **state)
 
@@ -510,13 +512,15 @@ class PPSyn(WorkloadSynthesizer):
         if unsafe:
             params["unsafe"] = True
             params["warning"] = PAPER_NOTE
-        info = {"rounds": log, "estimated_total": total, "seconds": time.perf_counter() - t_start,
-                "estimate_seconds": self._estimate_seconds, "phase_seconds": getattr(self, "_phase_seconds", {}),
+        timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": self._estimate_seconds,
+                   "phase_seconds": getattr(self, "_phase_seconds", {})}  # in memory only, never saved
+        info = {"rounds": log, "estimated_total": total,
                 "model_size_mb": model_size_mb(domain, model.cliques),
                 "workload_size": len(workload), "candidates": len(candidates), "T": T}
         return SynthModel(mechanism="ppsyn-paper" if unsafe else "ppsyn",
                           domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
-                          ledger=accountant.to_dict(), schema=schema, params=params, info=info)
+                          ledger=accountant.to_dict(), schema=schema, params=params, info=info,
+                          timings=timings)
 
     # -- shared helpers --------------------------------------------------------------------------------
     def _candidates(self, domain, model, candidates):
@@ -551,10 +555,10 @@ class PPSyn(WorkloadSynthesizer):
 
     # -- PPSyn-DP, annealed schedule (the default) ------------------------------------------------------
     def _rounds_annealed(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                         total, T, rho):
+                         total, T, rho, spent_before):
         """AIM's budget schedule; the EM picks a (clique, partition) pair (module docstring, "annealed")."""
         weights = self._weights
-        clock = self._phase_seconds = {}  # wall time per phase (benchmarks/ppsyn_time.py), like info['seconds']
+        clock = self._phase_seconds = {}  # wall time per phase (benchmarks/ppsyn_time.py); SynthModel.timings
 
         @contextmanager
         def phase(name):
@@ -564,7 +568,10 @@ class PPSyn(WorkloadSynthesizer):
             finally:
                 clock[name] = clock.get(name, 0.0) + time.perf_counter() - t0
 
-        rho_round = (rho - accountant.spent) / T if accountant.spent < rho else 0.0
+        # the rounds share what this fit was given (rho) less what it spent on initialisation; the accountant's
+        # spend before the fit (spent_before: schema discovery) is already outside rho
+        spent = accountant.spent - spent_before
+        rho_round = (rho - spent) / T if spent < rho else 0.0
         rho_m, rho_sel = self.alpha * rho_round, (1 - self.alpha) * rho_round
         option_cache: dict = {}
         group_errors: dict = {}  # clique -> GroupErrors of its current options (public)
@@ -616,7 +623,7 @@ class PPSyn(WorkloadSynthesizer):
                 rho_m = accountant.remaining  # spend exactly what is left
             labels, parts, y, sigma = self._measure_partition(engine, spender, cl, opt.labels, opt.parts, rho_m, t)
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
-            model = self._refit(domain, model, measurements, total, final)  # timed in info["estimate_seconds"]
+            model = self._refit(domain, model, measurements, total, final)  # timed in SynthModel.timings
             self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
             if not final:
                 fitted = ModelMarginals(model)  # the next round's model marginals too
@@ -629,7 +636,7 @@ class PPSyn(WorkloadSynthesizer):
 
     # -- PPSyn-DP (note 4.3) -----------------------------------------------------------------------------
     def _rounds_dp(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                   total, T, rho):
+                   total, T, rho, spent_before):
         rho_sel, rho_c, rho_ref = 0.1 * rho / T, 0.05 * rho / T, 0.8 * rho / T
         log = []
         t = 0
@@ -676,7 +683,7 @@ class PPSyn(WorkloadSynthesizer):
 
     # -- the paper (note 4.1; NOT private) -------------------------------------------------------------
     def _rounds_paper(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                      total, T, rho):
+                      total, T, rho, spent_before):
         rho_exp = 0.1 * rho / T
         paths: dict[Clique, PartitionPath] = {}  # the paper's precomputation: paths of the true marginals
         log = []
