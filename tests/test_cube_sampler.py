@@ -16,7 +16,7 @@ from privsample.privacy import Accountant, SeededNoise
 from privsample.sampling import cube_bounds as cb
 from privsample.sampling.cube import BooleanCubeSampler, CertificationError, solver_margin
 from privsample.sampling.cube_solver import solve
-from privsample.sampling.walsh import draw_reduced_space, walsh_rmatvec, walsh_subsets, well_conditioned
+from privsample.sampling.walsh import draw_reduced_space, walsh_rmatvec, well_conditioned
 from privsample.synth import pgm
 
 P, D = 6, 2

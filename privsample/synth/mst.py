@@ -20,7 +20,6 @@ N-hat are computed from step 1's noisy output only. Estimation and sampling are 
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from typing import Any
 

@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from privsample.errors import InputError
-from privsample.synth import numpy_md, pgm
+from privsample.synth import numpy_md
 
 try:  # junction-tree sizes in C (built with the package; optional): the same numbers, much faster
     from privsample.synth import _graphcells as _native_cells
