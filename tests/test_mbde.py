@@ -487,7 +487,8 @@ def test_table_rule_clips_drops_and_never_refuses(monkeypatch):
     import privsample.sampling.mbde_release as mr
     from privsample.data.schema import Schema
 
-    sch = Schema.from_dict({"columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10},
+    sch = Schema.from_dict({"provenance": "user",
+                            "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10},
                                         {"name": "b", "type": "numeric", "lower": -1, "upper": 1}]})
     seen = []
 
