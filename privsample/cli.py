@@ -396,6 +396,9 @@ def demo(
               f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately with 10% of the budget")
     if method not in ("ppsyn", "aim", "mst"):
         raise PrivsampleError(f"demo --method must be ppsyn, aim or mst, not {method!r}")
+    from privsample.pipeline import RELEASE_RULE
+
+    err.print(f"note: {RELEASE_RULE}", highlight=False)
     with _RichProgress(err) as progress:
         res = synthesize(src, epsilon=epsilon, delta=delta, method=method, seed=seed, progress=progress)
     release, private_dir = output_dir / "release", output_dir / "not-for-release"
