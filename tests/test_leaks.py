@@ -1,0 +1,528 @@
+"""Leak test: a release command behaves the same on a table D and on a neighbour D′ up to its DP outputs.
+
+Every command that reads sensitive data runs on a small table D (made here from a fixed NumPy seed) and on a
+neighbour D′ that differs by one adversarial record: an outlier number, a missing value, an unseen category, a
+non-binary value in a 0/1 column, or a distinctive string ("ZEBRA-7741-LEAK") in a categorical or a numeric
+column. D′ adds the record for commands whose guarantee is for add/remove neighbours (``synth``, private
+``schema``) or for any two datasets (``mbde``); it replaces D's last record for those whose guarantee is for
+replace-one neighbours with n public (``cube sample``, ``draw``). The noise is secure (no ``--seed``). Checks:
+
+(a) the exit code is the same on D and D′ (and 0 on D, so that a release is exercised);
+(b) the added record's distinctive value appears nowhere in stdout, stderr, warnings or any file the command
+    wrote (the output table, every file of the saved model, the privately discovered schema);
+(c) with every number masked (DP outputs are numbers) and the public column names masked, the set of printed
+    lines is the same on D and D′, and so are the key paths of the saved model (keys compared, not values);
+(d) no line prints a count of the records a rule touched ("dropped 3 rows", "(17 bad rows)"): (c) cannot see
+    a count printed on D and D′ alike. λ* of ``cube sample`` is such a number: it has its own test.
+
+Why it is robust to the noise: the lines are compared as sets after masking numbers, public column names
+(lists of them collapse to one placeholder: the noisy selection picks different cliques), table borders,
+progress-bar glyphs and spacing; model keys that are column names are masked, list positions are merged,
+``nullable`` is ignored (private discovery declares a column nullable from a noisy count: a DP output), and a
+map keyed by column name counts the same empty or not (MST compresses the columns whose noisy one-way counts
+have small cells: an "(other)" cell holding only the added record is compressed or not by the noise). D is
+built so that private discovery is stable at the budgets used (clear types, large counts, heavy extremes), so
+that the same schema kinds come out on D and D′. ``synth`` runs without ``--quiet``: its progress lines are the
+ones that may carry messages about the data, so they are normalised rather than hidden. Warnings about library
+versions, and the JVM's one-time fork warning (Spark is started before the captured runs), are not compared.
+
+Release paths may print an unconditional notice about the per-record rule for out-of-domain values: it is the
+same on D and D′ and passes. Cost: about 20-40 s for the file on 2 cores, of which the Spark case (marked slow)
+takes 15-45 s depending on whether the JVM is cached.
+
+On the code before the fixes, these fail (test id: what they catch):
+- test_synth_neighbour[none-numpy-text-in-numeric], [private-numpy-text-in-numeric], test_synth_ppsyn_no_schema
+  (and [none|private-numpy-missing-number] unless the noisy schema says nullable): "encode: dropped 1 rows
+  outside the private schema" on D′ only, an exact count (c, d).
+- test_synth_neighbour[private-duckdb-*]: D passes but D′ stops, exit 2, "column 'income': value '987654' is
+  outside the schema bounds [19456, 81920] ... (1 bad row)" (a, b, c, d).
+- test_cube_does_not_release_lambda[binary], [schema]: "λ*=0.6" printed, "lam" in the ledger and the info.
+- one out-of-domain record turns a release into exit 2 naming the value or the row (a, b, c):
+  test_synth_neighbour[user-numpy-*], [user-duckdb-*] ("data row 401: value '987654' ...", "(1 bad row)"),
+  test_synth_spark_user_schema, test_draw_neighbour[kary-*] ("1 value(s) outside ... (e.g. 'ZEBRA-7741-LEAK')",
+  missing values refused), test_draw_neighbour[bernoulli-*], [product-*] ("not binary (e.g. value '97531')",
+  missing values refused), test_cube_neighbour[*] (not binary / missing refused; with a schema "data row 400:
+  value ..."), test_mbde_neighbour[text-in-numeric] ("column 'income' has non-numeric values").
+- test_draft_schema_refused[mbde], [cube]: an unreviewed draft schema (provenance draft-nonprivate) is accepted.
+- test_synth_empty_table[none-numpy], [user-numpy], [user-duckdb]: exit 2 "the table has no data rows" on the
+  header-only table, exit 0 on one record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import json
+import re
+import warnings
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from privsample.cli import main
+
+# -- the data -------------------------------------------------------------------------------------------------
+N = 400
+TOKEN = "ZEBRA-7741-LEAK"
+OUTLIER = 987654
+NONBINARY = 97531
+MAIN = ("color", "tier", "income", "fa", "fb")      # synth, draw, mbde
+BINARY = ("fa", "fb", "fc")                         # cube without a schema: every column 0/1
+CUBE = ("color", "fa", "fb")                        # cube with a schema
+ALL_COLUMNS = ("color", "tier", "income", "fa", "fb", "fc")
+TYPICAL = {"color": "red", "tier": "4", "income": "50000.5", "fa": "1", "fb": "0", "fc": "1"}
+
+# name -> (column, CSV text of the record's value there, its distinctive value or None)
+RECORDS = {
+    "outlier-number": ("income", str(OUTLIER), OUTLIER),
+    "missing-number": ("income", "", None),
+    "text-in-numeric": ("income", TOKEN, TOKEN),
+    "unseen-category": ("color", TOKEN, TOKEN),
+    "missing-category": ("color", "", None),
+    "non-binary": ("fa", str(NONBINARY), NONBINARY),
+}
+BINARY_RECORDS = {
+    "non-binary": ("fa", str(NONBINARY), NONBINARY),
+    "missing-binary": ("fa", "", None),
+    "text-in-binary": ("fa", TOKEN, TOKEN),
+}
+
+USER_SCHEMA = {"provenance": "user", "columns": [
+    {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
+    {"name": "tier", "type": "numeric", "lower": 0, "upper": 9, "bins": 10, "integer": True},
+    {"name": "income", "type": "numeric", "lower": 0, "upper": 100000, "bins": 10},
+    {"name": "fa", "type": "categorical", "categories": ["0", "1"]},
+    {"name": "fb", "type": "numeric", "lower": 0, "upper": 1, "bins": 2, "integer": True}]}
+CUBE_SCHEMA = {"provenance": "user", "columns": [
+    {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
+    {"name": "fa", "type": "categorical", "categories": ["0", "1"]},
+    {"name": "fb", "type": "categorical", "categories": ["0", "1"]}]}
+
+
+@functools.lru_cache(maxsize=1)
+def base_rows() -> tuple[dict[str, str], ...]:
+    """D: N records from a fixed seed. Clear types and large counts, so that private discovery is stable;
+    income has more than 20 distinct values (a non-private draft calls it numeric) and 15% of the records at
+    each extreme, so that privately discovered bounds cover every value of D."""
+    rng = np.random.default_rng(20240607)
+    color = rng.choice(["red", "green", "blue"], N)
+    tier = rng.integers(0, 10, N)
+    income = rng.integers(21, 80, N) * 1000 + 0.5
+    ends = rng.permutation(N)
+    income[ends[:60]], income[ends[60:120]] = 20000.5, 80000.5
+    bits = rng.integers(0, 2, (N, 3))
+    return tuple({"color": str(color[i]), "tier": str(tier[i]), "income": f"{income[i]:.1f}",
+                  "fa": str(bits[i, 0]), "fb": str(bits[i, 1]), "fc": str(bits[i, 2])} for i in range(N))
+
+
+def write_table(path: Path, columns, record: tuple[str, str, object] | None = None, how: str = "add",
+                rows=None) -> None:
+    rows = list(base_rows() if rows is None else rows)
+    if record is not None:
+        extra = dict(TYPICAL, **{record[0]: record[1]})
+        rows = rows + [extra] if how == "add" else rows[:-1] + [extra]
+    lines = [",".join(columns)] + [",".join(r[c] for c in columns) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+# -- running a command in-process -----------------------------------------------------------------------------
+# Warnings about library versions are not about the data (and some fire only on the first import).
+_VERSION_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning, ResourceWarning)
+
+
+def cli(argv) -> tuple[int, str]:
+    """(exit code, stdout + stderr + warnings) of ``privsample ARGV`` run in-process."""
+    out, err = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        warnings.simplefilter("always")
+        try:
+            main([str(a) for a in argv])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    warned = "".join(f"{w.category.__name__}: {w.message}\n" for w in caught
+                     if not issubclass(w.category, _VERSION_WARNINGS))
+    return code, out.getvalue() + err.getvalue() + warned
+
+
+@dataclass
+class Outcome:
+    code: int
+    text: str
+    root: Path  # the run's directory: its input data.csv and everything the commands wrote
+
+
+Chain = Callable[[Path], list]  # run directory -> the argv lists to run in order (stop at the first failure)
+
+
+def release(root: Path, chain: Chain) -> Outcome:
+    code, texts = 0, []
+    for argv in chain(root):
+        code, text = cli(argv)
+        texts.append(text)
+        if code:
+            break
+    return Outcome(code, "".join(texts), root)
+
+
+# -- what is compared -----------------------------------------------------------------------------------------
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_GLYPHS = re.compile(r"[\u2500-\u259f\u2026]+")  # box drawing, progress bars, block elements, ellipsis
+_NUMBER = re.compile(r"[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?")
+_COLUMN = re.compile(r"\b(?:" + "|".join(sorted(ALL_COLUMNS, key=len, reverse=True)) + r")\b")
+_COLUMNS = re.compile(r"<col>(?:\s*[,–\-]\s*<col>|\s+<col>)*")
+
+
+def masked_lines(o: Outcome) -> set[str]:
+    """The printed lines with the run directory, public column names, numbers and layout masked."""
+    text = _ANSI.sub("", o.text).replace(str(o.root), "<DIR>")
+    text = _COLUMNS.sub("<cols>", _COLUMN.sub("<col>", text))
+    text = _NUMBER.sub("#", text)
+    text = re.sub(r"#\s*–\s*#", "#", text)  # a range of noise scales vs a single one
+    text = _GLYPHS.sub(" ", text)
+    return {" ".join(line.split()) for line in text.splitlines() if line.strip()}
+
+
+NOISY_KEYS = {"nullable"}  # present or not by a noisy count in private discovery
+# Maps keyed by column name hold the columns a noisy step chose (e.g. the columns MST compresses because their
+# noisy one-way counts have small cells): such a map gives the path "<map>.<col>" whether it is empty or not.
+# Arrays named after such a map's entries are left out for the same reason.
+NOISY_ARRAYS = re.compile(r"compression_#")
+
+
+def _key_paths(obj, prefix: str, out: set[str]) -> None:
+    if isinstance(obj, dict):
+        if all(k in ALL_COLUMNS for k in obj):  # a column map (or an empty dict)
+            out.add(f"{prefix}.<col>")
+            for v in obj.values():
+                _key_paths(v, f"{prefix}.<col>", out)
+            return
+        for k, v in obj.items():
+            key = "<col>" if k in ALL_COLUMNS else _NUMBER.sub("#", str(k))
+            if key in NOISY_KEYS:
+                continue
+            out.add(f"{prefix}.{key}")
+            _key_paths(v, f"{prefix}.{key}", out)
+    elif isinstance(obj, list):
+        for v in obj:
+            _key_paths(v, prefix + "[]", out)
+
+
+def model_keys(o: Outcome) -> set[str] | None:
+    """Key paths of every JSON/YAML file of the saved model and the names of its arrays (digits masked)."""
+    model = o.root / "model"
+    if not model.exists():
+        return None
+    keys: set[str] = set()
+    for p in sorted(model.rglob("*")):
+        if p.suffix == ".json":
+            _key_paths(json.loads(p.read_text()), p.name, keys)
+        elif p.suffix in (".yaml", ".yml"):
+            _key_paths(yaml.safe_load(p.read_text()), p.name, keys)
+        elif p.suffix == ".npz":
+            with np.load(p, allow_pickle=False) as z:
+                names = {_NUMBER.sub("#", k) for k in z.files}
+                keys |= {f"{p.name}:{k}" for k in names if not NOISY_ARRAYS.fullmatch(k)}
+        elif p.is_file():
+            keys.add(_NUMBER.sub("#", p.name))
+    return keys
+
+
+def _blobs(root: Path):
+    """(where, bytes) of every file written under root (zip members unpacked), without the input table."""
+    for p in sorted(root.rglob("*")):
+        if not p.is_file() or p.name == "data.csv":
+            continue
+        data = p.read_bytes()
+        yield str(p.relative_to(root)), data
+        if zipfile.is_zipfile(p):
+            with zipfile.ZipFile(p) as z:
+                for name in z.namelist():
+                    yield f"{p.relative_to(root)}:{name}", z.read(name)
+
+
+def _number_pattern(x: int) -> re.Pattern:
+    mantissa = str(x)[0] + r"\." + str(x)[1:]
+    return re.compile(rf"(?<![\d.]){x}(?:\.0*)?(?!\d)|(?<![\d.]){mantissa}0*[eE]\+?0*{len(str(x)) - 1}(?!\d)")
+
+
+def leaks(o: Outcome, needle) -> list[str]:
+    """Where the distinctive value shows: in the printed text, or in any file the commands wrote."""
+    found = []
+    if isinstance(needle, str):
+        low = needle.lower()
+        encoded = [low.encode(enc) for enc in ("utf-8", "utf-16-le", "utf-32-le")]  # NumPy strings are UTF-32
+        if low in o.text.lower():
+            found.append("the printed text")
+        found += [where for where, data in _blobs(o.root) if any(e in data.lower() for e in encoded)]
+        return found
+    pattern = _number_pattern(int(needle))
+    if pattern.search(o.text):
+        found.append("the printed text")
+    for where, data in _blobs(o.root):
+        if pattern.search(data.decode("utf-8", errors="ignore")):
+            found.append(where)
+        if where.endswith(".npy"):
+            arr = np.load(io.BytesIO(data), allow_pickle=False)
+            if arr.dtype.kind in "iuf" and np.any(arr == needle):
+                found.append(where + " (array value)")
+    return found
+
+
+# A count of the records a rule touched ("dropped 3 rows", "(17 bad rows)", "2 values outside ..."): masking
+# numbers in (c) cannot see such a count when it is printed on D and D′ alike, so it is looked for by its words.
+_AFFECTED = re.compile(
+    r"\b(?:dropped|skipped|removed|clipped|mapped|replaced|ignored|coerced|excluded|repaired)\s+[\d,]+\b"
+    r"|\b[\d,]+\s+(?:bad|invalid|unknown|missing|dropped|skipped|clipped|mapped|out-of-range|non-numeric|"
+    r"non-binary|unencodable)\s+(?:rows?|records?|values?|cells?)\b"
+    r"|\b[\d,]+\s+(?:rows?|records?|values?)(?:\(s\))?\s+(?:outside|not|with|had|have|has|are|were|that)\b",
+    re.IGNORECASE)
+
+
+def check_neighbours(d: Outcome, dp: Outcome, needle) -> None:
+    """(a), (b), (c) for D and its neighbour D′, and (d) no count of affected records; all problems together."""
+    problems = []
+    for name, o in (("D", d), ("D′", dp)):
+        counts = sorted({m.group(0) for m in _AFFECTED.finditer(o.text)})
+        if counts:
+            problems.append(f"(d) a count of affected records is printed on {name}: {counts}")
+    if d.code != 0:
+        problems.append(f"the release fails on the clean table D (exit {d.code}):\n{d.text}")
+    if dp.code != d.code:
+        problems.append(f"(a) exit code {d.code} on D but {dp.code} on D′")
+    if needle is not None:
+        where = leaks(dp, needle)
+        if where:
+            problems.append(f"(b) the added record's value {needle!r} shows in: {', '.join(where)}")
+    ld, ldp = masked_lines(d), masked_lines(dp)
+    if ld != ldp:
+        problems.append(f"(c) printed lines differ beyond DP outputs; only on D: {sorted(ld - ldp)}; "
+                        f"only on D′: {sorted(ldp - ld)}")
+    kd, kdp = model_keys(d), model_keys(dp)
+    if kd != kdp:
+        problems.append(f"(c) saved model keys differ; only on D: {sorted((kd or set()) - (kdp or set()))}; "
+                        f"only on D′: {sorted((kdp or set()) - (kd or set()))}")
+    assert not problems, "\n".join(problems) + f"\n--- D′ output ---\n{dp.text}"
+
+
+# -- the lab: public files, D once per command, D′ per record -------------------------------------------------
+class Lab:
+    def __init__(self, root: Path):
+        self.root = root
+        self.public = root / "public"
+        self.public.mkdir()
+        self.user_schema = self.public / "user.yaml"
+        self.user_schema.write_text(yaml.safe_dump(USER_SCHEMA, sort_keys=False))
+        self.cube_schema = self.public / "cube.yaml"
+        self.cube_schema.write_text(yaml.safe_dump(CUBE_SCHEMA, sort_keys=False))
+        self._baselines: dict[str, Outcome] = {}
+        self._count = 0
+
+    def run(self, chain: Chain, columns, record=None, how: str = "add", rows=None) -> Outcome:
+        self._count += 1
+        root = self.root / f"run{self._count}"
+        root.mkdir()
+        write_table(root / "data.csv", columns, record, how, rows)
+        return release(root, chain)
+
+    def baseline(self, key: str, chain: Chain, columns) -> Outcome:
+        """The release on D (computed once per command and reused against every neighbour)."""
+        if key not in self._baselines:
+            self._baselines[key] = self.run(chain, columns)
+        return self._baselines[key]
+
+    def neighbours(self, key: str, chain: Chain, columns, record, how: str) -> None:
+        d = self.baseline(key, chain, columns)
+        dp = self.run(chain, columns, record, how)
+        check_neighbours(d, dp, record[2])
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    with warnings.catch_warnings():  # first imports outside the captured runs (some print once)
+        warnings.simplefilter("ignore")
+        import privsample.marginals.duckdb_engine
+        import privsample.sampling.cube_pipeline
+        import privsample.sampling.mbde_release
+        import privsample.synth  # noqa: F401
+    return Lab(tmp_path_factory.mktemp("leaks"))
+
+
+@pytest.fixture(autouse=True)
+def _plain_console(monkeypatch):
+    """Wide, plain console output, so that line wrapping never depends on the width of a number."""
+    monkeypatch.setenv("COLUMNS", "1000")
+    for var in ("FORCE_COLOR", "TTY_INTERACTIVE", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+# -- synth ----------------------------------------------------------------------------------------------------
+def synth_chain(mode: str, engine: str, method: str = "mst", lab: Lab | None = None) -> Chain:
+    def chain(d: Path) -> list:
+        argv = ["synth", d / "data.csv", "-o", d / "out.csv", "--epsilon", 20, "--method", method, "--iters", 30,
+                "--engine", engine, "--save-model", d / "model"]
+        if mode == "user":
+            return [argv + ["--schema", lab.user_schema]]
+        if mode == "private":
+            return [["schema", d / "data.csv", "-o", d / "schema.yaml", "--private-epsilon", 8],
+                    argv + ["--schema", d / "schema.yaml"]]
+        return [argv]
+    return chain
+
+
+# No-schema discovery reads the table in memory: the duckdb/spark engines need a schema.
+SYNTH_CONFIGS = [("none", "numpy"), ("user", "numpy"), ("user", "duckdb"), ("private", "numpy"),
+                 ("private", "duckdb")]
+
+
+@pytest.mark.parametrize("record", list(RECORDS))
+@pytest.mark.parametrize("mode, engine", SYNTH_CONFIGS, ids=[f"{m}-{e}" for m, e in SYNTH_CONFIGS])
+def test_synth_neighbour(lab, mode, engine, record):
+    lab.neighbours(f"synth-{mode}-{engine}", synth_chain(mode, engine, lab=lab), MAIN, RECORDS[record], "add")
+
+
+def test_synth_ppsyn_no_schema(lab):
+    chain = synth_chain("none", "numpy", method="ppsyn")
+    for record in ("text-in-numeric", "unseen-category"):
+        lab.neighbours("synth-ppsyn", chain, MAIN, RECORDS[record], "add")
+
+
+@pytest.mark.slow
+def test_synth_spark_user_schema(lab):
+    """One Spark case (about 40 s: the first session starts a JVM); the other engines cover the rest."""
+    from privsample.marginals.spark_engine import _java_home_ok
+
+    if not _java_home_ok():
+        pytest.skip("Spark needs Java 17+")
+    from privsample.marginals.spark_engine import start_session
+
+    with warnings.catch_warnings():  # launch the JVM outside the captured runs (it warns once, about os.fork)
+        warnings.simplefilter("ignore")
+        start_session("local[2]").stop()
+    lab.neighbours("synth-user-spark", synth_chain("user", "spark", lab=lab), MAIN, RECORDS["unseen-category"], "add")
+
+
+EMPTY_CONFIGS = [("none", "numpy"), ("user", "numpy"), ("user", "duckdb")]
+
+
+@pytest.mark.parametrize("mode, engine", EMPTY_CONFIGS, ids=[f"{m}-{e}" for m, e in EMPTY_CONFIGS])
+def test_synth_empty_table(lab, mode, engine):
+    """Header only vs one record (add/remove neighbours): both release from the model, exit 0."""
+    chain = synth_chain(mode, engine, lab=lab)
+    empty = lab.run(chain, MAIN, rows=())
+    one = lab.run(chain, MAIN, rows=(TYPICAL,))
+    assert empty.code == 0 and one.code == 0, f"exit {empty.code} on the empty table, {one.code} on one record:\n" \
+                                                f"{empty.text}\n{one.text}"
+    check_neighbours(empty, one, None)
+
+
+# -- cube sample ----------------------------------------------------------------------------------------------
+def cube_chain(lab: Lab, schema: bool) -> Chain:
+    def chain(d: Path) -> list:
+        argv = ["cube", "sample", d / "data.csv", "-o", d / "out.csv", "--epsilon", 20000, "--k", 1]
+        return [argv + (["--schema", lab.cube_schema] if schema else [])]
+    return chain
+
+
+CUBE_CASES = [("binary", r) for r in BINARY_RECORDS] + [("schema", "unseen-category"), ("schema", "non-binary")]
+
+
+@pytest.mark.parametrize("kind, record", CUBE_CASES, ids=[f"{k}-{r}" for k, r in CUBE_CASES])
+def test_cube_neighbour(lab, kind, record):
+    rec = {**RECORDS, **BINARY_RECORDS}[record]
+    columns = BINARY if kind == "binary" else CUBE
+    lab.neighbours(f"cube-{kind}", cube_chain(lab, kind == "schema"), columns, rec, "replace")
+
+
+@pytest.mark.parametrize("kind", ["binary", "schema"])
+def test_cube_does_not_release_lambda(lab, kind, monkeypatch):
+    """λ* is computed from the data without noise: it must not be printed, nor kept in the ledger or the info."""
+    import privsample.cli as cli_module
+    from privsample.sampling.cube import BooleanCubeSampler
+
+    ledgers, infos = [], []
+    print_ledger, sample = cli_module.print_ledger, BooleanCubeSampler.sample
+
+    def record_ledger(ledger, *args, **kwargs):
+        ledgers.append(ledger)
+        return print_ledger(ledger, *args, **kwargs)
+
+    def record_sample(self, *args, **kwargs):
+        rel = sample(self, *args, **kwargs)
+        infos.append(dict(getattr(rel, "info", {}) or {}))
+        return rel
+
+    monkeypatch.setattr(cli_module, "print_ledger", record_ledger)
+    monkeypatch.setattr(BooleanCubeSampler, "sample", record_sample)
+    o = lab.run(cube_chain(lab, kind == "schema"), BINARY if kind == "binary" else CUBE)
+    assert o.code == 0, o.text
+    assert "λ" not in o.text and "lambda" not in o.text.lower(), o.text
+    found: set[str] = set()
+    _key_paths({"ledger": ledgers, "info": infos}, "", found)
+    lam = sorted(k for k in found if re.fullmatch(r"(lam|lambda|λ)\w*\*?", k.rsplit(".", 1)[-1], re.IGNORECASE))
+    dumped = json.dumps({"ledger": ledgers, "info": infos}, default=str, ensure_ascii=False)
+    lam += ["a ledger or info text"] if ("λ" in dumped or "lambda" in dumped.lower()) else []
+    assert not lam, f"λ* is carried in {lam}"
+
+
+# -- draw kary | bernoulli | product ---------------------------------------------------------------------------
+DRAW_ARGS = {
+    "kary": ["--column", "color", "--categories", "red,green,blue", "--epsilon", 1],
+    "bernoulli": ["--columns", "fa,fb", "--epsilon", 1],
+    "product": ["--columns", "fa,fb", "--epsilon", 5, "--skip-accuracy-check"],
+}
+DRAW_CASES = ([("kary", r) for r in ("unseen-category", "missing-category")]
+              + [(s, r) for s in ("bernoulli", "product") for r in BINARY_RECORDS])
+
+
+@pytest.mark.parametrize("sampler, record", DRAW_CASES, ids=[f"{s}-{r}" for s, r in DRAW_CASES])
+def test_draw_neighbour(lab, sampler, record):
+    def chain(d: Path) -> list:
+        return [["draw", sampler, d / "data.csv", "-o", d / "out.csv", *DRAW_ARGS[sampler]]]
+
+    rec = {**RECORDS, **BINARY_RECORDS}[record]
+    lab.neighbours(f"draw-{sampler}", chain, MAIN, rec, "replace")
+
+
+# -- mbde -----------------------------------------------------------------------------------------------------
+def mbde_chain(schema: Path) -> Chain:
+    def chain(d: Path) -> list:
+        return [["mbde", d / "data.csv", "--schema", schema, "--columns", "income,tier", "--epsilon", 3,
+                 "--samples", 5, "-o", d / "out.csv", "--epochs", 5, "--hidden", 8, "--rounds", 1]]
+    return chain
+
+
+@pytest.mark.parametrize("record", ["outlier-number", "missing-number", "text-in-numeric"])
+def test_mbde_neighbour(lab, record):
+    lab.neighbours("mbde", mbde_chain(lab.user_schema), MAIN, RECORDS[record], "add")
+
+
+# -- an unreviewed draft schema is refused --------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["mbde", "cube", "synth"])
+def test_draft_schema_refused(lab, command):
+    """``privsample schema`` without --private-epsilon reads bounds and categories off the data
+    (provenance draft-nonprivate): release commands must refuse it (exit 2, nothing written)."""
+    columns = {"mbde": MAIN, "cube": CUBE, "synth": MAIN}[command]
+
+    def chain(d: Path) -> list:
+        draft = ["schema", d / "data.csv", "-o", d / "draft.yaml"]
+        out = d / "out.csv"
+        run = {"mbde": ["mbde", d / "data.csv", "--schema", d / "draft.yaml", "--columns", "income", "--epsilon", 3,
+                        "--samples", 5, "-o", out, "--epochs", 5, "--hidden", 8, "--rounds", 1],
+               "cube": ["cube", "sample", d / "data.csv", "-o", out, "--epsilon", 20000, "--k", 1,
+                        "--schema", d / "draft.yaml"],
+               "synth": ["synth", d / "data.csv", "-o", out, "--epsilon", 20, "--method", "mst", "--iters", 30,
+                         "--engine", "numpy", "--schema", d / "draft.yaml", "--quiet"]}[command]
+        return [draft, run]
+
+    o = lab.run(chain, columns)
+    assert yaml.safe_load((o.root / "draft.yaml").read_text())["provenance"] == "draft-nonprivate"
+    assert o.code == 2, f"{command} accepted a non-private draft schema (exit {o.code}):\n{o.text}"
+    assert not (o.root / "out.csv").exists()
