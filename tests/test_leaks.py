@@ -279,15 +279,18 @@ def leaks(o: Outcome, needle) -> list[str]:
 # A count of the records a rule touched ("dropped 3 rows", "(17 bad rows)", "2 values outside ..."): masking
 # numbers in (c) cannot see such a count when it is printed on D and D′ alike, so it is looked for by its words.
 _AFFECTED = re.compile(
-    r"\b(?:dropped|skipped|removed|clipped|mapped|replaced|ignored|coerced|excluded|repaired)\s+[\d,]+\b"
-    r"|\b[\d,]+\s+(?:bad|invalid|unknown|missing|dropped|skipped|clipped|mapped|out-of-range|non-numeric|"
+    r"\b(?:dropped|skipped|removed|clipped|mapped|replaced|ignored|coerced|excluded|repaired)\s+\d[\d,]*\b"
+    r"|\b\d[\d,]*\s+(?:bad|invalid|unknown|missing|dropped|skipped|clipped|mapped|out-of-range|non-numeric|"
     r"non-binary|unencodable)\s+(?:rows?|records?|values?|cells?)\b"
-    r"|\b[\d,]+\s+(?:rows?|records?|values?)(?:\(s\))?\s+(?:outside|not|with|had|have|has|are|were|that)\b",
+    r"|\b\d[\d,]*\s+(?:rows?|records?|values?)(?:\(s\))?\s+(?:outside|not|with|had|have|has|are|were|that)\b",
     re.IGNORECASE)
 
 
-def check_neighbours(d: Outcome, dp: Outcome, needle) -> None:
-    """(a), (b), (c) for D and its neighbour D′, and (d) no count of affected records; all problems together."""
+def check_neighbours(d: Outcome, dp: Outcome, needle, layout: bool = True) -> None:
+    """(a), (b), (c) for D and its neighbour D′, and (d) no count of affected records; all problems together.
+
+    ``layout=False`` skips (c): when private discovery cannot be stable (an empty table), which columns it
+    judges numeric is a noisy decision, and the ledger's phases and the model's keys follow it."""
     problems = []
     for name, o in (("D", d), ("D′", dp)):
         counts = sorted({m.group(0) for m in _AFFECTED.finditer(o.text)})
@@ -301,11 +304,11 @@ def check_neighbours(d: Outcome, dp: Outcome, needle) -> None:
         where = leaks(dp, needle)
         if where:
             problems.append(f"(b) the added record's value {needle!r} shows in: {', '.join(where)}")
-    ld, ldp = masked_lines(d), masked_lines(dp)
+    ld, ldp = (masked_lines(d), masked_lines(dp)) if layout else (set(), set())
     if ld != ldp:
         problems.append(f"(c) printed lines differ beyond DP outputs; only on D: {sorted(ld - ldp)}; "
                         f"only on D′: {sorted(ldp - ld)}")
-    kd, kdp = model_keys(d), model_keys(dp)
+    kd, kdp = (model_keys(d), model_keys(dp)) if layout else (None, None)
     if kd != kdp:
         problems.append(f"(c) saved model keys differ; only on D: {sorted((kd or set()) - (kdp or set()))}; "
                         f"only on D′: {sorted((kdp or set()) - (kd or set()))}")
@@ -420,7 +423,7 @@ def test_synth_empty_table(lab, mode, engine):
     one = lab.run(chain, MAIN, rows=(TYPICAL,))
     assert empty.code == 0 and one.code == 0, f"exit {empty.code} on the empty table, {one.code} on one record:\n" \
                                                 f"{empty.text}\n{one.text}"
-    check_neighbours(empty, one, None)
+    check_neighbours(empty, one, None, layout=mode != "none")
 
 
 # -- cube sample ----------------------------------------------------------------------------------------------
