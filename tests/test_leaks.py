@@ -30,7 +30,7 @@ Release paths may print an unconditional notice about the per-record rule for ou
 same on D and D′ and passes. Cost: about 20-40 s for the file on 2 cores, of which the Spark case (marked slow)
 takes 15-45 s depending on whether the JVM is cached.
 
-On the code before the fixes, these fail (test id: what they catch):
+What each test catches (each was seen to fail on an implementation with that leak):
 - test_synth_neighbour[none-numpy-text-in-numeric], [private-numpy-text-in-numeric], test_synth_ppsyn_no_schema
   (and [none|private-numpy-missing-number] unless the noisy schema says nullable): "encode: dropped 1 rows
   outside the private schema" on D′ only, an exact count (c, d).
