@@ -119,6 +119,27 @@ def print_ledger(ledger: dict, console: Console = out) -> None:
         console.print("[bold red]NOT PRIVATE: seeded noise was used (reproducible experiment only).[/bold red]")
 
 
+def print_discovery(schema, console: Console = err, quiet: bool = False) -> None:
+    """Per column, what private discovery kept (post-processing of its noisy output), and a warning naming
+    the columns left with only the catch-all."""
+    from privsample.data.discovery_report import collapsed_columns, discovery_rows, min_category_records
+
+    if not quiet:
+        t = Table(title="Privately discovered schema (saved with the model)")
+        for col, just in (("column", "left"), ("kind", "left"), ("kept", "left"), ("in catch-all (noisy)", "right")):
+            t.add_column(col, justify=just)
+        for r in discovery_rows(schema):
+            t.add_row(r.column, r.kind, r.kept, "" if r.catch_all_share is None else f"{r.catch_all_share:.0%}")
+        console.print(t)
+    lost = collapsed_columns(schema)
+    if lost:
+        need = min_category_records(schema)
+        console.print(f"[bold yellow]warning: {', '.join(lost)}: no category was frequent enough to be released at "
+                      f"this ε{f' (a category needs about {need:,.0f} records)' if need else ''}; "
+                      f"{'these columns hold' if len(lost) > 1 else 'this column holds'} only '(other)'. A reviewed "
+                      "schema (--schema) or a larger --epsilon keeps them.[/bold yellow]")
+
+
 # -- commands -------------------------------------------------------------------------------------
 
 def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
@@ -217,6 +238,8 @@ def synth(
     write_table(res.table, output)
     if not quiet:
         print_ledger(res.accountant.to_dict(), err)
+    if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
+        print_discovery(res.schema, err, quiet=quiet)
     err.print(f"wrote {len(res.table):,} synthetic rows to {output}"  # no run time: it depends on the data
               + (f" and the model to {save_model}" if save_model else ""))
 

@@ -221,6 +221,9 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
             progress("discover schema", accountant=accountant, message="private category/bounds discovery")
             schema = private_schema(df, accountant, noise, rho=schema_share * accountant.rho_total, delta=d_disc,
                                     bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
+            from privsample.data.discovery_report import check_not_collapsed
+
+            check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend
         schema = release_domain(schema, other)
         synth.check_size(schema.domain())
         eng = NumpyEngine(encode(df, schema, release=True), schema.domain())

@@ -349,3 +349,26 @@ def test_usage_errors_exit_2(argv, capsys):
     code, text = run(argv, capsys)
     assert code == 2
     assert "Traceback" not in text and "internal error" not in text
+
+
+def test_discovery_collapse_stops_before_synthesis(tmp_path, capsys):
+    """Most columns left with only the catch-all: exit 2 before the synthesis budget is spent, nothing written."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({f"c{j}": rng.choice([f"v{i}" for i in range(40)], 60) for j in range(4)})
+    csv, out = tmp_path / "d.csv", tmp_path / "s.csv"
+    df.to_csv(csv, index=False)
+    code, text = run(["synth", csv, "-o", out, "--epsilon", 0.1, *FAST], capsys)
+    assert code == 2, text
+    assert "kept only the catch-all in 4 of 4 columns" in text and "nothing was synthesized" in text
+    assert not out.exists()
+
+
+def test_discovery_table_and_warning(data, tmp_path, capsys):
+    csv, _ = data
+    df = small_table()
+    df["rare"] = [f"r{i}" for i in range(len(df))]  # every value unique: no category can be released
+    df.to_csv(csv, index=False)
+    out = tmp_path / "s.csv"
+    code, text = run(["synth", csv, "-o", out, "--epsilon", 5, "--iters", "30", "--method", "mst"], capsys)
+    assert code == 0, text
+    assert "Privately discovered schema" in text and "warning: rare:" in text
