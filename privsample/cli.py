@@ -321,13 +321,16 @@ def check(
 def evaluate(
     real: Path = typer.Argument(..., help="The real table."),
     synthetic: Path = typer.Argument(..., help="The synthetic table."),
-    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Schema for both tables (default: a "
-                                          "non-private draft from the real table)."),
+    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="The schema the synthesizer used (e.g. "
+                                          "the one saved with the model): also score on its domain and show, per "
+                                          "column, the share of real records it merges or clips."),
     workload: int = typer.Option(3, "--workload", "-w", min=1, max=5, help="Largest marginal order to score."),
     report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write an HTML report here."),
     max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per order."),
 ) -> None:
     """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
+
+    Scored on the real table's own values: synthetic values it lacks ("(other)", non-numbers) count as error.
 
     NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
     _evaluate(real, synthetic, schema, workload, report, max_cliques)

@@ -308,7 +308,7 @@ def test_report_shows_the_loss_table(tmp_path):
     write_report(out, ev.real_engine, ev.synth_engine, ev.domain, title="t", evaluation=ev, schema_name="s.yaml",
                  ks=(1, 2))
     page = out.read_text()
-    for section in ("What is lost, per column", "real records merged by s.yaml", "Workload error on the domain of "
-                    "s.yaml", "synthetic records outside the real values"):
+    for section in ("What is lost, per column", "real records merged by s.yaml", "Workload error on the domain of s.yaml",
+                    "synthetic records outside the real values"):
         assert section in page, section
     assert page.count("100.00%") >= 2 * len(real.columns)
