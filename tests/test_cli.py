@@ -291,6 +291,10 @@ def test_evaluate_accepts_a_catch_all_in_a_numeric_column(tmp_path, capsys):
     assert res[2]["max"] == pytest.approx(2.0) and res[2]["mean"] == pytest.approx(1.0)  # 3 of 6 pairs hold month
     printed = " ".join(capsys.readouterr().out.split())
     assert "synthetic records outside the real values" in printed and "100.0%" in printed
+    # a column missing from the synthetic table is about the header (public): one line, exit 2
+    bad.drop(columns=["rate"]).to_csv(syn, index=False)
+    code, text = run(["evaluate", real, syn], capsys)
+    assert code == 2 and text.strip().splitlines()[-1] == f"error: {syn}: column 'rate' of the real table is missing"
 
 
 def test_evaluate_with_a_catch_all_only_schema_reports_the_loss(tmp_path, capsys):

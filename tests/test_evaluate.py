@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mbi import Domain
 
 from privsample.data.schema import Categorical, Numeric, Schema
@@ -312,3 +314,19 @@ def test_report_shows_the_loss_table(tmp_path):
                     "synthetic records outside the real values"):
         assert section in page, section
     assert page.count("100.00%") >= 2 * len(real.columns)
+
+
+_cell = st.one_of(st.none(), st.text(max_size=5), st.integers(-10**12, 10**12),
+                  st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["(other)", "A11", "nan", "inf", "7"]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(_cell, _cell, _cell, _cell), min_size=1, max_size=12))
+def test_evaluation_never_fails_on_a_value(rows):
+    real = _varied(120)
+    syn = pd.DataFrame([list(r) for r in rows], columns=list(real.columns), dtype=object)
+    schema = Schema([Numeric("month", 0, 100, bins=4, integer=True), Categorical("status", ("A11",)),
+                     Numeric("amount", 0, 10, bins=2), Categorical("rate", ("1", "2"))], provenance="user")
+    for sch in (None, schema):
+        ev = evaluate_tables(real, syn, sch, ks=(1, 2))
+        assert all(0.0 <= v["mean"] <= 2.0 + 1e-12 for v in ev.summary.values())
