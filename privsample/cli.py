@@ -344,13 +344,16 @@ def check(
 def evaluate(
     real: Path = typer.Argument(..., help="The real table."),
     synthetic: Path = typer.Argument(..., help="The synthetic table."),
-    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Schema for both tables (default: a "
-                                          "non-private draft from the real table)."),
+    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="The schema the synthesizer used (e.g. "
+                                          "the one saved with the model): also score on its domain and show, per "
+                                          "column, the share of real records it merges or clips."),
     workload: int = typer.Option(3, "--workload", "-w", min=1, max=5, help="Largest marginal order to score."),
     report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write an HTML report here."),
     max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per order."),
 ) -> None:
     """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
+
+    Scored on the real table's own values: synthetic values it lacks ("(other)", non-numbers) count as error.
 
     NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
     _evaluate(real, synthetic, schema, workload, report, max_cliques)
@@ -358,45 +361,73 @@ def evaluate(
 
 def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, max_cliques, ledger=None,
               title: str = "privsample evaluation") -> dict:
-    import numpy as np
+    """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
+    summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
 
-    from privsample.data.discovery import draft_schema
-    from privsample.data.encoding import encode, schema_with_other
+    Scores on a domain read off the real table (``privsample.evaluate.tables``), so that no value of the
+    synthetic table makes it fail and no loss of the schema is hidden; with ``schema_path``, also the
+    error on that schema's domain and the share of real records it merges or clips, per column."""
     from privsample.data.schema import Schema
     from privsample.data.table import read_table
     from privsample.evaluate.report import NON_PRIVATE_NOTICE
-    from privsample.evaluate.workload import summary
-    from privsample.marginals import NumpyEngine
+    from privsample.evaluate.tables import evaluate_tables
 
     err.print(f"[bold]{NON_PRIVATE_NOTICE}[/bold] (evaluate compares with the real table exactly)",
               highlight=False, soft_wrap=True)
     sch = Schema.load(schema_path) if schema_path else None
     rdf = read_table(real, **({"na_values": sch.na_values} if sch else {}))
     sdf = read_table(synthetic, **({"na_values": sch.na_values} if sch else {}))
-    if sch is None:
-        sch = draft_schema(rdf)  # evaluation is for the data steward: not a release
-    sch = schema_with_other(sch)
-    missing = [c for c in sch.names if c not in sdf.columns]
-    if missing:
-        raise PrivsampleError(f"{synthetic}: column '{missing[0]}' of the real table is missing")
-    domain = sch.domain()
-    reng = NumpyEngine(encode(rdf, sch, clip=True, other=True), domain)
-    seng = NumpyEngine(encode(sdf, sch, clip=True, other=True), domain)
-    res = summary(reng, seng, ks=tuple(range(1, workload + 1)), max_cliques=max_cliques, rng=np.random.default_rng(0))
-    t = Table(title=f"Workload error: {real.name} vs {synthetic.name} (mean L1 of normalised marginals, 0–2)")
+    ev = evaluate_tables(rdf, sdf, sch, ks=tuple(range(1, workload + 1)), max_cliques=max_cliques, rng=0,
+                         synthetic_name=str(synthetic))
+    res = ev.summary
+    t = Table(title=f"Workload error: {real.name} vs {synthetic.name} (mean L1 of normalised marginals, 0–2, "
+                    "on the real table's own values)")
     t.add_column("order")
     t.add_column("cliques", justify="right")
     t.add_column("mean L1", justify="right")
     t.add_column("max L1", justify="right")
+    if ev.schema_summary is not None:
+        t.add_column(f"mean L1 on {Path(schema_path).name}'s domain", justify="right")
     for k, v in res.items():
-        t.add_row(f"{k}-way", str(v.get("n_cliques", "")), f"{v['mean']:.4f}", f"{v['max']:.4f}")
+        row = [f"{k}-way", str(v.get("n_cliques", "")), f"{v['mean']:.4f}", f"{v['max']:.4f}"]
+        if ev.schema_summary is not None:
+            row.append(f"{ev.schema_summary[k]['mean']:.4f}" if k in ev.schema_summary else "")
+        t.add_row(*row)
     out.print(t)
+    _print_losses(ev, schema_path)
     if report is not None:
         from privsample.evaluate.report import write_report
 
-        write_report(report, reng, seng, sch, title=title, ledger=ledger)
+        write_report(report, ev.real_engine, ev.synth_engine, ev.domain, title=title, ledger=ledger, evaluation=ev,
+                     schema_name=Path(schema_path).name if schema_path else None)
         err.print(f"wrote report {report}")
     return res
+
+
+def _print_losses(ev, schema_path) -> None:
+    """Per column: share of real records the schema merges or clips; share of synthetic records outside the
+    real values (exact, non-private evaluation figures)."""
+    loss = {c.column: c for c in ev.loss}
+    rows = [(name, loss.get(name), ev.outside[name]) for name in ev.domain.names]
+    rows = [r for r in rows if (r[1] is not None and r[1].lost > 0) or r[2] > 0]
+    if not rows:
+        out.print("no column loses real values"
+                  + (f" to {Path(schema_path).name}" if schema_path else "")
+                  + " and no synthetic value lies outside the real values")
+        return
+    title = "What is lost, per column (NOT private)"
+    t = Table(title=title)
+    t.add_column("column")
+    if schema_path:
+        t.add_column(f"real records merged by {Path(schema_path).name}", justify="right")
+        t.add_column("real records clipped", justify="right")
+    t.add_column("synthetic records outside the real values", justify="right")
+    for name, cl, outside in rows:
+        row = [name]
+        if schema_path:
+            row += [f"{cl.merged:.1%}" if cl else "", f"{cl.clipped:.1%}" if cl else ""]
+        t.add_row(*row, f"{outside:.1%}")
+    out.print(t)
 
 
 @app.command()

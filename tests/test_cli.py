@@ -267,6 +267,58 @@ def test_evaluate_and_report(data, tmp_path, capsys):
     assert banner < page.index("<h1>")
 
 
+def _credit_like(n=300, seed=1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"month": rng.integers(4, 72, n), "status": rng.choice(["A11", "A12", "A13", "A14"], n),
+                         "amount": rng.lognormal(7, 1, n).round(), "rate": rng.integers(1, 5, n)})
+
+
+def test_evaluate_accepts_a_catch_all_in_a_numeric_column(tmp_path, capsys):
+    """A table that synth wrote with '(other)' in a numeric column is scored (the catch-all counts as error)."""
+    real, syn = tmp_path / "real.csv", tmp_path / "syn.csv"
+    df = _credit_like()
+    df.to_csv(real, index=False)
+    bad = df.astype(object)
+    bad["month"] = "(other)"
+    bad.to_csv(syn, index=False)
+    code, text = run(["evaluate", real, syn, "--workload", 2], capsys)
+    assert code == 0, text
+    assert "is not a number" not in text
+    from privsample.cli import _evaluate
+
+    res = _evaluate(real, syn, None, 2, None, None)
+    assert res[1]["errors"][("month",)] == pytest.approx(2.0) and res[1]["errors"][("status",)] == 0.0
+    assert res[2]["max"] == pytest.approx(2.0) and res[2]["mean"] == pytest.approx(1.0)  # 3 of 6 pairs hold month
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "synthetic records outside the real values" in printed and "100.0%" in printed
+    # a column missing from the synthetic table is about the header (public): one line, exit 2
+    bad.drop(columns=["rate"]).to_csv(syn, index=False)
+    code, text = run(["evaluate", real, syn], capsys)
+    assert code == 2 and text.strip().splitlines()[-1] == f"error: {syn}: column 'rate' of the real table is missing"
+
+
+def test_evaluate_with_a_catch_all_only_schema_reports_the_loss(tmp_path, capsys):
+    """The model's own (coarse) schema must not hide its loss: headline near 2, per-column loss 100%."""
+    real, syn, sch, rep = tmp_path / "real.csv", tmp_path / "syn.csv", tmp_path / "s.yaml", tmp_path / "r.html"
+    df = _credit_like()
+    df.to_csv(real, index=False)
+    pd.DataFrame({c: ["(other)"] * 250 for c in df.columns}).to_csv(syn, index=False)
+    sch.write_text(yaml.safe_dump({"provenance": "private", "columns": [
+        {"name": c, "type": "categorical", "categories": [], "other": "(other)"} for c in df.columns]}))
+    from privsample.cli import _evaluate
+
+    capsys.readouterr()
+    res = _evaluate(real, syn, sch, 2, rep, None)
+    assert res[2]["mean"] > 1.9
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "domain" in printed and "0.0000" in printed  # the schema's own view, shown beside (table cells wrap)
+    assert "merged" in printed and "clipped" in printed and printed.count("100.0%") >= 2 * len(df.columns)
+    page = rep.read_text()
+    assert "What is lost, per column" in page and page.count("100.00%") >= 2 * len(df.columns)
+    code, text = run(["evaluate", real, syn, "--schema", sch], capsys)
+    assert code == 0, text
+
+
 def test_demo_writes_the_report_apart_from_the_release(data, tmp_path, capsys, monkeypatch):
     """demo: synthetic CSV, model and schema in release/, the (non-private) report in not-for-release/."""
     import privsample.datasets

@@ -7,12 +7,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mbi import Domain
 
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.evaluate.report import NON_PRIVATE_NOTICE, write_report
+from privsample.evaluate.tables import OUTSIDE_LABEL, evaluate_tables, real_domain, schema_loss
 from privsample.evaluate.workload import (all_cliques, marginal_counts, marginal_error, summary, workload_error,
                                           workload_errors)
 from privsample.marginals import NumpyEngine
@@ -205,3 +209,124 @@ def test_report_adult_under_20s(tmp_path, adult_engines):
     write_report(tmp_path / "adult.html", real, synth, title="Adult")
     assert time.perf_counter() - t0 < 20.0
     assert (tmp_path / "adult.html").stat().st_size > 10_000
+
+
+# -- scoring on the real table's own values ----------------------------------------------------------
+def _varied(n=400, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"month": rng.integers(4, 72, n), "status": rng.choice(["A11", "A12", "A13", "A14"], n),
+                         "amount": rng.lognormal(7, 1, n).round(), "rate": rng.integers(1, 5, n)})
+
+
+def test_values_the_real_table_lacks_get_the_outside_code():
+    real = pd.DataFrame({"num": np.arange(30, dtype=float), "cat": ["a", "b", "2"] * 10})
+    dom = real_domain(real)
+    num, cat = dom["num"], dom["cat"]
+    assert num.kind == "numeric" and cat.kind == "categorical"
+    assert num.labels()[-1] == OUTSIDE_LABEL and cat.size == 4  # a, b, 2, outside (no nulls in the real table)
+    codes = dom.encode(real)
+    assert (codes["num"] != num.outside_code).all() and (codes["cat"] != cat.outside_code).all()
+    syn = pd.DataFrame({"num": pd.Series(["(other)", "x", 1e9, None, "-1", "29"], dtype=object),
+                        "cat": pd.Series(["(other)", "c", None, 2.0, "2", "a"], dtype=object)})
+    s = dom.encode(syn)  # never raises on a value
+    assert s["num"].tolist()[:5] == [num.outside_code] * 5 and s["num"][5] != num.outside_code
+    assert s["cat"].tolist()[:3] == [cat.outside_code] * 3
+    assert s["cat"][3] == s["cat"][4] == cat.categories.index("2")  # 2.0 and "2" are the real value 2
+
+
+def test_point_mass_gets_its_own_code():
+    real = pd.DataFrame({"gain": [0] * 90 + list(range(100, 3100, 100))})  # 31 distinct values: numeric
+    dom = real_domain(real)
+    assert dom["gain"].kind == "numeric" and dom["gain"].points == (0.0,)
+    spread = pd.DataFrame({"gain": np.linspace(1, 60, 100).round()})  # inside the first bin, never exactly 0
+    ev = evaluate_tables(real, spread, ks=(1,))
+    # 75% of the real mass sits on 0, none of the synthetic (without the point, the first bin would hide it: 0.48)
+    assert ev.summary[1]["mean"] == pytest.approx(0.75 + (1 - 1 / 120) + 29 / 120)
+    assert ev.outside["gain"] == 0.0
+
+
+def test_synthetic_catch_all_in_a_numeric_column_scores_as_error():
+    real = _varied()
+    syn = real.copy()
+    syn["month"] = syn["month"].astype(object)
+    syn.loc[: len(syn) // 2 - 1, "month"] = "(other)"
+    ev = evaluate_tables(real, syn, ks=(1, 2))
+    assert ev.outside["month"] == pytest.approx(0.5) and ev.outside["status"] == 0.0
+    assert ev.summary[1]["errors"][("month",)] == pytest.approx(1.0, abs=0.15)  # half the mass moved outside
+
+
+def test_catch_all_only_schema_does_not_hide_the_loss():
+    """A schema that merges everything into the catch-all scores ~0 on its own domain; the headline says 2."""
+    real = _varied()
+    syn = pd.DataFrame({c: ["(other)"] * 300 for c in real.columns})
+    schema = Schema([Categorical(c, (), other="(other)") for c in real.columns], provenance="private")
+    ev = evaluate_tables(real, syn, schema, ks=(1, 2))
+    assert ev.schema_summary[2]["mean"] < 0.05  # what the schema's own domain sees: nothing
+    assert ev.summary[2]["mean"] > 1.9 and ev.summary[1]["mean"] > 1.9  # the headline: everything lost
+    assert [(c.column, c.merged, c.clipped) for c in ev.loss] == [(c, 1.0, 0.0) for c in real.columns]
+
+
+def test_schema_loss_shares_on_a_constructed_table():
+    real = pd.DataFrame({
+        "cat": pd.Series(["a"] * 5 + ["b"] * 3 + ["c", None], dtype=object),  # c and the null: merged (2/10)
+        "num": pd.Series([1, 2, 3, 4, 5, 11, 12, -1, "x", None], dtype=object),  # 3 clipped, x and null merged
+        "ok": pd.Series(list("pqpqpqpqpq"), dtype=object),
+    })
+    schema = Schema([Categorical("cat", ("a", "b")), Numeric("num", 0, 10, bins=2),
+                     Categorical("ok", ("p", "q"))], provenance="user")
+    loss = {c.column: c for c in schema_loss(real, schema)}
+    assert (loss["cat"].merged, loss["cat"].clipped) == (pytest.approx(0.2), 0.0)
+    assert (loss["num"].merged, loss["num"].clipped) == (pytest.approx(0.2), pytest.approx(0.3))
+    assert loss["num"].lost == pytest.approx(0.5) and loss["num"].kind == "numeric"
+    assert (loss["ok"].merged, loss["ok"].clipped) == (0.0, 0.0)
+    # nullable columns hold their missing values; the catch-all label itself is not a loss
+    schema2 = Schema([Categorical("cat", ("a", "b"), nullable=True, other="c"), Numeric("num", -1, 12, nullable=True),
+                      Categorical("ok", ("p", "q"))], provenance="user")
+    loss2 = {c.column: c for c in schema_loss(real, schema2)}
+    assert loss2["cat"].merged == 0.0 and loss2["num"].merged == pytest.approx(0.1) and loss2["num"].clipped == 0.0
+
+
+def test_headline_counts_what_the_schema_merges():
+    """A synthetic table that reproduces the real one exactly as the schema sees it (rare values merged into the
+    catch-all) has error 0 on the schema's domain and twice the merged share on the real domain."""
+    real = pd.DataFrame({"cat": ["a"] * 60 + ["b"] * 30 + ["c"] * 6 + ["d"] * 4,
+                         "x": ["u", "v"] * 50})
+    schema = Schema([Categorical("cat", ("a", "b"), other="(other)"), Categorical("x", ("u", "v"))],
+                    provenance="private")
+    syn = real.copy()
+    syn.loc[syn["cat"].isin(["c", "d"]), "cat"] = "(other)"
+    ev = evaluate_tables(real, syn, schema, ks=(1,))
+    assert ev.schema_summary[1]["errors"][("cat",)] == 0.0
+    assert ev.summary[1]["errors"][("cat",)] == pytest.approx(2 * 0.10)
+    assert {c.column: c.merged for c in ev.loss} == {"cat": pytest.approx(0.10), "x": 0.0}
+
+
+def test_report_shows_the_loss_table(tmp_path):
+    real = _varied()
+    syn = pd.DataFrame({c: ["(other)"] * 300 for c in real.columns})
+    schema = Schema([Categorical(c, (), other="(other)") for c in real.columns], provenance="private")
+    ev = evaluate_tables(real, syn, schema, ks=(1, 2))
+    out = tmp_path / "r.html"
+    write_report(out, ev.real_engine, ev.synth_engine, ev.domain, title="t", evaluation=ev, schema_name="s.yaml",
+                 ks=(1, 2))
+    page = out.read_text()
+    for section in ("What is lost, per column", "real records merged by s.yaml", "Workload error on the domain of s.yaml",
+                    "synthetic records outside the real values"):
+        assert section in page, section
+    assert page.count("100.00%") >= 2 * len(real.columns)
+
+
+_cell = st.one_of(st.none(), st.text(max_size=5), st.integers(-10**12, 10**12),
+                  st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["(other)", "A11", "nan", "inf", "7"]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(_cell, _cell, _cell, _cell), min_size=1, max_size=12))
+def test_evaluation_never_fails_on_a_value(rows):
+    real = _varied(120)
+    syn = pd.DataFrame([list(r) for r in rows], columns=list(real.columns), dtype=object)
+    schema = Schema([Numeric("month", 0, 100, bins=4, integer=True), Categorical("status", ("A11",)),
+                     Numeric("amount", 0, 10, bins=2), Categorical("rate", ("1", "2"))], provenance="user")
+    for sch in (None, schema):
+        ev = evaluate_tables(real, syn, sch, ks=(1, 2))
+        assert all(0.0 <= v["mean"] <= 2.0 + 1e-12 for v in ev.summary.values())

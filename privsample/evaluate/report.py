@@ -1,4 +1,4 @@
-"""A self-contained HTML evaluation report: workload errors, worst marginals, privacy ledger.
+"""A self-contained HTML evaluation report: workload errors, what a schema loses, worst marginals, privacy ledger.
 
 Plots are PNGs (matplotlib's Agg renderer through ``matplotlib.figure.Figure``, no pyplot and no
 global backend change) embedded as base64, so the page has no external resources. The page is built
@@ -227,10 +227,48 @@ def _ledger_section(ledger: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _loss_section(evaluation: Any, schema_name: str | None) -> str:
+    """Per-column loss (share of real records a schema merges or clips; share of synthetic records outside the
+    real values) and the error on the schema's own domain, from a ``privsample.evaluate.tables.Evaluation``."""
+    name = schema_name or "the schema"
+    parts = []
+    if evaluation.schema_summary is not None:
+        parts.append(f"<h2>Workload error on the domain of {_esc(name)}</h2><p class='note'>Both tables encoded "
+                     f"through {_esc(name)} (its catch-alls, bounds and bins), as the synthesizer saw the real "
+                     "table. Real values that the schema merges or clips are already merged or clipped there, so this "
+                     "figure does not count that loss; the headline above is on the real table's own "
+                     "values.</p>")
+        rows = [(f"{k}-way", v["mean"], v["max"], ", ".join(v["worst"]),
+                 v["n_cliques"] if not v["sampled"] else f"{v['n_cliques']} of {v['n_total']} (uniform sample)")
+                for k, v in evaluation.schema_summary.items()]
+        parts.append(_table(["marginals", "mean", "max", "worst clique", "cliques"], rows,
+                            [False, True, True, False, True]))
+    loss = {c.column: c for c in evaluation.loss}
+    has_schema = evaluation.schema_summary is not None
+    header = ["column"] + ([f"real records merged by {name}", "real records clipped", "real records lost"]
+                           if has_schema else []) + ["synthetic records outside the real values"]
+    rows = []
+    for col in evaluation.domain.names:
+        cl = loss.get(col)
+        row: list[Any] = [col]
+        if has_schema:
+            row += [f"{cl.merged:.2%}", f"{cl.clipped:.2%}", f"{cl.lost:.2%}"] if cl else ["", "", ""]
+        rows.append(row + [f"{evaluation.outside[col]:.2%}"])
+    parts.append("<h2>What is lost, per column</h2><p class='note'>"
+                 + (f"Merged: real records whose value {_esc(name)} does not hold (they go to its catch-all or "
+                    "null code); clipped: real numbers outside its bounds. " if has_schema else "")
+                 + "Outside: synthetic records whose value the real table does not hold (a catch-all label, a "
+                 "non-number in a numeric column, a number outside the real range); they count as error in "
+                 "the headline.</p>")
+    parts.append(_table(header, rows, [False] + [True] * (len(header) - 1)))
+    return "".join(parts)
+
+
 def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine, schema: Any = None, *,
                       title: str, ledger: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None,
                       ks: Sequence[int] = (1, 2, 3), max_cliques: int | None = 1000,
-                      rng: np.random.Generator | int | None = 0) -> str:
+                      rng: np.random.Generator | int | None = 0, evaluation: Any = None,
+                      schema_name: str | None = None) -> str:
     """The report page as a string (see ``write_report``)."""
     attrs = list(real_engine.domain.attributes)
     if not attrs:
@@ -273,9 +311,14 @@ def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine,
         p.append("<h2>Run details</h2>")
         p.append(_table(["", "value"], [(k, v) for k, v in extra.items()]))
     p.append("<h2>Workload error</h2><p class='note'>L1 distance between the normalised real and synthetic "
-             "marginals (0 = identical, 2 = disjoint supports).</p>")
+             "marginals (0 = identical, 2 = disjoint supports)"
+             + (", on the real table's own values (its categories, point masses and bins over its range; "
+                "synthetic values the real table does not hold have a code of their own)" if evaluation is not None
+                else "") + ".</p>")
     p.append(_table(["marginals", "mean", "median", "max", "worst clique", "cliques"], rows,
                     [False, True, True, True, False, True]))
+    if evaluation is not None:
+        p.append(_loss_section(evaluation, schema_name))
     worst1 = sorted(e1.items(), key=lambda kv: -kv[1])[:N_WORST_1WAY]
     p.append(f"<h2>Worst 1-way marginals</h2>{_plot_1way(real_engine, synth_engine, worst1, schema)}")
     if e2:
@@ -293,7 +336,8 @@ def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine,
 def write_report(path: str | Path, real_engine: MarginalEngine, synth_engine: MarginalEngine, schema: Any = None, *,
                  title: str, ledger: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None,
                  ks: Sequence[int] = (1, 2, 3), max_cliques: int | None = 1000,
-                 rng: np.random.Generator | int | None = 0) -> Path:
+                 rng: np.random.Generator | int | None = 0, evaluation: Any = None,
+                 schema_name: str | None = None) -> Path:
     """Write a self-contained HTML report comparing ``synth_engine`` with ``real_engine``.
 
     Sections: a banner ``NON_PRIVATE_NOTICE`` at the top (always: the page holds exact statistics of the
@@ -303,10 +347,14 @@ def write_report(path: str | Path, real_engine: MarginalEngine, synth_engine: Ma
     6 worst 1-way marginals; side-by-side heatmaps of the 3 worst 2-way marginals; a heatmap of the
     error of every column pair; the privacy ledger (``Accountant.to_dict()`` shape: summary with the
     epsilon-equivalent, and one row per entry). Labels come from ``schema`` (``Column.labels()``)
-    when it is given and matches the domain. The file is written atomically; returns its path.
+    when it is given and matches the domain. With ``evaluation`` (``privsample.evaluate.tables.Evaluation``,
+    whose real-domain engines are ``real_engine``/``synth_engine``), also the error on the domain of the
+    schema named ``schema_name`` and, per column, the share of real records that schema merges or clips and
+    the share of synthetic records outside the real values. The file is written atomically; returns its path.
     """
     page = build_report_html(real_engine, synth_engine, schema, title=title, ledger=ledger, extra=extra,
-                             ks=ks, max_cliques=max_cliques, rng=rng)
+                             ks=ks, max_cliques=max_cliques, rng=rng, evaluation=evaluation,
+                             schema_name=schema_name)
     path = Path(path)
     atomic_write_text(path, page)
     return path
