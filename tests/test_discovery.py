@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privsample.data.discovery import (TYPE_SHARE, bucket_edges, category_threshold, draft_schema,
-                                       private_schema)
+from privsample.data.discovery import (COUNT_SHARE, MAX_SHARE, MIN_SHARE, TYPE_SHARE, bucket_edges,
+                                       category_threshold, draft_schema, min_category_records, noisy_row_count,
+                                       plan_discovery, private_schema)
 from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy import Accountant, BudgetExceeded, SeededNoise
@@ -174,7 +175,7 @@ def test_new_category_released_with_probability_at_most_delta_col():
     instead of delta/m the rate would match the exact tail of a different threshold (checked too).
     """
     m, delta = 2, 0.2
-    rho = m * 1.0 / 6.0  # per column 1/6: category step 3/4 * 1/6 = 1/8 -> sigma = 2
+    rho = m * 1.0 / 6.0  # per column about 1/6 (after the row count), most of it for the categories
     base = {"c": ["a"] * 30 + ["b"] * 30, "d": ["x"] * 60}
     d_plus = pd.DataFrame({"c": base["c"] + ["zzz"], "d": base["d"] + ["x"]}, dtype=object)
     runs = 2000
@@ -188,7 +189,7 @@ def test_new_category_released_with_probability_at_most_delta_col():
         assert set(s["c"].categories) <= {"a", "b", "zzz"}
     entry = next(e for e in acc.ledger if e.label.endswith("c: category counts"))
     sigma, tau = entry.noise_scale, entry.details["threshold"]
-    assert sigma == pytest.approx(2.0)
+    assert sigma == pytest.approx(1.0 / math.sqrt(2.0 * entry.rho)) and 1.8 < sigma < 2.0
     delta_col = delta / m
     assert entry.delta == pytest.approx(delta_col)
     assert tau == pytest.approx(1 + sigma * math.sqrt(2 * math.log(1 / delta_col)))
@@ -203,16 +204,17 @@ def test_type_count_noise_matches_spent_rho():
     """The noise added to the type counts has variance sigma^2 with sigma = 1/sqrt(2 rho_spent)."""
     df = pd.DataFrame({"v": ["1", "2", "2.5", "x", None, "7"] * 5}, dtype=object)
     true = np.array([5, 15, 5, 5])  # missing, integral, non-integral, non-numeric
-    rho = 4 * 1.0 / (2 * 25.0)  # type share 1/4 -> sigma = 5
+    rho = 1.0 / (2 * 25.0) / (TYPE_SHARE * (1 - COUNT_SHARE))  # 30 records: the type counts get TYPE_SHARE
     noise = RecordingNoise(2024)
     samples = []
     for _ in range(400):
         acc = Accountant(rho, delta_slack=0.01)
         noise.calls.clear()
         private_schema(df, acc, noise, rho=rho, delta=0.01)
-        counts, sigma_used, out = noise.calls[0]
-        entry = acc.ledger[0]
-        assert entry.label.endswith("type counts") and entry.rho == pytest.approx(TYPE_SHARE * rho)
+        counts, sigma_used, out = noise.calls[1]  # calls[0] is the row count
+        entry = acc.ledger[2]  # row count, plan, type counts
+        assert entry.label.endswith("type counts")
+        assert entry.rho == pytest.approx(TYPE_SHARE * (1 - COUNT_SHARE) * rho)
         sigma_spent = 1.0 / math.sqrt(2.0 * entry.rho)
         assert sigma_used == pytest.approx(sigma_spent) and entry.noise_scale == pytest.approx(sigma_spent)
         np.testing.assert_array_equal(counts, true)
