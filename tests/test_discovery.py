@@ -468,3 +468,28 @@ def test_adult_sample_keeps_frequent_categories_at_eps_1(adult_raw):
     assert labels[:2] == ["schema: row count", "schema: plan"]
     rel = release_domain(s, other=False)
     assert all(k <= c for k, c in zip(rel.shape, worst_case_domain(s.names).shape))
+
+
+@pytest.mark.parametrize("schema_share", [None, 0.2])
+def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
+    """synthesize: discovery is planned from the noisy row count by default; an explicit share is honoured.
+    Either way discovery + synthesis spend at most the user's budget, all in one ledger."""
+    from privsample.pipeline import synthesize
+
+    rng = np.random.default_rng(1)
+    p = tmp_path / "t.csv"
+    pd.DataFrame({"c": rng.choice(["a", "b", "c"], 400), "k": rng.integers(0, 50, 400)}).to_csv(p, index=False)
+    res = synthesize(p, epsilon=2.0, delta=1e-9, method="mst", method_options={"iters": 20},
+                     schema_share=schema_share, noise=SeededNoise(4, quiet=True), seed=4)
+    acc = res.accountant
+    disc = [e for e in acc.ledger if e.label.startswith("schema: ")]
+    assert [e.label for e in disc[:2]] == ["schema: row count", "schema: plan"]
+    spent = math.fsum(e.rho for e in disc)
+    plan = res.schema.discovery
+    if schema_share is None:
+        assert plan["rule"] == "planned" and MIN_SHARE <= plan["share"] <= MAX_SHARE
+    else:
+        assert plan["rule"] == "fixed" and plan["share"] == 0.2
+    assert spent == pytest.approx(plan["share"] * acc.rho_total, rel=1e-9)
+    assert acc.spent <= acc.rho_total and acc.delta_spent <= 1e-9
+    assert res.model.schema.discovery == plan  # saved with the model
