@@ -316,7 +316,7 @@ def test_plan_small_table_gets_larger_share():
     assert ds["min_category_records"] < dl["min_category_records"]
     assert ds["min_category_fraction"] == pytest.approx(ds["min_category_records"] / 1_000)
     # in between, the share is the smallest at which a 2% category passes: its threshold is at the target
-    mid, dm = plan_discovery(total, 1e-10, 20_000, 15, count_rho=COUNT_SHARE * total)
+    _, dm = plan_discovery(total, 1e-10, 20_000, 15, count_rho=COUNT_SHARE * total)
     assert MIN_SHARE < dm["share"] < MAX_SHARE
     assert dm["min_category_records"] == pytest.approx(0.02 * 20_000, abs=1.5)
     # a fixed share is honoured
@@ -493,3 +493,14 @@ def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
     assert spent == pytest.approx(plan["share"] * acc.rho_total, rel=1e-9)
     assert acc.spent <= acc.rho_total and acc.delta_spent <= 1e-9
     assert res.model.schema.discovery == plan  # saved with the model
+
+
+def test_impossible_budget_refused_before_any_spend():
+    df = pd.DataFrame({"a": ["x"] * 50}, dtype=object)
+    acc = Accountant(1.0, delta_slack=1e-3)
+    with pytest.raises(InputError):  # the smallest planned share would not cover the row count
+        private_schema(df, acc, SeededNoise(0, quiet=True), rho=1.0, delta=1e-3, share=None, min_share=0.005)
+    small = Accountant(0.3, delta_slack=1e-3)
+    with pytest.raises(BudgetExceeded):  # the largest planned share does not fit what is left
+        private_schema(df, small, SeededNoise(0, quiet=True), rho=1.0, delta=1e-3, share=None)
+    assert acc.ledger == [] and small.ledger == []

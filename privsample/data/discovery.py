@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from fractions import Fraction
+from statistics import NormalDist
 from typing import Any, Sequence
 
 import numpy as np
@@ -535,8 +535,10 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
                              f"{accountant.delta_slack - accountant.delta_spent:.3g} remain (nothing was measured)")
     m = len(names)
     count_rho = _round_down(Fraction(count_share) * Fraction(rho))
-    if not 0 < count_rho < limit:
-        raise InputError(f"the discovery budget (rho={limit:.6g}) does not leave room for the row count")
+    lowest = _round_down(Fraction(share if share is not None else plan_options.get("min_share", MIN_SHARE))
+                         * Fraction(rho))
+    if not 0 < count_rho < lowest:  # checked before any spend: the plan can never fail on n_hat
+        raise InputError(f"the smallest discovery budget (rho={lowest:.6g}) does not leave room for the row count")
     start = len(accountant.ledger)
     n_hat, _ = noisy_row_count(len(df), accountant, noise, count_rho)
     rho_cols, plan = plan_discovery(rho, delta, n_hat, m, count_rho=count_rho, share=share, **plan_options)
