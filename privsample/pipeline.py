@@ -6,9 +6,13 @@
   synthesizer.
 * With a schema produced by ``privsample schema --private-epsilon``: its ledger (rho_s, delta_s) is
   added to this run's accountant, which covers both: rho = cdp_rho(epsilon, delta - delta_s).
-* Without a schema: the domain is discovered privately with ``schema_share`` (default 10%) of rho
-  and a delta slack of ``schema_share * delta`` for thresholded category release; the rest of rho
-  goes to the synthesizer. Domains are never read from the data silently.
+* Without a schema: the domain is discovered privately (``private_schema``). A noisy row count is
+  measured first with 1% of rho; from it and public parameters only (post-processing) the discovery
+  share of rho is planned (``plan_discovery``: from 5% for large tables up to 50% for small ones,
+  so that categories above a stated frequency survive the threshold), with a delta slack of
+  ``DISCOVERY_DELTA_SHARE * delta`` (10%) for thresholded release. An explicit ``schema_share``
+  fixes the share instead (and the delta slack at ``schema_share * delta``). The rest of rho goes
+  to the synthesizer. Domains are never read from the data silently.
 Every step's (epsilon, delta) is covered by the one accountant, which refuses overruns.
 
 Records reach the mechanisms only through the marginal engine, which encodes every record by the
@@ -37,7 +41,8 @@ from privsample.privacy.noise import NoiseSource, make_noise
 from privsample.synth.base import no_progress
 
 DEFAULT_DELTA = 1e-9
-DEFAULT_SCHEMA_SHARE = 0.1
+DEFAULT_SCHEMA_SHARE = None  # planned from the noisy row count (``plan_discovery``)
+DISCOVERY_DELTA_SHARE = 0.1  # delta slack of planned discovery, as a share of the user's delta
 DISCOVERY_BINS = 16
 DISCOVERY_MAX_CATEGORIES = 64
 
@@ -131,7 +136,10 @@ def release_domain(schema: Schema, other: bool) -> Schema:
 
 
 def worst_case_domain(names: list[str]):
-    """The largest domain private discovery can produce for these columns (for size checks before spending)."""
+    """The largest domain private discovery can produce for these columns (for size checks before spending).
+
+    A categorical column has at most ``DISCOVERY_MAX_CATEGORIES`` categories plus the catch-all and the
+    null code; a numeric one its bins plus the null code, within the same bound. Public: names only."""
     from privsample.synth.pgm import Domain
 
     cells = max(DISCOVERY_MAX_CATEGORIES + 2, DISCOVERY_BINS + 1)
@@ -146,8 +154,12 @@ class SynthResult:
     schema: Schema
 
 
-def make_accountant(epsilon: float, delta: float, schema: Schema | None, schema_share: float) -> tuple[Accountant, float]:
-    """(accountant for the whole run, delta reserved for private discovery)."""
+def make_accountant(epsilon: float, delta: float, schema: Schema | None,
+                    schema_share: float | None) -> tuple[Accountant, float]:
+    """(accountant for the whole run, delta reserved for private discovery).
+
+    ``schema_share`` None (planned discovery): the discovery delta is ``DISCOVERY_DELTA_SHARE * delta``;
+    a fixed share s in (0, 1): ``s * delta``, as its rho share."""
     check_budget(epsilon, delta)
     if schema is not None and schema.provenance == "private" and schema.ledger:
         entries = [LedgerEntry.from_dict(e) for e in schema.ledger.get("entries", [])]
@@ -162,9 +174,12 @@ def make_accountant(epsilon: float, delta: float, schema: Schema | None, schema_
         return acc, 0.0
     if schema is not None:
         return Accountant.from_epsilon_delta(epsilon, delta), 0.0
-    if not 0 < schema_share < 1:
+    if schema_share is None:
+        d_disc = DISCOVERY_DELTA_SHARE * delta
+    elif not (isinstance(schema_share, (int, float)) and 0 < schema_share < 1):
         raise InputError("schema share must be in (0, 1)")
-    d_disc = schema_share * delta
+    else:
+        d_disc = schema_share * delta
     return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
 
 
@@ -172,8 +187,9 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
                schema: Schema | str | Path | None = None, rows: int | None = None, seed: int | None = None,
                clip: bool = False, other: bool = False, engine: str = "auto", spark_master: str = "local[2]",
                engine_options: dict | None = None,
-               schema_share: float = DEFAULT_SCHEMA_SHARE, method_options: dict | None = None,
-               noise: NoiseSource | None = None, progress=no_progress) -> SynthResult:
+               schema_share: float | None = DEFAULT_SCHEMA_SHARE, method_options: dict | None = None,
+               noise: NoiseSource | None = None, progress=no_progress,
+               discovery_options: dict | None = None) -> SynthResult:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table.
 
     ``source``: a CSV/Parquet path (for ``engine="spark"`` also a URI or a Spark DataFrame).
@@ -181,6 +197,9 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
     ``engine_options``: keyword options of the DuckDB/Spark engine (e.g. ``memory_limit``, ``threads``).
     Values outside the schema never stop the run: ``RELEASE_RULE`` (``encode(..., release=True)``) handles
     them record by record on every engine. ``clip`` is accepted for compatibility; clipping is always on.
+    ``schema_share``: None (default) plans the discovery share from a noisy row count; a number fixes it.
+    ``discovery_options``: keyword options of ``plan_discovery`` (``target_fraction``, ``min_share``,
+    ``max_share``, ``pass_probability``) for planned discovery.
     """
     from privsample.data.encoding import encode
     from privsample.data.table import read_table
@@ -219,8 +238,10 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
 
             synth.check_size(worst_case_domain([str(c) for c in df.columns]))  # before any spend
             progress("discover schema", accountant=accountant, message="private category/bounds discovery")
-            schema = private_schema(df, accountant, noise, rho=schema_share * accountant.rho_total, delta=d_disc,
-                                    bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
+            # Discovery takes a share of the whole budget: planned from a noisy row count (share=None) or fixed.
+            schema = private_schema(df, accountant, noise, rho=accountant.rho_total, delta=d_disc,
+                                    share=schema_share, bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES,
+                                    **(discovery_options or {}))
             from privsample.data.discovery_report import check_not_collapsed
 
             check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend

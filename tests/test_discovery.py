@@ -8,9 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from privsample.data.discovery import (TYPE_SHARE, bucket_edges, category_threshold, draft_schema,
-                                       private_schema)
+from privsample.data.discovery import (COUNT_SHARE, MAX_SHARE, MIN_SHARE, TYPE_SHARE, bucket_edges,
+                                       category_threshold, draft_schema, min_category_records, noisy_row_count,
+                                       plan_discovery, private_schema)
 from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy import Accountant, BudgetExceeded, SeededNoise
@@ -174,7 +177,7 @@ def test_new_category_released_with_probability_at_most_delta_col():
     instead of delta/m the rate would match the exact tail of a different threshold (checked too).
     """
     m, delta = 2, 0.2
-    rho = m * 1.0 / 6.0  # per column 1/6: category step 3/4 * 1/6 = 1/8 -> sigma = 2
+    rho = m * 1.0 / 6.0  # per column about 1/6 (after the row count), most of it for the categories
     base = {"c": ["a"] * 30 + ["b"] * 30, "d": ["x"] * 60}
     d_plus = pd.DataFrame({"c": base["c"] + ["zzz"], "d": base["d"] + ["x"]}, dtype=object)
     runs = 2000
@@ -188,7 +191,7 @@ def test_new_category_released_with_probability_at_most_delta_col():
         assert set(s["c"].categories) <= {"a", "b", "zzz"}
     entry = next(e for e in acc.ledger if e.label.endswith("c: category counts"))
     sigma, tau = entry.noise_scale, entry.details["threshold"]
-    assert sigma == pytest.approx(2.0)
+    assert sigma == pytest.approx(1.0 / math.sqrt(2.0 * entry.rho)) and 1.8 < sigma < 2.0
     delta_col = delta / m
     assert entry.delta == pytest.approx(delta_col)
     assert tau == pytest.approx(1 + sigma * math.sqrt(2 * math.log(1 / delta_col)))
@@ -203,16 +206,17 @@ def test_type_count_noise_matches_spent_rho():
     """The noise added to the type counts has variance sigma^2 with sigma = 1/sqrt(2 rho_spent)."""
     df = pd.DataFrame({"v": ["1", "2", "2.5", "x", None, "7"] * 5}, dtype=object)
     true = np.array([5, 15, 5, 5])  # missing, integral, non-integral, non-numeric
-    rho = 4 * 1.0 / (2 * 25.0)  # type share 1/4 -> sigma = 5
+    rho = 1.0 / (2 * 25.0) / (TYPE_SHARE * (1 - COUNT_SHARE))  # 30 records: the type counts get TYPE_SHARE
     noise = RecordingNoise(2024)
     samples = []
     for _ in range(400):
         acc = Accountant(rho, delta_slack=0.01)
         noise.calls.clear()
         private_schema(df, acc, noise, rho=rho, delta=0.01)
-        counts, sigma_used, out = noise.calls[0]
-        entry = acc.ledger[0]
-        assert entry.label.endswith("type counts") and entry.rho == pytest.approx(TYPE_SHARE * rho)
+        counts, sigma_used, out = noise.calls[1]  # calls[0] is the row count
+        entry = acc.ledger[2]  # row count, plan, type counts
+        assert entry.label.endswith("type counts")
+        assert entry.rho == pytest.approx(TYPE_SHARE * (1 - COUNT_SHARE) * rho)
         sigma_spent = 1.0 / math.sqrt(2.0 * entry.rho)
         assert sigma_used == pytest.approx(sigma_spent) and entry.noise_scale == pytest.approx(sigma_spent)
         np.testing.assert_array_equal(counts, true)
@@ -260,3 +264,243 @@ def test_schema_file_must_state_provenance(tmp_path):
     p.write_text("provenance: reviewed\ncolumns:\n- {name: a, type: categorical, categories: [x]}\n")
     with pytest.raises(InputError, match="provenance"):
         Schema.load(p)
+
+
+# -- row count and budget plan ----------------------------------------------------------------------------------
+def test_row_count_first_in_ledger_with_the_spent_noise_scale():
+    """The row count is the first spend (COUNT_SHARE of rho), its noise scale is the one its rho pays for, the
+    noise actually drawn has that scale, and n_hat = max(noisy, 1) is what the plan and the report use."""
+    from privsample.privacy.mechanisms import sigma_for_rho
+
+    df = pd.DataFrame({"c": ["a", "b"] * 60, "v": [str(i) for i in range(120)]}, dtype=object)
+    rho = 0.5
+    noise = RecordingNoise(77)
+    diffs = []
+    for _ in range(300):
+        acc = Accountant(rho, delta_slack=1e-3)
+        noise.calls.clear()
+        s = private_schema(df, acc, noise, rho=rho, delta=1e-3)
+        first, plan = acc.ledger[0], acc.ledger[1]
+        assert first.label == "schema: row count" and first.rho == pytest.approx(COUNT_SHARE * rho)
+        assert first.noise_scale == sigma_for_rho(first.rho)
+        counts, sigma_used, out = noise.calls[0]
+        assert sigma_used == first.noise_scale
+        np.testing.assert_array_equal(counts, [len(df)])
+        assert s.discovery["n_hat"] == max(int(out[0]), 1) == plan.details["n_hat"]
+        assert plan.label == "schema: plan" and plan.rho == 0.0 and plan.details["share"] == 1.0
+        diffs.append(int(out[0]) - len(df))
+    sigma = first.noise_scale  # 1/sqrt(2 * 0.005) = 10
+    assert sigma == pytest.approx(10.0)
+    d = np.asarray(diffs, dtype=float)
+    assert abs(d.mean()) < 4 * sigma / math.sqrt(len(d))
+    assert d.var() == pytest.approx(sigma ** 2, rel=0.2)  # a wrong scale (e.g. sensitivity or rho off) fails
+
+
+def test_noisy_row_count_scale_and_floor():
+    noise = SeededNoise(5, quiet=True)
+    acc = Accountant(100.0)
+    vals = [noisy_row_count(1000, acc, noise, 0.02)[0] for _ in range(2000)]  # sigma = 5
+    assert np.var(vals) == pytest.approx(25.0, rel=0.15) and abs(np.mean(vals) - 1000) < 0.5
+    assert all(e.noise_scale == pytest.approx(5.0) and e.details["sensitivity"] == 1.0 for e in acc.ledger)
+    assert min(noisy_row_count(0, acc, noise, 0.02)[0] for _ in range(50)) >= 1.0  # n = 0: n_hat >= 1
+
+
+def test_plan_small_table_gets_larger_share():
+    from privsample.privacy.conversion import cdp_rho
+
+    total = cdp_rho(1.0, 0.9e-9)
+    small, ds = plan_discovery(total, 1e-10, 1_000, 15, count_rho=COUNT_SHARE * total)
+    large, dl = plan_discovery(total, 1e-10, 1_000_000, 15, count_rho=COUNT_SHARE * total)
+    assert ds["share"] > dl["share"] and small > large
+    assert ds["share"] == MAX_SHARE and dl["share"] == MIN_SHARE and ds["rule"] == dl["rule"] == "planned"
+    assert ds["min_category_records"] < dl["min_category_records"]
+    assert ds["min_category_fraction"] == pytest.approx(ds["min_category_records"] / 1_000)
+    # in between, the share is the smallest at which a 2% category passes: its threshold is at the target
+    _, dm = plan_discovery(total, 1e-10, 20_000, 15, count_rho=COUNT_SHARE * total)
+    assert MIN_SHARE < dm["share"] < MAX_SHARE
+    assert dm["min_category_records"] == pytest.approx(0.02 * 20_000, abs=1.5)
+    # a fixed share is honoured
+    fixed, df_ = plan_discovery(total, 1e-10, 1_000, 15, count_rho=COUNT_SHARE * total, share=0.1)
+    assert df_["rule"] == "fixed" and df_["share"] == 0.1 and fixed == pytest.approx(0.09 * total)
+
+
+def test_min_category_records_pass_rate():
+    """A category holding min_category_records records passes tau about PASS_PROBABILITY (0.9) of the time."""
+    sigma, delta_col = 3.0, 1e-6
+    c = math.ceil(min_category_records(sigma, delta_col))
+    tau = category_threshold(sigma, delta_col)
+    assert 0.88 <= _dgauss_tail(sigma, tau - c) <= 0.95
+
+
+@settings(max_examples=300, deadline=None)
+@given(n_hat=st.floats(1.0, 1e9), m=st.integers(1, 300), eps=st.floats(0.01, 20.0),
+       share=st.one_of(st.none(), st.floats(0.02, 1.0)))
+def test_plan_never_exceeds_the_budget(n_hat, m, eps, share):
+    from fractions import Fraction
+
+    from privsample.privacy.conversion import cdp_rho
+
+    total = cdp_rho(eps, 0.9e-9)
+    count = COUNT_SHARE * total
+    rho, d = plan_discovery(total, 1e-10, n_hat, m, count_rho=count, share=share)
+    cap = share if share is not None else MAX_SHARE
+    assert rho > 0 and Fraction(rho) + Fraction(count) <= Fraction(d["share"]) * Fraction(total)
+    assert (MIN_SHARE <= d["share"] <= MAX_SHARE) if share is None else d["share"] == share
+    assert d["share"] <= cap
+    # monotone: more records never ask for a larger planned share
+    if share is None:
+        assert plan_discovery(total, 1e-10, n_hat * 2, m, count_rho=count)[1]["share"] <= d["share"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(0, 60), m=st.integers(1, 6), eps=st.floats(0.05, 10.0), seed=st.integers(0, 2 ** 16),
+       share=st.one_of(st.none(), st.floats(0.05, 0.9)))
+def test_discovery_and_synthesis_budget_never_exceeded(n, m, eps, seed, share):
+    """Planned or fixed discovery spends at most its cap; what is left is all the synthesizer can spend."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({f"c{j}": rng.choice(["a", "b", "1", "2.5", None], n) for j in range(m)}, dtype=object)
+    acc = Accountant.from_epsilon_delta(eps, 1e-9, delta_slack=1e-10)
+    s = private_schema(df, acc, SeededNoise(seed, quiet=True), rho=acc.rho_total, delta=1e-10, share=share)
+    cap = share if share is not None else MAX_SHARE
+    spent = sum((Fraction(e.rho) for e in acc.ledger), Fraction(0))
+    assert spent <= Fraction(cap) * Fraction(acc.rho_total) and acc.delta_spent <= 1e-10
+    assert spent <= Fraction(s.discovery["share"]) * Fraction(acc.rho_total)
+    if share is not None:
+        assert float(spent) == pytest.approx(share * acc.rho_total, rel=1e-9)
+    acc.spend(acc.remaining, "synthesis")  # everything that is left
+    assert sum((Fraction(e.rho) for e in acc.ledger), Fraction(0)) <= Fraction(acc.rho_total)
+    with pytest.raises(BudgetExceeded):
+        acc.spend(1e-12, "more")
+    assert Accountant.from_dict(s.ledger).spent == pytest.approx(float(spent))
+
+
+# -- the per-column report -----------------------------------------------------------------------------------------
+class NoNoise(SeededNoise):
+    """Exact counts (for checking post-processing formulas only)."""
+
+    def __init__(self):
+        super().__init__(0, quiet=True)
+
+    def gaussian(self, counts, sigma):
+        return np.asarray(counts, dtype=np.int64)
+
+
+def test_report_catch_all_share_from_released_counts():
+    df = pd.DataFrame({"c": ["a"] * 700 + ["b"] * 200 + ["r1", "r2"] * 25 + [None] * 50,
+                       "d": [f"u{i}" for i in range(1000)]}, dtype=object)
+    s = private_schema(df, Accountant(50.0, delta_slack=1e-3), NoNoise(), rho=50.0, delta=1e-3)
+    rep = {c["name"]: c for c in s.discovery["columns"]}
+    assert s.discovery["n_hat"] == 1000 and s.discovery["share"] == 1.0
+    # tau is about 1 + 0.6 * 4 = 3.4: r1, r2 (25 each) pass too; no catch-all mass but the missing values
+    c = rep["c"]
+    assert c["kind"] == "categorical" and c["kept"] == 4 and s["c"].nullable
+    assert c["catch_all_share"] == pytest.approx(0.0)
+    # every value of d is unique: nothing passes, the whole column is in the catch-all
+    assert rep["d"] == {"name": "d", "kind": "catch-all", "kept": 0, "catch_all_share": 1.0}
+    # smaller budget: r1, r2 fall below tau and go to the catch-all, with the missing values unless nullable
+    s2 = private_schema(df, Accountant(1.0, delta_slack=1e-3), NoNoise(), rho=0.01, delta=1e-3)
+    c2 = {c["name"]: c for c in s2.discovery["columns"]}["c"]
+    assert set(s2["c"].categories) == {"a", "b"}
+    assert c2["catch_all_share"] == pytest.approx(0.05 if s2["c"].nullable else 0.1)
+    assert 25 < s2.discovery["min_category_records"] < 200
+
+
+def test_discovery_field_round_trip(tmp_path):
+    df = pd.DataFrame({"c": ["x", "y"] * 200, "v": [str(i % 90) for i in range(400)]}, dtype=object)
+    s = private_schema(df, Accountant(5.0, delta_slack=1e-4), SeededNoise(1, quiet=True), rho=5.0, delta=1e-4)
+    assert set(s.discovery) >= {"n_hat", "share", "min_category_records", "columns"}
+    assert [c["name"] for c in s.discovery["columns"]] == ["c", "v"]
+    assert {c["kind"] for c in s.discovery["columns"]} <= {"categorical", "numeric", "catch-all"}
+    num = s.discovery["columns"][1]
+    assert num["kind"] == "numeric" and num["kept"] == f"[{int(s['v'].lower)}, {int(s['v'].upper)}]"
+    d = s.to_dict()
+    assert d["discovery"] == s.discovery
+    for name in ("s.yaml", "s.json"):
+        s.save(tmp_path / name)
+        assert Schema.load(tmp_path / name).discovery == s.discovery
+    plain = Schema(s.columns, provenance="user")
+    assert "discovery" not in plain.to_dict() and Schema.from_dict(plain.to_dict()).discovery is None
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_planned_discovery_on_empty_and_tiny_tables(n):
+    from privsample.pipeline import release_domain, worst_case_domain
+
+    df = pd.DataFrame({"a": ["x"] * n, "b": ["1"] * n}, dtype=object)
+    acc = Accountant.from_epsilon_delta(1.0, 1e-9, delta_slack=1e-10)
+    s = private_schema(df, acc, SeededNoise(n, quiet=True), rho=acc.rho_total, delta=1e-10, share=None)
+    assert s.names == ["a", "b"] and s.discovery["n_hat"] >= 1
+    assert s.discovery["share"] == MAX_SHARE  # tiny: the cap
+    assert acc.spent <= MAX_SHARE * acc.rho_total
+    rel = release_domain(s, other=False)
+    assert all(k >= 1 for k in rel.shape)
+    assert all(k <= c for k, c in zip(rel.shape, worst_case_domain(s.names).shape))
+
+
+def test_adult_sample_keeps_frequent_categories_at_eps_1(adult_raw):
+    """1,000 records of Adult at epsilon = 1 (the pipeline's plan): the frequent categories survive."""
+    from privsample.pipeline import (DISCOVERY_BINS, DISCOVERY_DELTA_SHARE, DISCOVERY_MAX_CATEGORIES,
+                                     make_accountant, release_domain, worst_case_domain)
+
+    df = adult_raw.sample(1000, random_state=0).reset_index(drop=True)
+    acc, d_disc = make_accountant(1.0, 1e-9, None, None)
+    assert d_disc == DISCOVERY_DELTA_SHARE * 1e-9
+    s = private_schema(df, acc, SeededNoise(2, quiet=True), rho=acc.rho_total, delta=d_disc, share=None,
+                       bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
+    plan = s.discovery
+    assert plan["share"] > 0.1  # more than the old fixed 10% at this size
+    need = plan["min_category_records"]
+    assert 150 < need < 450 and plan["min_category_fraction"] == pytest.approx(need / plan["n_hat"])
+    assert acc.spent <= plan["share"] * acc.rho_total * (1 + 1e-12)
+    for name in ("workclass", "education", "marital-status", "race", "sex", "relationship", "income-per-year"):
+        col = s[name]
+        assert isinstance(col, Categorical), name
+        vc = df[name].value_counts()
+        assert set(vc[vc >= 1.3 * need].index) <= set(col.categories), name  # frequent: kept
+        assert set(col.categories) <= set(vc.index), name  # nothing invented
+        assert len(col.categories) <= DISCOVERY_MAX_CATEGORIES
+    rep = {c["name"]: c for c in plan["columns"]}
+    assert rep["sex"]["kept"] == 2 and rep["sex"]["catch_all_share"] < 0.15
+    assert rep["workclass"]["kind"] == "categorical" and 0 < rep["workclass"]["catch_all_share"] < 0.5
+    labels = [e.label for e in acc.ledger]
+    assert labels[:2] == ["schema: row count", "schema: plan"]
+    rel = release_domain(s, other=False)
+    assert all(k <= c for k, c in zip(rel.shape, worst_case_domain(s.names).shape))
+
+
+@pytest.mark.parametrize("schema_share", [None, 0.2])
+def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
+    """synthesize: discovery is planned from the noisy row count by default; an explicit share is honoured.
+    Either way discovery + synthesis spend at most the user's budget, all in one ledger."""
+    from privsample.pipeline import synthesize
+
+    rng = np.random.default_rng(1)
+    p = tmp_path / "t.csv"
+    pd.DataFrame({"c": rng.choice(["a", "b", "c"], 400), "k": rng.integers(0, 50, 400)}).to_csv(p, index=False)
+    res = synthesize(p, epsilon=2.0, delta=1e-9, method="mst", method_options={"iters": 20},
+                     schema_share=schema_share, noise=SeededNoise(4, quiet=True), seed=4)
+    acc = res.accountant
+    disc = [e for e in acc.ledger if e.label.startswith("schema: ")]
+    assert [e.label for e in disc[:2]] == ["schema: row count", "schema: plan"]
+    spent = math.fsum(e.rho for e in disc)
+    plan = res.schema.discovery
+    if schema_share is None:
+        assert plan["rule"] == "planned" and MIN_SHARE <= plan["share"] <= MAX_SHARE
+    else:
+        assert plan["rule"] == "fixed" and plan["share"] == 0.2
+    assert spent == pytest.approx(plan["share"] * acc.rho_total, rel=1e-9)
+    assert acc.spent <= acc.rho_total and acc.delta_spent <= 1e-9
+    assert res.model.schema.discovery == plan  # saved with the model
+
+
+def test_impossible_budget_refused_before_any_spend():
+    df = pd.DataFrame({"a": ["x"] * 50}, dtype=object)
+    acc = Accountant(1.0, delta_slack=1e-3)
+    with pytest.raises(InputError):  # the smallest planned share would not cover the row count
+        private_schema(df, acc, SeededNoise(0, quiet=True), rho=1.0, delta=1e-3, share=None, min_share=0.005)
+    small = Accountant(0.3, delta_slack=1e-3)
+    with pytest.raises(BudgetExceeded):  # the largest planned share does not fit what is left
+        private_schema(df, small, SeededNoise(0, quiet=True), rho=1.0, delta=1e-3, share=None)
+    assert acc.ledger == [] and small.ledger == []

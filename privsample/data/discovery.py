@@ -4,12 +4,16 @@
 must review it). ``private_schema`` discovers types, categories and bounds with differential
 privacy under add/remove-one-record neighbours and charges its cost to the accountant:
 
-* type and nullability: discrete Gaussian counts (Canonne, Kamath & Steinke 2020);
+* the number of records: one discrete Gaussian count (Canonne, Kamath & Steinke 2020), from which,
+  with public parameters only, ``plan_discovery`` sizes the discovery budget (post-processing);
+* type and nullability: discrete Gaussian counts;
 * categories: the stability-based (thresholded) histogram with discrete Gaussian noise, released
   values pass tau = 1 + sigma * sqrt(2 ln(1/delta_col)) (Korolova et al. 2009; Bun & Steinke 2016
   section 8 for approximate zCDP; subgaussian tail of the discrete Gaussian, CKS 2020);
-* numeric bounds: noisy counts over a data-independent log-scale bucket grid, then a noisy linear
-  refinement inside the extreme buckets.
+* numeric bounds: ``privsample.data.numeric_discovery.discover_numeric``.
+
+All steps are composed adaptively by the one accountant (a zCDP filter): each step's budget may
+depend on earlier noisy outputs, never on the data directly.
 
 Values are strings or missing (None / pd.NA / NaN); a value is *numeric* if ``pd.to_numeric``
 parses it to a finite float.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from statistics import NormalDist
 from typing import Any, Sequence
 
 import numpy as np
@@ -28,10 +33,12 @@ import pandas as pd
 from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
-from privsample.privacy.mechanisms import gaussian_measure, sigma_for_rho
+from privsample.privacy.mechanisms import gaussian_measure, rho_for_sigma, sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
 
-__all__ = ["draft_schema", "private_schema", "NUMERIC_MIN_DISTINCT", "TYPE_SHARE", "COARSE_SHARE",
+__all__ = ["draft_schema", "private_schema", "plan_discovery", "noisy_row_count", "min_category_records",
+           "COUNT_SHARE", "TARGET_FRACTION", "PASS_PROBABILITY", "MIN_SHARE", "MAX_SHARE", "TYPE_MIN_SHARE",
+           "TYPE_SIGNAL", "NUMERIC_MIN_DISTINCT", "TYPE_SHARE", "COARSE_SHARE",
            "NULLABLE_SIGMAS", "TYPE_SIGMAS", "BUCKET_FALSE_POSITIVE", "REFINE_SIGMAS", "REFINE_CELLS",
            "FLOAT_MIN_EXPONENT", "MAX_EXPONENT", "category_threshold", "bucket_edges"]
 
@@ -39,7 +46,10 @@ __all__ = ["draft_schema", "private_schema", "NUMERIC_MIN_DISTINCT", "TYPE_SHARE
 NUMERIC_MIN_DISTINCT = 20  # draft: all-numeric columns with more distinct values than this are numeric
 
 # -- private discovery: budget split and thresholds (utility choices; privacy does not depend on them)
-TYPE_SHARE = 0.25  # share of a column's rho for the type/nullability counts; the rest is for values/bounds
+TYPE_SHARE = 0.15  # largest share of a column's rho for the type/nullability counts; the rest: values/bounds
+TYPE_MIN_SHARE = 0.05  # smallest share for the type counts
+TYPE_SIGNAL = 30.0  # type counts get the rho that gives sigma_a = n_hat / 30 (3 sigma_a = 10% of the records),
+#                     clamped to [TYPE_MIN_SHARE, TYPE_SHARE] of the column's rho
 COARSE_SHARE = 0.5  # numeric columns: share of the rest for the log-scale buckets; the remainder refines
 NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious null code is cheap)
 TYPE_SIGMAS = 3.0  # numeric needs noisy numeric count > 3 sigma; integer needs integral > 3 sigma, non-integral <= 3 sigma
@@ -48,6 +58,16 @@ REFINE_SIGMAS = 3.0  # refinement sub-buckets pass at 3 sigma (a false pass only
 REFINE_CELLS = 16  # linear sub-buckets per extreme bucket in the refinement pass
 FLOAT_MIN_EXPONENT = -8  # float grid: ... [-2^-7, -2^-8), [-2^-8, 0), [0, 2^-8), [2^-8, 2^-7) ...
 MAX_EXPONENT = 63  # outermost edges +-2^63; values beyond fall into (are clipped to) the outer buckets
+
+# -- planning the discovery budget from the noisy row count (utility choices; privacy does not depend on them)
+COUNT_SHARE = 0.01  # share of the budget given to ``private_schema`` spent on the noisy row count
+TARGET_FRACTION = 0.02  # planned share: a category holding 2% of the records passes its threshold ...
+PASS_PROBABILITY = 0.9  # ... with probability >= 0.9 (normal approximation of the discrete Gaussian)
+MIN_SHARE = 0.05  # planned share of the whole budget (row count included) is clamped to [5%, 50%]
+MAX_SHARE = 0.5
+# Why these: at epsilon = 1 a table of Adult's size (32,561 records, 15 columns) gets about the 10% that
+# discovery had before (categories need about 650 records); a 1,000-record table gets 50% (about 300-420
+# records for 15-21 columns); at 10^5 records 5% keeps categories of about 1% (10^6: 0.1%) of the records.
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -183,6 +203,13 @@ def _round_down(x: Fraction) -> float:
     return max(f, 0.0)
 
 
+def _round_up(x: Fraction) -> float:
+    f = float(x)
+    if Fraction(f) < x:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
 def _split(total: float, weights: Sequence[float]) -> list[float]:
     """Floats proportional to ``weights`` whose exact sum is <= ``total`` (and equal up to an ulp)."""
     t = Fraction(total)
@@ -199,6 +226,114 @@ def _split(total: float, weights: Sequence[float]) -> list[float]:
 def category_threshold(sigma: float, delta: float) -> float:
     """tau = 1 + sigma * sqrt(2 ln(1/delta)): a count-1 value passes with probability <= delta."""
     return 1.0 + sigma * math.sqrt(2.0 * math.log(1.0 / delta))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Row count and budget plan
+# ---------------------------------------------------------------------------------------------------
+def noisy_row_count(n: int, accountant: Accountant, noise: NoiseSource, rho: float) -> tuple[float, float]:
+    """Spend ``rho`` on the number of records: returns (n_hat, sigma) with n_hat = max(n + Z, 1).
+
+    Guarantee: rho-zCDP under add/remove-one-record neighbours. The count changes by exactly 1 between
+    neighbours (L2 sensitivity 1) and Z is discrete Gaussian with sigma = 1/sqrt(2 rho) (Canonne, Kamath
+    & Steinke 2020). ``max(., 1)`` is post-processing; n_hat is public afterwards.
+    """
+    noisy, sigma = gaussian_measure(accountant, noise, np.array([int(n)], dtype=np.int64), rho,
+                                    "schema: row count", measured="number of records")
+    return float(max(int(noisy[0]), 1)), sigma
+
+
+def _column_split(col_rho: float, n_hat: float) -> tuple[float, float]:
+    """(rho for the type counts, rho for the values) of one column, from public quantities and n_hat.
+
+    The type counts get the rho giving sigma_a = n_hat / TYPE_SIGNAL, clamped to [TYPE_MIN_SHARE,
+    TYPE_SHARE] of ``col_rho``; the rest (exactly, rounded down) is for categories or bounds. The rho
+    for the values is non-decreasing in ``col_rho``, so a larger budget never raises a threshold."""
+    lo = _split(col_rho, [TYPE_MIN_SHARE, 1.0 - TYPE_MIN_SHARE])[0]
+    hi = _split(col_rho, [TYPE_SHARE, 1.0 - TYPE_SHARE])[0]
+    rho_a = min(max(rho_for_sigma(max(n_hat, 1.0) / TYPE_SIGNAL), lo), hi)
+    return rho_a, _round_down(Fraction(col_rho) - Fraction(rho_a))
+
+
+def min_category_records(sigma: float, delta_col: float, pass_probability: float = PASS_PROBABILITY) -> float:
+    """Records a category needs to pass tau = 1 + sigma sqrt(2 ln(1/delta_col)) with probability about
+    ``pass_probability``: tau + z sigma (z the normal quantile; the discrete Gaussian is close to normal)."""
+    return category_threshold(sigma, delta_col) + NormalDist().inv_cdf(pass_probability) * sigma
+
+
+def _threshold_at(share: float, total_rho: float, count_rho: float, delta_col: float, n_hat: float, m: int,
+                  pass_probability: float) -> tuple[float, float]:
+    """(rho for the columns, records a category needs) when discovery takes ``share`` of ``total_rho``."""
+    rho = _round_down(Fraction(share) * Fraction(total_rho) - Fraction(count_rho))
+    if rho <= 0:
+        return rho, math.inf
+    col_rho = _split(rho, [1.0] * m)[0]
+    rho_b = _column_split(col_rho, n_hat)[1]
+    if rho_b <= 0:
+        return rho, math.inf
+    return rho, min_category_records(sigma_for_rho(rho_b), delta_col, pass_probability)
+
+
+def plan_discovery(total_rho: float, delta: float, n_hat: float, n_columns: int, *, count_rho: float = 0.0,
+                   share: float | None = None, target_fraction: float = TARGET_FRACTION,
+                   pass_probability: float = PASS_PROBABILITY, min_share: float = MIN_SHARE,
+                   max_share: float = MAX_SHARE) -> tuple[float, dict[str, Any]]:
+    """The budget for column discovery, from public quantities and the noisy row count ``n_hat``.
+
+    Returns (rho, details): ``rho`` is what the columns may spend, ``share * total_rho - count_rho``
+    (rounded down), where ``count_rho`` was already spent on ``n_hat`` and ``share`` is the part of
+    ``total_rho`` that discovery takes in all.
+
+    Rule. Without ``share`` (planned): the smallest share in [min_share, max_share] at which a category
+    holding ``target_fraction`` of n_hat records passes its threshold with probability about
+    ``pass_probability`` (``min_category_records``, with the per-column split of ``private_schema``:
+    rho/m per column, ``_column_split`` for the categories, delta/m per column); max_share if even that
+    is not enough (a small table), min_share if less suffices (a large one). With ``share``: that fixed
+    share. ``details`` states the outcome: ``min_category_records`` (records a category needs at the
+    chosen share, rounded up) and ``min_category_fraction`` (that over n_hat).
+
+    Privacy: the result is a function of n_hat (a DP output) and public parameters only, hence
+    post-processing; the accountant composes the later steps adaptively and refuses any overrun, so
+    discovery plus synthesis never exceed the user's budget.
+    """
+    m = int(n_columns)
+    if m < 1:
+        raise InputError("discovery needs at least one column")
+    if not (0 < min_share <= max_share <= 1):
+        raise InputError(f"discovery shares must satisfy 0 < min_share <= max_share <= 1 "
+                         f"(got {min_share}, {max_share})")
+    if share is not None and not (0 < share <= 1):
+        raise InputError(f"the discovery share must be in (0, 1] (got {share})")
+    if not (0 < pass_probability < 1 and 0 < target_fraction <= 1):
+        raise InputError("pass_probability must be in (0, 1) and target_fraction in (0, 1]")
+    delta_col = _round_down(Fraction(delta) / m)
+    n_hat = max(float(n_hat), 1.0)
+    target = target_fraction * n_hat
+
+    def at(s: float) -> tuple[float, float]:
+        return _threshold_at(s, total_rho, count_rho, delta_col, n_hat, m, pass_probability)
+
+    if share is not None:
+        chosen, rule = float(share), "fixed"
+    elif at(min_share)[1] <= target:
+        chosen, rule = float(min_share), "planned"
+    elif at(max_share)[1] > target:
+        chosen, rule = float(max_share), "planned"
+    else:  # bisection: the threshold is non-increasing in the share
+        lo, hi = float(min_share), float(max_share)
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if at(mid)[1] <= target else (mid, hi)
+        chosen, rule = hi, "planned"
+    rho, need = at(chosen)
+    if rho <= 0:
+        raise InputError(f"the discovery share {chosen:g} does not cover the row count already spent")
+    records = math.ceil(need) if math.isfinite(need) else None
+    details = {"rule": rule, "share": chosen, "rho": rho, "count_rho": float(count_rho), "n_hat": n_hat,
+               "target_fraction": float(target_fraction), "pass_probability": float(pass_probability),
+               "min_share": float(min_share), "max_share": float(max_share), "min_category_records": records,
+               "min_category_fraction": (records / n_hat) if records is not None else None}
+    return rho, details
 
 
 def bucket_edges(integer: bool) -> np.ndarray:
@@ -234,7 +369,9 @@ def _spend_gaussian(accountant: Accountant, noise: NoiseSource, counts: np.ndarr
 
 
 def _discover_categorical(name: str, sc: _Scan, accountant: Accountant, noise: NoiseSource, rho: float,
-                          delta: float, nullable: bool, max_categories: int, notes: list[str]) -> Categorical:
+                          delta: float, nullable: bool, max_categories: int,
+                          notes: list[str]) -> tuple[Categorical, int]:
+    """(column, sum of the released categories' noisy counts)."""
     sigma = sigma_for_rho(rho)
     tau = category_threshold(sigma, delta)
     # Spent by hand (not gaussian_measure): the number of observed values is sensitive, so it must not
@@ -253,7 +390,7 @@ def _discover_categorical(name: str, sc: _Scan, accountant: Accountant, noise: N
     cats = _sorted_categories(list(sc.values[passed]))
     if not cats:
         notes.append(f"column '{name}': no category passed the threshold; only the catch-all remains")
-    return Categorical(name, tuple(cats), nullable=nullable, other=_other_label(cats))
+    return Categorical(name, tuple(cats), nullable=nullable, other=_other_label(cats)), int(noisy[passed].sum())
 
 
 def _discover_numeric(name: str, sc: _Scan, accountant: Accountant, noise: NoiseSource, rho: float,
@@ -307,20 +444,50 @@ def _discover_numeric(name: str, sc: _Scan, accountant: Accountant, noise: Noise
     return Numeric(name, float(lower), float(upper), bins=b, integer=integer, nullable=nullable)
 
 
+def _plain(obj: Any) -> Any:
+    """``obj`` with NumPy scalars and tuples turned into plain Python values (for YAML/JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def _number_text(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() and abs(v) < 2.0 ** 53 else repr(float(v))
+
+
+def _share_clip(x: float) -> float:
+    return float(min(max(x, 0.0), 1.0))
+
+
 def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource, *, rho: float, delta: float,
-                   bins: int = 16, max_categories: int = 50) -> Schema:
-    """Discover a schema with differential privacy, spending exactly ``rho`` and at most ``delta``.
+                   bins: int = 16, max_categories: int = 50, share: float | None = 1.0,
+                   count_share: float = COUNT_SHARE, **plan_options: Any) -> Schema:
+    """Discover a schema with differential privacy, charging the accountant at most ``rho`` and ``delta``.
 
-    Guarantee: (rho, delta)-approximate zCDP (Bun & Steinke 2016, Def. 8.1) under add/remove-one-record
-    neighbours; the column *names* (the header) are public, nothing else about the table is assumed
-    public (not even the number of rows). Every spend goes through ``accountant.spend`` before its
-    noise is drawn, so the cost is in the accountant's ledger (and copied into ``schema.ledger``).
-    The budget is checked up front: nothing is spent if ``rho``/``delta`` do not fit.
+    Budget. ``share=1.0`` (default): spend exactly ``rho``. ``share=s``: spend exactly ``s * rho``.
+    ``share=None``: ``rho`` is the whole run's budget and discovery takes the share that
+    ``plan_discovery`` chooses from the noisy row count (at most ``max_share``; ``plan_options`` go to
+    ``plan_discovery``). In every case ``count_share * rho`` of it pays for the noisy row count first.
 
-    ``rho`` is split evenly over the m columns; in a column, ``TYPE_SHARE`` (1/4) pays for step (a)
-    and the rest for (b) or (c), chosen from (a)'s noisy output (adaptive composition). A record
-    touches one value of every column, so the per-column costs add up: sum = rho, and the deltas of
-    the categorical columns (delta/m each) add up to at most delta.
+    Guarantee: (rho', delta)-approximate zCDP (Bun & Steinke 2016, Def. 8.1), rho' the amount spent,
+    under add/remove-one-record neighbours; the column *names* (the header) are public, nothing else
+    about the table is assumed public (not even the number of rows). Every spend goes through
+    ``accountant.spend`` before its noise is drawn, so the cost is in the accountant's ledger (and
+    copied into ``schema.ledger``). The budget is checked up front against the largest amount the
+    plan may choose: nothing is spent if it does not fit.
+
+    (0) Row count: n_hat = max(n + Z, 1), discrete Gaussian, sensitivity 1 (``noisy_row_count``).
+        The plan (``plan_discovery``) and every per-column split below are functions of n_hat and
+        public parameters only: post-processing. The plan is recorded in the ledger (a zero-cost entry).
+    The columns' budget is split evenly over the m columns; in a column, ``_column_split`` gives the
+    type counts the rho for sigma_a = n_hat/30 (clamped to 5%..``TYPE_SHARE`` of the column's rho)
+    and the rest pays for (b) or (c), chosen from (a)'s noisy output (adaptive composition). A record
+    touches one value of every column, so the per-column costs add up, and the deltas of the columns
+    (at most delta/m each) add up to at most delta.
 
     (a) Type and nullability: the vector (missing, integral numbers, non-integral numbers,
         non-numeric) partitions the column, so one record changes one cell by 1: L2 sensitivity 1;
@@ -336,28 +503,22 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
         (the discrete Gaussian is sigma-subgaussian, Canonne-Kamath-Steinke 2020); otherwise the
         outputs have the same distribution. Hence (rho_b, delta_col)-approximate zCDP. Released values
         are sorted (numerically if all look numeric) -- never in data order -- and capped at
-        ``max_categories`` by noisy count (post-processing). Every column gets the ``"(other)"``
-        catch-all for unreleased values; if nothing passes it is the only category. The ledger
-        entry does not record how many values were observed (that number is sensitive).
-    (c) Numeric bounds: counts of the numeric values in a *public* grid of log-scale buckets
-        [2^k, 2^(k+1)), [-2^(k+1), -2^k) and [0, 2^kmin), [-2^kmin, 0) (kmin = 0 for integer columns,
-        -8 otherwise; the outer buckets also hold values beyond +-2^63). The buckets partition the
-        values, so L2 sensitivity 1 and no delta is needed. A bucket passes if its noisy count exceeds
-        sigma sqrt(2 ln(B / 1e-3)) (B buckets: an empty bucket anywhere passes with probability
-        <= 1e-3). lower/upper = edges of the lowest/highest passing bucket. Refinement: noisy counts
-        in 16 linear sub-buckets of those one or two buckets (disjoint cells, sensitivity 1; the
-        grid depends only on the earlier noisy output) tighten lower/upper to the lowest/highest
-        sub-bucket above 3 sigma (a false pass only widens within the bucket). The refinement is
-        paid for even when nothing passed, so the cost never depends on the data. Integer columns:
-        [a, b) becomes a .. b-1 (bounds are integers), bins = min(bins, upper - lower + 1).
-        Values outside the bounds are clipped by the encoder. If no bucket passes there is not
-        enough signal to place bounds: the column becomes a categorical with only the catch-all.
+        ``max_categories`` by noisy count, ties by value (post-processing). Every column gets the
+        ``"(other)"`` catch-all for unreleased values; if nothing passes it is the only category. The
+        ledger entry does not record how many values were observed (that number is sensitive).
+    (c) Numeric bounds: ``privsample.data.numeric_discovery.discover_numeric`` on the column's finite
+        numbers (one per record), with rho_b and delta_col; its own docstring states its guarantee.
         Non-numeric values in a column judged numeric are not represented by the schema.
 
+    ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
+    records in the catch-all: 1 - (sum of the released categories' noisy counts + noisy missing count
+    if nullable) / n_hat, clipped to [0, 1] -- post-processing of released noisy counts, no exact figure.
     Thresholds and shares are utility choices (module constants); privacy does not depend on them.
     ``schema.ledger`` is ``{"summary": {...}, "entries": [LedgerEntry.to_dict(), ...]}`` (the shape
     of ``Accountant.to_dict()``, so ``Accountant.from_dict(schema.ledger)`` rebuilds the cost).
     """
+    from privsample.data.numeric_discovery import discover_numeric
+
     names = _check_table(df)
     if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho > 0):
         raise InputError(f"rho must be a finite number > 0, got {rho!r}")
@@ -365,22 +526,44 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
         raise InputError(f"delta must be in (0, 1) (the category threshold needs it), got {delta!r}")
     if max_categories < 1 or bins < 1:
         raise InputError("max_categories and bins must be >= 1")
-    if not accountant.can_spend(rho, delta):
-        raise BudgetExceeded(f"budget exceeded: private schema discovery asks rho={rho:.6g}, delta={delta:.3g} "
-                             f"but only rho={accountant.remaining:.6g} and delta="
+    if share is not None and not (0 < share <= 1):
+        raise InputError(f"the discovery share must be in (0, 1] (got {share!r})")
+    if not 0 < count_share < 1:
+        raise InputError(f"count_share must be in (0, 1) (got {count_share!r})")
+    cap = share if share is not None else plan_options.get("max_share", MAX_SHARE)
+    limit = _round_down(Fraction(cap) * Fraction(rho))
+    if not accountant.can_spend(limit, delta):
+        raise BudgetExceeded(f"budget exceeded: private schema discovery asks up to rho={limit:.6g}, "
+                             f"delta={delta:.3g} but only rho={accountant.remaining:.6g} and delta="
                              f"{accountant.delta_slack - accountant.delta_spent:.3g} remain (nothing was measured)")
     m = len(names)
-    col_rho = _split(rho, [1.0] * m)
-    shares = [_split(r, [TYPE_SHARE, 1.0 - TYPE_SHARE]) for r in col_rho]
-    if any(min(a, *_split(b, [COARSE_SHARE, 1.0 - COARSE_SHARE])) <= 0 for a, b in shares):
-        raise InputError(f"rho={rho!r} is too small to split over {m} columns")
-    delta_col = _round_down(Fraction(delta) / m)
+    count_rho = _round_down(Fraction(count_share) * Fraction(rho))
+    lowest = _round_down(Fraction(share if share is not None else plan_options.get("min_share", MIN_SHARE))
+                         * Fraction(rho))
+    if not 0 < count_rho < lowest:  # checked before any spend: the plan can never fail on n_hat
+        raise InputError(f"the smallest discovery budget (rho={lowest:.6g}) does not leave room for the row count")
     start = len(accountant.ledger)
-    notes = [f"Discovered with differential privacy: ({rho:.6g}, {delta:.3g})-approximate zCDP under "
-             "add/remove-one-record neighbours (column names treated as public). Rare categories are "
+    n_hat, _ = noisy_row_count(len(df), accountant, noise, count_rho)
+    rho_cols, plan = plan_discovery(rho, delta, n_hat, m, count_rho=count_rho, share=share, **plan_options)
+    col_rho = _split(rho_cols, [1.0] * m)
+    splits = [_column_split(r, n_hat) for r in col_rho]
+    if any(min(a, b) <= 0 for a, b in splits):
+        raise InputError(f"rho={rho!r} is too small to split over {m} columns")
+    accountant.spend(0.0, "schema: plan", mechanism="post-processing",
+                     measured="discovery budget from the noisy row count and public parameters",
+                     private=noise.private,
+                     **{k: plan[k] for k in ("rule", "share", "n_hat", "min_category_records")})
+    delta_col = _round_down(Fraction(delta) / m)
+    spent_share = plan["share"]
+    notes = [f"Discovered with differential privacy: ({spent_share * rho:.6g}, {delta:.3g})-approximate zCDP "
+             "under add/remove-one-record neighbours (column names treated as public). Rare categories are "
              "mapped to the catch-all and bounds may clip extreme values."]
+    if plan["min_category_records"] is not None:
+        notes.append(f"Categories with fewer than about {plan['min_category_records']} records (planned from the "
+                     "noisy row count) are merged into the catch-all.")
     columns: list[Column] = []
-    for name, key, (rho_a, rho_rest) in zip(names, df.columns, shares):
+    report: list[dict[str, Any]] = []
+    for name, key, (rho_a, rho_b) in zip(names, df.columns, splits):
         sc = _scan(df[key])
         isnum, integ = sc.is_number, sc.is_integral
         true = np.array([sc.n_missing, int(sc.counts[integ].sum()), int(sc.counts[isnum & ~integ].sum()),
@@ -389,21 +572,42 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
                                          "counts of (missing, integral, non-integral, non-numeric) values")
         n_miss, n_int, n_frac, n_text = (int(v) for v in noisy)
         nullable = n_miss > NULLABLE_SIGMAS * sigma_a
+        missing_share = max(n_miss, 0) / n_hat if nullable else 0.0  # noisy; records in the null code
         numeric = (n_int + n_frac) > n_text and (n_int + n_frac) > TYPE_SIGMAS * sigma_a
         if numeric:
             integer = n_int > TYPE_SIGMAS * sigma_a and n_frac <= TYPE_SIGMAS * sigma_a
-            columns.append(_discover_numeric(name, sc, accountant, noise, rho_rest, integer, nullable, bins, notes))
+            x = np.repeat(sc.numbers[isnum], sc.counts[isnum])
+            col, info = discover_numeric(name, x, accountant, noise, rho=rho_b, delta=delta_col, integer=integer,
+                                         nullable=nullable, n_hat=n_hat, bins=bins, notes=notes)
+            info = dict(info or {})
+            if isinstance(col, Numeric):
+                entry = {"name": name, "kind": "numeric",
+                         "kept": f"[{_number_text(col.lower)}, {_number_text(col.upper)}]",
+                         "catch_all_share": info.pop("catch_all_share", None)}
+            else:  # no bounds: only the catch-all (every non-missing value goes there)
+                entry = {"name": name, "kind": "catch-all", "kept": 0,
+                         "catch_all_share": _share_clip(1.0 - missing_share)}
+            entry.update({k: v for k, v in info.items() if k not in entry})
         else:
-            columns.append(_discover_categorical(name, sc, accountant, noise, rho_rest, delta_col, nullable,
-                                                 max_categories, notes))
+            col, released = _discover_categorical(name, sc, accountant, noise, rho_b, delta_col, nullable,
+                                                  max_categories, notes)
+            entry = {"name": name, "kind": "categorical" if col.categories else "catch-all",
+                     "kept": len(col.categories),
+                     "catch_all_share": _share_clip(1.0 - released / n_hat - missing_share)}
+        columns.append(col)
+        report.append(_plain(entry))
     entries = accountant.ledger[start:]
     spent_rho = float(sum((Fraction(e.rho) for e in entries), Fraction(0)))
     spent_delta = float(sum((Fraction(e.delta) for e in entries), Fraction(0)))
-    ledger = {"summary": {"rho_total": float(rho), "rho_spent": spent_rho, "delta_slack": float(delta),
+    ledger = {"summary": {"rho_total": _round_up(Fraction(spent_share) * Fraction(rho)), "rho_spent": spent_rho,
+                          "delta_slack": float(delta),
                           "delta_spent": spent_delta, "target_epsilon_delta": None,
                           "neighbouring": "add/remove one record", "private": all(e.private for e in entries),
                           "mechanism": "private schema discovery"},
               "entries": [e.to_dict() for e in entries]}
     if not noise.private:
         notes.append(f"{SEEDED_LABEL}: this schema was discovered with seeded noise")
-    return Schema(columns, provenance="private", ledger=ledger, notes=notes)
+    discovery = _plain({"n_hat": n_hat, "share": plan["share"], "rule": plan["rule"],
+                        "min_category_records": plan["min_category_records"],
+                        "min_category_fraction": plan["min_category_fraction"], "columns": report})
+    return Schema(columns, provenance="private", ledger=ledger, notes=notes, discovery=discovery)

@@ -183,6 +183,7 @@ class Schema:
     provenance: str = "user"
     ledger: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    discovery: dict[str, Any] | None = None  # private discovery's plan and per-column report (noisy/public values)
 
     def __post_init__(self):
         names = [c.name for c in self.columns]
@@ -230,6 +231,8 @@ class Schema:
             d["notes"] = list(self.notes)
         if self.ledger is not None:
             d["ledger"] = self.ledger
+        if self.discovery is not None:
+            d["discovery"] = self.discovery
         return d
 
     @classmethod
@@ -264,8 +267,11 @@ class Schema:
                              "came from; after reviewing it, add 'provenance: user'")
         if provenance not in PROVENANCES:
             raise InputError(f"{source}: unknown provenance {provenance!r} ({' | '.join(PROVENANCES)})")
+        discovery = d.get("discovery")
+        if discovery is not None and not isinstance(discovery, dict):
+            raise InputError(f"{source}: 'discovery' must be a mapping")
         return cls(cols, tuple(d.get("na_values", DEFAULT_NA_VALUES)), provenance,
-                   d.get("ledger"), list(d.get("notes", [])))
+                   d.get("ledger"), list(d.get("notes", [])), discovery)
 
     def save(self, path: str | Path) -> None:
         """Write YAML (``.yaml``/``.yml``) or JSON, atomically."""
