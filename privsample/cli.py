@@ -191,7 +191,8 @@ def synth(
     method: str = typer.Option("ppsyn", "--method", "-m", help="Synthesizer: ppsyn | aim | mst "
                                "(ppsyn-paper, the NON-PRIVATE published algorithm, needs --unsafe-as-published)."),
     schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema (YAML/JSON). Without it, "
-                                          "the domain is discovered privately with 10% of the budget."),
+                                          "the domain is discovered privately with a share of the budget (5-50%) "
+                                          "planned from a noisy row count."),
     rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count)."),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Save the fitted model (dir or .zip)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise for reproducible experiments."),
@@ -447,7 +448,7 @@ def demo(
     _warn_seeded(seed)
     src = demo_path()
     err.print(f"[bold]privsample demo[/bold]: {src.name} (UCI Adult, Becker & Kohavi 1996, CC BY 4.0), "
-              f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately with 10% of the budget")
+              f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately (share planned from a noisy row count)")
     if method not in ("ppsyn", "aim", "mst"):
         raise PrivsampleError(f"demo --method must be ppsyn, aim or mst, not {method!r}")
     from privsample.pipeline import RELEASE_RULE
