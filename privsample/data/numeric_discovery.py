@@ -71,8 +71,8 @@ INT_GRID = 128  # every integer in [-128, 128] is a candidate
 FLOAT_MIN_EXPONENT = -8  # float grid goes down to +-2^-8
 MAX_EXPONENT = 63  # outermost candidates +-2^63 (floats)
 INT_MAX_EXPONENT = 52  # integer columns: +-2^52 (half-integers are exact below 2^52)
-BOUND_MARGIN = 2.0  # q n_hat = BOUND_MARGIN * (ln m + 2) * 2 / epsilon: the tail a bound can see
-Q_MIN, Q_MAX = 0.005, 0.25  # design tail shares are kept within [Q_MIN, Q_MAX]
+BOUND_MARGIN = 1.0  # q n_hat = BOUND_MARGIN * (ln m + 2) * 2 / epsilon: the tail a bound can see
+Q_MIN, Q_MAX = 0.005, 0.5  # design tail shares are kept within [Q_MIN, Q_MAX]
 TREE_MARGIN = 4.0  # a tree level runs if its cells hold >= TREE_MARGIN times the median's rank error
 SPLIT_CANDIDATES = 128  # linear candidates per cell for a median (plus grid points inside the cell)
 
@@ -256,6 +256,14 @@ def discover_numeric(name: str, x: np.ndarray, accountant, noise, *, rho: float,
     at most ``delta`` in all): (rho, delta)-approximate zCDP under add/remove-one-record neighbours.
     Returns the ``Numeric`` column and a report dict holding only public or noisy values.
     """
+    return _discover(name, x, accountant, noise, rho=rho, delta=delta, integer=integer, nullable=nullable,
+                     n_hat=n_hat, bins=bins, notes=notes)
+
+
+def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_hat, bins=16, notes=None,
+              binning="auto"):
+    """``discover_numeric`` with a choice of binning for measurements: "auto" (median tree where n_hat
+    supports it), "equal-width" (never a tree). The cost is the same either way."""
     if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be a finite number > 0, got {rho!r}")
     if not (0 <= delta < 1):
@@ -267,8 +275,18 @@ def discover_numeric(name: str, x: np.ndarray, accountant, noise, *, rho: float,
         x = np.round(x)
     xs = np.sort(x)
     n_plan = max(float(n_hat), 1.0)
-    rho_lo, rho_hi, rho_pt, rho_tree = _split(rho, [BOUNDS_SHARE / 2, BOUNDS_SHARE / 2, POINT_SHARE,
-                                                    1.0 - BOUNDS_SHARE - POINT_SHARE])
+    # Plan (public: rho, n_hat, bins): the tree runs only if n_hat can support a level; else its share
+    # goes to the bounds.
+    tree_share = 1.0 - BOUNDS_SHARE - POINT_SHARE
+    cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
+    planned = (_tree_levels(tree_share * rho, n_plan, int(math.floor(math.log2(bins))), cand_size)
+               if binning == "auto" else 0)
+    if planned:
+        rho_lo, rho_hi, rho_pt, rho_tree = _split(rho, [BOUNDS_SHARE / 2, BOUNDS_SHARE / 2, POINT_SHARE,
+                                                        tree_share])
+    else:
+        rho_lo, rho_hi, rho_pt = _split(rho, [(1.0 - POINT_SHARE) / 2, (1.0 - POINT_SHARE) / 2, POINT_SHARE])
+        rho_tree = 0.0
     grid = bound_grid(integer)
     q = design_quantile(min(rho_lo, rho_hi), n_plan, len(grid))
 
@@ -283,9 +301,10 @@ def discover_numeric(name: str, x: np.ndarray, accountant, noise, *, rho: float,
     n_int = upper - lower + 1 if integer else math.inf
     if integer and n_int <= UNIT_MAX:
         for label, r in (("point masses", rho_pt), ("bin edges", rho_tree)):
-            accountant.spend(r, f"schema: {name}: {label} (not needed: unit bins)", mechanism="none",
-                             measured="nothing (charged so that the cost does not depend on the data)",
-                             private=noise.private, **_details(noise))
+            if r > 0:
+                accountant.spend(r, f"schema: {name}: {label} (not needed: unit bins)", mechanism="none",
+                                 measured="nothing (charged so that the cost does not depend on the data)",
+                                 private=noise.private, **_details(noise))
         col = Numeric(name, lower, upper, bins=int(n_int), integer=True, nullable=nullable)
         info.update(lower=lower, upper=upper, bins=col.bins, points=[], binning="unit")
         _note(notes, name, col, info)
@@ -302,16 +321,12 @@ def discover_numeric(name: str, x: np.ndarray, accountant, noise, *, rho: float,
     target = max(1, bins - len(points))
     max_levels = int(math.floor(math.log2(target)))
     n_rest = max(n_plan - point_mass, 0.0)
-    cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
-    levels = _tree_levels(rho_tree, n_rest, max_levels, cand_size) if rho_tree > 0 else 0
+    levels = min(planned, max(1, _tree_levels(rho_tree, n_rest, max_levels, cand_size))) if planned else 0
     if levels:
         y = xc[~np.isin(xc, points)] if points else xc
         cuts = _median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise, rho_tree)
         binning = "quantile"
     else:
-        accountant.spend(rho_tree, f"schema: {name}: bin edges (not needed: equal width)", mechanism="none",
-                         measured="nothing (charged so that the cost does not depend on the data)",
-                         private=noise.private, **_details(noise))
         cuts, binning = [], "equal-width"
     cells = [lower] + cuts + [upper]
     per = _share_out(target, len(cells) - 1)
