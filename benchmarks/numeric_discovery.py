@@ -62,7 +62,7 @@ def one(x: np.ndarray, name: str, rho: float, binning: str, seed: int, margin: f
 
 VARIANTS = [(1.0, "auto"), (1.0, "equal-width"), (1.5, "auto"), (1.5, "equal-width"), (2.0, "auto"),
             (2.0, "equal-width")]
-CHOSEN = (1.5, "auto")
+CHOSEN = (1.0, "auto")
 
 
 def main() -> None:

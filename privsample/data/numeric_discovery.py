@@ -9,18 +9,21 @@ neighbours, for exactly ``rho`` and at most ``delta`` spent through the accounta
 depend on the data). Steps, each charged before its noise is drawn, composed adaptively (every step
 only uses the data and the earlier *noisy* outputs; a record touches the column once):
 
-1. Bounds (``BOUNDS_SHARE`` of rho, half per bound): the exponential mechanism (McSherry & Talwar
-   2007) selects a low and a high q-quantile among the points of a PUBLIC grid (``bound_grid``: the
-   integers in [-128, 128] and a geometric grid of 8 points per octave up to 2^63, finer down to
-   2^-8 for floats; integer columns stop at 2^52 so that half-integer edges stay exact). Scores:
-   u_lo(c) = -|#{x < c} - q n| and u_hi(c) = -|#{x > c} - q n| with n = len(x). Adding or removing
-   one record changes #{x < c} by 1[v < c] in {0, 1} and q n by q, so the term inside |.| moves by
-   1 - q or -q: sensitivity max(q, 1 - q) <= 1 (a record without a number leaves both unchanged).
-   With epsilon = sqrt(8 rho_b) the selection is epsilon-DP and rho_b-zCDP (bounded range, Cesar &
-   Rogers 2021). Ties: the scores are the rank distance to the set of q-quantiles,
-   -max(#{x < c} - q n, q n - #{x <= c}, 0) (mirrored for the upper bound), each term moving by at
-   most max(q, 1 - q), so the same sensitivity holds. q is planned from the noisy record count ``n_hat`` (public after its own spend) so
-   that q n_hat is a few times the mechanism's rank error; lower <= upper by post-processing.
+1. Bounds (``BOUNDS_SHARE`` of rho, half per bound; all but the point share when no tree is planned):
+   the exponential mechanism (McSherry & Talwar 2007) selects a low and a high q-quantile among the
+   points of a PUBLIC grid (``bound_grid``: the integers in [-128, 128] and a geometric grid of 8
+   points per octave up to 2^63, down to 2^-8 for floats; integer columns stop at 2^52 so that
+   half-integer edges stay exact). The score is the rank distance to the set of q-quantiles:
+   u_lo(c) = -max(#{x < c} - q n, q n - #{x <= c}, 0), u_hi(c) = -max(#{x > c} - q n, q n - #{x >= c}, 0),
+   n = len(x) (0 exactly on the q-quantiles, ties included, so a point mass at the minimum makes the
+   minimum the best lower bound). Adding or removing one record with value v changes #{x < c} by
+   1[v < c] in {0, 1} and q n by q, so each term moves by 1 - q or -q, and so does their max with 0:
+   sensitivity max(q, 1 - q) <= 1 (a record without a number changes nothing). With epsilon =
+   sqrt(8 rho_b) the selection is epsilon-DP and rho_b-zCDP (bounded range, Cesar & Rogers 2021).
+   q is planned from the noisy record count ``n_hat`` (public after its own spend): q n_hat is
+   ``BOUND_MARGIN`` times the selection's rank error, within [``Q_MIN``, ``Q_MAX``]; with too little
+   data q reaches 1/2 and the range shrinks towards the median instead of running off to +-2^63.
+   lower <= upper by post-processing.
 2. Point masses (``POINT_SHARE``; skipped for unit bins): values of the column clipped to the bounds
    (a per-record map) that hold a large share get a bin of their own. With delta > 0 this is the
    stability-based histogram (Korolova et al. 2009; Bun & Steinke 2016 section 8): discrete Gaussian
@@ -35,10 +38,11 @@ only uses the data and the earlier *noisy* outputs; a record touches the column 
    the cell, scoring u(c) = -|#{y in cell: y < c} - #cell / 2| over the clipped non-point values y.
    One record is in exactly one cell and moves that cell's score by at most 1/2 (the count by 1 or
    0, the half size by 1/2): sensitivity 1/2, and the cells of a level are disjoint, so a level costs
-   one selection's rho_l (parallel composition). Levels that ``n_hat`` cannot support are not run;
-   cells are then split into equal-width sub-bins (public). With no tree at all the bins are equal-
-   width. A share of rho that a data-independent plan cannot use (unit bins) is still charged, so
-   the cost never depends on the data.
+   one selection's rho_l (parallel composition). The number of levels is planned from n_hat, rho and
+   ``bins`` (public) before anything is spent; if not even one level pays (``TREE_MARGIN``), the tree's
+   share goes to the bounds and the bins are equal width. Cells get equal-width sub-bins up to
+   ``bins`` (public). A share that the plan cannot use once the bounds are out (unit bins need no
+   points and no tree) is still charged, so the cost never depends on the data.
 
 Integer columns whose range holds at most ``UNIT_MAX`` integers get unit bins (every value is
 recovered exactly). Point bins are [v - 1/2, v + 1/2) for integers and [v, nextafter(v)) for floats,
@@ -66,7 +70,7 @@ BOUNDS_SHARE = 0.4  # share of the column's rho for the two bounds (half each)
 POINT_SHARE = 0.2  # share for the point masses; the rest pays for the bin edges
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and above tau)
-GRID_STEPS = 8  # geometric grid points per octave
+GRID_STEPS = 32  # geometric grid points per octave (2.2% apart)
 INT_GRID = 128  # every integer in [-128, 128] is a candidate
 FLOAT_MIN_EXPONENT = -8  # float grid goes down to +-2^-8
 MAX_EXPONENT = 63  # outermost candidates +-2^63 (floats)
@@ -100,15 +104,14 @@ def design_quantile(rho_bound: float, n_hat: float, candidates: int) -> float:
 
 
 def _split(total: float, weights: list[float]) -> list[float]:
-    """Floats proportional to ``weights``, each rounded down, the last taking the exact remainder."""
-    t, w = Fraction(total), [Fraction(x) for x in weights]
-    parts, used = [], Fraction(0)
-    for i, wi in enumerate(w):
-        p = float(t - used) if i == len(w) - 1 else float(t * wi / sum(w))
-        while Fraction(p) > t - used:
-            p = math.nextafter(p, -math.inf)
-        parts.append(max(p, 0.0))
-        used += Fraction(parts[-1])
+    """Floats proportional to ``weights`` whose exact sum is ``total``: every part but the last is rounded
+    down to a multiple of ulp(total), so the remainder is a multiple of it below total, hence a float."""
+    u = math.ulp(total)
+    w = math.fsum(weights)
+    parts = [math.floor(Fraction(total) * Fraction(wi) / Fraction(w) / Fraction(u)) * u for wi in weights[:-1]]
+    last = Fraction(total) - sum((Fraction(p) for p in parts), Fraction(0))
+    parts.append(float(last))
+    assert Fraction(parts[-1]) == last and last >= 0
     return parts
 
 
@@ -217,6 +220,11 @@ def _point_masses(name, xc, integer, lower, upper, accountant, noise, rho, delta
     return pts, float(sum(int(noisy[i]) for i in idx)), sigma
 
 
+def _median_scores(cell: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """u(c) = -|#{y < c} - #cell / 2| for the sorted values of one cell: sensitivity 1/2."""
+    return -np.abs(np.searchsorted(cell, cand, side="left") - 0.5 * len(cell))
+
+
 def _median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise, rho_tree):
     """Split points from ``levels`` levels of private medians (one spend per level, parallel cells)."""
     cuts: list[float] = []
@@ -237,8 +245,7 @@ def _median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise
             i0 = np.searchsorted(ys, a, side="left")
             i1 = np.searchsorted(ys, b, side="right" if last else "left")
             cell = ys[i0:i1]
-            below = np.searchsorted(cell, cand, side="left")
-            scores = -np.abs(below - 0.5 * len(cell))
+            scores = _median_scores(cell, cand)
             cuts.append(float(cand[noise.exponential(scores, eps, 0.5)]))
     return sorted(set(cuts))
 
