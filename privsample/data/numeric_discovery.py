@@ -10,16 +10,18 @@ depend on the data). Steps, each charged before its noise is drawn, composed ada
 only uses the data and the earlier *noisy* outputs; a record touches the column once):
 
 1. Bounds (``BOUNDS_SHARE`` of rho, half per bound; all but the point share when no tree is planned):
-   the exponential mechanism (McSherry & Talwar 2007) selects a low and a high q-quantile among the
-   points of a PUBLIC grid (``bound_grid``: the integers in [-128, 128] and a geometric grid of 8
-   points per octave up to 2^63, down to 2^-8 for floats; integer columns stop at 2^52 so that
-   half-integer edges stay exact). The score is the rank distance to the set of q-quantiles:
-   u_lo(c) = -max(#{x < c} - q n, q n - #{x <= c}, 0), u_hi(c) = -max(#{x > c} - q n, q n - #{x >= c}, 0),
-   n = len(x) (0 exactly on the q-quantiles, ties included, so a point mass at the minimum makes the
-   minimum the best lower bound). Adding or removing one record with value v changes #{x < c} by
-   1[v < c] in {0, 1} and q n by q, so each term moves by 1 - q or -q, and so does their max with 0:
-   sensitivity max(q, 1 - q) <= 1 (a record without a number changes nothing). With epsilon =
-   sqrt(8 rho_b) the selection is epsilon-DP and rho_b-zCDP (bounded range, Cesar & Rogers 2021).
+   the exponential mechanism (McSherry & Talwar 2007) locates a low and a high q-quantile on a PUBLIC
+   grid (``bound_grid``: the integers in [-128, 128] and a geometric grid of ``GRID_STEPS`` points per
+   octave up to 2^63, down to 2^-8 for floats; integer columns stop at 2^52 so that half-integer
+   edges stay exact). It selects a CELL [g_i, g_(i+1)) of the grid, scored by minus the
+   rank distance between the cell and the q-quantile: u_lo(i) = -max(#{x < g_i} - q n,
+   q n - #{x < g_(i+1)}, 0) with n = len(x); the lower bound is g_i (for the upper bound, mirrored with
+   #{x > .} on (g_i, g_(i+1)], the bound is g_(i+1)). Some cell always scores 0, however narrow the data
+   (scoring grid points instead would leave data between two points no better than far-away points).
+   Adding or removing one record with value v changes #{x < g} by 1[v < g] in {0, 1} and q n by q,
+   so each term moves by 1 - q or -q, and so does their max with 0: sensitivity max(q, 1 - q) <= 1
+   (a record without a number changes nothing). With epsilon = sqrt(8 rho_b) the selection is
+   epsilon-DP and rho_b-zCDP (bounded range, Cesar & Rogers 2021).
    q is planned from the noisy record count ``n_hat`` (public after its own spend): q n_hat is
    ``BOUND_MARGIN`` times the selection's rank error, within [``Q_MIN``, ``Q_MAX``]; with too little
    data q reaches 1/2 and the range shrinks towards the median instead of running off to +-2^63.
@@ -70,7 +72,7 @@ BOUNDS_SHARE = 0.4  # share of the column's rho for the two bounds (half each)
 POINT_SHARE = 0.2  # share for the point masses; the rest pays for the bin edges
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and above tau)
-GRID_STEPS = 32  # geometric grid points per octave (2.2% apart)
+GRID_STEPS = 16  # geometric grid points per octave (4.4% apart)
 INT_GRID = 128  # every integer in [-128, 128] is a candidate
 FLOAT_MIN_EXPONENT = -8  # float grid goes down to +-2^-8
 MAX_EXPONENT = 63  # outermost candidates +-2^63 (floats)
@@ -162,21 +164,21 @@ def _details(noise) -> dict[str, Any]:
 
 
 def _rank_scores(xs: np.ndarray, grid: np.ndarray, q: float, side: str) -> np.ndarray:
-    """-(rank distance of each candidate to the set of tail q-quantiles of the sorted values ``xs``).
+    """Score of each grid cell [g_i, g_(i+1)) for holding the tail q-quantile of the sorted values ``xs``:
+    minus the rank distance between the cell and the q-quantile (0 iff the quantile lies in the cell).
 
-    lower: u(c) = -max(#{x < c} - q n, q n - #{x <= c}, 0); upper: the same with > and >=. Zero
-    exactly on the q-quantiles (ties included: a point mass at the minimum makes the minimum a
-    0.01-quantile, and no candidate below it scores as well). Each term moves by at most
-    max(q, 1 - q) when one record is added or removed, and so does the max with 0."""
+    lower: u_i = -max(#{x < g_i} - q n, q n - #{x < g_(i+1)}, 0); upper, on cells (g_i, g_(i+1)]:
+    u_i = -max(#{x > g_(i+1)} - q n, q n - #{x > g_i}, 0). Some cell always scores 0 (however narrow the
+    data), and each term moves by at most max(q, 1 - q) when one record is added or removed."""
     n = len(xs)
     if side == "lower":
-        strict = np.searchsorted(xs, grid, side="left")  # #{x < c}
-        weak = np.searchsorted(xs, grid, side="right")  # #{x <= c}
+        below = np.searchsorted(xs, grid, side="left")  # #{x < g}
+        lo, hi = below[:-1], below[1:]
+        terms = (lo - q * n, q * n - hi)
     else:
-        strict = n - np.searchsorted(xs, grid, side="right")  # #{x > c}
-        weak = n - np.searchsorted(xs, grid, side="left")  # #{x >= c}
-    qn = q * n
-    return -np.maximum(np.maximum(strict - qn, qn - weak), 0.0)
+        above = n - np.searchsorted(xs, grid, side="right")  # #{x > g}
+        terms = (above[1:] - q * n, q * n - above[:-1])
+    return -np.maximum(np.maximum(terms[0], terms[1]), 0.0)
 
 
 def _select_bound(name, xs, grid, q, side, accountant, noise, rho) -> float:
@@ -185,10 +187,11 @@ def _select_bound(name, xs, grid, q, side, accountant, noise, rho) -> float:
     sens = max(q, 1.0 - q)
     eps = epsilon_for_rho(rho)
     accountant.spend(rho, f"schema: {name}: {side} bound", mechanism="exponential",
-                     measured=f"{'low' if side == 'lower' else 'high'} {q:.4g}-tail quantile over a public grid",
-                     noise_scale=2.0 * sens / eps, private=noise.private, candidates=int(len(grid)),
+                     measured=f"cell of a public grid holding the {'low' if side == 'lower' else 'high'} {q:.4g}-tail quantile",
+                     noise_scale=2.0 * sens / eps, private=noise.private, candidates=int(len(grid) - 1),
                      sensitivity=sens, epsilon=eps, **_details(noise))
-    return float(grid[noise.exponential(scores, eps, sens)])
+    i = noise.exponential(scores, eps, sens)
+    return float(grid[i] if side == "lower" else grid[i + 1])  # the cell's outer end
 
 
 def _point_masses(name, xc, integer, lower, upper, accountant, noise, rho, delta, n_hat, max_points):
