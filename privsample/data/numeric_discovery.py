@@ -41,8 +41,8 @@ only uses the data and the earlier *noisy* outputs; a record touches the column 
    One record is in exactly one cell and moves that cell's score by at most 1/2 (the count by 1 or
    0, the half size by 1/2): sensitivity 1/2, and the cells of a level are disjoint, so a level costs
    one selection's rho_l (parallel composition). The number of levels is planned from n_hat, rho and
-   ``bins`` (public) before anything is spent; if not even one level pays (``TREE_MARGIN``), the tree's
-   share goes to the bounds and the bins are equal width. Cells get equal-width sub-bins up to
+   ``bins`` (public) before anything is spent; if fewer than ``MIN_TREE_LEVELS`` levels pay
+   (``TREE_MARGIN``), the tree's share goes to the bounds and the bins are equal width. Cells get equal-width sub-bins up to
    ``bins`` (public). A share that the plan cannot use once the bounds are out (unit bins need no
    points and no tree) is still charged, so the cost never depends on the data.
 
@@ -66,7 +66,7 @@ from privsample.privacy.noise import SEEDED_LABEL
 
 __all__ = ["discover_numeric", "bound_grid", "design_quantile", "BOUNDS_SHARE", "POINT_SHARE", "UNIT_MAX",
            "POINT_MIN_SHARE", "GRID_STEPS", "INT_GRID", "INT_MAX_EXPONENT", "BOUND_MARGIN", "Q_MIN", "Q_MAX",
-           "TREE_MARGIN"]
+           "TREE_MARGIN", "MIN_TREE_LEVELS"]
 
 BOUNDS_SHARE = 0.4  # share of the column's rho for the two bounds (half each)
 POINT_SHARE = 0.2  # share for the point masses; the rest pays for the bin edges
@@ -79,7 +79,8 @@ MAX_EXPONENT = 63  # outermost candidates +-2^63 (floats)
 INT_MAX_EXPONENT = 52  # integer columns: +-2^52 (half-integers are exact below 2^52)
 BOUND_MARGIN = 1.0  # q n_hat = BOUND_MARGIN * (ln m + 2) * 2 / epsilon: the tail a bound can see
 Q_MIN, Q_MAX = 0.005, 0.5  # design tail shares are kept within [Q_MIN, Q_MAX]
-TREE_MARGIN = 4.0  # a tree level runs if its cells hold >= TREE_MARGIN times the median's rank error
+TREE_MARGIN = 16.0  # a tree level runs if its cells hold >= TREE_MARGIN times the median's rank error
+MIN_TREE_LEVELS = 2  # a tree shallower than this is not worth its budget: equal width instead
 SPLIT_CANDIDATES = 128  # linear candidates per cell for a median (plus grid points inside the cell)
 
 
@@ -186,8 +187,9 @@ def _select_bound(name, xs, grid, q, side, accountant, noise, rho) -> float:
     scores = _rank_scores(xs, grid, q, side)
     sens = max(q, 1.0 - q)
     eps = epsilon_for_rho(rho)
+    tail = "low" if side == "lower" else "high"
     accountant.spend(rho, f"schema: {name}: {side} bound", mechanism="exponential",
-                     measured=f"cell of a public grid holding the {'low' if side == 'lower' else 'high'} {q:.4g}-tail quantile",
+                     measured=f"cell of a public grid holding the {tail} {q:.4g}-tail quantile",
                      noise_scale=2.0 * sens / eps, private=noise.private, candidates=int(len(grid) - 1),
                      sensitivity=sens, epsilon=eps, **_details(noise))
     i = noise.exponential(scores, eps, sens)
@@ -236,7 +238,7 @@ def _median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise
     for level, rho in enumerate(rhos, start=1):
         eps = epsilon_for_rho(rho)
         accountant.spend(rho, f"schema: {name}: bin edges level {level}", mechanism="exponential",
-                         measured=f"median of each of the {2 ** (level - 1)} cells (disjoint) over public candidates",
+                         measured=f"median of each of the {2 ** (level - 1)} disjoint cells over public candidates",
                          noise_scale=2.0 * 0.5 / eps, private=noise.private, sensitivity=0.5, epsilon=eps,
                          cells=2 ** (level - 1), **_details(noise))
         bounds = [lower] + sorted(cuts) + [upper]
@@ -289,8 +291,9 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
     # goes to the bounds.
     tree_share = 1.0 - BOUNDS_SHARE - POINT_SHARE
     cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
-    planned = (_tree_levels(tree_share * rho, n_plan, int(math.floor(math.log2(bins))), cand_size)
+    planned = (_tree_levels(tree_share * rho, n_plan, math.floor(math.log2(bins)), cand_size)
                if binning == "auto" else 0)
+    planned = planned if planned >= MIN_TREE_LEVELS else 0
     if planned:
         rho_lo, rho_hi, rho_pt, rho_tree = _split(rho, [BOUNDS_SHARE / 2, BOUNDS_SHARE / 2, POINT_SHARE,
                                                         tree_share])
@@ -298,7 +301,7 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
         rho_lo, rho_hi, rho_pt = _split(rho, [(1.0 - POINT_SHARE) / 2, (1.0 - POINT_SHARE) / 2, POINT_SHARE])
         rho_tree = 0.0
     grid = bound_grid(integer)
-    q = design_quantile(min(rho_lo, rho_hi), n_plan, len(grid))
+    q = design_quantile(min(rho_lo, rho_hi), n_plan, len(grid) - 1)
 
     # 1. bounds
     lower = _select_bound(name, xs, grid, q, "lower", accountant, noise, rho_lo)
@@ -329,7 +332,7 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
 
     # 3. bin edges on the non-point values
     target = max(1, bins - len(points))
-    max_levels = int(math.floor(math.log2(target)))
+    max_levels = math.floor(math.log2(target))
     n_rest = max(n_plan - point_mass, 0.0)
     levels = min(planned, max(1, _tree_levels(rho_tree, n_rest, max_levels, cand_size))) if planned else 0
     if levels:
@@ -345,7 +348,8 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
         inner.extend(_equal_width(a, b, k, integer).tolist())
     edges = _with_points(sorted(set(inner)), points, lower, upper, integer)
     col = Numeric(name, lower, upper, edges=tuple(edges), integer=integer, nullable=nullable)
-    info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=binning, tree_levels=levels)
+    info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=binning,
+                tree_levels=levels)
     _note(notes, name, col, info)
     return col, info
 
@@ -355,8 +359,9 @@ def _share_out(total: int, cells: int) -> list[int]:
     return [base + (i < extra) for i in range(cells)]
 
 
-def _with_points(inner: list[float], points: list[float], lower: float, upper: float, integer: bool) -> list[float]:
-    """Edges lower < inner... < upper with a bin [v - 1/2, v + 1/2) (integers) or [v, nextafter(v)) per point."""
+def _with_points(inner: list[float], points: list[float], lower: float, upper: float,
+                 integer: bool) -> list[float]:
+    """Edges lower < inner... < upper, with a bin [v - 1/2, v + 1/2) (integers) or [v, nextafter(v)) per point."""
     e = [v for v in inner if lower < v < upper]
     for v in points:
         a, b = (v - 0.5, v + 0.5) if integer else (v, float(np.nextafter(v, np.inf)))
