@@ -265,3 +265,18 @@ def test_seeded_selection_frequencies_follow_the_exact_law():
     noise = SeededNoise(12, quiet=True)
     draws = np.bincount([noise.exponential(scores, eps, sens) for _ in range(20000)], minlength=len(scores)) / 20000
     assert np.abs(draws - _selection_probs(scores, eps, sens)).max() < 0.015
+
+
+def test_point_mass_threshold_and_noise_match_the_stability_argument():
+    """tau = 1 + sigma sqrt(2 ln(1/delta)) with sigma = 1/sqrt(2 rho_p): a value held by one record passes
+    with probability <= delta; the Gaussian draw uses that sigma."""
+    x = capital_gain_like(20000, np.random.default_rng(13))
+    _, _, acc, noise = run(x, rho=0.02, delta=1e-6)
+    (entry,) = [e for e in acc.ledger if e.label == "schema: c: point masses"]
+    sigma = 1 / math.sqrt(2 * entry.rho)
+    assert entry.noise_scale == pytest.approx(sigma)
+    assert entry.details["threshold"] == pytest.approx(1 + sigma * math.sqrt(2 * math.log(1e6)))
+    assert entry.delta == 1e-6
+    (call,) = [c for c in noise.calls if c[0] == "gaussian"]
+    assert call[2] == entry.noise_scale
+    assert "cells" not in entry.details
