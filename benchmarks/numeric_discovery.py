@@ -62,6 +62,18 @@ def one(x: np.ndarray, name: str, rho: float, binning: str, seed: int, margin: f
 
 VARIANTS = [(1.0, "auto"), (1.0, "equal-width"), (2.0, "auto"), (2.0, "equal-width")]
 CHOSEN = (1.0, "auto")
+CHOICE = [  # written after reading the tables below
+    '**Choice.** Margin 1 (margin 2 clips twice as much and loses everywhere; since the bounds select grid *cells*,',
+    'no run blew up at either margin). Binning `auto`: the private median tree when the noisy row count pays for at',
+    "least two of its levels, else equal width (the bounds then get the tree's share) -- on 1,000 rows that is equal",
+    "width at every budget here. Equal width is 0.005-0.02 better in W1/sd on Adult's full-size columns, but the tree",
+    'is about 4x better in L1 on heavy-tailed amounts (0.12 against 0.52) and on columns narrow relative to their',
+    'position (0.19 against 1.61), where equal-width bins put nearly every record into one bin. Point bins keep the',
+    'share of exact zeros of capital-gain/-loss (0.917/0.953) whenever the upper bound is above 0. Budget: on 1,000',
+    'rows a column needs rho of about 0.03 for bounds that clip about 6% at each end (rho 0.003: 19%; rho 0.0003: the',
+    'range shrinks to the median, and capital-gain becomes the single value 0).',
+    '',
+]
 
 
 def main() -> None:
@@ -83,7 +95,7 @@ def main() -> None:
              "the real column's 100 percentile cells (max 2); `blow-ups`: runs (of 30) with W1/sd > 1 (a bound",
              "far outside the data). rho: the column's own budget (zCDP). Margin: q n_hat = margin x the bound",
              "selection's rank error 2 (ln m + 2) / epsilon. `auto`: private median tree where n_hat supports it",
-             "(else equal width, bounds then get the tree's share); `equal-width`: never a tree.", "",
+             "(else equal width, bounds then get the tree's share); `equal-width`: never a tree.", "", *CHOICE,
              "| rows | rho | " + " | ".join(f"margin {m:g} {b}: W1/sd, L1, blow-ups" for m, b in VARIANTS) + " |",
              "|---|---|" + "---|" * len(VARIANTS)]
     for tname in tables:
@@ -104,10 +116,12 @@ def main() -> None:
                 rs = runs[tname, rho, c, m, b]
                 kinds = "/".join(sorted({r["binning"] for r in rs}))
                 lines.append(f"| {tname} | {rho:g} | {c} | {rs[0]['q']:.3f} | {kinds} | "
-                             f"{np.mean([min(r['w1'], 10.0) for r in rs]):.3f} | {np.mean([r['l1'] for r in rs]):.3f} | "
+                             f"{np.mean([min(r['w1'], 10.0) for r in rs]):.3f} | "
+                             f"{np.mean([r['l1'] for r in rs]):.3f} | "
                              f"{np.mean([r['zero'] for r in rs]):.3f} | {np.mean([r['bins'] for r in rs]):.1f} |")
     rng = np.random.default_rng(0)
-    others = {"capital-gain": df["capital-gain"].to_numpy(dtype=float), "fnlwgt": df["fnlwgt"].to_numpy(dtype=float),
+    others = {"capital-gain": df["capital-gain"].to_numpy(dtype=float),
+              "fnlwgt": df["fnlwgt"].to_numpy(dtype=float),
               "lognormal amounts": np.round(np.exp(rng.normal(7.0, 1.5, len(df)))),
               "narrow (1e6 +- 100)": np.round(rng.normal(1e6, 100.0, len(df)))}
     lines += ["", "Skewed and narrow columns (margin 1): `auto` against `equal-width`, W1/sd and L1 as above; the",
@@ -121,7 +135,8 @@ def main() -> None:
                 cells = []
                 for b in ("auto", "equal-width"):
                     rs = [one(xx, name, rho, b, s, 1.0) for s in SEEDS]
-                    cells += [f"{np.mean([min(r['w1'], 10.0) for r in rs]):.3f}", f"{np.mean([r['l1'] for r in rs]):.3f}"]
+                    cells += [f"{np.mean([min(r['w1'], 10.0) for r in rs]):.3f}",
+                              f"{np.mean([r['l1'] for r in rs]):.3f}"]
                 lines.append(f"| {name} | {n:,} | {rho:g} | " + " | ".join(cells) + " |")
     out = RESULTS / "numeric_discovery.md"
     out.write_text("\n".join(lines) + "\n")
