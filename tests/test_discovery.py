@@ -117,9 +117,11 @@ def test_private_adult_large_rho(adult_raw):
     assert s["workclass"].nullable and s["occupation"].nullable and not s["sex"].nullable
     age = s["age"]
     assert isinstance(age, Numeric) and age.integer and not age.nullable
-    assert 16 <= age.lower <= 17 and 90 <= age.upper <= 127
+    # bounds are private quantiles (0.5% / 99.5% at this size): the extremes are clipped by design
+    assert 16 <= age.lower <= 20 and 70 <= age.upper <= 127
     cg = s["capital-gain"]
-    assert isinstance(cg, Numeric) and cg.lower == 0 and cg.upper >= 99999
+    assert isinstance(cg, Numeric) and cg.lower == 0 and cg.upper > 1000
+    assert cg.bin_edges[1] <= 0.5  # a point bin for 0, which decodes to exactly 0
     # the schema is usable
     Schema.from_dict(s.to_dict())
     assert all(n >= 1 for n in s.shape)
@@ -161,9 +163,10 @@ def test_private_numeric_bounds_and_types():
     s = private_schema(df, Accountant(100.0, delta_slack=1e-5), SeededNoise(11, quiet=True), rho=30.0, delta=1e-6)
     f, i = s["f"], s["i"]
     assert isinstance(f, Numeric) and not f.integer and not f.nullable
-    assert -4.0 <= f.lower <= -2.5 and 250.0 <= f.upper <= 256.0
+    # private quantile bounds (0.5% / 99.5% at this size): within a few percent of the range of the data
+    assert -4.0 <= f.lower <= 0.0 and 240.0 <= f.upper <= 256.0
     assert isinstance(i, Numeric) and i.integer and i.nullable
-    assert -64 <= i.lower <= -40 and 999 <= i.upper <= 1023
+    assert -64 <= i.lower <= -20 and 950 <= i.upper <= 1100
     assert i.bins == 16
     assert s["c"].categories == ("blue", "green", "red")
     assert set(bucket_edges(True)) >= {0.0, 1.0, -1.0, 2.0 ** 63}
