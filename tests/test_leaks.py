@@ -312,7 +312,7 @@ def check_neighbours(d: Outcome, dp: Outcome, needle, layout: bool = True) -> No
     if kd != kdp:
         problems.append(f"(c) saved model keys differ; only on D: {sorted((kd or set()) - (kdp or set()))}; "
                         f"only on D′: {sorted((kdp or set()) - (kd or set()))}")
-    assert not problems, "\n".join(problems) + f"\n--- D′ output ---\n{dp.text}"
+    assert not problems, "\n".join(problems) + f"\n--- D output ---\n{d.text}\n--- D′ output ---\n{dp.text}"
 
 
 # -- the lab: public files, D once per command, D′ per record -------------------------------------------------

@@ -77,7 +77,7 @@ INT_GRID = 128  # every integer in [-128, 128] is a candidate
 FLOAT_MIN_EXPONENT = -8  # float grid goes down to +-2^-8
 MAX_EXPONENT = 63  # outermost candidates +-2^63 (floats)
 INT_MAX_EXPONENT = 52  # integer columns: +-2^52 (half-integers are exact below 2^52)
-BOUND_MARGIN = 1.0  # q n_hat = BOUND_MARGIN * (ln m + 2) * 2 / epsilon: the tail a bound can see
+BOUND_MARGIN = 2.0  # q n_hat = BOUND_MARGIN * (ln m + 2) * 2 / epsilon: a far cell wins with prob. <= e^-4 / m
 Q_MIN, Q_MAX = 0.005, 0.5  # design tail shares are kept within [Q_MIN, Q_MAX]
 TREE_MARGIN = 16.0  # a tree level runs if its cells hold >= TREE_MARGIN times the median's rank error
 MIN_TREE_LEVELS = 2  # a tree shallower than this is not worth its budget: equal width instead
