@@ -470,6 +470,7 @@ def main() -> None:
     ap.add_argument("--shares", default="", help="discovery shares to try in the no-schema arm (default: the "
                     "pipeline's plan); rows with a share are kept in the CSV but left out of the report")
     ap.add_argument("--csv", type=Path, default=None, help="results CSV (default small_tables[.quick].csv)")
+    ap.add_argument("--md", type=Path, default=RESULTS / "small_tables.md", help="report to write")
     ap.add_argument("--report", action="store_true", help="only rewrite the .md from the CSV")
     a = ap.parse_args()
     if a.worker:
@@ -478,7 +479,7 @@ def main() -> None:
     if a.quick:
         a.eps, a.methods, a.seeds = "1", "mst", "0"
     csv_path = a.csv or RESULTS / ("small_tables.quick.csv" if a.quick else "small_tables.csv")
-    md_path = RESULTS / "small_tables.md"
+    md_path = a.md
     if not a.report:
         done = {key_of(r) for r in read_rows(csv_path)}
         shares = [None] + [float(s) for s in a.shares.split(",") if s]
