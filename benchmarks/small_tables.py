@@ -339,6 +339,39 @@ def floors(tables, epsilons) -> dict:
     return out
 
 
+def estimate_lines(paths: list[Path]) -> list[str]:
+    """Duration of the full grid from one timed run per (table, method, arm) at epsilon 1 (rows of ``paths``)."""
+    runs = {}
+    for p in paths:
+        for r in read_rows(p):
+            if float(r["epsilon"]) == TARGET_EPS and r.get("share", "") == "" and _f(r, "process_s") is not None:
+                runs.setdefault((r["table"], r["method"], r["arm"]), []).append(r)
+    if not runs:
+        return []
+    out = [f"One run of each (table, method, arm) at ε = {TARGET_EPS:g}, seed 0 (`"
+           + "`, `".join(str(p.relative_to(ROOT)) for p in paths if p.exists()) + "`): process seconds "
+           "(start-up, `synthesize`, scoring) and the 1-minute load average before the run (2 shared cores).", "",
+           "| table | method | s none | s reviewed | load |", "|---|---|---|---|---|"]
+    total = 0.0
+    for t in TABLES:
+        for m in METHODS:
+            a, b = runs.get((t, m, "none"), []), runs.get((t, m, "reviewed"), [])
+            if not a and not b:
+                continue
+            ta = statistics.mean(_f(r, "process_s") for r in a) if a else None
+            tb = statistics.mean(_f(r, "process_s") for r in b) if b else None
+            total += (ta or 0.0) + (tb or 0.0)
+            loads = ", ".join(r.get("load", "") for r in a + b)
+            out.append(f"| {t} | {m} | {'–' if ta is None else f'{ta:.0f}'} | {'–' if tb is None else f'{tb:.0f}'} "
+                       f"| {loads} |")
+    n = len(EPSILONS) * len(SEEDS)
+    out += ["", f"Sum over the {len(runs)} timed (table, method, arm) cells: {total / 60:.1f} min per (ε, seed); "
+            f"the full grid ({len(EPSILONS)} ε × {len(SEEDS)} seeds) takes about {n} × that = "
+            f"**{n * total / 3600:.1f} h** at this load, if the time does not depend on ε (MST's does not; AIM and "
+            "PPSyn-DP run more rounds at larger ε, so ε = 2 costs more and ε = 0.5 less)."]
+    return out
+
+
 def write_report(csv_path: Path, md_path: Path, smoke: bool, estimate: list[str] | None = None) -> None:
     rows = [r for r in read_rows(csv_path) if r.get("share", "") == ""]  # the pipeline's default plan
     if not rows:
@@ -478,7 +511,7 @@ def main() -> None:
         return
     if a.quick:
         a.eps, a.methods, a.seeds = "1", "mst", "0"
-    csv_path = a.csv or RESULTS / ("small_tables.quick.csv" if a.quick else "small_tables.csv")
+    csv_path = (a.csv or RESULTS / ("small_tables.quick.csv" if a.quick else "small_tables.csv")).resolve()
     md_path = a.md
     if not a.report:
         done = {key_of(r) for r in read_rows(csv_path)}
@@ -502,7 +535,9 @@ def main() -> None:
             print(f"{t} eps={e:g} {m} {arm} seed={s}{'' if sh is None else f' share={sh:g}'}: {row['status']} "
                   f"2-way {row.get('err2', '')!s:.6} synth {row['synth_s']:.1f}s "
                   f"(process {row['process_s']:.1f}s, load {load:.2f})", flush=True)
-    write_report(csv_path, md_path, smoke=a.quick or csv_path.name.endswith(".quick.csv"))
+    timing = [RESULTS / "small_tables.quick.csv", RESULTS / "small_tables.timing.csv"]
+    write_report(csv_path, md_path, smoke=a.quick or csv_path.name.endswith(".quick.csv"),
+                 estimate=estimate_lines(timing) if csv_path in timing else None)
 
 
 if __name__ == "__main__":
