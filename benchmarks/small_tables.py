@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -369,6 +368,12 @@ def estimate_lines(paths: list[Path]) -> list[str]:
             f"the full grid ({len(EPSILONS)} ε × {len(SEEDS)} seeds) takes about {n} × that = "
             f"**{n * total / 3600:.1f} h** at this load, if the time does not depend on ε (MST's does not; AIM and "
             "PPSyn-DP run more rounds at larger ε, so ε = 2 costs more and ε = 0.5 less)."]
+    other = [r for p in paths for r in read_rows(p) if float(r["epsilon"]) != TARGET_EPS and r.get("share", "") == ""]
+    for r in other:
+        base = runs.get((r["table"], r["method"], r["arm"]))
+        ref = f" (ε = {TARGET_EPS:g}: {statistics.mean(_f(x, 'process_s') for x in base):.0f} s)" if base else ""
+        out.append(f"* {r['table']} {r['method']} {r['arm']} at ε = {float(r['epsilon']):g}: "
+                   f"{_f(r, 'process_s'):.0f} s{ref}, load {r.get('load', '')}.")
     return out
 
 
@@ -443,7 +448,8 @@ def write_report(csv_path: Path, md_path: Path, smoke: bool, estimate: list[str]
               f"({ADULT_ROWS} rows): at most floor + reviewed error (floor of the runs' thresholds, else of the "
               "plan's); every table: no numeric column of the draft left with only the catch-all. Means over "
               "seeds.", "",
-              "| table | method | none | reviewed | bound | target | numeric lost | met |", "|---|---|---|---|---|---|---|---|"]
+              "| table | method | none | reviewed | bound | target | numeric lost | met |",
+              "|---|---|---|---|---|---|---|---|"]
     for t in tables:
         for m in methods:
             s = summary.get((t, TARGET_EPS, m))
@@ -465,6 +471,12 @@ def write_report(csv_path: Path, md_path: Path, smoke: bool, estimate: list[str]
             lines.append(f"| {t} | {m} | {'–' if a is None else f'{a:.3f}'} | {'–' if b is None else f'{b:.3f}'} | "
                          f"{'–' if bound is None else f'{bound:.3f}'} | {what} | {s['nl']} | "
                          f"{'yes' if ok else 'NO: ' + '; '.join(why)} |")
+    stale = sorted({f"{r['table']} ε={float(r['epsilon']):g}" for r in rows
+                    if _f(r, "threshold_run") is not None and (r["table"], float(r["epsilon"])) in fl
+                    and abs(_f(r, "threshold_run") / fl[(r["table"], float(r["epsilon"]))][0] - 1) > 0.01})
+    if stale:
+        lines += ["", "**The runs' ledger thresholds differ from `default_threshold` (the pipeline's plan changed) "
+                  f"for {', '.join(stale)}: use the floor (run) column; the plan-τ column describes the old plan.**"]
     if fl:
         lines += ["", "## Release threshold of the current default plan", "",
                   "τ: the noisy count a category must exceed to be released without a schema (10% of the budget "
