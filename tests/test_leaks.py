@@ -175,7 +175,7 @@ def release(root: Path, chain: Chain) -> Outcome:
 # -- what is compared -----------------------------------------------------------------------------------------
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _GLYPHS = re.compile(r"[\u2500-\u259f\u2026]+")  # box drawing, progress bars, block elements, ellipsis
-_NUMBER = re.compile(r"[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?")
+_NUMBER = re.compile(r"[-+]?(?:\d(?:[\d,]*\d)?(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?")
 _COLUMN = re.compile(r"\b(?:" + "|".join(sorted(ALL_COLUMNS, key=len, reverse=True)) + r")\b")
 _COLUMNS = re.compile(r"<col>(?:\s*[,–\-]\s*<col>|\s+<col>)*")
 
