@@ -25,7 +25,12 @@ only uses the data and the earlier *noisy* outputs; a record touches the column 
    q is planned from the noisy record count ``n_hat`` (public after its own spend): q n_hat is
    ``BOUND_MARGIN`` times the selection's rank error, within [``Q_MIN``, ``Q_MAX``]; with too little
    data q reaches 1/2 and the range shrinks towards the median instead of running off to +-2^63.
-   lower <= upper by post-processing.
+   lower <= upper by post-processing. Half of the bounds' share first pays for a coarse histogram:
+   discrete Gaussian counts in public log-scale buckets [+-2^k, +-2^(k+1)) (one record in one bucket:
+   L2 sensitivity 1, rho_h-zCDP). Where some bucket passes sigma sqrt(2 ln(B / 1e-3)), the range runs
+   from the lowest to the highest passing bucket, which clips almost nothing on tables large enough to
+   pass; otherwise the quantile selections give the range. The choice is post-processing, and both
+   steps are always paid for.
 2. Point masses (``POINT_SHARE``; skipped for unit bins): values of the column clipped to the bounds
    (a per-record map) that hold a large share get a bin of their own. With delta > 0 this is the
    stability-based histogram (Korolova et al. 2009; Bun & Steinke 2016 section 8): discrete Gaussian
@@ -65,10 +70,11 @@ from privsample.privacy.mechanisms import epsilon_for_rho, sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL
 
 __all__ = ["discover_numeric", "bound_grid", "design_quantile", "BOUNDS_SHARE", "POINT_SHARE", "UNIT_MAX",
-           "POINT_MIN_SHARE", "GRID_STEPS", "INT_GRID", "INT_MAX_EXPONENT", "BOUND_MARGIN", "Q_MIN", "Q_MAX",
+           "POINT_MIN_SHARE", "HIST_SHARE", "coarse_edges", "GRID_STEPS", "INT_GRID", "INT_MAX_EXPONENT", "BOUND_MARGIN", "Q_MIN", "Q_MAX",
            "TREE_MARGIN", "MIN_TREE_LEVELS"]
 
-BOUNDS_SHARE = 0.4  # share of the column's rho for the two bounds (half each)
+BOUNDS_SHARE = 0.4  # share of the column's rho for the bounds
+HIST_SHARE = 0.5  # of the bounds' share: the coarse log-scale histogram; the rest for the two quantiles
 POINT_SHARE = 0.2  # share for the point masses; the rest pays for the bin edges
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and above tau)
@@ -196,6 +202,39 @@ def _select_bound(name, xs, grid, q, side, accountant, noise, rho) -> float:
     return float(grid[i] if side == "lower" else grid[i + 1])  # the cell's outer end
 
 
+def coarse_edges(integer: bool) -> np.ndarray:
+    """Public log-scale buckets: [+-2^k, +-2^(k+1)) and [0, 2^kmin), [-2^kmin, 0), out to +-2^63
+    (kmin = 0 for integer columns, -8 otherwise)."""
+    kmin = 0 if integer else FLOAT_MIN_EXPONENT
+    kmax = INT_MAX_EXPONENT if integer else MAX_EXPONENT
+    pos = np.exp2(np.arange(kmin, kmax + 1, dtype=float))
+    return np.concatenate([-pos[::-1], [0.0], pos])
+
+
+def _coarse_range(name, xs, integer, accountant, noise, rho) -> tuple[float, float] | None:
+    """Noisy counts of the values in the public log-scale buckets (one record is in one bucket: L2
+    sensitivity 1, discrete Gaussian, rho-zCDP); the range from the lowest to the highest bucket whose noisy
+    count passes sigma sqrt(2 ln(B / 1e-3)) (an empty bucket anywhere passes with probability <= 1e-3), or
+    None when none passes. Values beyond +-2^kmax count in the outermost buckets."""
+    edges = coarse_edges(integer)
+    nb = len(edges) - 1
+    idx = np.clip(np.searchsorted(edges, xs, side="right") - 1, 0, nb - 1)
+    counts = np.bincount(idx, minlength=nb).astype(np.int64)
+    sigma = sigma_for_rho(rho)
+    accountant.spend(rho, f"schema: {name}: range buckets", mechanism="discrete Gaussian",
+                     measured="counts of the values in public log-scale buckets [+-2^k, +-2^(k+1))",
+                     noise_scale=sigma, private=noise.private, sensitivity=1.0, cells=int(nb),
+                     **_details(noise))
+    noisy = noise.gaussian(counts, sigma)
+    passed = np.flatnonzero(noisy > sigma * math.sqrt(2.0 * math.log(nb / 1e-3)))
+    if not len(passed):
+        return None
+    lower, upper = float(edges[passed[0]]), float(edges[passed[-1] + 1])
+    if integer:  # integers in [a, b) are a .. b - 1
+        upper = max(lower, upper - 1.0)
+    return lower, upper
+
+
 def _point_masses(name, xc, integer, lower, upper, accountant, noise, rho, delta, n_hat, max_points):
     """Values with a large noisy count (stability histogram, or the public candidate 0 if delta == 0)."""
     sigma = sigma_for_rho(rho)
@@ -301,12 +340,18 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
         rho_lo, rho_hi, rho_pt = _split(rho, [(1.0 - POINT_SHARE) / 2, (1.0 - POINT_SHARE) / 2, POINT_SHARE])
         rho_tree = 0.0
     grid = bound_grid(integer)
+    # the bounds' budget: half for the coarse histogram, half for the two quantile selections
+    rho_hist, rho_lo, rho_hi = _split(rho_lo + rho_hi, [HIST_SHARE, (1 - HIST_SHARE) / 2, (1 - HIST_SHARE) / 2])
     q = design_quantile(min(rho_lo, rho_hi), n_plan, len(grid) - 1)
 
-    # 1. bounds
+    # 1. bounds: the coarse histogram's range where some bucket passes (full coverage at any size it
+    # reaches), else the quantile selections (a range at any size). Both are always paid for.
+    coarse = _coarse_range(name, xs, integer, accountant, noise, rho_hist)
     lower = _select_bound(name, xs, grid, q, "lower", accountant, noise, rho_lo)
     upper = _select_bound(name, xs, grid, q, "upper", accountant, noise, rho_hi)
     lower, upper = min(lower, upper), max(lower, upper)
+    if coarse is not None:
+        lower, upper = coarse
     if not integer and upper == lower:
         upper = float(np.nextafter(lower, np.inf))  # one bin [v, nextafter(v)] that decodes to v
     info: dict[str, Any] = {"kind": "numeric", "integer": bool(integer), "clipped_share_design": (q, q)}
