@@ -29,8 +29,10 @@ only uses the data and the earlier *noisy* outputs; a record touches the column 
    discrete Gaussian counts in public log-scale buckets [+-2^k, +-2^(k+1)) (one record in one bucket:
    L2 sensitivity 1, rho_h-zCDP). Where some bucket passes sigma sqrt(2 ln(B / 1e-3)), the range runs
    from the lowest to the highest passing bucket, which clips almost nothing on tables large enough to
-   pass; otherwise the quantile selections give the range. The choice is post-processing, and both
-   steps are always paid for.
+   pass, and the rest of the bounds' share then refines it: noisy counts in 16 linear sub-buckets of
+   the two extreme buckets (disjoint cells, sensitivity 1) move each bound in to the outermost
+   sub-bucket above 3 sigma. Otherwise that share pays for the quantile selections. Which step runs
+   is post-processing of the histogram; the cost is the same either way.
 2. Point masses (``POINT_SHARE``; skipped for unit bins): values of the column clipped to the bounds
    (a per-record map) that hold a large share get a bin of their own. With delta > 0 this is the
    stability-based histogram (Korolova et al. 2009; Bun & Steinke 2016 section 8): discrete Gaussian
@@ -75,6 +77,8 @@ __all__ = ["discover_numeric", "bound_grid", "design_quantile", "BOUNDS_SHARE", 
 
 BOUNDS_SHARE = 0.4  # share of the column's rho for the bounds
 HIST_SHARE = 0.5  # of the bounds' share: the coarse log-scale histogram; the rest for the two quantiles
+REFINE_CELLS = 16  # linear sub-buckets of each extreme passing bucket
+REFINE_SIGMAS = 3.0  # a sub-bucket passes above 3 sigma
 POINT_SHARE = 0.2  # share for the point masses; the rest pays for the bin edges
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and above tau)
@@ -235,6 +239,43 @@ def _coarse_range(name, xs, integer, accountant, noise, rho) -> tuple[float, flo
     return lower, upper
 
 
+def _sub_edges(a: float, b: float, integer: bool) -> np.ndarray:
+    """REFINE_CELLS linear sub-buckets of [a, b) (integer-aligned for integer columns)."""
+    if integer:
+        return np.unique(np.round(np.linspace(a, b, REFINE_CELLS + 1)))
+    return np.linspace(a, b, REFINE_CELLS + 1)
+
+
+def _refine_range(name, xs, integer, coarse, accountant, noise, rho) -> tuple[float, float]:
+    """Noisy counts in linear sub-buckets of the lowest and the highest passing bucket (disjoint cells: L2
+    sensitivity 1, discrete Gaussian, rho-zCDP); lower/upper move in to the outermost sub-bucket above
+    REFINE_SIGMAS sigma (a false pass only widens the range within its bucket)."""
+    edges = coarse_edges(integer)
+    lo_a = float(coarse[0])
+    lo_b = float(edges[np.searchsorted(edges, lo_a, side="right")])
+    hi_b = float(coarse[1] + 1.0) if integer else float(coarse[1])
+    hi_a = float(edges[np.searchsorted(edges, hi_b, side="left") - 1])
+    grids = [_sub_edges(lo_a, lo_b, integer)] + ([_sub_edges(hi_a, hi_b, integer)] if hi_a != lo_a else [])
+    parts = []
+    for g in grids:
+        sel = xs[(xs >= g[0]) & (xs < g[-1])]
+        parts.append(np.bincount(np.clip(np.searchsorted(g, sel, side="right") - 1, 0, len(g) - 2),
+                                 minlength=len(g) - 1))
+    sigma = sigma_for_rho(rho)
+    accountant.spend(rho, f"schema: {name}: range refinement", mechanism="discrete Gaussian",
+                     measured="counts in linear sub-buckets of the lowest and highest passing buckets",
+                     noise_scale=sigma, private=noise.private, sensitivity=1.0, **_details(noise))
+    noisy = noise.gaussian(np.concatenate(parts).astype(np.int64), sigma)
+    lo_noisy, hi_noisy = noisy[:len(parts[0])], noisy[len(parts[0]):] if len(parts) == 2 else noisy
+    lo_pass = np.flatnonzero(lo_noisy > REFINE_SIGMAS * sigma)
+    hi_pass = np.flatnonzero(hi_noisy > REFINE_SIGMAS * sigma)
+    lower = float(grids[0][lo_pass[0]]) if len(lo_pass) else lo_a
+    upper = float(grids[-1][hi_pass[-1] + 1]) if len(hi_pass) else hi_b
+    if integer:
+        upper -= 1.0
+    return min(lower, upper), max(lower, upper)
+
+
 def _point_masses(name, xc, integer, lower, upper, accountant, noise, rho, delta, n_hat, max_points):
     """Values with a large noisy count (stability histogram, or the public candidate 0 if delta == 0)."""
     sigma = sigma_for_rho(rho)
@@ -347,11 +388,12 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
     # 1. bounds: the coarse histogram's range where some bucket passes (full coverage at any size it
     # reaches), else the quantile selections (a range at any size). Both are always paid for.
     coarse = _coarse_range(name, xs, integer, accountant, noise, rho_hist)
-    lower = _select_bound(name, xs, grid, q, "lower", accountant, noise, rho_lo)
-    upper = _select_bound(name, xs, grid, q, "upper", accountant, noise, rho_hi)
-    lower, upper = min(lower, upper), max(lower, upper)
-    if coarse is not None:
-        lower, upper = coarse
+    if coarse is not None:  # refine inside the extreme buckets with the quantiles' budget
+        lower, upper = _refine_range(name, xs, integer, coarse, accountant, noise, rho_lo + rho_hi)
+    else:
+        lower = _select_bound(name, xs, grid, q, "lower", accountant, noise, rho_lo)
+        upper = _select_bound(name, xs, grid, q, "upper", accountant, noise, rho_hi)
+        lower, upper = min(lower, upper), max(lower, upper)
     if not integer and upper == lower:
         upper = float(np.nextafter(lower, np.inf))  # one bin [v, nextafter(v)] that decodes to v
     info: dict[str, Any] = {"kind": "numeric", "integer": bool(integer), "clipped_share_design": (q, q)}
