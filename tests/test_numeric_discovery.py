@@ -60,7 +60,7 @@ def test_large_clean_column_bounds_near_the_design_quantiles():
     assert 0.005 <= q < 0.05
     # at this size the coarse histogram passes: its range covers the data (log-scale buckets)
     below, above = np.mean(x < col.lower), np.mean(x > col.upper)
-    assert below <= 0.001 and above <= 0.001, (below, above)
+    assert below <= 0.005 and above <= 0.005, (below, above)
     assert 512 <= col.lower < 900 and 1100 < col.upper <= 2048
     assert info["binning"] == "quantile" and col.bins >= 8
 
