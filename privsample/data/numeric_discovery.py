@@ -30,8 +30,9 @@ only uses the data and the earlier *noisy* outputs; a record touches the column 
    L2 sensitivity 1, rho_h-zCDP). Where some bucket passes sigma sqrt(2 ln(B / 1e-3)), the range runs
    from the lowest to the highest passing bucket, which clips almost nothing on tables large enough to
    pass, and the rest of the bounds' share then refines it: noisy counts in 16 linear sub-buckets of
-   the two extreme buckets (disjoint cells, sensitivity 1) move each bound in to where the noisy
-   mass accumulated from the outside exceeds 3 times its noise. Otherwise that share pays for the quantile selections. Which step runs
+   the two extreme buckets (disjoint cells, sensitivity 1) move each bound in to the outermost
+   sub-bucket above 3 sigma; it runs only where n_hat lets a sub-bucket carry signal (else the bounds
+   stay at the buckets' edges). Otherwise that share pays for the quantile selections. Which step runs
    is post-processing of the histogram; the cost is the same either way.
 2. Point masses (``POINT_SHARE``; skipped for unit bins): values of the column clipped to the bounds
    (a per-record map) that hold a large share get a bin of their own. With delta > 0 this is the
@@ -78,7 +79,7 @@ __all__ = ["discover_numeric", "bound_grid", "design_quantile", "BOUNDS_SHARE", 
 BOUNDS_SHARE = 0.4  # share of the column's rho for the bounds
 HIST_SHARE = 0.5  # of the bounds' share: the coarse log-scale histogram; the rest for the two quantiles
 REFINE_CELLS = 16  # linear sub-buckets of each extreme passing bucket
-REFINE_SIGMAS = 3.0  # a bound moves in where the outside mass exceeds 3 times its noise
+REFINE_SIGMAS = 3.0  # a sub-bucket passes above 3 sigma
 POINT_SHARE = 0.2  # share for the point masses; the rest pays for the bin edges
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and above tau)
@@ -248,9 +249,9 @@ def _sub_edges(a: float, b: float, integer: bool) -> np.ndarray:
 
 def _refine_range(name, xs, integer, coarse, accountant, noise, rho) -> tuple[float, float]:
     """Noisy counts in linear sub-buckets of the lowest and the highest passing bucket (disjoint cells: L2
-    sensitivity 1, discrete Gaussian, rho-zCDP); each bound moves in from the bucket's outer edge to the
-    first sub-bucket where the noisy mass accumulated from the outside exceeds REFINE_SIGMAS times its noise
-    (post-processing: with little signal the bound stays at the bucket's edge rather than clip)."""
+    sensitivity 1, discrete Gaussian, rho-zCDP); each bound moves in to the outermost sub-bucket whose noisy
+    count passes REFINE_SIGMAS sigma (a false pass only widens the range within its bucket). It runs only
+    where a sub-bucket can carry signal (the caller's public plan)."""
     edges = coarse_edges(integer)
     lo_a = float(coarse[0])
     lo_b = float(edges[np.searchsorted(edges, lo_a, side="right")])
@@ -268,17 +269,11 @@ def _refine_range(name, xs, integer, coarse, accountant, noise, rho) -> tuple[fl
                      noise_scale=sigma, private=noise.private, sensitivity=1.0, **_details(noise))
     noisy = noise.gaussian(np.concatenate(parts).astype(np.int64), sigma)
     lo_noisy, hi_noisy = noisy[:len(parts[0])], noisy[len(parts[0]):] if len(parts) == 2 else noisy
-    # From the outside in: the first sub-bucket where the noisy mass seen so far exceeds REFINE_SIGMAS
-    # sigma sqrt(cells seen) (the noise of that sum); where none does, the bound stays at the bucket's edge.
-    def first_pass(noisy_in_order: np.ndarray) -> int | None:
-        seen = np.cumsum(noisy_in_order)
-        ok = np.flatnonzero(seen > REFINE_SIGMAS * sigma * np.sqrt(np.arange(1, len(seen) + 1)))
-        return int(ok[0]) if len(ok) else None
-
-    i = first_pass(lo_noisy)
-    j = first_pass(hi_noisy[::-1])
-    lower = float(grids[0][i]) if i is not None else lo_a
-    upper = float(grids[-1][len(hi_noisy) - j]) if j is not None else hi_b
+    # The outermost sub-bucket whose noisy count passes REFINE_SIGMAS sigma; where none does, the bucket's edge.
+    lo_pass = np.flatnonzero(lo_noisy > REFINE_SIGMAS * sigma)
+    hi_pass = np.flatnonzero(hi_noisy > REFINE_SIGMAS * sigma)
+    lower = float(grids[0][lo_pass[0]]) if len(lo_pass) else lo_a
+    upper = float(grids[-1][hi_pass[-1] + 1]) if len(hi_pass) else hi_b
     if integer:
         upper -= 1.0
     return min(lower, upper), max(lower, upper)
