@@ -448,7 +448,8 @@ def demo(
     _warn_seeded(seed)
     src = demo_path()
     err.print(f"[bold]privsample demo[/bold]: {src.name} (UCI Adult, Becker & Kohavi 1996, CC BY 4.0), "
-              f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately (share planned from a noisy row count)")
+              f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately "
+              "(share planned from a noisy row count)")
     if method not in ("ppsyn", "aim", "mst"):
         raise PrivsampleError(f"demo --method must be ppsyn, aim or mst, not {method!r}")
     from privsample.pipeline import RELEASE_RULE

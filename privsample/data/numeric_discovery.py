@@ -50,9 +50,9 @@ only uses the data and the earlier *noisy* outputs; a record touches the column 
    0, the half size by 1/2): sensitivity 1/2, and the cells of a level are disjoint, so a level costs
    one selection's rho_l (parallel composition). The number of levels is planned from n_hat, rho and
    ``bins`` (public) before anything is spent; if fewer than ``MIN_TREE_LEVELS`` levels pay
-   (``TREE_MARGIN``), the tree's share goes to the bounds and the bins are equal width. Cells get equal-width sub-bins up to
-   ``bins`` (public). A share that the plan cannot use once the bounds are out (unit bins need no
-   points and no tree) is still charged, so the cost never depends on the data.
+   (``TREE_MARGIN``), the tree's share goes to the bounds and the bins are equal width. Cells get
+   equal-width sub-bins up to ``bins`` (public). A share that the plan cannot use once the bounds are
+   out (unit bins need no points and no tree) is still charged, so the cost never depends on the data.
 
 Integer columns whose range holds at most ``UNIT_MAX`` integers get unit bins (every value is
 recovered exactly). Point bins are [v - 1/2, v + 1/2) for integers and [v, nextafter(v)) for floats,
@@ -73,7 +73,8 @@ from privsample.privacy.mechanisms import epsilon_for_rho, sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL
 
 __all__ = ["discover_numeric", "bound_grid", "design_quantile", "BOUNDS_SHARE", "POINT_SHARE", "UNIT_MAX",
-           "POINT_MIN_SHARE", "HIST_SHARE", "coarse_edges", "GRID_STEPS", "INT_GRID", "INT_MAX_EXPONENT", "BOUND_MARGIN", "Q_MIN", "Q_MAX",
+           "POINT_MIN_SHARE", "HIST_SHARE", "coarse_edges", "GRID_STEPS", "INT_GRID", "INT_MAX_EXPONENT",
+           "BOUND_MARGIN", "Q_MIN", "Q_MAX",
            "TREE_MARGIN", "MIN_TREE_LEVELS"]
 
 BOUNDS_SHARE = 0.4  # share of the column's rho for the bounds
