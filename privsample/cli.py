@@ -473,11 +473,11 @@ def demo(
               highlight=False)
 
 
-# -- private sampling on the Boolean cube (seeds 000/001) ------------------------------------------
+# -- private sampling on the Boolean cube (Boedihardjo, Strohmer & Vershynin) ---------------------
 cube_app = typer.Typer(no_args_is_help=True, help="Noise-free private sampling on the Boolean cube (BSV).")
 app.add_typer(cube_app, name="cube")
-app.add_typer(draw_app, name="draw")  # seed-003 samplers (privsample/cli_draw.py)
-register_mbde(app)  # seed-002 MBDE (privsample/cli_mbde.py)
+app.add_typer(draw_app, name="draw")  # DP samplers from distributions (privsample/cli_draw.py)
+register_mbde(app)  # MBDE, integral privacy (privsample/cli_mbde.py)
 
 
 @cube_app.command("sample")
@@ -534,7 +534,7 @@ def cube_bounds_cmd(
     delta: float = typer.Option(0.25, "--small-delta", help="BSV's δ."),
     big_delta: float = typer.Option(4.0, "--big-delta", help="BSV's Δ."),
 ) -> None:
-    """Print the practicality study's tables (seed 000: Tables 1-3, eqs 2-4), or the certified ε for given parameters."""
+    """Print the practicality study's tables (Tables 1-3, eqs 2-4), or the certified ε for given parameters."""
     from privsample.sampling import cube_bounds as cb
 
     if n is not None or p is not None or m is not None:

@@ -170,8 +170,27 @@ class Numeric:
 Column = Union[Categorical, Numeric]
 
 
+class NamedColumns:
+    """Access by name to an ordered ``columns`` list of objects with a ``name``."""
+
+    columns: list
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def __getitem__(self, name: str):
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.names
+
+
 @dataclass
-class Schema:
+class Schema(NamedColumns):
     """Ordered public columns plus reading options; ``provenance`` says where it came from.
 
     provenance: "user" (written or reviewed by a person), "draft-nonprivate" (read off the data,
@@ -194,20 +213,7 @@ class Schema:
             raise InputError(f"schema lists column(s) more than once: {', '.join(sorted(dup))}")
         self.na_values = tuple(self.na_values)
 
-    # -- access --------------------------------------------------------------------------------
-    @property
-    def names(self) -> list[str]:
-        return [c.name for c in self.columns]
-
-    def __getitem__(self, name: str) -> Column:
-        for c in self.columns:
-            if c.name == name:
-                return c
-        raise KeyError(name)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.names
-
+    # -- access: names, schema[name], name in schema (``NamedColumns``) --------------------------
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(c.size for c in self.columns)

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.encoding import parse_number, value_text
-from privsample.data.schema import Categorical, Numeric, Schema
+from privsample.data.schema import Categorical, NamedColumns, Numeric, Schema
 from privsample.errors import InputError
 
 __all__ = ["EVAL_MAX_CATEGORIES", "EVAL_BINS", "EVAL_POINT_MASS", "OUTSIDE_LABEL", "REST_LABEL", "EvalColumn",
@@ -143,23 +143,10 @@ class EvalColumn:
 
 
 @dataclass
-class EvalDomain:
-    """The evaluation domain: ``EvalColumn``s in the real table's column order."""
+class EvalDomain(NamedColumns):
+    """The evaluation domain: ``EvalColumn``s in the real table's column order (access by name as a schema)."""
 
     columns: list[EvalColumn]
-
-    @property
-    def names(self) -> list[str]:
-        return [c.name for c in self.columns]
-
-    def __getitem__(self, name: str) -> EvalColumn:
-        for c in self.columns:
-            if c.name == name:
-                return c
-        raise KeyError(name)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.names
 
     def domain(self):
         from mbi import Domain
