@@ -200,23 +200,36 @@ def ledger_thresholds(entries) -> dict[str, float]:
     return out
 
 
-def default_threshold(epsilon: float, n_columns: int) -> float:
-    """The count a category needs at ``epsilon`` under the current default no-schema plan.
+def planned_share(epsilon: float, n_columns: int, n_rows: int) -> float:
+    """The discovery share the pipeline plans at ``epsilon`` (the row count standing in for the noisy one)."""
+    from privsample.data.discovery import COUNT_SHARE, plan_discovery
+    from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
+    from privsample.privacy.conversion import cdp_rho
 
-    Mirrors ``synthesize``/``private_schema``: discovery gets ``DEFAULT_SCHEMA_SHARE`` of
-    rho = cdp_rho(epsilon, delta - share * delta) and delta slack share * delta, split evenly over the
-    columns; a categorical column spends 1 - TYPE_SHARE of its part on the thresholded histogram, with
-    tau = category_threshold(sigma_for_rho(that), delta / columns). When the plan changes, prefer the
-    thresholds of the runs' ledgers (``ledger_thresholds``)."""
-    from privsample.data.discovery import TYPE_SHARE, category_threshold
-    from privsample.pipeline import DEFAULT_DELTA, DEFAULT_SCHEMA_SHARE
+    d_disc = DISCOVERY_DELTA_SHARE * DEFAULT_DELTA
+    total = cdp_rho(epsilon, DEFAULT_DELTA - d_disc)
+    return plan_discovery(total, d_disc, float(n_rows), n_columns, count_rho=COUNT_SHARE * total)[1]["share"]
+
+
+def default_threshold(epsilon: float, n_columns: int, n_rows: int, share: float | None = None) -> float:
+    """The count a category needs at ``epsilon`` under the pipeline's no-schema plan, for a table of
+    ``n_rows`` rows (standing in for the noisy row count) and ``n_columns`` columns.
+
+    Mirrors ``synthesize``/``private_schema``: the run's rho is cdp_rho(epsilon, delta - delta_disc), delta_disc
+    = DISCOVERY_DELTA_SHARE * delta (planned) or share * delta (fixed ``share``); ``plan_discovery`` gives the
+    columns' rho, split evenly over the columns; ``_column_split`` gives a categorical column's rho for its
+    thresholded histogram, with tau = category_threshold(sigma_for_rho(that), delta_disc / columns)."""
+    from privsample.data.discovery import COUNT_SHARE, _column_split, _split, category_threshold, plan_discovery
+    from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
     from privsample.privacy.conversion import cdp_rho
     from privsample.privacy.mechanisms import sigma_for_rho
 
-    share, delta = DEFAULT_SCHEMA_SHARE, DEFAULT_DELTA
-    rho = share * cdp_rho(epsilon, delta - share * delta)
-    sigma = sigma_for_rho((1.0 - TYPE_SHARE) * rho / n_columns)
-    return category_threshold(sigma, share * delta / n_columns)
+    delta = DEFAULT_DELTA
+    d_disc = (DISCOVERY_DELTA_SHARE if share is None else share) * delta
+    total = cdp_rho(epsilon, delta - d_disc)
+    rho, _ = plan_discovery(total, d_disc, float(n_rows), n_columns, count_rho=COUNT_SHARE * total, share=share)
+    col = _split(rho, [1.0] * n_columns)[0]
+    return category_threshold(sigma_for_rho(_column_split(col, float(n_rows))[1]), d_disc / n_columns)
 
 
 # -- one run (in a fresh interpreter) --------------------------------------------------------------------
@@ -330,7 +343,7 @@ def floors(tables, epsilons) -> dict:
         real = score_codes(rdf, ev)
         for e in epsilons:
             try:
-                tau = default_threshold(e, len(ev.names))
+                tau = default_threshold(e, len(ev.names), len(rdf))
             except Exception as exc:  # noqa: BLE001 - the plan's constants moved: ledger floors only
                 print(f"default plan threshold unavailable ({exc}); using the runs' ledgers", flush=True)
                 return {}
@@ -375,6 +388,40 @@ def estimate_lines(paths: list[Path]) -> list[str]:
         out.append(f"* {r['table']} {r['method']} {r['arm']} at ε = {float(r['epsilon']):g}: "
                    f"{_f(r, 'process_s'):.0f} s{ref}, load {r.get('load', '')}.")
     return out
+
+
+def share_lines(csv_path: Path, planned: list[dict]) -> list[str]:
+    """The discovery-share sweep (rows with a ``share``, from the results CSV and ``small_tables.shares.csv``)
+    beside the planned runs of the same seeds: the measurement behind the plan's ``max_share``."""
+    fixed = [r for p in {csv_path, RESULTS / "small_tables.shares.csv"} if p.exists() for r in read_rows(p)
+             if r.get("share", "") != "" and r["status"] == "ok" and r["arm"] == "none"]
+    if not fixed:
+        return []
+    shares = sorted({float(r["share"]) for r in fixed})
+    keys = sorted({(r["table"], float(r["epsilon"]), r["method"]) for r in fixed},
+                  key=lambda k: (TABLES.index(k[0]) if k[0] in TABLES else 99, k[1], k[2]))
+    lines = ["", "## Discovery share", "",
+             "2-way error without a schema when discovery takes a fixed share of the budget, against the "
+             "pipeline's plan (its mean chosen share in brackets), over the seeds run at every share (mean; "
+             "n = seeds). This is the measurement behind the plan's largest share.", "",
+             "| table | ε | method | n | " + " | ".join(f"share {x:g}" for x in shares) + " | planned |",
+             "|---|---|---|---|" + "---|" * (len(shares) + 1)]
+    for t, e, m in keys:
+        sel = [r for r in fixed if (r["table"], float(r["epsilon"]), r["method"]) == (t, e, m)]
+        plan = {int(r["seed"]): r for r in planned
+                if (r["table"], float(r["epsilon"]), r["method"], r["arm"], r["status"]) == (t, e, m, "none", "ok")}
+        seeds = set(plan)
+        for x in shares:
+            seeds &= {int(r["seed"]) for r in sel if float(r["share"]) == x}
+        if not seeds:
+            continue
+        cells = [f"{statistics.mean(_f(r, 'err2') for r in sel if float(r['share']) == x and int(r['seed']) in seeds):.3f}"
+                 for x in shares]
+        pl = statistics.mean(_f(plan[k], "err2") for k in seeds)
+        rdf = read_real(t)
+        lines.append(f"| {t} | {e:g} | {m} | {len(seeds)} | " + " | ".join(cells)
+                     + f" | {pl:.3f} ({planned_share(e, rdf.shape[1], len(rdf)):.2f}) |")
+    return lines
 
 
 def write_report(csv_path: Path, md_path: Path, smoke: bool, estimate: list[str] | None = None) -> None:
@@ -479,13 +526,14 @@ def write_report(csv_path: Path, md_path: Path, smoke: bool, estimate: list[str]
                   f"for {', '.join(stale)}: use the floor (run) column; the plan-τ column describes the old plan.**"]
     if fl:
         lines += ["", "## Release threshold of the current default plan", "",
-                  "τ: the noisy count a category must exceed to be released without a schema (10% of the budget "
-                  "to discovery, split evenly over the columns); the floor is the 2-way error of merging every "
-                  "category counted below τ.", "",
+                  "τ: the noisy count a category must exceed to be released without a schema (the planned "
+                  "discovery share, with the table's row count standing in for the noisy one, split evenly over "
+                  "the columns); the floor is the 2-way error of merging every category counted below τ.", "",
                   "| table | columns | ε | τ | floor (2-way) |", "|---|---|---|---|---|"]
         for (t, e), (tau, fp) in fl.items():
             n = len(eval_schema(read_real(t)).names)
             lines.append(f"| {t} | {n} | {e:g} | {tau:.0f} | {fp:.3f} |")
+    lines += share_lines(csv_path, rows)
     refusals = [r for r in rows if r["status"] == "refused"]
     if refusals:
         lines += ["", "## Refusals", ""] + sorted({f"* {r['table']} ε={r['epsilon']} {r['method']}: "

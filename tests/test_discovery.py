@@ -401,7 +401,8 @@ def test_report_catch_all_share_from_released_counts():
     assert c["kind"] == "categorical" and c["kept"] == 4 and s["c"].nullable
     assert c["catch_all_share"] == pytest.approx(0.0)
     # every value of d is unique: nothing passes, the whole column is in the catch-all
-    assert rep["d"] == {"name": "d", "kind": "catch-all", "kept": 0, "catch_all_share": 1.0}
+    assert {k: v for k, v in rep["d"].items() if k != "sigma"} == {"name": "d", "kind": "catch-all", "kept": 0,
+                                                                   "catch_all_share": 1.0, "counts": {}}
     # smaller budget: r1, r2 fall below tau and go to the catch-all, with the missing values unless nullable
     s2 = private_schema(df, Accountant(1.0, delta_slack=1e-3), NoNoise(), rho=0.01, delta=1e-3)
     c2 = {c["name"]: c for c in s2.discovery["columns"]}["c"]
@@ -507,3 +508,98 @@ def test_impossible_budget_refused_before_any_spend():
     with pytest.raises(BudgetExceeded):  # the largest planned share does not fit what is left
         private_schema(df, small, SeededNoise(0, quiet=True), rho=1.0, delta=1e-3, share=None)
     assert acc.ledger == [] and small.ledger == []
+
+
+# -- discovery's released counts reused as 1-way measurements -----------------------------------------
+def _counts_table() -> pd.DataFrame:
+    return pd.DataFrame({"c": ["a"] * 600 + ["b"] * 300 + ["r"] * 3 + [None] * 97,
+                         "k": ["x"] * 550 + ["y"] * 450}, dtype=object)
+
+
+def test_released_counts_are_the_noisy_outputs_with_their_sigma():
+    """The counts kept in ``schema.discovery`` are exactly the released noisy counts, with the sigma the
+    ledger charged for: if either were the true count or a wrong scale, this fails."""
+    df = _counts_table()
+    noise = RecordingNoise(3)
+    acc = Accountant(5.0, delta_slack=1e-6)
+    s = private_schema(df, acc, noise, rho=0.05, delta=1e-6)
+    rep = {c["name"]: c for c in s.discovery["columns"]}
+    for name, true in (("c", {"a": 600, "b": 300, "r": 3}), ("k", {"x": 550, "y": 450})):
+        entry = next(e for e in acc.ledger if e.label == f"schema: {name}: category counts")
+        assert rep[name]["sigma"] == pytest.approx(entry.noise_scale)
+        call = next(c for c in noise.calls if c[1] == pytest.approx(entry.noise_scale)
+                    and sorted(c[0].tolist()) == sorted(true.values()))
+        released = {cat: int(call[2][call[0].tolist().index(v)]) for cat, v in true.items()}  # counts distinct
+        assert set(rep[name]["counts"]) == set(s[name].categories) and rep[name]["counts"]
+        for cat, v in rep[name]["counts"].items():
+            assert v == released[cat] and v > entry.details["threshold"]
+        assert rep[name]["counts"] != {c: true[c] for c in rep[name]["counts"]}  # noisy, not exact
+
+
+def test_discovery_measurements_cover_released_cells_only():
+    from privsample.data.encoding import release_schema
+    from privsample.synth import pgm
+    from privsample.synth.base import discovery_measurements
+
+    df = _counts_table()
+    s = release_schema(private_schema(df, Accountant(50.0, delta_slack=1e-6), NoNoise(), rho=50.0, delta=1e-6))
+    dom = pgm.Domain(s.names, [c.size for c in s.columns])
+    ms = {M.clique[0]: M for M in discovery_measurements(s, dom)}
+    assert set(ms) == {"c", "k"}
+    col, M = s["c"], ms["c"]
+    w = np.asarray(M.query.weights)
+    assert w.tolist() == [1.0] * len(col.categories) + [0.0] * (col.size - len(col.categories))  # catch-all, null
+    assert np.asarray(M.noisy_measurement)[:len(col.categories)].tolist() == [600, 300, 3][:len(col.categories)]
+    sig = {c["name"]: c["sigma"] for c in s.discovery["columns"]}
+    assert M.stddev == pytest.approx(sig["c"])
+    # a reviewed schema (or one whose categories were edited) gives none
+    import dataclasses
+    assert discovery_measurements(dataclasses.replace(s, provenance="user"), dom) == []
+    edited = dataclasses.replace(s, columns=[dataclasses.replace(s["c"], categories=("a", "zz", "r")), s["k"]])
+    assert [M.clique for M in discovery_measurements(edited, dom)] == [("k",)]
+
+
+def test_compress_partial_keeps_only_fully_measured_groups():
+    from privsample.synth import pgm
+    from privsample.synth.mst import compress_partial
+
+    M = pgm.LinearMeasurement(np.array([10.0, 20.0, 30.0, 0.0]), ("a",), stddev=2.0,
+                              query=pgm.mbi.WeightedQuery(np.array([1.0, 1.0, 1.0, 0.0])))
+    C = compress_partial(M, {"a": np.array([0, 1, 1, 2])})
+    w = np.asarray(C.query.weights)
+    y = np.asarray(C.noisy_measurement)
+    assert w.tolist() == pytest.approx([1.0, 2 ** -0.5, 0.0])
+    assert (y / np.where(w > 0, w, 1)).tolist() == pytest.approx([10.0, 50.0, 0.0])  # sums; group 2 unmeasured
+    C2 = compress_partial(M, {"a": np.array([0, 0, 1, 1])})
+    assert np.asarray(C2.query.weights).tolist() == pytest.approx([2 ** -0.5, 0.0])
+
+
+@pytest.mark.parametrize("method", ["mst", "aim", "ppsyn"])
+def test_synthesis_reuses_discovery_counts_without_new_spend(method, tmp_path, monkeypatch):
+    """Without a schema the fit adds discovery's counts as measurements; the ledger is unchanged in
+    shape (no extra entry) and the budget is exactly spent."""
+    import importlib
+
+    from privsample.pipeline import synthesize
+    from privsample.synth import base
+
+    got = []
+
+    def spy(schema, domain):
+        out = base.discovery_measurements(schema, domain)
+        got.extend(M.clique for M in out)
+        return out
+
+    monkeypatch.setattr(importlib.import_module(f"privsample.synth.{method}"), "discovery_measurements", spy)
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 3000, p=[0.6, 0.3, 0.1]),
+                       "k": rng.choice(["x", "y"], 3000)}, dtype=object)
+    opts = {"mst": {"iters": 200}, "aim": {"rounds": 4}, "ppsyn": {}}[method]
+    df.to_csv(tmp_path / "t.csv", index=False)
+    r = synthesize(tmp_path / "t.csv", epsilon=2.0, method=method, seed=1, method_options=opts, rows=500)
+    labels = [e.label for e in r.accountant.ledger]
+    assert not any("discovery" in lb and "reuse" in lb for lb in labels)
+    assert r.accountant.spent == pytest.approx(r.accountant.rho_total, rel=1e-9)
+    assert {"a", "b"} <= set(r.table["c"])
+    assert sorted(got) == [("c",), ("k",)]

@@ -371,8 +371,8 @@ def _spend_gaussian(accountant: Accountant, noise: NoiseSource, counts: np.ndarr
 
 def _discover_categorical(name: str, sc: _Scan, accountant: Accountant, noise: NoiseSource, rho: float,
                           delta: float, nullable: bool, max_categories: int,
-                          notes: list[str]) -> tuple[Categorical, int]:
-    """(column, sum of the released categories' noisy counts)."""
+                          notes: list[str]) -> tuple[Categorical, dict[str, int], float]:
+    """(column, {released category: its noisy count}, sigma of those counts)."""
     sigma = sigma_for_rho(rho)
     tau = category_threshold(sigma, delta)
     # Spent by hand (not gaussian_measure): the number of observed values is sensitive, so it must not
@@ -388,10 +388,12 @@ def _discover_categorical(name: str, sc: _Scan, accountant: Accountant, noise: N
         order = sorted(passed.tolist(), key=lambda i: (-int(noisy[i]), str(sc.values[i])))
         passed = np.asarray(order[:max_categories], dtype=np.int64)
         notes.append(f"column '{name}': more than {max_categories} categories passed; kept the largest")
-    cats = _sorted_categories(list(sc.values[passed]))
+    released = {str(sc.values[i]): int(noisy[i]) for i in passed}
+    cats = _sorted_categories(list(released))
     if not cats:
         notes.append(f"column '{name}': no category passed the threshold; only the catch-all remains")
-    return Categorical(name, tuple(cats), nullable=nullable, other=_other_label(cats)), int(noisy[passed].sum())
+    return (Categorical(name, tuple(cats), nullable=nullable, other=_other_label(cats)),
+            {c: released[c] for c in cats}, sigma)
 
 
 def _discover_numeric(name: str, sc: _Scan, accountant: Accountant, noise: NoiseSource, rho: float,
@@ -516,6 +518,9 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
     ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
     records in the catch-all: 1 - (sum of the released categories' noisy counts + noisy missing count
     if nullable) / n_hat, clipped to [0, 1] -- post-processing of released noisy counts, no exact figure.
+    A categorical column's entry also keeps the released noisy counts and their sigma (``counts``,
+    ``sigma``: outputs of (b), so public): the synthesizers reuse them as 1-way measurements
+    (``privsample.synth.base.discovery_measurements``) at no further cost.
     Thresholds and shares are utility choices (module constants); privacy does not depend on them.
     ``schema.ledger`` is ``{"summary": {...}, "entries": [LedgerEntry.to_dict(), ...]}`` (the shape
     of ``Accountant.to_dict()``, so ``Accountant.from_dict(schema.ledger)`` rebuilds the cost).
@@ -595,11 +600,12 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
                          "catch_all_share": _share_clip(1.0 - missing_share)}
             entry.update({k: v for k, v in info.items() if k not in entry})
         else:
-            col, released = _discover_categorical(name, sc, accountant, noise, rho_b, delta_col, nullable,
-                                                  max_categories, notes)
+            col, released, sigma_b = _discover_categorical(name, sc, accountant, noise, rho_b, delta_col,
+                                                           nullable, max_categories, notes)
             entry = {"name": name, "kind": "categorical" if col.categories else "catch-all",
                      "kept": len(col.categories),
-                     "catch_all_share": _share_clip(1.0 - released / n_hat - missing_share)}
+                     "catch_all_share": _share_clip(1.0 - sum(released.values()) / n_hat - missing_share),
+                     "counts": released, "sigma": sigma_b}
         columns.append(col)
         report.append(_plain(entry))
     entries = accountant.ledger[start:]

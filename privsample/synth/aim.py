@@ -31,7 +31,7 @@ from privsample.privacy.mechanisms import exponential_select, gaussian_measure, 
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
 from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Progress, WorkloadSynthesizer,
-                                   no_progress)
+                                   discovery_measurements, no_progress)
 from privsample.synth.model import SynthModel
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 
@@ -101,6 +101,7 @@ class AIM(WorkloadSynthesizer):
             identity.append((y, s))
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else None
+        measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
         model = pgm.estimate(domain, measurements, known_total=total or 1.0, iters=self.round_iters)
         log = []
         est_seconds = 0.0

@@ -10,6 +10,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Protocol
 
+import numpy as np
+
 from privsample.errors import InputError, ResourceLimitError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant
@@ -26,6 +28,43 @@ class Progress(Protocol):
 
 def no_progress(stage: str, **_: Any) -> None:
     return None
+
+
+def discovery_measurements(schema, domain) -> list:
+    """The category counts that private discovery released, as 1-way measurements on ``domain``.
+
+    A privately discovered schema (``provenance: private``) keeps, per categorical column, the noisy
+    count of every released category and its noise scale sigma (``schema.discovery``). Each becomes one
+    measurement of the column's 1-way marginal: the released cells with weight 1 and stddev sigma, every
+    other cell (the catch-all, the null code) with weight 0, i.e. not measured. Privacy: these counts
+    are outputs of discovery's thresholded histogram, already charged to the accountant and in the
+    ledger, so using them is post-processing and costs nothing more. Utility: the budget spent on
+    discovery also sharpens the 1-way marginals. The counts are conditioned on passing the threshold,
+    which biases counts near it upwards by at most a few sigma; the frequent categories that dominate
+    the marginal are far above it. Columns whose categories no longer match the released ones (a
+    schema edited after discovery) are left out.
+    """
+    from privsample.synth import pgm
+
+    info = getattr(schema, "discovery", None)
+    if schema is None or getattr(schema, "provenance", None) != "private" or not isinstance(info, dict):
+        return []
+    entries = {e.get("name"): e for e in info.get("columns", []) if isinstance(e, dict)}
+    out = []
+    for col in schema.columns:
+        e = entries.get(col.name)
+        if (e is None or getattr(col, "kind", None) != "categorical" or col.name not in domain.attributes
+                or not isinstance(e.get("counts"), dict) or not e["counts"] or not e.get("sigma")):
+            continue
+        size = int(domain[col.name])
+        codes = {c: i for i, c in enumerate(col.categories)}
+        if size != col.size or any(str(c) not in codes for c in e["counts"]):
+            continue
+        y, w = np.zeros(size), np.zeros(size)
+        for c, v in e["counts"].items():
+            y[codes[str(c)]], w[codes[str(c)]] = float(v), 1.0
+        out.append(pgm.LinearMeasurement(y, (col.name,), stddev=float(e["sigma"]), query=pgm.mbi.WeightedQuery(w)))
+    return out
 
 
 class Synthesizer(ABC):

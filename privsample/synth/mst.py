@@ -30,7 +30,8 @@ from privsample.privacy.accountant import Accountant
 from privsample.privacy.mechanisms import exponential_select, gaussian_measure
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, no_progress, refuse_if_too_big
+from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, discovery_measurements, no_progress,
+                                   refuse_if_too_big)
 from privsample.synth.model import SynthModel
 
 # mbi's estimation keeps several copies of every potential/marginal (state, gradient, line search).
@@ -48,6 +49,26 @@ def compress_counts(counts: np.ndarray, clique: tuple[str, ...], mapping: dict[s
             np.add.at(summed, m, moved)
             out = np.moveaxis(summed, 0, axis)
     return out
+
+
+def compress_partial(M, mapping: dict[str, np.ndarray]):
+    """A 1-way measurement with 0/1 weights (measured cells) on the compressed domain.
+
+    A compressed cell whose original cells were all measured gets their sum, with the weights that
+    ``LinearMeasurement.compress`` uses (1/sqrt(k) for k merged cells, so the loss is (mu - sum)^2 /
+    (k sigma^2)); a compressed cell holding an unmeasured cell is left unmeasured (weight 0)."""
+    (a,) = M.clique
+    if a not in mapping:
+        return M
+    m = np.asarray(mapping[a])
+    k = int(m.max()) + 1
+    y = np.asarray(M.noisy_measurement, float).ravel()
+    w = np.asarray(M.query.weights, float).ravel()
+    cells = np.bincount(m, minlength=k).astype(float)
+    full = np.bincount(m, weights=(w > 0).astype(float), minlength=k) == cells
+    inv = np.where(full, 1.0 / np.sqrt(cells), 0.0)
+    yc = np.bincount(m, weights=np.where(w > 0, y, 0.0), minlength=k) * inv
+    return pgm.LinearMeasurement(yc, (a,), stddev=M.stddev, query=pgm.mbi.WeightedQuery(inv))
 
 
 def weighted_simplex_projection(t: np.ndarray, w: np.ndarray, total: float) -> np.ndarray:
@@ -152,6 +173,8 @@ class MST(Synthesizer):
             mapping[a] = m
         cdomain = pgm.Domain(attrs, [int(mapping[a].max()) + 1 if a in mapping else sizes[a] for a in attrs])
         log1c = [M.compress(mapping, domain) for M in log1]
+        # discovery's released category counts (no new spend), on the compressed domain
+        prior = [compress_partial(M, mapping) for M in discovery_measurements(schema, domain)]
         timings["measure_1way"] = time.perf_counter() - t0
 
         # 2. select a spanning tree (rho/3). The independent fit to the compressed one-way
@@ -205,7 +228,7 @@ class MST(Synthesizer):
 
         t3 = time.perf_counter()
         progress("estimate", step=0, steps=self.iters, accountant=accountant, message="Private-PGM")
-        model = pgm.estimate(cdomain, log1c + log2, known_total=total, iters=self.iters, tol=self.tol,
+        model = pgm.estimate(cdomain, log1c + log2 + prior, known_total=total, iters=self.iters, tol=self.tol,
                              on_block=lambda k: progress("estimate", step=k, steps=self.iters, accountant=accountant,
                                                          message="Private-PGM"))
         timings["estimate"] = time.perf_counter() - t3

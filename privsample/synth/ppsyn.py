@@ -134,7 +134,7 @@ from privsample.privacy.mechanisms import (epsilon_for_rho, exponential_select, 
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
 from privsample.synth import pgm
 from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Progress, WorkloadSynthesizer,
-                                   no_progress)
+                                   discovery_measurements, no_progress)
 from privsample.synth.model import SynthModel
 from privsample.synth.partition import (PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums,
                                         plan_reference)
@@ -495,6 +495,7 @@ class PPSyn(WorkloadSynthesizer):
             identity.append((y, s))
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else 1.0
+        measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
         model = pgm.estimate(domain, measurements, known_total=total, iters=self.init_iters)
 
         state = dict(engine=engine, accountant=accountant, spender=spender, progress=progress, domain=domain,
