@@ -27,6 +27,21 @@ out = Console()
 
 # -- shared helpers -------------------------------------------------------------------------------
 
+def check_paths(inputs: dict, outputs: dict, folders: dict | None = None) -> None:
+    """Before anything is read: no output on an input or another output, every output's folder writable;
+    missing output folders are created, with one line each on stderr (``privsample.io.check_paths``)."""
+    from privsample.io import check_paths as check
+
+    check(inputs, outputs, folders=folders, note=lambda line: print(line, file=sys.stderr))
+
+
+def model_folders(label: str, path: Path | None) -> dict:
+    """``folders`` for :func:`check_paths` when ``path`` is a model written as a folder (not a .zip)."""
+    from privsample.synth.model import FOLDER_FILES
+
+    return {label: FOLDER_FILES} if path is not None and path.suffix.lower() != ".zip" else {}
+
+
 def _warn_seeded(seed: Optional[int]) -> None:
     if seed is not None:
         err.print(f"[bold red]WARNING: --seed {seed} uses seeded NumPy noise. The output is NOT differentially "
@@ -226,6 +241,8 @@ def synth(
     opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
                           max_model_size=max_model_size, eta=eta, schedule=schedule,
                           unsafe_as_published=unsafe_as_published)
+    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output, "--save-model": save_model},
+                model_folders("--save-model", save_model))
     if not quiet:
         from privsample.pipeline import RELEASE_RULE
 
@@ -260,6 +277,7 @@ def sample(
 
     if rows is not None and rows < 0:
         raise PrivsampleError(f"--rows must be >= 0 (got {rows})")
+    check_paths({"MODEL": model}, {"-o/--output": output})
     m = SynthModel.load(model)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
@@ -283,6 +301,7 @@ def schema(
     from privsample.pipeline import DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, check_budget
     from privsample.privacy import Accountant, make_noise
 
+    check_paths({"INPUT": input}, {"-o/--output": output})
     # Private discovery is a release under add/remove neighbours: an empty table is not refused.
     df = read_table(input, allow_empty=private_epsilon is not None)
     if private_epsilon is None:
@@ -357,6 +376,7 @@ def evaluate(
     Scored on the real table's own values: synthetic values it lacks ("(other)", non-numbers) count as error.
 
     NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
+    check_paths({"REAL": real, "SYNTHETIC": synthetic, "--schema": schema}, {"-r/--report": report})
     _evaluate(real, synthetic, schema, workload, report, max_cliques)
 
 
@@ -454,15 +474,16 @@ def demo(
         raise PrivsampleError(f"demo --method must be ppsyn, aim or mst, not {method!r}")
     from privsample.pipeline import RELEASE_RULE
 
+    release, private_dir = output_dir / "release", output_dir / "not-for-release"
+    synth_csv, sch_path, report = release / "adult_synthetic.csv", release / "schema.yaml", private_dir / "report.html"
+    model_zip = release / "model.zip"
+    check_paths({"the bundled data": src}, {f"OUTPUT_DIR/{p.parent.name}/{p.name}": p
+                                            for p in (synth_csv, model_zip, sch_path, report)})
     err.print(f"note: {RELEASE_RULE}", highlight=False)
     with _RichProgress(err) as progress:
         res = synthesize(src, epsilon=epsilon, delta=delta, method=method, seed=seed, progress=progress)
-    release, private_dir = output_dir / "release", output_dir / "not-for-release"
-    release.mkdir(parents=True, exist_ok=True)
-    private_dir.mkdir(parents=True, exist_ok=True)
-    synth_csv, sch_path, report = release / "adult_synthetic.csv", release / "schema.yaml", private_dir / "report.html"
     write_table(res.table, synth_csv)
-    res.model.save(release / "model.zip")
+    res.model.save(model_zip)
     res.schema.save(sch_path)
     print_ledger(res.accountant.to_dict(), out)
     _evaluate(src, synth_csv, sch_path, 3, report, None, ledger=res.accountant.to_dict(),
@@ -510,6 +531,7 @@ def cube_sample(
         raise PrivsampleError(f"--epsilon must be > 0 and finite (got {epsilon})")
     _warn_seeded(seed)
     sampler = BooleanCubeSampler(degree=degree, m=m, delta=delta, Delta=big_delta, invalid=invalid)
+    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})
     eng, enc, sch = load_for_cube(input, schema)
     acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
     rng = np.random.default_rng(seed)
@@ -537,6 +559,7 @@ def cube_bounds_cmd(
     """Print the practicality study's tables (Tables 1-3, eqs 2-4), or the certified ε for given parameters."""
     from privsample.sampling import cube_bounds as cb
 
+    check_paths({}, {"--figure": figure})
     if n is not None or p is not None or m is not None:
         if None in (n, p, m):
             raise PrivsampleError("--n, --p and --m go together")
