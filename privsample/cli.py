@@ -19,6 +19,25 @@ from privsample.cli_draw import draw_app
 from privsample.cli_mbde import register as register_mbde
 from privsample.errors import PrivsampleError
 
+def _flags_show_no_type() -> None:
+    """Help without a type after flags: typer's rich help panel (0.29) prints ``<bool>`` after every flag
+    (--quiet, --help) as if it took a value; its plain help, and earlier versions, print nothing there."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_show_no_type", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+            return None
+        return shown(self, ctx)
+
+    display_type_rich.flags_show_no_type = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Differentially private synthetic data and sampling.")
 err = Console(stderr=True)
@@ -268,6 +287,7 @@ def sample(
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write."),
     rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows (default: the model's noisy row count)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for sampling (post-processing; no privacy cost)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line (warnings are still shown)."),
 ) -> None:
     """Draw more synthetic rows from a saved model (no privacy cost)."""
     import numpy as np
@@ -283,7 +303,8 @@ def sample(
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
     df = m.sample_table(rows, np.random.default_rng(seed))
     write_table(df, output)
-    err.print(f"wrote {len(df):,} rows to {output} (sampling costs no privacy budget)")
+    if not quiet:
+        err.print(f"wrote {len(df):,} rows to {output} (sampling costs no privacy budget)")
 
 
 @app.command()
@@ -587,17 +608,24 @@ def main(argv: list[str] | None = None) -> None:
     import warnings
 
     warnings.filterwarnings("ignore", message=".*seeded NumPy noise.*")
+    from privsample.io import written
+
+    done = len(written())
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+    except KeyboardInterrupt:
+        _interrupted(written()[done:])
+    except typer.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click < 8.2 turns Ctrl-C into Abort
+            _interrupted(written()[done:])
+        err.print("aborted")
+        sys.exit(1)
     except PrivsampleError as exc:
         print("error: " + " ".join(str(exc).split()), file=sys.stderr)  # exactly one line
         sys.exit(2)
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         sys.exit(code if isinstance(code, int) else 0)
-    except typer.Abort:
-        err.print("aborted")
-        sys.exit(1)
     except Exception as exc:  # click usage errors carry their own exit code
         if isinstance(exc, _click_exception()):
             exc.show()
@@ -607,6 +635,21 @@ def main(argv: list[str] | None = None) -> None:
         print(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
               "(set PRIVSAMPLE_DEBUG=1 for a traceback)", file=sys.stderr)
         sys.exit(1)
+    if isinstance(code, int) and code:  # without standalone mode, typer returns an exit code instead of exiting
+        if code == INTERRUPTED_EXIT:  # typer's code for Ctrl-C (KeyboardInterrupt)
+            _interrupted(written()[done:])
+        sys.exit(code)
+
+
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, as shells report a process stopped by Ctrl-C
+
+
+def _interrupted(done: list) -> None:
+    """Ctrl-C: one line, exit 130. Outputs are renamed into place only when complete, so the only files
+    written are those finished before the interrupt (named)."""
+    what = "nothing written" if not done else "only wrote " + ", ".join(str(p) for p in done)
+    print(f"interrupted; {what}", file=sys.stderr)
+    sys.exit(INTERRUPTED_EXIT)
 
 
 if __name__ == "__main__":
