@@ -1,7 +1,9 @@
 """Command line: ``privsample synth | sample | schema | check | evaluate | demo | cube sample|bounds``.
 
 Exit codes: 0 success; 2 bad input or a refused request (budget, size), with a one-line message;
-1 unexpected error. Outputs are written to a temporary file and renamed when complete.
+130 interrupted (Ctrl-C); 1 unexpected error. Output paths are checked before anything is read (never on
+an input or another output, in a folder that can be written); outputs are written to a temporary file and
+renamed when complete.
 """
 
 from __future__ import annotations
