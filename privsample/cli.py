@@ -1,7 +1,9 @@
 """Command line: ``privsample synth | sample | schema | check | evaluate | demo | cube sample|bounds``.
 
 Exit codes: 0 success; 2 bad input or a refused request (budget, size), with a one-line message;
-1 unexpected error. Outputs are written to a temporary file and renamed when complete.
+130 interrupted (Ctrl-C); 1 unexpected error. Output paths are checked before anything is read (never on
+an input or another output, in a folder that can be written); outputs are written to a temporary file and
+renamed when complete.
 """
 
 from __future__ import annotations
@@ -19,6 +21,25 @@ from privsample.cli_draw import draw_app
 from privsample.cli_mbde import register as register_mbde
 from privsample.errors import PrivsampleError
 
+def _flags_show_no_type() -> None:
+    """Help without a type after flags: typer's rich help panel (0.29) prints ``<bool>`` after every flag
+    (--quiet, --help) as if it took a value; its plain help, and earlier versions, print nothing there."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_show_no_type", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+            return None
+        return shown(self, ctx)
+
+    display_type_rich.flags_show_no_type = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Differentially private synthetic data and sampling.")
 err = Console(stderr=True)
@@ -26,6 +47,21 @@ out = Console()
 
 
 # -- shared helpers -------------------------------------------------------------------------------
+
+def check_paths(inputs: dict, outputs: dict, folders: dict | None = None) -> None:
+    """Before anything is read: no output on an input or another output, every output's folder writable;
+    missing output folders are created, with one line each on stderr (``privsample.io.check_paths``)."""
+    from privsample.io import check_paths as check
+
+    check(inputs, outputs, folders=folders, note=lambda line: print(line, file=sys.stderr))
+
+
+def model_folders(label: str, path: Path | None) -> dict:
+    """``folders`` for :func:`check_paths` when ``path`` is a model written as a folder (not a .zip)."""
+    from privsample.synth.model import FOLDER_FILES
+
+    return {label: FOLDER_FILES} if path is not None and path.suffix.lower() != ".zip" else {}
+
 
 def _warn_seeded(seed: Optional[int]) -> None:
     if seed is not None:
@@ -226,6 +262,8 @@ def synth(
     opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
                           max_model_size=max_model_size, eta=eta, schedule=schedule,
                           unsafe_as_published=unsafe_as_published)
+    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output, "--save-model": save_model},
+                model_folders("--save-model", save_model))
     if not quiet:
         from privsample.pipeline import RELEASE_RULE
 
@@ -251,6 +289,7 @@ def sample(
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write."),
     rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows (default: the model's noisy row count)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for sampling (post-processing; no privacy cost)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line (warnings are still shown)."),
 ) -> None:
     """Draw more synthetic rows from a saved model (no privacy cost)."""
     import numpy as np
@@ -260,12 +299,14 @@ def sample(
 
     if rows is not None and rows < 0:
         raise PrivsampleError(f"--rows must be >= 0 (got {rows})")
+    check_paths({"MODEL": model}, {"-o/--output": output})
     m = SynthModel.load(model)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
     df = m.sample_table(rows, np.random.default_rng(seed))
     write_table(df, output)
-    err.print(f"wrote {len(df):,} rows to {output} (sampling costs no privacy budget)")
+    if not quiet:
+        err.print(f"wrote {len(df):,} rows to {output} (sampling costs no privacy budget)")
 
 
 @app.command()
@@ -283,6 +324,7 @@ def schema(
     from privsample.pipeline import DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, check_budget
     from privsample.privacy import Accountant, make_noise
 
+    check_paths({"INPUT": input}, {"-o/--output": output})
     # Private discovery is a release under add/remove neighbours: an empty table is not refused.
     df = read_table(input, allow_empty=private_epsilon is not None)
     if private_epsilon is None:
@@ -357,6 +399,7 @@ def evaluate(
     Scored on the real table's own values: synthetic values it lacks ("(other)", non-numbers) count as error.
 
     NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
+    check_paths({"REAL": real, "SYNTHETIC": synthetic, "--schema": schema}, {"-r/--report": report})
     _evaluate(real, synthetic, schema, workload, report, max_cliques)
 
 
@@ -454,15 +497,16 @@ def demo(
         raise PrivsampleError(f"demo --method must be ppsyn, aim or mst, not {method!r}")
     from privsample.pipeline import RELEASE_RULE
 
+    release, private_dir = output_dir / "release", output_dir / "not-for-release"
+    synth_csv, sch_path, report = release / "adult_synthetic.csv", release / "schema.yaml", private_dir / "report.html"
+    model_zip = release / "model.zip"
+    check_paths({"the bundled data": src}, {f"OUTPUT_DIR/{p.parent.name}/{p.name}": p
+                                            for p in (synth_csv, model_zip, sch_path, report)})
     err.print(f"note: {RELEASE_RULE}", highlight=False)
     with _RichProgress(err) as progress:
         res = synthesize(src, epsilon=epsilon, delta=delta, method=method, seed=seed, progress=progress)
-    release, private_dir = output_dir / "release", output_dir / "not-for-release"
-    release.mkdir(parents=True, exist_ok=True)
-    private_dir.mkdir(parents=True, exist_ok=True)
-    synth_csv, sch_path, report = release / "adult_synthetic.csv", release / "schema.yaml", private_dir / "report.html"
     write_table(res.table, synth_csv)
-    res.model.save(release / "model.zip")
+    res.model.save(model_zip)
     res.schema.save(sch_path)
     print_ledger(res.accountant.to_dict(), out)
     _evaluate(src, synth_csv, sch_path, 3, report, None, ledger=res.accountant.to_dict(),
@@ -510,6 +554,7 @@ def cube_sample(
         raise PrivsampleError(f"--epsilon must be > 0 and finite (got {epsilon})")
     _warn_seeded(seed)
     sampler = BooleanCubeSampler(degree=degree, m=m, delta=delta, Delta=big_delta, invalid=invalid)
+    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})
     eng, enc, sch = load_for_cube(input, schema)
     acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
     rng = np.random.default_rng(seed)
@@ -537,6 +582,7 @@ def cube_bounds_cmd(
     """Print the practicality study's tables (Tables 1-3, eqs 2-4), or the certified ε for given parameters."""
     from privsample.sampling import cube_bounds as cb
 
+    check_paths({}, {"--figure": figure})
     if n is not None or p is not None or m is not None:
         if None in (n, p, m):
             raise PrivsampleError("--n, --p and --m go together")
@@ -564,17 +610,24 @@ def main(argv: list[str] | None = None) -> None:
     import warnings
 
     warnings.filterwarnings("ignore", message=".*seeded NumPy noise.*")
+    from privsample.io import written
+
+    done = len(written())
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+    except KeyboardInterrupt:
+        _interrupted(written()[done:])
+    except typer.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click < 8.2 turns Ctrl-C into Abort
+            _interrupted(written()[done:])
+        err.print("aborted")
+        sys.exit(1)
     except PrivsampleError as exc:
         print("error: " + " ".join(str(exc).split()), file=sys.stderr)  # exactly one line
         sys.exit(2)
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         sys.exit(code if isinstance(code, int) else 0)
-    except typer.Abort:
-        err.print("aborted")
-        sys.exit(1)
     except Exception as exc:  # click usage errors carry their own exit code
         if isinstance(exc, _click_exception()):
             exc.show()
@@ -584,6 +637,21 @@ def main(argv: list[str] | None = None) -> None:
         print(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
               "(set PRIVSAMPLE_DEBUG=1 for a traceback)", file=sys.stderr)
         sys.exit(1)
+    if isinstance(code, int) and code:  # without standalone mode, typer returns an exit code instead of exiting
+        if code == INTERRUPTED_EXIT:  # typer's code for Ctrl-C (KeyboardInterrupt)
+            _interrupted(written()[done:])
+        sys.exit(code)
+
+
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, as shells report a process stopped by Ctrl-C
+
+
+def _interrupted(done: list) -> None:
+    """Ctrl-C: one line, exit 130. Outputs are renamed into place only when complete, so the only files
+    written are those finished before the interrupt (named)."""
+    what = "nothing written" if not done else "only wrote " + ", ".join(str(p) for p in done)
+    print(f"interrupted; {what}", file=sys.stderr)
+    sys.exit(INTERRUPTED_EXIT)
 
 
 if __name__ == "__main__":

@@ -67,9 +67,12 @@ def _norm(v) -> str | None:
     return s
 
 
-def _read(input: Path, columns: list[str] | None):
+def _read(input: Path, columns: list[str] | None, output: Path):
+    """The table, once the output path has been checked (``privsample.cli.check_paths``)."""
+    from privsample.cli import check_paths
     from privsample.data.table import read_table
 
+    check_paths({"INPUT": input}, {"-o/--output": output})
     df = read_table(input)
     if columns is None:
         columns = [str(c) for c in df.columns]
@@ -197,7 +200,7 @@ def draw_kary(
                          + ("--categories" if cats is not None else f"codes 0..{kk - 1}"))
     labels, catch = kary.domain_with_other(declared, None if other is None else other.strip())
     k_out = len(labels)  # public: k, or k + 1 with the extra catch-all outcome
-    df, _ = _read(input, [column])
+    df, _ = _read(input, [column], output)
     codes = kary.encode([_norm(v) for v in df[column].tolist()], [_norm(c) for c in declared], catch)
     n = len(codes)
     sizes = part_sizes(n, samples)
@@ -256,7 +259,7 @@ def draw_bernoulli(
         a = bernoulli.check_clip(Fraction(clip.strip()))
     except (ValueError, ZeroDivisionError):
         raise InputError(f"--clip must be a number such as 1/4 or 0.25 (got {clip!r})") from None
-    df, cols = _read(input, None if columns is None else [c.strip() for c in columns.split(",")])
+    df, cols = _read(input, None if columns is None else [c.strip() for c in columns.split(",")], output)
     X = _binary_matrix(df, cols)
     n, d = X.shape
     part_sizes(n, samples)
@@ -302,7 +305,7 @@ def draw_product(
     _check_epsilon(epsilon)
     _check_alpha(alpha)
     _check_delta(delta)
-    df, cols = _read(input, None if columns is None else [c.strip() for c in columns.split(",")])
+    df, cols = _read(input, None if columns is None else [c.strip() for c in columns.split(",")], output)
     X = _binary_matrix(df, cols)
     n, d = X.shape
     part_sizes(n, samples)

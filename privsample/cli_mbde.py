@@ -30,21 +30,6 @@ def _hidden(text: str) -> tuple[int, ...]:
     return sizes
 
 
-def _check_output(path: Path) -> None:
-    """The output's folder must exist (or be creatable) and be writable: a bad ``-o`` is bad input."""
-    import os
-
-    from privsample.errors import InputError
-
-    parent = path.parent if str(path.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the output folder {parent}: {exc.strerror or exc}") from None
-    if not os.access(parent, os.W_OK) or path.is_dir():
-        raise InputError(f"cannot write {path}: {'it is a folder' if path.is_dir() else 'the folder is not writable'}")
-
-
 def register(app) -> None:
     """Add the ``mbde`` command to the main Typer app."""
 
@@ -69,7 +54,7 @@ def register(app) -> None:
         seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
     ) -> None:
         """Release m rows drawn with MBDE (integral privacy, Husain et al.) from numeric columns with public bounds."""
-        from privsample.cli import _warn_seeded, err, print_ledger
+        from privsample.cli import _warn_seeded, check_paths, err, print_ledger
         from privsample.data.schema import Schema
         from privsample.data.table import read_table
         from privsample.errors import InputError
@@ -89,7 +74,7 @@ def register(app) -> None:
         eps_s = per_sample_epsilon(epsilon, samples)
         step_sizes(eps_s, c_star, rounds, schedule)  # validates C* and the schedule before reading data
         sizes = _hidden(hidden)
-        _check_output(output)  # before the (slow) training and before any spend
+        check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})  # before the data are read
         _warn_seeded(seed)
         msg = indistinguishability_warning(epsilon, samples)
         if msg:

@@ -1,8 +1,9 @@
-"""Atomic output: write to a temporary file beside the target, then rename.
+"""Output files: checked before any work, written to a temporary file beside the target, then renamed.
 
-A failure part-way leaves no partial output file (non-negotiable 4). The renamed file gets the
-permissions an ordinary write would give it -- the existing target's, or else the umask's default --
-not the owner-only mode of ``tempfile``'s temporary files.
+:func:`check_paths` refuses, before anything is read, an output that would land on an input or on another
+output, or in a folder that cannot be written. A failure part-way leaves no partial output file; the
+renamed file gets the permissions an ordinary write would give it -- the existing target's, or else the
+umask's default -- not the owner-only mode of ``tempfile``'s temporary files.
 """
 
 from __future__ import annotations
@@ -12,8 +13,20 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Iterator
+
+from privsample.errors import InputError
+
+PathLike = str | Path
+
+_written: list[Path] = []  # targets renamed into place by this process (see ``written``)
+
+
+def written() -> list[Path]:
+    """The outputs completed so far by :func:`atomic_path` in this process (for an honest message when a run
+    is interrupted)."""
+    return list(_written)
 
 
 @contextlib.contextmanager
@@ -34,6 +47,7 @@ def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path
         if directory and target.exists():
             shutil.rmtree(target) if target.is_dir() else target.unlink()
         os.replace(tmp, target)
+        _written.append(target)
     except BaseException:
         if tmp.is_dir():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -60,3 +74,104 @@ def atomic_write_text(target: str | Path, text: str) -> None:
 def atomic_write_bytes(target: str | Path, data: bytes) -> None:
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
+
+
+# -- checks before any work --------------------------------------------------------------------------
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: equal once links are resolved, or one inode (hard links)."""
+    try:
+        if a.resolve() == b.resolve():
+            return True
+    except (OSError, RuntimeError):  # a symbolic-link loop: compare what exists below
+        pass
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve()) and not _same_file(path, folder)
+    except (OSError, RuntimeError):
+        return False
+
+
+def _existing_ancestor(folder: Path) -> Path:
+    """The nearest of ``folder`` and its parents that exists (as anything: folder or file)."""
+    folder = folder.absolute()
+    while not os.path.lexists(folder) and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def _writable(folder: Path) -> str | None:
+    """None if a file can be created in ``folder`` (tried, not guessed from the mode bits), else why not."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".privsample-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    os.close(fd)
+    os.unlink(name)
+    return None
+
+
+def check_paths(inputs: Mapping[str, PathLike | None], outputs: Mapping[str, PathLike | None], *,
+                folders: Mapping[str, Collection[str]] | None = None,
+                note: Callable[[str], None] | None = None) -> None:
+    """Refuse (:class:`InputError`, one line naming the options) outputs that cannot be written safely;
+    then create missing output folders, telling ``note`` about each.
+
+    ``inputs`` and ``outputs`` map an option's name as the user typed it (``INPUT``, ``--schema``,
+    ``-o/--output``) to its path (None: not given). Refused: an output that is the same file as an input or
+    as another output (after resolving symbolic links; hard links too), an output that is an existing
+    folder, an output under a regular file or in a folder where no file can be created. ``folders`` names
+    the outputs written as a folder, replaced whole, with the file names such a folder may already hold
+    (an existing folder holding anything else is refused, as is any other path inside it).
+
+    Nothing is read or written but a probe file in each output's folder (created and removed at once) and
+    the missing folders, made only once every check has passed."""
+    folders = dict(folders or {})
+    given_in = [(k, Path(v)) for k, v in inputs.items() if v is not None]
+    given_out = [(k, Path(v)) for k, v in outputs.items() if v is not None]
+    paths = [(k, p, False) for k, p in given_in] + [(k, p, True) for k, p in given_out]
+    for i, (ka, a, a_out) in enumerate(paths):
+        for kb, b, b_out in paths[i + 1:]:
+            if (a_out or b_out) and _same_file(a, b):
+                raise InputError(f"{ka} and {kb} are the same file ({b}): an output must not overwrite an input "
+                                 "or another output")
+    for label, folder in given_out:
+        if label not in folders:
+            continue
+        for other, p, _ in paths:
+            if other != label and _inside(p, folder):
+                raise InputError(f"{other} ({p}) lies inside the folder {label} ({folder}), which is replaced "
+                                 "when written")
+        if folder.is_dir():
+            extra = sorted(set(os.listdir(folder)) - set(folders[label]))
+            if extra:
+                shown = ", ".join(extra[:3]) + (", ..." if len(extra) > 3 else "")
+                raise InputError(f"{label} {folder} is an existing folder holding other files ({shown}); it "
+                                 "would be replaced: give a new or empty folder")
+    missing: dict[Path, tuple[str, Path]] = {}
+    for label, path in given_out:
+        if label not in folders and path.is_dir():
+            raise InputError(f"{label} {path} is a folder: give a file name")
+        parent = path.absolute().parent
+        base = _existing_ancestor(parent)
+        if not base.is_dir():
+            raise InputError(f"cannot create the output folder {path.parent} for {label}: {base} is a file, "
+                             "not a folder")
+        why = _writable(base)
+        if why is not None:
+            raise InputError(f"cannot write {label} {path}: the folder {base} is not writable ({why})")
+        if base != parent:
+            missing.setdefault(parent, (label, path.parent))
+    for parent, (label, shown) in missing.items():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the output folder {shown} for {label}: {exc.strerror or exc}") from None
+        if note is not None:
+            note(f"created the folder {shown} for {label}")

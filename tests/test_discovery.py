@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,16 +16,12 @@ from privsample.data.discovery import (COUNT_SHARE, MAX_SHARE, MIN_SHARE, TYPE_S
 from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy import Accountant, BudgetExceeded, SeededNoise
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-ADULT_RAW = DATA / "adult_raw.csv"
+from tests.conftest import shared_file
 
 
 @pytest.fixture(scope="module")
 def adult_raw() -> pd.DataFrame:
-    if not ADULT_RAW.exists():
-        pytest.skip("shared data not available")
-    return pd.read_csv(ADULT_RAW, dtype=str, keep_default_na=False, na_values=["?"])
+    return pd.read_csv(shared_file("adult_raw.csv"), dtype=str, keep_default_na=False, na_values=["?"])
 
 
 class RecordingNoise(SeededNoise):

@@ -25,10 +25,10 @@ from privsample.errors import InputError
 from privsample.marginals import sql, sql_engine
 from privsample.marginals.duckdb_engine import DuckDBEngine
 from privsample.marginals.numpy_engine import NumpyEngine
+from tests.conftest import SHARED_DATA, needs_shared
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-ADULT = DATA / "adult_raw.csv"
-needs_adult = pytest.mark.skipif(not ADULT.exists(), reason="shared Adult data not available")
+ADULT = SHARED_DATA / "adult_raw.csv"
+needs_adult = needs_shared("adult_raw.csv")
 
 
 def adult_schema() -> Schema:

@@ -21,8 +21,7 @@ from privsample.evaluate.workload import (all_cliques, marginal_counts, marginal
                                           workload_errors)
 from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise, gaussian_measure
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.conftest import shared_file
 
 
 def _engine(cols: dict[str, list[int]], sizes: dict[str, int]) -> NumpyEngine:
@@ -109,10 +108,8 @@ def test_summary_sampling(small_pair):
 
 @pytest.fixture(scope="module")
 def adult_engines():
-    path = DATA / "adult.csv"
-    if not path.exists():
-        pytest.skip("shared data not available")
-    sizes = json.loads((DATA / "adult-domain.json").read_text())
+    path = shared_file("adult.csv")
+    sizes = json.loads(shared_file("adult-domain.json").read_text())
     arr = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)
     dom = Domain(list(sizes), list(sizes.values()))
     real = NumpyEngine({a: arr[:, i] for i, a in enumerate(sizes)}, dom)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,6 +19,7 @@ from privsample.data.table import read_table
 from privsample.errors import InputError
 from privsample.marginals.numpy_engine import NumpyEngine
 from privsample.marginals.spark_engine import _java_home_ok, check_master
+from tests.conftest import SHARED_DATA, needs_shared
 from tests.test_engines import ADULT, NUMBERS, SMALL, adult_schema, all_cliques, assert_same, write
 
 # CI installs the spark extra, so a missing pyspark fails here; only a machine without Java skips.
@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover
     pytest.fail("pyspark is not installed: pip install -c constraints.txt -e '.[test,spark]'", pytrace=False)
 NO_JAVA = "Spark needs Java 17+: no 'java' on PATH and JAVA_HOME not set"
 needs_java = pytest.mark.skipif(not _java_home_ok(), reason=NO_JAVA)
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 DISCRETISED = DATA / "adult.csv"
 
 
@@ -56,7 +56,7 @@ def discretised_schema() -> Schema:
                    for a, k in dom.items()])
 
 
-@pytest.mark.skipif(not DISCRETISED.exists(), reason="shared Adult data not available")
+@needs_shared("adult.csv", "adult-domain.json")
 def test_discretised_adult_file_and_dataframe(spark):
     schema = discretised_schema()
     df = pd.read_csv(DISCRETISED)
@@ -77,7 +77,7 @@ def test_discretised_adult_file_and_dataframe(spark):
         assert_same(eng.marginals(some), {c: expected[c] for c in some})
 
 
-@pytest.mark.skipif(not ADULT.exists(), reason="shared Adult data not available")
+@needs_shared("adult_raw.csv")
 def test_raw_adult_csv_equals_numpy(spark):
     """Text cleaning, NA values, number parsing, bins, nullable and other codes: as ``encode``."""
     schema = adult_schema()

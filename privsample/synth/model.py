@@ -28,6 +28,7 @@ from privsample.io import atomic_path
 from privsample.synth import pgm
 
 FORMAT = "privsample-model/1"
+FOLDER_FILES = ("model.json", "arrays.npz")  # what a model saved as a folder holds
 # Timing keys that older versions kept in ``info``: dropped on save, so re-saving such a model does not publish them.
 TIMING_KEYS = frozenset({"seconds", "estimate_seconds", "phase_seconds", "timings"})
 
