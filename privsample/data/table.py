@@ -377,6 +377,16 @@ def source_sql(con, path: str | Path, na_values: Sequence[str] = DEFAULT_NA_VALU
     return sql, names, kinds
 
 
+def table_columns(path: str | Path, *, delimiter: str | None = None, encoding: str | None = None) -> list[str]:
+    """The column names of a CSV or Parquet file, from its header alone (the names ``read_table`` gives)."""
+    p = Path(path)
+    if table_format(p) == "csv":
+        if p.stat().st_size == 0:
+            raise InputError(f"{p}: the file is empty (0 bytes)")
+        return list(csv_layout(p, delimiter, encoding).names)
+    return _parquet_names(p)
+
+
 # -- errors -----------------------------------------------------------------------------------------
 def _reason(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
