@@ -192,9 +192,11 @@ def _resolve_encoding(head: bytes, encoding: str | None) -> tuple[str, str]:
 
 
 def _utf16_without_bom(head: bytes) -> str | None:
-    """'utf-16-le' / 'utf-16-be' when the start looks like UTF-16 text without a byte-order mark."""
-    sample = head[:512]
-    if len(sample) < 4:
+    """'utf-16-le' / 'utf-16-be' when the first line looks like UTF-16 text without a byte-order mark
+    (the header's bytes only: the message must not depend on the records)."""
+    end = head.find(b"\n")
+    sample = head[:min(512, end if end >= 0 else len(head))]
+    if len(sample) < 2:
         return None
     even, odd = sample[0::2], sample[1::2]
     if odd.count(0) >= 0.8 * len(odd) and even.count(0) <= 0.2 * len(even):
@@ -261,7 +263,8 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
         start = codecs.getincrementaldecoder(codec)().decode(head, final=len(head) < _SNIFF)
     except UnicodeDecodeError:
         start = None
-    if (start is not None and "\x00" in start) or (start is None and b"\x00" in head and encoding is None):
+    nul = "\x00" in start if start is not None else (codec == "utf-8-sig" and b"\x00" in head)
+    if nul:  # (UTF-16 bytes hold NULs: only a decoded NUL counts there)
         utf16 = _utf16_without_bom(head)
         if utf16 and utf16 != encoding:
             raise InputError(f"{p}: looks like UTF-16 text without a byte-order mark: pass --encoding {utf16}")
