@@ -7,7 +7,13 @@ import gzip
 
 import pytest
 
-from privsample.data.table import check_delimiter, check_encoding, csv_layout, read_table, table_columns
+from privsample.data.table import (
+    check_delimiter,
+    check_encoding,
+    csv_layout,
+    read_table,
+    table_columns,
+)
 from privsample.errors import InputError
 
 ROWS = "1;2,5;x\n3;4;y\n"

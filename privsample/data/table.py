@@ -30,6 +30,7 @@ import gzip
 import io
 import re
 import shutil
+import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -455,8 +456,6 @@ def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES
     refusing n = 0 but not n = 1 would itself reveal something).
     """
     import duckdb
-
-    import tempfile
 
     p = Path(path)
     con = duckdb.connect(":memory:")
