@@ -145,3 +145,13 @@ def test_no_copy_is_left_behind(tmp_path, monkeypatch):
     with pytest.raises(InputError):
         read_table(bad)
     assert not list((tmp_path / "tmp").iterdir())
+
+
+def test_a_temporary_directory_is_made_only_for_a_copy(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    assert read_table(write(tmp_path, "a;b\n1;2\n")).to_dict("list") == {"a": ["1"], "b": ["2"]}
+    p = write(tmp_path, codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le"), "u.csv")
+    with pytest.raises(InputError, match="cannot create a temporary directory for a UTF-8 copy"):
+        read_table(p)

@@ -34,7 +34,7 @@ import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -345,12 +345,14 @@ def _parquet_names(p: Path) -> list[str]:
 
 
 def source_sql(con, path: str | Path, na_values: Sequence[str] = DEFAULT_NA_VALUES, *, delimiter: str | None = None,
-               encoding: str | None = None, workdir: str | Path | None = None) -> tuple[str, list[str], list[str]]:
+               encoding: str | None = None,
+               workdir: str | Path | Callable[[], str | Path] | None = None) -> tuple[str, list[str], list[str]]:
     """(SQL selecting the cleaned columns of the file, column names, column kinds) on ``con``.
 
     CSV only: ``delimiter`` / ``encoding`` force them (else detected, ``csv_layout``); a file in an
-    encoding DuckDB does not read is first transcoded to a UTF-8 copy in ``workdir``, which must then
-    outlive every query of the returned SQL (the caller removes it)."""
+    encoding DuckDB does not read is first transcoded to a UTF-8 copy in ``workdir`` (a directory, or a
+    function that makes one when it is needed), which must then outlive every query of the returned
+    SQL (the caller removes it)."""
     p = Path(path)
     fmt = table_format(p)
     if p.stat().st_size == 0:
@@ -362,7 +364,7 @@ def source_sql(con, path: str | Path, na_values: Sequence[str] = DEFAULT_NA_VALU
         if duck is None:
             if workdir is None:
                 raise ValueError("source_sql needs a workdir to read a file that must be transcoded")
-            read, duck = transcode(p, layout, workdir), "utf-8"
+            read, duck = transcode(p, layout, workdir() if callable(workdir) else workdir), "utf-8"
         cols = "{" + ", ".join(f"{sql_str(n)}: 'VARCHAR'" for n in names) + "}"
         fnn = "[" + ", ".join(sql_str(n) for n in names) + "]"
         scan = (f"read_csv({sql_str(str(read))}, header = true, skip = {skip}, delim = {sql_str(layout.delimiter)}, "
@@ -460,10 +462,19 @@ def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES
     p = Path(path)
     con = duckdb.connect(":memory:")
     workdir = None
+
+    def make_workdir() -> str:
+        nonlocal workdir
+        try:
+            workdir = tempfile.mkdtemp(prefix="privsample-read-")
+        except OSError as exc:
+            raise InputError(f"cannot create a temporary directory for a UTF-8 copy of {p} in "
+                             f"{tempfile.gettempdir()}: {exc.strerror}") from None
+        return workdir
+
     try:
-        workdir = tempfile.mkdtemp(prefix="privsample-read-")
         sql, names, kinds = source_sql(con, p, tuple(na_values), delimiter=delimiter, encoding=encoding,
-                                       workdir=workdir)
+                                       workdir=make_workdir)
         try:
             table = con.sql(sql).to_arrow_table()
         except InputError:
