@@ -19,6 +19,12 @@ from rich.table import Table
 
 from privsample.cli_draw import draw_app
 from privsample.cli_mbde import register as register_mbde
+from privsample.cli_options import (
+    delimiter_option,
+    encoding_option,
+    warn_unused_columns,
+    warn_unused_file_columns,
+)
 from privsample.errors import PrivsampleError
 
 def _flags_show_no_type() -> None:
@@ -73,7 +79,13 @@ class _RichProgress:
     """Progress bar showing the stage, the step and the budget spent/remaining."""
 
     def __init__(self, console: Console, enabled: bool = True):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self.enabled = enabled
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -158,7 +170,11 @@ def print_ledger(ledger: dict, console: Console = out) -> None:
 def print_discovery(schema, console: Console = err, quiet: bool = False) -> None:
     """Per column, what private discovery kept (post-processing of its noisy output), and a warning naming
     the columns left with only the catch-all."""
-    from privsample.data.discovery_report import collapsed_columns, discovery_rows, min_category_records
+    from privsample.data.discovery_report import (
+        collapsed_columns,
+        discovery_rows,
+        min_category_records,
+    )
 
     if not quiet:
         t = Table(title="Privately discovered schema (saved with the model)")
@@ -253,17 +269,28 @@ def synth(
     unsafe_as_published: bool = typer.Option(False, "--unsafe-as-published", help="Allow --method ppsyn-paper: "
                                               "the published PPSyn, which is NOT differentially private."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or ledger."),
+    delimiter: Optional[str] = delimiter_option(),
+    encoding: Optional[str] = encoding_option(),
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
+    from privsample.data.table import check_delimiter, check_encoding
     from privsample.pipeline import check_budget, synthesize, write_table
 
     check_budget(epsilon, delta)
+    delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
     _warn_seeded(seed)
     opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
                           max_model_size=max_model_size, eta=eta, schedule=schedule,
                           unsafe_as_published=unsafe_as_published)
     check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output, "--save-model": save_model},
                 model_folders("--save-model", save_model))
+    if schema is not None:  # header and schema only (public): before any work
+        from privsample.data.schema import Schema
+        from privsample.pipeline import check_schema_usable
+
+        sch = Schema.load(schema)
+        check_schema_usable(sch)
+        warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
     if not quiet:
         from privsample.pipeline import RELEASE_RULE
 
@@ -271,7 +298,7 @@ def synth(
     with _RichProgress(err, enabled=not quiet) as progress:
         res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,
                          clip=clip, other=other, engine=engine, spark_master=spark_master, method_options=opts,
-                         progress=progress)
+                         progress=progress, delimiter=delimiter, encoding=encoding)
     if save_model is not None:
         res.model.save(save_model)
     write_table(res.table, output)
@@ -317,16 +344,22 @@ def schema(
                                                     "(ε, δ)-DP instead of reading it off the data."),
     delta: float = typer.Option(1e-9, "--delta", help="δ for private discovery (thresholded category release)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise (experiments only)."),
+    delimiter: Optional[str] = delimiter_option(),
+    encoding: Optional[str] = encoding_option(),
 ) -> None:
     """Draft a schema: non-private (review it!) or private with --private-epsilon."""
     from privsample.data.discovery import draft_schema, private_schema
     from privsample.data.table import read_table
-    from privsample.pipeline import DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, check_budget
+    from privsample.pipeline import (
+        DISCOVERY_BINS,
+        DISCOVERY_MAX_CATEGORIES,
+        check_budget,
+    )
     from privsample.privacy import Accountant, make_noise
 
     check_paths({"INPUT": input}, {"-o/--output": output})
     # Private discovery is a release under add/remove neighbours: an empty table is not refused.
-    df = read_table(input, allow_empty=private_epsilon is not None)
+    df = read_table(input, allow_empty=private_epsilon is not None, delimiter=delimiter, encoding=encoding)
     if private_epsilon is None:
         s = draft_schema(df)
         s.save(output)
@@ -351,6 +384,8 @@ def check(
     input: Path = typer.Argument(..., help="The sensitive table (CSV or Parquet)."),
     schema: Path = typer.Option(..., "--schema", "-s", help="The schema a release would use (YAML/JSON)."),
     examples: int = typer.Option(5, "--examples", min=0, help="Example values (with rows) to show per problem."),
+    delimiter: Optional[str] = delimiter_option(),
+    encoding: Optional[str] = encoding_option(),
 ) -> None:
     """NOT PRIVATE: list the values of INPUT that SCHEMA does not hold, for the data owner.
 
@@ -358,14 +393,14 @@ def check(
     from privsample.data.schema import Schema
     from privsample.data.table import read_table
     from privsample.data.validate import KIND_TEXT, left_out, validate
-
     from privsample.pipeline import release_domain
 
     sch = Schema.load(schema)
     rel = release_domain(sch, other=False)
-    df = read_table(input, na_values=sch.na_values, allow_empty=True)
+    df = read_table(input, na_values=sch.na_values, allow_empty=True, delimiter=delimiter, encoding=encoding)
     err.print("[bold yellow]NOT PRIVATE: this check names values, rows and exact counts of the data. It is for "
               "the data owner; do not release its output.[/bold yellow]")
+    warn_unused_columns(err, df.columns, sch, input, schema)
     problems = validate(df, sch, examples=examples, release=rel)
     if not problems:
         out.print(f"all {len(df):,} rows of {input} fit {schema}")
@@ -393,6 +428,10 @@ def evaluate(
     workload: int = typer.Option(3, "--workload", "-w", min=1, max=5, help="Largest marginal order to score."),
     report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write an HTML report here."),
     max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per order."),
+    delimiter: Optional[str] = delimiter_option("The REAL table's CSV delimiter (default: read off its header line; "
+                                                "the synthetic table's is always detected)."),
+    encoding: Optional[str] = encoding_option("The REAL table's CSV encoding when it has no byte-order mark "
+                                              "(default UTF-8; the synthetic table's: its mark, else UTF-8)."),
 ) -> None:
     """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
 
@@ -400,11 +439,11 @@ def evaluate(
 
     NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
     check_paths({"REAL": real, "SYNTHETIC": synthetic, "--schema": schema}, {"-r/--report": report})
-    _evaluate(real, synthetic, schema, workload, report, max_cliques)
+    _evaluate(real, synthetic, schema, workload, report, max_cliques, delimiter=delimiter, encoding=encoding)
 
 
 def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, max_cliques, ledger=None,
-              title: str = "privsample evaluation") -> dict:
+              title: str = "privsample evaluation", delimiter: str | None = None, encoding: str | None = None) -> dict:
     """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
     summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
 
@@ -419,8 +458,10 @@ def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, m
     err.print(f"[bold]{NON_PRIVATE_NOTICE}[/bold] (evaluate compares with the real table exactly)",
               highlight=False, soft_wrap=True)
     sch = Schema.load(schema_path) if schema_path else None
-    rdf = read_table(real, **({"na_values": sch.na_values} if sch else {}))
+    rdf = read_table(real, delimiter=delimiter, encoding=encoding, **({"na_values": sch.na_values} if sch else {}))
     sdf = read_table(synthetic, **({"na_values": sch.na_values} if sch else {}))
+    if sch is not None:
+        warn_unused_columns(err, rdf.columns, sch, real, schema_path)
     ev = evaluate_tables(rdf, sdf, sch, ks=tuple(range(1, workload + 1)), max_cliques=max_cliques, rng=0,
                          synthetic_name=str(synthetic))
     res = ev.summary
@@ -537,6 +578,8 @@ def cube_sample(
     schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema for non-binary columns."),
     invalid: str = typer.Option("repair", "--invalid", help="Draws that are not valid one-hot codes: repair | drop."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
+    delimiter: Optional[str] = delimiter_option(),
+    encoding: Optional[str] = encoding_option(),
 ) -> None:
     """Release k points drawn from BSV's noise-free private density, if Thm 12.2 certifies --epsilon.
 
@@ -548,14 +591,20 @@ def cube_sample(
     from privsample.pipeline import write_table
     from privsample.privacy import Accountant, make_noise
     from privsample.sampling.cube import NEIGHBOURING, BooleanCubeSampler
-    from privsample.sampling.cube_pipeline import decode_table, load_for_cube, reading_rule
+    from privsample.sampling.cube_pipeline import (
+        decode_table,
+        load_for_cube,
+        reading_rule,
+    )
 
     if not (epsilon > 0 and epsilon < float("inf")):
         raise PrivsampleError(f"--epsilon must be > 0 and finite (got {epsilon})")
     _warn_seeded(seed)
     sampler = BooleanCubeSampler(degree=degree, m=m, delta=delta, Delta=big_delta, invalid=invalid)
     check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})
-    eng, enc, sch = load_for_cube(input, schema)
+    eng, enc, sch = load_for_cube(input, schema, delimiter=delimiter, encoding=encoding)
+    if schema is not None:  # header and schema only (public)
+        warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
     acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
     rng = np.random.default_rng(seed)
     rel = sampler.sample(eng, enc, k, acc, make_noise(seed, quiet=True), epsilon=epsilon, rng=rng)

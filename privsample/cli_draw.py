@@ -25,6 +25,7 @@ from typing import Optional
 
 import typer
 
+from privsample.cli_options import delimiter_option, encoding_option
 from privsample.errors import InputError
 
 draw_app = typer.Typer(no_args_is_help=True, help="DP samplers from distributions (RSSS 2021): one private draw per "
@@ -67,13 +68,14 @@ def _norm(v) -> str | None:
     return s
 
 
-def _read(input: Path, columns: list[str] | None, output: Path):
+def _read(input: Path, columns: list[str] | None, output: Path, delimiter: str | None = None,
+          encoding: str | None = None):
     """The table, once the output path has been checked (``privsample.cli.check_paths``)."""
     from privsample.cli import check_paths
     from privsample.data.table import read_table
 
     check_paths({"INPUT": input}, {"-o/--output": output})
-    df = read_table(input)
+    df = read_table(input, delimiter=delimiter, encoding=encoding)
     if columns is None:
         columns = [str(c) for c in df.columns]
     missing = [c for c in columns if c not in df.columns]
@@ -166,6 +168,8 @@ def draw_kary(
                                 "draw)."),
     skip_accuracy_check: bool = typer.Option(False, "--skip-accuracy-check", help=_SKIP_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise and draws (experiments only)."),
+    delimiter: Optional[str] = delimiter_option(),
+    encoding: Optional[str] = encoding_option(),
 ) -> None:
     """k-ary sampler (RSSS Alg. 3): noisy histogram, projection onto the simplex, one draw per part. Pure ε-DP.
 
@@ -200,7 +204,7 @@ def draw_kary(
                          + ("--categories" if cats is not None else f"codes 0..{kk - 1}"))
     labels, catch = kary.domain_with_other(declared, None if other is None else other.strip())
     k_out = len(labels)  # public: k, or k + 1 with the extra catch-all outcome
-    df, _ = _read(input, [column], output)
+    df, _ = _read(input, [column], output, delimiter, encoding)
     codes = kary.encode([_norm(v) for v in df[column].tolist()], [_norm(c) for c in declared], catch)
     n = len(codes)
     sizes = part_sizes(n, samples)
@@ -238,6 +242,8 @@ def draw_bernoulli(
     alpha: float = typer.Option(0.1, "--alpha", help="Target TV distance of each draw (for biases in [1/3, 2/3])."),
     skip_accuracy_check: bool = typer.Option(False, "--skip-accuracy-check", help=_SKIP_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
+    delimiter: Optional[str] = delimiter_option(),
+    encoding: Optional[str] = encoding_option(),
 ) -> None:
     """Bounded-bias sampler (RSSS Thms 6.1/6.4): clipped column means, one Bernoulli per column, no added noise.
 
@@ -259,7 +265,8 @@ def draw_bernoulli(
         a = bernoulli.check_clip(Fraction(clip.strip()))
     except (ValueError, ZeroDivisionError):
         raise InputError(f"--clip must be a number such as 1/4 or 0.25 (got {clip!r})") from None
-    df, cols = _read(input, None if columns is None else [c.strip() for c in columns.split(",")], output)
+    names = None if columns is None else [c.strip() for c in columns.split(",")]
+    df, cols = _read(input, names, output, delimiter, encoding)
     X = _binary_matrix(df, cols)
     n, d = X.shape
     part_sizes(n, samples)
@@ -293,6 +300,8 @@ def draw_product(
                                 "sufficient bound for Thm 5.1)."),
     skip_accuracy_check: bool = typer.Option(False, "--skip-accuracy-check", help=_SKIP_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise and draws (experiments only)."),
+    delimiter: Optional[str] = delimiter_option(),
+    encoding: Optional[str] = encoding_option(),
 ) -> None:
     """General product sampler (RSSS Alg. 4): bucketing by noisy truncated means, then fresh noisy means and
     one Bernoulli per column. ρ-zCDP, converted to (ε, δ)-DP."""
@@ -305,7 +314,8 @@ def draw_product(
     _check_epsilon(epsilon)
     _check_alpha(alpha)
     _check_delta(delta)
-    df, cols = _read(input, None if columns is None else [c.strip() for c in columns.split(",")], output)
+    names = None if columns is None else [c.strip() for c in columns.split(",")]
+    df, cols = _read(input, names, output, delimiter, encoding)
     X = _binary_matrix(df, cols)
     n, d = X.shape
     part_sizes(n, samples)

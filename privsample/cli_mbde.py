@@ -17,6 +17,8 @@ from typing import Optional
 
 import typer
 
+from privsample.cli_options import delimiter_option, encoding_option
+
 
 def _hidden(text: str) -> tuple[int, ...]:
     from privsample.errors import InputError
@@ -52,6 +54,8 @@ def register(app) -> None:
         schedule: str = typer.Option("paper", "--schedule", help="Step sizes: paper (θ_t = r^t) or finite "
                                      "(largest r with C*·Σθ_t = ε/4 for this T)."),
         seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
+        delimiter: Optional[str] = delimiter_option(),
+        encoding: Optional[str] = encoding_option(),
     ) -> None:
         """Release m rows drawn with MBDE (integral privacy, Husain et al.) from numeric columns with public bounds."""
         from privsample.cli import _warn_seeded, check_paths, err, print_ledger
@@ -81,7 +85,8 @@ def register(app) -> None:
             err.print(f"[bold yellow]warning: {msg}[/bold yellow]")
         sch = Schema.load(schema)
         check_public_schema(sch)  # before the data are read
-        df = read_table(input, allow_empty=True)  # n is not public under integral privacy: no refusal for n = 0
+        # n is not public under integral privacy: no refusal for n = 0
+        df = read_table(input, allow_empty=True, delimiter=delimiter, encoding=encoding)
         acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=IP_NEIGHBOURING)
         table, rel = release_table(df, sch, columns.split(","), epsilon, samples, acc, seed=seed,
                                    noise=make_noise(seed, quiet=True), sd=box_sd,

@@ -102,11 +102,13 @@ def choose_engine(source, engine: str, schema: Schema | None) -> str:
 
 
 def make_engine(engine: str, source, schema: Schema, *, clip: bool, other: bool, spark_master: str,
-                engine_options: dict | None, release: bool = True):
+                engine_options: dict | None, release: bool = True, delimiter: str | None = None,
+                encoding: str | None = None):
     """A DuckDB or Spark engine on ``source`` coded by ``schema`` (``engine_options``: its keyword options).
 
-    ``release`` (default): the per-record rule of ``encode(..., release=True)``, as on the NumPy path."""
-    opts = dict(engine_options or {})
+    ``release`` (default): the per-record rule of ``encode(..., release=True)``, as on the NumPy path.
+    ``delimiter`` / ``encoding``: a CSV file's, as for ``read_table`` (default: detected)."""
+    opts = {"delimiter": delimiter, "encoding": encoding, **(engine_options or {})}
     if engine == "duckdb":
         from privsample.marginals.duckdb_engine import DuckDBEngine
 
@@ -189,7 +191,8 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
                engine_options: dict | None = None,
                schema_share: float | None = DEFAULT_SCHEMA_SHARE, method_options: dict | None = None,
                noise: NoiseSource | None = None, progress=no_progress,
-               discovery_options: dict | None = None) -> SynthResult:
+               discovery_options: dict | None = None, delimiter: str | None = None,
+               encoding: str | None = None) -> SynthResult:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table.
 
     ``source``: a CSV/Parquet path (for ``engine="spark"`` also a URI or a Spark DataFrame).
@@ -200,6 +203,8 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
     ``schema_share``: None (default) plans the discovery share from a noisy row count; a number fixes it.
     ``discovery_options``: keyword options of ``plan_discovery`` (``target_fraction``, ``min_share``,
     ``max_share``, ``pass_probability``) for planned discovery.
+    ``delimiter`` / ``encoding``: a CSV file's (``read_table``; default: detected from the header line and
+    a byte-order mark, else UTF-8).
     """
     from privsample.data.encoding import encode
     from privsample.data.table import read_table
@@ -229,9 +234,9 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
         schema = release_domain(schema, other)
         synth.check_size(schema.domain())
         eng = make_engine(engine, source, schema, clip=True, other=other, spark_master=spark_master,
-                          engine_options=engine_options, release=True)
+                          engine_options=engine_options, release=True, delimiter=delimiter, encoding=encoding)
     else:
-        df = read_table(source, allow_empty=True,
+        df = read_table(source, allow_empty=True, delimiter=delimiter, encoding=encoding,
                         **({"na_values": schema.na_values} if schema is not None else {}))
         if schema is None:
             from privsample.data.discovery import private_schema

@@ -213,7 +213,8 @@ def test_read_table_gzip_and_parquet(tmp_path):
     (b"a, b ,b\n1,2,3\n", "duplicate column name"),
     (b"a,b\n1,\"2\n", "not terminated"),
     (b"a,b\n1,\xff\xfe\n", "UTF-8"),
-    (b"\xff\xfea,b\n1,2\n", "UTF-8 text (line 1)"),
+    (b"a,\xffb\n1,2\n", "not valid UTF-8 text (the default); pass --encoding"),
+    (b"\xff\xfea,b\n1,2\n3", "not valid UTF-16 text (its byte-order mark says UTF-16 LE)"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
 ])
 def test_read_table_bad_csv(tmp_path, content, fragment):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import decimal
+import gzip
 import tempfile
 from pathlib import Path
 
@@ -449,3 +451,36 @@ def test_release_allows_empty_table(tmp_path):
         assert eng.total() == 0
         assert eng.marginals([("x",)])[("x",)].tolist() == [0, 0, 0, 0]
     assert len(read_table(p, allow_empty=True)) == 0
+
+
+# -- delimiters and encodings: the DuckDB engine reads what read_table reads ----------------------------
+LAYOUT_TEXT = "x;k;c;d\n0;0;a;1\n2,5;;b;2\n10;9;é;3\n7.5;3;NA;(other)\n"
+LAYOUTS = [("semi.csv", "utf-8", b"", {}), ("semi.csv", "cp1252", b"", {"encoding": "cp1252"}),
+           ("u16.csv", "utf-16-le", codecs.BOM_UTF16_LE, {}), ("u16be.csv.gz", "utf-16-be", codecs.BOM_UTF16_BE, {}),
+           ("tab.txt", "latin-1", b"", {"encoding": "latin-1", "delimiter": "\t"})]
+
+
+@pytest.mark.parametrize("name, codec, bom, kw", LAYOUTS)
+def test_duckdb_engine_uses_the_detected_delimiter_and_encoding(tmp_path, name, codec, bom, kw):
+    text = LAYOUT_TEXT.replace(";", "\t") if name.startswith("tab") else LAYOUT_TEXT
+    data = bom + text.encode(codec)
+    p = tmp_path / name
+    p.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    schema = Schema([SMALL["x"], SMALL["k"], C("c", ("a", "b", "é"), nullable=True), SMALL["d"]])
+    df = read_table(p, **kw)
+    assert df["c"].tolist() == ["a", "b", "é", None] and df["x"].tolist()[1] == "2,5"
+    cliques = [(a,) for a in schema.names] + [tuple(schema.names)]
+    ref = NumpyEngine(encode(df, schema, release=True), schema.domain())
+    with DuckDBEngine(p, schema, release=True, **kw) as eng:
+        assert_same(eng.marginals(cliques), ref.marginals(cliques))
+        assert not list(Path(eng._workdir).glob("transcoded*"))  # the UTF-8 copy is gone once coded
+
+
+def test_duckdb_engine_refuses_an_ambiguous_header_and_bad_encoding(tmp_path):
+    p = write(tmp_path, "x;k,c;d\n1;2;3\n")
+    with pytest.raises(InputError, match="the likely one is ';'"):
+        DuckDBEngine(p, SMALL)
+    q = tmp_path / "l.csv"
+    q.write_bytes("x,k,c,d\n1,2,é,3\n".encode("latin-1"))
+    with pytest.raises(InputError, match="not valid UTF-8 text .*--encoding"):
+        DuckDBEngine(q, SMALL)

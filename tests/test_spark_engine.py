@@ -218,3 +218,30 @@ def test_release_rule_agrees_with_numpy(spark, tmp_path):
             assert_same(eng.marginals(cliques), ref.marginals(cliques))
     with engine(write(tmp_path, "x,k,c,d\n", "empty.csv"), SMALL, spark, release=True) as eng:
         assert eng.total() == 0
+
+
+@needs_java
+def test_spark_engine_uses_the_detected_delimiter_and_encoding(spark, tmp_path):
+    """Semicolons, a forced tab, UTF-16 (byte-order mark, also gzipped) and latin-1: as read_table reads; cp1252
+    (not one of Spark's charsets) is refused."""
+    import gzip
+
+    from tests.test_engines import LAYOUT_TEXT, LAYOUTS
+
+    schema = Schema([SMALL["x"], SMALL["k"], C("c", ("a", "b", "é"), nullable=True), SMALL["d"]])
+    cliques = [(a,) for a in schema.names] + [tuple(schema.names)]
+    for name, codec, bom, kw in LAYOUTS:
+        if codec == "cp1252":
+            p = write(tmp_path, LAYOUT_TEXT, "cp.csv")
+            with pytest.raises(InputError, match="Spark reads CSV in UTF-8.* not windows-1252"):
+                engine(p, schema, spark, **kw)
+            continue
+        text = LAYOUT_TEXT.replace(";", "\t") if name.startswith("tab") else LAYOUT_TEXT
+        data = bom + text.encode(codec)
+        p = tmp_path / name
+        p.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+        ref = NumpyEngine(encode(read_table(p, **kw), schema, release=True), schema.domain())
+        with engine(p, schema, spark, release=True, **kw) as eng:
+            assert_same(eng.marginals(cliques), ref.marginals(cliques))
+    with pytest.raises(InputError, match="the likely one is ';'"):
+        engine(write(tmp_path, "x;k,c;d\n1;2;3\n", "amb.csv"), schema, spark)

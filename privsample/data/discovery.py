@@ -30,7 +30,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
+from privsample.data.schema import (DEFAULT_OTHER_LABEL, MAX_FLOAT_BOUND, MAX_INTEGER_BOUND, Categorical, Column,
+                                    Numeric, Schema)
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import gaussian_measure, rho_for_sigma, sigma_for_rho
@@ -151,8 +152,9 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
     """NON-PRIVATE draft schema read directly off ``df`` (must be reviewed before use).
 
     Rule per column: *numeric* if every non-missing value parses as a finite number and there are
-    more than ``NUMERIC_MIN_DISTINCT`` (20) distinct values; bounds are the observed min/max,
-    ``integer`` if all values are integral, ``bins = min(bins, upper - lower + 1)`` for integers.
+    more than ``NUMERIC_MIN_DISTINCT`` (20) distinct values; bounds are the observed min/max (limited to
+    +-``MAX_FLOAT_BOUND`` if ``upper - lower`` would overflow), ``integer`` if all values are integral
+    and within +-``MAX_INTEGER_BOUND``, ``bins = min(bins, upper - lower + 1)`` for integers.
     Otherwise *categorical* with the sorted distinct values (numerically if all look numeric); a
     column with more than ``max_categories`` distinct values keeps the most frequent ones plus an
     ``"(other)"`` catch-all (noted). ``nullable`` iff the column has missing values. A column with
@@ -172,7 +174,11 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
         n_distinct = len(sc.values)
         if n_distinct > NUMERIC_MIN_DISTINCT and bool(np.all(sc.is_number)):
             lo, hi = float(sc.numbers.min()), float(sc.numbers.max())
-            integer = bool(np.all(sc.is_integral))
+            integer = bool(np.all(sc.is_integral)) and max(abs(lo), abs(hi)) <= MAX_INTEGER_BOUND
+            if not math.isfinite(hi - lo):  # keep every arithmetic on the bounds finite
+                lo, hi = max(lo, -MAX_FLOAT_BOUND), min(hi, MAX_FLOAT_BOUND)
+                notes.append(f"column '{name}': bounds limited to +-{MAX_FLOAT_BOUND:.4g} (upper - lower must be a "
+                             "finite number); values beyond them are clipped")
             b = int(min(bins, hi - lo + 1)) if integer else int(bins)
             columns.append(Numeric(name, lo, hi, bins=b, integer=integer, nullable=nullable))
             continue

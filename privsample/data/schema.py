@@ -9,12 +9,22 @@ Codes (what the marginal engines count, C order):
   values outside ``categories`` (only used when coercing); then, if ``nullable``, the null code.
 * ``Numeric``: bin i for edges[i] <= x < edges[i+1] (the last bin is closed on the right); then, if
   ``nullable``, the null code. Values outside [lower, upper] are an error, or clipped when coercing.
+
+Bounds are finite and ``upper - lower`` is a finite float, so every arithmetic on them (bin widths,
+midpoints, decoding) stays finite; integer columns keep within +-``MAX_INTEGER_BOUND`` (2**52), where
+half-integer bin edges are exact floats.
+
+Schema files are strict: an unknown key (at the top or in a column) is refused with a suggestion, so a
+misspelled optional key cannot be silently ignored. ``version`` (default 1) names the file format:
+later formats add keys on purpose under a higher version.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -26,6 +36,12 @@ from privsample.errors import InputError
 DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
 DEFAULT_OTHER_LABEL = "(other)"
 PROVENANCES = ("user", "private", "draft-nonprivate")
+SCHEMA_VERSION = 1  # the file format this version reads and writes
+MAX_INTEGER_BOUND = 2 ** 52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
+MAX_FLOAT_BOUND = sys.float_info.max / 2  # bounds within +-this always have a finite upper - lower
+SCHEMA_KEYS = ("version", "provenance", "columns", "na_values", "notes", "ledger", "discovery")
+COLUMN_KEYS = {"categorical": ("name", "type", "categories", "nullable", "other"),
+               "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable")}
 
 
 @dataclass(frozen=True)
@@ -96,10 +112,18 @@ class Numeric:
         lo, hi = float(self.lower), float(self.upper)
         if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
             raise InputError(f"schema column '{self.name}': bounds must be finite with lower <= upper")
+        if not math.isfinite(hi - lo):
+            raise InputError(f"schema column '{self.name}': bounds [{lo:g}, {hi:g}] are too far apart (upper - lower "
+                             f"overflows a float); keep them within +-{MAX_FLOAT_BOUND:.4g}")
+        if self.integer and max(abs(lo), abs(hi)) > MAX_INTEGER_BOUND:
+            raise InputError(f"schema column '{self.name}': an integer column's bounds must lie within "
+                             f"+-{MAX_INTEGER_BOUND} (2**52); use 'integer: false' for larger numbers")
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         if self.edges is not None:
             e = tuple(float(x) for x in self.edges)
+            if not all(math.isfinite(x) for x in e):
+                raise InputError(f"schema column '{self.name}': edges must be finite numbers")
             if len(e) < 2 or any(b <= a for a, b in zip(e, e[1:])):
                 raise InputError(f"schema column '{self.name}': edges must be strictly increasing (>= 2 values)")
             if e[0] != lo or e[-1] != hi:
@@ -129,9 +153,9 @@ class Numeric:
             first = math.ceil(self.lower)
             n_int = math.floor(self.upper) - first + 1
             b = int(self.bins)
-            if n_int >= 1 and b > 1:
-                inner = first + np.floor(np.arange(1, b) * n_int / b) - 0.5
-                return np.concatenate([[self.lower], inner, [self.upper]]).astype(float)
+            if n_int >= 1 and b > 1:  # exact integer arithmetic (Python ints), then floats
+                inner = [first + (i * n_int) // b - 0.5 for i in range(1, b)]
+                return np.array([self.lower, *inner, self.upper], dtype=float)
         return np.linspace(self.lower, self.upper, int(self.bins) + 1)
 
     @property
@@ -168,6 +192,16 @@ class Numeric:
 
 
 Column = Union[Categorical, Numeric]
+
+
+def _check_keys(d: dict, allowed: tuple[str, ...], source: str, where: str) -> None:
+    """InputError naming the first key of ``d`` not in ``allowed``, with the closest allowed key if any."""
+    for key in d:
+        if key in allowed:
+            continue
+        close = difflib.get_close_matches(str(key), allowed, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise InputError(f"{source}: {where}unknown key {str(key)!r} ({hint}allowed: {', '.join(allowed)})")
 
 
 class NamedColumns:
@@ -229,7 +263,7 @@ class Schema(NamedColumns):
 
     # -- (de)serialisation ---------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"version": 1, "provenance": self.provenance,
+        d: dict[str, Any] = {"version": SCHEMA_VERSION, "provenance": self.provenance,
                              "columns": [c.to_dict() for c in self.columns]}
         if tuple(self.na_values) != DEFAULT_NA_VALUES:
             d["na_values"] = list(self.na_values)
@@ -245,12 +279,21 @@ class Schema(NamedColumns):
     def from_dict(cls, d: Any, source: str = "schema") -> "Schema":
         if not isinstance(d, dict) or not isinstance(d.get("columns"), list):
             raise InputError(f"{source}: expected a mapping with a 'columns' list")
+        version = d.get("version", SCHEMA_VERSION)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InputError(f"{source}: 'version' must be a whole number >= 1 (got {version!r})")
+        if version > SCHEMA_VERSION:
+            raise InputError(f"{source}: schema format version {version} is newer than this privsample reads "
+                             f"(version {SCHEMA_VERSION}); upgrade privsample")
+        _check_keys(d, SCHEMA_KEYS, source, "")
         cols: list[Column] = []
         for i, c in enumerate(d["columns"]):
             if not isinstance(c, dict) or "name" not in c or "type" not in c:
                 raise InputError(f"{source}: column #{i + 1} needs 'name' and 'type'")
             name = str(c["name"])
             kind = c["type"]
+            if kind in COLUMN_KEYS:
+                _check_keys(c, COLUMN_KEYS[kind], source, f"{kind} column '{name}': ")
             try:
                 if kind == "categorical":
                     cats = c.get("categories")

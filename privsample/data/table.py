@@ -4,8 +4,14 @@ One parser serves both paths: ``read_table`` (in memory) and the out-of-core Duc
 read files through ``source_sql`` (DuckDB SQL), so both see exactly the same values.
 
 Cleaning rules (identical for both paths):
-* CSV: RFC 4180 (comma, double quote, ``""`` escape), UTF-8 (a BOM is ignored), a header row;
-  every column is text. Blank lines are skipped (in a one-column file a blank line is an empty value).
+* CSV: RFC 4180 (double quote, ``""`` escape), a header row; every column is text. Blank lines are
+  skipped (in a one-column file a blank line is an empty value).
+* The delimiter (``,`` ``;`` tab ``|``) is read off the header line alone (column names are public):
+  the one candidate that occurs outside quotes; none means one column; several are refused, naming
+  the likely one, unless ``delimiter`` forces it. Data lines never change the choice.
+* The encoding: a byte-order mark decides (UTF-8, UTF-16 LE/BE); else ``encoding`` (default UTF-8).
+  DuckDB reads UTF-8 itself; any other encoding is transcoded (Python's codec) to a temporary UTF-8
+  copy first. A file that is not valid in its encoding is refused in one line (no bytes, no line number).
 * Text values (CSV fields, Parquet strings) and header names lose surrounding ``WHITESPACE``;
   a text value equal to one of ``na_values`` becomes missing.
 * Parquet keeps its types: integers stay integers, floats/decimals become float64 (NaN -> missing),
@@ -23,9 +29,12 @@ import csv
 import gzip
 import io
 import re
+import shutil
+import tempfile
 import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -35,7 +44,16 @@ from privsample.errors import InputError
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 WHITESPACE = " \t\n\r\f\v"
-_SNIFF = 1 << 16  # bytes inspected for NUL (binary) content
+_SNIFF = 1 << 16  # bytes inspected for a byte-order mark and NUL (binary) content
+_HEADER_MAX = 1 << 20  # characters searched for the end of a quoted header line
+_CHUNK = 1 << 20  # bytes per step when transcoding
+DELIMITERS = (",", ";", "\t", "|")  # detected from the header line, in this order of preference
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig", "UTF-8"), (codecs.BOM_UTF16_LE, "utf-16", "UTF-16 LE"),
+         (codecs.BOM_UTF16_BE, "utf-16", "UTF-16 BE"))
+_DUCKDB_ENCODINGS = {"utf-8": "utf-8", "utf-8-sig": "utf-8"}  # read natively (DuckDB's latin-1 refuses 0x80-0x9f)
+_JAVA_ENCODINGS = {"utf-8": "UTF-8", "utf-8-sig": "UTF-8", "utf-16": "UTF-16", "utf-16-le": "UTF-16LE",
+                   "utf-16-be": "UTF-16BE", "iso8859-1": "ISO-8859-1", "ascii": "US-ASCII"}
+ENCODING_HINT = "pass --encoding with the file's encoding (e.g. --encoding latin-1, cp1252 or utf-16)"
 
 _INT_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "HUGEINT", "UHUGEINT"}
@@ -101,28 +119,139 @@ def _open_bytes(p: Path):
     return gzip.open(p, "rb") if p.name.lower().endswith(".gz") else open(p, "rb")
 
 
-def _bad_utf8_line(p: Path) -> int | None:
-    """1-based number of the first line that is not valid UTF-8 (error path only)."""
-    try:
-        with _open_bytes(p) as fh:
-            decoder = codecs.getincrementaldecoder("utf-8")()
-            for i, line in enumerate(fh, start=1):
-                try:
-                    decoder.decode(line)
-                except UnicodeDecodeError:
-                    return i
-    except (OSError, EOFError, zlib.error):
+# -- CSV layout: delimiter, encoding, header ----------------------------------------------------------
+@dataclass(frozen=True)
+class CsvLayout:
+    """How a CSV file is read: its delimiter, the Python codec that decodes it (``utf-8-sig`` and
+    ``utf-16`` skip a byte-order mark), its cleaned column names and the blank lines before the header."""
+
+    delimiter: str
+    encoding: str
+    names: tuple[str, ...]
+    skip: int
+    chosen_by: str = ""  # what chose the encoding (for messages)
+
+    @property
+    def duckdb_encoding(self) -> str | None:
+        """The encoding DuckDB reads the file in, or None when it must be transcoded to UTF-8 first."""
+        return _DUCKDB_ENCODINGS.get(self.encoding)
+
+    @property
+    def java_encoding(self) -> str:
+        """The encoding's Java charset name (for Spark's CSV reader)."""
+        return java_encoding(self.encoding)
+
+
+def java_encoding(encoding: str | None) -> str:
+    """Java charset name of a Python codec name (Spark reads CSV with Java's decoders)."""
+    name = codecs.lookup(encoding).name if encoding else "utf-8"
+    if name in _JAVA_ENCODINGS:
+        return _JAVA_ENCODINGS[name]
+    if m := re.fullmatch(r"iso8859-(\d+)", name):
+        return f"ISO-8859-{m.group(1)}"
+    if m := re.fullmatch(r"cp(125\d)", name):
+        return f"windows-{m.group(1)}"
+    return name
+
+
+def check_delimiter(delimiter: str | None) -> str | None:
+    """A forced delimiter: one character (``tab`` or ``\\t`` for a tab), not a quote or a line break."""
+    if delimiter is None:
         return None
+    d = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}.get(delimiter.lower(), delimiter)
+    if len(d) != 1 or d in '"\r\n':
+        raise InputError(f"--delimiter must be one character such as ',', ';', '|' or tab (got {delimiter!r})")
+    return d
+
+
+def check_encoding(encoding: str | None) -> str | None:
+    """A forced encoding: the canonical name of a Python text codec."""
+    if encoding is None:
+        return None
+    try:
+        info = codecs.lookup(encoding)
+    except LookupError:
+        info = None
+    if info is None or not getattr(info, "_is_text_encoding", True):
+        raise InputError(f"--encoding {encoding!r} is not a text encoding Python knows "
+                         "(e.g. utf-8, latin-1, cp1252, utf-16)")
+    return info.name
+
+
+def _delimiter_name(d: str) -> str:
+    return "tab" if d == "\t" else repr(d)
+
+
+def _resolve_encoding(head: bytes, encoding: str | None) -> tuple[str, str]:
+    """(Python codec, what chose it): a byte-order mark decides, else ``encoding``, else UTF-8."""
+    for bom, codec, label in _BOMS:
+        if head.startswith(bom):
+            return codec, f"its byte-order mark says {label}"
+    if encoding is None:
+        return "utf-8-sig", "the default"
+    return ("utf-8-sig" if encoding == "utf-8" else encoding), f"--encoding {encoding}"
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """'utf-16-le' / 'utf-16-be' when the first line looks like UTF-16 text without a byte-order mark
+    (the header's bytes only: the message must not depend on the records)."""
+    end = head.find(b"\n")
+    sample = head[:min(512, end if end >= 0 else len(head))]
+    if len(sample) < 2:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) >= 0.8 * len(odd) and even.count(0) <= 0.2 * len(even):
+        return "utf-16-le"
+    if even.count(0) >= 0.8 * len(even) and odd.count(0) <= 0.2 * len(odd):
+        return "utf-16-be"
     return None
 
 
-def csv_header(path: str | Path) -> tuple[list[str], int]:
-    """The cleaned column names of a CSV file and the number of (blank) lines before its header.
+def _encoding_error(p: Path, encoding: str, why: str) -> InputError:
+    label = {"utf-8-sig": "UTF-8", "utf-16": "UTF-16"}.get(encoding, encoding)
+    return InputError(f"{p}: not valid {label} text ({why}); {ENCODING_HINT}")
 
-    Raises InputError for an empty, binary, non-UTF-8 or header-less file, or duplicate names.
-    Empty names become ``Unnamed: i`` (0-based, as pandas does).
+
+def _header_line(text) -> str | None:
+    """The first non-blank line of ``text`` (continued while a quote is open), or None."""
+    blank = WHITESPACE + '"' + "".join(DELIMITERS)
+    while line := text.readline():
+        while line.count('"') % 2 and len(line) < _HEADER_MAX and (more := text.readline()):
+            line += more
+        if line.strip(blank):
+            return line
+    return None
+
+
+def _detect_delimiter(p: Path, line: str) -> str:
+    """The one candidate delimiter outside quotes in the header ``line`` (',' if none); refused if several."""
+    counts = dict.fromkeys(DELIMITERS, 0)
+    quoted = False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in counts:
+            counts[ch] += 1
+    found = sorted((d for d in DELIMITERS if counts[d]), key=lambda d: -counts[d])  # stable: preference order
+    if not found:
+        return ","
+    if len(found) == 1:
+        return found[0]
+    splits = ", ".join(f"{counts[d] + 1} columns on {_delimiter_name(d)}" for d in found)
+    likely = "tab" if found[0] == "\t" else f"'{found[0]}'"
+    raise InputError(f"{p}: cannot tell the delimiter from the header ({splits}); the likely one is {likely}: "
+                     f"pass --delimiter {likely} (or --delimiter with another)")
+
+
+def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | None = None) -> CsvLayout:
+    """The delimiter, encoding, cleaned column names and blank lines before the header of a CSV file.
+
+    ``delimiter`` / ``encoding`` force them (see the module docstring for detection). Raises
+    InputError for an empty, binary, undecodable or header-less file, an ambiguous delimiter, or
+    duplicate names. Empty names become ``Unnamed: i`` (0-based, as pandas does).
     """
     p = Path(path)
+    delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
     try:
         with _open_bytes(p) as fh:
             head = fh.read(_SNIFF)
@@ -130,21 +259,35 @@ def csv_header(path: str | Path) -> tuple[list[str], int]:
         raise InputError(f"{p}: cannot read ({_reason(exc)})") from None
     if not head:
         raise InputError(f"{p}: the file is empty (no header, no rows)")
-    if b"\x00" in head:
+    codec, why = _resolve_encoding(head, encoding)
+    try:
+        start = codecs.getincrementaldecoder(codec)().decode(head, final=len(head) < _SNIFF)
+    except UnicodeDecodeError:
+        start = None
+    nul = "\x00" in start if start is not None else (codec == "utf-8-sig" and b"\x00" in head)
+    if nul:  # (UTF-16 bytes hold NULs: only a decoded NUL counts there)
+        utf16 = _utf16_without_bom(head)
+        if utf16 and utf16 != encoding:
+            raise InputError(f"{p}: looks like UTF-16 text without a byte-order mark: pass --encoding {utf16}")
         raise InputError(f"{p}: looks like a binary file, not CSV text (it contains NUL bytes)")
+    if start is None:
+        raise _encoding_error(p, codec, why)
     record: list[str] | None = None
     skip = 0
     try:
-        with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
-            reader = csv.reader(text, delimiter=",", quotechar='"', doublequote=True, strict=False)
+        with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=codec, newline="") as text:
+            line = _header_line(text)
+            if line is not None and delimiter is None:
+                delimiter = _detect_delimiter(p, line)
+        with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=codec, newline="") as text:
+            reader = csv.reader(text, delimiter=delimiter or ",", quotechar='"', doublequote=True, strict=False)
             for row in reader:
                 if any(field.strip(WHITESPACE) for field in row):
                     record = row
                     break
                 skip = reader.line_num
     except UnicodeDecodeError:
-        line = _bad_utf8_line(p)
-        raise InputError(f"{p}: not valid UTF-8 text" + (f" (line {line})" if line else "")) from None
+        raise _encoding_error(p, codec, why) from None
     except (csv.Error, OSError, EOFError, zlib.error) as exc:
         raise InputError(f"{p}: cannot parse the CSV header ({_reason(exc)})") from None
     if record is None:
@@ -153,7 +296,37 @@ def csv_header(path: str | Path) -> tuple[list[str], int]:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"{p}: duplicate column name(s) in the header: {', '.join(repr(d) for d in dup)}")
-    return names, skip
+    return CsvLayout(delimiter or ",", codec, tuple(names), skip, why)
+
+
+def csv_header(path: str | Path, delimiter: str | None = None, encoding: str | None = None) -> tuple[list[str], int]:
+    """The cleaned column names of a CSV file and the number of (blank) lines before its header
+    (``csv_layout``)."""
+    layout = csv_layout(path, delimiter, encoding)
+    return list(layout.names), layout.skip
+
+
+def transcode(path: str | Path, layout: CsvLayout, directory: str | Path) -> Path:
+    """A UTF-8 copy of the CSV file (same lines; a ``.gz`` file is decompressed) in ``directory``.
+
+    InputError (one line, no bytes or line numbers) if the file is not valid in ``layout.encoding``."""
+    p = Path(path)
+    target = Path(directory) / "transcoded.csv"
+    decoder = codecs.getincrementaldecoder(layout.encoding)()
+    try:
+        with _open_bytes(p) as src, open(target, "wb") as dst:
+            while chunk := src.read(_CHUNK):
+                dst.write(decoder.decode(chunk).encode("utf-8"))
+            dst.write(decoder.decode(b"", final=True).encode("utf-8"))
+    except UnicodeDecodeError:
+        target.unlink(missing_ok=True)
+        raise _encoding_error(p, layout.encoding, layout.chosen_by) from None
+    except (OSError, EOFError, zlib.error) as exc:
+        target.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename == str(target):
+            raise InputError(f"cannot write a UTF-8 copy of {p} to {directory}: {exc.strerror}") from None
+        raise InputError(f"{p}: cannot read ({_reason(exc)})") from None
+    return target
 
 
 def _parquet_names(p: Path) -> list[str]:
@@ -171,19 +344,32 @@ def _parquet_names(p: Path) -> list[str]:
     return names
 
 
-def source_sql(con, path: str | Path, na_values: Sequence[str] = DEFAULT_NA_VALUES) -> tuple[str, list[str], list[str]]:
-    """(SQL selecting the cleaned columns of the file, column names, column kinds) on ``con``."""
+def source_sql(con, path: str | Path, na_values: Sequence[str] = DEFAULT_NA_VALUES, *, delimiter: str | None = None,
+               encoding: str | None = None,
+               workdir: str | Path | Callable[[], str | Path] | None = None) -> tuple[str, list[str], list[str]]:
+    """(SQL selecting the cleaned columns of the file, column names, column kinds) on ``con``.
+
+    CSV only: ``delimiter`` / ``encoding`` force them (else detected, ``csv_layout``); a file in an
+    encoding DuckDB does not read is first transcoded to a UTF-8 copy in ``workdir`` (a directory, or a
+    function that makes one when it is needed), which must then outlive every query of the returned
+    SQL (the caller removes it)."""
     p = Path(path)
     fmt = table_format(p)
     if p.stat().st_size == 0:
         raise InputError(f"{p}: the file is empty (0 bytes)")
     if fmt == "csv":
-        names, skip = csv_header(p)
+        layout = csv_layout(p, delimiter, encoding)
+        names, skip = list(layout.names), layout.skip
+        read, duck = p, layout.duckdb_encoding
+        if duck is None:
+            if workdir is None:
+                raise ValueError("source_sql needs a workdir to read a file that must be transcoded")
+            read, duck = transcode(p, layout, workdir() if callable(workdir) else workdir), "utf-8"
         cols = "{" + ", ".join(f"{sql_str(n)}: 'VARCHAR'" for n in names) + "}"
         fnn = "[" + ", ".join(sql_str(n) for n in names) + "]"
-        scan = (f"read_csv({sql_str(str(p))}, header = true, skip = {skip}, delim = ',', quote = '\"', "
-                f"escape = '\"', auto_detect = false, columns = {cols}, force_not_null = {fnn}, "
-                f"strict_mode = true, null_padding = false, ignore_errors = false, encoding = 'utf-8')")
+        scan = (f"read_csv({sql_str(str(read))}, header = true, skip = {skip}, delim = {sql_str(layout.delimiter)}, "
+                f"quote = '\"', escape = '\"', auto_detect = false, columns = {cols}, force_not_null = {fnn}, "
+                f"strict_mode = true, null_padding = false, ignore_errors = false, encoding = {sql_str(duck)})")
         types = ["VARCHAR"] * len(names)
     else:
         names = _parquet_names(p)
@@ -195,6 +381,16 @@ def source_sql(con, path: str | Path, na_values: Sequence[str] = DEFAULT_NA_VALU
             raise duckdb_input_error(exc, p) from None
     sql, kinds = clean_select(scan, names, types, na_values)
     return sql, names, kinds
+
+
+def table_columns(path: str | Path, *, delimiter: str | None = None, encoding: str | None = None) -> list[str]:
+    """The column names of a CSV or Parquet file, from its header alone (the names ``read_table`` gives)."""
+    p = Path(path)
+    if table_format(p) == "csv":
+        if p.stat().st_size == 0:
+            raise InputError(f"{p}: the file is empty (0 bytes)")
+        return list(csv_layout(p, delimiter, encoding).names)
+    return _parquet_names(p)
 
 
 # -- errors -----------------------------------------------------------------------------------------
@@ -214,8 +410,8 @@ def duckdb_input_error(exc: BaseException, source: str | Path) -> InputError:
         reason = f"expected {mm.group(1)} fields (as in the header), found {mm.group(2)}"
     elif "unterminated quote" in text:
         reason = "a quoted value is not terminated"
-    elif "Invalid unicode" in text or "not utf-8" in text:
-        reason = "not valid UTF-8 text"
+    elif "Invalid unicode" in text or "not utf-8" in text:  # no line number: the file as a whole is refused
+        return InputError(f"{source}: not valid UTF-8 text; {ENCODING_HINT}")
     elif "Maximum line size" in text:
         reason = "a line exceeds the CSV reader's maximum line size"
     elif "Parquet" in text or "magic bytes" in text:
@@ -248,9 +444,12 @@ def _to_pandas(col, kind: str) -> pd.Series | np.ndarray:
     return pd.Series(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES,
-               allow_empty: bool = False) -> pd.DataFrame:
+def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES, allow_empty: bool = False,
+               delimiter: str | None = None, encoding: str | None = None) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.txt``) or Parquet (``.parquet``, ``.pq``) file.
+
+    CSV: ``delimiter`` and ``encoding`` force them, else they are detected (module docstring); a
+    file DuckDB cannot decode itself is transcoded to a temporary UTF-8 copy, removed afterwards.
 
     Missing values are ``None`` in text/boolean (object) columns, ``pd.NA`` in nullable-integer
     columns and NaN in float columns (see the module docstring). Every bad input raises
@@ -262,8 +461,20 @@ def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES
 
     p = Path(path)
     con = duckdb.connect(":memory:")
+    workdir = None
+
+    def make_workdir() -> str:
+        nonlocal workdir
+        try:
+            workdir = tempfile.mkdtemp(prefix="privsample-read-")
+        except OSError as exc:
+            raise InputError(f"cannot create a temporary directory for a UTF-8 copy of {p} in "
+                             f"{tempfile.gettempdir()}: {exc.strerror}") from None
+        return workdir
+
     try:
-        sql, names, kinds = source_sql(con, p, tuple(na_values))
+        sql, names, kinds = source_sql(con, p, tuple(na_values), delimiter=delimiter, encoding=encoding,
+                                       workdir=make_workdir)
         try:
             table = con.sql(sql).to_arrow_table()
         except InputError:
@@ -272,6 +483,8 @@ def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES
             raise duckdb_input_error(exc, p) from None
     finally:
         con.close()
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
     if table.num_rows == 0 and not allow_empty:
         raise empty_table_error(p)
     data = {name: _to_pandas(table.column(i), kind) for i, (name, kind) in enumerate(zip(names, kinds))}

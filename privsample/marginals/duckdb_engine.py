@@ -51,18 +51,21 @@ class DuckDBEngine(CodedTableEngine):
     ``temp_directory`` (default: the system's), removed by ``close()``, with ``memory_limit``
     (bytes or a DuckDB size such as ``"2GB"``; default ``default_memory_limit()``) and ``threads``
     (default: DuckDB's, one per core). ``cache_mb`` bounds the cache of computed marginals;
-    ``batching`` is ``CodedTableEngine``'s ("joint" or "sets").
+    ``batching`` is ``CodedTableEngine``'s ("joint" or "sets"). ``delimiter`` / ``encoding`` force
+    a CSV file's (else detected as ``read_table`` detects them); a file in an encoding other than
+    UTF-8 is transcoded to a UTF-8 copy in the engine's temporary directory first.
     """
 
     dialect = DUCKDB
 
     def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False, release: bool = False,
                  memory_limit: int | str | None = None, threads: int | None = None, connection=None,
-                 temp_directory: str | Path | None = None, cache_mb: float = CACHE_MB, batching: str = "joint"):
+                 temp_directory: str | Path | None = None, cache_mb: float = CACHE_MB, batching: str = "joint",
+                 delimiter: str | None = None, encoding: str | None = None):
         import duckdb
 
         self._con, self._rel, self._temp_table = None, None, None
-        self._finalizer = None
+        self._finalizer, self._workdir = None, None
         label = str(source)
         na = tuple(schema.na_values)
         if isinstance(source, duckdb.DuckDBPyRelation):
@@ -70,7 +73,12 @@ class DuckDBEngine(CodedTableEngine):
             clean, names, kinds = self._clean_for(sql_ident(_SRC), source.columns, source.types, na)
         elif isinstance(source, Path) or self._looks_like_path(source):
             self._open(memory_limit, threads, temp_directory)
-            clean, names, kinds = source_sql(self._con, source, na)
+            try:
+                clean, names, kinds = source_sql(self._con, source, na, delimiter=delimiter, encoding=encoding,
+                                                 workdir=self._workdir)
+            except BaseException:
+                self.close()
+                raise
         else:
             self._con = connection if connection is not None else duckdb.default_connection()
             try:
@@ -84,6 +92,9 @@ class DuckDBEngine(CodedTableEngine):
         except BaseException:
             self.close()
             raise
+        if self._workdir is not None:  # the codes are materialised: a transcoded copy is no longer needed
+            for copy in Path(self._workdir).glob("transcoded*.csv"):
+                copy.unlink(missing_ok=True)
 
     # -- construction -----------------------------------------------------------------------------
     def _open(self, memory_limit, threads, temp_directory) -> None:
@@ -107,6 +118,7 @@ class DuckDBEngine(CodedTableEngine):
             shutil.rmtree(path, ignore_errors=True)
             raise InputError(f"DuckDB settings rejected: {str(exc).splitlines()[0]}") from None
         self._finalizer = weakref.finalize(self, _drop, self._con, path)
+        self._workdir = path
 
     @staticmethod
     def _looks_like_path(source) -> bool:

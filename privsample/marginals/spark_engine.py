@@ -5,9 +5,13 @@ The source is a Spark DataFrame or a CSV/Parquet path (local, or any URI the clu
 as missing), coded by ``privsample.marginals.sql`` in the Spark dialect, and the codes are persisted
 (memory, then disk); marginals are GROUPING SETS queries on them (``CodedTableEngine``).
 
+A local CSV file's delimiter and encoding are detected as ``read_table`` detects them (its header is
+read locally); a remote one is read with ``delimiter`` (default ``,``) and ``encoding`` (default UTF-8).
+
 Differences from DuckDB: Spark's CSV reader reads an unquoted empty field as missing even when the
-schema's ``na_values`` leave out ``""``, and replaces invalid UTF-8 instead of failing; a float
-compared as a category prints in Java's form when not an integer below 2**53 (``1.0E-4``).
+schema's ``na_values`` leave out ``""``, and replaces invalid UTF-8 instead of failing; it decodes only
+``SPARK_CHARSETS`` (no cp1252, ...); a float compared as a category prints in Java's form when not an
+integer below 2**53 (``1.0E-4``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ import numpy as np
 
 from privsample.data.schema import Schema
 from privsample.data.sql_dialect import SPARK, clean_sql
-from privsample.data.table import FORMATS, WHITESPACE, column_kind, csv_header, table_format
+from privsample.data.table import (FORMATS, WHITESPACE, check_delimiter, column_kind, csv_layout, java_encoding,
+                                   table_format)
 from privsample.errors import InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
 
@@ -139,13 +144,20 @@ class SparkEngine(CodedTableEngine):
 
     def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False, release: bool = False,
                  master: str = DEFAULT_MASTER, spark=None, config: dict | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT, cache_mb: float = CACHE_MB, batching: str = "joint"):
+                 connect_timeout: float = CONNECT_TIMEOUT, cache_mb: float = CACHE_MB, batching: str = "joint",
+                 delimiter: str | None = None, encoding: str | None = None):
         self._views: list[str] = []
         self._persisted = None
         self._own_session = False
         df = source if is_dataframe(source) else None
+        layout = None
         if df is None:
             location, fmt, local = _location(source)
+            if fmt == "csv" and local is not None:  # detected (and checked) before Spark starts
+                layout = csv_layout(local, delimiter, encoding)
+                _spark_charset(source, layout.java_encoding)
+            elif fmt == "csv":
+                layout = (check_delimiter(delimiter) or ",", _spark_charset(source, java_encoding(encoding)))
         if df is not None:
             self.spark = df.sparkSession
         elif spark is not None:
@@ -158,7 +170,7 @@ class SparkEngine(CodedTableEngine):
         try:
             label = "DataFrame" if df is not None else str(source)
             if df is None:
-                df = self._read(location, fmt, local, label)
+                df = self._read(location, fmt, layout, label)
             names = [str(f.name) for f in df.schema.fields]
             check_unique(names)
             view = self._view(df.toDF(*[f"_c{i}" for i in range(len(names))]))
@@ -171,21 +183,26 @@ class SparkEngine(CodedTableEngine):
             raise
 
     # -- construction -----------------------------------------------------------------------------
-    def _read(self, location: str, fmt: str, local: Path | None, label: str):
+    def _read(self, location: str, fmt: str, layout, label: str):
+        """``layout``: a local CSV file's ``CsvLayout`` (the names, delimiter and encoding ``read_table``
+        uses), or (delimiter, Java encoding) for a remote one."""
         reader = self.spark.read
         try:
             if fmt == "parquet":
                 return reader.parquet(location)
-            if local is None:
-                df = reader.csv(location, header=True, inferSchema=False, multiLine=True, escape='"')
+            if isinstance(layout, tuple):
+                sep, charset = layout
+                df = reader.csv(location, header=True, inferSchema=False, multiLine=True, escape='"', sep=sep,
+                                encoding=charset)
                 names = [c.strip(WHITESPACE) or f"Unnamed: {i}" for i, c in enumerate(df.columns)]
                 return df.toDF(*names)
             from pyspark.sql.types import StringType, StructField, StructType
 
-            names, _ = csv_header(local)  # the names read_table gives (and its header checks)
+            names = list(layout.names)
             string_schema = StructType([StructField(f"_c{i}", StringType()) for i in range(len(names))])
             df = reader.csv(location, schema=string_schema, header=True, mode="FAILFAST", multiLine=True,
-                            quote='"', escape='"', encoding="UTF-8", nullValue="\u0000", emptyValue="")
+                            sep=layout.delimiter, quote='"', escape='"', encoding=layout.java_encoding,
+                            nullValue="\u0000", emptyValue="")
             return df.toDF(*names)
         except InputError:
             raise
@@ -245,6 +262,17 @@ class SparkEngine(CodedTableEngine):
         except Exception:  # noqa: BLE001 - the session may be gone already
             pass
         self._persisted, self._views, self.spark = None, [], None
+
+
+SPARK_CHARSETS = ("UTF-8", "UTF-16", "UTF-16LE", "UTF-16BE", "UTF-32", "ISO-8859-1", "US-ASCII")
+
+
+def _spark_charset(source, charset: str) -> str:
+    """``charset`` if Spark's CSV reader decodes it, else InputError."""
+    if charset.upper() not in SPARK_CHARSETS:
+        raise InputError(f"{source}: Spark reads CSV in {', '.join(SPARK_CHARSETS)} only, not {charset}: convert the "
+                         "file to UTF-8 or use --engine duckdb")
+    return charset
 
 
 def is_dataframe(source) -> bool:

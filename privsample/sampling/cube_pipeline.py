@@ -91,8 +91,11 @@ def schema_codes(df: pd.DataFrame, schema: Schema) -> dict[str, np.ndarray]:
     return encode(df, schema, release=True)
 
 
-def load_for_cube(source: str | Path, schema: Schema | str | Path | None = None):
+def load_for_cube(source: str | Path, schema: Schema | str | Path | None = None, *, delimiter: str | None = None,
+                  encoding: str | None = None):
     """(engine, encoding, schema) for a CSV/Parquet table, read by the per-record rule of the module docstring.
+
+    ``delimiter`` / ``encoding``: a CSV file's, as for ``read_table`` (default: detected).
 
     The returned schema is the one the codes are in (the total schema when one was given)."""
     from privsample.data.table import empty_table_error, read_table
@@ -104,7 +107,8 @@ def load_for_cube(source: str | Path, schema: Schema | str | Path | None = None)
         check_schema_for_cube(schema, str(path))
     elif schema is not None:
         check_schema_for_cube(schema)
-    df = read_table(source, **({"na_values": schema.na_values} if schema is not None else {}))
+    df = read_table(source, delimiter=delimiter, encoding=encoding,
+                    **({"na_values": schema.na_values} if schema is not None else {}))
     if len(df) == 0:
         raise empty_table_error(source)  # n is public (replace-one)
     if schema is None:
