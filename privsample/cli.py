@@ -351,17 +351,87 @@ def evaluate(
     workload: int = typer.Option(3, "--workload", "-w", min=1, max=5, help="Largest marginal order to score."),
     report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write an HTML report here."),
     max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per order."),
+    model: Optional[Path] = typer.Option(None, "--model", help="The model SYNTHETIC was sampled from (saved by "
+                                         "'synth --save-model'): show its method, ε, δ and privacy ledger beside "
+                                         "the errors."),
+    ledger: Optional[Path] = typer.Option(None, "--ledger", help="A privacy ledger (JSON: a model's model.json, "
+                                          "or a ledger with 'summary' and 'entries') to show beside the errors."),
 ) -> None:
     """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
 
     Scored on the real table's own values: synthetic values it lacks ("(other)", non-numbers) count as error.
+    With --model or --ledger, the release's guarantee (method, ε, δ, ledger) is shown beside the errors.
 
     NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
-    _evaluate(real, synthetic, schema, workload, report, max_cliques)
+    if model is not None and ledger is not None:
+        raise PrivsampleError("--model and --ledger both give the ledger: pass one of them")
+    if report is not None:
+        for name, p in (("the real table", real), ("the synthetic table", synthetic), ("--schema", schema),
+                        ("--model", model), ("--ledger", ledger)):
+            if p is not None and Path(report).resolve() == Path(p).resolve():
+                raise PrivsampleError(f"--report {report} is {name}: writing the report would overwrite it")
+    led, guarantee = load_guarantee(model, ledger)
+    _evaluate(real, synthetic, schema, workload, report, max_cliques, ledger=led, guarantee=guarantee)
+
+
+def load_guarantee(model: Path | None, ledger: Path | None) -> tuple[dict | None, dict | None]:
+    """(ledger, guarantee) read from a saved model or a ledger file; (None, None) without either.
+
+    ``guarantee``: source, method, the target ε and δ, the ε spent and whether the noise was secure."""
+    import json
+
+    from privsample.privacy.accountant import Accountant
+
+    if model is None and ledger is None:
+        return None, None
+    source = model if model is not None else ledger
+    method = None
+    if model is not None:
+        from privsample.synth.model import SynthModel
+
+        meta = SynthModel.read_meta(model)
+        led, method = meta.get("ledger"), meta.get("mechanism")
+        params = meta.get("params") or {}
+    else:
+        try:
+            doc = json.loads(Path(ledger).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise PrivsampleError(f"ledger not found: {ledger}") from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise PrivsampleError(f"cannot read ledger {ledger}: {type(exc).__name__}: "
+                                  f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        if isinstance(doc, dict) and isinstance(doc.get("ledger"), dict):  # a model's model.json
+            led, method, params = doc["ledger"], doc.get("mechanism"), doc.get("params") or {}
+        else:
+            led, params = doc, {}
+    try:
+        acc = Accountant.from_dict(led)
+    except Exception:  # noqa: BLE001 - any malformed ledger is bad input
+        raise PrivsampleError(f"{source} holds no valid privacy ledger (expected 'summary' with rho_total and "
+                              "'entries')") from None
+    s = led["summary"]
+    target = s.get("target_epsilon_delta")
+    eps, dlt = (target[0], target[1]) if target else (params.get("epsilon"), params.get("delta"))
+    private = bool(s.get("private", True)) and acc.private and not params.get("unsafe", False)
+    guarantee = {"source": str(source), "method": method or "not recorded in the ledger", "epsilon": eps,
+                 "delta": dlt, "epsilon_spent": acc.epsilon_spent(dlt if dlt is not None else None),
+                 "rho_spent": acc.spent, "rho_total": acc.rho_total,
+                 "neighbouring": s.get("neighbouring", "add/remove one record"), "private": private}
+    return led, guarantee
+
+
+def guarantee_text(g: dict) -> str:
+    """One line: the release's method and (ε, δ) guarantee, or that it carries none."""
+    eps = "ε not recorded" if g["epsilon"] is None else f"ε={g['epsilon']:g}"
+    dlt = "" if g["delta"] is None else f", δ={g['delta']:g}"
+    head = f"release guarantee ({Path(g['source']).name}): {g['method']}, target {eps}{dlt}"
+    if not g["private"]:
+        return head + "; NOT PRIVATE: seeded or unsafe settings were used"
+    return head + f"; spent ε={g['epsilon_spent']:.4g} ({g['neighbouring']})"
 
 
 def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, max_cliques, ledger=None,
-              title: str = "privsample evaluation") -> dict:
+              title: str = "privsample evaluation", guarantee: dict | None = None) -> dict:
     """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
     summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
 
@@ -395,12 +465,15 @@ def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, m
             row.append(f"{ev.schema_summary[k]['mean']:.4f}" if k in ev.schema_summary else "")
         t.add_row(*row)
     out.print(t)
+    if guarantee is not None:
+        out.print(guarantee_text(guarantee), highlight=False)
+        print_ledger(ledger, out)
     _print_losses(ev, schema_path)
     if report is not None:
         from privsample.evaluate.report import write_report
 
         write_report(report, ev.real_engine, ev.synth_engine, ev.domain, title=title, ledger=ledger, evaluation=ev,
-                     schema_name=Path(schema_path).name if schema_path else None)
+                     schema_name=Path(schema_path).name if schema_path else None, guarantee=guarantee)
         err.print(f"wrote report {report}")
     return res
 
@@ -464,8 +537,8 @@ def demo(
     write_table(res.table, synth_csv)
     res.model.save(release / "model.zip")
     res.schema.save(sch_path)
-    print_ledger(res.accountant.to_dict(), out)
-    _evaluate(src, synth_csv, sch_path, 3, report, None, ledger=res.accountant.to_dict(),
+    led, guarantee = load_guarantee(release / "model.zip", None)
+    _evaluate(src, synth_csv, sch_path, 3, report, None, ledger=led, guarantee=guarantee,
               title=f"privsample demo: {method} on UCI Adult at ε={epsilon:g}, δ={delta:g}")
     what = "what may be published" if seed is None else "seeded noise: NOT private, not for publication"
     err.print(f"demo finished. The release ({what}: synthetic CSV, model, schema) is in {release}/; the "
