@@ -13,7 +13,9 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.progress import ProgressColumn
 from rich.table import Table
+from rich.text import Text
 
 from privsample.cli_draw import draw_app
 from privsample.cli_mbde import register as register_mbde
@@ -34,16 +36,21 @@ def _warn_seeded(seed: Optional[int]) -> None:
 
 
 class _RichProgress:
-    """Progress bar showing the stage, the step and the budget spent/remaining."""
+    """Progress bars, one per phase: label, step/total (``k/≤N`` when only a bound is known), elapsed time,
+    the time left where the total is known, and the budget spent/remaining.
+
+    Phases follow one another (``privsample.synth.base.Progress``): when a phase starts, the bars of the
+    earlier ones are completed, so no finished phase is shown as running."""
 
     def __init__(self, console: Console, enabled: bool = True):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.enabled = enabled
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("{task.fields[budget]}"), console=console,
-                                 transient=False, disable=not enabled)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), _StepsColumn(),
+                                 TimeElapsedColumn(), _TimeLeftColumn(), TextColumn("{task.fields[budget]}"),
+                                 console=console, transient=False, disable=not enabled)
         self.tasks: dict[str, int] = {}
+        self.current: str | None = None
 
     def __enter__(self):
         self.progress.__enter__()
@@ -52,21 +59,56 @@ class _RichProgress:
     def __exit__(self, *exc):
         return self.progress.__exit__(*exc)
 
+    def _finish(self, stage: str) -> None:
+        task = next(t for t in self.progress.tasks if t.id == self.tasks[stage])
+        if not task.finished:
+            done = int(task.completed)
+            self.progress.update(task.id, total=max(done, 1), completed=max(done, 1), bound=False)
+        self.progress.stop_task(task.id)
+
     def __call__(self, stage: str, *, step=None, steps=None, accountant=None, message: str = "") -> None:
+        from privsample.synth.base import AtMost
+
         budget = ""
         if accountant is not None:
             budget = (f"ρ spent {accountant.spent:.4g} / {accountant.rho_total:.4g} "
                       f"(remaining {accountant.remaining:.4g})")
-        if stage not in self.tasks:
-            self.tasks[stage] = self.progress.add_task(stage, total=steps, budget=budget)
+        if stage != self.current:
+            if self.current is not None:
+                self._finish(self.current)  # phases never interleave: the one before is over
+            self.tasks[stage] = self.progress.add_task(stage, total=None, budget=budget, bound=False)
+            self.current = stage
         tid = self.tasks[stage]
         desc = f"{stage}: {message}" if message else stage
-        kw = {"description": desc[:60]}
+        kw = {"description": desc[:60], "bound": isinstance(steps, AtMost)}
         if budget:
             kw["budget"] = budget
+        if steps is not None and int(steps) == 0:  # a phase with nothing to do is done at once
+            steps = step = 1
+        if steps is not None:
+            kw["total"] = int(steps)
         if step is not None:
-            kw["completed"] = step
+            kw["completed"] = int(step)
         self.progress.update(tid, **kw)
+
+
+class _StepsColumn(ProgressColumn):
+    """``k/N``; ``k/≤N`` when N is only a bound; ``k/?`` when unknown."""
+
+    def render(self, task):
+        total = "?" if task.total is None else f"{'≤' if task.fields.get('bound') else ''}{int(task.total)}"
+        return Text(f"{int(task.completed)}/{total}", style="progress.download")
+
+
+class _TimeLeftColumn(ProgressColumn):
+    """Estimated time left, only while the total is known exactly."""
+
+    def render(self, task):
+        if task.finished or task.total is None or task.fields.get("bound") or task.time_remaining is None:
+            return Text("")
+        m, sec = divmod(int(task.time_remaining), 60)
+        h, m = divmod(m, 60)
+        return Text(f"ETA {h}:{m:02d}:{sec:02d}", style="progress.remaining")
 
 
 def _phase(label: str) -> str:
