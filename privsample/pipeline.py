@@ -231,7 +231,7 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
         eng = make_engine(engine, source, schema, clip=True, other=other, spark_master=spark_master,
                           engine_options=engine_options, release=True)
     else:
-        with progress_phase(progress, "read table", message=source.name):
+        with progress_phase(progress, "read table"):
             df = read_table(source, allow_empty=True,
                             **({"na_values": schema.na_values} if schema is not None else {}))
         if schema is None:

@@ -37,6 +37,10 @@ FORMATS = {".csv": "csv", ".csv.gz": "csv", ".txt": "csv", ".parquet": "parquet"
 WHITESPACE = " \t\n\r\f\v"
 _SNIFF = 1 << 16  # bytes inspected for NUL (binary) content
 
+# DuckDB settings of every connection that reads a table: the IN-list optimizer takes time superlinear in the
+# number of columns on the cleaning query (about 25 s for 200 columns and 30 rows; 1 s without it).
+DUCKDB_CONFIG = {"disabled_optimizers": "in_clause"}
+
 _INT_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "HUGEINT", "UHUGEINT"}
 
@@ -261,7 +265,7 @@ def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES
     import duckdb
 
     p = Path(path)
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
     try:
         sql, names, kinds = source_sql(con, p, tuple(na_values))
         try:
