@@ -129,9 +129,11 @@ class Numeric:
             first = math.ceil(self.lower)
             n_int = math.floor(self.upper) - first + 1
             b = int(self.bins)
-            if n_int >= 1 and b > 1:
+            if 1 <= n_int <= 2**53 and b > 1:  # beyond 2**53 floats are integers anyway: plain bins below
                 inner = first + np.floor(np.arange(1, b) * n_int / b) - 0.5
                 return np.concatenate([[self.lower], inner, [self.upper]]).astype(float)
+        if math.isinf(self.upper - self.lower):  # bounds near the float limit: halve, so no step overflows
+            return 2 * np.linspace(self.lower / 2, self.upper / 2, int(self.bins) + 1)
         return np.linspace(self.lower, self.upper, int(self.bins) + 1)
 
     @property

@@ -66,6 +66,8 @@ def make_corpus(directory: str | Path) -> dict[str, Entry]:
     special = ["inf", "-inf", "NaN", "1e308", "-1e308", "1.5", "2", "", "3"]
     text("special_numbers.csv", _rows(["x", "y"], [[special[i % len(special)], i % 3] for i in range(45)]),
          ["x", "y"], must_read=True)
+    text("huge_numbers.csv", _rows(["big", "k"], [[i, i % 3] for i in range(40)] + [["1e308", 1], ["-1e308", 2]]),
+         ["big", "k"], numeric=["big", "k"], must_read=True, note="bounds at the float limit")
     text("mixed.csv", _rows(["mixed", "k"], [[i if i % 3 else f"t{i % 2}", i % 2] for i in range(40)]),
          ["mixed", "k"], must_read=True)
     text("all_missing.csv", _rows(["empty", "k"], [[None, i % 3] for i in range(40)]), ["empty", "k"],
