@@ -15,7 +15,9 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.progress import ProgressColumn
 from rich.table import Table
+from rich.text import Text
 
 from privsample.cli_draw import draw_app
 from privsample.cli_mbde import register as register_mbde
@@ -76,22 +78,21 @@ def _warn_seeded(seed: Optional[int]) -> None:
 
 
 class _RichProgress:
-    """Progress bar showing the stage, the step and the budget spent/remaining."""
+    """Progress bars, one per phase: label, step/total (``k/≤N`` when only a bound is known), elapsed time,
+    the time left where the total is known, and the budget spent/remaining.
+
+    Phases follow one another (``privsample.synth.base.Progress``): when a phase starts, the bars of the
+    earlier ones are completed, so no finished phase is shown as running."""
 
     def __init__(self, console: Console, enabled: bool = True):
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.enabled = enabled
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("{task.fields[budget]}"), console=console,
-                                 transient=False, disable=not enabled)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), _StepsColumn(),
+                                 TimeElapsedColumn(), _TimeLeftColumn(), TextColumn("{task.fields[budget]}"),
+                                 console=console, transient=False, disable=not enabled)
         self.tasks: dict[str, int] = {}
+        self.current: str | None = None
 
     def __enter__(self):
         self.progress.__enter__()
@@ -100,21 +101,56 @@ class _RichProgress:
     def __exit__(self, *exc):
         return self.progress.__exit__(*exc)
 
+    def _finish(self, stage: str) -> None:
+        task = next(t for t in self.progress.tasks if t.id == self.tasks[stage])
+        if not task.finished:
+            done = int(task.completed)
+            self.progress.update(task.id, total=max(done, 1), completed=max(done, 1), bound=False)
+        self.progress.stop_task(task.id)
+
     def __call__(self, stage: str, *, step=None, steps=None, accountant=None, message: str = "") -> None:
+        from privsample.synth.base import AtMost
+
         budget = ""
         if accountant is not None:
             budget = (f"ρ spent {accountant.spent:.4g} / {accountant.rho_total:.4g} "
                       f"(remaining {accountant.remaining:.4g})")
-        if stage not in self.tasks:
-            self.tasks[stage] = self.progress.add_task(stage, total=steps, budget=budget)
+        if stage != self.current:
+            if self.current is not None:
+                self._finish(self.current)  # phases never interleave: the one before is over
+            self.tasks[stage] = self.progress.add_task(stage, total=None, budget=budget, bound=False)
+            self.current = stage
         tid = self.tasks[stage]
         desc = f"{stage}: {message}" if message else stage
-        kw = {"description": desc[:60]}
+        kw = {"description": desc[:60], "bound": isinstance(steps, AtMost)}
         if budget:
             kw["budget"] = budget
+        if steps is not None and int(steps) == 0:  # a phase with nothing to do is done at once
+            steps = step = 1
+        if steps is not None:
+            kw["total"] = int(steps)
         if step is not None:
-            kw["completed"] = step
+            kw["completed"] = int(step)
         self.progress.update(tid, **kw)
+
+
+class _StepsColumn(ProgressColumn):
+    """``k/N``; ``k/≤N`` when N is only a bound; ``k/?`` when unknown."""
+
+    def render(self, task):
+        total = "?" if task.total is None else f"{'≤' if task.fields.get('bound') else ''}{int(task.total)}"
+        return Text(f"{int(task.completed)}/{total}", style="progress.download")
+
+
+class _TimeLeftColumn(ProgressColumn):
+    """Estimated time left, only while the total is known exactly."""
+
+    def render(self, task):
+        if task.finished or task.total is None or task.fields.get("bound") or task.time_remaining is None:
+            return Text("")
+        m, sec = divmod(int(task.time_remaining), 60)
+        h, m = divmod(m, 60)
+        return Text(f"ETA {h}:{m:02d}:{sec:02d}", style="progress.remaining")
 
 
 def _phase(label: str) -> str:
@@ -432,18 +468,86 @@ def evaluate(
                                                 "the synthetic table's is always detected)."),
     encoding: Optional[str] = encoding_option("The REAL table's CSV encoding when it has no byte-order mark "
                                               "(default UTF-8; the synthetic table's: its mark, else UTF-8)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="The model SYNTHETIC was sampled from (saved by "
+                                         "'synth --save-model'): show its method, ε, δ and privacy ledger beside "
+                                         "the errors."),
+    ledger: Optional[Path] = typer.Option(None, "--ledger", help="A privacy ledger (JSON: a model's model.json, "
+                                          "or a ledger with 'summary' and 'entries') to show beside the errors."),
 ) -> None:
     """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
 
     Scored on the real table's own values: synthetic values it lacks ("(other)", non-numbers) count as error.
+    With --model or --ledger, the release's guarantee (method, ε, δ, ledger) is shown beside the errors.
 
     NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
-    check_paths({"REAL": real, "SYNTHETIC": synthetic, "--schema": schema}, {"-r/--report": report})
-    _evaluate(real, synthetic, schema, workload, report, max_cliques, delimiter=delimiter, encoding=encoding)
+    if model is not None and ledger is not None:
+        raise PrivsampleError("--model and --ledger both give the ledger: pass one of them")
+    check_paths({"REAL": real, "SYNTHETIC": synthetic, "--schema": schema, "--model": model, "--ledger": ledger},
+                {"-r/--report": report})
+    led, guarantee = load_guarantee(model, ledger)
+    _evaluate(real, synthetic, schema, workload, report, max_cliques, ledger=led, guarantee=guarantee,
+              delimiter=delimiter, encoding=encoding)
+
+
+def load_guarantee(model: Path | None, ledger: Path | None) -> tuple[dict | None, dict | None]:
+    """(ledger, guarantee) read from a saved model or a ledger file; (None, None) without either.
+
+    ``guarantee``: source, method, the target ε and δ, the ε spent and whether the noise was secure."""
+    import json
+
+    from privsample.privacy.accountant import Accountant
+
+    if model is None and ledger is None:
+        return None, None
+    source = model if model is not None else ledger
+    method = None
+    if model is not None:
+        from privsample.synth.model import SynthModel
+
+        meta = SynthModel.read_meta(model)
+        led, method = meta.get("ledger"), meta.get("mechanism")
+        params = meta.get("params") or {}
+    else:
+        try:
+            doc = json.loads(Path(ledger).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise PrivsampleError(f"ledger not found: {ledger}") from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise PrivsampleError(f"cannot read ledger {ledger}: {type(exc).__name__}: "
+                                  f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        if isinstance(doc, dict) and isinstance(doc.get("ledger"), dict):  # a model's model.json
+            led, method, params = doc["ledger"], doc.get("mechanism"), doc.get("params") or {}
+        else:
+            led, params = doc, {}
+    try:
+        acc = Accountant.from_dict(led)
+    except Exception:  # noqa: BLE001 - any malformed ledger is bad input
+        raise PrivsampleError(f"{source} holds no valid privacy ledger (expected 'summary' with rho_total and "
+                              "'entries')") from None
+    s = led["summary"]
+    target = s.get("target_epsilon_delta")
+    eps, dlt = (target[0], target[1]) if target else (params.get("epsilon"), params.get("delta"))
+    private = bool(s.get("private", True)) and acc.private and not params.get("unsafe", False)
+    guarantee = {"source": str(source), "method": method or "not recorded in the ledger", "epsilon": eps,
+                 "delta": dlt, "epsilon_spent": acc.epsilon_spent(dlt if dlt is not None else None),
+                 "rho_spent": acc.spent, "rho_total": acc.rho_total,
+                 "neighbouring": s.get("neighbouring", "add/remove one record"), "private": private}
+    return led, guarantee
+
+
+def guarantee_text(g: dict) -> str:
+    """One line: the release's method and (ε, δ) guarantee, or that it carries none."""
+    eps = "ε not recorded" if g["epsilon"] is None else f"ε={g['epsilon']:g}"
+    dlt = "" if g["delta"] is None else f", δ={g['delta']:g}"
+    head = f"release guarantee ({Path(g['source']).name}): {g['method']}, target {eps}{dlt}"
+    if not g["private"]:
+        return head + "; NOT PRIVATE: seeded or unsafe settings were used"
+    return head + f"; spent ε={g['epsilon_spent']:.4g} ({g['neighbouring']})"
 
 
 def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, max_cliques, ledger=None,
-              title: str = "privsample evaluation", delimiter: str | None = None, encoding: str | None = None) -> dict:
+              title: str = "privsample evaluation", guarantee: dict | None = None, delimiter: str | None = None,
+              encoding: str | None = None) -> dict:
     """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
     summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
 
@@ -479,12 +583,15 @@ def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, m
             row.append(f"{ev.schema_summary[k]['mean']:.4f}" if k in ev.schema_summary else "")
         t.add_row(*row)
     out.print(t)
+    if guarantee is not None:
+        out.print(guarantee_text(guarantee), highlight=False)
+        print_ledger(ledger, out)
     _print_losses(ev, schema_path)
     if report is not None:
         from privsample.evaluate.report import write_report
 
         write_report(report, ev.real_engine, ev.synth_engine, ev.domain, title=title, ledger=ledger, evaluation=ev,
-                     schema_name=Path(schema_path).name if schema_path else None)
+                     schema_name=Path(schema_path).name if schema_path else None, guarantee=guarantee)
         err.print(f"wrote report {report}")
     return res
 
@@ -549,8 +656,8 @@ def demo(
     write_table(res.table, synth_csv)
     res.model.save(model_zip)
     res.schema.save(sch_path)
-    print_ledger(res.accountant.to_dict(), out)
-    _evaluate(src, synth_csv, sch_path, 3, report, None, ledger=res.accountant.to_dict(),
+    led, guarantee = load_guarantee(release / "model.zip", None)
+    _evaluate(src, synth_csv, sch_path, 3, report, None, ledger=led, guarantee=guarantee,
               title=f"privsample demo: {method} on UCI Adult at ε={epsilon:g}, δ={delta:g}")
     what = "what may be published" if seed is None else "seeded noise: NOT private, not for publication"
     err.print(f"demo finished. The release ({what}: synthetic CSV, model, schema) is in {release}/; the "

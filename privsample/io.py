@@ -28,19 +28,26 @@ def written() -> list[Path]:
     is interrupted)."""
     return list(_written)
 
+from privsample.errors import InputError
+
 
 @contextlib.contextmanager
 def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path]:
     """Yield a temporary path in the target's directory; rename it onto ``target`` on success."""
     target = Path(target)
     parent = target.parent if str(target.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    if directory:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
-    else:
-        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-        os.close(fd)
-        tmp = Path(name)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        if directory:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+        else:
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+            os.close(fd)
+            tmp = Path(name)
+    except OSError as exc:  # a folder that cannot be made or written (or a file where a folder should be)
+        blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+        why = f"{blocker} is a file, not a folder" if blocker else f"{exc.strerror or exc} ({exc.filename or parent})"
+        raise InputError(f"cannot write {target}: {why}") from None
     try:
         yield tmp
         os.chmod(tmp, _final_mode(target, directory))

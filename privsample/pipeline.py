@@ -38,7 +38,7 @@ from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, LedgerEntry
 from privsample.privacy.conversion import cdp_rho
 from privsample.privacy.noise import NoiseSource, make_noise
-from privsample.synth.base import no_progress
+from privsample.synth.base import no_progress, progress_phase
 
 DEFAULT_DELTA = 1e-9
 DEFAULT_SCHEMA_SHARE = None  # planned from the noisy row count (``plan_discovery``)
@@ -236,30 +236,35 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
         eng = make_engine(engine, source, schema, clip=True, other=other, spark_master=spark_master,
                           engine_options=engine_options, release=True, delimiter=delimiter, encoding=encoding)
     else:
-        df = read_table(source, allow_empty=True, delimiter=delimiter, encoding=encoding,
-                        **({"na_values": schema.na_values} if schema is not None else {}))
+        with progress_phase(progress, "read table"):
+            df = read_table(source, allow_empty=True, delimiter=delimiter, encoding=encoding,
+                            **({"na_values": schema.na_values} if schema is not None else {}))
         if schema is None:
             from privsample.data.discovery import private_schema
 
-            synth.check_size(worst_case_domain([str(c) for c in df.columns]))  # before any spend
-            progress("discover schema", accountant=accountant, message="private category/bounds discovery")
-            # Discovery takes a share of the whole budget: planned from a noisy row count (share=None) or fixed.
-            schema = private_schema(df, accountant, noise, rho=accountant.rho_total, delta=d_disc,
-                                    share=schema_share, bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES,
-                                    **(discovery_options or {}))
+            with progress_phase(progress, "check model size", message="worst case of discovery"):
+                synth.check_size(worst_case_domain([str(c) for c in df.columns]))  # before any spend
+            with progress_phase(progress, "discover schema", accountant=accountant,
+                                message="private category/bounds discovery"):
+                # Discovery takes a share of the whole budget: planned from a noisy row count (share=None) or fixed.
+                schema = private_schema(df, accountant, noise, rho=accountant.rho_total, delta=d_disc,
+                                        share=schema_share, bins=DISCOVERY_BINS,
+                                        max_categories=DISCOVERY_MAX_CATEGORIES, **(discovery_options or {}))
             from privsample.data.discovery_report import check_not_collapsed
 
             check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend
-        schema = release_domain(schema, other)
-        synth.check_size(schema.domain())
-        eng = NumpyEngine(encode(df, schema, release=True), schema.domain())
+        with progress_phase(progress, "encode table", accountant=accountant):
+            schema = release_domain(schema, other)
+            synth.check_size(schema.domain())
+            eng = NumpyEngine(encode(df, schema, release=True), schema.domain())
 
     try:
         model = synth.fit(eng, accountant, noise, progress, schema=schema)
     finally:
         getattr(eng, "close", lambda: None)()
     model.params.update({"epsilon": epsilon, "delta": delta, "seed": seed, "engine": engine})
-    table = model.sample_table(rows, rng)
+    with progress_phase(progress, "sample", accountant=accountant, message="draw synthetic records (no privacy cost)"):
+        table = model.sample_table(rows, rng)
     return SynthResult(model=model, table=table, accountant=accountant, schema=schema)
 
 

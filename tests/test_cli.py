@@ -267,6 +267,50 @@ def test_evaluate_and_report(data, tmp_path, capsys):
     assert banner < page.index("<h1>")
 
 
+def test_evaluate_shows_the_guarantee_of_the_model_or_ledger(data, tmp_path, capsys):
+    """--model / --ledger: method, ε, δ and the ledger beside the errors, printed and in the report."""
+    csv, sch = data
+    out, model = tmp_path / "s.csv", tmp_path / "m"
+    assert run(["synth", csv, "-o", out, "--epsilon", 2, "--schema", sch, "--save-model", model, *FAST])[0] == 0
+    capsys.readouterr()
+    rep = tmp_path / "r.html"
+    code, _ = run(["evaluate", csv, out, "--model", model, "--report", rep])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "release guarantee (m): mst, target ε=2, δ=1e-09; spent ε=2 (add/remove one record)" in printed
+    assert "Privacy ledger" in printed and "mst/2-way" in printed
+    page = rep.read_text()
+    assert page.index("Workload error") < page.index("Privacy guarantee of the release") < page.index("mst/2-way")
+    assert "No ledger was given" not in page and "<td>mst</td>" in page
+    # the same from the ledger alone (a model.json, or its 'ledger' part)
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(json.dumps(json.loads((model / "model.json").read_text())["ledger"]))
+    for source in (model / "model.json", ledger):
+        code, _ = run(["evaluate", csv, out, "--ledger", source])
+        printed = " ".join(capsys.readouterr().out.split())
+        assert code == 0 and "target ε=2, δ=1e-09" in printed and "Privacy ledger" in printed
+    # without either, the report says how to get one
+    assert run(["evaluate", csv, out, "--report", rep])[0] == 0
+    assert "evaluate --model model.zip" in rep.read_text()
+
+
+@pytest.mark.parametrize("case", ["not-json", "no-ledger", "both", "report-is-model", "missing"])
+def test_evaluate_refuses_a_bad_model_or_ledger(data, tmp_path, capsys, case):
+    csv, _ = data
+    syn = tmp_path / "s.csv"
+    small_table(50, seed=3).to_csv(syn, index=False)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json" if case == "not-json" else json.dumps({"summary": {"x": 1}}))
+    model = tmp_path / "m.zip"
+    model.write_bytes(b"PK-not-a-zip")
+    argv = {"not-json": ["--ledger", bad], "no-ledger": ["--ledger", bad], "both": ["--ledger", bad, "--model", model],
+            "report-is-model": ["--model", model, "--report", model], "missing": ["--model", tmp_path / "none.zip"]}
+    before = model.read_bytes()
+    code, text = run(["evaluate", csv, syn, *argv[case]], capsys)
+    assert code == 2 and text.startswith("error: ") and len(text.strip().splitlines()) == 1, text
+    assert model.read_bytes() == before
+
+
 def _credit_like(n=300, seed=1) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     return pd.DataFrame({"month": rng.integers(4, 72, n), "status": rng.choice(["A11", "A12", "A13", "A14"], n),

@@ -302,3 +302,19 @@ def test_release_mode_never_raises_for_a_value(rows):
             c = codes[col.name]
             assert c.size == 0 or (c.min() >= 0 and c.max() < col.size)
     assert len(codes[ALL_KINDS.names[0]]) == len(rows)  # the total schema leaves no record out
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_bounds_at_the_float_limit_give_finite_bins_and_values(integer):
+    """A draft schema of a column holding ±1e308 has such bounds: bins, encoding and decoding stay finite."""
+    col = N("x", -1e308, 1e308, bins=16, integer=integer)
+    edges = col.bin_edges
+    assert np.isfinite(edges).all() and (np.diff(edges) > 0).all() and edges[0] == -1e308 and edges[-1] == 1e308
+    sch = Schema([col])
+    codes = encode(pd.DataFrame({"x": [-1e308, 0.0, 5.0, 1e308]}), sch, release=True)["x"]
+    assert list(codes) == sorted(codes) and codes[0] == 0 and codes[-1] == 15
+    x = np.asarray(decode({"x": np.arange(16)}, sch, np.random.default_rng(0))["x"], dtype=float)
+    assert np.isfinite(x).all() and (x >= -1e308).all() and (x <= 1e308).all()
+    wide = N("w", -1e308, 1e308, bins=1)  # one bin wider than the largest float
+    w = np.asarray(decode({"w": np.zeros(50, dtype=np.int64)}, Schema([wide]), np.random.default_rng(1))["w"])
+    assert np.isfinite(w).all() and w.min() < 0 < w.max()

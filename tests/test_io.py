@@ -41,3 +41,27 @@ def test_a_failed_write_leaves_nothing(tmp_path):
             tmp.write_text("partial")
             raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_under_a_regular_file_is_bad_input(tmp_path):
+    from privsample.errors import InputError
+
+    (tmp_path / "data.csv").write_text("a\n1\n")
+    with pytest.raises(InputError, match="data.csv is a file, not a folder"):
+        atomic_write_text(tmp_path / "data.csv" / "out.csv", "x")
+    assert (tmp_path / "data.csv").read_text() == "a\n1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in any directory")
+def test_an_output_in_a_read_only_folder_is_bad_input(tmp_path):
+    from privsample.errors import InputError
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        with pytest.raises(InputError, match="cannot write"):
+            atomic_write_text(ro / "out.csv", "x")
+    finally:
+        ro.chmod(0o755)

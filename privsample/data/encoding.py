@@ -8,6 +8,8 @@ values (None, NaN, pd.NA) as missing; turning text such as ``?`` into missing is
 
 from __future__ import annotations
 
+import math
+
 import copy
 import dataclasses
 import re
@@ -230,7 +232,7 @@ def _decode_numeric(col: Numeric, c: np.ndarray, rng: np.random.Generator) -> pd
     b = np.where(null, 0, c)
     lo, hi = edges[b], edges[b + 1]
     last = b == k - 1
-    if col.integer:
+    if col.integer and max(abs(col.lower), abs(col.upper)) < 2**62:
         ilo = np.ceil(lo)
         ihi = np.where(last, np.floor(hi), np.ceil(hi) - 1)
         empty = ihi < ilo
@@ -239,10 +241,16 @@ def _decode_numeric(col: Numeric, c: np.ndarray, rng: np.random.Generator) -> pd
         if col.nullable:
             return pd.Series(pd.arrays.IntegerArray(values, null))
         return values
-    x = lo + (hi - lo) * rng.random(len(c))
+    u = rng.random(len(c))
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = lo + (hi - lo) * u
+        # a bin wider than the largest float (bounds near ±1.8e308): the same draw on halved values
+        x = np.where(np.isfinite(hi - lo), x, 2 * (lo / 2 + (hi / 2 - lo / 2) * u))
     # keep x inside its half-open bin despite rounding (the last bin is closed)
     x = np.where(last, np.minimum(x, hi), np.minimum(x, np.nextafter(hi, -np.inf)))
     x = np.maximum(x, lo)
+    if col.integer:  # bounds beyond int64: whole numbers as floats
+        x = np.clip(np.round(x), math.ceil(col.lower), math.floor(col.upper))
     return np.where(null, np.nan, x)
 
 

@@ -156,6 +156,8 @@ class Numeric:
             if n_int >= 1 and b > 1:  # exact integer arithmetic (Python ints), then floats
                 inner = [first + (i * n_int) // b - 0.5 for i in range(1, b)]
                 return np.array([self.lower, *inner, self.upper], dtype=float)
+        if math.isinf(self.upper - self.lower):  # bounds near the float limit: halve, so no step overflows
+            return 2 * np.linspace(self.lower / 2, self.upper / 2, int(self.bins) + 1)
         return np.linspace(self.lower, self.upper, int(self.bins) + 1)
 
     @property

@@ -55,6 +55,10 @@ _JAVA_ENCODINGS = {"utf-8": "UTF-8", "utf-8-sig": "UTF-8", "utf-16": "UTF-16", "
                    "utf-16-be": "UTF-16BE", "iso8859-1": "ISO-8859-1", "ascii": "US-ASCII"}
 ENCODING_HINT = "pass --encoding with the file's encoding (e.g. --encoding latin-1, cp1252 or utf-16)"
 
+# DuckDB settings of every connection that reads a table: the IN-list optimizer takes time superlinear in the
+# number of columns on the cleaning query (about 25 s for 200 columns and 30 rows; 1 s without it).
+DUCKDB_CONFIG = {"disabled_optimizers": "in_clause"}
+
 _INT_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "HUGEINT", "UHUGEINT"}
 
@@ -460,7 +464,7 @@ def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES
     import duckdb
 
     p = Path(path)
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
     workdir = None
 
     def make_workdir() -> str:

@@ -227,6 +227,19 @@ def _ledger_section(ledger: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _guarantee_section(g: Mapping[str, Any]) -> str:
+    """The release's method and (ε, δ) next to the errors (from ``privsample.cli.load_guarantee``)."""
+    rows = [("method", g.get("method")), ("from", g.get("source")),
+            ("target epsilon", g.get("epsilon")), ("target delta", g.get("delta")),
+            ("epsilon spent (at the target delta)", g.get("epsilon_spent")),
+            ("rho spent / budget (zCDP)", f"{g.get('rho_spent', 0):.6g} / {g.get('rho_total', 0):.6g}"),
+            ("neighbouring datasets", g.get("neighbouring")),
+            ("differentially private", "yes" if g.get("private") else "NO: seeded or unsafe settings")]
+    return ("<h2>Privacy guarantee of the release</h2><p class='note'>The errors above are those of a release "
+            "with this guarantee; its full ledger is at the end of the page.</p>"
+            + _table(["", "value"], [r for r in rows if r[1] is not None]))
+
+
 def _loss_section(evaluation: Any, schema_name: str | None) -> str:
     """Per-column loss (share of real records a schema merges or clips; share of synthetic records outside the
     real values) and the error on the schema's own domain, from a ``privsample.evaluate.tables.Evaluation``."""
@@ -268,7 +281,7 @@ def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine,
                       title: str, ledger: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None,
                       ks: Sequence[int] = (1, 2, 3), max_cliques: int | None = 1000,
                       rng: np.random.Generator | int | None = 0, evaluation: Any = None,
-                      schema_name: str | None = None) -> str:
+                      schema_name: str | None = None, guarantee: Mapping[str, Any] | None = None) -> str:
     """The report page as a string (see ``write_report``)."""
     attrs = list(real_engine.domain.attributes)
     if not attrs:
@@ -317,6 +330,8 @@ def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine,
                 else "") + ".</p>")
     p.append(_table(["marginals", "mean", "median", "max", "worst clique", "cliques"], rows,
                     [False, True, True, True, False, True]))
+    if guarantee is not None:
+        p.append(_guarantee_section(guarantee))
     if evaluation is not None:
         p.append(_loss_section(evaluation, schema_name))
     worst1 = sorted(e1.items(), key=lambda kv: -kv[1])[:N_WORST_1WAY]
@@ -328,7 +343,9 @@ def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine,
     if ledger is not None:
         p.append(_ledger_section(ledger))
     else:
-        p.append("<h2>Privacy ledger</h2><p class='note'>No ledger was given.</p>")
+        p.append("<h2>Privacy ledger</h2><p class='note'>No ledger was given: pass the model the synthetic "
+                 "table was sampled from (<code>evaluate --model model.zip</code>) or its ledger "
+                 "(<code>--ledger</code>) to show the release's guarantee here.</p>")
     p.append("</body></html>\n")
     return "".join(p)
 
@@ -337,7 +354,7 @@ def write_report(path: str | Path, real_engine: MarginalEngine, synth_engine: Ma
                  title: str, ledger: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None,
                  ks: Sequence[int] = (1, 2, 3), max_cliques: int | None = 1000,
                  rng: np.random.Generator | int | None = 0, evaluation: Any = None,
-                 schema_name: str | None = None) -> Path:
+                 schema_name: str | None = None, guarantee: Mapping[str, Any] | None = None) -> Path:
     """Write a self-contained HTML report comparing ``synth_engine`` with ``real_engine``.
 
     Sections: a banner ``NON_PRIVATE_NOTICE`` at the top (always: the page holds exact statistics of the
@@ -350,11 +367,13 @@ def write_report(path: str | Path, real_engine: MarginalEngine, synth_engine: Ma
     when it is given and matches the domain. With ``evaluation`` (``privsample.evaluate.tables.Evaluation``,
     whose real-domain engines are ``real_engine``/``synth_engine``), also the error on the domain of the
     schema named ``schema_name`` and, per column, the share of real records that schema merges or clips and
-    the share of synthetic records outside the real values. The file is written atomically; returns its path.
+    the share of synthetic records outside the real values. With ``guarantee`` (``privsample.cli.load_guarantee``),
+    the release's method, target (epsilon, delta) and spend right after the workload error. The file is written
+    atomically; returns its path.
     """
     page = build_report_html(real_engine, synth_engine, schema, title=title, ledger=ledger, extra=extra,
                              ks=ks, max_cliques=max_cliques, rng=rng, evaluation=evaluation,
-                             schema_name=schema_name)
+                             schema_name=schema_name, guarantee=guarantee)
     path = Path(path)
     atomic_write_text(path, page)
     return path

@@ -19,7 +19,7 @@ import numpy as np
 
 from privsample.data.schema import Schema
 from privsample.data.sql_dialect import DUCKDB, clean_sql
-from privsample.data.table import FORMATS, column_kind, duckdb_input_error, source_sql, sql_ident
+from privsample.data.table import DUCKDB_CONFIG, FORMATS, column_kind, duckdb_input_error, source_sql, sql_ident
 from privsample.errors import InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
 
@@ -104,7 +104,7 @@ class DuckDBEngine(CodedTableEngine):
         if memory_limit is None:
             memory_limit = default_memory_limit()
         config = {"memory_limit": f"{int(memory_limit)}B" if isinstance(memory_limit, int) else str(memory_limit),
-                  "preserve_insertion_order": False}
+                  "preserve_insertion_order": False, **DUCKDB_CONFIG}
         if threads is not None:
             config["threads"] = int(threads)
         try:

@@ -30,8 +30,9 @@ from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import exponential_select, gaussian_measure, rho_for_sigma
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Progress, WorkloadSynthesizer,
-                                   discovery_measurements, no_progress)
+from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, ROUNDS_NOTE, AtMost, Progress,
+                                   WorkloadSynthesizer, discovery_measurements, estimate_phase,
+                                   no_progress, progress_phase, rounds_bound)
 from privsample.synth.model import SynthModel
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 
@@ -76,20 +77,22 @@ class AIM(WorkloadSynthesizer):
         domain = engine.domain
         attrs = list(domain.attributes)
         d = len(attrs)
-        self.check_size(domain)
-        rho = accountant.remaining
-        if rho <= 0:
-            raise BudgetExceeded("no privacy budget left for AIM")
-        t_start = time.perf_counter()
-        workload = self._workload(domain)
-        weights = candidate_weights(workload)
-        candidates = list(weights)
+        with progress_phase(progress, "plan workload", accountant=accountant, message="candidate marginals"):
+            self.check_size(domain)
+            rho = accountant.remaining
+            if rho <= 0:
+                raise BudgetExceeded("no privacy budget left for AIM")
+            t_start = time.perf_counter()
+            workload = self._workload(domain)
+            weights = candidate_weights(workload)
+            candidates = list(weights)
         T = int(self.rounds or 16 * d)
         sigma = math.sqrt(T / (2 * self.alpha * rho))
         rho_sel = (1 - self.alpha) * rho / T
 
         # Initialisation: one-way candidates, identity queries.
         one_way = [cl for cl in candidates if len(cl) == 1]
+        progress("measure 1-way", step=0, steps=len(one_way), accountant=accountant)
         answers = engine.marginals(one_way)
         measurements: list[pgm.LinearMeasurement] = []
         identity: list[tuple[np.ndarray, float]] = []
@@ -102,7 +105,10 @@ class AIM(WorkloadSynthesizer):
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else None
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
-        model = pgm.estimate(domain, measurements, known_total=total or 1.0, iters=self.round_iters)
+        model = estimate_phase(progress, accountant, "estimate (initial)", self.round_iters, domain, measurements,
+                          known_total=total or 1.0)
+        bound = rounds_bound(0, accountant.remaining, rho_for_sigma(sigma) + rho_sel)
+        progress("rounds", step=0, steps=AtMost(bound), accountant=accountant, message=ROUNDS_NOTE)
         log = []
         est_seconds = 0.0
         cache_clears = 0
@@ -139,20 +145,28 @@ class AIM(WorkloadSynthesizer):
                 identity.append((y.astype(float).ravel(), s))
                 total = pgm.identity_total(identity)
             z = est[cl]
-            iters = self.final_iters if terminate else self.round_iters
+            what = f"{','.join(cl)} ({domain.size(cl)} cells, σ={s:.3g})"
+            log.append({"round": t, "clique": list(cl), "sigma": s, "cells": int(domain.size(cl))})
             t_est = time.perf_counter()
-            model = pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model,
-                                 optimistic_step=self.optimistic_step)
+            if terminate:  # the rounds are over: the final fit is a phase of its own
+                progress("rounds", step=t, steps=t, accountant=accountant, message=what)
+                model = estimate_phase(progress, accountant, "estimate (final)", self.final_iters, domain, measurements,
+                                  known_total=total, warm_start=model, optimistic_step=self.optimistic_step)
+            else:
+                model = pgm.estimate(domain, measurements, known_total=total, iters=self.round_iters,
+                                     warm_start=model, optimistic_step=self.optimistic_step)
             est_seconds += time.perf_counter() - t_est
             cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)
+            if terminate:
+                break
             w = ModelMarginals(model)(cl)
-            log.append({"round": t, "clique": list(cl), "sigma": s, "cells": int(domain.size(cl))})
-            progress("rounds", step=t, steps=None, accountant=accountant,
-                     message=f"{','.join(cl)} ({domain.size(cl)} cells, σ={s:.3g})")
-            if not terminate and np.abs(w - z).sum() <= math.sqrt(2 / math.pi) * sigma * domain.size(cl):
+            if np.abs(w - z).sum() <= math.sqrt(2 / math.pi) * sigma * domain.size(cl):
                 sigma /= 2  # anneal
                 rho_sel *= 4  # eps_r *= 2
+            bound = rounds_bound(t, accountant.remaining, rho_for_sigma(sigma) + rho_sel)
+            progress("rounds", step=t, steps=AtMost(bound), accountant=accountant, message=what)
             if t > 100 * T:  # safety net; never reached with the annealing schedule above
+                progress("rounds", step=t, steps=t, accountant=accountant, message=what)
                 break
         timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": est_seconds}  # not saved
         info = {"rounds": log, "estimated_total": total, "cache_clears": cache_clears,

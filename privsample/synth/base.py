@@ -7,7 +7,10 @@ noise only from ``noise``, and returns a :class:`~privsample.synth.model.SynthMo
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,7 +24,22 @@ DEFAULT_MAX_MEMORY_MB = 8192.0
 JIT_CACHE_LIMIT_MB = 2048.0  # AIM/PPSyn drop JAX's compiled code between rounds above this RSS
 
 
+class AtMost(int):
+    """A phase's ``steps`` that is an upper bound, not the total: adaptive rounds end when the budget is spent,
+    which may come before the bound. An ``int``, so callbacks that read ``steps`` as a number still work."""
+
+    def __repr__(self) -> str:
+        return f"AtMost({int(self)})"
+
+
 class Progress(Protocol):
+    """Progress callback: ``progress(stage, step=, steps=, accountant=, message=)``.
+
+    A phase is a run of calls with the same ``stage`` (a label such as "measure 1-way" or "rounds"); phases
+    follow one another and never interleave. ``steps`` is the phase's total, or an :class:`AtMost` bound where
+    only a bound is known. A phase ends with a call whose ``step`` equals ``steps`` (a plain int: the number of
+    steps it took), before the next phase starts. Messages hold public facts and noisy outputs only."""
+
     def __call__(self, stage: str, *, step: int | None = None, steps: int | None = None,
                  accountant: Accountant | None = None, message: str = "") -> None: ...
 
@@ -65,6 +83,42 @@ def discovery_measurements(schema, domain) -> list:
             y[codes[str(c)]], w[codes[str(c)]] = float(v), 1.0
         out.append(pgm.LinearMeasurement(y, (col.name,), stddev=float(e["sigma"]), query=pgm.mbi.WeightedQuery(w)))
     return out
+
+
+@contextmanager
+def progress_phase(progress: Progress, stage: str, *, accountant: Accountant | None = None,
+                   message: str = "") -> Iterator[None]:
+    """A one-step phase: ``0/1`` when it starts, ``1/1`` (with the budget spent so far) when it ends."""
+    progress(stage, step=0, steps=1, accountant=accountant, message=message)
+    yield
+    progress(stage, step=1, steps=1, accountant=accountant, message=message)
+
+
+ROUNDS_NOTE = "until the budget is spent"
+
+
+def rounds_bound(done: int, remaining: float, cost: float, limit: int | None = None) -> int:
+    """At most how many adaptive rounds there are in all, after ``done`` rounds with ``remaining`` budget left.
+
+    A round that is not the last needs twice its ``cost`` left and spends at least ``cost`` (the cost per
+    round only grows: annealing halves sigma), so at most floor(remaining / cost) rounds remain, the last one
+    included; ``limit`` caps the total. Public: a function of the accountant's state and the schedule."""
+    left = math.floor(remaining / cost * (1 + 1e-9)) if cost > 0 else 1
+    total = done + max(1, left)
+    return max(done + 1, min(total, limit)) if limit is not None else total
+
+
+def estimate_phase(progress: Progress, accountant: Accountant | None, stage: str, iters: int, domain,
+                   measurements, **kw):
+    """``pgm.estimate(domain, measurements, iters=iters, **kw)`` reported as a phase of ``iters`` steps."""
+    from privsample.synth import pgm
+
+    progress(stage, step=0, steps=iters, accountant=accountant, message="Private-PGM")
+    model = pgm.estimate(domain, measurements, iters=iters, **kw,
+                         on_block=lambda k: progress(stage, step=min(k, iters), steps=iters, accountant=accountant,
+                                                     message="Private-PGM"))
+    progress(stage, step=iters, steps=iters, accountant=accountant, message="Private-PGM")  # also if converged early
+    return model
 
 
 class Synthesizer(ABC):

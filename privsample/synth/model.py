@@ -124,6 +124,31 @@ class SynthModel:
                 (tmp / "arrays.npz").write_bytes(buf.getvalue())
         return path
 
+    @staticmethod
+    def read_meta(path: str | Path) -> dict[str, Any]:
+        """The saved model's ``model.json`` (mechanism, parameters, ledger, schema), without loading its arrays."""
+        path = Path(path)
+        try:
+            if path.is_dir():
+                text = (path / "model.json").read_text()
+            elif path.is_file() and zipfile.is_zipfile(path):
+                with zipfile.ZipFile(path) as zf:
+                    text = zf.read("model.json").decode()
+            elif not path.exists():
+                raise InputError(f"model not found: {path}")
+            else:
+                raise InputError(f"{path} is not a privsample model (expected a directory or .zip)")
+            meta = json.loads(text)
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - corrupt model is bad input
+            why = str(exc).splitlines()[0] if str(exc) else ""
+            raise InputError(f"cannot read model {path}: {type(exc).__name__}: {why}") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            got = meta.get("format") if isinstance(meta, dict) else None
+            raise InputError(f"{path}: unknown model format {got!r} (expected {FORMAT})")
+        return meta
+
     @classmethod
     def load(cls, path: str | Path) -> "SynthModel":
         path = Path(path)

@@ -30,8 +30,8 @@ from privsample.privacy.accountant import Accountant
 from privsample.privacy.mechanisms import exponential_select, gaussian_measure
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, discovery_measurements, no_progress,
-                                   refuse_if_too_big)
+from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, discovery_measurements,
+                                   estimate_phase, no_progress, refuse_if_too_big)
 from privsample.synth.model import SynthModel
 
 # mbi's estimation keeps several copies of every potential/marginal (state, gradient, line search).
@@ -149,6 +149,7 @@ class MST(Synthesizer):
         sizes = dict(zip(attrs, domain.shape))
 
         # 1. one-way marginals (rho/3).
+        progress("measure 1-way", step=0, steps=d, accountant=accountant)
         ones = engine.marginals([(a,) for a in attrs])
         rho1 = rho / 3.0 / d
         log1: list[pgm.LinearMeasurement] = []
@@ -192,6 +193,7 @@ class MST(Synthesizer):
                 y = np.asarray(M.noisy_measurement, float)
                 # loss sum (wq*mu - y)^2 = sum wq^2 (mu - y/wq)^2
                 indep[a] = weighted_simplex_projection(y / wq, wq ** 2, total) / total
+        progress("select tree", step=0, steps=max(d - 1, 0), accountant=accountant, message="2-way marginals")
         pairs = list(itertools.combinations(attrs, 2))
         two = engine.marginals(pairs)
         weights = {}
@@ -216,6 +218,8 @@ class MST(Synthesizer):
         # 3. measure the tree edges on the compressed domain (rest of the budget).
         t2 = time.perf_counter()
         log2 = []
+        if tree:
+            progress("measure 2-way", step=0, steps=len(tree), accountant=accountant)
         for r, (a, b) in enumerate(tree):
             left = len(tree) - r
             rho2 = accountant.remaining if left == 1 else accountant.remaining / left
@@ -227,10 +231,8 @@ class MST(Synthesizer):
         timings["measure_2way"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
-        progress("estimate", step=0, steps=self.iters, accountant=accountant, message="Private-PGM")
-        model = pgm.estimate(cdomain, log1c + log2 + prior, known_total=total, iters=self.iters, tol=self.tol,
-                             on_block=lambda k: progress("estimate", step=k, steps=self.iters, accountant=accountant,
-                                                         message="Private-PGM"))
+        model = estimate_phase(progress, accountant, "estimate", self.iters, cdomain, log1c + log2 + prior,
+                               known_total=total, tol=self.tol)
         timings["estimate"] = time.perf_counter() - t3
         info: dict[str, Any] = {"tree": [list(e) for e in tree], "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
                                 "estimated_total": total}

@@ -133,8 +133,9 @@ from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import (epsilon_for_rho, exponential_select, gaussian_measure, sigma_for_rho)
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, Progress, WorkloadSynthesizer,
-                                   discovery_measurements, no_progress)
+from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, ROUNDS_NOTE, AtMost, Progress,
+                                   WorkloadSynthesizer, discovery_measurements, estimate_phase,
+                                   no_progress, rounds_bound)
 from privsample.synth.model import SynthModel
 from privsample.synth.partition import (PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums,
                                         plan_reference)
@@ -462,6 +463,7 @@ class PPSyn(WorkloadSynthesizer):
         domain = engine.domain
         attrs = list(domain.attributes)
         d = len(attrs)
+        progress("plan workload", step=0, steps=1, accountant=accountant, message="candidate marginals")
         self.check_size(domain)
         rho = accountant.remaining  # this fit's budget: what is left after, e.g., private schema discovery
         spent_before = accountant.spent
@@ -478,6 +480,7 @@ class PPSyn(WorkloadSynthesizer):
         workload = self._workload(domain)
         self._weights = candidate_weights(workload)
         candidates = list(self._weights)
+        progress("plan workload", step=1, steps=1, accountant=accountant, message="candidate marginals")
         annealed = not unsafe and self.schedule == "annealed"
         T = int(self.rounds or (self.round_factor * d if annealed else d))
         spender = _Spender(accountant, noise, unsafe)
@@ -485,6 +488,7 @@ class PPSyn(WorkloadSynthesizer):
         # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn split of 0.1 rho.
         one_way = [cl for cl in candidates if len(cl) == 1]
         budgets = one_way_budgets([domain.size(cl) for cl in one_way], 0.1 * rho)
+        progress("measure 1-way", step=0, steps=len(one_way), accountant=accountant)
         answers = self._read(engine, one_way, "init")
         measurements: list[pgm.LinearMeasurement] = []
         identity = []
@@ -496,13 +500,16 @@ class PPSyn(WorkloadSynthesizer):
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else 1.0
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
-        model = pgm.estimate(domain, measurements, known_total=total, iters=self.init_iters)
+        model = estimate_phase(progress, accountant, "estimate (initial)", self.init_iters, domain, measurements,
+                               known_total=total)
 
         state = dict(engine=engine, accountant=accountant, spender=spender, progress=progress, domain=domain,
                      candidates=candidates, measurements=measurements, total=total, T=T, rho=rho,
                      spent_before=spent_before)
         runner = self._rounds_paper if unsafe else (self._rounds_annealed if annealed else self._rounds_dp)
         model, log = runner(model, **state)
+        if not (log and log[-1].get("final")):  # stopped before a final round (nothing left to measure)
+            progress("rounds", step=len(log), steps=len(log), accountant=accountant, message=ROUNDS_NOTE)
 
         params = {"mode": self.mode, "schedule": "paper" if unsafe else self.schedule, "alpha": self.alpha,
                   "eta": self.eta, "T": T, "max_rounds": 10 * T,
@@ -527,11 +534,15 @@ class PPSyn(WorkloadSynthesizer):
     def _candidates(self, domain, model, candidates):
         return self._fitting(domain, model, candidates, self.max_model_size)  # static filter (note 4.1)
 
-    def _refit(self, domain, model, measurements, total, final):
+    def _refit(self, domain, model, measurements, total, final, progress=no_progress, accountant=None):
+        """Refit after a round; the final refit (``final_iters``) is a progress phase of its own."""
         iters = self.final_iters if final else self.round_iters
         t0 = time.perf_counter()
-        model = pgm.estimate(domain, measurements, known_total=total, iters=iters, warm_start=model,
-                             optimistic_step=self.optimistic_step)
+        kw = dict(known_total=total, warm_start=model, optimistic_step=self.optimistic_step)
+        if final:
+            model = estimate_phase(progress, accountant, "estimate (final)", iters, domain, measurements, **kw)
+        else:
+            model = pgm.estimate(domain, measurements, iters=iters, **kw)
         np.asarray(model.marginals[model.cliques[0]].values)  # wait for JAX, so the timing is honest
         self._estimate_seconds += time.perf_counter() - t0
         pgm.trim_jax_caches(self.cache_limit_mb)
@@ -548,10 +559,12 @@ class PPSyn(WorkloadSynthesizer):
         y, sigma = spender.gaussian(sums, rho_m, f"measure/{t}", measured=",".join(clique), parts=int(parts))
         return labels, parts, y.astype(float), sigma
 
-    def _log(self, log, progress, accountant, t, clique, parts, rho_m, sigma, domain, **extra):
+    def _log(self, log, progress, accountant, t, clique, parts, rho_m, sigma, domain, steps, **extra):
+        """Log round ``t`` and report it: ``steps`` is the bound on the rounds (``AtMost``), or ``t`` after the
+        last round."""
         log.append({"round": t, "clique": list(clique), "parts": int(parts), "cells": int(domain.size(clique)),
                     "rho_m": float(rho_m), "sigma_m": float(sigma), **extra})
-        progress("rounds", step=t, accountant=accountant,
+        progress("rounds", step=t, steps=steps, accountant=accountant,
                  message=f"{','.join(clique)} |P|={parts} ρ={rho_m:.3g}")
 
     # -- PPSyn-DP, annealed schedule (the default) ------------------------------------------------------
@@ -580,6 +593,8 @@ class PPSyn(WorkloadSynthesizer):
         log = []
         t = 0
         final = False
+        progress("rounds", step=0, steps=AtMost(rounds_bound(0, accountant.remaining, rho_m + rho_sel, 10 * T)),
+                 accountant=accountant, message=ROUNDS_NOTE)
         while not final:
             t += 1
             remaining = accountant.remaining
@@ -624,15 +639,20 @@ class PPSyn(WorkloadSynthesizer):
                 rho_m = accountant.remaining  # spend exactly what is left
             labels, parts, y, sigma = self._measure_partition(engine, spender, cl, opt.labels, opt.parts, rho_m, t)
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
-            model = self._refit(domain, model, measurements, total, final)  # timed in SynthModel.timings
-            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
-            if not final:
-                fitted = ModelMarginals(model)  # the next round's model marginals too
-                moved = float(np.abs(fitted(cl) - mu[cl].ravel()).sum())
-                # public diagnostics only (the model and sigma); the selection scores read the data and stay out
-                log[-1].update(moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts)
-                if moved <= math.sqrt(2 / math.pi) * sigma * parts:
-                    rho_m, rho_sel = 4 * rho_m, 4 * rho_sel  # anneal: sigma / 2, eps_sel * 2
+            if final:  # the rounds are over: the final refit is a phase of its own
+                self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, t, final=True)
+                model = self._refit(domain, model, measurements, total, True, progress, accountant)
+                break
+            model = self._refit(domain, model, measurements, total, False)  # timed in SynthModel.timings
+            fitted = ModelMarginals(model)  # the next round's model marginals too
+            moved = float(np.abs(fitted(cl) - mu[cl].ravel()).sum())
+            # public diagnostics only (the model and sigma); the selection scores read the data and stay out
+            extra = dict(final=False, moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts)
+            rho_used = rho_m
+            if moved <= math.sqrt(2 / math.pi) * sigma * parts:
+                rho_m, rho_sel = 4 * rho_m, 4 * rho_sel  # anneal: sigma / 2, eps_sel * 2
+            bound = rounds_bound(t, accountant.remaining, rho_m + rho_sel, 10 * T)
+            self._log(log, progress, accountant, t, cl, parts, rho_used, sigma, domain, AtMost(bound), **extra)
         return model, log
 
     # -- PPSyn-DP (note 4.3) -----------------------------------------------------------------------------
@@ -641,6 +661,7 @@ class PPSyn(WorkloadSynthesizer):
         rho_sel, rho_c, rho_ref = 0.1 * rho / T, 0.05 * rho / T, 0.8 * rho / T
         log = []
         t = 0
+        progress("rounds", step=0, steps=AtMost(10 * T), accountant=accountant, message=ROUNDS_NOTE)
         while True:
             t += 1
             remaining = accountant.remaining
@@ -674,12 +695,14 @@ class PPSyn(WorkloadSynthesizer):
 
             labels, parts, y, sigma = self._measure(engine, spender, cl, plan.path, k, rho_m, t)  # step 7: reads D
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
-            model = self._refit(domain, model, measurements, total, final)
-            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain,
-                      k_ref=int(plan.k_ref), expected_error=float(plan.expected_error), c_tilde=c_tilde,
-                      final=bool(final))
-            if final:
+            extra = dict(k_ref=int(plan.k_ref), expected_error=float(plan.expected_error), c_tilde=c_tilde,
+                         final=bool(final))
+            if final:  # the rounds are over: the final refit is a phase of its own
+                self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, t, **extra)
+                model = self._refit(domain, model, measurements, total, True, progress, accountant)
                 break
+            model = self._refit(domain, model, measurements, total, False)
+            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, AtMost(10 * T), **extra)
         return model, log
 
     # -- the paper (note 4.1; NOT private) -------------------------------------------------------------
@@ -689,6 +712,7 @@ class PPSyn(WorkloadSynthesizer):
         paths: dict[Clique, PartitionPath] = {}  # the paper's precomputation: paths of the true marginals
         log = []
         t = 0
+        progress("rounds", step=0, steps=AtMost(10 * T), accountant=accountant, message=ROUNDS_NOTE)
         while accountant.remaining - rho_exp > 1e-12 * rho:
             t += 1
             remaining = accountant.remaining
@@ -718,10 +742,12 @@ class PPSyn(WorkloadSynthesizer):
             w = np.sqrt(size)
             yhat = y[labels] / size
             measurements.append(pgm.LinearMeasurement(w * yhat, cl, stddev=sigma, query=pgm.mbi.WeightedQuery(w)))
-            model = self._refit(domain, model, measurements, total, final)
-            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, final=bool(final))
-            if final:
+            if final:  # the rounds are over: the final refit is a phase of its own
+                self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, t, final=True)
+                model = self._refit(domain, model, measurements, total, True, progress, accountant)
                 break
+            model = self._refit(domain, model, measurements, total, False)
+            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, AtMost(10 * T), final=False)
         return model, log
 
 
