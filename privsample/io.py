@@ -28,8 +28,6 @@ def written() -> list[Path]:
     is interrupted)."""
     return list(_written)
 
-from privsample.errors import InputError
-
 
 @contextlib.contextmanager
 def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path]:
