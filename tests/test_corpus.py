@@ -29,22 +29,6 @@ from make_corpus import Entry, make_corpus  # noqa: E402
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 
-# What fails today for want of work done elsewhere: xfail (strict=False) until it lands. A table read with the
-# wrong delimiter has one column named after the whole header line: the commands that write the table's
-# columns (or need them) get them wrong; the others refuse (exit 2), which is allowed.
-_WRONG_COLUMNS = {"synth-schema", "synth-draft-schema", "schema", "schema-private", "draw-bernoulli", "draw-product"}
-NEEDS = {
-    "semicolon.csv": ("delimiter detection (';' read as part of one column name)", _WRONG_COLUMNS),
-    "tab.csv": ("delimiter detection (tab read as part of one column name)", _WRONG_COLUMNS),
-    "pipe.csv": ("delimiter detection ('|' read as part of one column name)", _WRONG_COLUMNS),
-    "utf16.csv": ("UTF-16 reading from the BOM (refused as a binary file)",
-                  {"synth-schema", "schema", "schema-private", "evaluate"}),
-}
-OUTPUT_NEEDS = {
-    "output-is-input": ("a check that the output is not an input, before any work",
-                        {"synth-schema", "schema", "mbde"}),
-}
-
 COMMANDS = ["synth", "synth-schema", "synth-draft-schema", "schema", "schema-private", "check", "evaluate",
             "draw-kary", "draw-bernoulli", "draw-product", "cube-sample", "mbde"]
 # commands that accept any readable table (synth without a schema may refuse: private discovery of a small table
@@ -188,16 +172,12 @@ def _cases():
     for name in names:
         for command in COMMANDS:
             marks = []
-            if name in NEEDS and command in NEEDS[name][1]:
-                marks.append(pytest.mark.xfail(strict=False, reason=f"needs {NEEDS[name][0]}"))
             if name == "unreadable.csv" and ROOT:
                 marks.append(pytest.mark.skip(reason="root reads any file"))
             yield pytest.param(name, command, id=f"{command}-{name}", marks=marks)
     for case in OUTPUT_CASES:
         for command in OUTPUT_COMMANDS:
             marks = []
-            if case in OUTPUT_NEEDS and command in OUTPUT_NEEDS[case][1]:
-                marks.append(pytest.mark.xfail(strict=False, reason=f"needs {OUTPUT_NEEDS[case][0]}"))
             if case == "output-in-read-only-dir" and ROOT:
                 marks.append(pytest.mark.skip(reason="root writes in any directory"))
             yield pytest.param(case, command, id=f"{command}-{case}", marks=marks)
