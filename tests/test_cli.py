@@ -453,7 +453,8 @@ def test_discovery_collapse_stops_before_synthesis(tmp_path, capsys):
     df = pd.DataFrame({f"c{j}": rng.choice([f"v{i}" for i in range(40)], 60) for j in range(4)})
     csv, out = tmp_path / "d.csv", tmp_path / "s.csv"
     df.to_csv(csv, index=False)
-    code, text = run(["synth", csv, "-o", out, "--epsilon", 0.1, *FAST], capsys)
+    # seeded: with secure noise a column is judged numeric by noise alone in a small share of runs (3 of 4 then)
+    code, text = run(["synth", csv, "-o", out, "--epsilon", 0.1, "--seed", 0, *FAST], capsys)
     assert code == 2, text
     assert "kept only the catch-all in 4 of 4 columns" in text and "nothing was synthesized" in text
     assert not out.exists()

@@ -54,7 +54,7 @@ TYPE_SIGNAL = 30.0  # type counts get the rho that gives sigma_a = n_hat / 30 (3
 COARSE_SHARE = 0.5  # numeric columns: share of the rest for the log-scale buckets; the remainder refines
 NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious null code is cheap)
 TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
-TYPE_SIGMAS = 3.0  # numeric: noisy numeric count > 3 sigma; integer: integral > 3 sigma, non-integral <= 3 sigma
+TYPE_SIGMAS = 3.0  # numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
 BUCKET_FALSE_POSITIVE = 1e-3  # chance that some empty log-scale bucket passes its threshold
 REFINE_SIGMAS = 3.0  # refinement sub-buckets pass at 3 sigma (a false pass only widens within a bucket)
 REFINE_CELLS = 16  # linear sub-buckets per extreme bucket in the refinement pass
@@ -501,9 +501,9 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
     (a) Type and nullability: the vector (missing, integral numbers, non-integral numbers,
         non-numeric) partitions the column, so one record changes one cell by 1: L2 sensitivity 1;
         discrete Gaussian with sigma_a = 1/sqrt(2 rho_a). Decisions (post-processing): numeric iff
-        noisy numeric (integral + non-integral) > 3 sigma_a and noisy non-numeric is at most
-        max(3 sigma_a, 5% of the noisy non-missing total) (coded columns such as 2, 3, 4, "5more" stay
-        categorical); integer iff noisy
+        noisy numeric (integral + non-integral) > 3 sqrt(2) sigma_a (its sd) and above the noisy
+        non-numeric count, which is at most max(3 sigma_a, 5% of the noisy non-missing total) (coded
+        columns such as 2, 3, 4, "5more" stay categorical); integer iff noisy
         integral > 3 sigma_a and noisy non-integral <= 3 sigma_a (unsure -> float, whose bounds are
         not rounded); nullable iff noisy missing > 2 sigma_a (a spurious null code is cheap).
     (b) Categories: stability-based histogram. Noisy counts (discrete Gaussian, sigma_b) of every
@@ -589,7 +589,9 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
         missing_share = max(n_miss, 0) / n_hat if nullable else 0.0  # noisy; records in the null code
         # Numeric only when text is rare: a column such as doors = 2, 3, 4, "5more" is a coded category, and
         # reading it as numbers would send every text value to the null code (post-processing of noisy counts).
-        numeric = ((n_int + n_frac) > TYPE_SIGMAS * sigma_a
+        # The numeric count is the sum of two noisy counts (sd sqrt(2) sigma_a): its test is scaled to match,
+        # and numbers must outnumber text, so that noise alone rarely makes a text column numeric.
+        numeric = ((n_int + n_frac) > TYPE_SIGMAS * math.sqrt(2.0) * sigma_a and (n_int + n_frac) > n_text
                    and n_text <= max(TYPE_SIGMAS * sigma_a, TEXT_SHARE * (n_int + n_frac + n_text)))
         if numeric:
             integer = n_int > TYPE_SIGMAS * sigma_a and n_frac <= TYPE_SIGMAS * sigma_a
