@@ -193,7 +193,9 @@ def synth(
     schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema (YAML/JSON). Without it, "
                                           "the domain is discovered privately with a share of the budget (5-50%) "
                                           "planned from a noisy row count."),
-    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count)."),
+    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count; "
+                                       "required when that count is above 10^8, or above 10^6 with a noise sd "
+                                       "over 10% of it). Written in chunks: any number that fits on disk."),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Save the fitted model (dir or .zip)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise for reproducible experiments."),
     clip: bool = typer.Option(False, "--clip", hidden=True, help="Kept for compatibility: clipping is always on."),
@@ -219,9 +221,14 @@ def synth(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or ledger."),
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
-    from privsample.pipeline import check_budget, synthesize, write_table
+    import numpy as np
+
+    from privsample.pipeline import check_budget, check_output_size, synthesize, write_chunks
+    from privsample.synth.model import check_rows
 
     check_budget(epsilon, delta)
+    if rows is not None:
+        check_rows(rows)
     _warn_seeded(seed)
     opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
                           max_model_size=max_model_size, eta=eta, schedule=schedule,
@@ -233,15 +240,18 @@ def synth(
     with _RichProgress(err, enabled=not quiet) as progress:
         res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,
                          clip=clip, other=other, engine=engine, spark_master=spark_master, method_options=opts,
-                         progress=progress)
+                         progress=progress, sample=False)
+    n = res.model.resolve_rows(rows)  # the default: the noisy row count, unless it is mostly noise
+    check_output_size(res.model, n, output)
     if save_model is not None:
         res.model.save(save_model)
-    write_table(res.table, output)
+    # streamed in chunks: memory does not grow with --rows; the same rows as sampling at once for n <= 1e6
+    written = write_chunks(res.model.sample_chunks(n, np.random.default_rng(seed)), output)
     if not quiet:
         print_ledger(res.accountant.to_dict(), err)
     if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
         print_discovery(res.schema, err, quiet=quiet)
-    err.print(f"wrote {len(res.table):,} synthetic rows to {output}"  # no run time: it depends on the data
+    err.print(f"wrote {written:,} synthetic rows to {output}"  # no run time: it depends on the data
               + (f" and the model to {save_model}" if save_model else ""))
 
 
@@ -249,23 +259,26 @@ def synth(
 def sample(
     model: Path = typer.Argument(..., help="A model saved by 'synth --save-model'."),
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write."),
-    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows (default: the model's noisy row count)."),
+    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows (default: the model's noisy row count, "
+                                       "with the limits of 'synth --rows'). Written in chunks: any number that "
+                                       "fits on disk."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for sampling (post-processing; no privacy cost)."),
 ) -> None:
     """Draw more synthetic rows from a saved model (no privacy cost)."""
     import numpy as np
 
-    from privsample.pipeline import write_table
-    from privsample.synth.model import SynthModel
+    from privsample.pipeline import check_output_size, write_chunks
+    from privsample.synth.model import SynthModel, check_rows
 
-    if rows is not None and rows < 0:
-        raise PrivsampleError(f"--rows must be >= 0 (got {rows})")
+    if rows is not None:
+        check_rows(rows)
     m = SynthModel.load(model)
+    n = m.resolve_rows(rows)
+    check_output_size(m, n, output)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
-    df = m.sample_table(rows, np.random.default_rng(seed))
-    write_table(df, output)
-    err.print(f"wrote {len(df):,} rows to {output} (sampling costs no privacy budget)")
+    written = write_chunks(m.sample_chunks(n, np.random.default_rng(seed)), output)  # bounded memory
+    err.print(f"wrote {written:,} rows to {output} (sampling costs no privacy budget)")
 
 
 @app.command()

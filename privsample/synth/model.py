@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,11 @@ from privsample.synth import pgm
 FORMAT = "privsample-model/1"
 # Timing keys that older versions kept in ``info``: dropped on save, so re-saving such a model does not publish them.
 TIMING_KEYS = frozenset({"seconds", "estimate_seconds", "phase_seconds", "timings"})
+CHUNK_ROWS = 1_000_000            # rows sampled, decoded and written at a time (bounded memory)
+MAX_ROWS = 10**12                 # the most rows one request may ask for
+MAX_DEFAULT_ROWS = 100_000_000    # a larger table must be asked for with an explicit number of rows
+NOISY_DEFAULT_FREE = 1_000_000    # up to this many rows the noisy count is the default, however noisy
+NOISY_DEFAULT_SD = 0.1            # above it, only if the count's noise sd is at most this share of it
 
 
 def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -41,6 +48,16 @@ def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Gene
     c = np.asarray(codes, dtype=np.int64)
     offs = np.floor(rng.random(c.shape) * counts[c]).astype(np.int64)
     return order[starts[c] + offs]
+
+
+def check_rows(rows: int) -> int:
+    """``rows`` as an int, refused (``InputError``) if negative or above ``MAX_ROWS``."""
+    rows = int(rows)
+    if rows < 0:
+        raise InputError(f"--rows must be >= 0 (got {rows})")
+    if rows > MAX_ROWS:
+        raise InputError(f"--rows {rows:,} is more than the limit of {MAX_ROWS:,} rows")
+    return rows
 
 
 @dataclass
@@ -68,28 +85,71 @@ class SynthModel:
         """The model's noisy estimate of the number of records."""
         return max(1, int(round(float(self.model.total))))
 
+    def resolve_rows(self, rows: int | None) -> int:
+        """The number of rows to draw: ``rows``, or by default the noisy row count.
+
+        The default is refused (``InputError``, pass ``rows``) above ``MAX_DEFAULT_ROWS``, or above
+        ``NOISY_DEFAULT_FREE`` when the count's noise standard deviation (public: it follows from the noise
+        scales) is more than ``NOISY_DEFAULT_SD`` of it, i.e. when the count is mostly noise (a tiny epsilon
+        can draw billions). The rule reads only the noisy count and public values: post-processing."""
+        if rows is not None:
+            return check_rows(rows)
+        n = self.estimated_rows
+        sd = self.info.get("total_sd")
+        noisy = isinstance(sd, (int, float)) and math.isfinite(sd) and sd > NOISY_DEFAULT_SD * n
+        if n > MAX_DEFAULT_ROWS or (n > NOISY_DEFAULT_FREE and noisy):
+            noise = f", noise sd {sd:.3g}" if isinstance(sd, (int, float)) else ""
+            raise InputError(f"the model's noisy row count ({n:.3g}{noise}) is not used as the default number of "
+                             f"rows above {MAX_DEFAULT_ROWS:,}, nor above {NOISY_DEFAULT_FREE:,} when its noise sd "
+                             f"is more than {NOISY_DEFAULT_SD:.0%} of it: pass --rows")
+        return n
+
     def sample(self, rows: int | None = None, rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
+        """``rows`` records as codes (default: ``resolve_rows``), drawn at once."""
         rng = rng if rng is not None else np.random.default_rng()
-        rows = self.estimated_rows if rows is None else int(rows)
-        if rows < 0:
-            raise InputError("number of rows must be >= 0")
-        codes = pgm.sample_model(self.model, rows, int(rng.integers(2**32))) if rows > 0 else \
+        return self._draw_codes(self.resolve_rows(rows), rng, self._sampler())
+
+    def _sampler(self):
+        return pgm.record_sampler(self.model)
+
+    def _draw_codes(self, rows: int, rng: np.random.Generator, draw) -> dict[str, np.ndarray]:
+        codes = draw(rows, int(rng.integers(2**32))) if rows > 0 else \
             {a: np.zeros(0, dtype=np.int64) for a in self.model.domain.attributes}
         for a, m in self.compression.items():
             codes[a] = decompress_codes(codes[a], m, rng)
         return {a: codes[a] for a in self.domain}
 
-    def sample_table(self, rows: int | None = None, rng: np.random.Generator | None = None):
-        """A decoded synthetic table (pandas DataFrame) in the schema's columns."""
+    def _decode(self, codes: dict[str, np.ndarray], rng: np.random.Generator):
+        import pandas as pd
+
+        if self.schema is None:
+            return pd.DataFrame(codes)
         from privsample.data.encoding import decode
 
-        rng = rng if rng is not None else np.random.default_rng()
-        codes = self.sample(rows, rng)
-        if self.schema is None:
-            import pandas as pd
-
-            return pd.DataFrame(codes)
         return decode(codes, self.schema, rng)
+
+    def sample_chunks(self, rows: int | None = None, rng: np.random.Generator | None = None,
+                      chunk_rows: int = CHUNK_ROWS) -> Iterator:
+        """Decoded synthetic tables (pandas DataFrames) of at most ``chunk_rows`` rows each, ``rows`` in all
+        (default: ``resolve_rows``); at least one (an empty table for 0 rows). Memory is bounded by the
+        chunk size whatever ``rows`` is. Every row has the model's distribution, chunked or not; the first
+        chunk equals ``sample_table`` of as many rows with the same generator."""
+        rng = rng if rng is not None else np.random.default_rng()
+        n = self.resolve_rows(rows)
+        chunk_rows = max(1, int(chunk_rows))
+        draw = self._sampler()
+        done = 0
+        while True:
+            k = min(chunk_rows, n - done)
+            yield self._decode(self._draw_codes(k, rng, draw), rng)
+            done += k
+            if done >= n:
+                return
+
+    def sample_table(self, rows: int | None = None, rng: np.random.Generator | None = None):
+        """A decoded synthetic table (pandas DataFrame) in the schema's columns, in memory."""
+        rng = rng if rng is not None else np.random.default_rng()
+        return self._decode(self.sample(rows, rng), rng)
 
     # -- persistence ----------------------------------------------------------------------------
     def _payload(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
