@@ -151,6 +151,11 @@ def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ma
     from privsample.synth import numpy_md
 
     mu = numpy_md._tree(domain, tuple(cliques)).marginals(theta, total)
+    for i, cl in enumerate(cliques):
+        if not (np.all(np.isfinite(mu[cl])) and np.all(mu[cl] >= 0)):
+            from privsample.errors import InputError
+
+            raise InputError(f"model field 'potential_{i}' gives non-finite or negative marginals (values too large)")
     marginals = CliqueVector(domain, cliques, {cl: Factor(domain.project(cl), jnp.asarray(mu[cl])) for cl in cliques})
     return MarkovRandomField(potentials=potentials, marginals=marginals, total=total)
 

@@ -31,7 +31,9 @@ def stratified_draw(key: np.ndarray, cdf: np.ndarray, rng: np.random.Generator) 
     c gets the uniform (r + U)/c, so each group's draw is a stratified sample of its conditional."""
     n = key.size
     n_keys, k = cdf.shape
-    order = np.lexsort((rng.random(n), key))        # grouped by key, random order within a group
+    # grouped by key, random order within a group: key + U sorts as lexsort((U, key)) (2-3x faster), but for
+    # ties made by rounding, which keep their index order
+    order = np.argsort(key + rng.random(n), kind="stable")
     sorted_key = key[order]
     start = np.searchsorted(sorted_key, sorted_key, side="left")
     counts = np.bincount(key, minlength=n_keys)
