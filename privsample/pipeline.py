@@ -393,5 +393,6 @@ def check_output_size(model, rows: int, path: str | Path) -> None:
                          f"{_human(free)} free on its disk: pass a smaller --rows")
 
 
-__all__ = ["synthesize", "write_table", "write_chunks", "check_output_size", "estimate_output_bytes", "make_accountant", "check_budget", "SynthResult", "Categorical",
+__all__ = ["synthesize", "write_table", "write_chunks", "check_output_size", "estimate_output_bytes",
+           "make_accountant", "check_budget", "SynthResult", "Categorical",
            "release_domain", "RELEASE_RULE"]

@@ -219,5 +219,5 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = 
 
 
 __all__ = ["mbi", "Domain", "Factor", "LinearMeasurement", "MarkovRandomField", "configure_jax", "estimate",
-           "identity_total", "identity_total_sd", "record_sampler",
-           "current_rss_mb", "trim_jax_caches", "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]
+           "identity_total", "identity_total_sd", "record_sampler", "current_rss_mb", "trim_jax_caches",
+           "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]
