@@ -245,7 +245,7 @@ def synth(
     check_output_size(res.model, n, output)
     if save_model is not None:
         res.model.save(save_model)
-    # streamed in chunks: memory does not grow with --rows; the same rows as sampling at once for n <= 1e6
+    # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
     written = write_chunks(res.model.sample_chunks(n, np.random.default_rng(seed)), output)
     if not quiet:
         print_ledger(res.accountant.to_dict(), err)

@@ -33,7 +33,7 @@ FORMAT = "privsample-model/1"
 # Timing keys that older versions kept in ``info``: dropped on save, so re-saving such a model does not publish them.
 TIMING_KEYS = frozenset({"seconds", "estimate_seconds", "phase_seconds", "timings"})
 CHUNK_ROWS = 1_000_000            # the most rows sampled, decoded and written at a time (bounded memory)
-CHUNK_CELLS = 4_000_000           # ... and the most cells (rows x columns): a chunk takes about 100 bytes a cell
+CHUNK_CELLS = 4_000_000           # ... and the most cells (rows x columns): about 60 bytes a cell (Adult, Parquet)
 MAX_ROWS = 10**12                 # the most rows one request may ask for
 MAX_DEFAULT_ROWS = 100_000_000    # a larger table must be asked for with an explicit number of rows
 NOISY_DEFAULT_FREE = 1_000_000    # up to this many rows the noisy count is the default, however noisy
