@@ -221,9 +221,7 @@ def synth(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or ledger."),
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
-    import numpy as np
-
-    from privsample.pipeline import check_budget, check_output_size, synthesize, write_chunks
+    from privsample.pipeline import check_budget, check_output_size, synthesize
     from privsample.synth.model import check_rows
 
     check_budget(epsilon, delta)
@@ -246,13 +244,28 @@ def synth(
     if save_model is not None:
         res.model.save(save_model)
     # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
-    written = write_chunks(res.model.sample_chunks(n, np.random.default_rng(seed)), output)
+    written = _write_sample(res.model, n, seed, output, quiet)
     if not quiet:
         print_ledger(res.accountant.to_dict(), err)
     if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
         print_discovery(res.schema, err, quiet=quiet)
     err.print(f"wrote {written:,} synthetic rows to {output}"  # no run time: it depends on the data
               + (f" and the model to {save_model}" if save_model else ""))
+
+
+def _write_sample(model, rows: int, seed, output: Path, quiet: bool) -> int:
+    """Sample ``rows`` rows from ``model`` and write them to ``output`` in chunks (bounded memory); a
+    progress bar when there is more than one chunk."""
+    import numpy as np
+
+    from privsample.pipeline import write_chunks
+
+    chunks = model.sample_chunks(rows, np.random.default_rng(seed))
+    if quiet or rows <= model.chunk_rows:
+        return write_chunks(chunks, output)
+    with _RichProgress(err) as progress:
+        return write_chunks(chunks, output, on_chunk=lambda done: progress("sample and write rows", step=done,
+                                                                            steps=rows, message=output.name))
 
 
 @app.command()
@@ -265,9 +278,7 @@ def sample(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for sampling (post-processing; no privacy cost)."),
 ) -> None:
     """Draw more synthetic rows from a saved model (no privacy cost)."""
-    import numpy as np
-
-    from privsample.pipeline import check_output_size, write_chunks
+    from privsample.pipeline import check_output_size
     from privsample.synth.model import SynthModel, check_rows
 
     if rows is not None:
@@ -277,7 +288,7 @@ def sample(
     check_output_size(m, n, output)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
-    written = write_chunks(m.sample_chunks(n, np.random.default_rng(seed)), output)  # bounded memory
+    written = _write_sample(m, n, seed, output, quiet=False)  # in chunks: bounded memory
     err.print(f"wrote {written:,} rows to {output} (sampling costs no privacy budget)")
 
 
