@@ -281,7 +281,9 @@ def synth(
     schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema (YAML/JSON). Without it, "
                                           "the domain is discovered privately with a share of the budget (5-50%) "
                                           "planned from a noisy row count."),
-    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count)."),
+    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count; "
+                                       "required when that count is above 10^8, or above 10^6 with a noise sd "
+                                       "over 10% of it). Written in chunks: any number that fits on disk."),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Save the fitted model (dir or .zip)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise for reproducible experiments."),
     clip: bool = typer.Option(False, "--clip", hidden=True, help="Kept for compatibility: clipping is always on."),
@@ -310,10 +312,13 @@ def synth(
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
     from privsample.data.table import check_delimiter, check_encoding
-    from privsample.pipeline import check_budget, synthesize, write_table
+    from privsample.pipeline import check_budget, check_output_size, synthesize
+    from privsample.synth.model import check_rows
 
     check_budget(epsilon, delta)
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
+    if rows is not None:
+        check_rows(rows)
     _warn_seeded(seed)
     opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
                           max_model_size=max_model_size, eta=eta, schedule=schedule,
@@ -334,42 +339,61 @@ def synth(
     with _RichProgress(err, enabled=not quiet) as progress:
         res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,
                          clip=clip, other=other, engine=engine, spark_master=spark_master, method_options=opts,
-                         progress=progress, delimiter=delimiter, encoding=encoding)
+                         progress=progress, delimiter=delimiter, encoding=encoding, sample=False)
+    n = res.model.resolve_rows(rows)  # the default: the noisy row count, unless it is mostly noise
+    check_output_size(res.model, n, output)
     if save_model is not None:
         res.model.save(save_model)
-    write_table(res.table, output)
+    # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
+    written = _write_sample(res.model, n, seed, output, quiet)
     if not quiet:
         print_ledger(res.accountant.to_dict(), err)
     if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
         print_discovery(res.schema, err, quiet=quiet)
-    err.print(f"wrote {len(res.table):,} synthetic rows to {output}"  # no run time: it depends on the data
+    err.print(f"wrote {written:,} synthetic rows to {output}"  # no run time: it depends on the data
               + (f" and the model to {save_model}" if save_model else ""))
+
+
+def _write_sample(model, rows: int, seed, output: Path, quiet: bool) -> int:
+    """Sample ``rows`` rows from ``model`` and write them to ``output`` in chunks (bounded memory); a
+    progress bar when there is more than one chunk."""
+    import numpy as np
+
+    from privsample.pipeline import write_chunks
+
+    chunks = model.sample_chunks(rows, np.random.default_rng(seed))
+    if quiet or rows <= model.chunk_rows:
+        return write_chunks(chunks, output)
+    with _RichProgress(err) as progress:
+        return write_chunks(chunks, output, on_chunk=lambda done: progress("sample and write rows", step=done,
+                                                                            steps=rows, message=output.name))
 
 
 @app.command()
 def sample(
     model: Path = typer.Argument(..., help="A model saved by 'synth --save-model'."),
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write."),
-    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows (default: the model's noisy row count)."),
+    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows (default: the model's noisy row count, "
+                                       "with the limits of 'synth --rows'). Written in chunks: any number that "
+                                       "fits on disk."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for sampling (post-processing; no privacy cost)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line (warnings are still shown)."),
 ) -> None:
     """Draw more synthetic rows from a saved model (no privacy cost)."""
-    import numpy as np
+    from privsample.pipeline import check_output_size
+    from privsample.synth.model import SynthModel, check_rows
 
-    from privsample.pipeline import write_table
-    from privsample.synth.model import SynthModel
-
-    if rows is not None and rows < 0:
-        raise PrivsampleError(f"--rows must be >= 0 (got {rows})")
+    if rows is not None:
+        check_rows(rows)
     check_paths({"MODEL": model}, {"-o/--output": output})
     m = SynthModel.load(model)
+    n = m.resolve_rows(rows)
+    check_output_size(m, n, output)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
-    df = m.sample_table(rows, np.random.default_rng(seed))
-    write_table(df, output)
+    written = _write_sample(m, n, seed, output, quiet=quiet)  # in chunks: bounded memory
     if not quiet:
-        err.print(f"wrote {len(df):,} rows to {output} (sampling costs no privacy budget)")
+        err.print(f"wrote {written:,} rows to {output} (sampling costs no privacy budget)")
 
 
 @app.command()

@@ -170,6 +170,7 @@ class AIM(WorkloadSynthesizer):
                 break
         timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": est_seconds}  # not saved
         info = {"rounds": log, "estimated_total": total, "cache_clears": cache_clears,
+                "total_sd": pgm.identity_total_sd(identity) if identity else None,
                 "model_size_mb": model_size_mb(domain, model.cliques),
                 "workload_size": len(workload), "T": T}
         return SynthModel(mechanism="aim", domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,12 @@ FORMAT = "privsample-model/1"
 FOLDER_FILES = ("model.json", "arrays.npz")  # what a model saved as a folder holds
 # Timing keys that older versions kept in ``info``: dropped on save, so re-saving such a model does not publish them.
 TIMING_KEYS = frozenset({"seconds", "estimate_seconds", "phase_seconds", "timings"})
+CHUNK_ROWS = 1_000_000            # the most rows sampled, decoded and written at a time (bounded memory)
+CHUNK_CELLS = 4_000_000           # ... and the most cells (rows x columns): about 60 bytes a cell (Adult, Parquet)
+MAX_ROWS = 10**12                 # the most rows one request may ask for
+MAX_DEFAULT_ROWS = 100_000_000    # a larger table must be asked for with an explicit number of rows
+NOISY_DEFAULT_FREE = 1_000_000    # up to this many rows the noisy count is the default, however noisy
+NOISY_DEFAULT_SD = 0.1            # above it, only if the count's noise sd is at most this share of it
 
 
 def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -42,6 +50,16 @@ def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Gene
     c = np.asarray(codes, dtype=np.int64)
     offs = np.floor(rng.random(c.shape) * counts[c]).astype(np.int64)
     return order[starts[c] + offs]
+
+
+def check_rows(rows: int) -> int:
+    """``rows`` as an int, refused (``InputError``) if negative or above ``MAX_ROWS``."""
+    rows = int(rows)
+    if rows < 0:
+        raise InputError(f"--rows must be >= 0 (got {rows})")
+    if rows > MAX_ROWS:
+        raise InputError(f"--rows {rows:,} is more than the limit of {MAX_ROWS:,} rows")
+    return rows
 
 
 @dataclass
@@ -69,28 +87,79 @@ class SynthModel:
         """The model's noisy estimate of the number of records."""
         return max(1, int(round(float(self.model.total))))
 
+    def resolve_rows(self, rows: int | None) -> int:
+        """The number of rows to draw: ``rows``, or by default the noisy row count.
+
+        The default is refused (``InputError``, pass ``rows``) above ``MAX_DEFAULT_ROWS``, or above
+        ``NOISY_DEFAULT_FREE`` when the count's noise standard deviation (public: it follows from the noise
+        scales) is more than ``NOISY_DEFAULT_SD`` of it, i.e. when the count is mostly noise (a tiny epsilon
+        can draw billions). The rule reads only the noisy count and public values: post-processing."""
+        if rows is not None:
+            return check_rows(rows)
+        n = self.estimated_rows
+        sd = self.info.get("total_sd")
+        noisy = isinstance(sd, (int, float)) and math.isfinite(sd) and sd > NOISY_DEFAULT_SD * n
+        if n > MAX_DEFAULT_ROWS:
+            raise InputError(f"the model's noisy row count ({n:.3g}) is above {MAX_DEFAULT_ROWS:,}, the most rows "
+                             "drawn by default: pass --rows")
+        if n > NOISY_DEFAULT_FREE and noisy:
+            raise InputError(f"the model's noisy row count ({n:.3g}, noise sd {sd:.3g}) is mostly noise: pass --rows "
+                             f"(a noisy count above {NOISY_DEFAULT_FREE:,} rows is the default only when its noise sd "
+                             f"is at most {NOISY_DEFAULT_SD:.0%} of it)")
+        return n
+
     def sample(self, rows: int | None = None, rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
+        """``rows`` records as codes (default: ``resolve_rows``), drawn at once."""
         rng = rng if rng is not None else np.random.default_rng()
-        rows = self.estimated_rows if rows is None else int(rows)
-        if rows < 0:
-            raise InputError("number of rows must be >= 0")
-        codes = pgm.sample_model(self.model, rows, int(rng.integers(2**32))) if rows > 0 else \
+        return self._draw_codes(self.resolve_rows(rows), rng, self._sampler())
+
+    def _sampler(self):
+        return pgm.record_sampler(self.model)
+
+    def _draw_codes(self, rows: int, rng: np.random.Generator, draw) -> dict[str, np.ndarray]:
+        codes = draw(rows, int(rng.integers(2**32))) if rows > 0 else \
             {a: np.zeros(0, dtype=np.int64) for a in self.model.domain.attributes}
         for a, m in self.compression.items():
             codes[a] = decompress_codes(codes[a], m, rng)
         return {a: codes[a] for a in self.domain}
 
-    def sample_table(self, rows: int | None = None, rng: np.random.Generator | None = None):
-        """A decoded synthetic table (pandas DataFrame) in the schema's columns."""
+    def _decode(self, codes: dict[str, np.ndarray], rng: np.random.Generator):
+        import pandas as pd
+
+        if self.schema is None:
+            return pd.DataFrame(codes)
         from privsample.data.encoding import decode
 
-        rng = rng if rng is not None else np.random.default_rng()
-        codes = self.sample(rows, rng)
-        if self.schema is None:
-            import pandas as pd
-
-            return pd.DataFrame(codes)
         return decode(codes, self.schema, rng)
+
+    @property
+    def chunk_rows(self) -> int:
+        """Rows per chunk of ``sample_chunks``: ``CHUNK_ROWS``, fewer for wide tables (``CHUNK_CELLS``)."""
+        return max(1_000, min(CHUNK_ROWS, CHUNK_CELLS // max(1, len(self.domain))))
+
+    def sample_chunks(self, rows: int | None = None, rng: np.random.Generator | None = None,
+                      chunk_rows: int | None = None) -> Iterator:
+        """Decoded synthetic tables (pandas DataFrames) of at most ``chunk_rows`` rows each (default:
+        ``self.chunk_rows``), ``rows`` in all (default: ``resolve_rows``); at least one (an empty table for
+        0 rows). Memory is bounded by the chunk size whatever ``rows`` is. Every row has the model's
+        distribution, chunked or not (the stratification of the draws is within a chunk); the first chunk
+        equals ``sample_table`` of as many rows with the same generator."""
+        rng = rng if rng is not None else np.random.default_rng()
+        n = self.resolve_rows(rows)
+        chunk_rows = max(1, int(chunk_rows if chunk_rows is not None else self.chunk_rows))
+        draw = self._sampler()
+        done = 0
+        while True:
+            k = min(chunk_rows, n - done)
+            yield self._decode(self._draw_codes(k, rng, draw), rng)
+            done += k
+            if done >= n:
+                return
+
+    def sample_table(self, rows: int | None = None, rng: np.random.Generator | None = None):
+        """A decoded synthetic table (pandas DataFrame) in the schema's columns, in memory."""
+        rng = rng if rng is not None else np.random.default_rng()
+        return self._decode(self.sample(rows, rng), rng)
 
     # -- persistence ----------------------------------------------------------------------------
     def _payload(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -171,13 +240,124 @@ class SynthModel:
             raise
         except Exception as exc:  # noqa: BLE001 - corrupt model is bad input
             raise InputError(f"cannot read model {path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        if not isinstance(meta, dict):
+            raise InputError(f"{path}: model.json is not an object")
         if meta.get("format") != FORMAT:
             raise InputError(f"{path}: unknown model format {meta.get('format')!r} (expected {FORMAT})")
-        model = pgm.model_from_arrays(meta["model"], arrays)
+        schema = validate_payload(meta, arrays, str(path))
+        try:
+            model = pgm.model_from_arrays(meta["model"], arrays)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # any other inconsistency
+            raise InputError(f"{path}: invalid model ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
         return cls(mechanism=meta["mechanism"], domain={k: int(v) for k, v in meta["domain"].items()}, model=model,
-                   ledger=meta["ledger"], schema=Schema.from_dict(meta["schema"]) if meta.get("schema") else None,
+                   ledger=meta["ledger"], schema=schema,
                    compression={a: arrays[k] for a, k in meta.get("compression", {}).items()},
                    params=meta.get("params", {}), info=meta.get("info", {}))
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def validate_payload(meta: dict[str, Any], arrays: dict[str, np.ndarray], source: str = "model") -> Schema | None:
+    """Check a loaded model against itself before use; return its schema (or None).
+
+    Every field is checked for type and consistency: the domains (positive integer sizes, the same
+    columns), the cliques (columns of the model's domain), the total (finite, > 0), every potential
+    (a finite real array of its clique's shape), every compression map (integer codes mapping the column's
+    codes onto every compressed code), the schema (its domain is the model's), the ledger, parameters
+    and facts (objects). No other array is accepted. A failure is an ``InputError`` naming the field."""
+
+    def bad(name: str, what: str) -> InputError:
+        return InputError(f"{source}: model field '{name}' {what}")
+
+    def sizes(name: str, d: Any) -> dict[str, int]:
+        if not isinstance(d, dict) or not d:
+            raise bad(name, "must be a non-empty object of column sizes")
+        for k, v in d.items():
+            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+                raise bad(f"{name}.{k}", f"must be an integer >= 1 (got {v!r})")
+        return d
+
+    if not isinstance(meta.get("mechanism"), str):
+        raise bad("mechanism", "must be a string")
+    domain = sizes("domain", meta.get("domain"))
+    for name in ("ledger", "params", "info"):
+        if not isinstance(meta.get(name, {}), dict):
+            raise bad(name, "must be an object")
+    ledger = meta.get("ledger")
+    if ledger is None:
+        raise bad("ledger", "is missing")
+    if not isinstance(ledger.get("summary", {}), dict) or not isinstance(ledger.get("entries", []), list):
+        raise bad("ledger", "must hold a 'summary' object and an 'entries' list")
+    sd = meta.get("info", {}).get("total_sd")
+    if sd is not None and not (_is_number(sd) and math.isfinite(sd) and sd >= 0):
+        raise bad("info.total_sd", f"must be a finite number >= 0 (got {sd!r})")
+    mm = meta.get("model")
+    if not isinstance(mm, dict):
+        raise bad("model", "must be an object")
+    mdomain = sizes("model.domain", mm.get("domain"))
+    if set(mdomain) != set(domain):
+        raise bad("model.domain", "must have the columns of 'domain'")
+    total = mm.get("total")
+    if not (_is_number(total) and math.isfinite(total) and total > 0):
+        raise bad("model.total", f"must be a finite number > 0 (got {total!r})")
+    comp = meta.get("compression", {})
+    if not isinstance(comp, dict):
+        raise bad("compression", "must be an object")
+    for a, size in domain.items():
+        if a not in comp and mdomain[a] != size:
+            raise bad(f"model.domain.{a}", f"is {mdomain[a]}, not {size} as in 'domain', and no compression maps it")
+    cliques = mm.get("cliques")
+    if not isinstance(cliques, list):
+        raise bad("model.cliques", "must be a list")
+    expected: set[str] = set()
+    for i, cl in enumerate(cliques):
+        if not (isinstance(cl, list) and cl and all(isinstance(a, str) and a in mdomain for a in cl)
+                and len(set(cl)) == len(cl)):
+            raise bad(f"model.cliques[{i}]", "must be a non-empty list of distinct columns of 'model.domain'")
+        name = f"potential_{i}"
+        expected.add(name)
+        arr = arrays.get(name)
+        if arr is None:
+            raise bad(name, "is missing")
+        shape = tuple(mdomain[a] for a in cl)
+        if arr.dtype.kind not in "fiu":
+            raise bad(name, f"must hold real numbers (got dtype {arr.dtype})")
+        if arr.shape != shape:
+            raise bad(name, f"has shape {arr.shape}, expected {shape} (clique {', '.join(cl)})")
+        if not np.all(np.isfinite(arr)):
+            raise bad(name, "holds NaN or infinite values")
+    for a, name in comp.items():
+        if a not in domain:
+            raise bad(f"compression.{a}", "is not a column of 'domain'")
+        if not isinstance(name, str) or name not in arrays or name.startswith("potential_"):
+            raise bad(f"compression.{a}", f"must name a compression array (got {name!r})")
+        expected.add(name)
+        m = arrays[name]
+        if m.dtype.kind not in "iu" or m.shape != (domain[a],):
+            raise bad(name, f"must be {domain[a]} integer codes (got dtype {m.dtype}, shape {m.shape})")
+        k = mdomain[a]
+        if m.size and (m.min() < 0 or m.max() >= k):
+            raise bad(name, f"must hold codes in 0..{k - 1}")
+        if np.unique(m).size != k:
+            raise bad(name, f"must map onto every one of the {k} compressed codes of '{a}'")
+    extra = sorted(set(arrays) - expected)
+    if extra:
+        raise bad(extra[0], "is not part of the model")
+    if not meta.get("schema"):
+        return None
+    try:
+        schema = Schema.from_dict(meta["schema"])
+    except InputError as exc:
+        raise bad("schema", f"is invalid ({' '.join(str(exc).split())})") from None
+    except Exception as exc:  # noqa: BLE001 - a tampered schema is bad input
+        raise bad("schema", f"is invalid ({type(exc).__name__})") from None
+    if schema.domain_dict() != domain:
+        raise bad("schema", "does not describe the columns and sizes of 'domain'")
+    return schema
 
 
 def _json_default(o: Any) -> Any:

@@ -235,7 +235,7 @@ class MST(Synthesizer):
                                known_total=total, tol=self.tol)
         timings["estimate"] = time.perf_counter() - t3
         info: dict[str, Any] = {"tree": [list(e) for e in tree], "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
-                                "estimated_total": total}
+                                "estimated_total": total, "total_sd": pgm.identity_total_sd(list(one_way.values()))}
         return SynthModel(mechanism="mst", domain={a: int(sizes[a]) for a in attrs}, model=model,
                           ledger=accountant.to_dict(), schema=schema, compression=mapping,
                           params={"iters": self.iters, "tol": self.tol, "select_fit": self.select_fit, "sigma_1way": one_way[attrs[0]][1]},

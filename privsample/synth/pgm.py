@@ -151,8 +151,34 @@ def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ma
     from privsample.synth import numpy_md
 
     mu = numpy_md._tree(domain, tuple(cliques)).marginals(theta, total)
+    for i, cl in enumerate(cliques):
+        if not (np.all(np.isfinite(mu[cl])) and np.all(mu[cl] >= 0)):
+            from privsample.errors import InputError
+
+            raise InputError(f"model field 'potential_{i}' gives non-finite or negative marginals (values too large)")
     marginals = CliqueVector(domain, cliques, {cl: Factor(domain.project(cl), jnp.asarray(mu[cl])) for cl in cliques})
     return MarkovRandomField(potentials=potentials, marginals=marginals, total=total)
+
+
+def record_sampler(model: MarkovRandomField):
+    """``draw(rows, seed)``: what ``sample_model(model, rows, seed)`` returns, with the junction tree
+    calibrated once, for drawing a large table in chunks."""
+    from privsample.synth.tree_sampler import RecordSampler
+
+    pots = {tuple(cl): model.potentials[cl].values for cl in model.cliques}
+    sampler = RecordSampler(model.domain, pots, float(model.total))
+
+    def draw(rows: int, seed: int) -> dict[str, np.ndarray]:
+        return sampler.draw(int(rows), np.random.default_rng(int(seed) % (2**63)))
+
+    return draw
+
+
+def identity_total_sd(measurements: Sequence[tuple[np.ndarray, float]]) -> float:
+    """Noise standard deviation of :func:`identity_total` (before its floor at 1): a function of the
+    noise scales and the sizes of the measurements only, as public as they are."""
+    var = np.array([s * s * np.size(y) for y, s in measurements], dtype=float)
+    return float(np.sqrt(1.0 / np.sum(1.0 / var)))
 
 
 def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = "numpy") -> dict[str, np.ndarray]:
@@ -163,10 +189,7 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = 
     which we seed from ``seed`` and restore). Sampling is post-processing: it costs no privacy budget.
     """
     if backend == "numpy":
-        from privsample.synth.tree_sampler import sample_records
-
-        pots = {tuple(cl): model.potentials[cl].values for cl in model.cliques}
-        return sample_records(model.domain, pots, float(model.total), int(rows), np.random.default_rng(int(seed) % (2**63)))
+        return record_sampler(model)(rows, seed)
     if backend != "mbi":
         raise ValueError(f"backend must be numpy or mbi, got {backend!r}")
     import jax.numpy as jnp
@@ -196,4 +219,5 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = 
 
 
 __all__ = ["mbi", "Domain", "Factor", "LinearMeasurement", "MarkovRandomField", "configure_jax", "estimate",
-           "identity_total", "current_rss_mb", "trim_jax_caches", "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]
+           "identity_total", "identity_total_sd", "record_sampler", "current_rss_mb", "trim_jax_caches",
+           "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]

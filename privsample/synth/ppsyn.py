@@ -523,6 +523,7 @@ class PPSyn(WorkloadSynthesizer):
         timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": self._estimate_seconds,
                    "phase_seconds": getattr(self, "_phase_seconds", {})}  # in memory only, never saved
         info = {"rounds": log, "estimated_total": total,
+                "total_sd": pgm.identity_total_sd(identity) if identity else None,
                 "model_size_mb": model_size_mb(domain, model.cliques),
                 "workload_size": len(workload), "candidates": len(candidates), "T": T}
         return SynthModel(mechanism="ppsyn-paper" if unsafe else "ppsyn",

@@ -31,7 +31,9 @@ def stratified_draw(key: np.ndarray, cdf: np.ndarray, rng: np.random.Generator) 
     c gets the uniform (r + U)/c, so each group's draw is a stratified sample of its conditional."""
     n = key.size
     n_keys, k = cdf.shape
-    order = np.lexsort((rng.random(n), key))        # grouped by key, random order within a group
+    # grouped by key, random order within a group: key + U sorts as lexsort((U, key)) (2-3x faster), but for
+    # ties made by rounding, which keep their index order
+    order = np.argsort(key + rng.random(n), kind="stable")
     sorted_key = key[order]
     start = np.searchsorted(sorted_key, sorted_key, side="left")
     counts = np.bincount(key, minlength=n_keys)
@@ -55,30 +57,48 @@ def conditional_cdf(marginal: np.ndarray) -> np.ndarray:
     return cdf
 
 
+class RecordSampler:
+    """Ancestral sampling prepared once (junction tree calibrated, conditional CDFs built), so that a
+    large table can be drawn in chunks without recomputing them: ``draw(rows, rng)`` per chunk. Every
+    record of every chunk has the model's distribution; the stratification is within a chunk."""
+
+    def __init__(self, domain, potentials: dict, total: float):
+        potentials = {tuple(c): np.asarray(t, dtype=float) for c, t in potentials.items()}
+        tree = numpy_md._tree(domain, tuple(potentials))
+        beliefs = tree.beliefs(potentials, float(total))
+        position = {a: i for i, a in enumerate(domain.attributes)}
+        size = dict(zip(domain.attributes, domain.shape))
+        self.attributes = list(domain.attributes)
+        self.steps: list[tuple] = []  # (column, parents, parent sizes, CDFs)
+        done: set = set()
+        for col in reversed(tree.elimination_order):
+            homes = [J for J in tree.supers if col in J]
+            parents = tuple(sorted({a for J in homes for a in J if a in done}, key=position.get))
+            scope = parents + (col,)
+            J = next((J for J in homes if set(scope) <= set(J)), None)
+            if J is None:  # cannot happen for a valid elimination order (running intersection)
+                raise RuntimeError(f"no junction-tree clique holds {scope}")
+            cdf = conditional_cdf(numpy_md.sum_to(beliefs[J], J, scope))
+            self.steps.append((col, parents, tuple(size[a] for a in parents), cdf))
+            done.add(col)
+
+    def draw(self, rows: int, rng: np.random.Generator) -> dict:
+        """``rows`` records (attribute -> int64 codes)."""
+        done: dict = {}
+        for col, parents, sizes, cdf in self.steps:
+            if parents:
+                key = np.ravel_multi_index(tuple(done[a] for a in parents), sizes)
+            else:
+                key = np.zeros(rows, dtype=np.int64)
+            done[col] = stratified_draw(key.astype(np.int64), cdf, rng).astype(np.int64)
+        return {a: done[a] for a in self.attributes}
+
+
 def sample_records(domain, potentials: dict, total: float, rows: int, rng: np.random.Generator) -> dict:
     """``rows`` records (attribute -> int64 codes) from the model with these clique log-potentials
     (clique tuple -> table). Every attribute of the domain is a node of the junction tree, so every
     attribute is generated."""
-    potentials = {tuple(c): np.asarray(t, dtype=float) for c, t in potentials.items()}
-    tree = numpy_md._tree(domain, tuple(potentials))
-    beliefs = tree.beliefs(potentials, float(total))
-    position = {a: i for i, a in enumerate(domain.attributes)}
-    size = dict(zip(domain.attributes, domain.shape))
-    done: dict = {}
-    for col in reversed(tree.elimination_order):
-        homes = [J for J in tree.supers if col in J]
-        parents = sorted({a for J in homes for a in J if a in done}, key=position.get)
-        scope = tuple(parents) + (col,)
-        J = next((J for J in homes if set(scope) <= set(J)), None)
-        if J is None:  # cannot happen for a valid elimination order (running intersection)
-            raise RuntimeError(f"no junction-tree clique holds {scope}")
-        cdf = conditional_cdf(numpy_md.sum_to(beliefs[J], J, scope))
-        if parents:
-            key = np.ravel_multi_index(tuple(done[a] for a in parents), tuple(size[a] for a in parents))
-        else:
-            key = np.zeros(rows, dtype=np.int64)
-        done[col] = stratified_draw(key.astype(np.int64), cdf, rng).astype(np.int64)
-    return {a: done[a] for a in domain.attributes}
+    return RecordSampler(domain, potentials, total).draw(rows, rng)
 
 
-__all__ = ["sample_records", "stratified_draw", "conditional_cdf"]
+__all__ = ["RecordSampler", "sample_records", "stratified_draw", "conditional_cdf"]
