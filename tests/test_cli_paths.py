@@ -209,12 +209,13 @@ def _interrupting_write(monkeypatch):
     import privsample.pipeline
     from privsample.io import atomic_path
 
-    def write_table(df, path):
+    def write_table(df, path, *args, **kwargs):
         with atomic_path(path) as tmp:
             tmp.write_text("partial")
             raise KeyboardInterrupt
 
     monkeypatch.setattr(privsample.pipeline, "write_table", write_table)
+    monkeypatch.setattr(privsample.pipeline, "write_chunks", write_table)  # synth and sample stream their rows
 
 
 def test_ctrl_c_while_writing_exits_130_and_leaves_nothing(files, capsys, monkeypatch):
