@@ -157,8 +157,8 @@ def _phase(label: str) -> str:
     """Group key of a ledger label: 'mst/2-way/a,b' -> 'mst/2-way'; 'schema: age: type counts' -> 'schema: type counts'."""
     if "/" in label:
         return label.rsplit("/", 1)[0]
-    parts = label.split(": ")
-    return f"{parts[0]}: {parts[-1]}" if len(parts) >= 3 else label
+    parts = label.split(": ", 2)  # the step may itself hold ': ' ('range refinement (not needed: too few records)')
+    return f"{parts[0]}: {parts[2]}" if len(parts) == 3 else label
 
 
 def print_ledger(ledger: dict, console: Console = out) -> None:

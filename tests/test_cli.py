@@ -469,3 +469,13 @@ def test_discovery_table_and_warning(data, tmp_path, capsys):
     code, text = run(["synth", csv, "-o", out, "--epsilon", 5, "--iters", "30", "--method", "mst"], capsys)
     assert code == 0, text
     assert "Privately discovered schema" in text and "warning: rare:" in text
+
+
+def test_ledger_phase_keeps_a_step_label_holding_a_colon():
+    """The ledger groups 'schema: <column>: <step>' by step, whole, even when the step holds ': '."""
+    from privsample.cli import _phase
+
+    assert _phase("schema: age: range refinement (not needed: too few records)") == \
+        "schema: range refinement (not needed: too few records)"
+    assert _phase("schema: age: type counts") == "schema: type counts"
+    assert _phase("mst/2-way/a,b") == "mst/2-way" and _phase("schema: row count") == "schema: row count"
