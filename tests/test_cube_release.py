@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from privsample.cli import main
-from privsample.cube import sampler as cube_mod
 from privsample.cube import bounds as cb
+from privsample.cube import sampler as cube_mod
 from privsample.cube import solver as cs
 from privsample.cube.pipeline import load_for_cube
 from privsample.cube.sampler import SOLVER_ATTEMPTS, BooleanCubeSampler, solver_margin
