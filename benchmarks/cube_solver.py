@@ -1,4 +1,4 @@
-"""Benchmark: the cube solvers (lambda* and h*, privsample/sampling/cube_solver.py) against the generic
+"""Benchmark: the cube solvers (lambda* and h*, privsample/cube/lp.py, qp.py and solver.py) against the generic
 solvers seed 000 used, versus the size m of the reduced space.
 
 Setting (notes/private-sampling.md section 9): p = 30, d = 2 (L = 466), delta = 0.25, Delta = 4. The data
@@ -54,7 +54,7 @@ SINGLE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_T
 def make_problem(m: int):
     import numpy as np
 
-    from privsample.sampling.walsh import draw_reduced_space, point_coefficients, well_conditioned
+    from privsample.cube.walsh import draw_reduced_space, point_coefficients, well_conditioned
 
     rng = np.random.default_rng(0)
     protos = rng.integers(0, 2, (3, P)) * 2 - 1
@@ -76,8 +76,8 @@ def worker(task: str, m: int, lam: float | None, out: str | None) -> dict:
     import numpy as np
     from threadpoolctl import threadpool_info
 
-    from privsample.sampling import cube_solver as cs
-    from privsample.sampling import walsh
+    from privsample.cube import lp, qp, walsh
+    from privsample.cube.solver import solve
 
     S, c_f, info = make_problem(m)
     walsh._GRAM_CACHE.clear()  # the timed call computes its own Gram matrix
@@ -90,7 +90,7 @@ def worker(task: str, m: int, lam: float | None, out: str | None) -> dict:
         for _ in range(reps):
             walsh._GRAM_CACHE.clear()
             t0 = time.perf_counter()
-            sol = cs.solve(S, c_f, D, DELTA, BIG_DELTA)
+            sol = solve(S, c_f, D, DELTA, BIG_DELTA)
             runs.append(time.perf_counter() - t0)
             if runs[-1] == min(runs):
                 best = sol.timings  # the phase split of the fastest run
@@ -98,7 +98,7 @@ def worker(task: str, m: int, lam: float | None, out: str | None) -> dict:
         for _ in range(reps):
             walsh._GRAM_CACHE.clear()
             t1 = time.perf_counter()
-            qp = cs.project_box(S, b, D, DELTA, BIG_DELTA)
+            proj = qp.project_box(S, b, D, DELTA, BIG_DELTA)
             qp_runs.append(time.perf_counter() - t1)
         secs, qp_s = min(runs), min(qp_runs)
         if out:
@@ -107,18 +107,18 @@ def worker(task: str, m: int, lam: float | None, out: str | None) -> dict:
                 "lam_lower": sol.lam_lower,
                 "certified": sol.certified, "method": sol.method, "timings": best,
                 "iterations": sol.iterations, "residuals": sol.residuals, "qp_only_s": qp_s,
-                "qp_only_diff": float(np.abs(qp.g / m - sol.h).max() * m)}
+                "qp_only_diff": float(np.abs(proj.g / m - sol.h).max() * m)}
     if task == "quadprog":
         t0 = time.perf_counter()
-        h = cs.reference_h(S, c_f, D, DELTA, BIG_DELTA, float(lam))
+        h = qp.reference_h(S, c_f, D, DELTA, BIG_DELTA, float(lam))
         secs = time.perf_counter() - t0
         if out:
             np.save(out, h)
         b = (1 - lam) * c_f + lam * walsh.point_coefficients(S, D)
-        return {**info, "seconds": secs, "residuals": cs.check_box(S, b, D, h, DELTA, BIG_DELTA)}
+        return {**info, "seconds": secs, "residuals": qp.check_box(S, b, D, h, DELTA, BIG_DELTA)}
     if task == "highs":
         t0 = time.perf_counter()
-        lam_ref = cs.reference_lambda(S, c_f, D, DELTA, BIG_DELTA)
+        lam_ref = lp.reference_lambda(S, c_f, D, DELTA, BIG_DELTA)
         return {**info, "seconds": time.perf_counter() - t0, "lam_star": lam_ref}
     raise SystemExit(f"unknown task {task}")
 

@@ -62,10 +62,10 @@ def density_pair_error(x: np.ndarray, S01: np.ndarray, h: np.ndarray) -> float:
 
 
 def cube_rows(name: str, m_factors, ks, reps, big_deltas=BIG_DELTAS, small_deltas=SMALL_DELTAS) -> list[dict]:
+    from privsample.cube import bounds as cb
+    from privsample.cube.solver import solve
+    from privsample.cube.walsh import draw_reduced_space, walsh_size, well_conditioned
     from privsample.data.cube import CubeEncoding
-    from privsample.sampling import cube_bounds as cb
-    from privsample.sampling.cube_solver import solve
-    from privsample.sampling.walsh import draw_reduced_space, walsh_size, well_conditioned
 
     import pandas as pd
 
@@ -227,8 +227,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--same-epsilon", action="store_true", help="also run the synthesizers at the certified epsilon")
     a = ap.parse_args()
-    from privsample.sampling import cube_bounds as cb
-    from privsample.sampling.walsh import walsh_size
+    from privsample.cube import bounds as cb
+    from privsample.cube.walsh import walsh_size
 
     datasets = ("nltcs",) if a.quick else ("nltcs", "acs")
     cube, synth = [], []

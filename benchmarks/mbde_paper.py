@@ -38,10 +38,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results"
 
+from privsample.mbde.density import MBDE, GaussianQ0  # noqa: E402
+from privsample.mbde.private_kde import bernstein_kde, gaussian_kde_logpdf, select_bandwidth  # noqa: E402
 from privsample.privacy import Accountant  # noqa: E402
 from privsample.privacy.noise import SeededNoise  # noqa: E402
-from privsample.sampling.mbde import MBDE, GaussianQ0  # noqa: E402
-from privsample.sampling.private_kde import bernstein_kde, gaussian_kde_logpdf, select_bandwidth  # noqa: E402
 
 EPS_MBDE = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 EPS_DPB = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)

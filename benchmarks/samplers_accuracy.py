@@ -40,7 +40,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 from privsample.privacy import SeededNoise  # noqa: E402
 from privsample.privacy.conversion import cdp_rho  # noqa: E402
-from privsample.sampling import bernoulli, kary, product  # noqa: E402
+from privsample.samplers import bernoulli, kary, product  # noqa: E402
 
 BATCHES = 20
 

@@ -2,8 +2,10 @@
 
 Data flows one way: raw table -> schema/encoding (``privsample.data``) -> marginal engine
 (``privsample.marginals``, the only code that reads records) -> mechanisms that spend budget
-through one accountant (``privsample.privacy``, ``privsample.synth``, ``privsample.sampling``)
--> model -> decoded synthetic records -> evaluation (``privsample.evaluate``).
+through one accountant (``privsample.privacy``, ``privsample.synth``) -> model -> decoded synthetic records
+-> evaluation (``privsample.evaluate``). The other mechanisms spend through the same accountant: private
+sampling on the Boolean cube (``privsample.cube``), samplers from distributions (``privsample.samplers``)
+and MBDE (``privsample.mbde``).
 """
 
 __version__ = "0.1.0"

@@ -719,14 +719,14 @@ def cube_sample(
     whatever the data; a draft or privately discovered schema is refused."""
     import numpy as np
 
-    from privsample.pipeline import write_table
-    from privsample.privacy import Accountant, make_noise
-    from privsample.sampling.cube import NEIGHBOURING, BooleanCubeSampler
-    from privsample.sampling.cube_pipeline import (
+    from privsample.cube.pipeline import (
         decode_table,
         load_for_cube,
         reading_rule,
     )
+    from privsample.cube.sampler import NEIGHBOURING, BooleanCubeSampler
+    from privsample.pipeline import write_table
+    from privsample.privacy import Accountant, make_noise
 
     if not (epsilon > 0 and epsilon < float("inf")):
         raise PrivsampleError(f"--epsilon must be > 0 and finite (got {epsilon})")
@@ -760,7 +760,7 @@ def cube_bounds_cmd(
     big_delta: float = typer.Option(4.0, "--big-delta", help="BSV's Δ."),
 ) -> None:
     """Print the practicality study's tables (Tables 1-3, eqs 2-4), or the certified ε for given parameters."""
-    from privsample.sampling import cube_bounds as cb
+    from privsample.cube import bounds as cb
 
     check_paths({}, {"--figure": figure})
     if n is not None or p is not None or m is not None:

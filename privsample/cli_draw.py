@@ -9,8 +9,8 @@ saying how many records would be needed. Guarantees are for replace-one neighbou
 What reaches the terminal. n is public under this relation, so n, the part sizes (functions of n and m)
 and refusals computed from them are printed; so are the public parameters (epsilon, delta, k, the columns,
 the declared categories). Nothing else about the data: raw cells are mapped to the sampler's public domain
-by a fixed per-record rule (:func:`privsample.sampling.kary.encode`: anything not declared, missing included,
-is the catch-all "(other)"; :func:`privsample.sampling.bernoulli.binarize`: 1 iff exactly one, else 0) that
+by a fixed per-record rule (:func:`privsample.samplers.kary.encode`: anything not declared, missing included,
+is the catch-all "(other)"; :func:`privsample.samplers.bernoulli.binarize`: 1 iff exactly one, else 0) that
 never refuses and never drops a record (dropping would change n). Each command prints its rule on every
 successful run, never whether it fired or how often; ``privsample check`` (not private) lists such values
 for the data owner. Problems with public facts (a column missing from the header, bad flags) are one-line
@@ -95,7 +95,7 @@ def _binary_matrix(df, columns: list[str]):
     """The n x d bits of ``columns`` by the fixed per-record rule :func:`bernoulli.binarize` (never refuses)."""
     import numpy as np
 
-    from privsample.sampling.bernoulli import binarize
+    from privsample.samplers.bernoulli import binarize
 
     X = np.empty((len(df), len(columns)), dtype=np.int8)
     for j, c in enumerate(columns):
@@ -111,7 +111,7 @@ def _parts_text(sizes: list[int]) -> str:
 
 def _refuse_accuracy(what: str, need: int, m: int, n: int, alpha: float, skip: bool) -> None:
     from privsample.cli import err
-    from privsample.sampling.parallel import NotEnoughRecords
+    from privsample.samplers.parallel import NotEnoughRecords
 
     n_min = n // m
     if n_min >= need:
@@ -180,8 +180,8 @@ def draw_kary(
     import pandas as pd
 
     from privsample.privacy import Accountant
-    from privsample.sampling import kary
-    from privsample.sampling.parallel import NEIGHBOURING, part_sizes
+    from privsample.samplers import kary
+    from privsample.samplers.parallel import NEIGHBOURING, part_sizes
 
     _check_epsilon(epsilon)
     _check_alpha(alpha)
@@ -254,8 +254,8 @@ def draw_bernoulli(
 
     from privsample.privacy import Accountant
     from privsample.privacy.conversion import cdp_rho
-    from privsample.sampling import bernoulli
-    from privsample.sampling.parallel import NEIGHBOURING, part_sizes
+    from privsample.samplers import bernoulli
+    from privsample.samplers.parallel import NEIGHBOURING, part_sizes
 
     _check_epsilon(epsilon)
     _check_alpha(alpha)
@@ -308,8 +308,8 @@ def draw_product(
     import pandas as pd
 
     from privsample.privacy import Accountant
-    from privsample.sampling import product
-    from privsample.sampling.parallel import NEIGHBOURING, part_sizes
+    from privsample.samplers import product
+    from privsample.samplers.parallel import NEIGHBOURING, part_sizes
 
     _check_epsilon(epsilon)
     _check_alpha(alpha)

@@ -4,7 +4,7 @@
 Integral privacy (any two datasets, of any sizes), so nothing about the rows may reach the terminal, not even
 their number: the schema must be a reviewed public one (a draft read off the data or a privately discovered
 schema is refused before the data are read), rows are mapped by the fixed per-record rule
-:data:`privsample.sampling.mbde_release.INPUT_RULE` (clip to the public bounds; leave out a row with a missing
+:data:`privsample.mbde.release.INPUT_RULE` (clip to the public bounds; leave out a row with a missing
 or non-numeric value), which is printed on every run, and the messages carry public parameters only (epsilon,
 m, T, C*, the columns). Errors concern public facts: flags, the output path, the header, the schema.
 """
@@ -62,12 +62,12 @@ def register(app) -> None:
         from privsample.data.schema import Schema
         from privsample.data.table import read_table
         from privsample.errors import InputError
+        from privsample.mbde.density import IP_NEIGHBOURING, step_sizes
+        from privsample.mbde.release import (INPUT_RULE, check_public_schema, indistinguishability_warning,
+                                             per_sample_epsilon, release_table)
         from privsample.pipeline import write_table
         from privsample.privacy import Accountant
         from privsample.privacy.noise import make_noise
-        from privsample.sampling.mbde import IP_NEIGHBOURING, step_sizes
-        from privsample.sampling.mbde_release import (INPUT_RULE, check_public_schema, indistinguishability_warning,
-                                                      per_sample_epsilon, release_table)
 
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise InputError(f"--epsilon must be > 0 and finite (got {epsilon})")

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from privsample.cube import bounds as cb
 from privsample.errors import InputError
-from privsample.sampling import cube_bounds as cb
 
 
 def rel(a: float, b: float) -> float:

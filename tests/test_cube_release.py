@@ -1,5 +1,5 @@
-"""What ``privsample cube sample`` lets out: the draws and public parameters only (privsample/sampling/cube.py,
-cube_pipeline.py). Every test here fails if a data-dependent number (lambda*, solver residuals or iteration
+"""What ``privsample cube sample`` lets out: the draws and public parameters only (privsample/cube/sampler.py,
+pipeline.py). Every test here fails if a data-dependent number (lambda*, solver residuals or iteration
 counts, whether a retry happened), a value of a record, or a data-dependent refusal reaches the user."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from privsample.cli import main
+from privsample.cube import bounds as cb
+from privsample.cube import sampler as cube_mod
+from privsample.cube import solver as cs
+from privsample.cube.pipeline import load_for_cube
+from privsample.cube.sampler import SOLVER_ATTEMPTS, BooleanCubeSampler, solver_margin
 from privsample.data.cube import CubeEncoding
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise
-from privsample.sampling import cube as cube_mod
-from privsample.sampling import cube_bounds as cb
-from privsample.sampling import cube_solver as cs
-from privsample.sampling.cube import SOLVER_ATTEMPTS, BooleanCubeSampler, solver_margin
-from privsample.sampling.cube_pipeline import load_for_cube
 from privsample.synth import pgm
 
 P, D, M, N, K = 6, 2, 200, 3000, 5

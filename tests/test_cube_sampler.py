@@ -1,4 +1,4 @@
-"""BSV private sampling on the cube (privsample/sampling/cube.py; notes/private-sampling.md section 6)."""
+"""BSV private sampling on the cube (privsample/cube/sampler.py; notes/private-sampling.md section 6)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from privsample.cli import main
+from privsample.cube import bounds as cb
+from privsample.cube.sampler import BooleanCubeSampler, CertificationError, solver_margin
+from privsample.cube.solver import solve
+from privsample.cube.walsh import draw_reduced_space, walsh_rmatvec, well_conditioned
 from privsample.data.cube import CubeEncoding
 from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise
-from privsample.sampling import cube_bounds as cb
-from privsample.sampling.cube import BooleanCubeSampler, CertificationError, solver_margin
-from privsample.sampling.cube_solver import solve
-from privsample.sampling.walsh import draw_reduced_space, walsh_rmatvec, well_conditioned
 from privsample.synth import pgm
 
 P, D = 6, 2

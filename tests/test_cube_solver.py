@@ -1,4 +1,4 @@
-"""Walsh products and the lambda*/h* solvers (privsample/sampling/walsh.py, cube_solver.py;
+"""Walsh products and the lambda*/h* solvers (privsample/cube/walsh.py, lp.py, qp.py, solver.py;
 notes/private-sampling.md sections 6-8). Fast: small p and m, dense references (HiGHS, quadprog)."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from privsample.errors import InputError
-from privsample.sampling import cube_solver as cs
-from privsample.sampling.walsh import (
+from privsample.cube import lp, qp, solver
+from privsample.cube.walsh import (
     conditioning_margin, draw_reduced_space, gram_free, point_coefficients, walsh_features, walsh_gram,
     walsh_matvec, walsh_rmatvec, walsh_size, walsh_subsets, well_conditioned,
 )
+from privsample.errors import InputError
 
 DELTA, BIG_DELTA = 0.25, 4.0
 
@@ -126,25 +126,25 @@ def _case(p, d, m, kind):
 @pytest.mark.parametrize("p,d,m,kind,positive", CASES)
 def test_lambda_matches_highs(p, d, m, kind, positive):
     c_f, S = _case(p, d, m, kind)
-    lr = cs.solve_lambda(S, c_f, d, DELTA, BIG_DELTA, fallback=False)
+    lr = lp.solve_lambda(S, c_f, d, DELTA, BIG_DELTA, fallback=False)
     assert lr.certified and lr.method != "highs-fallback"
-    ref = cs.reference_lambda(S, c_f, d, DELTA, BIG_DELTA)
+    ref = lp.reference_lambda(S, c_f, d, DELTA, BIG_DELTA)
     assert (lr.lam_star > 1e-3) == positive
     assert abs(lr.lam_star - ref) <= 1e-9 and lr.lam_lower <= lr.lam_star
-    assert (lr.lam_used == 0.0) if not positive else (lr.lam_used == pytest.approx(ref + cs.DEFAULT_TAU, abs=1e-9))
+    assert (lr.lam_used == 0.0) if not positive else (lr.lam_used == pytest.approx(ref + lp.DEFAULT_TAU, abs=1e-9))
 
 
 @pytest.mark.parametrize("p,d,m,kind,positive", CASES)
 def test_h_matches_quadprog(p, d, m, kind, positive):
     pytest.importorskip("quadprog", reason="reference QP solver (test dependency)")
     c_f, S = _case(p, d, m, kind)
-    sol = cs.solve(S, c_f, d, DELTA, BIG_DELTA)
+    sol = solver.solve(S, c_f, d, DELTA, BIG_DELTA)
     assert sol.method != "highs-fallback" and sol.certified
-    assert sol.lam == cs.solve_lambda(S, c_f, d, DELTA, BIG_DELTA).lam_used
-    h_ref = cs.reference_h(S, c_f, d, DELTA, BIG_DELTA, sol.lam)
+    assert sol.lam == lp.solve_lambda(S, c_f, d, DELTA, BIG_DELTA).lam_used
+    h_ref = qp.reference_h(S, c_f, d, DELTA, BIG_DELTA, sol.lam)
     assert np.abs(m * sol.h - m * h_ref).max() <= 1e-9
     b = (1 - sol.lam) * c_f + sol.lam * point_coefficients(S, d)
-    res = cs.check_box(S, b, d, sol.h, DELTA, BIG_DELTA)
+    res = qp.check_box(S, b, d, sol.h, DELTA, BIG_DELTA)
     assert res["equality"] <= 1e-10 and res["box"] <= 1e-12
     assert sol.residuals["equality"] <= 1e-10 and abs(sol.h.sum() - 1) <= 1e-12
 
@@ -156,16 +156,16 @@ def test_kkt_and_monotonicity_with_positive_lambda():
     X = _skewed(p, 4000, seed=1)
     c_f = point_coefficients(X, d)
     S = _space(p, m, d, seed=2)
-    sol = cs.solve(S, c_f, d, DELTA, BIG_DELTA)
+    sol = solver.solve(S, c_f, d, DELTA, BIG_DELTA)
     assert 0.05 < sol.lam < 1
     h_kkt = np.clip(1 / m + walsh_matvec(S, sol.y / m, d), DELTA / m, BIG_DELTA / m)
     assert np.abs(m * (sol.h - h_kkt)).max() <= 1e-12
-    assert not cs.reference_feasible(S, c_f, d, DELTA, BIG_DELTA, sol.lam_star - 1e-6)
-    assert cs.reference_feasible(S, c_f, d, DELTA, BIG_DELTA, sol.lam)
+    assert not lp.reference_feasible(S, c_f, d, DELTA, BIG_DELTA, sol.lam_star - 1e-6)
+    assert lp.reference_feasible(S, c_f, d, DELTA, BIG_DELTA, sol.lam)
     assert sol.lam_star - sol.lam_lower <= 1e-12
     # projection at lambda = 0 onto the LP box is infeasible: a Farkas vector certifies it
     b0 = c_f
-    r = cs.project_box(S, b0, d, 2 * DELTA, BIG_DELTA - DELTA, on_infeasible="certificate")
+    r = qp.project_box(S, b0, d, 2 * DELTA, BIG_DELTA - DELTA, on_infeasible="certificate")
     assert r.status == "infeasible"
     z = walsh_matvec(S, r.certificate, d)
     assert m * b0 @ r.certificate > np.maximum(2 * DELTA * z, (BIG_DELTA - DELTA) * z).sum()
@@ -178,7 +178,7 @@ def test_exact_marginals_through_the_coefficient_identity():
     X = _skewed(p, 3000, seed=5, flip=0.3)
     c_f = point_coefficients(X, d)
     S = _space(p, m, d, seed=6)
-    sol = cs.solve(S, c_f, d, DELTA, BIG_DELTA)
+    sol = solver.solve(S, c_f, d, DELTA, BIG_DELTA)
     lam = sol.lam
     index = {J: k for k, J in enumerate(walsh_subsets(p, d))}
     b = (1 - lam) * c_f + lam * point_coefficients(S, d)
@@ -200,7 +200,7 @@ def test_lambda_zero_gives_the_data_marginals_exactly():
     X = _mild(p, 4000, seed=3)
     c_f = point_coefficients(X, d)
     S = _space(p, m, d, seed=4)
-    sol = cs.solve(S, c_f, d, DELTA, BIG_DELTA)
+    sol = solver.solve(S, c_f, d, DELTA, BIG_DELTA)
     assert sol.lam == 0.0 and sol.method == "lambda=0"
     np.testing.assert_allclose(walsh_rmatvec(S, sol.h, d), c_f, rtol=0, atol=1e-12)
     for i, j in itertools.combinations(range(p), 2):
@@ -218,17 +218,17 @@ def test_project_box_matches_quadprog_and_reports_infeasibility():
     S = _space(p, m, d, seed=9)
     X = _skewed(p, 2000, seed=9, flip=0.3)
     c_f = point_coefficients(X, d)
-    lam = cs.solve_lambda(S, c_f, d, DELTA, BIG_DELTA).lam_used
+    lam = lp.solve_lambda(S, c_f, d, DELTA, BIG_DELTA).lam_used
     b = (1 - lam) * c_f + lam * point_coefficients(S, d)
-    res = cs.project_box(S, b, d, DELTA, BIG_DELTA)
+    res = qp.project_box(S, b, d, DELTA, BIG_DELTA)
     assert res.status == "optimal" and res.residual <= 1e-12
     if importlib.util.find_spec("quadprog") is not None:
-        np.testing.assert_allclose(res.g, m * cs.reference_h(S, c_f, d, DELTA, BIG_DELTA, lam), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(res.g, m * qp.reference_h(S, c_f, d, DELTA, BIG_DELTA, lam), rtol=0, atol=1e-9)
     np.testing.assert_allclose(res.g, np.clip(1 + walsh_matvec(S, res.y, d), DELTA, BIG_DELTA), rtol=0, atol=1e-12)
     bad = b.copy()
     bad[1] = 1.5  # |c_J| <= c_empty for any density: no g >= 0 has this
-    with pytest.raises(cs.InfeasibleError) as e:
-        cs.project_box(S, bad, d, DELTA, BIG_DELTA)
+    with pytest.raises(qp.InfeasibleError) as e:
+        qp.project_box(S, bad, d, DELTA, BIG_DELTA)
     assert isinstance(e.value, InputError)
     assert "iteration" not in str(e.value)  # no solver numbers in messages
     y = e.value.certificate
@@ -243,17 +243,17 @@ def test_input_errors():
     c = np.zeros(L)
     c[0] = 1.0
     with pytest.raises(InputError, match="rank deficient"):
-        cs.solve(S_small, c, d, DELTA, BIG_DELTA)
+        solver.solve(S_small, c, d, DELTA, BIG_DELTA)
     S = _space(p, 4 * L, d, seed=0)
     with pytest.raises(InputError, match="length L"):
-        cs.solve(S, c[:-1], d, DELTA, BIG_DELTA)
+        solver.solve(S, c[:-1], d, DELTA, BIG_DELTA)
     with pytest.raises(InputError, match="2 delta <= 1"):
-        cs.solve(S, c, d, 0.6, BIG_DELTA)
+        solver.solve(S, c, d, 0.6, BIG_DELTA)
     with pytest.raises(InputError, match="total mass"):
-        cs.solve(S, 2 * c, d, DELTA, BIG_DELTA)
+        solver.solve(S, 2 * c, d, DELTA, BIG_DELTA)
     with pytest.raises(InputError):
         walsh_rmatvec(np.full((3, 2), 2), np.ones(3), 1)
-    sol = cs.solve(S, c, d, DELTA, BIG_DELTA)  # c_f = coefficients of the uniform density on the cube
+    sol = solver.solve(S, c, d, DELTA, BIG_DELTA)  # c_f = coefficients of the uniform density on the cube
     assert sol.lam == 0.0
 
 
@@ -268,7 +268,7 @@ def test_input_errors():
 ])
 def test_exact_box_holds_the_floor_and_ceiling_exactly(g):
     m = len(g)
-    h = cs.exact_box(np.array(g), DELTA, BIG_DELTA)
+    h = qp.exact_box(np.array(g), DELTA, BIG_DELTA)
     assert h.shape == (m,) and abs(h.sum() - 1) <= 1e-12
     assert h.min() >= DELTA / m and h.max() <= BIG_DELTA / m
 
@@ -280,11 +280,11 @@ def test_solver_logs_nothing_and_failure_messages_are_generic(caplog, monkeypatc
     S = _space(p, m, d, seed=9)
     c_f = point_coefficients(_skewed(p, 2000, seed=9, flip=0.3), d)
     with caplog.at_level(logging.DEBUG):
-        sol = cs.solve(S, c_f, d, DELTA, BIG_DELTA)
+        sol = solver.solve(S, c_f, d, DELTA, BIG_DELTA)
     assert sol.lam > 0.05
     assert not [r for r in caplog.records if r.name.startswith("privsample")]
-    assert sol.residuals["target"] <= 2 * cs.DEFAULT_TAU + 1e-10 and sol.h.min() >= DELTA / m
-    real = cs._project
+    assert sol.residuals["target"] <= 2 * lp.DEFAULT_TAU + 1e-10 and sol.h.min() >= DELTA / m
+    real = solver._project
 
     def stalled(*args, **kw):  # the QP projection (max_iter=100) stops short of its tolerance
         st = real(*args, **kw)
@@ -292,8 +292,8 @@ def test_solver_logs_nothing_and_failure_messages_are_generic(caplog, monkeypatc
             st.res_n, st.iterations = 1.234e-3, 77
         return st
 
-    monkeypatch.setattr(cs, "_project", stalled)
-    with pytest.raises(cs.SolverError) as e:
-        cs.solve(S, c_f, d, DELTA, BIG_DELTA)
+    monkeypatch.setattr(solver, "_project", stalled)
+    with pytest.raises(solver.SolverError) as e:
+        solver.solve(S, c_f, d, DELTA, BIG_DELTA)
     msg = str(e.value)
     assert "1.2e-03" not in msg and "77" not in msg and "residual" not in msg

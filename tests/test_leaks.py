@@ -352,8 +352,8 @@ def lab(tmp_path_factory):
     with warnings.catch_warnings():  # first imports outside the captured runs (some print once)
         warnings.simplefilter("ignore")
         import privsample.marginals.duckdb_engine
-        import privsample.sampling.cube_pipeline
-        import privsample.sampling.mbde_release
+        import privsample.cube.pipeline
+        import privsample.mbde.release
         import privsample.synth  # noqa: F401
     return Lab(tmp_path_factory.mktemp("leaks"))
 
@@ -454,7 +454,7 @@ def test_cube_neighbour(lab, kind, record):
 def test_cube_does_not_release_lambda(lab, kind, monkeypatch):
     """λ* is computed from the data without noise: it must not be printed, nor kept in the ledger or the info."""
     import privsample.cli as cli_module
-    from privsample.sampling.cube import BooleanCubeSampler
+    from privsample.cube.sampler import BooleanCubeSampler
 
     ledgers, infos = [], []
     print_ledger, sample = cli_module.print_ledger, BooleanCubeSampler.sample

@@ -19,12 +19,12 @@ import pytest
 from scipy import stats
 
 from privsample.errors import InputError
+from privsample.mbde import nets
+from privsample.mbde.density import (GUARANTEE, MBDE, GaussianQ0, MBDEDensity, PrivacyInvariantError, mbde_density,
+                                     mh_sample, step_sizes)
+from privsample.mbde.release import OSEntropy, release, release_rng
 from privsample.privacy import Accountant, BudgetExceeded
 from privsample.privacy.noise import SecureNoise, SeededNoise
-from privsample.sampling import mbde_nets as nets
-from privsample.sampling.mbde import (GUARANTEE, MBDE, GaussianQ0, MBDEDensity, PrivacyInvariantError, mbde_density,
-                                      step_sizes)
-from privsample.sampling.mbde_release import OSEntropy, mh_sample, release, release_rng
 
 FAST = dict(hidden=(16, 16), epochs=30, batch_size=256, lr=0.05)  # tiny learner: the proof does not care
 UNSAFE = {  # the negative controls of note 10.5, each with the runtime guard switched off
@@ -388,7 +388,7 @@ def test_secure_release_and_small_epsilon_warning():
 # -- baseline: the Bernstein mechanism ------------------------------------------------------------------------
 
 def test_bernstein_sensitivity_and_calibrations():
-    from privsample.sampling.private_kde import bernstein_coefficients, bernstein_kde, sensitivity
+    from privsample.mbde.private_kde import bernstein_coefficients, bernstein_kde, sensitivity
 
     rng = np.random.default_rng(0)
     for d, k in ((1, 30), (2, 20)):
@@ -422,7 +422,7 @@ def test_bernstein_sensitivity_and_calibrations():
 def test_bernstein_noise_scale_and_budget():
     """The released coefficients carry Laplace noise of the stated scale (secure source), and the spend is
     refused before any noise is drawn when the budget is short."""
-    from privsample.sampling.private_kde import bernstein_coefficients, bernstein_kde
+    from privsample.mbde.private_kde import bernstein_coefficients, bernstein_kde
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=(500, 2))
@@ -456,7 +456,7 @@ def test_table_standardisation_uses_public_bounds_only(monkeypatch):
     """release_table maps the schema's box [lower, upper] to [-2, 2] whatever the data's mean or spread."""
     import pandas as pd
 
-    import privsample.sampling.mbde_release as mr
+    import privsample.mbde.release as mr
     from privsample.data.schema import Schema
 
     sch = Schema.from_dict({"provenance": "user",
@@ -484,7 +484,7 @@ def test_table_rule_clips_drops_and_never_refuses(monkeypatch):
     missing or non-numeric value, and train on nothing (draws from q0) rather than refuse when no row is left."""
     import pandas as pd
 
-    import privsample.sampling.mbde_release as mr
+    import privsample.mbde.release as mr
     from privsample.data.schema import Schema
 
     sch = Schema.from_dict({"provenance": "user",
@@ -516,7 +516,7 @@ def test_release_with_no_rows_draws_from_q0():
 def test_release_table_refuses_non_public_schemas(provenance):
     import pandas as pd
 
-    import privsample.sampling.mbde_release as mr
+    import privsample.mbde.release as mr
     from privsample.data.schema import Schema
 
     sch = Schema.from_dict({"provenance": provenance, "ledger": {"rho": 0.1} if provenance == "private" else None,

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from privsample.errors import InputError
 from privsample.privacy import Accountant, SeededNoise
 from privsample.privacy.conversion import cdp_delta
-from privsample.sampling import bernoulli, exact_draw, kary, parallel, product
+from privsample.samplers import bernoulli, exact_draw, kary, parallel, product
 
 QUARTER = Fraction(1, 4)
 

@@ -108,13 +108,13 @@ class CubeEncoding:
         return np.concatenate(parts, axis=1) if parts else np.zeros((0, 0), np.int8)
 
     def coefficients(self, engine, d: int, subsets: Sequence[tuple[int, ...]] | None = None) -> np.ndarray:
-        """c_J(f_n) for every J in ``subsets`` (default: :func:`privsample.sampling.walsh.walsh_subsets`
+        """c_J(f_n) for every J in ``subsets`` (default: :func:`privsample.cube.walsh.walsh_subsets`
         (p, d)), from the engine's marginals over the columns of each J (exact integer counts, divided by n).
 
         Reads the data (through the engine). The number of records n is treated as public, as in the
         replace-one privacy model of the mechanism that uses these coefficients."""
         if subsets is None:
-            from privsample.sampling.walsh import walsh_subsets
+            from privsample.cube.walsh import walsh_subsets
 
             subsets = walsh_subsets(self.p, d)
         col_of = self.bit_column

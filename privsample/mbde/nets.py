@@ -2,7 +2,7 @@
 
 Everything here is *training*; none of it is private on its own and none of it is released. The
 network outputs an unbounded logit f(x); the bound c(x) = C* tanh(f(x)/2) that the privacy proof needs
-is applied by :class:`privsample.sampling.mbde.MBDEDensity`, for every input and every weight.
+is applied by :class:`privsample.mbde.density.MBDEDensity`, for every input and every weight.
 
 Shapes are fixed per fit (data and q-sample counts do not change between boosting rounds), so the
 jitted trainer compiles once per (n, n_q, d, architecture, schedule) and is reused by every round
@@ -33,8 +33,9 @@ def init_mlp(d: int, hidden: Sequence[int], rng: np.random.Generator) -> Params:
     """A fresh MLP d -> hidden... -> 1 with N(0, 1/fan_in) weights and zero biases.
 
     ``rng`` is training randomness, not privacy noise: MBDE's guarantee holds for every weight
-    realisation (outputs are squashed to [-C*, C*] whatever the weights; :mod:`privsample.sampling.mbde`),
-    so these NumPy floats need no secure source. Released draws use the noise source (``mbde_release``)."""
+    realisation (outputs are squashed to [-C*, C*] whatever the weights; :mod:`privsample.mbde.density`),
+    so these NumPy floats need no secure source. Released draws use the noise source
+    (:mod:`privsample.mbde.release`)."""
     sizes = [int(d), *[int(h) for h in hidden], 1]
     params = []
     for a, b in zip(sizes[:-1], sizes[1:]):

@@ -145,7 +145,7 @@ def walsh_size(p: int, d: int, include_empty: bool = True) -> int:
 
     With ``include_empty=False`` the empty set is dropped (seed 000's p(p+1)/2 for d = 2).
     """
-    from privsample.sampling.walsh import walsh_size as count
+    from privsample.cube.walsh import walsh_size as count
 
     pi, di = _check_pd(p, d)  # stricter than walsh.py's check (p >= 1, 1 <= d <= p, integers)
     total = count(pi, di)

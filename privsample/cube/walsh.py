@@ -22,7 +22,7 @@ row operation) and gets the top degree from one GEMM with S (the same trick one 
 Gram matrices A_I A_I^T have integer entries (sums of +-1); they are built from float32 features in
 chunks of at most 2^14 rows, so every partial sum is an integer below 2^24 and exact in float32, and
 the chunks are added in float64: the result is the exact integer matrix, at half the cost of float64
-GEMM (this is the cost that dominates the solvers in :mod:`privsample.sampling.cube_solver`).
+GEMM (this is the cost that dominates the solvers in :mod:`privsample.cube.qp` and :mod:`privsample.cube.lp`).
 """
 
 from __future__ import annotations

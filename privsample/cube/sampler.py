@@ -2,7 +2,7 @@
 LP/QP of Pierquin, Zimmermann and Boussard 2023; notes/private-sampling.md sections 2-4).
 
 Guarantee: pure epsilon-DP for **replace-one** neighbours with n public (BSV Thm 12.2), where epsilon
-is :func:`privsample.sampling.cube_bounds.certified_epsilon` for (n, p, d, m, delta, Delta, k) times the
+is :func:`privsample.cube.bounds.certified_epsilon` for (n, p, d, m, delta, Delta, k) times the
 solver margin :func:`solver_margin` (below). Argument (note section 4): the reduced space S is drawn
 independently of the data and the conditioning test looks only at S; every density h on S that the
 algorithm can output is >= delta/m, and one replaced record moves h* by at most S_inf in sup norm (BSV
@@ -19,7 +19,7 @@ fallback happened. The fraction of draws that are valid codes is a function of t
 public encoding only (post-processing), so it may be reported.
 
 Solver slack (accounted for by a margin). The density sampled from satisfies delta/m <= h <= Delta/m
-*exactly* (checked in floating point after renormalising; :func:`privsample.sampling.cube_solver.exact_box`),
+*exactly* (checked in floating point after renormalising; :func:`privsample.cube.qp.exact_box`),
 so the ratio step above holds as stated. The equality constraints hold only up to the solver's accuracy:
 by the QP's KKT conditions the computed h = clip(u + A^T y) is the exact proximal point for the target
 A h, which is accepted only if it is within eta(n) = max(1e-4 / n, 1e-11) of the exact target b(lambda*)
@@ -98,14 +98,14 @@ class CubeRelease:
 def default_m(p: int, d: int) -> int:
     """4 L: comfortably above the L the conditioning test needs (uniform S of size m >= 2L passes with
     high probability), and small, since the certified k shrinks like m^(-3/4)."""
-    from privsample.sampling.walsh import walsh_size
+    from privsample.cube.walsh import walsh_size
 
     return 4 * walsh_size(p, d)
 
 
 def _required_n(p: int, d: int, m: int, delta: float, Delta: float, k: int, epsilon: float) -> int | None:
     """Smallest n with certified_epsilon(n) * solver_margin(n) <= epsilon, or None if no n suffices."""
-    from privsample.sampling import cube_bounds as cb
+    from privsample.cube import bounds as cb
 
     n = cb.required_n(p, d, m, delta, Delta, k, epsilon)
     for _ in range(200):  # increasing fixed-point iteration, never above the smallest solution
@@ -124,7 +124,7 @@ class BooleanCubeSampler:
     def __init__(self, *, degree: int = 2, m: int | None = None, delta: float = DEFAULT_DELTA,
                  Delta: float = DEFAULT_DELTA_UPPER, resample: int = 20, invalid: str = "repair",
                  attempts: int = SOLVER_ATTEMPTS):
-        from privsample.sampling.cube_bounds import check_parameters
+        from privsample.cube.bounds import check_parameters
 
         if int(degree) < 1:
             raise InputError(f"degree must be >= 1, got {degree}")
@@ -137,8 +137,8 @@ class BooleanCubeSampler:
     # -- public planning -------------------------------------------------------------------------
     def plan(self, encoding: CubeEncoding, n: int, k: int, epsilon: float | None = None) -> dict[str, Any]:
         """Parameters and what Thm 12.2 (with the solver margin) certifies for them (no data read; n is public)."""
-        from privsample.sampling import cube_bounds as cb
-        from privsample.sampling.walsh import walsh_size
+        from privsample.cube import bounds as cb
+        from privsample.cube.walsh import walsh_size
 
         p, d = encoding.p, self.degree
         if p < 1:
@@ -182,7 +182,7 @@ class BooleanCubeSampler:
     # -- the mechanism ------------------------------------------------------------------------------
     def reduced_space(self, p: int, m: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         """S, drawn independently of the data, redrawn (data-independently) until it is well conditioned."""
-        from privsample.sampling.walsh import draw_reduced_space, well_conditioned
+        from privsample.cube.walsh import draw_reduced_space, well_conditioned
 
         for attempt in range(1, self.resample + 2):
             S = draw_reduced_space(p, m, rng)
@@ -195,7 +195,8 @@ class BooleanCubeSampler:
         """h on S if the solver succeeds within eta(n) of its target, else None (never raises, prints nothing)."""
         import warnings
 
-        from privsample.sampling.cube_solver import DEFAULT_TAU, solve
+        from privsample.cube.lp import DEFAULT_TAU
+        from privsample.cube.solver import solve
 
         eta = target_slack(n)
         try:

@@ -9,7 +9,7 @@ moves one unit of count from one cell to another, so the count vector has L1 sen
 empirical distribution has sensitivity 2/n). We add *discrete* Laplace noise of scale 2/epsilon to the
 integer counts (OpenDP's exact sampler), the secure equivalent of the paper's continuous Lap(2/(epsilon n))
 on frequencies: the privacy loss of the noisy counts is (epsilon/2) * (||z - c'||_1 - ||z - c||_1) <= epsilon.
-Projection and draw are post-processing; both are exact (integer arithmetic, :mod:`exact_draw`).
+Projection and draw are post-processing; both are exact (integer arithmetic, :mod:`privsample.samplers.exact_draw`).
 
 Accuracy (Thm 1.4, note section 2): TV(P, Q) <= E||z - p_hat||_1 = k E|Z| / n <= 2k / (epsilon n), since the
 discrete Laplace of scale t has E|Z| = 1/sinh(1/t) <= t. So n >= 2k / (alpha epsilon) records give
@@ -41,8 +41,8 @@ import numpy as np
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
-from privsample.sampling import exact_draw
-from privsample.sampling.parallel import NEIGHBOURING, Draws, partition
+from privsample.samplers import exact_draw
+from privsample.samplers.parallel import NEIGHBOURING, Draws, partition
 
 SENSITIVITY_L1 = 2  # replace-one: one unit of count leaves a cell and enters another
 OTHER_LABEL = "(other)"  # the catch-all outcome for values outside the declared categories (or missing)

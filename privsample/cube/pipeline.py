@@ -1,6 +1,6 @@
 """From a table file to a private-sampling release on the Boolean cube (``privsample cube sample``).
 
-Privacy: the release (:class:`privsample.sampling.cube.BooleanCubeSampler`) is pure epsilon-DP for
+Privacy: the release (:class:`privsample.cube.sampler.BooleanCubeSampler`) is pure epsilon-DP for
 **replace-one** neighbours with n public. Reading must therefore be a fixed, data-independent map from
 each record to a point of the public domain, applied record by record: a record is never refused and
 never dropped (dropping would change n), so neighbouring tables stay neighbouring tables of the same

@@ -1,5 +1,5 @@
-"""Releasing MBDE samples (notes/mbde.md sections 1, 5, 8): secure randomness, the ledger, the public
-standardisation of table columns, and the paper-faithful Metropolis-Hastings sampler (training only).
+"""Releasing MBDE samples (notes/mbde.md sections 1, 5, 8): secure randomness, the ledger and the public
+standardisation of table columns.
 
 Accounting. m i.i.d. samples from q_T in M_{eps,q0} are (m eps)-integrally private. To release m
 samples under a total budget eps_total, MBDE is trained at the per-sample eps = eps_total / m and the
@@ -22,7 +22,7 @@ trained q_T: the output is still produced and still eps-IP.
 
 Randomness. Released draws (Gaussian proposals and acceptance coins) take their randomness from the
 project's noise source (:func:`privsample.privacy.noise.make_noise`), as the other exact samplers do
-(:mod:`privsample.sampling.exact_draw`): a private source (``SecureNoise``) means :class:`OSEntropy`
+(:mod:`privsample.samplers.exact_draw`): a private source (``SecureNoise``) means :class:`OSEntropy`
 (``os.urandom``, the operating system's CSPRNG; OpenDP has no continuous Gaussian/uniform sampler that
 fits a rejection sampler); a seeded source (``SeededNoise``, which warns loudly when created) means its
 NumPy generator, NOT private, and the ledger entry, the release and the CLI say so.
@@ -39,9 +39,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from privsample.errors import InputError
+from privsample.mbde.density import GUARANTEE, IP_NEIGHBOURING, MBDE, GaussianQ0, MBDEDensity
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource, make_noise
-from privsample.sampling.mbde import GUARANTEE, IP_NEIGHBOURING, MBDE, GaussianQ0, MBDEDensity
 
 INDISTINGUISHABLE_EPSILON = 0.1  # per-sample epsilon below which q_T is within e^{+-0.05} of q0 everywhere
 INPUT_RULE = ("input rule (applied to every row, whatever the data): a value outside its column's public "
@@ -89,10 +89,10 @@ class OSEntropy:
 
 def release_rng(noise: NoiseSource):
     """The release randomness for a project noise source: :class:`OSEntropy` (private) for a private source,
-    the seeded source's NumPy generator (NOT private) otherwise (as :mod:`privsample.sampling.exact_draw`)."""
+    the seeded source's NumPy generator (NOT private) otherwise (as :mod:`privsample.samplers.exact_draw`)."""
     if noise.private:
         return OSEntropy()
-    from privsample.sampling.exact_draw import _seeded_rng
+    from privsample.samplers.exact_draw import _seeded_rng
 
     return _seeded_rng(noise)  # seeded, not private
 
@@ -179,7 +179,7 @@ def release(data: np.ndarray, m: int, epsilon_total: float, accountant: Accounta
     Guarantee: (epsilon_total)-integral privacy for the m samples together (any two datasets, any sizes,
     the empty one included: with no row, the samples are draws from q0),
     hence epsilon_total-DP and epsilon_total^2/2-zCDP, which is what the accountant is charged. The
-    "sensitivity" argument is the mollifier bound of :mod:`privsample.sampling.mbde`: for every dataset,
+    "sensitivity" argument is the mollifier bound of :mod:`privsample.mbde.density`: for every dataset,
     |log q_T/q0| <= eps/2 with eps = epsilon_total/m, so each exact draw changes probabilities by at most
     e^eps between any two inputs and m independent draws by e^(m eps).
 
@@ -267,32 +267,6 @@ def release_table(df, schema, columns: Sequence[str], epsilon_total: float, m: i
     return table, rel
 
 
-# -- Metropolis-Hastings (paper-faithful, for TRAINING samples only) -----------------------------------
-
-def mh_sample(density: MBDEDensity, k: int, rng: np.random.Generator, *, burn_in: int = 1000, chains: int = 20,
-              step: float = 1.0) -> np.ndarray:
-    """Random-walk Metropolis-Hastings on q_T (proposal N(0, step^2 I), chains started at q0 draws, never at
-    data points). A finite chain is NOT an exact sample of q_T, so the privacy lemma does not cover it:
-    use it only for the q_{t-1} training samples (the paper's choice), never for released samples."""
-    d = density.q0.d
-    per = int(math.ceil(k / chains))
-    x = density.q0.sample(chains, rng)
-    lp = density.q0.log_pdf(x) + density.g(x)
-    out = np.empty((per, chains, d))
-    for it in range(burn_in + per):
-        prop = x + step * rng.standard_normal(x.shape)
-        lpp = density.q0.log_pdf(prop)
-        ok = np.isfinite(lpp)
-        if ok.any():
-            lpp[ok] = lpp[ok] + density.g(prop[ok])
-        acc = np.log(rng.random(chains)) < lpp - lp
-        x = np.where(acc[:, None], prop, x)
-        lp = np.where(acc, lpp, lp)
-        if it >= burn_in:
-            out[it - burn_in] = x
-    return out.transpose(1, 0, 2).reshape(-1, d)[:k]
-
-
 __all__ = ["OSEntropy", "release_rng", "PublicStandardisation", "INPUT_RULE", "check_public_schema", "MBDERelease",
-           "release", "release_table", "per_sample_epsilon", "indistinguishability_warning", "mh_sample",
+           "release", "release_table", "per_sample_epsilon", "indistinguishability_warning",
            "INDISTINGUISHABLE_EPSILON"]

@@ -21,11 +21,12 @@ Why it holds (note sections 1-2, 9). q_T(z) = q0(z) exp(g_T(z)) / Z_T with g_T =
    A = C* sum theta_t), so Pr[out in B] = Q_S(B) <= e^epsilon Q_S'(B) (the "privacy for free" lemma).
 Training (which data, how many epochs, which RNG, the q_{t-1} samples used for training) only moves
 the classifiers around inside the bound, so classifier training may use any randomness; the
-guarantee holds for every realisation of it. The density q_T, its classifiers and the fit
+guarantee holds for every realisation of it (:func:`mh_sample`, the paper's Metropolis-Hastings sampler,
+is for those training samples only). The density q_T, its classifiers and the fit
 diagnostics are deterministic functions of the data and are **not private**: they are never
 released, and :class:`MBDEDensity` refuses to be pickled.
 
-Randomness and floating point (see ``mbde_release``). Released draws use OS entropy (``os.urandom``,
+Randomness and floating point (see :mod:`privsample.mbde.release`). Released draws use OS entropy (``os.urandom``,
 a CSPRNG): proposals are Gaussian floats by inverse-CDF of 53-bit uniforms (tails cut at about 8.3
 standard deviations, a data-independent change of q0), accepted iff u < exp(min(g - A, 0)). Because
 the proposal law is data-independent and g stays in [-A, A] in float64 (tanh is bounded by 1 in
@@ -163,7 +164,7 @@ class MBDEDensity:
     """q_T(z) = q0(z) exp(g_T(z)) / Z_T, g_T = sum_t theta_t C* tanh(f_t(z)/2).
 
     NOT PRIVATE: a deterministic function of the training data. Use it to draw released samples
-    (``privsample.sampling.mbde_release``) and, in experiments, to evaluate; never publish or save it."""
+    (``privsample.mbde.release``) and, in experiments, to evaluate; never publish or save it."""
 
     def __init__(self, q0: GaussianQ0, epsilon: float, thetas: Sequence[float], logits: Sequence[LogitFn],
                  c_star: float = 1.0, *, rounds: list[dict] | None = None,
@@ -255,7 +256,7 @@ class MBDEDensity:
     # The density is a function of the data: refuse to be serialised (it is not a shareable model).
     def __reduce__(self):
         raise TypeError("MBDEDensity is a deterministic function of the sensitive data and is NOT private: "
-                        "release samples (privsample.sampling.mbde_release), never the density")
+                        "release samples (privsample.mbde.release), never the density")
 
 
 def mbde_density(epsilon: float, logits: Sequence[LogitFn], *, d: int, c_star: float = 1.0,
@@ -273,7 +274,7 @@ def mbde_density(epsilon: float, logits: Sequence[LogitFn], *, d: int, c_star: f
 @dataclass
 class MBDE:
     """The MBDE estimator (notes/mbde.md section 2) at per-sample ``epsilon``, in model space
-    (standardise with public bounds first: :class:`privsample.sampling.mbde_release.PublicStandardisation`).
+    (standardise with public bounds first: :class:`privsample.mbde.release.PublicStandardisation`).
 
     Defaults follow the note: T = 3, C* = 1, q0 = N(0, I), 3 x 25 tanh MLPs, Nesterov SGD (lr 0.01,
     momentum 0.9), 600 epochs with mini-batches of 5,000, N_Q = |S| (at least 1,000), 25% of S held out
@@ -322,7 +323,7 @@ class MBDE:
         """``fit`` for several per-sample epsilons (and step schedules) at once. Round 1 (S against q0)
         depends on neither, so its classifier is trained once and shared; later rounds are trained per
         entry. With a seed, each result equals ``MBDE(epsilon=e, schedule=s, ...).fit(data, seed=seed)``."""
-        from privsample.sampling import mbde_nets as nets
+        from privsample.mbde import nets
 
         z = np.asarray(data, dtype=np.float64)
         if z.ndim != 2 or len(z) == 0:
@@ -380,15 +381,13 @@ class MBDE:
 
     def _train_samples(self, current: MBDEDensity, k: int, rng: np.random.Generator) -> np.ndarray:
         if self.train_sampler == "mh" and current.T > 0:
-            from privsample.sampling.mbde_release import mh_sample
-
             return mh_sample(current, k, rng, burn_in=self.mh_burn_in, chains=self.mh_chains)
         return current.sample(k, rng)
 
     def _diagnostics(self, current: MBDEDensity, params, theta: float, hold: np.ndarray, loss: float, t0: float,
                      rng: np.random.Generator) -> dict[str, Any]:
         """Per-round weak-learning constants and the estimated KL drop (note 3). NOT private."""
-        from privsample.sampling import mbde_nets as nets
+        from privsample.mbde import nets
 
         def c(x):
             v = nets.evaluate_logits(params, x)
@@ -402,10 +401,36 @@ class MBDE:
 
 
 def _net_fn(params) -> LogitFn:
-    from privsample.sampling import mbde_nets as nets
+    from privsample.mbde import nets
 
     return lambda z: nets.evaluate_logits(params, z)
 
 
+# -- Metropolis-Hastings (paper-faithful, for TRAINING samples only) -----------------------------------
+
+def mh_sample(density: MBDEDensity, k: int, rng: np.random.Generator, *, burn_in: int = 1000, chains: int = 20,
+              step: float = 1.0) -> np.ndarray:
+    """Random-walk Metropolis-Hastings on q_T (proposal N(0, step^2 I), chains started at q0 draws, never at
+    data points). A finite chain is NOT an exact sample of q_T, so the privacy lemma does not cover it:
+    use it only for the q_{t-1} training samples (the paper's choice), never for released samples."""
+    d = density.q0.d
+    per = int(math.ceil(k / chains))
+    x = density.q0.sample(chains, rng)
+    lp = density.q0.log_pdf(x) + density.g(x)
+    out = np.empty((per, chains, d))
+    for it in range(burn_in + per):
+        prop = x + step * rng.standard_normal(x.shape)
+        lpp = density.q0.log_pdf(prop)
+        ok = np.isfinite(lpp)
+        if ok.any():
+            lpp[ok] = lpp[ok] + density.g(prop[ok])
+        acc = np.log(rng.random(chains)) < lpp - lp
+        x = np.where(acc[:, None], prop, x)
+        lp = np.where(acc, lpp, lp)
+        if it >= burn_in:
+            out[it - burn_in] = x
+    return out.transpose(1, 0, 2).reshape(-1, d)[:k]
+
+
 __all__ = ["MBDE", "MBDEDensity", "GaussianQ0", "PrivacyInvariantError", "step_sizes", "mbde_density",
-           "IP_NEIGHBOURING", "GUARANTEE"]
+           "mh_sample", "IP_NEIGHBOURING", "GUARANTEE"]

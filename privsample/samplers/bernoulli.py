@@ -13,7 +13,7 @@ tight), or (d eps0^2 / 2)-zCDP (eps-DP implies eps^2/2-zCDP; zCDP composes), whi
 (eps, delta)-DP with n = O(sqrt(d ln(1/delta)) / eps). The paper's clip interval is stripped; we use
 a = 1/4 (the note's reconstruction, any 0 < a < 1/3 keeps the proof) and keep it configurable.
 
-Input mapping (:func:`binarize`, also used by :mod:`privsample.sampling.product`). A fixed per-record
+Input mapping (:func:`binarize`, also used by :mod:`privsample.samplers.product`). A fixed per-record
 rule reads each cell as a bit: 1 iff the value is exactly one (1, 1.0, "1", true), 0 for anything else,
 including a missing value, another number or text. It never refuses and never drops a record, so replace-one
 neighbours (same n) stay replace-one neighbours (or become equal) after the mapping and every guarantee
@@ -36,8 +36,8 @@ from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.conversion import cdp_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
-from privsample.sampling import exact_draw
-from privsample.sampling.parallel import NEIGHBOURING, Draws, NotEnoughRecords, partition
+from privsample.samplers import exact_draw
+from privsample.samplers.parallel import NEIGHBOURING, Draws, NotEnoughRecords, partition
 
 DEFAULT_CLIP = Fraction(1, 4)
 BIAS_LOW = Fraction(1, 3)  # the class: biases in [1/3, 2/3]

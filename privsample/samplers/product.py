@@ -16,7 +16,7 @@ Guarantee: rho-zCDP for replace-one neighbours with n public (Lemma 5.2). Every 
 batch and every batch feeds exactly one release, whose noise scale is computed from a data-independent
 sensitivity bound and earlier releases only; a replaced record changes the conditional law of one
 release, so the whole algorithm is rho-zCDP (not 2 r rho), the rest being post-processing. Raw cells are
-first read as bits by the fixed per-record rule :func:`privsample.sampling.bernoulli.binarize` (1 iff exactly
+first read as bits by the fixed per-record rule :func:`privsample.samplers.bernoulli.binarize` (1 iff exactly
 one; anything else, missing included, is 0), which keeps replace-one neighbours neighbours with the same n. Sensitivity:
 truncated records lie in [0, 1]^A with L1 norm <= C, so two differ by ||v - v'||_2^2 <= ||v - v'||_1 <=
 min(2C, |A|). Secure noise: the released statistic is the integer sum of truncated records at a public
@@ -43,9 +43,9 @@ from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.mechanisms import sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
-from privsample.sampling import exact_draw
-from privsample.sampling.bernoulli import binary_parts
-from privsample.sampling.parallel import NEIGHBOURING, Draws, NotEnoughRecords
+from privsample.samplers import exact_draw
+from privsample.samplers.bernoulli import binary_parts
+from privsample.samplers.parallel import NEIGHBOURING, Draws, NotEnoughRecords
 
 RESOLUTION = 1024  # public precision R of truncated records (integer weights 0..R)
 
