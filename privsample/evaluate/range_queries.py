@@ -1,4 +1,4 @@
-"""Range-query error as in the PPSyn evaluation (seed 004 section 5; notes/ppsyn-aim-mst.md section 5).
+"""Range-query error as in the PPSyn evaluation (Zhang, Deng and Yin 2023, Section 5.1.2).
 
 Queries are axis-aligned boxes over integer codes (categorical codes treated as ordered, as the
 paper implies). Workload construction, all from fixed public seeds:

@@ -1,7 +1,7 @@
 """MST (McKenna, Miklau & Sheldon 2021): measure all 1-way marginals, select a maximum spanning
 tree of 2-way marginals with the exponential mechanism, measure the tree, fit Private-PGM.
 
-Spec: notes/ppsyn-aim-mst.md section 3 (the reference design).
+The design follows the reference implementation (Private-PGM's ``mechanisms/mst.py``).
 
 Privacy (rho-zCDP, add/remove one record). The budget rho (everything the accountant has left)
 is split in thirds:
