@@ -1,4 +1,4 @@
-"""MBDE privacy tests (notes/mbde.md section 10) and the accounting of the release.
+"""MBDE privacy tests (Husain, Cranko and Nock 2018: integral privacy) and the accounting of the release.
 
 Every check is a property that must hold for every dataset and every weak-learner output; the
 negative controls (no tanh, theta_t = 1, q0 fitted to the data) are injected through private keyword
@@ -27,7 +27,7 @@ from privsample.sampling.mbde import (GUARANTEE, MBDE, GaussianQ0, MBDEDensity, 
 from privsample.sampling.mbde_release import OSEntropy, mh_sample, release, release_rng
 
 FAST = dict(hidden=(16, 16), epochs=30, batch_size=256, lr=0.05)  # tiny learner: the proof does not care
-UNSAFE = {  # the negative controls of note 10.5, each with the runtime guard switched off
+UNSAFE = {  # the negative controls, each with the runtime guard switched off
     "no tanh": dict(_unsafe_no_squash=True, _unsafe_no_guard=True),
     "theta = 1": dict(_unsafe_theta=1.0, _unsafe_no_guard=True),
     "q0 fitted to S": dict(_unsafe_fit_q0=True, _unsafe_no_guard=True),
