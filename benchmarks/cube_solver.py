@@ -1,7 +1,7 @@
 """Benchmark: the cube solvers (lambda* and h*, privsample/sampling/cube_solver.py) against the generic
-solvers seed 000 used, versus the size m of the reduced space.
+solvers Pierquin, Zimmermann and Boussard (2023) used, versus the size m of the reduced space.
 
-Setting (notes/private-sampling.md section 9): p = 30, d = 2 (L = 466), delta = 0.25, Delta = 4. The data
+Setting: p = 30, d = 2 (L = 466), delta = 0.25, Delta = 4. The data
 c_f are the Walsh coefficients of n = 20,000 rows drawn from a *skewed* distribution: a mixture of three
 prototype points of {-1, 1}^30 (drawn once, seed 0) with weights 0.5 / 0.3 / 0.2, each bit of a row
 flipped independently with probability 0.35. This is far from uniform (lambda* ~ 0.4-0.75 here), so both
@@ -16,10 +16,10 @@ BLAS runs single-threaded (OPENBLAS_NUM_THREADS=1; multi-threaded OpenBLAS is sl
 
 * ``ours``: :func:`solve` end to end (lambda* and h*), m in {1e3, 4e3, 3e4, 1e5, 1e6}; also the QP alone
   (:func:`project_box` at ours' lambda_used, Gram included) for the like-for-like comparison with quadprog.
-* ``quadprog``: seed 000's QP (dense, Goldfarb-Idnani) at ours' lambda_used, the same S and c_f.
-* ``highs``: seed 000's LP for lambda* by ``scipy.optimize.linprog(method="highs")`` (dense L x (m + 1)).
+* ``quadprog``: Pierquin et al.'s QP (dense, Goldfarb-Idnani) at ours' lambda_used, the same S and c_f.
+* ``highs``: Pierquin et al.'s LP for lambda* by ``scipy.optimize.linprog(method="highs")`` (dense L x (m + 1)).
 A reference is skipped at the sizes above one that exceeded the time cap (default 120 s; the run is
-killed at the cap; quadprog at m = 4000, the issue's comparison point, gets 900 s) and, for quadprog,
+killed at the cap; quadprog at m = 4000, the targets' comparison point, gets 900 s) and, for quadprog,
 where its dense m x (L + 2m) constraint matrix alone would exceed 4 GB. ``ours`` is timed best of 3 for
 m <= 1e5 (single run at 1e6).
 
@@ -178,7 +178,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="m <= 4000, references at m = 1000 only; prints only")
     ap.add_argument("--cap", type=float, default=120.0, help="time cap per reference run (s)")
     ap.add_argument("--target-cap", type=float, default=900.0,
-                    help="time cap for quadprog at m = 4000, the issue's comparison point (s)")
+                    help="time cap for quadprog at m = 4000, the targets' comparison point (s)")
     ap.add_argument("--ms", help="comma-separated m values for ours (default: the full or quick list)")
     ap.add_argument("--results", default=None, help="output prefix (default: benchmarks/results/cube_solver "
                                                     "for the full run, none for --quick)")
@@ -311,7 +311,7 @@ def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None
                        f"({big['seconds']:.1f} s, peak RSS {big['peak_rss_mb']:.0f} MB; certified gap "
                        f"{big['lam_star'] - big['lam_lower']:.1e}, equality residual {big['residuals']['equality']:.1e}).")
     if targets:
-        lines += ["", "Targets (issue):", *targets]
+        lines += ["", "Targets:", *targets]
     lines += ["", "Residuals of ours (||A h - b(lambda_used)||_inf, coefficient units) and certified lambda* gaps: "
               + ", ".join(f"m={r['m']:,}: {r['residuals']['equality']:.1e} / {r['lam_star'] - r['lam_lower']:.1e}"
                           for r in ours_rows if r["status"] == "ok") + ".",

@@ -1,4 +1,5 @@
-"""Private sampling on the cube in practice (issue 4, item 6; seeds 000/001; notes/private-sampling.md).
+"""Private sampling on the cube in practice (Boedihardjo, Strohmer and Vershynin 2021; Pierquin, Zimmermann and
+Boussard 2023).
 
 On NLTCS (p = 16) and ACS (p = 23) from ../shared/data, degree d = 2, delta = 1/4, Delta = 4:
 * for m in multiples of L and k released points: the 2-way marginal error of the k points (mean L1
@@ -195,7 +196,7 @@ def report(cube: list[dict], synth: list[dict], path: Path) -> None:
 
 
 def _reading(cube: list[dict], synth: list[dict]) -> list[str]:
-    """The discussion under the tables (issue 4: when, if ever, is private sampling the better tool)."""
+    """The discussion under the tables: when, if ever, is private sampling the better tool."""
     out = ["On NLTCS and ACS the data are far from uniform (Thm 12.4 wants Δ ≥ 2^p · max cell frequency, in",
            "the thousands), so with δ = 1/4 the LP box puts at least half the mass uniformly on S, λ* ≈ 0.9",
            "and the released points are mostly uniform noise. Smaller δ, larger Δ and larger m bring λ* down",
@@ -216,7 +217,7 @@ def _reading(cube: list[dict], synth: list[dict]) -> list[str]:
         out.append(text + ".")
     out += ["At the same ε the synthesizers are two orders of magnitude more accurate, and at ε = 1 they are",
             "still far ahead of the sampler at any ε it can certify. The mechanism's appeal (no added noise,",
-            "exact low-order marginals when λ* = 0) needs n astronomically large (Table 3 of seed 000): on",
+            "exact low-order marginals when λ* = 0) needs n astronomically large (Pierquin et al.'s Table 3): on",
             "tables like these, private sampling is not the better tool at any meaningful ε; it is a",
             "theoretical construction whose guarantee we can compute and enforce, not a practical release method."]
     return out

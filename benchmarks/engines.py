@@ -1,4 +1,4 @@
-"""Benchmark: marginal engines at scale (issue 7).
+"""Benchmark: marginal engines at scale.
 
 Data: a 15-column table drawn from a fixed Bayesian network (seeded random DAG, at most 3 parents
 per node, Dirichlet(0.5) CPTs), written once per row count to ``benchmarks/.cache/bn-<rows>.parquet``
@@ -392,7 +392,7 @@ NOTES = [
 
 
 def targets(rows: list[dict]) -> list[str]:
-    """The issue's targets, checked on the measured rows."""
+    """The engines' targets, checked on the measured rows."""
     out = []
     for r in rows:
         if r["engine"] == "duckdb" and r["task"] == "marginals" and int(r["rows"]) == 10_000_000:

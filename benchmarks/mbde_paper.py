@@ -1,4 +1,5 @@
-"""MBDE paper experiments (seed 002, notes/mbde.md section 7): integrally private sampling of continuous data.
+"""MBDE paper experiments (Husain, Cranko and Nock 2018, section 5): integrally private sampling of continuous
+data.
 
 Domains: the ring of 8 Gaussians (radius 2, sd 0.25), the 1-D mixture of three Gaussians (weights
 0.3/0.4/0.3, means -2/0/2, sd 0.5), random 1-D and 2-D mixtures (5 equal components, means U[-3, 3]^d,
@@ -180,7 +181,8 @@ def _fmt(ms):
 
 
 def write_markdown(path: Path, rows: list[dict], cfg, ring_s: float, total_s: float, figs: list[str]) -> None:
-    lines = [f"# MBDE (seed 002): integrally private sampling, paper experiments{' (QUICK)' if cfg.quick else ''}"
+    lines = [f"# MBDE (Husain, Cranko and Nock 2018): integrally private sampling, paper experiments"
+             f"{' (QUICK)' if cfg.quick else ''}"
              + (f" ({cfg.partial})" if getattr(cfg, "partial", "") else ""), "",
              f"`python benchmarks/mbde_paper.py{' --quick' if cfg.quick else ''}{'' if cfg.quick or cfg.finite else ' --no-finite'}`: n = {cfg.n:,} training and "
              f"{cfg.n_test:,} test points, {cfg.reps} repetition(s) (mean ± std), MBDE with T = 3, C* = 1, "

@@ -1,11 +1,11 @@
-"""Reproduction of the PPSyn paper's experiments (seed 004 section 5; notes/ppsyn-aim-mst.md section 5).
+"""Reproduction of the PPSyn paper's experiments (Zhang, Deng and Yin 2023, Section 5).
 
 Datasets: ADULT and BR2000 (discretised, ../shared/data). LOANS is not available here (its CSV is
 missing from every stored snapshot), so it is left out.
-Mechanisms: PPSyn-DP (`ppsyn`, the annealed schedule), PPSyn-DP with note 4.3's schedule
+Mechanisms: PPSyn-DP (`ppsyn`, the annealed schedule), PPSyn-DP with the note schedule
 (`ppsyn-note`, eta sweep only), PPSyn as published (`ppsyn-paper`, NOT private), AIM, MST. AIM and
-PPSyn get the evaluation workload as their workload; max_model_size 80 (note 5) for AIM and
-PPSyn-paper, PPSyn-DP's default 0.5 MB (a measured deviation: see the PPSyn module docstring).
+PPSyn get the evaluation workload as their workload; max_model_size 80 (AIM's default) for AIM and
+PPSyn-paper, PPSyn-DP's default 0.5 MB (a measured deviation: benchmarks/results/ppsyn_dp_variants.md).
 Metrics: 3-way workload error (the 210-triple workload, mean L1 of normalised marginals, the
 paper's 1/(n|W|) normalisation), 3-D and 5-D range-query MSE, SVM misclassification (5-fold CV,
 PrivMRF protocol; seed s is scored on fold s, so seeds 0-4 together are one 5-fold CV, each fold
@@ -204,21 +204,22 @@ def report() -> None:
     import matplotlib.pyplot as plt
 
     rows = list(csv.DictReader(open(CSV)))
-    lines = ["# PPSyn paper reproduction (seed 004 section 5)", "",
+    lines = ["# PPSyn paper reproduction (Zhang, Deng and Yin 2023, Section 5)", "",
              "Seeded noise (NOT private) for reproducibility; `ppsyn-paper` is the published algorithm, which is NOT",
-             "differentially private (see notes/ppsyn-aim-mst.md section 4.2). LOANS is not available here and is left out.",
+             "differentially private (the docstring of `privsample.synth.ppsyn.PPSyn` says why). LOANS is not available",
+             "here and is left out.",
              "Workload error: mean L1 over the 210-triple workload (ADULT: all 210 triples with <= 10^4 cells).",
              f"Coverage: {sum(r['quick'] == '0' for r in rows)} grid runs present (the full grid is 2 datasets x 6 ε x",
              "5 seeds x 4 mechanisms plus the η and d sweeps; it is resumable, missing rows are simply not run yet).",
              "Protocol: one fit per run, on the training part of SVM fold = seed; errors against that part.",
              "fit_s: fit + sample, seconds, single-threaded worker (up to two in parallel).",
-             "Code versions: the `ppsyn` (PPSyn-DP) rows were rerun in session 9 with its current defaults (0.5 MB",
-             "size limit, one-way model fitted with 1000 steps, 50 refit steps per round and 100 for the last fit,",
-             "partition paths recomputed once a model marginal moved by 20%); the",
-             "`aim` and `mst` rows are from session 7 (the same AIM and MST code as now, and the same NumPy junction-tree",
-             "sampler); the `ppsyn-paper` and `ppsyn-note` rows are from sessions 3-8, most sampled with mbi's JAX",
-             "sampler (the same randomised-rounding scheme). The MST rerun of session 7 reproduced MST's earlier means",
-             "to within 0.001 at every ε, so the sampler change does not move these errors.", ""]
+             "Code versions: the `ppsyn` (PPSyn-DP) rows were run with its current defaults (0.5 MB size limit,",
+             "one-way model fitted with 1000 steps, 50 refit steps per round and 100 for the last fit, partition paths",
+             "recomputed once a model marginal moved by 20%); the `aim` and `mst` rows with the current AIM and MST",
+             "code and the NumPy junction-tree sampler; the `ppsyn-paper` and `ppsyn-note` rows with earlier code, most",
+             "sampled with mbi's JAX sampler (the same randomised-rounding scheme). A rerun of MST with the NumPy",
+             "sampler reproduced MST's earlier means to within 0.001 at every ε, so the sampler change does not move",
+             "these errors.", ""]
     metrics = ["workload_error", "range3_mse", "range5_mse", "svm_error", "fit_s", "rss_mb"]
     groups: dict[tuple, list[dict]] = {}
     for r in rows:

@@ -1,4 +1,4 @@
-"""PPSyn-DP's fit time against our AIM's (issue 3, point 5: "in no more time than our AIM").
+"""PPSyn-DP's fit time against our AIM's (the target: no more time than AIM).
 
 Runs, one after the other in fresh processes (the `ppsyn_paper.py` worker and protocol: the training part
 of fold `seed`, seeded noise, NOT private), PPSyn-DP and AIM on discretised Adult and BR2000 at every
