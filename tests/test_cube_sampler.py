@@ -118,7 +118,8 @@ def test_release_at_certified_epsilon_is_in_the_ledger_and_draws_follow_h():
     rel = sampler.sample(NumpyEngine(codes, dom), enc, k, acc, SeededNoise(0, quiet=True), epsilon=eps,
                          rng=np.random.default_rng(0))
     entry = acc.ledger[-1]
-    assert entry.details["pure_epsilon"] == pytest.approx(rel.epsilon) and entry.rho == pytest.approx(rel.epsilon ** 2 / 2)
+    assert entry.details["pure_epsilon"] == pytest.approx(rel.epsilon)
+    assert entry.rho == pytest.approx(rel.epsilon ** 2 / 2)
     assert rel.valid_fraction == 1.0  # binary columns: every point of the cube is a valid row
     # empirical one-way marginals of the draws within a Hoeffding band of the data's (lambda* = 0)
     band = math.sqrt(math.log(2 * P / 1e-6) / (2 * k))

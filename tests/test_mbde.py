@@ -273,7 +273,8 @@ def test_sampler_binned_ratio_near_tight():
     b = d2.sample(N_DRAWS, np.random.default_rng(2))[:, 0]
     assert binned_ratio_ok(a, b, EDGES, eps)
     A, alpha = eps / 4, 0.05
-    expected = math.exp(2 * A) * (alpha * math.exp(-A) + (1 - alpha) * math.exp(A)) / (alpha * math.exp(A) + (1 - alpha) * math.exp(-A))
+    expected = (math.exp(2 * A) * (alpha * math.exp(-A) + (1 - alpha) * math.exp(A))
+                / (alpha * math.exp(A) + (1 - alpha) * math.exp(-A)))
     assert np.mean(a > cut) / np.mean(b > cut) == pytest.approx(expected, rel=0.03)
     th = step_sizes(eps, 1.0, 3, "finite") * 1.1
     e1 = mbde_density(eps, up, d=1, schedule="finite", _unsafe_theta=th, _unsafe_no_guard=True)

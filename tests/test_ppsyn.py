@@ -183,7 +183,8 @@ def test_c_and_numpy_split_paths_agree(kind):
     for _ in range(40):
         k = int(rng.integers(1, 4))
         shape = tuple(int(n) for n in rng.integers(1, 30 if k < 3 else 12, size=k))
-        v = {"gamma": lambda: rng.gamma(0.5, size=shape) * 100, "integers": lambda: rng.integers(0, 5, size=shape) * 1.0,
+        v = {"gamma": lambda: rng.gamma(0.5, size=shape) * 100,
+             "integers": lambda: rng.integers(0, 5, size=shape) * 1.0,
              "uniform": lambda: rng.random(shape)}[kind]()
         max_parts = int(rng.choice([1, 4, 64, 300]))
         ref, fast = SplitPath(v, max_parts, native=False), SplitPath(v, max_parts, native=True)
@@ -301,8 +302,8 @@ def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):
     assert (len(rules) > 0) == (schedule == "note")
     # the plan's inputs are model marginals (floats summing to the model total), not counts
     assert all(abs(v.sum() - model.info["estimated_total"]) < 1e-6 * v.sum() for p in plans for v in p.values())
-    for fn in (ppsyn.public_plan, ppsyn.public_options, ppsyn.budget_rule, ppsyn.round_budgets, ppsyn.one_way_budgets, paper_stop,
-               plan_reference):
+    for fn in (ppsyn.public_plan, ppsyn.public_options, ppsyn.budget_rule, ppsyn.round_budgets, ppsyn.one_way_budgets,
+               paper_stop, plan_reference):
         assert not {"engine", "data", "x", "counts"} & set(inspect.signature(fn).parameters)
 
 

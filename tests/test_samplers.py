@@ -184,7 +184,8 @@ def test_k2_output_law_sums_and_matches_simulation():
     eps, n, c = K2_CASES[0][0], 6, 2
     reps = 4000
     noisy = nz.laplace(np.tile([c, n - c], (reps, 1)), kary.noise_scale(eps))
-    sim = np.mean([Fraction(*[kary.project_counts(row, n)[0][0], kary.project_counts(row, n)[1]]) for row in noisy.tolist()])
+    sim = np.mean([Fraction(*[kary.project_counts(row, n)[0][0], kary.project_counts(row, n)[1]])
+                   for row in noisy.tolist()])
     assert abs(float(sim) - float(_k2_output_one(n, c, p))) < 0.02
 
 
@@ -302,7 +303,8 @@ def hockey_stick_delta(n: int, d: int, exp_eps: Fraction) -> Fraction:
     for c in range(n):
         s, t = bernoulli.clipped_mean(c, n), bernoulli.clipped_mean(c + 1, n)
         for P, Q in ((s, t), (t, s)):
-            delta = sum((comb(d, j) * max(Fraction(0), P ** j * (1 - P) ** (d - j) - exp_eps * Q ** j * (1 - Q) ** (d - j))
+            delta = sum((comb(d, j) * max(Fraction(0),
+                                          P ** j * (1 - P) ** (d - j) - exp_eps * Q ** j * (1 - Q) ** (d - j))
                          for j in range(d + 1)), Fraction(0))
             worst = max(worst, delta)
     return worst
@@ -512,7 +514,8 @@ def test_alg4_orientation_and_accuracy():
 
 
 def test_alg4_required_n_matches_note():
-    assert product.required_n(32, 0.5, 0.1) == pytest.approx(5.3e6, rel=0.03)  # a worked example of the sufficient-n calculator
+    # a worked example of the sufficient-n calculator
+    assert product.required_n(32, 0.5, 0.1) == pytest.approx(5.3e6, rel=0.03)
     assert product.rounds(1) == 2 and product.rounds(2) == 2 and product.rounds(32) == 6
     assert 2.0 ** -product.rounds(33) <= 1 / 66
     with pytest.raises(parallel.NotEnoughRecords):

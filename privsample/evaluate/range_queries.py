@@ -26,7 +26,8 @@ class RangeQuery:
     hi: tuple[int, ...]  # inclusive
 
 
-def range_workload(domain, m: int, count: int, *, max_cells: int = 10_000, per_combination: int = 10) -> list[RangeQuery]:
+def range_workload(domain, m: int, count: int, *, max_cells: int = 10_000,
+                   per_combination: int = 10) -> list[RangeQuery]:
     attrs = list(domain.attributes)
     e = np.random.default_rng(1).exponential(1.0, size=len(attrs))
     weight = dict(zip(attrs, e ** 2))
