@@ -45,7 +45,8 @@ ALL_MECHANISMS = MECHANISMS + ("ppsyn-note",)
 EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 TARGETS = {"adult": ["income>50K", "sex", "race", "marital-status"]}
 FIELDS = ["dataset", "mechanism", "epsilon", "seed", "eta", "k", "quick", "workload_error", "range3_mse", "range5_mse",
-          "svm_error", "svm_folds", "svm_fold", "fit_s", "estimate_s", "rounds", "model_mb", "rss_mb", "rho_spent", "rho_total"]
+          "svm_error", "svm_folds", "svm_fold", "fit_s", "estimate_s", "rounds", "model_mb", "rss_mb", "rho_spent",
+          "rho_total"]
 
 
 def load(name: str):
@@ -133,7 +134,8 @@ def worker(a) -> dict:
            "range5_mse": range_query_mse(real, syn, range_workload(domain, 5, 37)),
            "fit_s": fit_s, "estimate_s": model.timings.get("estimate_seconds", ""),
            "rounds": len(model.info.get("rounds", [])),
-           "model_mb": model.info.get("model_size_mb", ""), "rss_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
+           "model_mb": model.info.get("model_size_mb", ""), "rss_mb": rss, "rho_spent": acc.spent,
+           "rho_total": acc.rho_total,
            "svm_error": "", "svm_folds": 0}
     if a.phases:  # benchmarks/ppsyn_time.py: PPSyn-DP's wall time per phase (not a CSV column)
         row["phases"] = model.timings.get("phase_seconds", {})
@@ -153,7 +155,8 @@ def worker(a) -> dict:
             mask[test_idx] = False
             train_eng = Engine({k: v[mask] for k, v in codes.items()}, domain)
             acc_f = Accountant.from_epsilon_delta(a.epsilon, 1e-9)
-            m = make(a.mechanism, a.quick, a.eta, a.k, wl).fit(train_eng, acc_f, SeededNoise(a.seed * 10 + f, quiet=True))
+            noise = SeededNoise(a.seed * 10 + f, quiet=True)
+            m = make(a.mechanism, a.quick, a.eta, a.k, wl).fit(train_eng, acc_f, noise)
             sc = m.sample(rng=np.random.default_rng(f))
             test = {k: v[test_idx] for k, v in codes.items()}
             errs.append(np.mean([misclassification(sc, test, t) for t in targets(a.dataset, list(domain.attributes))]))
@@ -206,7 +209,8 @@ def report() -> None:
     rows = list(csv.DictReader(open(CSV)))
     lines = ["# PPSyn paper reproduction (Zhang, Deng and Yin 2023, Section 5)", "",
              "Seeded noise (NOT private) for reproducibility; `ppsyn-paper` is the published algorithm, which is NOT",
-             "differentially private (the docstring of `privsample.synth.ppsyn.PPSyn` says why). LOANS is not available",
+             "differentially private (the docstring of `privsample.synth.ppsyn.PPSyn` says why). "
+             "LOANS is not available",
              "here and is left out.",
              "Workload error: mean L1 over the 210-triple workload (ADULT: all 210 triples with <= 10^4 cells).",
              f"Coverage: {sum(r['quick'] == '0' for r in rows)} grid runs present (the full grid is 2 datasets x 6 ε x",
@@ -216,7 +220,8 @@ def report() -> None:
              "Code versions: the `ppsyn` (PPSyn-DP) rows were run with its current defaults (0.5 MB size limit,",
              "one-way model fitted with 1000 steps, 50 refit steps per round and 100 for the last fit, partition paths",
              "recomputed once a model marginal moved by 20%); the `aim` and `mst` rows with the current AIM and MST",
-             "code and the NumPy junction-tree sampler; the `ppsyn-paper` and `ppsyn-note` rows with earlier code, most",
+             "code and the NumPy junction-tree sampler; the `ppsyn-paper` and `ppsyn-note` rows with earlier code, "
+             "most",
              "sampled with mbi's JAX sampler (the same randomised-rounding scheme). A rerun of MST with the NumPy",
              "sampler reproduced MST's earlier means to within 0.001 at every ε, so the sampler change does not move",
              "these errors.", ""]
