@@ -83,7 +83,7 @@ def make(mechanism: str, quick: bool, eta: float, k: int, wl):
     if mechanism == "mst":
         return make_synthesizer("mst", **({"iters": 1000} if quick else {}))
     opts = {"workload": [(c, 1.0) for c in wl]}
-    if mechanism != "ppsyn":  # PPSyn-DP keeps its own default (0.5 MB, see the PPSyn module docstring)
+    if mechanism != "ppsyn":  # PPSyn-DP keeps its own default (0.5 MB, see results/ppsyn_dp_variants.md)
         opts["max_model_size"] = 10.0 if quick else 80.0
     if quick:
         opts["iters"] = 200
