@@ -1,7 +1,7 @@
 """Benchmark: the cube solvers (lambda* and h*, privsample/cube/lp.py, qp.py and solver.py) against the generic
-solvers seed 000 used, versus the size m of the reduced space.
+solvers Pierquin, Zimmermann and Boussard (2023) used, versus the size m of the reduced space.
 
-Setting (notes/private-sampling.md section 9): p = 30, d = 2 (L = 466), delta = 0.25, Delta = 4. The data
+Setting: p = 30, d = 2 (L = 466), delta = 0.25, Delta = 4. The data
 c_f are the Walsh coefficients of n = 20,000 rows drawn from a *skewed* distribution: a mixture of three
 prototype points of {-1, 1}^30 (drawn once, seed 0) with weights 0.5 / 0.3 / 0.2, each bit of a row
 flipped independently with probability 0.35. This is far from uniform (lambda* ~ 0.4-0.75 here), so both
@@ -16,10 +16,10 @@ BLAS runs single-threaded (OPENBLAS_NUM_THREADS=1; multi-threaded OpenBLAS is sl
 
 * ``ours``: :func:`solve` end to end (lambda* and h*), m in {1e3, 4e3, 3e4, 1e5, 1e6}; also the QP alone
   (:func:`project_box` at ours' lambda_used, Gram included) for the like-for-like comparison with quadprog.
-* ``quadprog``: seed 000's QP (dense, Goldfarb-Idnani) at ours' lambda_used, the same S and c_f.
-* ``highs``: seed 000's LP for lambda* by ``scipy.optimize.linprog(method="highs")`` (dense L x (m + 1)).
+* ``quadprog``: Pierquin et al.'s QP (dense, Goldfarb-Idnani) at ours' lambda_used, the same S and c_f.
+* ``highs``: Pierquin et al.'s LP for lambda* by ``scipy.optimize.linprog(method="highs")`` (dense L x (m + 1)).
 A reference is skipped at the sizes above one that exceeded the time cap (default 120 s; the run is
-killed at the cap; quadprog at m = 4000, the issue's comparison point, gets 900 s) and, for quadprog,
+killed at the cap; quadprog at m = 4000, the targets' comparison point, gets 900 s) and, for quadprog,
 where its dense m x (L + 2m) constraint matrix alone would exceed 4 GB. ``ours`` is timed best of 3 for
 m <= 1e5 (single run at 1e6).
 
@@ -178,7 +178,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="m <= 4000, references at m = 1000 only; prints only")
     ap.add_argument("--cap", type=float, default=120.0, help="time cap per reference run (s)")
     ap.add_argument("--target-cap", type=float, default=900.0,
-                    help="time cap for quadprog at m = 4000, the issue's comparison point (s)")
+                    help="time cap for quadprog at m = 4000, the targets' comparison point (s)")
     ap.add_argument("--ms", help="comma-separated m values for ours (default: the full or quick list)")
     ap.add_argument("--results", default=None, help="output prefix (default: benchmarks/results/cube_solver "
                                                     "for the full run, none for --quick)")
@@ -202,7 +202,8 @@ def main() -> None:
         ours[m] = r
         rows.append(r)
         if r["status"] == "ok":
-            print(f"ours     m={m:>8}: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB  lambda*={r['lam_star']:.12f}"
+            print(f"ours     m={m:>8}: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB  "
+                  f"lambda*={r['lam_star']:.12f}"
                   f" ({r['method']}, gram {r['timings']['gram']:.2f} s, lambda {r['timings']['lambda']:.2f} s,"
                   f" QP {r['timings']['qp']:.2f} s; QP alone {r['qp_only_s']:.3f} s)", flush=True)
         else:
@@ -257,11 +258,13 @@ def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None
              "Data: c_f of n = 20,000 rows from a mixture of 3 prototype points (weights 0.5/0.3/0.2, each bit "
              "flipped with probability 0.35; seed 0). S: m uniform points (seed m) that pass the conditioning test.",
              "Time: wall time of the measured call only (data, S and the conditioning test excluded; Gram cache "
-             "cleared; best of 3 runs for m <= 1e5). Memory: peak RSS of the whole worker subprocess (interpreter + NumPy/SciPy + data + S + "
+             "cleared; best of 3 runs for m <= 1e5). Memory: peak RSS of the whole worker subprocess "
+             "(interpreter + NumPy/SciPy + data + S + "
              "solver), by os.wait4; a worker that only builds data and S at the largest m peaks at "
              f"{base.get('peak_rss_mb', float('nan')):.0f} MB. One BLAS thread. Machine: 2 shared cores.", "",
-             "| m | ours: lambda*+h* (s) | gram / lambda / QP (s) | ours: QP alone (s) | ours peak RSS (MB) | lambda* (ours) "
-             "| method | quadprog QP (s) | quadprog RSS (MB) | max abs diff m·h | HiGHS LP (s) | HiGHS RSS (MB) | abs diff lambda* |",
+             "| m | ours: lambda*+h* (s) | gram / lambda / QP (s) | ours: QP alone (s) | ours peak RSS (MB) "
+             "| lambda* (ours) | method | quadprog QP (s) | quadprog RSS (MB) | max abs diff m·h | HiGHS LP (s) "
+             "| HiGHS RSS (MB) | abs diff lambda* |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def cell(r: dict, key: str, fmt: str) -> str:
@@ -278,9 +281,11 @@ def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None
                  if o.get("status") == "ok" else "–")
         lines.append(f"| {m:,} | {cell(o, 'seconds', '.3f')} | {split} | {cell(o, 'qp_only_s', '.3f')} | "
                      f"{cell(o, 'peak_rss_mb', '.0f')} | {cell(o, 'lam_star', '.10f')} | {o.get('method', '–')} | "
-                     f"{cell(q, 'seconds', '.2f')} | {cell(q, 'peak_rss_mb', '.0f') if q.get('status') == 'ok' else '–'} | "
+                     f"{cell(q, 'seconds', '.2f')} | "
+                     f"{cell(q, 'peak_rss_mb', '.0f') if q.get('status') == 'ok' else '–'} | "
                      f"{cell(q, 'max_diff_g', '.1e')} | {cell(h, 'seconds', '.2f')} | "
-                     f"{cell(h, 'peak_rss_mb', '.0f') if h.get('status') == 'ok' else '–'} | {cell(h, 'lam_diff', '.1e')} |")
+                     f"{cell(h, 'peak_rss_mb', '.0f') if h.get('status') == 'ok' else '–'} | "
+                     f"{cell(h, 'lam_diff', '.1e')} |")
     lines += ["", "Log-log scaling exponents (least squares of log time on log m over the measured sizes): "
               + ", ".join(f"{k} {v:.2f}" for k, v in [("ours (lambda*+h*)", exps["ours"]),
                                                       ("ours for m >= 1e5", big_exp), ("ours QP alone", qp_exp),
@@ -288,13 +293,15 @@ def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None
                           if v is not None)
               + ". Small m are dominated by the L x L work (L^3 per Newton step or pivot), large m by the O(m p^2)"
                 " products and the m L^2 Gram matrix."]
-    mref = 4000 if any(r.get("solver") == "quadprog" and r["m"] == 4000 and r.get("status") == "ok" for r in rows) else 1000
+    have_4000 = any(r.get("solver") == "quadprog" and r["m"] == 4000 and r.get("status") == "ok" for r in rows)
+    mref = 4000 if have_4000 else 1000
     o, q = _get(rows, "ours", mref), _get(rows, "quadprog", mref)
     targets = []
     if o.get("status") == "ok" and q.get("status") == "ok":
         r_qp, r_all = q["seconds"] / o["qp_only_s"], q["seconds"] / o["seconds"]
-        lines += ["", f"At m = {mref:,}: quadprog / ours = **{r_qp:,.0f}x** for the same QP (ours: projection alone, Gram "
-                  f"included) and **{r_all:,.0f}x** against ours end to end (lambda* and h*); max |m h - m h_quadprog| = "
+        lines += ["", f"At m = {mref:,}: quadprog / ours = **{r_qp:,.0f}x** for the same QP (ours: projection "
+                  f"alone, Gram included) and **{r_all:,.0f}x** against ours end to end (lambda* and h*); "
+                  f"max |m h - m h_quadprog| = "
                   f"{q['max_diff_g']:.1e}."]
         if mref == 4000:
             targets.append(f"- >= 1000x faster than quadprog at m = 4000 with the same answer: "
@@ -309,9 +316,10 @@ def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None
         ok = big["seconds"] < 60 and big["peak_rss_mb"] < 1024
         targets.append(f"- m = 10^6 end to end (lambda* and h*) under 60 s and 1 GB: {'met' if ok else 'NOT met'} "
                        f"({big['seconds']:.1f} s, peak RSS {big['peak_rss_mb']:.0f} MB; certified gap "
-                       f"{big['lam_star'] - big['lam_lower']:.1e}, equality residual {big['residuals']['equality']:.1e}).")
+                       f"{big['lam_star'] - big['lam_lower']:.1e}, "
+                       f"equality residual {big['residuals']['equality']:.1e}).")
     if targets:
-        lines += ["", "Targets (issue):", *targets]
+        lines += ["", "Targets:", *targets]
     lines += ["", "Residuals of ours (||A h - b(lambda_used)||_inf, coefficient units) and certified lambda* gaps: "
               + ", ".join(f"m={r['m']:,}: {r['residuals']['equality']:.1e} / {r['lam_star'] - r['lam_lower']:.1e}"
                           for r in ours_rows if r["status"] == "ok") + ".",

@@ -1,4 +1,5 @@
-"""Private sampling on the cube in practice (issue 4, item 6; seeds 000/001; notes/private-sampling.md).
+"""Private sampling on the cube in practice (Boedihardjo, Strohmer and Vershynin 2021; Pierquin, Zimmermann and
+Boussard 2023).
 
 On NLTCS (p = 16) and ACS (p = 23) from ../shared/data, degree d = 2, delta = 1/4, Delta = 4:
 * for m in multiples of L and k released points: the 2-way marginal error of the k points (mean L1
@@ -95,14 +96,16 @@ def cube_rows(name: str, m_factors, ks, reps, big_deltas=BIG_DELTAS, small_delta
             secs = time.perf_counter() - t0
             h = np.asarray(sol.h, float)
             S01 = (np.asarray(S) > 0).astype(np.int64)
-            base = {"dataset": name, "p": p, "n": n, "L": L, "m": m, "delta": small, "Delta": big, "Delta_thm124": delta_needed,
+            base = {"dataset": name, "p": p, "n": n, "L": L, "m": m, "delta": small, "Delta": big,
+                    "Delta_thm124": delta_needed,
                     "rep": rep, "lam": float(sol.lam),
                     "solve_s": secs, "density_error": density_pair_error(x, S01, h)}
             for k in ks:
                 idx = rng.choice(m, size=k, p=h / h.sum())  # seeded draws: NOT private (experiment)
                 rows.append({**base, "k": k, "error": pair_error(x, S01[idx]),
                              "certified_epsilon": cb.certified_epsilon(n, p, D, m, small, big, k)})
-            print(f"{name} m={m} delta={small:g} Delta={big:g} rep={rep}: lambda*={sol.lam:.3g} density error {base['density_error']:.4f} "
+            print(f"{name} m={m} delta={small:g} Delta={big:g} rep={rep}: lambda*={sol.lam:.3g} "
+                  f"density error {base['density_error']:.4f} "
                   f"({secs:.1f}s)", flush=True)
     return rows
 
@@ -169,7 +172,8 @@ def report(cube: list[dict], synth: list[dict], path: Path) -> None:
                   "(pure ε-DP, replace-one).", "",
                   "| dataset | method | ε | error | seconds |", "|---|---|---|---|---|"]
         for r in synth:
-            lines.append(f"| {r['dataset']} | {r['method']} | {r['epsilon']:.4g} | {r['error']:.4f} | {r['seconds']:.0f} |")
+            lines.append(f"| {r['dataset']} | {r['method']} | {r['epsilon']:.4g} | {r['error']:.4f} | "
+                         f"{r['seconds']:.0f} |")
         lines += ["", "Reading. " + " ".join(_reading(cube, synth))]
     path.write_text("\n".join(lines) + "\n")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -186,7 +190,8 @@ def report(cube: list[dict], synth: list[dict], path: Path) -> None:
     for s in synth:
         if s["epsilon"] == 1.0:
             axes[0].axhline(s["error"], ls=":", color="grey")
-    axes[0].set(xscale="log", xlabel="m", ylabel="2-way marginal error", title="released points (dotted: synthesizers at ε=1)")
+    axes[0].set(xscale="log", xlabel="m", ylabel="2-way marginal error",
+                title="released points (dotted: synthesizers at ε=1)")
     axes[1].set(xscale="log", yscale="log", xlabel="m", ylabel="certified pure ε", title="BSV Thm 12.2")
     for ax in axes:
         ax.legend(fontsize=6)
@@ -195,7 +200,7 @@ def report(cube: list[dict], synth: list[dict], path: Path) -> None:
 
 
 def _reading(cube: list[dict], synth: list[dict]) -> list[str]:
-    """The discussion under the tables (issue 4: when, if ever, is private sampling the better tool)."""
+    """The discussion under the tables: when, if ever, is private sampling the better tool."""
     out = ["On NLTCS and ACS the data are far from uniform (Thm 12.4 wants Δ ≥ 2^p · max cell frequency, in",
            "the thousands), so with δ = 1/4 the LP box puts at least half the mass uniformly on S, λ* ≈ 0.9",
            "and the released points are mostly uniform noise. Smaller δ, larger Δ and larger m bring λ* down",
@@ -204,7 +209,8 @@ def _reading(cube: list[dict], synth: list[dict]) -> list[str]:
         best = min((r for r in cube if r["dataset"] == ds and r["k"] == max(KS)), key=lambda r: r["error"])
         same = [r for r in synth if r["dataset"] == ds and r["epsilon"] != 1.0]
         at1 = [r for r in synth if r["dataset"] == ds and r["epsilon"] == 1.0]
-        text = (f"{ds}: the best released points (k = {best['k']}, m = {best['m'] // best['L']}L, δ = {best['delta']:g}, "
+        text = (f"{ds}: the best released points (k = {best['k']}, m = {best['m'] // best['L']}L, "
+                f"δ = {best['delta']:g}, "
                 f"Δ = {best['Delta']:g}) have 2-way error {best['error']:.3f} at a certified ε of "
                 f"{best['certified_epsilon']:.3g}")
         if at1:
@@ -216,7 +222,7 @@ def _reading(cube: list[dict], synth: list[dict]) -> list[str]:
         out.append(text + ".")
     out += ["At the same ε the synthesizers are two orders of magnitude more accurate, and at ε = 1 they are",
             "still far ahead of the sampler at any ε it can certify. The mechanism's appeal (no added noise,",
-            "exact low-order marginals when λ* = 0) needs n astronomically large (Table 3 of seed 000): on",
+            "exact low-order marginals when λ* = 0) needs n astronomically large (Pierquin et al.'s Table 3): on",
             "tables like these, private sampling is not the better tool at any meaningful ε; it is a",
             "theoretical construction whose guarantee we can compute and enforce, not a practical release method."]
     return out

@@ -1,4 +1,4 @@
-"""Benchmark: marginal engines at scale (issue 7).
+"""Benchmark: marginal engines at scale.
 
 Data: a 15-column table drawn from a fixed Bayesian network (seeded random DAG, at most 3 parents
 per node, Dirichlet(0.5) CPTs), written once per row count to ``benchmarks/.cache/bn-<rows>.parquet``
@@ -318,7 +318,8 @@ def write_results(rows: list[dict]) -> None:
              "`setup`: reading, coding and validating the table (NumPy: `read_table` + `encode` in pandas; "
              "DuckDB/Spark: coding SQL, codes materialised); `marginals`: the 105 counts. "
              "rows/s = rows / total. Equal checksums = identical counts.", "",
-             "| engine | rows | total s | setup s | marginals s | peak RSS MB | rows/s | checksum | load before/after |",
+             "| engine | rows | total s | setup s | marginals s | peak RSS MB | rows/s | checksum "
+             "| load before/after |",
              "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
         if r["task"] == "marginals":
@@ -359,7 +360,8 @@ def write_results(rows: list[dict]) -> None:
                   "large; a pandas load needs about 14x the Parquet size, `numpy` rows above).", "",
                   "| rows | file GB | total s | peak RSS MB | load before/after |", "|---:|---:|---:|---:|---|"]
         for r in cli:
-            size = data_path(int(r["rows"])).stat().st_size / 2**30 if data_path(int(r["rows"])).exists() else float("nan")
+            path = data_path(int(r["rows"]))
+            size = path.stat().st_size / 2**30 if path.exists() else float("nan")
             lines.append(f"| {fmt(r, 'rows')} | {size:.1f} | {fmt(r, 'total_s')} | {fmt(r, 'peak_rss_mb')} | "
                          f"{r['load_before']} / {r['load_after']} |")
     lines += ["", "## Growth with rows", ""]
@@ -392,7 +394,7 @@ NOTES = [
 
 
 def targets(rows: list[dict]) -> list[str]:
-    """The issue's targets, checked on the measured rows."""
+    """The engines' targets, checked on the measured rows."""
     out = []
     for r in rows:
         if r["engine"] == "duckdb" and r["task"] == "marginals" and int(r["rows"]) == 10_000_000:

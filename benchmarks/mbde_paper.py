@@ -1,4 +1,5 @@
-"""MBDE paper experiments (seed 002, notes/mbde.md section 7): integrally private sampling of continuous data.
+"""MBDE paper experiments (Husain, Cranko and Nock 2018, section 5): integrally private sampling of continuous
+data.
 
 Domains: the ring of 8 Gaussians (radius 2, sd 0.25), the 1-D mixture of three Gaussians (weights
 0.3/0.4/0.3, means -2/0/2, sd 0.5), random 1-D and 2-D mixtures (5 equal components, means U[-3, 3]^d,
@@ -122,9 +123,10 @@ def run_one(name: str, rep: int, cfg: argparse.Namespace, keep: dict) -> list[di
     h = select_bandwidth(u, max_points=cfg.cv_points)
     hx = h * 2 * BOX
     cv_s = time.perf_counter() - t0
-    add("kde (non-private)", "", eval_density(lambda z: gaussian_kde_logpdf(S, z, hx),
-                                              lambda k, r: S[r.integers(0, len(S), k)] + hx * r.standard_normal((k, dom.d)),
-                                              X, rng), cv_s, bandwidth=hx)
+    add("kde (non-private)", "",
+        eval_density(lambda z: gaussian_kde_logpdf(S, z, hx),
+                     lambda k, r: S[r.integers(0, len(S), k)] + hx * r.standard_normal((k, dom.d)),
+                     X, rng), cv_s, bandwidth=hx)
     t0 = time.perf_counter()
     model = MBDE(cfg.eps[0], epochs=cfg.epochs, hidden=cfg.hidden)
     variants = [("mbde", "paper")] + ([("mbde-finite", "finite")] if cfg.finite else [])
@@ -170,7 +172,8 @@ def ring_timing(cfg) -> float:
 # -- reporting -------------------------------------------------------------------------------------------
 
 def _stats(rows, domain_, method, eps, key):
-    v = np.array([r[key] for r in rows if r["domain"] == domain_ and r["method"] == method and r["epsilon"] == eps], float)
+    v = np.array([r[key] for r in rows
+                  if r["domain"] == domain_ and r["method"] == method and r["epsilon"] == eps], float)
     return (float(v.mean()), float(v.std())) if len(v) else (math.nan, math.nan)
 
 
@@ -180,9 +183,11 @@ def _fmt(ms):
 
 
 def write_markdown(path: Path, rows: list[dict], cfg, ring_s: float, total_s: float, figs: list[str]) -> None:
-    lines = [f"# MBDE (seed 002): integrally private sampling, paper experiments{' (QUICK)' if cfg.quick else ''}"
+    lines = [f"# MBDE (Husain, Cranko and Nock 2018): integrally private sampling, paper experiments"
+             f"{' (QUICK)' if cfg.quick else ''}"
              + (f" ({cfg.partial})" if getattr(cfg, "partial", "") else ""), "",
-             f"`python benchmarks/mbde_paper.py{' --quick' if cfg.quick else ''}{'' if cfg.quick or cfg.finite else ' --no-finite'}`: n = {cfg.n:,} training and "
+             f"`python benchmarks/mbde_paper.py{' --quick' if cfg.quick else ''}"
+             f"{'' if cfg.quick or cfg.finite else ' --no-finite'}`: n = {cfg.n:,} training and "
              f"{cfg.n_test:,} test points, {cfg.reps} repetition(s) (mean ± std), MBDE with T = 3, C* = 1, "
              f"q0 = N(0, I), {'×'.join(map(str, cfg.hidden))} tanh MLPs, {cfg.epochs} epochs (Nesterov SGD, lr 0.01, "
              "batches of 5,000), exact rejection sampling. DPB = Bernstein-mechanism private KDE on [-6, 6]^d "
@@ -201,7 +206,8 @@ def write_markdown(path: Path, rows: list[dict], cfg, ring_s: float, total_s: fl
             lines += [f"### {d}", "", f"References: target {refs['target']}, q0 {refs['q0']}, non-private KDE "
                       f"{refs['kde (non-private)']}." if key == "nll" else
                       f"References: q0 {refs['q0']}, non-private KDE {refs['kde (non-private)']} (target: 0.95 by "
-                      "definition).", "", "| ε | MBDE | MBDE (finite schedule) | DPB (DP) | DPB (IP) |", "|---:|---:|---:|---:|---:|"]
+                      "definition).", "", "| ε | MBDE | MBDE (finite schedule) | DPB (DP) | DPB (IP) |",
+                      "|---:|---:|---:|---:|---:|"]
             for eps in sorted(set(cfg.eps) | set(cfg.eps_dpb)):
                 lines.append(f"| {eps:g} | " + " | ".join(_fmt(_stats(rows, d, m, eps, key))
                                                        for m in ("mbde", "mbde-finite", "dpb-dp", "dpb-ip")) + " |")
@@ -235,27 +241,31 @@ def discussion(rows, domains, cfg) -> list[str]:
         cov = [_stats(rows, d, "mbde", e, "coverage")[0] for e in cfg.eps]
         out.append(
             f"- **{d}**: MBDE's NLL goes {nll[0]:.3f} → {nll[-1]:.3f} from ε = {cfg.eps[0]:g} to {cfg.eps[-1]:g} "
-            f"({'monotone' if mono else 'NOT monotone'}; q0: {q0:.3f}). MBDE beats DP-calibrated DPB at equal nominal ε "
+            f"({'monotone' if mono else 'NOT monotone'}; q0: {q0:.3f}). "
+            f"MBDE beats DP-calibrated DPB at equal nominal ε "
             f"for ε ∈ {{{', '.join(f'{e:g}' for e in beats) or 'none'}}}; "
             + (f"from ε = {match[0]:g} on it is at least as good as DPB's best NLL over ε ≤ {cfg.eps_dpb[-1]:g} "
                f"({best_dpb:.3f}). " if match else f"it never reaches DPB's best NLL over ε ≤ {cfg.eps_dpb[-1]:g} "
                f"({best_dpb:.3f}). ")
             + f"Mean std over repetitions: MBDE {sd_m:.4f}, DPB {sd_d:.4f}. "
-            f"Coverage: {cov[0]:.3f} → min {min(cov):.3f} → {cov[-1]:.3f} (q0: {_stats(rows, d, 'q0', '', 'coverage')[0]:.3f}).")
+            f"Coverage: {cov[0]:.3f} → min {min(cov):.3f} → {cov[-1]:.3f} "
+            f"(q0: {_stats(rows, d, 'q0', '', 'coverage')[0]:.3f}).")
     ip = [(d, min(_stats(rows, d, "dpb-ip", e, "nll")[0] for e in cfg.eps_dpb),
            max(_stats(rows, d, "dpb-ip", e, "nll")[0] for e in cfg.eps_dpb)) for d in domains]
     dims = {d: 1 if ("1d" in d) else 2 for d in domains}
     out.append("- Integral-privacy-calibrated DPB (noise × n, i.e. DP at ε/n): NLL between "
                + "; ".join(f"{d} {lo:.2f}–{hi:.2f} (uniform on the box: {dims[d] * math.log(2 * BOX):.2f})"
                            for d, lo, hi in ip)
-               + ", i.e. essentially noise. At equal nominal ε MBDE is compared with DP-calibrated DPB, as in the paper, "
-               "which favours DPB: DPB's ε protects one record (n public), MBDE's protects the whole dataset, per sample.")
+               + ", i.e. essentially noise. At equal nominal ε MBDE is compared with DP-calibrated DPB, "
+               "as in the paper, which favours DPB: DPB's ε protects one record (n public), MBDE's protects the "
+               "whole dataset, per sample.")
     fin = [(d, e, _stats(rows, d, "mbde", e, "nll")[0], _stats(rows, d, "mbde-finite", e, "nll")[0])
            for d in domains for e in getattr(cfg, "eps_finite", ()) if any(r["method"] == "mbde-finite" for r in rows)]
     r10 = 10 / 14
     out.append(
         "- What bounds MBDE is the mollifier: |log q/q0| ≤ ε/2. The paper's steps use C*Σθ_t = r + r² + r³ of the "
-        f"ε/4 the proof allows for |g_T| (at ε = 10: {r10 + r10 ** 2 + r10 ** 3:.2f} of 2.5), and BCE-trained classifiers "
+        f"ε/4 the proof allows for |g_T| (at ε = 10: {r10 + r10 ** 2 + r10 ** 3:.2f} of 2.5), "
+        "and BCE-trained classifiers "
         "are calibrated, c ≈ (p − q)/(p + q), so they rarely saturate at ±C*: the learned log-ratio stays well inside "
         "its range. The ring needs q/q0 ≈ 15 on the circle and ≈ 0 at the origin; the mollifier allows only e^{±ε/2}."
         + (" The `finite` schedule (C*Σθ_t = ε/4 exactly, same proof) changes the NLL as follows: "
@@ -355,7 +365,8 @@ def main(argv=None) -> None:
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--domains", default=None, help="comma-separated subset of ring,mix3-1d,random-1d,random-2d")
     ap.add_argument("--no-finite", dest="finite", action="store_false",
-                    help="skip the MBDE variant with the 'finite' step schedule (C* sum theta = eps/4 exactly; eps 1 and 10)")
+                    help="skip the MBDE variant with the 'finite' step schedule "
+                         "(C* sum theta = eps/4 exactly; eps 1 and 10)")
     cfg = ap.parse_args(argv)
     cfg.hidden = (25, 25, 25)
     if cfg.quick:

@@ -1,11 +1,11 @@
-"""Reproduction of the PPSyn paper's experiments (seed 004 section 5; notes/ppsyn-aim-mst.md section 5).
+"""Reproduction of the PPSyn paper's experiments (Zhang, Deng and Yin 2023, Section 5).
 
 Datasets: ADULT and BR2000 (discretised, ../shared/data). LOANS is not available here (its CSV is
 missing from every stored snapshot), so it is left out.
-Mechanisms: PPSyn-DP (`ppsyn`, the annealed schedule), PPSyn-DP with note 4.3's schedule
+Mechanisms: PPSyn-DP (`ppsyn`, the annealed schedule), PPSyn-DP with the note schedule
 (`ppsyn-note`, eta sweep only), PPSyn as published (`ppsyn-paper`, NOT private), AIM, MST. AIM and
-PPSyn get the evaluation workload as their workload; max_model_size 80 (note 5) for AIM and
-PPSyn-paper, PPSyn-DP's default 0.5 MB (a measured deviation: see the PPSyn module docstring).
+PPSyn get the evaluation workload as their workload; max_model_size 80 (AIM's default) for AIM and
+PPSyn-paper, PPSyn-DP's default 0.5 MB (a measured deviation: benchmarks/results/ppsyn_dp_variants.md).
 Metrics: 3-way workload error (the 210-triple workload, mean L1 of normalised marginals, the
 paper's 1/(n|W|) normalisation), 3-D and 5-D range-query MSE, SVM misclassification (5-fold CV,
 PrivMRF protocol; seed s is scored on fold s, so seeds 0-4 together are one 5-fold CV, each fold
@@ -45,7 +45,8 @@ ALL_MECHANISMS = MECHANISMS + ("ppsyn-note",)
 EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 TARGETS = {"adult": ["income>50K", "sex", "race", "marital-status"]}
 FIELDS = ["dataset", "mechanism", "epsilon", "seed", "eta", "k", "quick", "workload_error", "range3_mse", "range5_mse",
-          "svm_error", "svm_folds", "svm_fold", "fit_s", "estimate_s", "rounds", "model_mb", "rss_mb", "rho_spent", "rho_total"]
+          "svm_error", "svm_folds", "svm_fold", "fit_s", "estimate_s", "rounds", "model_mb", "rss_mb", "rho_spent",
+          "rho_total"]
 
 
 def load(name: str):
@@ -82,7 +83,7 @@ def make(mechanism: str, quick: bool, eta: float, k: int, wl):
     if mechanism == "mst":
         return make_synthesizer("mst", **({"iters": 1000} if quick else {}))
     opts = {"workload": [(c, 1.0) for c in wl]}
-    if mechanism != "ppsyn":  # PPSyn-DP keeps its own default (0.5 MB, see the PPSyn module docstring)
+    if mechanism != "ppsyn":  # PPSyn-DP keeps its own default (0.5 MB, see results/ppsyn_dp_variants.md)
         opts["max_model_size"] = 10.0 if quick else 80.0
     if quick:
         opts["iters"] = 200
@@ -133,7 +134,8 @@ def worker(a) -> dict:
            "range5_mse": range_query_mse(real, syn, range_workload(domain, 5, 37)),
            "fit_s": fit_s, "estimate_s": model.timings.get("estimate_seconds", ""),
            "rounds": len(model.info.get("rounds", [])),
-           "model_mb": model.info.get("model_size_mb", ""), "rss_mb": rss, "rho_spent": acc.spent, "rho_total": acc.rho_total,
+           "model_mb": model.info.get("model_size_mb", ""), "rss_mb": rss, "rho_spent": acc.spent,
+           "rho_total": acc.rho_total,
            "svm_error": "", "svm_folds": 0}
     if a.phases:  # benchmarks/ppsyn_time.py: PPSyn-DP's wall time per phase (not a CSV column)
         row["phases"] = model.timings.get("phase_seconds", {})
@@ -153,7 +155,8 @@ def worker(a) -> dict:
             mask[test_idx] = False
             train_eng = Engine({k: v[mask] for k, v in codes.items()}, domain)
             acc_f = Accountant.from_epsilon_delta(a.epsilon, 1e-9)
-            m = make(a.mechanism, a.quick, a.eta, a.k, wl).fit(train_eng, acc_f, SeededNoise(a.seed * 10 + f, quiet=True))
+            noise = SeededNoise(a.seed * 10 + f, quiet=True)
+            m = make(a.mechanism, a.quick, a.eta, a.k, wl).fit(train_eng, acc_f, noise)
             sc = m.sample(rng=np.random.default_rng(f))
             test = {k: v[test_idx] for k, v in codes.items()}
             errs.append(np.mean([misclassification(sc, test, t) for t in targets(a.dataset, list(domain.attributes))]))
@@ -204,21 +207,24 @@ def report() -> None:
     import matplotlib.pyplot as plt
 
     rows = list(csv.DictReader(open(CSV)))
-    lines = ["# PPSyn paper reproduction (seed 004 section 5)", "",
+    lines = ["# PPSyn paper reproduction (Zhang, Deng and Yin 2023, Section 5)", "",
              "Seeded noise (NOT private) for reproducibility; `ppsyn-paper` is the published algorithm, which is NOT",
-             "differentially private (see notes/ppsyn-aim-mst.md section 4.2). LOANS is not available here and is left out.",
+             "differentially private (the docstring of `privsample.synth.ppsyn.PPSyn` says why). "
+             "LOANS is not available",
+             "here and is left out.",
              "Workload error: mean L1 over the 210-triple workload (ADULT: all 210 triples with <= 10^4 cells).",
              f"Coverage: {sum(r['quick'] == '0' for r in rows)} grid runs present (the full grid is 2 datasets x 6 ε x",
              "5 seeds x 4 mechanisms plus the η and d sweeps; it is resumable, missing rows are simply not run yet).",
              "Protocol: one fit per run, on the training part of SVM fold = seed; errors against that part.",
              "fit_s: fit + sample, seconds, single-threaded worker (up to two in parallel).",
-             "Code versions: the `ppsyn` (PPSyn-DP) rows were rerun in session 9 with its current defaults (0.5 MB",
-             "size limit, one-way model fitted with 1000 steps, 50 refit steps per round and 100 for the last fit,",
-             "partition paths recomputed once a model marginal moved by 20%); the",
-             "`aim` and `mst` rows are from session 7 (the same AIM and MST code as now, and the same NumPy junction-tree",
-             "sampler); the `ppsyn-paper` and `ppsyn-note` rows are from sessions 3-8, most sampled with mbi's JAX",
-             "sampler (the same randomised-rounding scheme). The MST rerun of session 7 reproduced MST's earlier means",
-             "to within 0.001 at every ε, so the sampler change does not move these errors.", ""]
+             "Code versions: the `ppsyn` (PPSyn-DP) rows were run with its current defaults (0.5 MB size limit,",
+             "one-way model fitted with 1000 steps, 50 refit steps per round and 100 for the last fit, partition paths",
+             "recomputed once a model marginal moved by 20%); the `aim` and `mst` rows with the current AIM and MST",
+             "code and the NumPy junction-tree sampler; the `ppsyn-paper` and `ppsyn-note` rows with earlier code, "
+             "most",
+             "sampled with mbi's JAX sampler (the same randomised-rounding scheme). A rerun of MST with the NumPy",
+             "sampler reproduced MST's earlier means to within 0.001 at every ε, so the sampler change does not move",
+             "these errors.", ""]
     metrics = ["workload_error", "range3_mse", "range5_mse", "svm_error", "fit_s", "rss_mb"]
     groups: dict[tuple, list[dict]] = {}
     for r in rows:

@@ -415,8 +415,9 @@ def share_lines(csv_path: Path, planned: list[dict]) -> list[str]:
             seeds &= {int(r["seed"]) for r in sel if float(r["share"]) == x}
         if not seeds:
             continue
-        cells = [f"{statistics.mean(_f(r, 'err2') for r in sel if float(r['share']) == x and int(r['seed']) in seeds):.3f}"
+        means = [statistics.mean(_f(r, "err2") for r in sel if float(r["share"]) == x and int(r["seed"]) in seeds)
                  for x in shares]
+        cells = [f"{v:.3f}" for v in means]
         pl = statistics.mean(_f(plan[k], "err2") for k in seeds)
         rdf = read_real(t)
         lines.append(f"| {t} | {e:g} | {m} | {len(seeds)} | " + " | ".join(cells)

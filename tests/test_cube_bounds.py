@@ -1,4 +1,5 @@
-"""Tests for the Boolean-cube private-sampling bounds (notes/private-sampling.md sections 4-5)."""
+"""Tests for the Boolean-cube private-sampling bounds (BSV 2021 Theorems 12.2 and 12.4; Pierquin et al.
+2023 Tables 1-3)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_invalid_epsilon_gamma():
 
 # --------------------------------------------------------------------------------- Thm 12.2
 def test_note_example_k_bound():
-    # note section 6: p=10, d=2, m=600, n=3000, delta=1/4, Delta=4 -> bound on k 1.7e-4
+    # a worked example: p=10, d=2, m=600, n=3000, delta=1/4, Delta=4 -> bound on k 1.7e-4
     kb = cb.k_bound(3000, 10, 2, 600, 0.25, 4.0, 1.0)
     assert kb == pytest.approx(1.677e-4, rel=2e-3)
     assert cb.max_k(3000, 10, 2, 600, 0.25, 4.0, 1.0) == 0
@@ -208,7 +209,7 @@ def test_table1_inputs():
 
 def test_table2_golden():
     rows = {r.name: r for r in cb.table2_rows(1.0)}
-    ours = {  # note section 5, "ours"
+    ours = {  # our values (where they differ from the printed table)
         "Asia": (7.34e-4, 2.22e10, 4.0),
         "Mushroom": (1.08e-49, 5.34e72, 9.03e8),
         "Car": (2.94e-8, 1.37e16, 76.1),

@@ -1,4 +1,4 @@
-"""BSV private sampling on the cube (privsample/cube/sampler.py; notes/private-sampling.md section 6)."""
+"""BSV private sampling on the cube (privsample/cube/sampler.py; Boedihardjo, Strohmer and Vershynin 2021)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def _space(p=P, m=200, seed=1):
 
 @pytest.mark.parametrize("dep", [0.3, 0.8])
 def test_exact_marginals(dep):
-    """Note 6.2: every marginal of h* of dimension <= d is (1 - lambda*) times the data's plus lambda* times
+    """Every marginal of h* of dimension <= d is (1 - lambda*) times the data's plus lambda* times
     the uniform-on-S one (to 1e-9); lambda* = 0 (regular data, dep 0.3) means the data's exactly."""
     codes, dom, x = _binary(dep=dep)
     enc = CubeEncoding.from_domain(dom)
@@ -68,7 +68,7 @@ def _replace_one(x, i, row):
 
 
 def test_sensitivity_smoke_neighbouring_tables():
-    """Note 6.4: for replace-one neighbours, ||h_X - h_X'||_inf <= S_inf and the per-draw privacy loss is
+    """For replace-one neighbours, ||h_X - h_X'||_inf <= S_inf and the per-draw privacy loss is
     within what Thm 12.2 certifies for k = 1 (huge slack expected: this cannot prove DP)."""
     codes, dom, x = _binary(n=3000)
     S = _space()
@@ -118,9 +118,10 @@ def test_release_at_certified_epsilon_is_in_the_ledger_and_draws_follow_h():
     rel = sampler.sample(NumpyEngine(codes, dom), enc, k, acc, SeededNoise(0, quiet=True), epsilon=eps,
                          rng=np.random.default_rng(0))
     entry = acc.ledger[-1]
-    assert entry.details["pure_epsilon"] == pytest.approx(rel.epsilon) and entry.rho == pytest.approx(rel.epsilon ** 2 / 2)
+    assert entry.details["pure_epsilon"] == pytest.approx(rel.epsilon)
+    assert entry.rho == pytest.approx(rel.epsilon ** 2 / 2)
     assert rel.valid_fraction == 1.0  # binary columns: every point of the cube is a valid row
-    # note 6.5: empirical one-way marginals of the draws within a Hoeffding band of the data's (lambda* = 0)
+    # empirical one-way marginals of the draws within a Hoeffding band of the data's (lambda* = 0)
     band = math.sqrt(math.log(2 * P / 1e-6) / (2 * k))
     for c in dom.attributes:
         assert abs(rel.codes[c].mean() - codes[c].mean()) <= band + 1e-9

@@ -1,5 +1,5 @@
 """Walsh products and the lambda*/h* solvers (privsample/cube/walsh.py, lp.py, qp.py, solver.py;
-notes/private-sampling.md sections 6-8). Fast: small p and m, dense references (HiGHS, quadprog)."""
+Pierquin et al. 2023's LP and QP). Fast: small p and m, dense references (HiGHS, quadprog)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _space(p: int, m: int, d: int, seed: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Walsh features (note 6.1)
+# Walsh features
 # ---------------------------------------------------------------------------------------------------
 def test_subsets_order_and_size():
     assert walsh_subsets(3, 2) == [(), (0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]
@@ -78,7 +78,7 @@ def test_matrix_free_products_match_the_explicit_matrix(p, d):
 
 
 def test_gram_is_close_to_m_identity_for_random_points():
-    """M^T M / m ~ I for i.i.d. uniform S (note 6.1): diagonal exactly 1, off-diagonal O(1/sqrt m)."""
+    """M^T M / m ~ I for i.i.d. uniform S: diagonal exactly 1, off-diagonal O(1/sqrt m)."""
     m = 20000
     S = draw_reduced_space(8, m, np.random.default_rng(0))
     G = walsh_gram(S, 2) / m
@@ -106,7 +106,7 @@ def test_reduced_space_is_uniform_signs_and_reproducible():
 
 
 # ---------------------------------------------------------------------------------------------------
-# lambda* and h* against the dense references (note 6.3)
+# lambda* and h* against the dense references
 # ---------------------------------------------------------------------------------------------------
 CASES = [  # p, d, m, data, lambda* > 0 expected
     (10, 2, 300, "skewed", True),
@@ -150,8 +150,8 @@ def test_h_matches_quadprog(p, d, m, kind, positive):
 
 
 def test_kkt_and_monotonicity_with_positive_lambda():
-    """Note 6.3: h* = clip(u + A^T y, delta/m, Delta/m) and A h* = b; the LP is infeasible at lambda* - 1e-6
-    and feasible at lambda_used (monotonicity, note sections 2 and 7)."""
+    """h* = clip(u + A^T y, delta/m, Delta/m) and A h* = b; the LP is infeasible at lambda* - 1e-6
+    and feasible at lambda_used (monotonicity)."""
     p, d, m = 10, 2, 300
     X = _skewed(p, 4000, seed=1)
     c_f = point_coefficients(X, d)
@@ -172,8 +172,8 @@ def test_kkt_and_monotonicity_with_positive_lambda():
 
 
 def test_exact_marginals_through_the_coefficient_identity():
-    """Note 6.2: for every |J| <= d and theta, M_{J,theta}(h*) = (1 - lam) M_{J,theta}(f_n) + lam M_{J,theta}(u_m),
-    and both sides agree with 2^-t sum_{I subset J} theta^I c_I (note section 1)."""
+    """For every |J| <= d and theta, M_{J,theta}(h*) = (1 - lam) M_{J,theta}(f_n) + lam M_{J,theta}(u_m),
+    and both sides agree with 2^-t sum_{I subset J} theta^I c_I."""
     p, d, m = 9, 2, 260
     X = _skewed(p, 3000, seed=5, flip=0.3)
     c_f = point_coefficients(X, d)

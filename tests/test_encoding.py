@@ -113,7 +113,8 @@ def test_schema_with_other():
 
 
 # -- encode policy ---------------------------------------------------------------------------------------
-POLICY = Schema([N("x", 0, 10, bins=5), C("c", ("a", "b")), C("o", ("a",), other="(o)"), N("k", 0, 4, bins=2, nullable=True)])
+POLICY = Schema([N("x", 0, 10, bins=5), C("c", ("a", "b")), C("o", ("a",), other="(o)"),
+                 N("k", 0, 4, bins=2, nullable=True)])
 
 
 def frame(**cols) -> pd.DataFrame:
@@ -174,7 +175,8 @@ def test_encode_typed_values():
         encode(df, schema)
     df.loc[3, "n"] = 1.0
     codes = encode(df, schema.__class__([C("n", ("1", "2", "2.5")), schema["b"], N("i", 0, 10, bins=2, nullable=True)]))
-    assert codes["n"].tolist() == [0, 1, 2, 0] and codes["b"].tolist() == [1, 0, 1, 0] and codes["i"].tolist() == [0, 1, 1, 2]
+    assert codes["n"].tolist() == [0, 1, 2, 0] and codes["b"].tolist() == [1, 0, 1, 0]
+    assert codes["i"].tolist() == [0, 1, 1, 2]
     obj = pd.DataFrame({"n": pd.Series([True, "2", 2, None], dtype=object)})
     assert encode(obj, Schema([C("n", ("True", "2"), nullable=True)]))["n"].tolist() == [0, 1, 1, 2]
 

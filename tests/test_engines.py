@@ -108,7 +108,8 @@ def test_adult_parquet_numpy_equals_duckdb(tmp_path, adult_numpy):
     df = read_table(ADULT)
     table = pa.table({
         name: (pa.array(pd.to_numeric(df[name]).astype("int64")) if name in ("age", "education-num", "capital-gain")
-               else pa.array(pd.to_numeric(df[name]).astype("float64")) if name in ("fnlwgt", "capital-loss", "hours-per-week")
+               else pa.array(pd.to_numeric(df[name]).astype("float64"))
+               if name in ("fnlwgt", "capital-loss", "hours-per-week")
                else pa.array(list(df[name]), type=pa.string()))
         for name in df.columns})
     path = tmp_path / "adult.parquet"
@@ -240,7 +241,8 @@ def test_missing_file_and_table():
 
 
 NUMBERS = ["1e5", "1E+05", "+.5", "-.5e-3", "5.", ".5", "0005", "-0", "inf", "-Infinity", "NaN", "nan", "+nan",
-           "1_0", "+-1", "0x10", '"1,5"', "\u00a05", "1e-99999", "1e99999", "5.0e+1", "1e", "e5", ".", "1..", "١٢", "1 2", "1e1.5", "--1", "True", "9" * 40]
+           "1_0", "+-1", "0x10", '"1,5"', "\u00a05", "1e-99999", "1e99999", "5.0e+1", "1e", "e5", ".", "1..", "١٢",
+           "1 2", "1e1.5", "--1", "True", "9" * 40]
 
 
 def test_number_grammar_agrees(tmp_path):
@@ -249,7 +251,8 @@ def test_number_grammar_agrees(tmp_path):
     for s in NUMBERS:
         p = write(tmp_path, f"x\n{s}\n")
         outcome = []
-        for f in (lambda: encode(read_table(p, na_values=schema.na_values), schema), lambda: DuckDBEngine(p, schema).marginal(("x",))):
+        for f in (lambda: encode(read_table(p, na_values=schema.na_values), schema),
+                  lambda: DuckDBEngine(p, schema).marginal(("x",))):
             try:
                 r = f()
                 outcome.append(int(np.asarray(r["x"] if isinstance(r, dict) else np.argmax(r)).ravel()[0]))

@@ -307,14 +307,15 @@ def test_report_shows_the_loss_table(tmp_path):
     write_report(out, ev.real_engine, ev.synth_engine, ev.domain, title="t", evaluation=ev, schema_name="s.yaml",
                  ks=(1, 2))
     page = out.read_text()
-    for section in ("What is lost, per column", "real records merged by s.yaml", "Workload error on the domain of s.yaml",
-                    "synthetic records outside the real values"):
+    for section in ("What is lost, per column", "real records merged by s.yaml",
+                    "Workload error on the domain of s.yaml", "synthetic records outside the real values"):
         assert section in page, section
     assert page.count("100.00%") >= 2 * len(real.columns)
 
 
 _cell = st.one_of(st.none(), st.text(max_size=5), st.integers(-10**12, 10**12),
-                  st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["(other)", "A11", "nan", "inf", "7"]))
+                  st.floats(allow_nan=True, allow_infinity=True),
+                  st.sampled_from(["(other)", "A11", "nan", "inf", "7"]))
 
 
 @settings(max_examples=30, deadline=None)

@@ -1,4 +1,4 @@
-"""MBDE privacy tests (notes/mbde.md section 10) and the accounting of the release.
+"""MBDE privacy tests (Husain, Cranko and Nock 2018: integral privacy) and the accounting of the release.
 
 Every check is a property that must hold for every dataset and every weak-learner output; the
 negative controls (no tanh, theta_t = 1, q0 fitted to the data) are injected through private keyword
@@ -27,7 +27,7 @@ from privsample.privacy import Accountant, BudgetExceeded
 from privsample.privacy.noise import SecureNoise, SeededNoise
 
 FAST = dict(hidden=(16, 16), epochs=30, batch_size=256, lr=0.05)  # tiny learner: the proof does not care
-UNSAFE = {  # the negative controls of note 10.5, each with the runtime guard switched off
+UNSAFE = {  # the negative controls, each with the runtime guard switched off
     "no tanh": dict(_unsafe_no_squash=True, _unsafe_no_guard=True),
     "theta = 1": dict(_unsafe_theta=1.0, _unsafe_no_guard=True),
     "q0 fitted to S": dict(_unsafe_fit_q0=True, _unsafe_no_guard=True),
@@ -273,7 +273,8 @@ def test_sampler_binned_ratio_near_tight():
     b = d2.sample(N_DRAWS, np.random.default_rng(2))[:, 0]
     assert binned_ratio_ok(a, b, EDGES, eps)
     A, alpha = eps / 4, 0.05
-    expected = math.exp(2 * A) * (alpha * math.exp(-A) + (1 - alpha) * math.exp(A)) / (alpha * math.exp(A) + (1 - alpha) * math.exp(-A))
+    expected = (math.exp(2 * A) * (alpha * math.exp(-A) + (1 - alpha) * math.exp(A))
+                / (alpha * math.exp(A) + (1 - alpha) * math.exp(-A)))
     assert np.mean(a > cut) / np.mean(b > cut) == pytest.approx(expected, rel=0.03)
     th = step_sizes(eps, 1.0, 3, "finite") * 1.1
     e1 = mbde_density(eps, up, d=1, schedule="finite", _unsafe_theta=th, _unsafe_no_guard=True)

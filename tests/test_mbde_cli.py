@@ -83,7 +83,8 @@ def test_numeric_column_without_bounds(tmp_path, capsys):
     csv = tmp_path / "d.csv"
     csv.write_text("a,b\n1,2\n3,4\n")
     sch = tmp_path / "s.yaml"
-    sch.write_text(yaml.safe_dump({"provenance": "user", "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10},
+    sch.write_text(yaml.safe_dump({"provenance": "user",
+                                   "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10},
                                                {"name": "b", "type": "numeric"}]}))
     out = tmp_path / "out.csv"
     code, text = run(["mbde", csv, "--schema", sch, "--columns", "a,b", "--epsilon", 1, "--samples", 2, "-o", out],
@@ -94,7 +95,8 @@ def test_numeric_column_without_bounds(tmp_path, capsys):
 def test_no_public_bounds(data, tmp_path, capsys):
     csv, _ = data
     sch = tmp_path / "partial.yaml"
-    sch.write_text(yaml.safe_dump({"provenance": "user", "columns": [{"name": "colour", "type": "categorical", "categories": ["red", "blue"]}]}))
+    sch.write_text(yaml.safe_dump({"provenance": "user", "columns": [{"name": "colour", "type": "categorical",
+                                                                      "categories": ["red", "blue"]}]}))
     out = tmp_path / "out.csv"
     code, text = run(["mbde", csv, "--schema", sch, "--columns", "income", "--epsilon", 1, "--samples", 5, "-o", out],
                      capsys)
@@ -182,7 +184,8 @@ def test_no_usable_row_still_releases_from_q0(tmp_path, capsys):
     csv = tmp_path / "d.csv"
     pd.DataFrame({"a": [None, "x", "HIV-ZZZ"], "b": [1, None, 2]}).to_csv(csv, index=False)
     sch = tmp_path / "s.yaml"
-    sch.write_text(yaml.safe_dump({"provenance": "user", "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10},
+    sch.write_text(yaml.safe_dump({"provenance": "user",
+                                   "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10},
                                                {"name": "b", "type": "numeric", "lower": 0, "upper": 10}]}))
     out = tmp_path / "out.csv"
     code, text = run(["mbde", csv, "--schema", sch, "--columns", "a,b", "--epsilon", 1, "--samples", 5, "-o", out,

@@ -1,4 +1,4 @@
-"""PPSyn (notes/ppsyn-aim-mst.md section 4): partitions, the paper's stopping rules, exact budget use,
+"""PPSyn (Zhang, Deng and Yin 2023, Section 4): partitions, the paper's stopping rules, exact budget use,
 data access confined to the three private steps, paper mode flagged unsafe, utility on a toy chain."""
 
 from __future__ import annotations
@@ -183,7 +183,8 @@ def test_c_and_numpy_split_paths_agree(kind):
     for _ in range(40):
         k = int(rng.integers(1, 4))
         shape = tuple(int(n) for n in rng.integers(1, 30 if k < 3 else 12, size=k))
-        v = {"gamma": lambda: rng.gamma(0.5, size=shape) * 100, "integers": lambda: rng.integers(0, 5, size=shape) * 1.0,
+        v = {"gamma": lambda: rng.gamma(0.5, size=shape) * 100,
+             "integers": lambda: rng.integers(0, 5, size=shape) * 1.0,
              "uniform": lambda: rng.random(shape)}[kind]()
         max_parts = int(rng.choice([1, 4, 64, 300]))
         ref, fast = SplitPath(v, max_parts, native=False), SplitPath(v, max_parts, native=True)
@@ -301,8 +302,8 @@ def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):
     assert (len(rules) > 0) == (schedule == "note")
     # the plan's inputs are model marginals (floats summing to the model total), not counts
     assert all(abs(v.sum() - model.info["estimated_total"]) < 1e-6 * v.sum() for p in plans for v in p.values())
-    for fn in (ppsyn.public_plan, ppsyn.public_options, ppsyn.budget_rule, ppsyn.round_budgets, ppsyn.one_way_budgets, paper_stop,
-               plan_reference):
+    for fn in (ppsyn.public_plan, ppsyn.public_options, ppsyn.budget_rule, ppsyn.round_budgets, ppsyn.one_way_budgets,
+               paper_stop, plan_reference):
         assert not {"engine", "data", "x", "counts"} & set(inspect.signature(fn).parameters)
 
 
@@ -403,7 +404,7 @@ def test_selection_quality_has_sensitivity_three_and_not_less():
             dq = abs(np.abs(y - mu).sum() - ppsyn.misfit(y, mu, labels, parts) - q)
             assert dq <= ppsyn.SELECT_SENSITIVITY + 1e-9
             worst = max(worst, dq)
-    assert worst > 2.0  # Δ = 1 (the note's bound for C − E with public E) would be wrong here
+    assert worst > 2.0  # Δ = 1 (the bound for C − E with public E) would be wrong here
 
 
 def test_group_quality_has_sensitivity_one_and_it_is_attained():
@@ -491,7 +492,7 @@ def test_default_workload_falls_back_to_smaller_cliques_on_large_domains():
                                                     ("paper", "annealed", False, 80.0)])
 def test_refit_step_and_size_limit_defaults_reach_the_refit(monkeypatch, mode, schedule, step, size):
     """PPSyn-DP's annealed schedule refits with the optimistic step under a 0.5 MB size limit; paper mode and
-    the note schedule keep mbi's step and note 4.1's 80 MB (module docstring, "Refits")."""
+    the note schedule keep mbi's step and the static 80 MB limit."""
     synth = PPSyn(mode=mode, schedule=schedule)
     assert (synth.optimistic_step, synth.max_model_size) == (step, size)
     # refit steps: 50 per round and 100 for the last fit in the annealed schedule, mbi's 1000 otherwise

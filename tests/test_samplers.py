@@ -1,5 +1,5 @@
 """RSSS samplers (Raskhodnikova et al. 2021): exact privacy checks, property tests and negative controls
-(notes/dp-samplers.md §5).
+(accuracy simulations as in RSSS 2021).
 
 Each privacy check is a function that returns the measured loss (or a verdict); the tests assert that it
 passes for the samplers as implemented *and* that it fails for a deliberately broken variant (a wrong clip
@@ -98,7 +98,7 @@ def test_one_ledger_entry_for_m_parts():
 # k-ary sampler (Alg. 3)
 # ================================================================================================
 def l1_nearest_gap(z: np.ndarray, q: np.ndarray) -> float:
-    """||q - z||_1 minus the minimum over the simplex, sum max(-z, 0) + |1 - s_+| (note §2)."""
+    """||q - z||_1 minus the minimum over the simplex, sum max(-z, 0) + |1 - s_+|."""
     best = np.maximum(-z, 0).sum() + abs(1 - np.maximum(z, 0).sum())
     return float(np.abs(q - z).sum() - best)
 
@@ -114,7 +114,7 @@ def test_projection_exact_euclidean_and_l1_nearest(noisy, n):
     tau = (z - q)[q > 0]
     assert np.allclose(tau, tau[0]) and np.all(z[q == 0] <= tau[0] + 1e-12)
     assert l1_nearest_gap(z, q) < 1e-9
-    if len(noisy) == 2:  # note §5: Pi(z)_1 = clip((1 + z1 - z2)/2, 0, 1), exactly
+    if len(noisy) == 2:  # for k = 2: Pi(z)_1 = clip((1 + z1 - z2)/2, 0, 1), exactly
         assert Fraction(nums[0], den) == min(max((Fraction(n + noisy[0] - noisy[1], 2 * n)), Fraction(0)), Fraction(1))
 
 
@@ -184,7 +184,8 @@ def test_k2_output_law_sums_and_matches_simulation():
     eps, n, c = K2_CASES[0][0], 6, 2
     reps = 4000
     noisy = nz.laplace(np.tile([c, n - c], (reps, 1)), kary.noise_scale(eps))
-    sim = np.mean([Fraction(*[kary.project_counts(row, n)[0][0], kary.project_counts(row, n)[1]]) for row in noisy.tolist()])
+    sim = np.mean([Fraction(*[kary.project_counts(row, n)[0][0], kary.project_counts(row, n)[1]])
+                   for row in noisy.tolist()])
     assert abs(float(sim) - float(_k2_output_one(n, c, p))) < 0.02
 
 
@@ -215,7 +216,7 @@ def test_kary_k3_monte_carlo_ratio():
 
 
 def test_kary_accuracy_point_mass_matches_note():
-    """Point mass, k = 2, eps = 1, n = 200: TV / (2k/(eps n)) is about 0.19 (note §5 reference)."""
+    """Point mass, k = 2, eps = 1, n = 200: TV / (2k/(eps n)) is about 0.19 (a reference simulation)."""
     nz, reps, n, k = seeded(7), 3000, 200, 2
     noisy = nz.laplace(np.tile([n, 0], (reps, 1)), kary.noise_scale(1.0))
     q = np.mean([np.array(a) / b for a, b in (kary.project_counts(r, n) for r in noisy.tolist())], axis=0)
@@ -302,7 +303,8 @@ def hockey_stick_delta(n: int, d: int, exp_eps: Fraction) -> Fraction:
     for c in range(n):
         s, t = bernoulli.clipped_mean(c, n), bernoulli.clipped_mean(c + 1, n)
         for P, Q in ((s, t), (t, s)):
-            delta = sum((comb(d, j) * max(Fraction(0), P ** j * (1 - P) ** (d - j) - exp_eps * Q ** j * (1 - Q) ** (d - j))
+            delta = sum((comb(d, j) * max(Fraction(0),
+                                          P ** j * (1 - P) ** (d - j) - exp_eps * Q ** j * (1 - Q) ** (d - j))
                          for j in range(d + 1)), Fraction(0))
             worst = max(worst, delta)
     return worst
@@ -355,11 +357,11 @@ def test_bernoulli_refusals_and_costs():
         bernoulli.check_clip(Fraction(1, 3))
     need = bernoulli.min_n_zcdp(0.01, 10)
     assert bernoulli.zcdp_rho(need, 10) <= 0.01 < bernoulli.zcdp_rho(need - 1, 10)
-    assert need <= math.ceil(math.sqrt(8 * 10 / 0.01))  # the note's n >= sqrt(8d/rho) is sufficient
+    assert need <= math.ceil(math.sqrt(8 * 10 / 0.01))  # n >= sqrt(8d/rho) is sufficient
 
 
 def test_bernoulli_accuracy_reference_values():
-    """Exact TV at p = 1/3 (note §3) and Claim 6.2's bound; p = 1/2 is unbiased by symmetry."""
+    """Exact TV at p = 1/3 and Claim 6.2's bound; p = 1/2 is unbiased by symmetry."""
     for n, ref in ((50, 3.148e-3), (100, 6.253e-4), (200, 5.280e-5), (400, 8.05e-7)):
         assert abs(bernoulli.exact_bias(n, 1 / 3)) == pytest.approx(ref, rel=2e-3)
         assert abs(bernoulli.exact_bias(n, 1 / 3)) <= bernoulli.bias_bound(n)
@@ -415,7 +417,7 @@ def alg4_data(n=6000, seed=0):
 
 
 def note_sigmas_ok(res: product.Alg4Result, n: int, d: int, rho: float, beta: float) -> bool:
-    """Recompute every release's C, R, Delta_2 and sigma from the note's formulas and the recorded sets."""
+    """Recompute every release's C, R, Delta_2 and sigma from Algorithm 4's formulas and the recorded sets."""
     r = max(2, math.ceil(math.log2(d)) + 1)
     Lg = math.log(16 * n * d * r / beta)
     ok = True
@@ -512,7 +514,8 @@ def test_alg4_orientation_and_accuracy():
 
 
 def test_alg4_required_n_matches_note():
-    assert product.required_n(32, 0.5, 0.1) == pytest.approx(5.3e6, rel=0.03)  # note §4's example
+    # a worked example of the sufficient-n calculator
+    assert product.required_n(32, 0.5, 0.1) == pytest.approx(5.3e6, rel=0.03)
     assert product.rounds(1) == 2 and product.rounds(2) == 2 and product.rounds(32) == 6
     assert 2.0 ** -product.rounds(33) <= 1 / 66
     with pytest.raises(parallel.NotEnoughRecords):

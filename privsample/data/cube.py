@@ -1,4 +1,4 @@
-"""Boolean-cube encoding of a table (Pierquin et al. 2023, section 3; notes/private-sampling.md sections 1 and 7).
+"""Boolean-cube encoding of a table (Pierquin, Zimmermann and Boussard 2023, section 3).
 
 Every column of the *public* domain (schema codes 0..size-1) becomes bits in {-1, +1}:
 * a column with two codes is one bit, code 1 <-> +1 (binary data given as 0/1 maps by x -> 2x - 1);
@@ -8,8 +8,8 @@ Every column of the *public* domain (schema codes 0..size-1) becomes bits in {-1
 p is the total number of bits. Everything here is a function of the public domain, except
 :meth:`CubeEncoding.coefficients`, which reads the data only through the marginal engine.
 
-Walsh coefficients (note section 1): c_J(f_n) = (1/n) sum_i prod_{j in J} x_ij for every set J of
-at most d bits. The bits of J come from at most d columns, so c_J is a linear function of the
+Walsh coefficients (Boedihardjo, Strohmer and Vershynin 2021): c_J(f_n) = (1/n) sum_i prod_{j in J} x_ij
+for every set J of at most d bits. The bits of J come from at most d columns, so c_J is a linear function of the
 marginal of those columns: the coefficient vector is computed from the engine's <= d-way marginals,
 never from an n x L matrix (or even an n x p one). Decoding maps sign vectors back to codes; a
 point of the cube is generally *not* a valid code (S is uniform on the cube, so a one-hot group of

@@ -54,7 +54,8 @@ TYPE_SIGNAL = 30.0  # type counts get the rho that gives sigma_a = n_hat / 30 (3
 COARSE_SHARE = 0.5  # numeric columns: share of the rest for the log-scale buckets; the remainder refines
 NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious null code is cheap)
 TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
-TYPE_SIGMAS = 3.0  # numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
+# numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
+TYPE_SIGMAS = 3.0
 BUCKET_FALSE_POSITIVE = 1e-3  # chance that some empty log-scale bucket passes its threshold
 REFINE_SIGMAS = 3.0  # refinement sub-buckets pass at 3 sigma (a false pass only widens within a bucket)
 REFINE_CELLS = 16  # linear sub-buckets per extreme bucket in the refinement pass

@@ -7,57 +7,36 @@ small or empty the column is (with little data the bounds are just less accurate
 Guarantee: (rho, delta)-approximate zCDP (Bun & Steinke 2016, Def. 8.1) under add/remove-one-record
 neighbours, for exactly ``rho`` and at most ``delta`` spent through the accountant (the amounts never
 depend on the data). Steps, each charged before its noise is drawn, composed adaptively (every step
-only uses the data and the earlier *noisy* outputs; a record touches the column once):
+only uses the data and the earlier *noisy* outputs; a record touches the column once). Each step's
+function gives its sensitivity argument in full:
 
-1. Bounds (``BOUNDS_SHARE`` of rho, half per bound; all but the point share when no tree is planned):
-   the exponential mechanism (McSherry & Talwar 2007) locates a low and a high q-quantile on a PUBLIC
-   grid (``bound_grid``: the integers in [-128, 128] and a geometric grid of ``GRID_STEPS`` points per
-   octave up to 2^63, down to 2^-8 for floats; integer columns stop at 2^52 so that half-integer
-   edges stay exact). It selects a CELL [g_i, g_(i+1)) of the grid, scored by minus the
-   rank distance between the cell and the q-quantile: u_lo(i) = -max(#{x < g_i} - q n,
-   q n - #{x < g_(i+1)}, 0) with n = len(x); the lower bound is g_i (for the upper bound, mirrored with
-   #{x > .} on (g_i, g_(i+1)], the bound is g_(i+1)). Some cell always scores 0, however narrow the data
-   (scoring grid points instead would leave data between two points no better than far-away points).
-   Adding or removing one record with value v changes #{x < g} by 1[v < g] in {0, 1} and q n by q,
-   so each term moves by 1 - q or -q, and so does their max with 0: sensitivity max(q, 1 - q) <= 1
-   (a record without a number changes nothing). With epsilon = sqrt(8 rho_b) the selection is
-   epsilon-DP and rho_b-zCDP (bounded range, Cesar & Rogers 2021).
-   q is planned from the noisy record count ``n_hat`` (public after its own spend): q n_hat is
-   ``BOUND_MARGIN`` times the selection's rank error, within [``Q_MIN``, ``Q_MAX``]; with too little
-   data q reaches 1/2 and the range shrinks towards the median instead of running off to +-2^63.
-   lower <= upper by post-processing. Half of the bounds' share first pays for a coarse histogram:
-   discrete Gaussian counts in public log-scale buckets [+-2^k, +-2^(k+1)) (one record in one bucket:
-   L2 sensitivity 1, rho_h-zCDP). Where some bucket passes sigma sqrt(2 ln(B / 1e-3)), the range runs
-   from the lowest to the highest passing bucket, which clips almost nothing on tables large enough to
-   pass, and the rest of the bounds' share then refines it: noisy counts in 16 linear sub-buckets of
-   the two extreme buckets (disjoint cells, sensitivity 1) move each bound in to the outermost
-   sub-bucket above 3 sigma; it runs only where n_hat lets a sub-bucket carry signal (else the bounds
-   stay at the buckets' edges). Otherwise that share pays for the quantile selections. Which step runs
-   is post-processing of the histogram; the cost is the same either way.
-2. Point masses (``POINT_SHARE``; skipped for unit bins): values of the column clipped to the bounds
-   (a per-record map) that hold a large share get a bin of their own. With delta > 0 this is the
-   stability-based histogram (Korolova et al. 2009; Bun & Steinke 2016 section 8): discrete Gaussian
-   counts (Canonne, Kamath & Steinke 2020) of every observed value, released iff the noisy count
-   exceeds tau = 1 + sigma sqrt(2 ln(1/delta)) and ``POINT_MIN_SHARE`` of n_hat. A neighbour's record
-   either changes one existing count by 1 (L2 sensitivity 1, rho_p-zCDP) or adds a value of count 1,
-   released with probability <= delta (sigma-subgaussian tail): (rho_p, delta)-approximate zCDP.
-   With delta = 0 only the public candidate 0 is counted (sensitivity 1, pure rho_p-zCDP).
-3. Bin edges (the rest): equal-frequency edges from a tree of private medians (the recursive
-   splitting of Kaplan, Schnapp & Stemmer 2022). Level l splits each of the 2^(l-1) current cells
-   (public intervals) at a median chosen by the exponential mechanism over public candidates inside
-   the cell, scoring u(c) = -|#{y in cell: y < c} - #cell / 2| over the clipped non-point values y.
-   One record is in exactly one cell and moves that cell's score by at most 1/2 (the count by 1 or
-   0, the half size by 1/2): sensitivity 1/2, and the cells of a level are disjoint, so a level costs
-   one selection's rho_l (parallel composition). The number of levels is planned from n_hat, rho and
-   ``bins`` (public) before anything is spent; if fewer than ``MIN_TREE_LEVELS`` levels pay
-   (``TREE_MARGIN``), the tree's share goes to the bounds and the bins are equal width. Cells get
-   equal-width sub-bins up to ``bins`` (public). A share that the plan cannot use once the bounds are
-   out (unit bins need no points and no tree) is still charged, so the cost never depends on the data.
+1. Bounds (``BOUNDS_SHARE`` of rho, half per bound; all but the point share when no tree is planned).
+   Half of the bounds' share first pays for a coarse histogram: discrete Gaussian counts in public
+   log-scale buckets [+-2^k, +-2^(k+1)) (one record in one bucket: L2 sensitivity 1, rho_h-zCDP;
+   :func:`_coarse_range`). Where some bucket passes, the range runs from the lowest to the highest passing
+   bucket, and the rest of the bounds' share refines it: noisy counts in linear sub-buckets of the two
+   extreme buckets (disjoint cells, sensitivity 1; :func:`_refine_range`). Otherwise that share pays for
+   the exponential mechanism (McSherry & Talwar 2007) selecting a low and a high q-quantile cell of a
+   PUBLIC grid (sensitivity max(q, 1 - q) <= 1, rho_b-zCDP; :func:`_select_bound`), q planned from the
+   noisy record count ``n_hat``. Which step runs is post-processing of the histogram; the cost is the same
+   either way. lower <= upper by post-processing.
+2. Point masses (``POINT_SHARE``; skipped for unit bins): values of the column clipped to the bounds (a
+   per-record map) that hold a large share get a bin of their own: the stability-based histogram
+   (Korolova et al. 2009; Bun & Steinke 2016 section 8), (rho_p, delta)-approximate zCDP; with delta = 0
+   only the public candidate 0 is counted (pure rho_p-zCDP; :func:`_point_masses`).
+3. Bin edges (the rest): equal-frequency edges from a tree of private medians (the recursive splitting of
+   Kaplan, Schnapp & Stemmer 2022; :func:`_median_tree`): sensitivity 1/2 within a cell and disjoint cells,
+   so a level costs one selection's rho_l. The number of levels is planned from n_hat, rho and ``bins``
+   (public) before anything is spent; if fewer than ``MIN_TREE_LEVELS`` levels pay (``TREE_MARGIN``), the
+   tree's share goes to the bounds and the bins are equal width. Cells get equal-width sub-bins up to
+   ``bins`` (public). A share that the plan cannot use once the bounds are out (unit bins need no points
+   and no tree) is still charged, so the cost never depends on the data.
 
 Integer columns whose range holds at most ``UNIT_MAX`` integers get unit bins (every value is
 recovered exactly). Point bins are [v - 1/2, v + 1/2) for integers and [v, nextafter(v)) for floats,
 which ``privsample.data.encoding.decode`` turns back into exactly v. Values outside the bounds are
-clipped by the encoder (a fixed per-record rule).
+clipped by the encoder (a fixed per-record rule). How the margins and the binning were chosen:
+benchmarks/results/numeric_discovery.md.
 """
 
 from __future__ import annotations
@@ -195,7 +174,21 @@ def _rank_scores(xs: np.ndarray, grid: np.ndarray, q: float, side: str) -> np.nd
 
 
 def _select_bound(name, xs, grid, q, side, accountant, noise, rho) -> float:
-    """Exponential mechanism over ``grid`` for the low (side 'lower') or high tail quantile q."""
+    """Exponential mechanism over ``grid`` for the low (side 'lower') or high tail quantile q.
+
+    The PUBLIC grid (:func:`bound_grid`: the integers in [-128, 128] and a geometric grid of ``GRID_STEPS``
+    points per octave up to 2^63, down to 2^-8 for floats; integer columns stop at 2^52 so that half-integer
+    edges stay exact) is cut into CELLS [g_i, g_(i+1)), scored by minus the rank distance between the cell and
+    the q-quantile (:func:`_rank_scores`); the lower bound is g_i (for the upper bound, mirrored with #{x > .}
+    on (g_i, g_(i+1)], the bound is g_(i+1)). Some cell always scores 0, however narrow the data (scoring grid
+    points instead would leave data between two points no better than far-away points). Adding or removing
+    one record with value v changes #{x < g} by 1[v < g] in {0, 1} and q n by q, so each term moves by 1 - q
+    or -q, and so does their max with 0: sensitivity max(q, 1 - q) <= 1 (a record without a number changes
+    nothing). With epsilon = sqrt(8 rho) the selection is epsilon-DP and rho-zCDP (bounded range, Cesar &
+    Rogers 2021). q is planned from the noisy record count n_hat (public after its own spend,
+    :func:`design_quantile`): q n_hat is ``BOUND_MARGIN`` times the selection's rank error, within
+    [``Q_MIN``, ``Q_MAX``]; with too little data q reaches 1/2 and the range shrinks towards the median
+    instead of running off to +-2^63."""
     scores = _rank_scores(xs, grid, q, side)
     sens = max(q, 1.0 - q)
     eps = epsilon_for_rho(rho)
@@ -281,7 +274,14 @@ def _refine_range(name, xs, integer, coarse, accountant, noise, rho) -> tuple[fl
 
 
 def _point_masses(name, xc, integer, lower, upper, accountant, noise, rho, delta, n_hat, max_points):
-    """Values with a large noisy count (stability histogram, or the public candidate 0 if delta == 0)."""
+    """Values with a large noisy count (stability histogram, or the public candidate 0 if delta == 0).
+
+    With delta > 0: discrete Gaussian counts (Canonne, Kamath & Steinke 2020) of every observed value of the
+    clipped column, released iff the noisy count exceeds tau = 1 + sigma sqrt(2 ln(1/delta)) and
+    ``POINT_MIN_SHARE`` of n_hat. A neighbour's record either changes one existing count by 1 (L2 sensitivity 1,
+    rho-zCDP) or adds a value of count 1, released with probability <= delta (sigma-subgaussian tail):
+    (rho, delta)-approximate zCDP. With delta = 0 only the public candidate 0 is counted (sensitivity 1, pure
+    rho-zCDP)."""
     sigma = sigma_for_rho(rho)
     floor_count = POINT_MIN_SHARE * max(float(n_hat), 1.0)
     if delta > 0:
@@ -315,7 +315,13 @@ def _median_scores(cell: np.ndarray, cand: np.ndarray) -> np.ndarray:
 
 
 def _median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise, rho_tree):
-    """Split points from ``levels`` levels of private medians (one spend per level, parallel cells)."""
+    """Split points from ``levels`` levels of private medians (one spend per level, parallel cells).
+
+    Level l splits each of the 2^(l-1) current cells (public intervals) at a median chosen by the exponential
+    mechanism over public candidates inside the cell, scoring u(c) = -|#{y in cell: y < c} - #cell / 2| over
+    the clipped non-point values y. One record is in exactly one cell and moves that cell's score by at most
+    1/2 (the count by 1 or 0, the half size by 1/2): sensitivity 1/2, and the cells of a level are disjoint,
+    so a level costs one selection's rho_l (parallel composition)."""
     cuts: list[float] = []
     rhos = _split(rho_tree, [1.0] * levels)
     ys = np.sort(y)

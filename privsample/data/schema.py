@@ -355,5 +355,6 @@ class Schema(NamedColumns):
             else:
                 d = json.loads(text)
         except Exception as exc:  # noqa: BLE001 - any parse failure is bad input
-            raise InputError(f"schema file {path}: cannot parse ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+            raise InputError(f"schema file {path}: cannot parse "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
         return cls.from_dict(d, source=f"schema file {path}")

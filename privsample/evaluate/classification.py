@@ -1,4 +1,5 @@
-"""Classification utility (seed 004 section 5, PrivMRF protocol; notes/ppsyn-aim-mst.md section 5).
+"""Classification utility as in the PPSyn evaluation (Zhang, Deng and Yin 2023, Section 5.2.1; PrivMRF's
+protocol).
 
 Train StandardScaler + SVC(rbf, gamma="auto") on synthetic rows (at most ``max_train`` rows,
 seeded subsample), features = all other attributes' integer codes, and report the

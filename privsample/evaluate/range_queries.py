@@ -1,4 +1,4 @@
-"""Range-query error as in the PPSyn evaluation (seed 004 section 5; notes/ppsyn-aim-mst.md section 5).
+"""Range-query error as in the PPSyn evaluation (Zhang, Deng and Yin 2023, Section 5.1.2).
 
 Queries are axis-aligned boxes over integer codes (categorical codes treated as ordered, as the
 paper implies). Workload construction, all from fixed public seeds:
@@ -26,7 +26,8 @@ class RangeQuery:
     hi: tuple[int, ...]  # inclusive
 
 
-def range_workload(domain, m: int, count: int, *, max_cells: int = 10_000, per_combination: int = 10) -> list[RangeQuery]:
+def range_workload(domain, m: int, count: int, *, max_cells: int = 10_000,
+                   per_combination: int = 10) -> list[RangeQuery]:
     attrs = list(domain.attributes)
     e = np.random.default_rng(1).exponential(1.0, size=len(attrs))
     weight = dict(zip(attrs, e ** 2))

@@ -103,12 +103,13 @@ class _Coder:
         inner = f"SELECT {', '.join(stage1)} FROM ({clean}) AS t"
         staged = f"SELECT {', '.join(stage2)} FROM ({inner}) AS s {' '.join(joins)}"
         sizes = self.schema.shape
-        coded = (f"SELECT {', '.join(f'CAST(c{j} AS {self.d.code_type(sizes[j])}) AS c{j}' for j in range(len(sizes)))} "
-                 f"FROM ({staged}) AS q")
+        casts = ", ".join(f"CAST(c{j} AS {self.d.code_type(sizes[j])}) AS c{j}" for j in range(len(sizes)))
+        coded = f"SELECT {casts} FROM ({staged}) AS q"
         if self.release:  # records the schema cannot hold are left out (``encode(..., release=True)``)
             coded += " WHERE " + " AND ".join(f"c{j} IS NOT NULL" for j in range(len(sizes)))
         problems = ", ".join(f"{p} AS p{j}" for j, p in enumerate(checks))
-        aggs = ", ".join(f"min(p{j}) FILTER (WHERE p{j} > 0) AS k{j}, min_by(r{j}, p{j}) FILTER (WHERE p{j} > 0) AS v{j}, "
+        aggs = ", ".join(f"min(p{j}) FILTER (WHERE p{j} > 0) AS k{j}, "
+                         f"min_by(r{j}, p{j}) FILTER (WHERE p{j} > 0) AS v{j}, "
                          f"count(*) FILTER (WHERE p{j} > 0) AS b{j}" for j in range(len(checks)))
         check = f"SELECT count(*) AS n, {aggs} FROM (SELECT {problems}, q.* FROM ({staged}) AS q) AS z"
         return coded, check

@@ -5,11 +5,10 @@ Implements the tight conversion of Canonne, Kamath and Steinke (2020, Prop. 12 /
     delta(rho, eps) = min_{alpha > 1} exp((alpha-1)(alpha*rho - eps) + alpha*ln(1 - 1/alpha)) / (alpha - 1)
 
 The minimising alpha solves (2 alpha - 1) rho - eps + ln(1 - 1/alpha) = 0; we bisect it on
-[1.01, (eps+1)/(2 rho) + 2] (notes/ppsyn-aim-mst.md section 0). Both bisections stop at their fixed
-point (a step that would leave the interval as it is), so they return what all ``_STEPS`` steps
-would, in about 60 steps instead of 1000 (cdp_rho took 0.17 s before). ``cdp_rho`` is the largest rho
-with delta(rho, eps) <= delta, found by bisection and rounded *down* so the returned rho never
-certifies more than asked. Tests check it against OpenDP's zCDP -> approx-DP curve.
+[1.01, (eps+1)/(2 rho) + 2]. Both bisections stop at their fixed point (a step that would leave the
+interval as it is), so they return what all ``_STEPS`` steps would, in about 60 steps instead of 1000.
+``cdp_rho`` is the largest rho with delta(rho, eps) <= delta, found by bisection and rounded *down* so
+the returned rho never certifies more than asked. Tests check it against OpenDP's zCDP -> approx-DP curve.
 """
 
 from __future__ import annotations

@@ -81,15 +81,18 @@ class SecureNoise(NoiseSource):
         if m is None:
             dp = self._dp
             if kind == "gaussian":
-                m = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64), scale=float(scale))
+                m = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64),
+                                       scale=float(scale))
             elif kind == "laplace":
-                m = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l1_distance(T=dp.i64), scale=float(scale))
+                m = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l1_distance(T=dp.i64),
+                                      scale=float(scale))
             else:
                 # Report-noisy-max with *Gumbel* noise == the exponential mechanism. OpenDP uses Gumbel
                 # noise only for the zCDP output measure (with MaxDivergence it switches to exponential
                 # noise, i.e. permute-and-flip, a different distribution), so ask for zCDP here.
-                m = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T=dp.f64, nan=False)), dp.linf_distance(T=dp.f64),
-                                        dp.zero_concentrated_divergence(), scale=float(scale))
+                m = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T=dp.f64, nan=False)),
+                                        dp.linf_distance(T=dp.f64), dp.zero_concentrated_divergence(),
+                                        scale=float(scale))
             if len(self._cache) > 256:
                 self._cache.clear()
             self._cache[key] = m

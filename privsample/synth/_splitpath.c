@@ -23,8 +23,7 @@
 
 /* Unlike SplitPath (whose NumPy direct branch stops at _DIRECT_CELLS), C always sums |x - mean| directly:
  * on PPSyn's Adult marginals it was 1.3x faster than sorting the slabs and binary searching (qsort and
- * the searches branch a lot; session 7 -- that variant was removed in session 9), and the two give the
- * same splits (tests/test_ppsyn.py). */
+ * the searches branch a lot), and the two give the same splits (tests/test_ppsyn.py). */
 /* best_split evaluates SPLIT_BLOCK split points at once (fewer when the box has
  * few): each slab value is read once per block, and the block's sums are independent chains that the
  * CPU overlaps, four lanes per vector. Every (split, slab) sum still adds its r terms in order, so the

@@ -1,6 +1,6 @@
 """AIM (McKenna, Mullins, Sheldon & Miklau 2022): adaptive, workload-aware select-measure-generate.
 
-Spec: notes/ppsyn-aim-mst.md section 2 (the reference design).
+The design follows the reference implementation (Private-PGM's ``mechanisms/aim.py``).
 
 Privacy (rho-zCDP, add/remove one record), with rho = everything the accountant has left:
 * Initialisation measures every one-way candidate with discrete Gaussian noise sigma

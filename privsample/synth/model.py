@@ -170,7 +170,8 @@ class SynthModel:
             comp[a] = f"compression_{i}"
         meta = {"format": FORMAT, "privsample_version": __version__, "mbi_version": pgm.mbi.__version__
                 if hasattr(pgm.mbi, "__version__") else "2.0", "mechanism": self.mechanism,
-                "private": self.private, "domain": self.domain, "schema": self.schema.to_dict() if self.schema else None,
+                "private": self.private, "domain": self.domain,
+                "schema": self.schema.to_dict() if self.schema else None,
                 "model": mmeta, "compression": comp, "params": self.params,
                 "info": {k: v for k, v in self.info.items() if k not in TIMING_KEYS}, "ledger": self.ledger}
         return meta, arrays
@@ -239,7 +240,8 @@ class SynthModel:
         except InputError:
             raise
         except Exception as exc:  # noqa: BLE001 - corrupt model is bad input
-            raise InputError(f"cannot read model {path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise InputError(f"cannot read model {path}: {type(exc).__name__}: {first}") from None
         if not isinstance(meta, dict):
             raise InputError(f"{path}: model.json is not an object")
         if meta.get("format") != FORMAT:

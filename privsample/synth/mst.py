@@ -1,7 +1,7 @@
 """MST (McKenna, Miklau & Sheldon 2021): measure all 1-way marginals, select a maximum spanning
 tree of 2-way marginals with the exponential mechanism, measure the tree, fit Private-PGM.
 
-Spec: notes/ppsyn-aim-mst.md section 3 (the reference design).
+The design follows the reference implementation (Private-PGM's ``mechanisms/mst.py``).
 
 Privacy (rho-zCDP, add/remove one record). The budget rho (everything the accountant has left)
 is split in thirds:
@@ -234,9 +234,11 @@ class MST(Synthesizer):
         model = estimate_phase(progress, accountant, "estimate", self.iters, cdomain, log1c + log2 + prior,
                                known_total=total, tol=self.tol)
         timings["estimate"] = time.perf_counter() - t3
-        info: dict[str, Any] = {"tree": [list(e) for e in tree], "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
+        info: dict[str, Any] = {"tree": [list(e) for e in tree],
+                                "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
                                 "estimated_total": total, "total_sd": pgm.identity_total_sd(list(one_way.values()))}
         return SynthModel(mechanism="mst", domain={a: int(sizes[a]) for a in attrs}, model=model,
                           ledger=accountant.to_dict(), schema=schema, compression=mapping,
-                          params={"iters": self.iters, "tol": self.tol, "select_fit": self.select_fit, "sigma_1way": one_way[attrs[0]][1]},
+                          params={"iters": self.iters, "tol": self.tol, "select_fit": self.select_fit,
+                                  "sigma_1way": one_way[attrs[0]][1]},
                           info=info, timings=timings)  # timings: in memory only, never saved

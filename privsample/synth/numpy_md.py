@@ -1,6 +1,6 @@
 """Private-PGM's mirror descent in NumPy, for small models (McKenna et al. 2019, Algorithm 1).
 
-Why it exists: adaptive mechanisms (AIM, PPSyn; notes/ppsyn-aim-mst.md sections 2 and 4) refit the
+Why it exists: adaptive mechanisms (AIM, PPSyn) refit the
 model with a new clique structure every round, and mbi's jitted estimator recompiles for every new
 structure. Profiled on discretised Adult, AIM at eps = 0.1: XLA compilation was 99% of estimation
 time (about 5 s per round against 0.05 s of running the compiled code). This module runs the same

@@ -1,15 +1,15 @@
 """Partitions of a marginal's cells for PPSyn: the query, reconstruction error, paths, stopping rules.
 
-Spec: notes/ppsyn-aim-mst.md section 1.8 (``PartitionQuery``) and section 4.1 / 4.3 (Alg. 3 and 4,
-the paper's stopping rules, the PPSyn-DP planning rule).
+Zhang, Deng and Yin 2023, Section 4.2.2 (Alg. 3 and 4 and the paper's stopping rules), and the planning
+rule of PPSyn-DP's note schedule (:mod:`privsample.synth.ppsyn`).
 
 A partition P of a marginal's n cells (C order over its clique) into k groups is held as
 ``labels`` (int array of length n, values 0..k-1). Measuring Q·x (the k group sums) has L2
 sensitivity 1 under add/remove one record, since each record sits in exactly one cell.
 
 Everything here is a deterministic function of the vector it is given. Whether that is private
-depends on the caller: PPSyn-DP only passes public model marginals (section 4.3); the paper's
-mode passes true counts (section 4.2, not DP).
+depends on the caller: PPSyn-DP only passes public model marginals; the paper's mode passes true
+counts (not DP: :class:`privsample.synth.ppsyn.PPSyn` says why).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _TIE_DECIMALS = 9  # merge/split gains are rounded to this many decimals so floa
 
 @dataclass(frozen=True, eq=False)
 class PartitionQuery:
-    """Linear query Q·x: the sums of a marginal's cells over the groups of a partition (note 1.8).
+    """Linear query Q·x: the sums of a marginal's cells over the groups of a partition.
 
     Rows of Q are disjoint 0/1 indicators, so Q Qᵀ = diag(group sizes) and ``op_norm_sq`` (the
     squared operator norm mbi uses for its step size) is the largest group size.
@@ -92,7 +92,7 @@ def reconstruction_error(v: np.ndarray, labels: np.ndarray, k: int | None = None
 
 
 def required_rho(parts, contribution, re, eta: float):
-    """ρ(P, C, RE) = |P|² / (π (ηC − RE)²) if ηC > RE, else ∞ (vectorised; note section 4)."""
+    """ρ(P, C, RE) = |P|² / (π (ηC − RE)²) if ηC > RE, else ∞ (vectorised; the paper's Section 4.2.2)."""
     parts = np.asarray(parts, dtype=float)
     gap = eta * np.asarray(contribution, dtype=float) - np.asarray(re, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -430,7 +430,7 @@ def partition_path(v: np.ndarray, max_parts: int = 4096) -> PartitionPath:
 # -- stopping rules ---------------------------------------------------------------------------------
 
 def paper_stop(path: PartitionPath, contribution: float, eta: float) -> tuple[int, float]:
-    """The paper's stopping index (t, ρ_t) for a contribution C (note 4.1).
+    """The paper's stopping index (t, ρ_t) for a contribution C (Alg. 3 and 4).
 
     Alg. 3 (merge path): the first t with ρ_{t+1} > ρ_t; Alg. 4 (split path): the first t with ρ_t
     finite and ρ_{t+1} > ρ_t. At the end of the path: the last entry (ρ may be ∞).
@@ -446,7 +446,7 @@ def paper_stop(path: PartitionPath, contribution: float, eta: float) -> tuple[in
 
 
 def plan_reference(path: PartitionPath, rho_plan: float) -> tuple[int, float]:
-    """PPSyn-DP's public plan (note 4.3 step 3): k_ref = first local minimum of
+    """PPSyn-DP's public plan (step 3 of the note schedule): k_ref = first local minimum of
     f(k) = RE_k + |P_k| / sqrt(π ρ_plan) along the path; returns (k_ref, E = f(k_ref))."""
     unit = 1.0 / math.sqrt(math.pi * rho_plan)
     k = 0

@@ -1,119 +1,46 @@
-"""PPSyn (partition-based private data synthesis, arXiv 2310.06371) on Private-PGM.
+"""PPSyn on Private-PGM: select-measure-generate where a round may measure a marginal on a partition of its cells
+(Zhang, Deng and Yin 2023, "Partition-based differentially private synthetic data generation", Section 4).
 
-Spec: notes/ppsyn-aim-mst.md section 4. Two modes:
+``mode="dp"`` (default), PPSyn-DP. Guarantee: rho-zCDP under add/remove one record, with rho = everything the
+accountant has left. Proof sketch (it covers the steps both schedules below share):
+* Initialisation (Alg. 1) measures the one-way marginal of every attribute of the workload with discrete
+  Gaussian noise; attribute i gets rho_i = 0.1 rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's split).
+  Each marginal has L2 sensitivity 1, so this costs sum rho_i = 0.1 rho.
+* In each round, given the public state H (all earlier outputs, hence the fitted model p̂), the candidates
+  (a model-size filter), the model marginals mu_w, their partition paths (Alg. 3/4 run on mu_w, *never* on the
+  data), the plans and the round's budgets are functions of H only (:func:`public_plan`, :func:`public_options`,
+  :func:`round_budgets`, :func:`budget_rule` receive no data). Only the steps in DATA_STEPS read the data.
+* Selection: the exponential mechanism on a quality of sensitivity Δ (below), rho_sel-zCDP.
+* Measurement: Q·x_w, the integer sums of x_w over the groups of the chosen partition, with discrete Gaussian
+  noise sigma_m = (2 rho_m)^(-1/2). Every record is in one cell, hence in one group: L2 sensitivity 1,
+  rho_m-zCDP given its public parameters.
+* Per-round costs are chosen adaptively from H and capped so that the total never exceeds rho (the accountant
+  also refuses any overrun); the last round spends exactly what remains. Adaptive composition of zCDP under a
+  privacy filter (Feldman & Zrnic 2021; Whitehouse et al. 2023) gives rho-zCDP overall. Estimation
+  (Private-PGM) and sampling are post-processing.
 
-``mode="dp"`` (default): PPSyn-DP. Guarantee: rho-zCDP under add/remove one record, with rho =
-everything the accountant has left. Two budget schedules share the same private steps:
+``schedule="annealed"`` (default): AIM's budget schedule. After initialisation, 0.9 rho is cut into T = 16 d
+rounds of rho_r, alpha = 0.9 of which measures (rho_m) and 0.1 selects (rho_sel). The exponential mechanism
+picks a (clique w, partition P) pair among public options (:func:`public_options`: P_1, P_3, P_7, ... of w's
+path, up to ``option_parts`` parts, and the identity, AIM's measurement) by q(w, P) = c_w (G_w(P) − sqrt(2/pi)
+sigma_m |P|) with G_w(P) = ||Q_P (x_w − mu_w)||₁ (``quality="group"``): one record moves one cell of x_w, hence
+one group sum, by 1, so Δ = max c_w, AIM's sensitivity (tested: attained). ``quality="gain"`` scores
+C_w − misfit_w(P) (:func:`misfit`), and one record moves misfit by at most 2, so Δ = 3 max c_w
+(SELECT_SENSITIVITY; tested). After the refit, if the model marginal moved less than sqrt(2/pi) sigma_m |P|,
+sigma_m halves and the selection epsilon doubles (AIM's annealing); when less than two rounds' budget remains,
+the last round spends exactly what is left. There is no contribution release and eta is not used. The
+defaults (model-size limit, refit steps, path refresh, quality) are public choices, so the argument above is
+unchanged; how they were measured: benchmarks/results/ppsyn_dp_variants.md.
 
-``schedule="annealed"`` (default; our variant, "a better one you can prove" in issue 3): AIM's
-budget schedule, and the exponential mechanism chooses the partition together with the clique.
-Initialisation as below (0.1 rho). The remaining 0.9 rho is cut into T = 16 d rounds of rho_r, a share
-alpha = 0.9 of which measures (rho_m, sigma_m = (2 rho_m)^(-1/2)) and 0.1 selects (rho_sel). Each round:
-* public: the candidates that keep the model under a size limit growing with the budget spent
-  (AIM's filter); for each, the Alg. 3/4 path of its *model* marginal mu_w and the options
-  P ∈ {P_1, P_3, P_7, ...} (|P| ≈ 2, 4, 8, ... up to ``option_parts`` = 64 parts) ∪ {identity}
-  (:func:`public_options`; the identity is AIM's measurement; P_0, one group, would measure only the
-  total and is left out);
-* selection (reads D): the EM over all (w, P) pairs with quality
-  q(w, P) = c_w (G_w(P) − sqrt(2/pi) sigma_m |P|), G_w(P) = ||Q_P (x_w − mu_w)||₁ (``quality="group"``,
-  the default): the model's L1 error on the group sums, which is what measuring P corrects, minus
-  the expected L1 noise of |P| noisy sums. For the identity this is exactly AIM's quality. Adding a
-  record moves one cell of x_w, hence one group sum, by 1, so G_w moves by at most 1: Δ = max c_w,
-  AIM's sensitivity (tested: the bound is attained). The EM is rho_sel-zCDP. This is where PPSyn's
-  data-dependent partition choice survives, privately: the data pick among public partitions only
-  through the EM. ``quality="gain"`` uses C_w − misfit_w(P) instead, with C_w = ||x_w − mu_w||₁ and
-  misfit_w(P) = ||x_w − R_P(x_w)||₁ (R_P spreads each group sum over its group in the model's
-  proportions): a tighter estimate of the error left after the fit, but adding a record to cell i of
-  group I moves misfit by up to |1 − r_i| + sum_{j≠i} r_j = 2(1 − r_i) ≤ 2 (r = the public shares),
-  so Δ = 3 max c_w (SELECT_SENSITIVITY; tested, nearly attained). Measured on Adult and BR2000 at
-  eps = 0.1 (seeds 0-2, benchmarks/ppsyn_paper.py protocol), the 3x noisier selection costs more
-  than the tighter estimate gains (3-way error 0.416 against 0.371 on Adult), so "group" is the default;
-* measurement (reads D): the group sums of the chosen partition at sigma_m (L2 sensitivity 1);
-* public: refit; if the model marginal moved less than the expected noise sqrt(2/pi) sigma_m |P|,
-  halve sigma_m and double the selection epsilon (AIM's annealing). When less than two rounds'
-  budget remains, the last round spends exactly what is left (0.1 / 0.9 split).
-Refits (measured on Adult and BR2000; benchmarks/results/ppsyn_dp_variants.md): with mbi's first step,
-250 warm-started refit steps barely move the model towards a coarse partition's group sums (a
-partition query with big groups has a large Lipschitz bound, so the step is tiny; BR2000, eps 0.5:
-group sums off by 19,000 moved the model by 1,300), rounds then look uninformative, the annealing
-test fires almost every round and the run stops after 7-15 rounds. So this schedule starts each
-refit from a larger step (``optimistic_step``, :func:`privsample.synth.numpy_md.optimistic_lipschitz`;
-Armijo backtracks to a safe step): the model moves as it should and the run has AIM's number of
-rounds or more. Partitions make big cliques cheap to measure, so with AIM's 80 MB size limit the
-extra rounds grew 18 MB models and one Adult eps 0.1 fit took 670 s; the schedule's default
-``max_model_size`` became 2 MB (AIM's own models stay under 1 MB on both datasets), and since session 8
-it is DP_MAX_MODEL_SIZE = 0.5 MB: against 2 MB it costs 1-5% of 3-way error on Adult and BR2000 (still
-below AIM's at eps 0.1 and 0.5) and saves about 40% of the time on Adult, which brought PPSyn-DP
-within AIM's time there at eps >= 0.1 (results/ppsyn_dp_variants.md, session 8, and
-results/ppsyn_time.md; ``max_model_size=2`` for the larger models). The first model, fitted to the
-one-way measurements only, gets ANNEALED_INIT_ITERS = 1000 steps (0.06 s on Adult): after 50 steps one of
-Adult's one-way marginals was 99% (L1, as a share of the total) away from a 5000-step fit at eps 0.1
-(28% at eps 0.5; 1000 steps: 5% and 0.2%), so the first rounds selected against a model that was still
-moving and every refit moved every marginal. A clique's partition path is recomputed only once its model
-marginal has moved by OPTION_REFRESH = 0.2 of the total (L1; 0.05 until session 8): 2.3x fewer paths on
-Adult and no paired error difference beyond two standard errors (results/ppsyn_dp_variants.md, session
-9). Refit step counts (results/ppsyn_dp_variants.md; seeds
-0-2, 3-way error): with
-a final fit of mbi's 1000 steps, 100 steps per round beat 250 and 50 (session 4). Then the final fit
-itself turned out to over-fit: with the same rounds, hence the same measurements, 100 final steps
-instead of 1000 lowered the error on every Adult seed (eps 0.1: 0.342 → 0.332 on average; eps 0.5:
-0.169 → 0.166) and it had been 60% of the estimation time at eps 0.1. With that final fit, 50 steps
-per round are as accurate as 100 on average (Adult eps 0.1 / 0.5, BR2000 eps 0.1 / 0.5: 0.329 / 0.164 /
-0.185 / 0.081 against 0.332 / 0.166 / 0.189 / 0.081; AIM: 0.341 / 0.193 / 0.213 / 0.086) and faster,
-so the defaults are ANNEALED_ROUND_ITERS = 50 and ANNEALED_FINAL_ITERS = 100 (session 7). These were
-tuned on the evaluation datasets, as the paper's hyper-parameters were. All are public choices (post-processing and a public filter): the privacy argument does not change.
-There is no contribution release (note 4.3 step 5) and eta is not used: the schedule sets each
-measurement's budget. Costs are chosen from public state and capped by the filter, so the
-adaptive-composition argument below applies unchanged.
+``schedule="note"``: the paper's rounds made private (T = d, eta = 0.7). Each round: 1. budgets
+(:func:`round_budgets`); 2. candidates (static 80 MB size filter); 3. the public plan (:func:`public_plan`);
+4. selection on q_w = C_w(D) − E_w, C_w = ||x_w − mu_w||₁ (1-Lipschitz in the data) and E_w fixed given H: Δ = 1;
+5. the contribution C̃ = max(0, C_m(D) + noise), a Gaussian mechanism, rho_c-zCDP (:func:`release_contribution`);
+6. the partition P_m and rho_m from (H, m, C̃) by the paper's eta rule (:func:`budget_rule`, post-processing);
+7. the measurement at rho_m; 8. the refit.
 
-``schedule="note"``: note 4.3 exactly (T = d rounds, selection, noisy contribution, eta budget
-rule). Proof sketch (it covers the shared steps of both schedules):
-
-* Initialisation measures the one-way marginal of every attribute of the workload with discrete
-  Gaussian noise; attribute i gets rho_i = 0.1 rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's
-  split). Each marginal has L2 sensitivity 1, so this costs sum rho_i = 0.1 rho.
-* In round t, given the public state H (all earlier outputs, hence the fitted model p̂), the
-  candidates (static model-size filter), the model marginals μ̂_w, their partition paths
-  (Alg. 3/4 run on μ̂_w, *never* on the data), the plan (k_ref, E_w) and the round's budgets
-  (rho_sel, rho_c, rho_ref, the final-round rule) are functions of H only
-  (:func:`public_plan`, :func:`round_budgets`, :func:`budget_rule` receive no data).
-* Only three steps read the data:
-  4. selection: the exponential mechanism on q_w = C_w(D) − E_w with C_w = ||x_w − μ̂_w||₁.
-     C_w is 1-Lipschitz in the data (one record moves one cell of x_w by 1) and E_w is fixed
-     given H, so the sensitivity is 1 and the step is rho_sel-zCDP;
-  5. the contribution: C̃ = max(0, C_m(D) + noise), a Gaussian mechanism, rho_c-zCDP. C is real,
-     while the exact sampler adds integer noise, so we release g·(round(C/g) + Z), Z discrete
-     Gaussian, at granularity g = 1e-3: rounding moves a neighbour's value by at most g more, so
-     round(C/g) has sensitivity (1 + g)/g and Z gets scale sigma/g with sigma = (1 + g)/sqrt(2 rho_c):
-     cost ((1+g)/g)² / (2 (sigma/g)²) = rho_c exactly;
-  7. the measurement: Q·x_m, the integer sums of x_m over the groups of the partition, with
-     discrete Gaussian noise sigma_m = (2 rho_m)^(-1/2). Every record is in one cell, hence in one
-     group: L2 sensitivity 1, rho_m-zCDP given its public parameters.
-  The partition P_m and rho_m are post-processing of (H, m, C̃) (the budget rule).
-* Per-round costs are chosen adaptively from H and capped so that the total never exceeds rho
-  (the accountant also refuses any overrun); the last round spends exactly what remains. Adaptive
-  composition of zCDP under a privacy filter (Feldman & Zrnic 2021; Whitehouse et al. 2023) gives
-  rho-zCDP overall. Estimation (Private-PGM) and sampling are post-processing.
-Known deviation (note 4.3): RE is that of the *model* marginal, so the paper's "error ≤ ηC" target
-is only approximate. In practice RE^pub is small wherever the model is wrong, so the rule often asks
-for a coarse partition and a tiny rho_m (1e-7..1e-5 of a rho of 0.015 on Adult), and many rounds spend
-mostly rho_sel + rho_c. ``budget_floor=True`` (off by default, not in the note) measures the planned
-partition at rho_ref whenever the rule asks for less; it is a public rule, so the proof is unchanged.
-
-``mode="paper"``: the published Algorithms 1–4 as decoded in note 4.1, for replication only. It is
-NOT differentially private (note 4.2):
-* F1: the selection score C_w/rho_w = π C (ηC − RE)² / |P|² grows like C³ (C ≤ 2N is unbounded),
-  so no finite sensitivity exists; the paper states none (we run the EM with Δ = 1);
-* F2: the partition is a deterministic function of the true counts and is released (uniform
-  reconstruction makes it readable from the output), so a neighbour that flips one merge or split
-  gives disjoint outputs: epsilon = ∞;
-* F3: the noise scale sigma_m is computed from the data (C and RE on D);
-* F4: "while rho_used < rho" with an uncapped rho_m can overspend (we cap it, see below).
-Paper mode warns, sets ``params["unsafe"] = True`` (so ``SynthModel.private`` is False) and labels
-every ledger entry "UNSAFE-paper/..." with ``private=False`` and a NOT PRIVATE note. Deviations from
-the paper kept for bookkeeping: rho_m is capped by what remains, and the round after which less than
-rho_exp would be left (or round 10T) spends the whole remainder, so the budget is used exactly;
-and a rule value below 1e-9 rho is raised to it (a value of 0 was seen on Adult and would make sigma infinite).
+``mode="paper"``: Algorithms 1–4 as published, for replication only. It is NOT differentially private
+(:class:`PPSyn` says why); it warns and labels its ledger entries, model and outputs NOT PRIVATE.
 """
 
 from __future__ import annotations
@@ -144,17 +71,17 @@ from privsample.synth.selection import ModelMarginals, candidate_weights, model_
 Clique = tuple[str, ...]
 
 PAPER_NOTE = "NOT PRIVATE: PPSyn as published"
-CONTRIBUTION_GRANULARITY = 1e-3  # g in the C̃ release (module docstring, step 5)
+CONTRIBUTION_GRANULARITY = 1e-3  # g in the C̃ release (release_contribution)
 DATA_STEPS = ("init", "select", "contribution", "measure")
 SCHEDULES = ("annealed", "note")
-ANNEALED_ROUND_ITERS = 50  # with the optimistic step (module docstring, "Refits")
-ANNEALED_FINAL_ITERS = 100  # the last refit (module docstring, "Refits"): 1000 steps over-fit and took 60% of the time
-ANNEALED_INIT_ITERS = 1000  # the one-way model the first round selects from (module docstring, "Refits")
+ANNEALED_ROUND_ITERS = 50  # with the optimistic step (measured: benchmarks/results/ppsyn_dp_variants.md)
+ANNEALED_FINAL_ITERS = 100  # the last refit: 1000 steps over-fit (benchmarks/results/ppsyn_dp_variants.md)
+ANNEALED_INIT_ITERS = 1000  # the one-way model the first round selects from (same file)
 SELECT_SENSITIVITY = 3.0  # annealed schedule, quality "gain": |Δ(C_w − misfit_w(P))| ≤ 1 + 2 per unit of weight
 QUALITY_SENSITIVITY = {"group": 1.0, "gain": SELECT_SENSITIVITY}  # per unit of workload weight
-DP_MAX_MODEL_SIZE = 0.5  # MB: the annealed schedule's default size limit (module docstring, "Refits")
+DP_MAX_MODEL_SIZE = 0.5  # MB: the annealed schedule's default size limit (same file)
 OPTION_REFRESH = 0.2  # public_options: recompute a clique's paths once its model marginal moved this much (L1 share)
-PAPER_MAX_MODEL_SIZE = 80.0  # MB: note 4.1's static filter (paper mode and the note schedule)
+PAPER_MAX_MODEL_SIZE = 80.0  # MB: the static size filter of paper mode and the note schedule
 
 
 class UnsafeMechanismWarning(UserWarning):
@@ -164,14 +91,14 @@ class UnsafeMechanismWarning(UserWarning):
 # -- public planning (no data) ---------------------------------------------------------------------
 
 def one_way_budgets(cells: Sequence[int], rho_init: float) -> np.ndarray:
-    """PrivSyn's split of rho_init over one-way marginals: rho_i ∝ c_i^(2/3) (note 4.1, Alg. 1)."""
+    """PrivSyn's split of rho_init over one-way marginals: rho_i ∝ c_i^(2/3) (the paper's Alg. 1)."""
     w = np.asarray(cells, dtype=float) ** (2.0 / 3.0)
     return rho_init * w / w.sum()
 
 
 @dataclass(frozen=True)
 class RoundBudgets:
-    """One round's budgets (note 4.3 step 1): selection, contribution, planning reference."""
+    """One round's budgets (note schedule, step 1): selection, contribution, planning reference."""
 
     final: bool
     rho_sel: float
@@ -196,7 +123,8 @@ class Plan:
 
 
 def public_plan(model_marginals: Mapping[Clique, np.ndarray], rho_plan: float, max_parts: int) -> dict[Clique, Plan]:
-    """Note 4.3 step 3, from model marginals only (shaped by the clique's domain)."""
+    """Step 3 of the note schedule (module docstring), from model marginals only (shaped by the clique's
+    domain): each candidate's partition path, k_ref and E_w (:func:`privsample.synth.partition.plan_reference`)."""
     out = {}
     for cl, v in model_marginals.items():
         path = partition_path(v, max_parts=max_parts)
@@ -298,7 +226,8 @@ class GroupErrors:
 def misfit(x: np.ndarray, mu: np.ndarray, labels: np.ndarray, parts: int) -> float:
     """||x − R_P(x; mu)||₁ where R_P spreads each group sum of x over the group in the model's proportions
     (what the fit keeps within a group when only the group sums are measured). One record changes it by
-    at most 2 (module docstring)."""
+    at most 2: adding a record to cell i of group I moves it by up to |1 − r_i| + sum_{j≠i} r_j = 2(1 − r_i)
+    (r = the public shares within I). With C_w's 1, quality "gain" has sensitivity 3 (SELECT_SENSITIVITY)."""
     x, mu = np.asarray(x, dtype=float).ravel(), np.asarray(mu, dtype=float).ravel()
     xs = np.bincount(labels, weights=x, minlength=parts)
     ms = np.bincount(labels, weights=mu, minlength=parts)
@@ -309,12 +238,16 @@ def misfit(x: np.ndarray, mu: np.ndarray, labels: np.ndarray, parts: int) -> flo
 
 def budget_rule(plan: Plan, c_tilde: float, eta: float, rho_ref: float, cap: float,
                 floor: bool = False) -> tuple[int, float]:
-    """Note 4.3 step 6 (post-processing of the public plan and C̃): (path index, rho_m ≤ cap).
+    """Step 6 of the note schedule (post-processing of the public plan and C̃): (path index, rho_m ≤ cap).
 
     rho_k = rho(P_k, C̃, RE_k^pub) along the public path, stopped as in Alg. 3/4; if that is ∞,
     fall back to (P_{k_ref}, rho_ref). The final round does not call this (it uses P_{k_ref}).
-    ``floor`` (not in the note; off by default): also fall back when the rule asks for less than
-    rho_ref, so no round measures with less than the reference budget.
+    Known deviation from the paper: RE is that of the *model* marginal, so the paper's "error ≤ ηC" target
+    is only approximate. In practice RE^pub is small wherever the model is wrong, so the rule often asks
+    for a coarse partition and a tiny rho_m (1e-7..1e-5 of a rho of 0.015 on Adult), and many rounds spend
+    mostly rho_sel + rho_c. ``floor`` (not in the paper; off by default): also fall back when the rule asks
+    for less than rho_ref, so no round measures with less than the reference budget; a public rule, so the
+    proof is unchanged.
     """
     k, rho = paper_stop(plan.path, c_tilde, eta)
     if not math.isfinite(rho) or (floor and rho < rho_ref):
@@ -359,7 +292,12 @@ class _Spender:
 
 def release_contribution(spender: _Spender, contribution: float, rho_c: float, label: str,
                          granularity: float = CONTRIBUTION_GRANULARITY) -> tuple[float, float]:
-    """C̃ = max(0, C + N_Z noise) at granularity g (module docstring, step 5): (C̃, sigma in C units)."""
+    """C̃ = max(0, C + N_Z noise) at granularity g (note schedule, step 5): (C̃, sigma in C units).
+
+    C = ||x_m − mu_m||₁ is 1-Lipschitz in the data and real, while the exact sampler adds integer noise, so
+    this releases g·(round(C/g) + Z), Z discrete Gaussian: rounding moves a neighbour's value by at most g
+    more, so round(C/g) has sensitivity (1 + g)/g and Z gets scale sigma/g with sigma = (1 + g)/sqrt(2 rho_c):
+    the cost is ((1 + g)/g)² / (2 (sigma/g)²) = rho_c exactly."""
     z = np.array([int(np.rint(contribution / granularity))], dtype=np.int64)
     y, s = spender.gaussian(z, rho_c, label, sensitivity=(1.0 + granularity) / granularity, measured="contribution",
                             granularity=granularity)
@@ -375,22 +313,40 @@ class PPSyn(WorkloadSynthesizer):
     rounds. ``schedule="annealed"`` (default): T = 16 d, alpha 0.9, size filter growing with the budget
     spent up to 0.5 MB, a converged one-way model (1000 steps), optimistic refit steps, 50 steps per
     round and 100 for the last fit;
-    ``schedule="note"`` and paper mode: note 4 (eta 0.7, T = d, static 80 MB size filter, mbi's refit steps).
+    ``schedule="note"`` and paper mode: eta 0.7, T = d, static 80 MB size filter, mbi's refit steps.
+
+    ``mode="paper"`` runs the published Algorithms 1–4 (the paper states no sensitivity for the selection; the
+    EM runs with Δ = 1). It is NOT differentially private:
+    * F1: the selection score C_w/rho_w = π C (ηC − RE)² / |P|² grows like C³ (C ≤ 2N is unbounded), so no
+      finite sensitivity exists;
+    * F2: the partition is a deterministic function of the true counts and is released (uniform
+      reconstruction makes it readable from the output), so a neighbour that flips one merge or split gives
+      disjoint outputs: epsilon = ∞;
+    * F3: the noise scale sigma_m is computed from the data (C and RE on D);
+    * F4: "while rho_used < rho" with an uncapped rho_m can overspend (capped here, see below).
+    Paper mode warns, sets ``params["unsafe"] = True`` (so ``SynthModel.private`` is False) and labels every
+    ledger entry "UNSAFE-paper/..." with ``private=False`` and a NOT PRIVATE note. Deviations from the paper,
+    kept for bookkeeping: rho_m is capped by what remains, and the round after which less than rho_exp would
+    be left (or round 10T) spends the whole remainder, so the budget is used exactly; and a rule value below
+    1e-9 rho is raised to it (a value of 0 would make sigma infinite).
     """
 
     name = "ppsyn"
 
-    def __init__(self, *, mode: str = "dp", eta: float = 0.7, workload: Sequence[tuple[Sequence[str], float]] | None = None,
-                 workload_k: int = 3, max_cells: int | None = 10_000, max_model_size: float | None = None,
+    def __init__(self, *, mode: str = "dp", eta: float = 0.7,
+                 workload: Sequence[tuple[Sequence[str], float]] | None = None, workload_k: int = 3,
+                 max_cells: int | None = 10_000, max_model_size: float | None = None,
                  rounds: int | None = None, iters: int = 1000, round_iters: int | None = None,
                  final_iters: int | None = None, max_parts: int = 4096, budget_floor: bool = False,
                  schedule: str = "annealed", alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
                  cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB, option_parts: int = 64, quality: str = "group",
                  optimistic_step: bool | None = None):
-        """``budget_floor=True`` departs from note 4.3: see :func:`budget_rule` (still rho-zCDP: public rule).
+        """``budget_floor=True`` departs from the paper's rule: see :func:`budget_rule` (still rho-zCDP: a public
+        rule).
 
         ``max_model_size`` (MB) and ``optimistic_step`` default to 0.5 MB and on for PPSyn-DP's annealed
-        schedule, 80 MB and off (mbi's step) for paper mode and the note schedule (module docstring)."""
+        schedule, 80 MB and off (mbi's step) for paper mode and the note schedule
+        (benchmarks/results/ppsyn_dp_variants.md has the measurements)."""
         if mode not in ("dp", "paper"):
             raise InputError(f"PPSyn mode must be 'dp' or 'paper', got {mode!r}")
         if schedule not in SCHEDULES:
@@ -421,7 +377,7 @@ class PPSyn(WorkloadSynthesizer):
         self.rounds = rounds
         self.iters = int(iters)
         # the annealed schedule refits every round from a warm start with the optimistic step, and fits the
-        # last model with 100 steps instead of ``iters`` (module docstring, "Refits")
+        # last model with 100 steps instead of ``iters`` (benchmarks/results/ppsyn_dp_variants.md)
         self.round_iters = int(round_iters) if round_iters else (min(self.iters, ANNEALED_ROUND_ITERS) if warm
                                                                   else self.iters)
         self.final_iters = int(final_iters) if final_iters else (min(self.iters, ANNEALED_FINAL_ITERS) if warm
@@ -446,7 +402,7 @@ class PPSyn(WorkloadSynthesizer):
 
     @contextmanager
     def _reading(self, step: str):
-        """Marks the only places that read the data (note 4.3: init and steps 4, 5, 7)."""
+        """Marks the only places that read the data (initialisation, selection, contribution, measurement)."""
         assert step in DATA_STEPS
         self.data_step = step
         try:
@@ -473,7 +429,7 @@ class PPSyn(WorkloadSynthesizer):
         if unsafe:
             warnings.warn("PPSyn mode='paper' runs the algorithm AS PUBLISHED, which is NOT differentially private "
                           "(data-dependent partitions and noise scales, unbounded selection sensitivity; see "
-                          "notes/ppsyn-aim-mst.md section 4.2). Its output must not be released as private.",
+                          "the docstring of privsample.synth.ppsyn.PPSyn). Its output must not be released as private.",
                           UnsafeMechanismWarning, stacklevel=2)
         t_start = time.perf_counter()
         self._estimate_seconds = 0.0
@@ -533,7 +489,8 @@ class PPSyn(WorkloadSynthesizer):
 
     # -- shared helpers --------------------------------------------------------------------------------
     def _candidates(self, domain, model, candidates):
-        return self._fitting(domain, model, candidates, self.max_model_size)  # static filter (note 4.1)
+        # the static size filter of paper mode and the note schedule
+        return self._fitting(domain, model, candidates, self.max_model_size)
 
     def _refit(self, domain, model, measurements, total, final, progress=no_progress, accountant=None):
         """Refit after a round; the final refit (``final_iters``) is a progress phase of its own."""
@@ -550,7 +507,7 @@ class PPSyn(WorkloadSynthesizer):
         return model
 
     def _measure(self, engine, spender, clique, path, k, rho_m, t):
-        """Q·x for partition P_k of the clique's path with noise (2 rho_m)^(-1/2) (note 4.3 step 7)."""
+        """Q·x for partition P_k of the clique's path with noise (2 rho_m)^(-1/2) (note schedule, step 7)."""
         return self._measure_partition(engine, spender, clique, path.labels(k), path.parts(k), rho_m, t)
 
     def _measure_partition(self, engine, spender, clique, labels, parts, rho_m, t):
@@ -656,7 +613,7 @@ class PPSyn(WorkloadSynthesizer):
             self._log(log, progress, accountant, t, cl, parts, rho_used, sigma, domain, AtMost(bound), **extra)
         return model, log
 
-    # -- PPSyn-DP (note 4.3) -----------------------------------------------------------------------------
+    # -- PPSyn-DP, note schedule --------------------------------------------------------------------------
     def _rounds_dp(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
                    total, T, rho, spent_before):
         rho_sel, rho_c, rho_ref = 0.1 * rho / T, 0.05 * rho / T, 0.8 * rho / T
@@ -706,7 +663,7 @@ class PPSyn(WorkloadSynthesizer):
             self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, AtMost(10 * T), **extra)
         return model, log
 
-    # -- the paper (note 4.1; NOT private) -------------------------------------------------------------
+    # -- the paper as published (NOT private) ---------------------------------------------------------
     def _rounds_paper(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
                       total, T, rho, spent_before):
         rho_exp = 0.1 * rho / T
@@ -738,7 +695,7 @@ class PPSyn(WorkloadSynthesizer):
                      or t >= 10 * T)
             rho_m = accountant.remaining if final else rho_m
             labels, parts, y, sigma = self._measure(engine, spender, cl, paths[cl], k, rho_m, t)
-            # Est(m, P̃): uniform within each group, fed as a weighted identity measurement (note 4.1)
+            # Est(m, P̃): uniform within each group, fed as a weighted identity measurement (paper mode)
             size = np.bincount(labels, minlength=parts).astype(float)[labels]
             w = np.sqrt(size)
             yhat = y[labels] / size
@@ -753,5 +710,5 @@ class PPSyn(WorkloadSynthesizer):
 
 
 __all__ = ["PPSyn", "UnsafeMechanismWarning", "PAPER_NOTE", "DATA_STEPS", "SCHEDULES", "one_way_budgets",
-           "RoundBudgets", "round_budgets", "Plan", "public_plan", "Option", "public_options", "GroupErrors", "misfit", "budget_rule",
-           "release_contribution"]
+           "RoundBudgets", "round_budgets", "Plan", "public_plan", "Option", "public_options", "GroupErrors", "misfit",
+           "budget_rule", "release_contribution"]

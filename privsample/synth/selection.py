@@ -167,7 +167,8 @@ def _connected(nbr: list[int]) -> bool:
     return seen == (1 << len(nbr)) - 1
 
 
-def size_filter(domain, model_cliques: Sequence[Clique], candidates: Iterable[Clique], size_limit_mb: float) -> list[Clique]:
+def size_filter(domain, model_cliques: Sequence[Clique], candidates: Iterable[Clique],
+                size_limit_mb: float) -> list[Clique]:
     """Candidates that keep the model under ``size_limit_mb``, plus any already inside the model's cliques."""
     model_cliques = [tuple(c) for c in model_cliques]
     closure = set()

@@ -1,7 +1,7 @@
 """Synthetic records from a fitted graphical model, by ancestral sampling over its junction tree (NumPy).
 
 The same scheme as mbi's ``MarkovRandomField.synthetic_data`` with ``method="round"`` (Private-PGM,
-McKenna et al. 2019; the generate step of AIM, MST and PPSyn, notes/ppsyn-aim-mst.md section 1):
+McKenna et al. 2019; the generate step of AIM, MST and PPSyn):
 attributes are generated in reverse elimination order, each from its conditional distribution given
 the attributes already generated that share a junction-tree clique with it (by the running-intersection
 property these and the attribute lie in one maximal clique, whose calibrated marginal gives the
