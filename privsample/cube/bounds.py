@@ -2,15 +2,15 @@
 
 Sources
 -------
-* Seed 001 -- Boedihardjo, Strohmer, Vershynin (BSV), *Private sampling: a noiseless approach for
+* Boedihardjo, Strohmer, Vershynin (BSV), *Private sampling: a noiseless approach for
   generating differentially private synthetic data* (arXiv 2109.14839): Theorem 12.2 (privacy) and
   Theorem 12.4 (accuracy). The seed text has its formulas stripped; the statements used here are
-  the ones restated in seed 000 (see ``/work/shared/notes/private-sampling.md`` sections 4-5).
-* Seed 000 -- Pierquin, Zimmermann, Boussard, arXiv 2312.07139: eqs (2)-(4), Tables 1-3, Figure 1.
+  the ones restated in Pierquin et al. 2023 (sections 4-5).
+* Pierquin, Zimmermann, Boussard, arXiv 2312.07139: eqs (2)-(4), Tables 1-3, Figure 1.
 
 Verified vs reconstructed
 -------------------------
-Verified (seed-000 alt-text, consistent with BSV's prose): the Thm 12.2 condition
+Verified (Pierquin et al. 2023's figure text, consistent with BSV's prose): the Thm 12.2 condition
 ``k <= eps (delta/Delta)^{3/2} e^{-d/2} L^{-1/4} sqrt(n) / (4 sqrt(2) m^{3/4})``, the three Thm 12.4
 assumptions on n, m and k, eqs (2)-(4) and the printed tables.
 Reconstructed by us (R): the parameter validity ``0 < delta, 2 delta <= 1 <= Delta - delta``, the
@@ -19,12 +19,12 @@ makes the Thm 12.2 ratio argument exact, see :func:`sensitivity_bound`), the der
 eqs (3)/(4), the p thresholds and the Figure 1 curves (axis ranges are not recoverable). BSV's
 lower bound on n in Lemma 12.1 and the lemma-level constants were not recovered.
 
-Conventions: ``L = sum_{t<=d} C(p, t)`` includes the empty set by default; seed 000 uses
+Conventions: ``L = sum_{t<=d} C(p, t)`` includes the empty set by default; Pierquin et al. 2023 uses
 ``p(p+1)/2`` for d = 2, i.e. the same sum without the empty set (``include_empty=False``). Logs are
 natural unless a name says ``log10``. Everything is computed in log space (Mushroom-sized terms
 reach 1e72 and beyond), so nothing overflows; float results that do not fit are ``inf``/``0.0``.
 
-Documented discrepancies with seed 000 (reported by :func:`bounds_report`, never hidden)
+Documented discrepancies with Pierquin et al. 2023 (reported by :func:`bounds_report`, never hidden)
 -----------------------------------------------------------------------------------------
 * Table 2, Car, 2^{p/4}: printed 77, ours 76.1 (2^{25/4}; the paper seems to round up).
   Adult's 2^{62/4} = 46340.95 is printed truncated as 46340.
@@ -68,7 +68,7 @@ _LN10 = math.log(10.0)
 _LN_4SQRT2 = math.log(4.0 * math.sqrt(2.0))
 _EXP_MAX = 700.0  # math.exp overflows just above 709.78
 
-# --- eq. (3)/(4) choices of seed 000: d = 2, delta = 1/4, gamma = 1/8, L = p(p+1)/2 -------------
+# --- eq. (3)/(4) choices of Pierquin et al. 2023: d = 2, delta = 1/4, gamma = 1/8, L = p(p+1)/2 -------------
 _EQ_D = 2
 _EQ_DELTA = 0.25
 _EQ_GAMMA = 0.125
@@ -143,7 +143,7 @@ def check_parameters(delta: float, Delta: float) -> tuple[float, float]:
 def walsh_size(p: int, d: int, include_empty: bool = True) -> int:
     """L = sum_{t<=d} C(p, t), the number of Walsh functions of degree <= d (exact int).
 
-    With ``include_empty=False`` the empty set is dropped (seed 000's p(p+1)/2 for d = 2).
+    With ``include_empty=False`` the empty set is dropped (Pierquin et al.'s p(p+1)/2 for d = 2).
     """
     from privsample.cube.walsh import walsh_size as count
 
@@ -347,7 +347,7 @@ def accuracy_requirements(p: int, d: int, delta: float, Delta: float, gamma: flo
 
 
 # ---------------------------------------------------------------------------------------------------
-# seed 000: eq. (3) (relaxed) and eq. (4) (ideal)
+# Pierquin et al. 2023: eq. (3) (relaxed) and eq. (4) (ideal)
 # ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RelaxedBounds:
@@ -384,7 +384,7 @@ class RelaxedBounds:
 
 def relaxed_bounds(p: int, n: int, fn_inf: float, epsilon: float = 1.0) -> RelaxedBounds:
     """Eq. (3): Thm 12.2/12.4 with d = 2, delta = 1/4, gamma = 1/8, Delta = 2^p ||f_n||_inf and
-    L = p(p+1)/2 (empty set dropped, seed 000's convention).
+    L = p(p+1)/2 (empty set dropped, Pierquin et al.'s convention).
 
     Gives k <= 9.7e-3 sqrt(n) eps / (2^{3p/2} ||f_n||^{3/2} (p(p+1))^{1/4} m^{3/4}) and
     5.6e4 ||f_n||^2 p(p+1) 2^{2p} <= m <= 2^{p/4} (exact constants EQ3_K/M_CONSTANT).
@@ -588,7 +588,7 @@ def _sci(x: float, digits: int = 2) -> str:
 
 
 def _paper(x: float) -> str:
-    """A printed seed-000 value, at its printed precision (2 significant digits)."""
+    """A value printed by Pierquin et al. 2023, at its printed precision (2 significant digits)."""
     return _sci(x, 1)
 
 
@@ -605,7 +605,7 @@ def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0),
     """Plain-text report: Table 1 inputs, Tables 2 and 3 (paper vs ours, with notes), the eq. (3)/(4)
     constants and the eq. (4) p thresholds for each eps in ``epsilon_grid``."""
     eps_list = [_as_pos_float("epsilon", e) for e in epsilon_grid]
-    lines = ["# Private sampling on the Boolean cube: bounds (BSV Thm 12.2/12.4; seed 000 eqs 2-4)",
+    lines = ["# Private sampling on the Boolean cube: bounds (BSV Thm 12.2/12.4; Pierquin et al. 2023 eqs 2-4)",
              "",
              "Thm 12.2: k <= eps (delta/Delta)^{3/2} e^{-d/2} L^{-1/4} sqrt(n) / (4 sqrt(2) m^{3/4})",
              "Thm 12.4: n >= 16 L e^{2d}/(delta^2 gamma); 16 Delta^2 L e^{2d}/(delta^2 gamma) <= m "
@@ -648,7 +648,7 @@ def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0),
     lines += ["", "## p thresholds of eq. (4): smallest p with k_max(p) >= k", ""]
     lines += _table(["eps"] + [f"k = {k}" for k in ks],
                     [[f"{e:g}"] + [str(p) for p in ps] for e, ps in p_threshold_rows(eps_list, ks)])
-    lines += ["", "## Documented discrepancies with seed 000",
+    lines += ["", "## Documented discrepancies with Pierquin et al. 2023",
               "- Table 2, Car: 2^{p/4} = 76.1, printed 77 (rounded up).",
               "- Table 2, Adult: printed ||f_n|| = 0.018 gives c = 9.23e-27 (printed 9.5e-27); "
               "||f_n|| = 0.0177 reproduces both printed figures (9.46e-27, 1.46e42).",
@@ -667,7 +667,7 @@ def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0),
 def plot_figure1(path: str | Path, epsilons: Sequence[float] = (0.1, 1.0, 10.0),
                  ps: Iterable[int] = range(2, 121),
                  ks: Sequence[int] = (1, 100, 1000, 10000)) -> Path:
-    """Write a PNG like seed 000's Figure 1: log10 k_max(p) of eq. (4) vs p for each eps, with
+    """Write a PNG like Pierquin et al.'s Figure 1: log10 k_max(p) of eq. (4) vs p for each eps, with
     horizontal lines at log10 k. Written atomically (temporary file, then os.replace)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

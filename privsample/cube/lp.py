@@ -1,5 +1,5 @@
 """The LP of noise-free private sampling on the Boolean cube: lambda* (step 4 of Boedihardjo, Strohmer and
-Vershynin's (2021) Algorithm 1; Pierquin et al.'s (2023) LP, notes/private-sampling.md section 3), at scale, in
+Vershynin's (2021) Algorithm 1; Pierquin et al.'s (2023) LP), at scale, in
 the geometric form t* = max{t : t r in A [l, u]^m}, lambda* = 1 - t* (note section 8). Notation and scaling:
 :mod:`privsample.cube.solver`; the dual Newton steps are those of the QP (:mod:`privsample.cube.qp`).
 

@@ -1,5 +1,5 @@
 """The QP of noise-free private sampling on the Boolean cube: h* (step 5 of Boedihardjo, Strohmer and
-Vershynin's (2021) Algorithm 1; Pierquin et al.'s (2023) QP, notes/private-sampling.md section 3), by the dual
+Vershynin's (2021) Algorithm 1; Pierquin et al.'s (2023) QP), by the dual
 semismooth Newton method of note section 8, which the LP path (:mod:`privsample.cube.lp`) reuses. Notation
 and scaling (g = m h, v = g - 1, residuals in coefficient units): :mod:`privsample.cube.solver`.
 

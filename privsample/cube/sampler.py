@@ -1,5 +1,5 @@
 """Noise-free private sampling on the Boolean cube (Boedihardjo, Strohmer and Vershynin 2021, Algorithm 2;
-LP/QP of Pierquin, Zimmermann and Boussard 2023; notes/private-sampling.md sections 2-4).
+LP/QP of Pierquin, Zimmermann and Boussard 2023).
 
 Guarantee: pure epsilon-DP for **replace-one** neighbours with n public (BSV Thm 12.2), where epsilon
 is :func:`privsample.cube.bounds.certified_epsilon` for (n, p, d, m, delta, Delta, k) times the

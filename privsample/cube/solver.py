@@ -1,6 +1,6 @@
 """Solvers for noise-free private sampling on the Boolean cube: lambda* (step 4) and h* (step 5) of
 Boedihardjo, Strohmer and Vershynin's (2021) Algorithm 1, i.e. the LP and QP of Pierquin et al.
-(2023, decoded in notes/private-sampling.md section 3), solved at scale by the dual methods of
+(2023), solved at scale by the dual methods of
 note section 8: the LP in :mod:`privsample.cube.lp`, the QP in :mod:`privsample.cube.qp`, both steps in
 :func:`solve`.
 

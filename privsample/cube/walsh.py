@@ -1,5 +1,5 @@
 """Walsh features of degree <= d on the Boolean cube, without forming the m x L matrix
-(notes/private-sampling.md sections 1, 2, 7 and 8; BSV seed 001 Algorithm 1; seed 000's W_S).
+(BSV 2021 Algorithm 1; Pierquin et al.'s W_S).
 
 Conventions (note section 1-2):
 
@@ -335,7 +335,7 @@ def conditioning_margin(S: np.ndarray, d: int) -> float:
 
 
 def well_conditioned(S: np.ndarray, d: int) -> bool:
-    """BSV's well-conditioning test (seed 001, Algorithm 1 step 2): sigma_min(M) >= sqrt(m) / (2 e^d).
+    """BSV's well-conditioning test (BSV 2021, Algorithm 1 step 2): sigma_min(M) >= sqrt(m) / (2 e^d).
 
     Looks only at S (data-independent), so redrawing S until it passes costs no privacy. False when
     m < L. Costs one Gram matrix (m L^2 flops), which :func:`walsh_gram` caches for the solver."""

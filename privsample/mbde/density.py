@@ -1,5 +1,5 @@
 """MBDE: mollified boosted density estimation, integrally private sampling of continuous data
-(Husain, Cranko & Nock; notes/mbde.md is the specification).
+(Husain, Cranko & Nock).
 
 Guarantee (as the paper states it). A randomised algorithm A that outputs samples is epsilon-
 *integrally private* (IP) if Pr[A(S) in B] <= e^epsilon Pr[A(S') in B] for every measurable B and
@@ -273,7 +273,7 @@ def mbde_density(epsilon: float, logits: Sequence[LogitFn], *, d: int, c_star: f
 
 @dataclass
 class MBDE:
-    """The MBDE estimator (notes/mbde.md section 2) at per-sample ``epsilon``, in model space
+    """The MBDE estimator at per-sample ``epsilon``, in model space
     (standardise with public bounds first: :class:`privsample.mbde.release.PublicStandardisation`).
 
     Defaults follow the note: T = 3, C* = 1, q0 = N(0, I), 3 x 25 tanh MLPs, Nesterov SGD (lr 0.01,

@@ -1,4 +1,4 @@
-"""The weak learner of MBDE (notes/mbde.md section 4): a tiny tanh MLP trained with JAX/optax.
+"""The weak learner of MBDE: a tiny tanh MLP trained with JAX/optax.
 
 Everything here is *training*; none of it is private on its own and none of it is released. The
 network outputs an unbounded logit f(x); the bound c(x) = C* tanh(f(x)/2) that the privacy proof needs

@@ -1,5 +1,5 @@
-"""Private KDE with the Bernstein mechanism (Aldà & Rubinstein 2017): MBDE's baseline
-(notes/mbde.md section 6), plus the non-private Gaussian KDE used as a reference.
+"""Private KDE with the Bernstein mechanism (Aldà & Rubinstein 2017): MBDE's baseline,
+plus the non-private Gaussian KDE used as a reference.
 
 Mechanism. Map the public box [a, b]^d to [0, 1]^d (clipping), take the Gaussian KDE
 f_S(u) = (1/n) sum_i prod_j phi_h(u_j - u_ij), and release its values on the Bernstein lattice,

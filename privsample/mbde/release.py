@@ -1,4 +1,4 @@
-"""Releasing MBDE samples (notes/mbde.md sections 1, 5, 8): secure randomness, the ledger and the public
+"""Releasing MBDE samples: secure randomness, the ledger and the public
 standardisation of table columns.
 
 Accounting. m i.i.d. samples from q_T in M_{eps,q0} are (m eps)-integrally private. To release m

@@ -1,5 +1,5 @@
 """Bounded-bias Bernoulli sampler and its product version (RSSS 2021, Section 6.1, Thms 6.1 and 6.4,
-Claims 6.2-6.3; Thm 1.8; notes/dp-samplers.md section 3).
+Claims 6.2-6.3; Thm 1.8).
 
 One draw, per column: p_hat = mean of the column, p~ = clip(p_hat, a, 1 - a), output Ber(p~). There is no
 added noise: the privacy comes from the Bernoulli draw itself, which is therefore exact (``Fraction``

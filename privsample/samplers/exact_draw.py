@@ -1,4 +1,4 @@
-"""Exact draws from rational probabilities, shared by the RSSS samplers (notes/dp-samplers.md).
+"""Exact draws from rational probabilities, shared by the RSSS samplers.
 
 The final draw of a RSSS sampler (a Bernoulli with the clipped empirical mean, RSSS Thm 6.1; a category
 from the projected noisy histogram, Alg. 3) is where a noise-free sampler gets its privacy, so it must be

@@ -1,5 +1,5 @@
 """The k-ary sampler of Raskhodnikova, Sivakumar, Smith and Swanberg (2021, Section 4.1, Algorithm 3;
-Thm 1.4; notes/dp-samplers.md section 2).
+Thm 1.4).
 
 One draw: count the k categories, add noise to each count, project the noisy frequencies onto the
 probability simplex, draw one category from the projection.

@@ -1,5 +1,5 @@
-"""General product-of-Bernoullis sampler (RSSS 2021, Section 5.1, Algorithm 4; Lemma 5.2; Thms 5.1, 1.6;
-notes/dp-samplers.md section 4).
+"""General product-of-Bernoullis sampler (RSSS 2021, Section 5.1, Algorithm 4; Lemma 5.2;
+Thms 5.1, 1.6).
 
 Two phases on disjoint halves of the data, each cut into r batches of b = floor(n / (2r)) records:
 * bucketing (batches D_1..D_{r-1}): round 1 releases the noisy column means of D_1, fixes the orientation
