@@ -8,7 +8,9 @@ VENV=.venv
 STAMP="$VENV/.installed"
 
 setup() {
-  if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ constraints.txt -nt "$STAMP" ] || [ privsample/synth/_splitpath.c -nt "$STAMP" ] || [ privsample/synth/_graphcells.c -nt "$STAMP" ] || [ setup.py -nt "$STAMP" ]; then
+  if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ constraints.txt -nt "$STAMP" ] \
+     || [ privsample/synth/_splitpath.c -nt "$STAMP" ] || [ privsample/synth/_graphcells.c -nt "$STAMP" ] \
+     || [ setup.py -nt "$STAMP" ]; then
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
     "$VENV/bin/python" -m pip install -q -c constraints.txt -e ".[test,spark]"
@@ -20,9 +22,18 @@ task="${1:-test}"; shift || true
 setup
 case "$task" in
   setup) ;;
-  test) exec "$VENV/bin/python" -m pytest -q "$@" ;;
+  test) "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && exec "$VENV/bin/python" -m pytest -q "$@" ;;
   demo) exec "$VENV/bin/privsample" demo -o demo-output "$@" ;;
-  bench) "$VENV/bin/python" benchmarks/mst_adult.py && "$VENV/bin/python" benchmarks/mbde_paper.py --quick && "$VENV/bin/python" benchmarks/cube_solver.py --quick && exec "$VENV/bin/python" benchmarks/ppsyn_paper.py "$@" ;;
-  bench-full) "$VENV/bin/python" benchmarks/numpy_md.py && "$VENV/bin/python" benchmarks/samplers_accuracy.py && "$VENV/bin/python" benchmarks/engines.py && "$VENV/bin/python" benchmarks/mbde_paper.py --no-finite && "$VENV/bin/python" benchmarks/mst_adult.py --full && "$VENV/bin/python" benchmarks/aim_adult.py && "$VENV/bin/python" benchmarks/cube_solver.py && "$VENV/bin/python" benchmarks/cube_study.py && "$VENV/bin/python" benchmarks/ppsyn_time.py && exec "$VENV/bin/python" benchmarks/ppsyn_paper.py --full "$@" ;;
+  bench)
+    "$VENV/bin/python" benchmarks/mst_adult.py && "$VENV/bin/python" benchmarks/mbde_paper.py --quick \
+      && "$VENV/bin/python" benchmarks/cube_solver.py --quick
+    exec "$VENV/bin/python" benchmarks/ppsyn_paper.py "$@" ;;
+  bench-full)
+    for b in numpy_md samplers_accuracy engines "mbde_paper --no-finite" "mst_adult --full" aim_adult cube_solver \
+             cube_study ppsyn_time; do
+      # shellcheck disable=SC2086
+      "$VENV/bin/python" benchmarks/${b%% *}.py ${b#"${b%% *}"}
+    done
+    exec "$VENV/bin/python" benchmarks/ppsyn_paper.py --full "$@" ;;
   *) echo "usage: scripts/dev.sh setup|test|demo|bench|bench-full" >&2; exit 2 ;;
 esac
