@@ -6,4 +6,6 @@ through one accountant (``privsample.privacy``, ``privsample.synth``, ``privsamp
 -> model -> decoded synthetic records -> evaluation (``privsample.evaluate``).
 """
 
-__version__ = "0.1.0"
+from privsample._version import __version__
+
+__all__ = ["__version__"]

@@ -153,8 +153,7 @@ def synth(
     check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output, "--save-model": save_model},
                 model_folders("--save-model", save_model))
     if schema is not None:  # header and schema only (public): before any work
-        from privsample.data.schema import Schema
-        from privsample.pipeline import check_schema_usable
+        from privsample.data.schema import Schema, check_schema_usable
 
         sch = Schema.load(schema)
         check_schema_usable(sch)
