@@ -66,7 +66,7 @@ def cube_rows(name: str, m_factors, ks, reps, big_deltas=BIG_DELTAS, small_delta
     from privsample.cube import bounds as cb
     from privsample.cube.solver import solve
     from privsample.cube.walsh import draw_reduced_space, walsh_size, well_conditioned
-    from privsample.data.cube import CubeEncoding
+    from privsample.cube.encoding import CubeEncoding
 
     import pandas as pd
 

@@ -237,7 +237,7 @@ def worker(a) -> dict:
     import dataclasses
     import tempfile
 
-    from privsample.cli import method_options
+    from privsample.cli.synth import method_options
     from privsample.data.discovery import draft_schema
     from privsample.data.schema import Categorical, Numeric
     from privsample.data.table import read_table

@@ -8,4 +8,6 @@ sampling on the Boolean cube (``privsample.cube``), samplers from distributions 
 and MBDE (``privsample.mbde``).
 """
 
-__version__ = "0.1.0"
+from privsample._version import __version__
+
+__all__ = ["__version__"]

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from privsample.data.schema import Categorical, Schema
+from privsample.data.schema import Categorical, Schema, check_schema_usable
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, LedgerEntry
 from privsample.privacy.conversion import cdp_rho
@@ -52,16 +52,6 @@ def check_budget(epsilon: float, delta: float) -> None:
         raise InputError(f"--epsilon must be a finite number > 0 (got {epsilon})")
     if delta is None or not isinstance(delta, (int, float)) or not (0 < delta < 1):
         raise InputError(f"--delta must be in (0, 1) (got {delta})")
-
-
-def check_schema_usable(schema: Schema, source: str = "schema") -> None:
-    """Refuse a schema that is not public: an unreviewed draft, or a private one without its ledger."""
-    if schema.provenance == "draft-nonprivate":
-        raise InputError(f"{source} is an unreviewed non-private draft read from the data: review it, then set "
-                         "'provenance: user' (or use 'privsample schema --private-epsilon')")
-    if schema.provenance == "private" and not (schema.ledger or {}).get("entries"):
-        raise InputError(f"{source} says it was discovered privately but carries no ledger of its cost: use the "
-                         "file 'privsample schema --private-epsilon' wrote, or review it and set 'provenance: user'")
 
 
 ENGINES = ("auto", "numpy", "duckdb", "spark")

@@ -328,7 +328,7 @@ def test_evaluate_accepts_a_catch_all_in_a_numeric_column(tmp_path, capsys):
     code, text = run(["evaluate", real, syn, "--workload", 2], capsys)
     assert code == 0, text
     assert "is not a number" not in text
-    from privsample.cli import _evaluate
+    from privsample.cli.synth import _evaluate
 
     res = _evaluate(real, syn, None, 2, None, None)
     assert res[1]["errors"][("month",)] == pytest.approx(2.0) and res[1]["errors"][("status",)] == 0.0
@@ -349,7 +349,7 @@ def test_evaluate_with_a_catch_all_only_schema_reports_the_loss(tmp_path, capsys
     pd.DataFrame({c: ["(other)"] * 250 for c in df.columns}).to_csv(syn, index=False)
     sch.write_text(yaml.safe_dump({"provenance": "private", "columns": [
         {"name": c, "type": "categorical", "categories": [], "other": "(other)"} for c in df.columns]}))
-    from privsample.cli import _evaluate
+    from privsample.cli.synth import _evaluate
 
     capsys.readouterr()
     res = _evaluate(real, syn, sch, 2, rep, None)
@@ -473,7 +473,7 @@ def test_discovery_table_and_warning(data, tmp_path, capsys):
 
 def test_ledger_phase_keeps_a_step_label_holding_a_colon():
     """The ledger groups 'schema: <column>: <step>' by step, whole, even when the step holds ': '."""
-    from privsample.cli import _phase
+    from privsample.cli.common import _phase
 
     assert _phase("schema: age: range refinement (not needed: too few records)") == \
         "schema: range refinement (not needed: too few records)"

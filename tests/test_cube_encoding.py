@@ -1,4 +1,4 @@
-"""Boolean-cube encoding (privsample/data/cube.py): layout, coefficients through the engine, decoding."""
+"""Boolean-cube encoding (privsample/cube/encoding.py): layout, coefficients through the engine, decoding."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from privsample.data.cube import CubeEncoding, valid_fraction_uniform
+from privsample.cube.encoding import CubeEncoding, valid_fraction_uniform
 from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
 from privsample.synth import pgm

@@ -15,7 +15,7 @@ from privsample.cube import sampler as cube_mod
 from privsample.cube import solver as cs
 from privsample.cube.pipeline import load_for_cube
 from privsample.cube.sampler import SOLVER_ATTEMPTS, BooleanCubeSampler, solver_margin
-from privsample.data.cube import CubeEncoding
+from privsample.cube.encoding import CubeEncoding
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise

@@ -13,7 +13,7 @@ from privsample.cube import bounds as cb
 from privsample.cube.sampler import BooleanCubeSampler, CertificationError, solver_margin
 from privsample.cube.solver import solve
 from privsample.cube.walsh import draw_reduced_space, walsh_rmatvec, well_conditioned
-from privsample.data.cube import CubeEncoding
+from privsample.cube.encoding import CubeEncoding
 from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise

@@ -453,7 +453,7 @@ def test_cube_neighbour(lab, kind, record):
 @pytest.mark.parametrize("kind", ["binary", "schema"])
 def test_cube_does_not_release_lambda(lab, kind, monkeypatch):
     """λ* is computed from the data without noise: it must not be printed, nor kept in the ledger or the info."""
-    import privsample.cli as cli_module
+    import privsample.cli.cube as cli_module
     from privsample.cube.sampler import BooleanCubeSampler
 
     ledgers, infos = [], []

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from rich.console import Console
 
-from privsample.cli import _RichProgress
+from privsample.cli.common import RichProgress
 from privsample.pipeline import synthesize
 from privsample.synth.base import AtMost, rounds_bound
 
@@ -102,10 +102,10 @@ def test_rounds_bound():
     assert rounds_bound(3, 1.0, 0.1, limit=6) == 6 and rounds_bound(5, 1.0, 0.1, limit=5) == 6
 
 
-def render(steps_calls) -> tuple[_RichProgress, str]:
+def render(steps_calls) -> tuple[RichProgress, str]:
     buf = io.StringIO()
     console = Console(file=buf, width=200, force_terminal=False)
-    with _RichProgress(console) as p:
+    with RichProgress(console) as p:
         for stage, kw in steps_calls:
             p(stage, **kw)
         tasks = {t.description.split(":")[0]: t for t in p.progress.tasks}

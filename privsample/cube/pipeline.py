@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from privsample.data.cube import CubeEncoding
+from privsample.cube.encoding import CubeEncoding
 from privsample.data.schema import Categorical, Schema
 from privsample.errors import InputError
 
@@ -47,7 +47,7 @@ def reading_rule(schema_given: bool) -> str:
 
 def check_schema_for_cube(schema: Schema, source: str = "schema") -> None:
     """Refuse a draft schema read off the data, and a privately discovered one (public files: exit 2)."""
-    from privsample.pipeline import check_schema_usable
+    from privsample.data.schema import check_schema_usable
 
     if schema.provenance == "private":
         raise InputError(f"{source} was discovered privately (zCDP, add/remove neighbours), which cannot be "

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from privsample.data.cube import CubeEncoding
+from privsample.cube.encoding import CubeEncoding
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource

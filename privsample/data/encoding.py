@@ -18,15 +18,13 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from privsample.data.cells import NUMBER_RE, WHITESPACE
 from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
-from privsample.data.table import WHITESPACE
 from privsample.errors import InputError
 
 # Problem kinds (shared with the DuckDB engine so that both report the same way).
 MISSING, NOT_A_NUMBER, OUT_OF_RANGE, UNKNOWN, NEEDS_OTHER = 1, 2, 3, 4, 5
 _MAX_EXACT = 2.0**53
-# Numbers in text (shared with the DuckDB engine, whose RE2 reads it the same way).
-NUMBER_RE = r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)"
 _NUMBER = re.compile(NUMBER_RE, re.ASCII | re.IGNORECASE)
 
 

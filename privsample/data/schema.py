@@ -358,3 +358,13 @@ class Schema(NamedColumns):
             raise InputError(f"schema file {path}: cannot parse "
                              f"({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
         return cls.from_dict(d, source=f"schema file {path}")
+
+
+def check_schema_usable(schema: Schema, source: str = "schema") -> None:
+    """Refuse a schema that is not public: an unreviewed draft, or a private one without its ledger."""
+    if schema.provenance == "draft-nonprivate":
+        raise InputError(f"{source} is an unreviewed non-private draft read from the data: review it, then set "
+                         "'provenance: user' (or use 'privsample schema --private-epsilon')")
+    if schema.provenance == "private" and not (schema.ledger or {}).get("entries"):
+        raise InputError(f"{source} says it was discovered privately but carries no ledger of its cost: use the "
+                         "file 'privsample schema --private-epsilon' wrote, or review it and set 'provenance: user'")

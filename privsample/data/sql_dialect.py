@@ -1,16 +1,33 @@
-"""How the cleaning and coding SQL is spelled in DuckDB and in Spark SQL (``Dialect``), and the cleaning
-itself (``clean_sql``): one text for ``read_table``'s DuckDB path (``privsample.data.table``), the
-DuckDB marginal engine and the Spark engine, so all of them see exactly the values ``read_table`` sees.
+"""How the cleaning and coding SQL is spelled in DuckDB and in Spark SQL (``Dialect``; DuckDB's literals,
+identifiers and NaN test are ``sql_str``, ``sql_ident``, ``sql_isnan``), and the cleaning itself
+(``clean_sql``): one text for ``read_table``'s DuckDB path (``privsample.data.table``), the DuckDB marginal
+engine and the Spark engine, so all of them see exactly the values ``read_table`` sees (the rules of
+:mod:`privsample.data.cells`).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from privsample.data.encoding import NUMBER_RE
-from privsample.data.table import WHITESPACE, sql_ident, sql_isnan, sql_str
+from privsample.data.cells import NUMBER_RE, WHITESPACE
 
 _WS = " || ".join(f"chr({ord(c)})" for c in WHITESPACE)
+
+
+def sql_str(s: str) -> str:
+    """A SQL string literal."""
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def sql_ident(s: str) -> str:
+    """A quoted SQL identifier."""
+    return '"' + str(s).replace('"', '""') + '"'
+
+
+def sql_isnan(x: str) -> str:
+    """SQL: is the DOUBLE ``x`` NaN. Not ``isnan(x)``: DuckDB 2.0 folds that to false for Parquet
+    columns whose min/max statistics exclude NaN (so NaN would escape as a value)."""
+    return f"(NOT isfinite({x}) AND NOT isinf({x}))"
 
 
 class Dialect:
@@ -89,4 +106,4 @@ def clean_sql(from_sql: str, columns: Sequence[tuple[str, str, str]], na_values:
     return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {from_sql}) AS _raw"
 
 
-__all__ = ["Dialect", "SparkDialect", "DUCKDB", "SPARK", "clean_sql"]
+__all__ = ["Dialect", "SparkDialect", "DUCKDB", "SPARK", "clean_sql", "sql_ident", "sql_isnan", "sql_str"]

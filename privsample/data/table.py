@@ -39,11 +39,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from privsample.data.cells import WHITESPACE
 from privsample.data.schema import DEFAULT_NA_VALUES
+from privsample.data.sql_dialect import DUCKDB, clean_sql, sql_ident, sql_str
 from privsample.errors import InputError
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
-WHITESPACE = " \t\n\r\f\v"
 _SNIFF = 1 << 16  # bytes inspected for a byte-order mark and NUL (binary) content
 _HEADER_MAX = 1 << 20  # characters searched for the end of a quoted header line
 _CHUNK = 1 << 20  # bytes per step when transcoding
@@ -63,23 +64,7 @@ _INT_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "HUGEINT", "UHUGEINT"}
 
 
-# -- small SQL helpers (shared with the DuckDB engine) ---------------------------------------------
-def sql_str(s: str) -> str:
-    """A SQL string literal."""
-    return "'" + str(s).replace("'", "''") + "'"
-
-
-def sql_ident(s: str) -> str:
-    """A quoted SQL identifier."""
-    return '"' + str(s).replace('"', '""') + '"'
-
-
-def sql_isnan(x: str) -> str:
-    """SQL: is the DOUBLE ``x`` NaN. Not ``isnan(x)``: DuckDB 2.0 folds that to false for Parquet
-    columns whose min/max statistics exclude NaN (so NaN would escape as a value)."""
-    return f"(NOT isfinite({x}) AND NOT isinf({x}))"
-
-
+# -- cleaning SQL (DuckDB) -------------------------------------------------------------------------
 def column_kind(duckdb_type: str) -> str:
     """'text' | 'int' | 'float' | 'bool' for a DuckDB type name (as cleaned by ``clean_select``)."""
     t = str(duckdb_type).upper()
@@ -96,8 +81,6 @@ def clean_select(from_sql: str, names: Sequence[str], types: Sequence[str],
                  na_values: Sequence[str]) -> tuple[str, list[str]]:
     """SQL selecting the cleaned columns of ``from_sql`` (see the module docstring), and their kinds:
     :func:`privsample.data.sql_dialect.clean_sql` in DuckDB, the cleaning the marginal engines use too."""
-    from privsample.data.sql_dialect import DUCKDB, clean_sql  # it builds on this module's SQL helpers
-
     kinds = [column_kind(t) for t in types]
     return clean_sql(from_sql, [(sql_ident(n), n, k) for n, k in zip(names, kinds)], na_values, DUCKDB), kinds
 

@@ -228,7 +228,7 @@ def _ledger_section(ledger: Mapping[str, Any]) -> str:
 
 
 def _guarantee_section(g: Mapping[str, Any]) -> str:
-    """The release's method and (ε, δ) next to the errors (from ``privsample.cli.load_guarantee``)."""
+    """The release's method and (ε, δ) next to the errors (from ``privsample.cli.synth.load_guarantee``)."""
     rows = [("method", g.get("method")), ("from", g.get("source")),
             ("target epsilon", g.get("epsilon")), ("target delta", g.get("delta")),
             ("epsilon spent (at the target delta)", g.get("epsilon_spent")),
@@ -367,9 +367,9 @@ def write_report(path: str | Path, real_engine: MarginalEngine, synth_engine: Ma
     when it is given and matches the domain. With ``evaluation`` (``privsample.evaluate.tables.Evaluation``,
     whose real-domain engines are ``real_engine``/``synth_engine``), also the error on the domain of the
     schema named ``schema_name`` and, per column, the share of real records that schema merges or clips and
-    the share of synthetic records outside the real values. With ``guarantee`` (``privsample.cli.load_guarantee``),
-    the release's method, target (epsilon, delta) and spend right after the workload error. The file is written
-    atomically; returns its path.
+    the share of synthetic records outside the real values. With ``guarantee``
+    (``privsample.cli.synth.load_guarantee``), the release's method, target (epsilon, delta) and spend right after
+    the workload error. The file is written atomically; returns its path.
     """
     page = build_report_html(real_engine, synth_engine, schema, title=title, ledger=ledger, extra=extra,
                              ks=ks, max_cliques=max_cliques, rng=rng, evaluation=evaluation,

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from privsample.data.schema import Schema
-from privsample.data.sql_dialect import DUCKDB, clean_sql
-from privsample.data.table import DUCKDB_CONFIG, FORMATS, column_kind, duckdb_input_error, source_sql, sql_ident
+from privsample.data.sql_dialect import DUCKDB, clean_sql, sql_ident
+from privsample.data.table import DUCKDB_CONFIG, FORMATS, column_kind, duckdb_input_error, source_sql
 from privsample.errors import InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
 

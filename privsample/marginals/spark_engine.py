@@ -26,9 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from privsample.data.cells import WHITESPACE
 from privsample.data.schema import Schema
 from privsample.data.sql_dialect import SPARK, clean_sql
-from privsample.data.table import (FORMATS, WHITESPACE, check_delimiter, column_kind, csv_layout, java_encoding,
+from privsample.data.table import (FORMATS, check_delimiter, column_kind, csv_layout, java_encoding,
                                    table_format)
 from privsample.errors import InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique

@@ -52,9 +52,9 @@ INPUT_RULE = ("input rule (applied to every row, whatever the data): a value out
 
 def check_public_schema(schema) -> None:
     """Refuse a schema whose bounds are not public facts for an integral-privacy statement: an unreviewed
-    draft read off the data (:func:`privsample.pipeline.check_schema_usable`) or a privately discovered one
+    draft read off the data (:func:`privsample.data.schema.check_schema_usable`) or a privately discovered one
     (its zCDP add/remove cost cannot be composed into integral privacy). Depends on the schema file only."""
-    from privsample.pipeline import check_schema_usable
+    from privsample.data.schema import check_schema_usable
 
     if schema.provenance == "private":
         raise InputError("the schema was discovered privately (provenance: private) and its cost cannot be composed "

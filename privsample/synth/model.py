@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from privsample import __version__
+from privsample._version import __version__
 from privsample.data.schema import Schema
 from privsample.errors import InputError
 from privsample.io import atomic_path

@@ -21,7 +21,9 @@ from typing import ClassVar, Iterator, NamedTuple
 
 import numpy as np
 
-from privsample.synth import pgm  # noqa: F401  (configures JAX before it is imported below)
+from privsample.synth.jax_setup import configure_jax
+
+configure_jax()  # before jax is imported below
 
 import jax  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Glue to Private-PGM (``mbi==2.0``): JAX set-up, estimation, model (de)serialisation.
+"""Glue to Private-PGM (``mbi==2.0``): estimation, model (de)serialisation (JAX is set up by ``jax_setup``).
 
 Everything here is post-processing of noisy measurements: it never sees records.
 The fitted ``MarkovRandomField`` is stored as JSON metadata plus plain arrays (its log-potentials),
@@ -8,34 +8,11 @@ never with ``mbi.save`` (which pickles a tree definition).
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
-_CONFIGURED = False
-
-
-def configure_jax() -> None:
-    """float64 and no persistent compilation cache (mbi recommends both); call before importing mbi."""
-    global _CONFIGURED
-    if _CONFIGURED:
-        return
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_enable_compilation_cache", False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import mbi  # noqa: F401
-    try:
-        mbi.set_log_fn(lambda *a, **k: None)
-    except Exception:  # noqa: BLE001 - logging hook is optional
-        pass
-    _CONFIGURED = True
-
+from privsample.synth.jax_setup import configure_jax
 
 configure_jax()
 
@@ -218,6 +195,6 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = 
     return {a: np.asarray(ds.data[index[a]]).astype(np.int64) for a in names}
 
 
-__all__ = ["mbi", "Domain", "Factor", "LinearMeasurement", "MarkovRandomField", "configure_jax", "estimate",
+__all__ = ["mbi", "Domain", "Factor", "LinearMeasurement", "MarkovRandomField", "estimate",
            "identity_total", "identity_total_sd", "record_sampler", "current_rss_mb", "trim_jax_caches",
            "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]

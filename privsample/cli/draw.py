@@ -25,7 +25,14 @@ from typing import Optional
 
 import typer
 
-from privsample.cli_options import delimiter_option, encoding_option
+from privsample.cli.common import (
+    check_paths,
+    delimiter_option,
+    encoding_option,
+    err,
+    print_ledger,
+    warn_seeded,
+)
 from privsample.errors import InputError
 
 draw_app = typer.Typer(no_args_is_help=True, help="DP samplers from distributions (RSSS 2021): one private draw per "
@@ -70,8 +77,7 @@ def _norm(v) -> str | None:
 
 def _read(input: Path, columns: list[str] | None, output: Path, delimiter: str | None = None,
           encoding: str | None = None):
-    """The table, once the output path has been checked (``privsample.cli.check_paths``)."""
-    from privsample.cli import check_paths
+    """The table, once the output path has been checked (:func:`privsample.cli.common.check_paths`)."""
     from privsample.data.table import read_table
 
     check_paths({"INPUT": input}, {"-o/--output": output})
@@ -110,7 +116,6 @@ def _parts_text(sizes: list[int]) -> str:
 
 
 def _refuse_accuracy(what: str, need: int, m: int, n: int, alpha: float, skip: bool) -> None:
-    from privsample.cli import err
     from privsample.samplers.parallel import NotEnoughRecords
 
     n_min = n // m
@@ -128,7 +133,6 @@ def _refuse_accuracy(what: str, need: int, m: int, n: int, alpha: float, skip: b
 def _finish(acc, draws, df_out, output: Path, guarantee: str, rule: str) -> None:
     """Write the draws and print the ledger, the guarantee, the input rule (always: it is public) and the part
     sizes (functions of the public n and m)."""
-    from privsample.cli import err, print_ledger
     from privsample.pipeline import write_table
 
     write_table(df_out, output)
@@ -143,10 +147,9 @@ def _finish(acc, draws, df_out, output: Path, guarantee: str, rule: str) -> None
 def _setup(seed: Optional[int]):
     import numpy as np
 
-    from privsample.cli import _warn_seeded
     from privsample.privacy import make_noise
 
-    _warn_seeded(seed)
+    warn_seeded(seed)
     return make_noise(seed, quiet=True), np.random.default_rng(seed)  # the rng is public (the partition)
 
 
@@ -283,7 +286,8 @@ def draw_bernoulli(
         guarantee = (f"pure ε-DP with ε = {draws.epsilon:.4g} ≤ {epsilon:g} (d ln(1 + 1/(a n)), n = "
                      f"{min(draws.per_part_n):,} per draw; the ledger's ρ = ε²/2 is its zCDP image)")
     else:
-        guarantee = (f"ρ-zCDP with ρ = {draws.rho:.4g} ≤ ρ(ε = {epsilon:g}, δ = {delta:g}) = {acc.rho_total:.4g} "
+        guarantee = (f"ρ-zCDP with ρ = {draws.rho:.4g} ≤ ρ(ε = {epsilon:g}, δ = {delta:g}) = "
+                     f"{acc.rho_total:.4g} "
                      f"(each column pure {draws.epsilon or bernoulli.column_epsilon(min(draws.per_part_n), a):.4g}-DP)")
     _finish(acc, draws, pd.DataFrame(draws.samples.astype(int), columns=cols), output, guarantee, BINARY_RULE)
 
@@ -320,7 +324,7 @@ def draw_product(
     n, d = X.shape
     part_sizes(n, samples)
     acc = Accountant.from_epsilon_delta(epsilon, delta, neighbouring=NEIGHBOURING)
-    _refuse_accuracy(f"the product sampler (d = {d}, ρ = {acc.rho_total:.4g}; notes/dp-samplers.md §4, a "
+    _refuse_accuracy(f"the product sampler (d = {d}, ρ = {acc.rho_total:.4g}; Raskhodnikova et al. 2021, Thm 5.1: a "
                      "conservative sufficient bound)", product.required_n(d, acc.rho_total, alpha),
                      samples, n, alpha, skip_accuracy_check)
     noise, rng = _setup(seed)

@@ -1,206 +1,34 @@
-"""Command line: ``privsample synth | sample | schema | check | evaluate | demo | cube sample|bounds``.
+"""Commands of the synthesis pipeline: ``privsample synth | sample | schema | check | evaluate | demo``.
 
-Exit codes: 0 success; 2 bad input or a refused request (budget, size), with a one-line message;
-130 interrupted (Ctrl-C); 1 unexpected error. Output paths are checked before anything is read (never on
-an input or another output, in a folder that can be written); outputs are written to a temporary file and
-renamed when complete.
+``synth`` fits a DP synthesizer (PPSyn-DP, AIM, MST) and writes a synthetic table; ``sample`` draws more rows
+from a saved model (post-processing); ``schema`` drafts a schema (non-private) or discovers one privately;
+``check`` and ``evaluate`` are NOT private (they compare with the real table exactly, for the data owner);
+``demo`` runs the pipeline on the bundled UCI Adult table.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import ProgressColumn
 from rich.table import Table
-from rich.text import Text
 
-from privsample.cli_draw import draw_app
-from privsample.cli_mbde import register as register_mbde
-from privsample.cli_options import (
+from privsample.cli.common import (
+    RichProgress,
+    check_paths,
     delimiter_option,
     encoding_option,
+    err,
+    model_folders,
+    out,
+    print_ledger,
+    warn_seeded,
     warn_unused_columns,
     warn_unused_file_columns,
 )
 from privsample.errors import PrivsampleError
-
-def _flags_show_no_type() -> None:
-    """Help without a type after flags: typer's rich help panel (0.29) prints ``<bool>`` after every flag
-    (--quiet, --help) as if it took a value; its plain help, and earlier versions, print nothing there."""
-    from typer.core import TyperOption
-
-    shown = getattr(TyperOption, "display_type_rich", None)
-    if shown is None or getattr(shown, "flags_show_no_type", False):
-        return
-
-    def display_type_rich(self, ctx):
-        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
-            return None
-        return shown(self, ctx)
-
-    display_type_rich.flags_show_no_type = True
-    TyperOption.display_type_rich = display_type_rich
-
-
-_flags_show_no_type()
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Differentially private synthetic data and sampling.")
-err = Console(stderr=True)
-out = Console()
-
-
-# -- shared helpers -------------------------------------------------------------------------------
-
-def check_paths(inputs: dict, outputs: dict, folders: dict | None = None) -> None:
-    """Before anything is read: no output on an input or another output, every output's folder writable;
-    missing output folders are created, with one line each on stderr (``privsample.io.check_paths``)."""
-    from privsample.io import check_paths as check
-
-    check(inputs, outputs, folders=folders, note=lambda line: print(line, file=sys.stderr))
-
-
-def model_folders(label: str, path: Path | None) -> dict:
-    """``folders`` for :func:`check_paths` when ``path`` is a model written as a folder (not a .zip)."""
-    from privsample.synth.model import FOLDER_FILES
-
-    return {label: FOLDER_FILES} if path is not None and path.suffix.lower() != ".zip" else {}
-
-
-def _warn_seeded(seed: Optional[int]) -> None:
-    if seed is not None:
-        err.print(f"[bold red]WARNING: --seed {seed} uses seeded NumPy noise. The output is NOT differentially "
-                  "private (reproducible experiments only).[/bold red]")
-
-
-class _RichProgress:
-    """Progress bars, one per phase: label, step/total (``k/≤N`` when only a bound is known), elapsed time,
-    the time left where the total is known, and the budget spent/remaining.
-
-    Phases follow one another (``privsample.synth.base.Progress``): when a phase starts, the bars of the
-    earlier ones are completed, so no finished phase is shown as running."""
-
-    def __init__(self, console: Console, enabled: bool = True):
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.enabled = enabled
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), _StepsColumn(),
-                                 TimeElapsedColumn(), _TimeLeftColumn(), TextColumn("{task.fields[budget]}"),
-                                 console=console, transient=False, disable=not enabled)
-        self.tasks: dict[str, int] = {}
-        self.current: str | None = None
-
-    def __enter__(self):
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        return self.progress.__exit__(*exc)
-
-    def _finish(self, stage: str) -> None:
-        task = next(t for t in self.progress.tasks if t.id == self.tasks[stage])
-        if not task.finished:
-            done = int(task.completed)
-            self.progress.update(task.id, total=max(done, 1), completed=max(done, 1), bound=False)
-        self.progress.stop_task(task.id)
-
-    def __call__(self, stage: str, *, step=None, steps=None, accountant=None, message: str = "") -> None:
-        from privsample.synth.base import AtMost
-
-        budget = ""
-        if accountant is not None:
-            budget = (f"ρ spent {accountant.spent:.4g} / {accountant.rho_total:.4g} "
-                      f"(remaining {accountant.remaining:.4g})")
-        if stage != self.current:
-            if self.current is not None:
-                self._finish(self.current)  # phases never interleave: the one before is over
-            self.tasks[stage] = self.progress.add_task(stage, total=None, budget=budget, bound=False)
-            self.current = stage
-        tid = self.tasks[stage]
-        desc = f"{stage}: {message}" if message else stage
-        kw = {"description": desc[:60], "bound": isinstance(steps, AtMost)}
-        if budget:
-            kw["budget"] = budget
-        if steps is not None and int(steps) == 0:  # a phase with nothing to do is done at once
-            steps = step = 1
-        if steps is not None:
-            kw["total"] = int(steps)
-        if step is not None:
-            kw["completed"] = int(step)
-        self.progress.update(tid, **kw)
-
-
-class _StepsColumn(ProgressColumn):
-    """``k/N``; ``k/≤N`` when N is only a bound; ``k/?`` when unknown."""
-
-    def render(self, task):
-        total = "?" if task.total is None else f"{'≤' if task.fields.get('bound') else ''}{int(task.total)}"
-        return Text(f"{int(task.completed)}/{total}", style="progress.download")
-
-
-class _TimeLeftColumn(ProgressColumn):
-    """Estimated time left, only while the total is known exactly."""
-
-    def render(self, task):
-        if task.finished or task.total is None or task.fields.get("bound") or task.time_remaining is None:
-            return Text("")
-        m, sec = divmod(int(task.time_remaining), 60)
-        h, m = divmod(m, 60)
-        return Text(f"ETA {h}:{m:02d}:{sec:02d}", style="progress.remaining")
-
-
-def _phase(label: str) -> str:
-    """Group key of a ledger label: 'mst/2-way/a,b' -> 'mst/2-way'; 'schema: age: type counts' -> 'schema: type counts'."""
-    if "/" in label:
-        return label.rsplit("/", 1)[0]
-    parts = label.split(": ", 2)  # the step may itself hold ': ' ('range refinement (not needed: too few records)')
-    return f"{parts[0]}: {parts[2]}" if len(parts) == 3 else label
-
-
-def print_ledger(ledger: dict, console: Console = out) -> None:
-    """The privacy ledger, one row per phase, with cumulative epsilon-equivalents (full list: model.json)."""
-    from privsample.privacy.conversion import cdp_epsilon
-
-    s = ledger["summary"]
-    target = s.get("target_epsilon_delta")
-    delta = target[1] if target else 1e-9
-    groups: dict[str, list[dict]] = {}
-    for e in ledger["entries"]:
-        groups.setdefault(_phase(e["label"]), []).append(e)
-    # A pure-DP target (δ = 0) whose spends all carry their pure ε: pure ε composes by addition, and the
-    # zCDP conversion at δ = 0 would be meaningless (it needs δ > 0).
-    pure = bool(target) and target[1] == 0 and all(e.get("details", {}).get("pure_epsilon") is not None
-                                                    for e in ledger["entries"])
-    t = Table(title="Privacy ledger (pure ε-DP)" if pure else "Privacy ledger (zCDP; ε at the target δ)")
-    for col, just in (("phase", "left"), ("steps", "right"), ("mechanism", "left"), ("ρ", "right"),
-                      ("noise scale", "right"), ("δ", "right"), ("cum. ε", "right")):
-        t.add_column(col, justify=just)
-    cum, dsum, cum_pure = 0.0, 0.0, 0.0
-    for phase, es in groups.items():
-        rho = sum(e["rho"] for e in es)
-        cum += rho
-        cum_pure += sum(e["details"]["pure_epsilon"] for e in es) if pure else 0.0
-        dsum += sum(e.get("delta", 0.0) for e in es)
-        scales = [e["noise_scale"] for e in es if e.get("noise_scale") is not None]
-        sc = "" if not scales else (f"{min(scales):.3g}" if max(scales) - min(scales) <= 1e-9 * max(scales)
-                                     else f"{min(scales):.3g}–{max(scales):.3g}")
-        ds = sum(e.get("delta", 0.0) for e in es)
-        eps = cum_pure if pure else (cdp_epsilon(cum, max(delta - dsum, 1e-300)) if cum > 0 else 0.0)
-        mechs = "/".join(sorted({e.get("mechanism", "").split(",")[0] for e in es}))
-        t.add_row(phase, str(len(es)), mechs, f"{rho:.4g}", sc, f"{ds:.2g}" if ds else "", f"{eps:.4f}")
-    console.print(t)
-    console.print(f"Total ρ = {s['rho_spent']:.6g} of {s['rho_total']:.6g}"
-                  + (f", δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
-                  + (f" ⇒ pure {cum_pure:.4g}-DP" if pure else
-                     f" ⇒ ({s['epsilon_spent']:.4f}, {delta:g})-DP" if s.get("epsilon_spent") is not None else "")
-                  + (f" (target ε={target[0]:g}, δ={target[1]:g})" if target else "")
-                  + f"; neighbours: {s.get('neighbouring', 'add/remove one record')}")
-    if not s.get("private", True):
-        console.print("[bold red]NOT PRIVATE: seeded noise was used (reproducible experiment only).[/bold red]")
 
 
 def print_discovery(schema, console: Console = err, quiet: bool = False) -> None:
@@ -228,7 +56,7 @@ def print_discovery(schema, console: Console = err, quiet: bool = False) -> None
                       "schema (--schema) or a larger --epsilon keeps them.[/bold yellow]")
 
 
-# -- commands -------------------------------------------------------------------------------------
+# -- commands -----------------------------------------------------------------------------------------
 
 def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
     """'a,b;c,d' -> [(('a','b'), 1.0), (('c','d'), 1.0)]."""
@@ -270,7 +98,6 @@ def method_options(method: str, *, max_memory_mb: float, iters=None, workload=No
     return opts
 
 
-@app.command()
 def synth(
     input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write (CSV, or .parquet)."),
@@ -319,15 +146,14 @@ def synth(
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
     if rows is not None:
         check_rows(rows)
-    _warn_seeded(seed)
+    warn_seeded(seed)
     opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
                           max_model_size=max_model_size, eta=eta, schedule=schedule,
                           unsafe_as_published=unsafe_as_published)
     check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output, "--save-model": save_model},
                 model_folders("--save-model", save_model))
     if schema is not None:  # header and schema only (public): before any work
-        from privsample.data.schema import Schema
-        from privsample.pipeline import check_schema_usable
+        from privsample.data.schema import Schema, check_schema_usable
 
         sch = Schema.load(schema)
         check_schema_usable(sch)
@@ -336,7 +162,7 @@ def synth(
         from privsample.pipeline import RELEASE_RULE
 
         err.print(f"note: {RELEASE_RULE}", highlight=False)
-    with _RichProgress(err, enabled=not quiet) as progress:
+    with RichProgress(err, enabled=not quiet) as progress:
         res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,
                          clip=clip, other=other, engine=engine, spark_master=spark_master, method_options=opts,
                          progress=progress, delimiter=delimiter, encoding=encoding, sample=False)
@@ -364,12 +190,11 @@ def _write_sample(model, rows: int, seed, output: Path, quiet: bool) -> int:
     chunks = model.sample_chunks(rows, np.random.default_rng(seed))
     if quiet or rows <= model.chunk_rows:
         return write_chunks(chunks, output)
-    with _RichProgress(err) as progress:
+    with RichProgress(err) as progress:
         return write_chunks(chunks, output, on_chunk=lambda done: progress("sample and write rows", step=done,
                                                                             steps=rows, message=output.name))
 
 
-@app.command()
 def sample(
     model: Path = typer.Argument(..., help="A model saved by 'synth --save-model'."),
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write."),
@@ -396,7 +221,6 @@ def sample(
         err.print(f"wrote {written:,} rows to {output} (sampling costs no privacy budget)")
 
 
-@app.command()
 def schema(
     input: Path = typer.Argument(..., help="Table to describe (CSV or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Schema file to write (.yaml or .json)."),
@@ -428,7 +252,7 @@ def schema(
                   "It carries no privacy guarantee.[/bold yellow]")
         return
     check_budget(private_epsilon, delta)
-    _warn_seeded(seed)
+    warn_seeded(seed)
     acc = Accountant.from_epsilon_delta(private_epsilon, delta, delta_slack=delta / 2)
     s = private_schema(df, acc, make_noise(seed, quiet=True), rho=acc.rho_total, delta=delta / 2,
                        bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
@@ -439,7 +263,6 @@ def schema(
     err.print(f"wrote a privately discovered schema to {output}; 'synth --schema' adds its cost to its own ledger")
 
 
-@app.command()
 def check(
     input: Path = typer.Argument(..., help="The sensitive table (CSV or Parquet)."),
     schema: Path = typer.Option(..., "--schema", "-s", help="The schema a release would use (YAML/JSON)."),
@@ -478,7 +301,6 @@ def check(
                           f"the schema; a release would leave out {dropped:,} of {len(df):,} rows (NOT PRIVATE)")
 
 
-@app.command()
 def evaluate(
     real: Path = typer.Argument(..., help="The real table."),
     synthetic: Path = typer.Argument(..., help="The synthetic table."),
@@ -487,7 +309,8 @@ def evaluate(
                                           "column, the share of real records it merges or clips."),
     workload: int = typer.Option(3, "--workload", "-w", min=1, max=5, help="Largest marginal order to score."),
     report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write an HTML report here."),
-    max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per order."),
+    max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per "
+                                              "order."),
     delimiter: Optional[str] = delimiter_option("The REAL table's CSV delimiter (default: read off its header line; "
                                                 "the synthetic table's is always detected)."),
     encoding: Optional[str] = encoding_option("The REAL table's CSV encoding when it has no byte-order mark "
@@ -646,7 +469,6 @@ def _print_losses(ev, schema_path) -> None:
     out.print(t)
 
 
-@app.command()
 def demo(
     output_dir: Path = typer.Option(Path("demo-output"), "-o", "--output-dir", help="Where to write the results."),
     epsilon: float = typer.Option(1.0, "--epsilon", "-e"),
@@ -660,7 +482,7 @@ def demo(
     from privsample.datasets import demo_path
     from privsample.pipeline import synthesize, write_table
 
-    _warn_seeded(seed)
+    warn_seeded(seed)
     src = demo_path()
     err.print(f"[bold]privsample demo[/bold]: {src.name} (UCI Adult, Becker & Kohavi 1996, CC BY 4.0), "
               f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately "
@@ -675,7 +497,7 @@ def demo(
     check_paths({"the bundled data": src}, {f"OUTPUT_DIR/{p.parent.name}/{p.name}": p
                                             for p in (synth_csv, model_zip, sch_path, report)})
     err.print(f"note: {RELEASE_RULE}", highlight=False)
-    with _RichProgress(err) as progress:
+    with RichProgress(err) as progress:
         res = synthesize(src, epsilon=epsilon, delta=delta, method=method, seed=seed, progress=progress)
     write_table(res.table, synth_csv)
     res.model.save(model_zip)
@@ -687,152 +509,3 @@ def demo(
     err.print(f"demo finished. The release ({what}: synthetic CSV, model, schema) is in {release}/; the "
               f"evaluation report {report} contains non-private statistics of the real data: do not release it.",
               highlight=False)
-
-
-# -- private sampling on the Boolean cube (Boedihardjo, Strohmer & Vershynin) ---------------------
-cube_app = typer.Typer(no_args_is_help=True, help="Noise-free private sampling on the Boolean cube (BSV).")
-app.add_typer(cube_app, name="cube")
-app.add_typer(draw_app, name="draw")  # DP samplers from distributions (privsample/cli_draw.py)
-register_mbde(app)  # MBDE, integral privacy (privsample/cli_mbde.py)
-
-
-@cube_app.command("sample")
-def cube_sample(
-    input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet): binary 0/1 columns, or any with --schema."),
-    output: Path = typer.Option(..., "-o", "--output", help="Released points, decoded to the table's columns."),
-    epsilon: float = typer.Option(..., "--epsilon", "-e", help="Pure ε (replace-one neighbours, n public)."),
-    k: int = typer.Option(..., "--k", help="Number of points to release."),
-    m: Optional[int] = typer.Option(None, "--m", help="Size of the reduced space S (default 4L)."),
-    degree: int = typer.Option(2, "--degree", help="Marginal degree d."),
-    delta: float = typer.Option(0.25, "--small-delta", help="BSV's δ (density floor δ/m), 2δ ≤ 1 ≤ Δ − δ."),
-    big_delta: float = typer.Option(4.0, "--big-delta", help="BSV's Δ (density ceiling Δ/m)."),
-    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema for non-binary columns."),
-    invalid: str = typer.Option("repair", "--invalid", help="Draws that are not valid one-hot codes: repair | drop."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
-    delimiter: Optional[str] = delimiter_option(),
-    encoding: Optional[str] = encoding_option(),
-) -> None:
-    """Release k points drawn from BSV's noise-free private density, if Thm 12.2 certifies --epsilon.
-
-    Pure ε-DP for replace-one neighbours with n public: the output, messages and ledger hold the draws and
-    public parameters only (never λ* or solver numbers). Values are read by a fixed per-record rule, printed
-    whatever the data; a draft or privately discovered schema is refused."""
-    import numpy as np
-
-    from privsample.cube.pipeline import (
-        decode_table,
-        load_for_cube,
-        reading_rule,
-    )
-    from privsample.cube.sampler import NEIGHBOURING, BooleanCubeSampler
-    from privsample.pipeline import write_table
-    from privsample.privacy import Accountant, make_noise
-
-    if not (epsilon > 0 and epsilon < float("inf")):
-        raise PrivsampleError(f"--epsilon must be > 0 and finite (got {epsilon})")
-    _warn_seeded(seed)
-    sampler = BooleanCubeSampler(degree=degree, m=m, delta=delta, Delta=big_delta, invalid=invalid)
-    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})
-    eng, enc, sch = load_for_cube(input, schema, delimiter=delimiter, encoding=encoding)
-    if schema is not None:  # header and schema only (public)
-        warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
-    acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
-    rng = np.random.default_rng(seed)
-    rel = sampler.sample(eng, enc, k, acc, make_noise(seed, quiet=True), epsilon=epsilon, rng=rng)
-    write_table(decode_table(rel.codes, sch, rng), output)
-    err.print(reading_rule(schema is not None), soft_wrap=True)  # every release: never says whether it fired
-    print_ledger(acc.to_dict(), err)
-    # The count and valid fraction are functions of the released draws and the public encoding only.
-    err.print(f"released {len(rel.codes[sch.names[0]]):,} points to {output}: certified pure ε = {rel.epsilon:.4g} "
-              f"(replace-one, n public; p={rel.info['p']}, d={degree}, m={rel.info['m']}); "
-              f"{rel.valid_fraction:.1%} were valid codes ({invalid} for the rest)")
-
-
-@cube_app.command("bounds")
-def cube_bounds_cmd(
-    figure: Optional[Path] = typer.Option(None, "--figure", help="Also write Figure 1 (PNG) here."),
-    n: Optional[int] = typer.Option(None, "--n", help="With --p/--m/--k: the certified ε for these parameters."),
-    p: Optional[int] = typer.Option(None, "--p", help="Number of bits."),
-    m: Optional[int] = typer.Option(None, "--m", help="Size of the reduced space."),
-    k: int = typer.Option(1, "--k", help="Number of released points."),
-    degree: int = typer.Option(2, "--degree", help="Marginal degree d."),
-    delta: float = typer.Option(0.25, "--small-delta", help="BSV's δ."),
-    big_delta: float = typer.Option(4.0, "--big-delta", help="BSV's Δ."),
-) -> None:
-    """Print the practicality study's tables (Tables 1-3, eqs 2-4), or the certified ε for given parameters."""
-    from privsample.cube import bounds as cb
-
-    check_paths({}, {"--figure": figure})
-    if n is not None or p is not None or m is not None:
-        if None in (n, p, m):
-            raise PrivsampleError("--n, --p and --m go together")
-        cb.check_parameters(delta, big_delta)
-        eps = cb.certified_epsilon(n, p, degree, m, delta, big_delta, k)
-        out.print(f"certified pure ε for k={k}, n={n}, p={p}, d={degree}, m={m}, δ={delta}, Δ={big_delta}: {eps:.6g}")
-        return
-    typer.echo(cb.bounds_report())  # plain text: wide tables must not be re-wrapped
-    if figure is not None:
-        cb.plot_figure1(figure)
-        err.print(f"wrote {figure}")
-
-
-def _click_exception() -> type:
-    """Click's usage-error base class: from ``click`` if installed, else the copy typer >= 0.29 bundles."""
-    try:
-        from click import ClickException
-    except ImportError:
-        from typer._click.exceptions import ClickException
-    return ClickException
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: one-line errors with exit code 2 for bad input; 1 for bugs."""
-    import warnings
-
-    warnings.filterwarnings("ignore", message=".*seeded NumPy noise.*")
-    from privsample.io import written
-
-    done = len(written())
-    try:
-        code = app(args=argv, standalone_mode=False)
-    except KeyboardInterrupt:
-        _interrupted(written()[done:])
-    except typer.Abort as exc:
-        if isinstance(exc.__cause__, KeyboardInterrupt):  # click < 8.2 turns Ctrl-C into Abort
-            _interrupted(written()[done:])
-        err.print("aborted")
-        sys.exit(1)
-    except PrivsampleError as exc:
-        print("error: " + " ".join(str(exc).split()), file=sys.stderr)  # exactly one line
-        sys.exit(2)
-    except (typer.Exit, SystemExit) as exc:
-        code = getattr(exc, "exit_code", getattr(exc, "code", 0))
-        sys.exit(code if isinstance(code, int) else 0)
-    except Exception as exc:  # click usage errors carry their own exit code
-        if isinstance(exc, _click_exception()):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if os.environ.get("PRIVSAMPLE_DEBUG"):
-            raise
-        print(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
-              "(set PRIVSAMPLE_DEBUG=1 for a traceback)", file=sys.stderr)
-        sys.exit(1)
-    if isinstance(code, int) and code:  # without standalone mode, typer returns an exit code instead of exiting
-        if code == INTERRUPTED_EXIT:  # typer's code for Ctrl-C (KeyboardInterrupt)
-            _interrupted(written()[done:])
-        sys.exit(code)
-
-
-INTERRUPTED_EXIT = 130  # 128 + SIGINT, as shells report a process stopped by Ctrl-C
-
-
-def _interrupted(done: list) -> None:
-    """Ctrl-C: one line, exit 130. Outputs are renamed into place only when complete, so the only files
-    written are those finished before the interrupt (named)."""
-    what = "nothing written" if not done else "only wrote " + ", ".join(str(p) for p in done)
-    print(f"interrupted; {what}", file=sys.stderr)
-    sys.exit(INTERRUPTED_EXIT)
-
-
-if __name__ == "__main__":
-    main()

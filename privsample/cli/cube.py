@@ -1,0 +1,110 @@
+"""Command line for private sampling on the Boolean cube (Boedihardjo, Strohmer and Vershynin):
+``privsample cube sample | bounds``.
+
+``cube sample`` is pure ε-DP for replace-one neighbours with n public, and only if BSV's Thm 12.2 certifies
+the requested ε: the output, messages and ledger hold the draws and public parameters only (never λ* or
+solver numbers). ``cube bounds`` prints the practicality study's tables (public arithmetic, no data).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from privsample.cli.common import (
+    check_paths,
+    delimiter_option,
+    encoding_option,
+    err,
+    out,
+    print_ledger,
+    warn_seeded,
+    warn_unused_file_columns,
+)
+from privsample.errors import PrivsampleError
+
+cube_app = typer.Typer(no_args_is_help=True, help="Noise-free private sampling on the Boolean cube (BSV).")
+
+
+@cube_app.command("sample")
+def cube_sample(
+    input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet): binary 0/1 columns, or any with "
+                                 "--schema."),
+    output: Path = typer.Option(..., "-o", "--output", help="Released points, decoded to the table's columns."),
+    epsilon: float = typer.Option(..., "--epsilon", "-e", help="Pure ε (replace-one neighbours, n public)."),
+    k: int = typer.Option(..., "--k", help="Number of points to release."),
+    m: Optional[int] = typer.Option(None, "--m", help="Size of the reduced space S (default 4L)."),
+    degree: int = typer.Option(2, "--degree", help="Marginal degree d."),
+    delta: float = typer.Option(0.25, "--small-delta", help="BSV's δ (density floor δ/m), 2δ ≤ 1 ≤ Δ − δ."),
+    big_delta: float = typer.Option(4.0, "--big-delta", help="BSV's Δ (density ceiling Δ/m)."),
+    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema for non-binary columns."),
+    invalid: str = typer.Option("repair", "--invalid", help="Draws that are not valid one-hot codes: repair | drop."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
+    delimiter: Optional[str] = delimiter_option(),
+    encoding: Optional[str] = encoding_option(),
+) -> None:
+    """Release k points drawn from BSV's noise-free private density, if Thm 12.2 certifies --epsilon.
+
+    Pure ε-DP for replace-one neighbours with n public: the output, messages and ledger hold the draws and
+    public parameters only (never λ* or solver numbers). Values are read by a fixed per-record rule, printed
+    whatever the data; a draft or privately discovered schema is refused."""
+    import numpy as np
+
+    from privsample.pipeline import write_table
+    from privsample.privacy import Accountant, make_noise
+    from privsample.cube.sampler import NEIGHBOURING, BooleanCubeSampler
+    from privsample.cube.pipeline import (
+        decode_table,
+        load_for_cube,
+        reading_rule,
+    )
+
+    if not (epsilon > 0 and epsilon < float("inf")):
+        raise PrivsampleError(f"--epsilon must be > 0 and finite (got {epsilon})")
+    warn_seeded(seed)
+    sampler = BooleanCubeSampler(degree=degree, m=m, delta=delta, Delta=big_delta, invalid=invalid)
+    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})
+    eng, enc, sch = load_for_cube(input, schema, delimiter=delimiter, encoding=encoding)
+    if schema is not None:  # header and schema only (public)
+        warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
+    acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
+    rng = np.random.default_rng(seed)
+    rel = sampler.sample(eng, enc, k, acc, make_noise(seed, quiet=True), epsilon=epsilon, rng=rng)
+    write_table(decode_table(rel.codes, sch, rng), output)
+    err.print(reading_rule(schema is not None), soft_wrap=True)  # every release: never says whether it fired
+    print_ledger(acc.to_dict(), err)
+    # The count and valid fraction are functions of the released draws and the public encoding only.
+    err.print(f"released {len(rel.codes[sch.names[0]]):,} points to {output}: certified pure ε = {rel.epsilon:.4g} "
+              f"(replace-one, n public; p={rel.info['p']}, d={degree}, m={rel.info['m']}); "
+              f"{rel.valid_fraction:.1%} were valid codes ({invalid} for the rest)")
+
+
+@cube_app.command("bounds")
+def cube_bounds_cmd(
+    figure: Optional[Path] = typer.Option(None, "--figure", help="Also write Figure 1 (PNG) here."),
+    n: Optional[int] = typer.Option(None, "--n", help="With --p/--m/--k: the certified ε for these parameters."),
+    p: Optional[int] = typer.Option(None, "--p", help="Number of bits."),
+    m: Optional[int] = typer.Option(None, "--m", help="Size of the reduced space."),
+    k: int = typer.Option(1, "--k", help="Number of released points."),
+    degree: int = typer.Option(2, "--degree", help="Marginal degree d."),
+    delta: float = typer.Option(0.25, "--small-delta", help="BSV's δ."),
+    big_delta: float = typer.Option(4.0, "--big-delta", help="BSV's Δ."),
+) -> None:
+    """Print the practicality study's tables (Tables 1-3, eqs 2-4), or the certified ε for given parameters."""
+    from privsample.cube import bounds as cb
+
+    check_paths({}, {"--figure": figure})
+    if n is not None or p is not None or m is not None:
+        if None in (n, p, m):
+            raise PrivsampleError("--n, --p and --m go together")
+        cb.check_parameters(delta, big_delta)
+        eps = cb.certified_epsilon(n, p, degree, m, delta, big_delta, k)
+        out.print(f"certified pure ε for k={k}, n={n}, p={p}, d={degree}, m={m}, δ={delta}, Δ={big_delta}: "
+                  f"{eps:.6g}")
+        return
+    typer.echo(cb.bounds_report())  # plain text: wide tables must not be re-wrapped
+    if figure is not None:
+        cb.plot_figure1(figure)
+        err.print(f"wrote {figure}")
