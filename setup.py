@@ -4,5 +4,9 @@ from setuptools import Extension, setup
 
 # Alg. 4 split paths and junction-tree sizes in C (privsample/synth/partition.py and selection.py fall back to
 # NumPy / Python when these were not built)
-setup(ext_modules=[Extension("privsample.synth._splitpath", ["privsample/synth/_splitpath.c"], optional=True),
-                   Extension("privsample.synth._graphcells", ["privsample/synth/_graphcells.c"], optional=True)])
+setup(
+    ext_modules=[
+        Extension("privsample.synth._splitpath", ["privsample/synth/_splitpath.c"], optional=True),
+        Extension("privsample.synth._graphcells", ["privsample/synth/_graphcells.c"], optional=True),
+    ]
+)

@@ -21,8 +21,10 @@ import json
 
 from common import RESULTS, worker_parser, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
 
-PUBLISHED = {1.0: {"err2": 0.084, "err3": 0.184, "wall": 681.0, "rss_mb": 4.6 * 1024},
-             0.1: {"err2": 0.253, "err3": 0.410, "wall": 146.0, "rss_mb": 2.9 * 1024}}
+PUBLISHED = {
+    1.0: {"err2": 0.084, "err3": 0.184, "wall": 681.0, "rss_mb": 4.6 * 1024},
+    0.1: {"err2": 0.253, "err3": 0.410, "wall": 146.0, "rss_mb": 2.9 * 1024},
+}
 
 
 def worker(epsilon: float, seed: int, variant: str) -> dict:
@@ -47,12 +49,21 @@ def worker(epsilon: float, seed: int, variant: str) -> dict:
     wall, rss = process_wall_s(), peak_rss_mb()
     syn = NumpyEngine(codes, eng.domain)
     attrs = list(eng.domain.attributes)
-    return {"variant": variant, "epsilon": epsilon, "seed": seed,
-            "err2": workload_error(eng, syn, all_cliques(attrs, 2)),
-            "err3": workload_error(eng, syn, all_cliques(attrs, 3)),
-            "wall_s": wall, "fit_s": model.timings["seconds"], "estimate_s": model.timings["estimate_seconds"],
-            "rounds": len(model.info["rounds"]), "cache_clears": model.info.get("cache_clears", ""), "rss_mb": rss,
-            "rho_spent": acc.spent, "rho_total": acc.rho_total}
+    return {
+        "variant": variant,
+        "epsilon": epsilon,
+        "seed": seed,
+        "err2": workload_error(eng, syn, all_cliques(attrs, 2)),
+        "err3": workload_error(eng, syn, all_cliques(attrs, 3)),
+        "wall_s": wall,
+        "fit_s": model.timings["seconds"],
+        "estimate_s": model.timings["estimate_seconds"],
+        "rounds": len(model.info["rounds"]),
+        "cache_clears": model.info.get("cache_clears", ""),
+        "rss_mb": rss,
+        "rho_spent": acc.spent,
+        "rho_total": acc.rho_total,
+    }
 
 
 def main() -> None:
@@ -67,28 +78,37 @@ def main() -> None:
         for variant in args.variants.split(","):
             r = run_worker(__file__, ["--epsilon", str(eps), "--seed", str(args.seed), "--variant", variant])
             rows.append(r)
-            print(f"eps={eps:g} {variant:11s} 2-way {r['err2']:.4f} 3-way {r['err3']:.4f} wall {r['wall_s']:.0f}s "
-                  f"(estimation {r['estimate_s']:.0f}s, {r['rounds']} rounds) peak {r['rss_mb']:.0f} MB", flush=True)
+            print(
+                f"eps={eps:g} {variant:11s} 2-way {r['err2']:.4f} 3-way {r['err3']:.4f} wall {r['wall_s']:.0f}s "
+                f"(estimation {r['estimate_s']:.0f}s, {r['rounds']} rounds) peak {r['rss_mb']:.0f} MB",
+                flush=True,
+            )
     write_csv(RESULTS / "aim_adult.csv", rows)
-    lines = ["# AIM on discretised Adult (delta = 1e-9, seed %d, one run each)" % args.seed, "",
-             "Published AIM settings (2-way workload, max_model_size 80, T = 16d, alpha 0.9); "
-             "see the script for the variants. Seeded",
-             "noise (NOT private). Wall = process start to end of sampling; "
-             "peak RSS over the same span (scoring excluded).",
-             "`published` = the reference implementation (Private-PGM's `mechanisms/aim.py`) "
-             "measured once on this machine;",
-             "ratios are ours / published.",
-             "", "| ε | variant | 2-way | 3-way | wall (s) | estimation (s) | rounds | peak RSS (MB) | wall ratio "
-             "| RSS ratio | 2-way ratio | 3-way ratio |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# AIM on discretised Adult (delta = 1e-9, seed %d, one run each)" % args.seed,
+        "",
+        "Published AIM settings (2-way workload, max_model_size 80, T = 16d, alpha 0.9); "
+        "see the script for the variants. Seeded",
+        "noise (NOT private). Wall = process start to end of sampling; peak RSS over the same span (scoring excluded).",
+        "`published` = the reference implementation (Private-PGM's `mechanisms/aim.py`) measured once on this machine;",
+        "ratios are ours / published.",
+        "",
+        "| ε | variant | 2-way | 3-way | wall (s) | estimation (s) | rounds | peak RSS (MB) | wall ratio "
+        "| RSS ratio | 2-way ratio | 3-way ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         p = PUBLISHED[r["epsilon"]]
-        lines.append(f"| {r['epsilon']:g} | {r['variant']} | {r['err2']:.4f} | {r['err3']:.4f} | {r['wall_s']:.0f} | "
-                     f"{r['estimate_s']:.0f} | {r['rounds']} | {r['rss_mb']:.0f} | {r['wall_s'] / p['wall']:.2f} | "
-                     f"{r['rss_mb'] / p['rss_mb']:.2f} | {r['err2'] / p['err2']:.2f} | {r['err3'] / p['err3']:.2f} |")
+        lines.append(
+            f"| {r['epsilon']:g} | {r['variant']} | {r['err2']:.4f} | {r['err3']:.4f} | {r['wall_s']:.0f} | "
+            f"{r['estimate_s']:.0f} | {r['rounds']} | {r['rss_mb']:.0f} | {r['wall_s'] / p['wall']:.2f} | "
+            f"{r['rss_mb'] / p['rss_mb']:.2f} | {r['err2'] / p['err2']:.2f} | {r['err3'] / p['err3']:.2f} |"
+        )
     for eps, p in PUBLISHED.items():
-        lines.append(f"| {eps:g} | published | {p['err2']:.3f} | {p['err3']:.3f} | {p['wall']:.0f} | | | "
-                     f"{p['rss_mb']:.0f} | 1 | 1 | 1 | 1 |")
+        lines.append(
+            f"| {eps:g} | published | {p['err2']:.3f} | {p['err3']:.3f} | {p['wall']:.0f} | | | "
+            f"{p['rss_mb']:.0f} | 1 | 1 | 1 | 1 |"
+        )
     (RESULTS / "aim_adult.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -55,8 +55,12 @@ def peak_rss_mb() -> float:
 def run_worker(script: str, args: list[str]) -> dict:
     """Run ``script --worker ARGS`` in a fresh interpreter and parse the JSON on its last stdout line."""
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, script, "--worker", *args], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    p = subprocess.run(
+        [sys.executable, script, "--worker", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-3000:])
     row = json.loads(p.stdout.strip().splitlines()[-1])

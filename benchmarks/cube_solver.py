@@ -103,11 +103,22 @@ def worker(task: str, m: int, lam: float | None, out: str | None) -> dict:
         secs, qp_s = min(runs), min(qp_runs)
         if out:
             np.save(out, sol.h)
-        return {**info, "seconds": secs, "runs": runs, "qp_runs": qp_runs, "lam": sol.lam, "lam_star": sol.lam_star,
-                "lam_lower": sol.lam_lower,
-                "certified": sol.certified, "method": sol.method, "timings": best,
-                "iterations": sol.iterations, "residuals": sol.residuals, "qp_only_s": qp_s,
-                "qp_only_diff": float(np.abs(proj.g / m - sol.h).max() * m)}
+        return {
+            **info,
+            "seconds": secs,
+            "runs": runs,
+            "qp_runs": qp_runs,
+            "lam": sol.lam,
+            "lam_star": sol.lam_star,
+            "lam_lower": sol.lam_lower,
+            "certified": sol.certified,
+            "method": sol.method,
+            "timings": best,
+            "iterations": sol.iterations,
+            "residuals": sol.residuals,
+            "qp_only_s": qp_s,
+            "qp_only_diff": float(np.abs(proj.g / m - sol.h).max() * m),
+        }
     if task == "quadprog":
         t0 = time.perf_counter()
         h = qp.reference_h(S, c_f, D, DELTA, BIG_DELTA, float(lam))
@@ -177,11 +188,18 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--quick", action="store_true", help="m <= 4000, references at m = 1000 only; prints only")
     ap.add_argument("--cap", type=float, default=120.0, help="time cap per reference run (s)")
-    ap.add_argument("--target-cap", type=float, default=900.0,
-                    help="time cap for quadprog at m = 4000, the targets' comparison point (s)")
+    ap.add_argument(
+        "--target-cap",
+        type=float,
+        default=900.0,
+        help="time cap for quadprog at m = 4000, the targets' comparison point (s)",
+    )
     ap.add_argument("--ms", help="comma-separated m values for ours (default: the full or quick list)")
-    ap.add_argument("--results", default=None, help="output prefix (default: benchmarks/results/cube_solver "
-                                                    "for the full run, none for --quick)")
+    ap.add_argument(
+        "--results",
+        default=None,
+        help="output prefix (default: benchmarks/results/cube_solver for the full run, none for --quick)",
+    )
     a = ap.parse_args()
     if a.worker:
         print(json.dumps(worker(a.worker, a.m, a.lam, a.out)))
@@ -202,10 +220,13 @@ def main() -> None:
         ours[m] = r
         rows.append(r)
         if r["status"] == "ok":
-            print(f"ours     m={m:>8}: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB  "
-                  f"lambda*={r['lam_star']:.12f}"
-                  f" ({r['method']}, gram {r['timings']['gram']:.2f} s, lambda {r['timings']['lambda']:.2f} s,"
-                  f" QP {r['timings']['qp']:.2f} s; QP alone {r['qp_only_s']:.3f} s)", flush=True)
+            print(
+                f"ours     m={m:>8}: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB  "
+                f"lambda*={r['lam_star']:.12f}"
+                f" ({r['method']}, gram {r['timings']['gram']:.2f} s, lambda {r['timings']['lambda']:.2f} s,"
+                f" QP {r['timings']['qp']:.2f} s; QP alone {r['qp_only_s']:.3f} s)",
+                flush=True,
+            )
         else:
             print(f"ours     m={m:>8}: {r['status']}", flush=True)
     for solver in ("highs", "quadprog"):
@@ -216,8 +237,14 @@ def main() -> None:
                 print(f"{solver:8} m={m:>8}: {skip}", flush=True)
                 continue
             if solver == "quadprog" and 8 * m * (466 + 2 * m) > 4 * 2**30:
-                rows.append({"solver": solver, "task": solver, "m": m,
-                             "status": f"skipped: dense constraint matrix {8 * m * (466 + 2 * m) / 2**30:.0f} GB"})
+                rows.append(
+                    {
+                        "solver": solver,
+                        "task": solver,
+                        "m": m,
+                        "status": f"skipped: dense constraint matrix {8 * m * (466 + 2 * m) / 2**30:.0f} GB",
+                    }
+                )
                 print(f"{solver:8} m={m:>8}: {rows[-1]['status']}", flush=True)
                 continue
             lam = ours[m].get("lam") if solver == "quadprog" else None
@@ -234,12 +261,18 @@ def main() -> None:
 
                 h_o, h_q = np.load(tmp / f"ours_{m}.npy"), np.load(tmp / f"quadprog_{m}.npy")
                 r["max_diff_g"] = float(np.abs(h_o - h_q).max() * m)
-                print(f"quadprog m={m:>8}: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB  "
-                      f"max |m h - m h_quadprog| = {r['max_diff_g']:.2e}", flush=True)
+                print(
+                    f"quadprog m={m:>8}: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB  "
+                    f"max |m h - m h_quadprog| = {r['max_diff_g']:.2e}",
+                    flush=True,
+                )
             else:
                 r["lam_diff"] = abs(r["lam_star"] - ours[m]["lam_star"])
-                print(f"highs    m={m:>8}: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB  "
-                      f"|lambda* - lambda*_HiGHS| = {r['lam_diff']:.2e}", flush=True)
+                print(
+                    f"highs    m={m:>8}: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:6.0f} MB  "
+                    f"|lambda* - lambda*_HiGHS| = {r['lam_diff']:.2e}",
+                    flush=True,
+                )
     total = time.perf_counter() - t_start
     report(rows, ms, a, base, total)
 
@@ -251,21 +284,26 @@ def _get(rows: list[dict], solver: str, m: int) -> dict:
 def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None:
     ours_rows = [r for r in rows if r.get("solver") == "ours"]
     exps = {s: slope([r for r in rows if r.get("solver") == s]) for s in ("ours", "quadprog", "highs")}
-    qp_exp = slope([{"m": r["m"], "seconds": r["qp_only_s"], "status": r["status"]} for r in ours_rows
-                    if r["status"] == "ok"])
+    qp_exp = slope(
+        [{"m": r["m"], "seconds": r["qp_only_s"], "status": r["status"]} for r in ours_rows if r["status"] == "ok"]
+    )
     big_exp = slope([r for r in ours_rows if r["m"] >= 100_000])
-    lines = ["# Cube solvers: lambda* and h* versus m (p = 30, d = 2, L = 466, delta = 0.25, Delta = 4)", "",
-             "Data: c_f of n = 20,000 rows from a mixture of 3 prototype points (weights 0.5/0.3/0.2, each bit "
-             "flipped with probability 0.35; seed 0). S: m uniform points (seed m) that pass the conditioning test.",
-             "Time: wall time of the measured call only (data, S and the conditioning test excluded; Gram cache "
-             "cleared; best of 3 runs for m <= 1e5). Memory: peak RSS of the whole worker subprocess "
-             "(interpreter + NumPy/SciPy + data + S + "
-             "solver), by os.wait4; a worker that only builds data and S at the largest m peaks at "
-             f"{base.get('peak_rss_mb', float('nan')):.0f} MB. One BLAS thread. Machine: 2 shared cores.", "",
-             "| m | ours: lambda*+h* (s) | gram / lambda / QP (s) | ours: QP alone (s) | ours peak RSS (MB) "
-             "| lambda* (ours) | method | quadprog QP (s) | quadprog RSS (MB) | max abs diff m·h | HiGHS LP (s) "
-             "| HiGHS RSS (MB) | abs diff lambda* |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Cube solvers: lambda* and h* versus m (p = 30, d = 2, L = 466, delta = 0.25, Delta = 4)",
+        "",
+        "Data: c_f of n = 20,000 rows from a mixture of 3 prototype points (weights 0.5/0.3/0.2, each bit "
+        "flipped with probability 0.35; seed 0). S: m uniform points (seed m) that pass the conditioning test.",
+        "Time: wall time of the measured call only (data, S and the conditioning test excluded; Gram cache "
+        "cleared; best of 3 runs for m <= 1e5). Memory: peak RSS of the whole worker subprocess "
+        "(interpreter + NumPy/SciPy + data + S + "
+        "solver), by os.wait4; a worker that only builds data and S at the largest m peaks at "
+        f"{base.get('peak_rss_mb', float('nan')):.0f} MB. One BLAS thread. Machine: 2 shared cores.",
+        "",
+        "| m | ours: lambda*+h* (s) | gram / lambda / QP (s) | ours: QP alone (s) | ours peak RSS (MB) "
+        "| lambda* (ours) | method | quadprog QP (s) | quadprog RSS (MB) | max abs diff m·h | HiGHS LP (s) "
+        "| HiGHS RSS (MB) | abs diff lambda* |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
 
     def cell(r: dict, key: str, fmt: str) -> str:
         if not r:
@@ -277,54 +315,86 @@ def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None
 
     for m in ms:
         o, q, h = _get(rows, "ours", m), _get(rows, "quadprog", m), _get(rows, "highs", m)
-        split = (f"{o['timings']['gram']:.2f} / {o['timings']['lambda']:.2f} / {o['timings']['qp']:.2f}"
-                 if o.get("status") == "ok" else "–")
-        lines.append(f"| {m:,} | {cell(o, 'seconds', '.3f')} | {split} | {cell(o, 'qp_only_s', '.3f')} | "
-                     f"{cell(o, 'peak_rss_mb', '.0f')} | {cell(o, 'lam_star', '.10f')} | {o.get('method', '–')} | "
-                     f"{cell(q, 'seconds', '.2f')} | "
-                     f"{cell(q, 'peak_rss_mb', '.0f') if q.get('status') == 'ok' else '–'} | "
-                     f"{cell(q, 'max_diff_g', '.1e')} | {cell(h, 'seconds', '.2f')} | "
-                     f"{cell(h, 'peak_rss_mb', '.0f') if h.get('status') == 'ok' else '–'} | "
-                     f"{cell(h, 'lam_diff', '.1e')} |")
-    lines += ["", "Log-log scaling exponents (least squares of log time on log m over the measured sizes): "
-              + ", ".join(f"{k} {v:.2f}" for k, v in [("ours (lambda*+h*)", exps["ours"]),
-                                                      ("ours for m >= 1e5", big_exp), ("ours QP alone", qp_exp),
-                                                      ("quadprog", exps["quadprog"]), ("HiGHS", exps["highs"])]
-                          if v is not None)
-              + ". Small m are dominated by the L x L work (L^3 per Newton step or pivot), large m by the O(m p^2)"
-                " products and the m L^2 Gram matrix."]
+        split = (
+            f"{o['timings']['gram']:.2f} / {o['timings']['lambda']:.2f} / {o['timings']['qp']:.2f}"
+            if o.get("status") == "ok"
+            else "–"
+        )
+        lines.append(
+            f"| {m:,} | {cell(o, 'seconds', '.3f')} | {split} | {cell(o, 'qp_only_s', '.3f')} | "
+            f"{cell(o, 'peak_rss_mb', '.0f')} | {cell(o, 'lam_star', '.10f')} | {o.get('method', '–')} | "
+            f"{cell(q, 'seconds', '.2f')} | "
+            f"{cell(q, 'peak_rss_mb', '.0f') if q.get('status') == 'ok' else '–'} | "
+            f"{cell(q, 'max_diff_g', '.1e')} | {cell(h, 'seconds', '.2f')} | "
+            f"{cell(h, 'peak_rss_mb', '.0f') if h.get('status') == 'ok' else '–'} | "
+            f"{cell(h, 'lam_diff', '.1e')} |"
+        )
+    lines += [
+        "",
+        "Log-log scaling exponents (least squares of log time on log m over the measured sizes): "
+        + ", ".join(
+            f"{k} {v:.2f}"
+            for k, v in [
+                ("ours (lambda*+h*)", exps["ours"]),
+                ("ours for m >= 1e5", big_exp),
+                ("ours QP alone", qp_exp),
+                ("quadprog", exps["quadprog"]),
+                ("HiGHS", exps["highs"]),
+            ]
+            if v is not None
+        )
+        + ". Small m are dominated by the L x L work (L^3 per Newton step or pivot), large m by the O(m p^2)"
+        " products and the m L^2 Gram matrix.",
+    ]
     have_4000 = any(r.get("solver") == "quadprog" and r["m"] == 4000 and r.get("status") == "ok" for r in rows)
     mref = 4000 if have_4000 else 1000
     o, q = _get(rows, "ours", mref), _get(rows, "quadprog", mref)
     targets = []
     if o.get("status") == "ok" and q.get("status") == "ok":
         r_qp, r_all = q["seconds"] / o["qp_only_s"], q["seconds"] / o["seconds"]
-        lines += ["", f"At m = {mref:,}: quadprog / ours = **{r_qp:,.0f}x** for the same QP (ours: projection "
-                  f"alone, Gram included) and **{r_all:,.0f}x** against ours end to end (lambda* and h*); "
-                  f"max |m h - m h_quadprog| = "
-                  f"{q['max_diff_g']:.1e}."]
+        lines += [
+            "",
+            f"At m = {mref:,}: quadprog / ours = **{r_qp:,.0f}x** for the same QP (ours: projection "
+            f"alone, Gram included) and **{r_all:,.0f}x** against ours end to end (lambda* and h*); "
+            f"max |m h - m h_quadprog| = "
+            f"{q['max_diff_g']:.1e}.",
+        ]
         if mref == 4000:
-            targets.append(f"- >= 1000x faster than quadprog at m = 4000 with the same answer: "
-                           f"{'met' if r_qp >= 1000 and q['max_diff_g'] <= 1e-9 else 'NOT met'} for the QP "
-                           f"({r_qp:,.0f}x, max diff {q['max_diff_g']:.1e}); end to end including lambda* (which "
-                           f"quadprog does not compute) the ratio is {r_all:,.0f}x.")
+            targets.append(
+                f"- >= 1000x faster than quadprog at m = 4000 with the same answer: "
+                f"{'met' if r_qp >= 1000 and q['max_diff_g'] <= 1e-9 else 'NOT met'} for the QP "
+                f"({r_qp:,.0f}x, max diff {q['max_diff_g']:.1e}); end to end including lambda* (which "
+                f"quadprog does not compute) the ratio is {r_all:,.0f}x."
+            )
     if mref != 4000:
-        targets.append("- quadprog at m = 4000 was not measured in this run (--quick, or it failed): the 1000x target "
-                       "is not assessed here.")
+        targets.append(
+            "- quadprog at m = 4000 was not measured in this run (--quick, or it failed): the 1000x target "
+            "is not assessed here."
+        )
     big = _get(rows, "ours", 1_000_000)
     if big.get("status") == "ok":
         ok = big["seconds"] < 60 and big["peak_rss_mb"] < 1024
-        targets.append(f"- m = 10^6 end to end (lambda* and h*) under 60 s and 1 GB: {'met' if ok else 'NOT met'} "
-                       f"({big['seconds']:.1f} s, peak RSS {big['peak_rss_mb']:.0f} MB; certified gap "
-                       f"{big['lam_star'] - big['lam_lower']:.1e}, "
-                       f"equality residual {big['residuals']['equality']:.1e}).")
+        targets.append(
+            f"- m = 10^6 end to end (lambda* and h*) under 60 s and 1 GB: {'met' if ok else 'NOT met'} "
+            f"({big['seconds']:.1f} s, peak RSS {big['peak_rss_mb']:.0f} MB; certified gap "
+            f"{big['lam_star'] - big['lam_lower']:.1e}, "
+            f"equality residual {big['residuals']['equality']:.1e})."
+        )
     if targets:
         lines += ["", "Targets:", *targets]
-    lines += ["", "Residuals of ours (||A h - b(lambda_used)||_inf, coefficient units) and certified lambda* gaps: "
-              + ", ".join(f"m={r['m']:,}: {r['residuals']['equality']:.1e} / {r['lam_star'] - r['lam_lower']:.1e}"
-                          for r in ours_rows if r["status"] == "ok") + ".",
-              "", f"Command: `python benchmarks/cube_solver.py{' --quick' if a.quick else ''}` "
-              f"(total {total:.0f} s including process start-ups)."]
+    lines += [
+        "",
+        "Residuals of ours (||A h - b(lambda_used)||_inf, coefficient units) and certified lambda* gaps: "
+        + ", ".join(
+            f"m={r['m']:,}: {r['residuals']['equality']:.1e} / {r['lam_star'] - r['lam_lower']:.1e}"
+            for r in ours_rows
+            if r["status"] == "ok"
+        )
+        + ".",
+        "",
+        f"Command: `python benchmarks/cube_solver.py{' --quick' if a.quick else ''}` "
+        f"(total {total:.0f} s including process start-ups).",
+    ]
     text = "\n".join(lines) + "\n"
     print()
     print(text)
@@ -332,14 +402,32 @@ def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None
     if prefix:
         Path(prefix).parent.mkdir(parents=True, exist_ok=True)
         Path(prefix + ".md").write_text(text)
-        keys = ["solver", "m", "status", "seconds", "peak_rss_mb", "lam", "lam_star", "lam_lower", "method",
-                "qp_only_s", "max_diff_g", "lam_diff", "conditioning_s", "blas_threads"]
+        keys = [
+            "solver",
+            "m",
+            "status",
+            "seconds",
+            "peak_rss_mb",
+            "lam",
+            "lam_star",
+            "lam_lower",
+            "method",
+            "qp_only_s",
+            "max_diff_g",
+            "lam_diff",
+            "conditioning_s",
+            "blas_threads",
+        ]
         with open(prefix + ".csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=keys + ["timings", "iterations", "residuals"], extrasaction="ignore")
             w.writeheader()
             for r in rows:
-                w.writerow({**{k: r.get(k, "") for k in keys},
-                            **{k: json.dumps(r[k]) if k in r else "" for k in ("timings", "iterations", "residuals")}})
+                w.writerow(
+                    {
+                        **{k: r.get(k, "") for k in keys},
+                        **{k: json.dumps(r[k]) if k in r else "" for k in ("timings", "iterations", "residuals")},
+                    }
+                )
         print(f"wrote {prefix}.md and {prefix}.csv")
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import RESULTS, ROOT, peak_rss_mb, run_worker
+from common import RESULTS, ROOT, peak_rss_mb
 
 CACHE = ROOT / "benchmarks" / ".cache"
 CHUNK = 1_000_000
@@ -132,8 +132,10 @@ def data_file(rows: int) -> Path:
         writer.write_table(table, row_group_size=CHUNK)
     writer.close()
     os.replace(tmp, path)
-    print(f"wrote {path} ({rows:,} rows, {path.stat().st_size / 2**20:.0f} MB) in {time.perf_counter() - t0:.0f}s",
-          flush=True)
+    print(
+        f"wrote {path} ({rows:,} rows, {path.stat().st_size / 2**20:.0f} MB) in {time.perf_counter() - t0:.0f}s",
+        flush=True,
+    )
     return path
 
 
@@ -162,8 +164,7 @@ def make_engine(engine: str, path: Path, sch, options: dict | None = None):
         return NumpyEngine(encode(read_table(path, na_values=sch.na_values), sch), sch.domain())
     from privsample.pipeline import make_engine as pipeline_engine
 
-    return pipeline_engine(engine, path, sch, clip=False, other=False, spark_master="local[2]",
-                           engine_options=options)
+    return pipeline_engine(engine, path, sch, clip=False, other=False, spark_master="local[2]", engine_options=options)
 
 
 def worker(engine: str, task: str, rows: int) -> dict:
@@ -187,9 +188,25 @@ def worker(engine: str, task: str, rows: int) -> dict:
             sch.save(Path(d) / "schema.yaml")
             t0 = time.perf_counter()
             try:
-                cli(["synth", str(path), "--schema", str(Path(d) / "schema.yaml"), "--method", "mst", "--epsilon",
-                     str(EPSILON), "--iters", str(MST_ITERS), "--rows", str(SYNTH_ROWS), "-o", str(Path(d) / "out.csv"),
-                     "--quiet"])
+                cli(
+                    [
+                        "synth",
+                        str(path),
+                        "--schema",
+                        str(Path(d) / "schema.yaml"),
+                        "--method",
+                        "mst",
+                        "--epsilon",
+                        str(EPSILON),
+                        "--iters",
+                        str(MST_ITERS),
+                        "--rows",
+                        str(SYNTH_ROWS),
+                        "-o",
+                        str(Path(d) / "out.csv"),
+                        "--quiet",
+                    ]
+                )
             except SystemExit as exc:
                 if exc.code:
                     raise
@@ -209,6 +226,7 @@ def worker(engine: str, task: str, rows: int) -> dict:
                 return f(*a, **k)
             finally:
                 spent["engine"] += time.perf_counter() - t
+
         return run
 
     for cls in _engine_classes():
@@ -216,11 +234,20 @@ def worker(engine: str, task: str, rows: int) -> dict:
     pipeline.make_engine = timed(pipeline.make_engine)
     table.read_table, encoding.encode = timed(table.read_table), timed(encoding.encode)
     t0 = time.perf_counter()
-    res = pipeline.synthesize(path, epsilon=EPSILON, method="mst", schema=sch, rows=SYNTH_ROWS, seed=0,
-                              engine=engine, method_options={"iters": MST_ITERS})
+    res = pipeline.synthesize(
+        path,
+        epsilon=EPSILON,
+        method="mst",
+        schema=sch,
+        rows=SYNTH_ROWS,
+        seed=0,
+        engine=engine,
+        method_options={"iters": MST_ITERS},
+    )
     total = time.perf_counter() - t0
-    out.update(total_s=total, engine_s=spent["engine"], rest_s=total - spent["engine"], synth_rows=len(res.table),
-               checksum="")
+    out.update(
+        total_s=total, engine_s=spent["engine"], rest_s=total - spent["engine"], synth_rows=len(res.table), checksum=""
+    )
     return out
 
 
@@ -249,8 +276,13 @@ def run_measured(args: list[str]) -> dict:
     import psutil
 
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, __file__, "--worker", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    p = subprocess.Popen(
+        [sys.executable, __file__, "--worker", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
     peak = 0
     proc = psutil.Process(p.pid)
     while p.poll() is None:
@@ -286,8 +318,22 @@ def merge(rows: list[dict]) -> list[dict]:
     return sorted(merged.values(), key=lambda r: (r["task"], order.get(r["engine"], 9), int(r["rows"])))
 
 
-FIELDS = ["engine", "task", "rows", "total_s", "setup_s", "marginals_s", "engine_s", "rest_s", "peak_rss_mb",
-          "rows_per_s", "checksum", "load_before", "load_after", "when"]
+FIELDS = [
+    "engine",
+    "task",
+    "rows",
+    "total_s",
+    "setup_s",
+    "marginals_s",
+    "engine_s",
+    "rest_s",
+    "peak_rss_mb",
+    "rows_per_s",
+    "checksum",
+    "load_before",
+    "load_after",
+    "when",
+]
 
 
 def fmt(r: dict, k: str) -> str:
@@ -307,71 +353,106 @@ def write_results(rows: list[dict]) -> None:
         f.write(",".join(FIELDS) + "\n")
         for r in rows:
             f.write(",".join(str(r.get(k, "")) for k in FIELDS) + "\n")
-    lines = ["# Marginal engines at scale (`benchmarks/engines.py`)", "",
-             f"Table: {D} columns drawn from a fixed Bayesian network (seed {SEED}; 2-10 values per column; "
-             "5 nullable text, 5 binned float, 3 integer-category, 2 integer-numeric columns), Parquet "
-             "in `benchmarks/.cache/`. Machine: "
-             f"{os.cpu_count()} cores shared with other work (load average before/after each run in the table), "
-             f"{_mem_gb():.0f} GB RAM. Each run is a fresh process, run with `nice -n 10`; peak RSS is the "
-             "process tree's (the JVM included for Spark), sampled every 0.1 s.", "",
-             "## All 105 two-way marginals", "",
-             "`setup`: reading, coding and validating the table (NumPy: `read_table` + `encode` in pandas; "
-             "DuckDB/Spark: coding SQL, codes materialised); `marginals`: the 105 counts. "
-             "rows/s = rows / total. Equal checksums = identical counts.", "",
-             "| engine | rows | total s | setup s | marginals s | peak RSS MB | rows/s | checksum "
-             "| load before/after |",
-             "|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    lines = [
+        "# Marginal engines at scale (`benchmarks/engines.py`)",
+        "",
+        f"Table: {D} columns drawn from a fixed Bayesian network (seed {SEED}; 2-10 values per column; "
+        "5 nullable text, 5 binned float, 3 integer-category, 2 integer-numeric columns), Parquet "
+        "in `benchmarks/.cache/`. Machine: "
+        f"{os.cpu_count()} cores shared with other work (load average before/after each run in the table), "
+        f"{_mem_gb():.0f} GB RAM. Each run is a fresh process, run with `nice -n 10`; peak RSS is the "
+        "process tree's (the JVM included for Spark), sampled every 0.1 s.",
+        "",
+        "## All 105 two-way marginals",
+        "",
+        "`setup`: reading, coding and validating the table (NumPy: `read_table` + `encode` in pandas; "
+        "DuckDB/Spark: coding SQL, codes materialised); `marginals`: the 105 counts. "
+        "rows/s = rows / total. Equal checksums = identical counts.",
+        "",
+        "| engine | rows | total s | setup s | marginals s | peak RSS MB | rows/s | checksum | load before/after |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
     for r in rows:
         if r["task"] == "marginals":
-            lines.append(f"| {r['engine']} | {fmt(r, 'rows')} | {fmt(r, 'total_s')} | {fmt(r, 'setup_s')} | "
-                         f"{fmt(r, 'marginals_s')} | {fmt(r, 'peak_rss_mb')} | {fmt(r, 'rows_per_s')} | "
-                         f"`{r['checksum']}` | {r['load_before']} / {r['load_after']} |")
+            lines.append(
+                f"| {r['engine']} | {fmt(r, 'rows')} | {fmt(r, 'total_s')} | {fmt(r, 'setup_s')} | "
+                f"{fmt(r, 'marginals_s')} | {fmt(r, 'peak_rss_mb')} | {fmt(r, 'rows_per_s')} | "
+                f"`{r['checksum']}` | {r['load_before']} / {r['load_after']} |"
+            )
     sets = [r for r in rows if r["task"] == "marginals_sets"]
     if sets:
-        lines += ["", "## Batching: one joint GROUP BY per group of cliques (default) against GROUPING SETS", "",
-                  "`batching=\"sets\"` sends up to 64 cliques per query as GROUPING SETS; the default packs "
-                  "cliques into groups whose joint table has at most 2^16 cells and sums each clique out of "
-                  "its group's counts (the table above).", "",
-                  "| engine | rows | batching | marginals s | peak RSS MB | load before/after |",
-                  "|---|---:|---|---:|---:|---|"]
+        lines += [
+            "",
+            "## Batching: one joint GROUP BY per group of cliques (default) against GROUPING SETS",
+            "",
+            '`batching="sets"` sends up to 64 cliques per query as GROUPING SETS; the default packs '
+            "cliques into groups whose joint table has at most 2^16 cells and sums each clique out of "
+            "its group's counts (the table above).",
+            "",
+            "| engine | rows | batching | marginals s | peak RSS MB | load before/after |",
+            "|---|---:|---|---:|---:|---|",
+        ]
         for r in sets:
-            joint = next((j for j in rows if j["task"] == "marginals" and j["engine"] == r["engine"]
-                          and j["rows"] == r["rows"]), None)
+            joint = next(
+                (j for j in rows if j["task"] == "marginals" and j["engine"] == r["engine"] and j["rows"] == r["rows"]),
+                None,
+            )
             for name, x in (("joint", joint), ("sets", r)):
                 if x is not None:
-                    lines.append(f"| {x['engine']} | {fmt(x, 'rows')} | {name} | {fmt(x, 'marginals_s')} | "
-                                 f"{fmt(x, 'peak_rss_mb')} | {x['load_before']} / {x['load_after']} |")
-    lines += ["", f"## MST end to end (ε = {EPSILON}, {MST_ITERS} Private-PGM iterations, {SYNTH_ROWS:,} "
-              "synthetic rows, seeded)", "",
-              "`engine`: time inside the engine (construction and every `marginals` call); `rest`: "
-              "measurement, selection, Private-PGM fit and sampling, which do not read records.", "",
-              "| engine | rows | total s | engine s | rest s | peak RSS MB | rows/s | load before/after |",
-              "|---|---:|---:|---:|---:|---:|---:|---|"]
+                    lines.append(
+                        f"| {x['engine']} | {fmt(x, 'rows')} | {name} | {fmt(x, 'marginals_s')} | "
+                        f"{fmt(x, 'peak_rss_mb')} | {x['load_before']} / {x['load_after']} |"
+                    )
+    lines += [
+        "",
+        f"## MST end to end (ε = {EPSILON}, {MST_ITERS} Private-PGM iterations, {SYNTH_ROWS:,} synthetic rows, seeded)",
+        "",
+        "`engine`: time inside the engine (construction and every `marginals` call); `rest`: "
+        "measurement, selection, Private-PGM fit and sampling, which do not read records.",
+        "",
+        "| engine | rows | total s | engine s | rest s | peak RSS MB | rows/s | load before/after |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for r in rows:
         if r["task"] == "mst":
-            lines.append(f"| {r['engine']} | {fmt(r, 'rows')} | {fmt(r, 'total_s')} | {fmt(r, 'engine_s')} | "
-                         f"{fmt(r, 'rest_s')} | {fmt(r, 'peak_rss_mb')} | {fmt(r, 'rows_per_s')} | "
-                         f"{r['load_before']} / {r['load_after']} |")
+            lines.append(
+                f"| {r['engine']} | {fmt(r, 'rows')} | {fmt(r, 'total_s')} | {fmt(r, 'engine_s')} | "
+                f"{fmt(r, 'rest_s')} | {fmt(r, 'peak_rss_mb')} | {fmt(r, 'rows_per_s')} | "
+                f"{r['load_before']} / {r['load_after']} |"
+            )
     cli = [r for r in rows if r["task"] == "cli"]
     if cli:
-        lines += ["", "## The command line on a large file", "",
-                  f"`privsample synth bn-<rows>.parquet --schema S --method mst --epsilon {EPSILON} --iters "
-                  f"{MST_ITERS} --rows {SYNTH_ROWS} -o out.csv` (default `--engine auto`: DuckDB for a file this "
-                  "large; a pandas load needs about 14x the Parquet size, `numpy` rows above).", "",
-                  "| rows | file GB | total s | peak RSS MB | load before/after |", "|---:|---:|---:|---:|---|"]
+        lines += [
+            "",
+            "## The command line on a large file",
+            "",
+            f"`privsample synth bn-<rows>.parquet --schema S --method mst --epsilon {EPSILON} --iters "
+            f"{MST_ITERS} --rows {SYNTH_ROWS} -o out.csv` (default `--engine auto`: DuckDB for a file this "
+            "large; a pandas load needs about 14x the Parquet size, `numpy` rows above).",
+            "",
+            "| rows | file GB | total s | peak RSS MB | load before/after |",
+            "|---:|---:|---:|---:|---|",
+        ]
         for r in cli:
             path = data_path(int(r["rows"]))
             size = path.stat().st_size / 2**30 if path.exists() else float("nan")
-            lines.append(f"| {fmt(r, 'rows')} | {size:.1f} | {fmt(r, 'total_s')} | {fmt(r, 'peak_rss_mb')} | "
-                         f"{r['load_before']} / {r['load_after']} |")
+            lines.append(
+                f"| {fmt(r, 'rows')} | {size:.1f} | {fmt(r, 'total_s')} | {fmt(r, 'peak_rss_mb')} | "
+                f"{r['load_before']} / {r['load_after']} |"
+            )
     lines += ["", "## Growth with rows", ""]
     for task, col in (("marginals", "total_s"), ("mst", "total_s")):
         for eng in ("numpy", "duckdb", "spark"):
-            pts = sorted((int(r["rows"]), float(r[col])) for r in rows
-                         if r["task"] == task and r["engine"] == eng and r.get(col) not in ("", None))
+            pts = sorted(
+                (int(r["rows"]), float(r[col]))
+                for r in rows
+                if r["task"] == task and r["engine"] == eng and r.get(col) not in ("", None)
+            )
             if len(pts) >= 2:
-                steps = ", ".join(f"{a[0] / 1e6:g}M -> {b[0] / 1e6:g}M rows ({b[0] // a[0]}x): {b[1] / a[1]:.1f}x time"
-                                  for a, b in zip(pts, pts[1:]))
+                steps = ", ".join(
+                    f"{a[0] / 1e6:g}M -> {b[0] / 1e6:g}M rows ({b[0] // a[0]}x): {b[1] / a[1]:.1f}x time"
+                    for a, b in zip(pts, pts[1:])
+                )
                 lines.append(f"* {task}, {eng}: {steps}")
     lines += ["", "## Targets", ""] + targets(rows) + ["", "## Notes", ""] + NOTES
     (RESULTS / "engines.md").write_text("\n".join(lines) + "\n")
@@ -400,14 +481,21 @@ def targets(rows: list[dict]) -> list[str]:
         if r["engine"] == "duckdb" and r["task"] == "marginals" and int(r["rows"]) == 10_000_000:
             t, m = float(r["total_s"]), float(r["peak_rss_mb"])
             ok = "met" if t < 60 and m < 2048 else "NOT met"
-            out.append(f"* DuckDB, 105 two-way marginals of 10M rows in < 60 s with peak RSS < 2 GB: {ok} "
-                       f"({t:.1f} s including the coding scan, {m:,.0f} MB).")
+            out.append(
+                f"* DuckDB, 105 two-way marginals of 10M rows in < 60 s with peak RSS < 2 GB: {ok} "
+                f"({t:.1f} s including the coding scan, {m:,.0f} MB)."
+            )
     for eng in ("numpy", "duckdb", "spark"):
-        pts = sorted((int(r["rows"]), float(r["rest_s"])) for r in rows
-                     if r["task"] == "mst" and r["engine"] == eng and r.get("rest_s") not in ("", None))
+        pts = sorted(
+            (int(r["rows"]), float(r["rest_s"]))
+            for r in rows
+            if r["task"] == "mst" and r["engine"] == eng and r.get("rest_s") not in ("", None)
+        )
         if len(pts) >= 2:
-            out.append(f"* MST model fitting (time outside the engine), {eng}: "
-                       + ", ".join(f"{n:,} rows {s:.1f} s" for n, s in pts))
+            out.append(
+                f"* MST model fitting (time outside the engine), {eng}: "
+                + ", ".join(f"{n:,} rows {s:.1f} s" for n, s in pts)
+            )
     return out or ["* not measured yet"]
 
 
@@ -444,10 +532,15 @@ def main() -> None:
                 except RuntimeError as exc:
                     print(f"  failed: {str(exc).strip().splitlines()[-1]}", flush=True)
                     continue
-                r.update(rows_per_s=rows / r["total_s"], load_before=before, load_after=load_avg(),
-                         when=time.strftime("%Y-%m-%d %H:%M"))
-                print("  " + ", ".join(f"{k}={fmt(r, k)}" for k in FIELDS[3:11] if r.get(k) not in ("", None)),
-                      flush=True)
+                r.update(
+                    rows_per_s=rows / r["total_s"],
+                    load_before=before,
+                    load_after=load_avg(),
+                    when=time.strftime("%Y-%m-%d %H:%M"),
+                )
+                print(
+                    "  " + ", ".join(f"{k}={fmt(r, k)}" for k in FIELDS[3:11] if r.get(k) not in ("", None)), flush=True
+                )
                 write_results(merge([r]))
 
 

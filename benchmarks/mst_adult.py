@@ -22,8 +22,10 @@ import time
 from common import RESULTS, worker_parser, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
 
 # The reference implementation (Private-PGM's mechanisms/mst.py) measured once on this machine, for context only.
-PUBLISHED = {1.0: {"err3": 0.288, "err2": 0.145, "wall": 80.0, "rss_mb": 2.8 * 1024},
-             0.1: {"err3": 0.495, "err2": 0.291, "wall": 114.0, "rss_mb": 2.3 * 1024}}
+PUBLISHED = {
+    1.0: {"err3": 0.288, "err2": 0.145, "wall": 80.0, "rss_mb": 2.8 * 1024},
+    0.1: {"err3": 0.495, "err2": 0.291, "wall": 114.0, "rss_mb": 2.3 * 1024},
+}
 
 
 def worker(epsilon: float, seed: int, variant: str, iters: int) -> dict:
@@ -48,15 +50,26 @@ def worker(epsilon: float, seed: int, variant: str, iters: int) -> dict:
     err2 = workload_error(eng, syn, all_cliques(attrs, 2))
     err3 = workload_error(eng, syn, all_cliques(attrs, 3))
     rss = peak_rss_mb()
-    return {"variant": variant, "epsilon": epsilon, "seed": seed, "err2": err2, "err3": err3,
-            "fit_s": fit_s, "wall_s": wall, "rss_mb": rss_fit, "rss_with_eval_mb": rss, "rho_spent": acc.spent,
-            "rho_total": acc.rho_total,
-            "estimate_s": model.timings["estimate"]}
+    return {
+        "variant": variant,
+        "epsilon": epsilon,
+        "seed": seed,
+        "err2": err2,
+        "err3": err3,
+        "fit_s": fit_s,
+        "wall_s": wall,
+        "rss_mb": rss_fit,
+        "rss_with_eval_mb": rss,
+        "rho_spent": acc.spent,
+        "rho_total": acc.rho_total,
+        "estimate_s": model.timings["estimate"],
+    }
 
 
 def run_one(epsilon: float, seed: int, variant: str, iters: int) -> dict:
-    return run_worker(__file__, ["--epsilon", str(epsilon), "--seed", str(seed), "--variant", variant,
-                                 "--iters", str(iters)])
+    return run_worker(
+        __file__, ["--epsilon", str(epsilon), "--seed", str(seed), "--variant", variant, "--iters", str(iters)]
+    )
 
 
 def main() -> None:
@@ -77,20 +90,27 @@ def main() -> None:
             for variant in ("ours", "reference"):
                 r = run_one(eps, seed, variant, args.iters)
                 rows.append(r)
-                print(f"eps={eps:g} seed={seed} {variant:9s} 2-way {r['err2']:.4f} 3-way {r['err3']:.4f} "
-                      f"wall {r['wall_s']:.1f}s fit {r['fit_s']:.1f}s peak {r['rss_mb']:.0f} MB "
-                      f"(with evaluation {r['rss_with_eval_mb']:.0f} MB)", flush=True)
+                print(
+                    f"eps={eps:g} seed={seed} {variant:9s} 2-way {r['err2']:.4f} 3-way {r['err3']:.4f} "
+                    f"wall {r['wall_s']:.1f}s fit {r['fit_s']:.1f}s peak {r['rss_mb']:.0f} MB "
+                    f"(with evaluation {r['rss_with_eval_mb']:.0f} MB)",
+                    flush=True,
+                )
     write_csv(RESULTS / "mst_adult.csv", rows)
-    lines = ["# MST on discretised Adult (delta = 1e-9)", "",
-             f"Seeds per variant: {len(seeds)}. Seeded noise (NOT private) for reproducibility. Machine: 2 cores.",
-             "Errors: mean L1 between normalised marginals (0-2), all 91 pairs / all 364 triples.",
-             "`reference` = the published MST design run in the same benchmark run (mirror-descent independent fit",
-             "for selection); `published` = the reference implementation (Private-PGM's `mechanisms/mst.py`),",
-             "measured once on this machine.",
-             "Wall = process start (interpreter, imports, JAX start-up) to the end of sampling; peak RSS over the same",
-             "span. Scoring the 455 marginals afterwards is not part of the mechanism and is excluded from both.", "",
-             "| ε | variant | 2-way | 3-way | wall (s) | fit+sample (s) | peak RSS (MB) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# MST on discretised Adult (delta = 1e-9)",
+        "",
+        f"Seeds per variant: {len(seeds)}. Seeded noise (NOT private) for reproducibility. Machine: 2 cores.",
+        "Errors: mean L1 between normalised marginals (0-2), all 91 pairs / all 364 triples.",
+        "`reference` = the published MST design run in the same benchmark run (mirror-descent independent fit",
+        "for selection); `published` = the reference implementation (Private-PGM's `mechanisms/mst.py`),",
+        "measured once on this machine.",
+        "Wall = process start (interpreter, imports, JAX start-up) to the end of sampling; peak RSS over the same",
+        "span. Scoring the 455 marginals afterwards is not part of the mechanism and is excluded from both.",
+        "",
+        "| ε | variant | 2-way | 3-way | wall (s) | fit+sample (s) | peak RSS (MB) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     summary = {}
     for eps in sorted({r["epsilon"] for r in rows}, reverse=True):
         for variant in ("ours", "reference"):
@@ -98,23 +118,36 @@ def main() -> None:
             m = {k: st.mean(r[k] for r in rs) for k in ("err2", "err3", "wall_s", "fit_s", "rss_mb")}
             sd = {k: (st.stdev(r[k] for r in rs) if len(rs) > 1 else 0.0) for k in ("err2", "err3")}
             summary[(eps, variant)] = m
-            lines.append(f"| {eps:g} | {variant} | {m['err2']:.4f} ± {sd['err2']:.4f} | "
-                         f"{m['err3']:.4f} ± {sd['err3']:.4f} "
-                         f"| {m['wall_s']:.1f} | {m['fit_s']:.1f} | {m['rss_mb']:.0f} |")
+            lines.append(
+                f"| {eps:g} | {variant} | {m['err2']:.4f} ± {sd['err2']:.4f} | "
+                f"{m['err3']:.4f} ± {sd['err3']:.4f} "
+                f"| {m['wall_s']:.1f} | {m['fit_s']:.1f} | {m['rss_mb']:.0f} |"
+            )
         p = PUBLISHED.get(eps)
         if p:
-            lines.append(f"| {eps:g} | published | {p['err2']:.3f} | {p['err3']:.3f} | {p['wall']:.0f} | | "
-                         f"{p['rss_mb']:.0f} |")
-    lines += ["", "Ratios ours / reference (same run) and ours / published:", "",
-              "| ε | 2-way | 3-way | wall | peak RSS | 2-way vs published | 3-way vs published | wall vs published "
-              "| RSS vs published |",
-              "|---|---|---|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {eps:g} | published | {p['err2']:.3f} | {p['err3']:.3f} | {p['wall']:.0f} | | {p['rss_mb']:.0f} |"
+            )
+    lines += [
+        "",
+        "Ratios ours / reference (same run) and ours / published:",
+        "",
+        "| ε | 2-way | 3-way | wall | peak RSS | 2-way vs published | 3-way vs published | wall vs published "
+        "| RSS vs published |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for eps in sorted({r["epsilon"] for r in rows}, reverse=True):
         o, b, p = summary[(eps, "ours")], summary[(eps, "reference")], PUBLISHED.get(eps, {})
-        lines.append(f"| {eps:g} | {o['err2'] / b['err2']:.2f} | {o['err3'] / b['err3']:.2f} | "
-                     f"{o['wall_s'] / b['wall_s']:.2f} | {o['rss_mb'] / b['rss_mb']:.2f} | "
-                     + (f"{o['err2'] / p['err2']:.2f} | {o['err3'] / p['err3']:.2f} | {o['wall_s'] / p['wall']:.2f} | "
-                        f"{o['rss_mb'] / p['rss_mb']:.2f} |" if p else "| | | |"))
+        lines.append(
+            f"| {eps:g} | {o['err2'] / b['err2']:.2f} | {o['err3'] / b['err3']:.2f} | "
+            f"{o['wall_s'] / b['wall_s']:.2f} | {o['rss_mb'] / b['rss_mb']:.2f} | "
+            + (
+                f"{o['err2'] / p['err2']:.2f} | {o['err3'] / p['err3']:.2f} | {o['wall_s'] / p['wall']:.2f} | "
+                f"{o['rss_mb'] / p['rss_mb']:.2f} |"
+                if p
+                else "| | | |"
+            )
+        )
     (RESULTS / "mst_adult.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

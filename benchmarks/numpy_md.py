@@ -24,13 +24,16 @@ def main() -> None:
     from privsample.synth import numpy_md, pgm
 
     rng = np.random.default_rng(0)
-    lines = ["# NumPy mirror descent against mbi's JAX estimator (one run, 100 iterations)", "",
-             "Ring of four 3-way cliques over 8 attributes with k values each, plus all one-way measurements.",
-             "`first` = mbi's first call on a structure (XLA compilation + run), `cached` = its second call",
-             "(run only), `numpy` = privsample/synth/numpy_md.py (nothing to compile).", "",
-             "| k | junction-tree cells | mbi first (s) | mbi cached (s) | numpy (s) | numpy / first "
-             "| numpy / cached |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# NumPy mirror descent against mbi's JAX estimator (one run, 100 iterations)",
+        "",
+        "Ring of four 3-way cliques over 8 attributes with k values each, plus all one-way measurements.",
+        "`first` = mbi's first call on a structure (XLA compilation + run), `cached` = its second call",
+        "(run only), `numpy` = privsample/synth/numpy_md.py (nothing to compile).",
+        "",
+        "| k | junction-tree cells | mbi first (s) | mbi cached (s) | numpy (s) | numpy / first | numpy / cached |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for k in (10, 20, 40, 70):
         dom = pgm.Domain(list("abcdefgh"), [k] * 8)
         cls = [(a,) for a in dom.attributes] + [("a", "b", "c"), ("c", "d", "e"), ("e", "f", "g"), ("g", "h", "a")]
@@ -43,8 +46,9 @@ def main() -> None:
             np.asarray(m.marginals[m.cliques[0]].values)
             times.append(time.perf_counter() - t)
         first, cached, npy = times
-        lines.append(f"| {k} | {cells} | {first:.2f} | {cached:.2f} | {npy:.2f} | {npy / first:.2f} | "
-                     f"{npy / cached:.2f} |")
+        lines.append(
+            f"| {k} | {cells} | {first:.2f} | {cached:.2f} | {npy:.2f} | {npy / first:.2f} | {npy / cached:.2f} |"
+        )
         print(lines[-1], flush=True)
     (RESULTS / "numpy_md.md").write_text("\n".join(lines) + "\n")
 

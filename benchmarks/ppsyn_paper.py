@@ -44,9 +44,28 @@ MECHANISMS = ("ppsyn", "ppsyn-paper", "aim", "mst")
 ALL_MECHANISMS = MECHANISMS + ("ppsyn-note",)
 EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 TARGETS = {"adult": ["income>50K", "sex", "race", "marital-status"]}
-FIELDS = ["dataset", "mechanism", "epsilon", "seed", "eta", "k", "quick", "workload_error", "range3_mse", "range5_mse",
-          "svm_error", "svm_folds", "svm_fold", "fit_s", "estimate_s", "rounds", "model_mb", "rss_mb", "rho_spent",
-          "rho_total"]
+FIELDS = [
+    "dataset",
+    "mechanism",
+    "epsilon",
+    "seed",
+    "eta",
+    "k",
+    "quick",
+    "workload_error",
+    "range3_mse",
+    "range5_mse",
+    "svm_error",
+    "svm_folds",
+    "svm_fold",
+    "fit_s",
+    "estimate_s",
+    "rounds",
+    "model_mb",
+    "rss_mb",
+    "rho_spent",
+    "rho_total",
+]
 
 
 def load(name: str):
@@ -128,22 +147,35 @@ def worker(a) -> dict:
     fit_s = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     syn = Engine(syn_codes, domain)
-    row = {"dataset": a.dataset, "mechanism": a.mechanism, "epsilon": a.epsilon, "seed": a.seed, "eta": a.eta,
-           "k": a.k, "quick": int(a.quick), "workload_error": workload_error(real, syn, wl),
-           "range3_mse": range_query_mse(real, syn, range_workload(domain, 3, 210)),
-           "range5_mse": range_query_mse(real, syn, range_workload(domain, 5, 37)),
-           "fit_s": fit_s, "estimate_s": model.timings.get("estimate_seconds", ""),
-           "rounds": len(model.info.get("rounds", [])),
-           "model_mb": model.info.get("model_size_mb", ""), "rss_mb": rss, "rho_spent": acc.spent,
-           "rho_total": acc.rho_total,
-           "svm_error": "", "svm_folds": 0}
+    row = {
+        "dataset": a.dataset,
+        "mechanism": a.mechanism,
+        "epsilon": a.epsilon,
+        "seed": a.seed,
+        "eta": a.eta,
+        "k": a.k,
+        "quick": int(a.quick),
+        "workload_error": workload_error(real, syn, wl),
+        "range3_mse": range_query_mse(real, syn, range_workload(domain, 3, 210)),
+        "range5_mse": range_query_mse(real, syn, range_workload(domain, 5, 37)),
+        "fit_s": fit_s,
+        "estimate_s": model.timings.get("estimate_seconds", ""),
+        "rounds": len(model.info.get("rounds", [])),
+        "model_mb": model.info.get("model_size_mb", ""),
+        "rss_mb": rss,
+        "rho_spent": acc.spent,
+        "rho_total": acc.rho_total,
+        "svm_error": "",
+        "svm_folds": 0,
+    }
     if a.phases:  # benchmarks/ppsyn_time.py: PPSyn-DP's wall time per phase (not a CSV column)
         row["phases"] = model.timings.get("phase_seconds", {})
     if a.no_svm:
         pass
     elif test_codes is not None:
-        row["svm_error"] = float(np.mean([misclassification(syn_codes, test_codes, t)
-                                          for t in targets(a.dataset, list(domain.attributes))]))
+        row["svm_error"] = float(
+            np.mean([misclassification(syn_codes, test_codes, t) for t in targets(a.dataset, list(domain.attributes))])
+        )
         row["svm_folds"], row["svm_fold"] = 1, a.svm_fold
     elif a.svm_folds or a.svm_fold >= 0:
         n = len(next(iter(codes.values())))
@@ -164,8 +196,12 @@ def worker(a) -> dict:
     return row
 
 
-SINGLE_THREAD = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+SINGLE_THREAD = {
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
 
 
 def run(args: list[str], single_thread: bool = False) -> dict:
@@ -191,8 +227,15 @@ def done(key: tuple) -> bool:
         return False
     with open(CSV) as f:
         for r in csv.DictReader(f):
-            if (r["dataset"], r["mechanism"], float(r["epsilon"]), int(r["seed"]), float(r["eta"]), int(r["k"]),
-                    int(r["quick"])) == key:
+            if (
+                r["dataset"],
+                r["mechanism"],
+                float(r["epsilon"]),
+                int(r["seed"]),
+                float(r["eta"]),
+                int(r["k"]),
+                int(r["quick"]),
+            ) == key:
                 return True
     return False
 
@@ -207,24 +250,26 @@ def report() -> None:
     import matplotlib.pyplot as plt
 
     rows = list(csv.DictReader(open(CSV)))
-    lines = ["# PPSyn paper reproduction (Zhang, Deng and Yin 2023, Section 5)", "",
-             "Seeded noise (NOT private) for reproducibility; `ppsyn-paper` is the published algorithm, which is NOT",
-             "differentially private (the docstring of `privsample.synth.ppsyn.PPSyn` says why). "
-             "LOANS is not available",
-             "here and is left out.",
-             "Workload error: mean L1 over the 210-triple workload (ADULT: all 210 triples with <= 10^4 cells).",
-             f"Coverage: {sum(r['quick'] == '0' for r in rows)} grid runs present (the full grid is 2 datasets x 6 ε x",
-             "5 seeds x 4 mechanisms plus the η and d sweeps; it is resumable, missing rows are simply not run yet).",
-             "Protocol: one fit per run, on the training part of SVM fold = seed; errors against that part.",
-             "fit_s: fit + sample, seconds, single-threaded worker (up to two in parallel).",
-             "Code versions: the `ppsyn` (PPSyn-DP) rows were run with its current defaults (0.5 MB size limit,",
-             "one-way model fitted with 1000 steps, 50 refit steps per round and 100 for the last fit, partition paths",
-             "recomputed once a model marginal moved by 20%); the `aim` and `mst` rows with the current AIM and MST",
-             "code and the NumPy junction-tree sampler; the `ppsyn-paper` and `ppsyn-note` rows with earlier code, "
-             "most",
-             "sampled with mbi's JAX sampler (the same randomised-rounding scheme). A rerun of MST with the NumPy",
-             "sampler reproduced MST's earlier means to within 0.001 at every ε, so the sampler change does not move",
-             "these errors.", ""]
+    lines = [
+        "# PPSyn paper reproduction (Zhang, Deng and Yin 2023, Section 5)",
+        "",
+        "Seeded noise (NOT private) for reproducibility; `ppsyn-paper` is the published algorithm, which is NOT",
+        "differentially private (the docstring of `privsample.synth.ppsyn.PPSyn` says why). LOANS is not available",
+        "here and is left out.",
+        "Workload error: mean L1 over the 210-triple workload (ADULT: all 210 triples with <= 10^4 cells).",
+        f"Coverage: {sum(r['quick'] == '0' for r in rows)} grid runs present (the full grid is 2 datasets x 6 ε x",
+        "5 seeds x 4 mechanisms plus the η and d sweeps; it is resumable, missing rows are simply not run yet).",
+        "Protocol: one fit per run, on the training part of SVM fold = seed; errors against that part.",
+        "fit_s: fit + sample, seconds, single-threaded worker (up to two in parallel).",
+        "Code versions: the `ppsyn` (PPSyn-DP) rows were run with its current defaults (0.5 MB size limit,",
+        "one-way model fitted with 1000 steps, 50 refit steps per round and 100 for the last fit, partition paths",
+        "recomputed once a model marginal moved by 20%); the `aim` and `mst` rows with the current AIM and MST",
+        "code and the NumPy junction-tree sampler; the `ppsyn-paper` and `ppsyn-note` rows with earlier code, most",
+        "sampled with mbi's JAX sampler (the same randomised-rounding scheme). A rerun of MST with the NumPy",
+        "sampler reproduced MST's earlier means to within 0.001 at every ε, so the sampler change does not move",
+        "these errors.",
+        "",
+    ]
     metrics = ["workload_error", "range3_mse", "range5_mse", "svm_error", "fit_s", "rss_mb"]
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
@@ -242,8 +287,10 @@ def report() -> None:
                 mu = st.mean(vals)
                 sd = st.stdev(vals) if len(vals) > 1 else 0.0
                 cells.append(f"{mu:.4g} ± {sd:.2g}" if m not in ("fit_s", "rss_mb") else f"{mu:.0f}")
-        lines.append(f"| {'yes' if key[0] == '1' else 'no'} | {key[1]} | {key[2]} | {key[3]} | {key[4]} | {key[5]} | "
-                     f"{len(rs)} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {'yes' if key[0] == '1' else 'no'} | {key[1]} | {key[2]} | {key[3]} | {key[4]} | {key[5]} | "
+            f"{len(rs)} | " + " | ".join(cells) + " |"
+        )
     (RESULTS / "ppsyn_paper.md").write_text("\n".join(lines) + "\n")
     for ds in sorted({r["dataset"] for r in rows}):
         sub = [r for r in rows if r["dataset"] == ds and r["k"] == "3" and float(r["eta"]) == 0.7]
@@ -312,8 +359,11 @@ def main() -> None:
             if "main" in sweeps:
                 plan += [(ds, m, e, s, 0.7, 3, s) for ds in dsets for e in eps_grid for m in mechs]
             if "eta" in sweeps and "adult" in dsets:
-                plan += [("adult", m, 0.1, s, eta, 3, -1) for eta in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-                         for m in ("ppsyn-note", "ppsyn-paper")]
+                plan += [
+                    ("adult", m, 0.1, s, eta, 3, -1)
+                    for eta in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+                    for m in ("ppsyn-note", "ppsyn-paper")
+                ]
             if "d" in sweeps and "br2000" in dsets:
                 plan += [("br2000", m, 0.1, s, 0.7, k, -1) for k in (2, 4, 5) for m in mechs]
         quick = False
@@ -325,8 +375,24 @@ def main() -> None:
 
     def one(item):
         ds, m, e, s, eta, k, fold = item
-        args = ["--dataset", ds, "--mechanism", m, "--epsilon", str(e), "--seed", str(s), "--eta", str(eta),
-                "--k", str(k), "--svm-folds", "0", "--svm-fold", str(fold)] + (["--quick"] if quick else [])
+        args = [
+            "--dataset",
+            ds,
+            "--mechanism",
+            m,
+            "--epsilon",
+            str(e),
+            "--seed",
+            str(s),
+            "--eta",
+            str(eta),
+            "--k",
+            str(k),
+            "--svm-folds",
+            "0",
+            "--svm-fold",
+            str(fold),
+        ] + (["--quick"] if quick else [])
         t = time.perf_counter()
         try:
             row = run(args, single_thread=True)
@@ -335,8 +401,11 @@ def main() -> None:
             return
         with lock:
             append(row)
-            print(f"{ds} {m} eps={e} seed={s} eta={eta} k={k}: workload {row['workload_error']:.4f} "
-                  f"range3 {row['range3_mse']:.2e} svm {row['svm_error']} ({time.perf_counter() - t:.0f}s)", flush=True)
+            print(
+                f"{ds} {m} eps={e} seed={s} eta={eta} k={k}: workload {row['workload_error']:.4f} "
+                f"range3 {row['range3_mse']:.2e} svm {row['svm_error']} ({time.perf_counter() - t:.0f}s)",
+                flush=True,
+            )
 
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         list(pool.map(one, todo))

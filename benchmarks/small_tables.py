@@ -61,12 +61,33 @@ SEEDS = (0, 1, 2)
 ARMS = ("none", "reviewed")
 TARGET_EPS = 1.0
 RATIO_TARGET = 1.5  # car, mushroom: no-schema error within 1.5x of the reviewed-schema error
-SINGLE_THREAD = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+SINGLE_THREAD = {
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
 KEY = ("table", "epsilon", "method", "arm", "seed", "share")
-FIELDS = [*KEY, "status", "rows_real", "rows_synth", "err1", "err2", "err3", "floor_run", "threshold_run",
-          "catchall_cols", "numeric_catchall", "numeric_catchall_names", "synth_s", "score_s", "process_s",
-          "load", "message", "when"]
+FIELDS = [
+    *KEY,
+    "status",
+    "rows_real",
+    "rows_synth",
+    "err1",
+    "err2",
+    "err3",
+    "floor_run",
+    "threshold_run",
+    "catchall_cols",
+    "numeric_catchall",
+    "numeric_catchall_names",
+    "synth_s",
+    "score_s",
+    "process_s",
+    "load",
+    "message",
+    "when",
+]
 
 
 # -- tables ------------------------------------------------------------------------------------------
@@ -172,7 +193,7 @@ def merged_codes(real_codes, ev, thresholds):
             continue
         c = real_codes[col.name]
         counts = np.bincount(c, minlength=col.size)
-        rare = np.flatnonzero(counts[:len(col.categories)] < t)
+        rare = np.flatnonzero(counts[: len(col.categories)] < t)
         if len(rare):
             c = c.copy()
             c[np.isin(c, rare)] = col.other_code
@@ -247,14 +268,28 @@ def worker(a) -> dict:
     path = table_path(a.table)
     rdf = read_table(path)
     ev = eval_schema(rdf)
-    row = {"table": a.table, "epsilon": a.epsilon, "method": a.method, "arm": a.arm, "seed": a.seed,
-           "share": a.share if a.share is not None else "", "rows_real": len(rdf)}
+    row = {
+        "table": a.table,
+        "epsilon": a.epsilon,
+        "method": a.method,
+        "arm": a.arm,
+        "seed": a.seed,
+        "share": a.share if a.share is not None else "",
+        "rows_real": len(rdf),
+    }
     schema = dataclasses.replace(draft_schema(rdf), provenance="user") if a.arm == "reviewed" else None
     kw = {"schema_share": a.share} if a.share is not None else {}
     t0 = time.perf_counter()
     try:
-        res = synthesize(path, epsilon=a.epsilon, method=a.method, schema=schema, seed=a.seed,
-                         method_options=method_options(a.method, max_memory_mb=8192.0), **kw)
+        res = synthesize(
+            path,
+            epsilon=a.epsilon,
+            method=a.method,
+            schema=schema,
+            seed=a.seed,
+            method_options=method_options(a.method, max_memory_mb=8192.0),
+            **kw,
+        )
     except (InputError, PrivsampleError) as exc:  # e.g. a refusal before the synthesis budget is spent
         row.update(status="refused", synth_s=time.perf_counter() - t0, message=str(exc).splitlines()[0][:300])
         return row
@@ -273,16 +308,25 @@ def worker(a) -> dict:
     draft = {c.name: c for c in ev.columns}
     lost = [c.name for c in res.schema.columns if isinstance(c, Categorical) and not c.categories]
     num_lost = [n for n in lost if isinstance(draft.get(n), Numeric)]
-    row.update(catchall_cols=len(lost), numeric_catchall=len(num_lost), numeric_catchall_names=";".join(num_lost),
-               score_s=time.perf_counter() - t1)
+    row.update(
+        catchall_cols=len(lost),
+        numeric_catchall=len(num_lost),
+        numeric_catchall_names=";".join(num_lost),
+        score_s=time.perf_counter() - t1,
+    )
     return row
 
 
 # -- the driver -------------------------------------------------------------------------------------------
 def run_worker(args: list[str]) -> dict:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, __file__, "--worker", *args], capture_output=True, text=True, cwd=ROOT,
-                       env={**os.environ, "PYTHONWARNINGS": "ignore", **SINGLE_THREAD})
+    p = subprocess.run(
+        [sys.executable, __file__, "--worker", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONWARNINGS": "ignore", **SINGLE_THREAD},
+    )
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-3000:])
     row = json.loads(p.stdout.strip().splitlines()[-1])
@@ -292,8 +336,14 @@ def run_worker(args: list[str]) -> dict:
 
 def key_of(r: dict) -> tuple:
     share = r.get("share", "")
-    return (r["table"], float(r["epsilon"]), r["method"], r["arm"], int(r["seed"]),
-            "" if share in ("", None) else float(share))
+    return (
+        r["table"],
+        float(r["epsilon"]),
+        r["method"],
+        r["arm"],
+        int(r["seed"]),
+        "" if share in ("", None) else float(share),
+    )
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -360,10 +410,15 @@ def estimate_lines(paths: list[Path]) -> list[str]:
                 runs.setdefault((r["table"], r["method"], r["arm"]), []).append(r)
     if not runs:
         return []
-    out = [f"One run of each (table, method, arm) at ε = {TARGET_EPS:g}, seed 0 (`"
-           + "`, `".join(str(p.relative_to(ROOT)) for p in paths if p.exists()) + "`): process seconds "
-           "(start-up, `synthesize`, scoring) and the 1-minute load average before the run (2 shared cores).", "",
-           "| table | method | s none | s reviewed | load |", "|---|---|---|---|---|"]
+    out = [
+        f"One run of each (table, method, arm) at ε = {TARGET_EPS:g}, seed 0 (`"
+        + "`, `".join(str(p.relative_to(ROOT)) for p in paths if p.exists())
+        + "`): process seconds "
+        "(start-up, `synthesize`, scoring) and the 1-minute load average before the run (2 shared cores).",
+        "",
+        "| table | method | s none | s reviewed | load |",
+        "|---|---|---|---|---|",
+    ]
     total = 0.0
     for t in TABLES:
         for m in METHODS:
@@ -374,54 +429,80 @@ def estimate_lines(paths: list[Path]) -> list[str]:
             tb = statistics.mean(_f(r, "process_s") for r in b) if b else None
             total += (ta or 0.0) + (tb or 0.0)
             loads = ", ".join(r.get("load", "") for r in a + b)
-            out.append(f"| {t} | {m} | {'–' if ta is None else f'{ta:.0f}'} | {'–' if tb is None else f'{tb:.0f}'} "
-                       f"| {loads} |")
+            out.append(
+                f"| {t} | {m} | {'–' if ta is None else f'{ta:.0f}'} | {'–' if tb is None else f'{tb:.0f}'} | {loads} |"
+            )
     n = len(EPSILONS) * len(SEEDS)
-    out += ["", f"Sum over the {len(runs)} timed (table, method, arm) cells: {total / 60:.1f} min per (ε, seed); "
-            f"the full grid ({len(EPSILONS)} ε × {len(SEEDS)} seeds) takes about {n} × that = "
-            f"**{n * total / 3600:.1f} h** at this load, if the time does not depend on ε (MST's does not; AIM and "
-            "PPSyn-DP run more rounds at larger ε, so ε = 2 costs more and ε = 0.5 less)."]
+    out += [
+        "",
+        f"Sum over the {len(runs)} timed (table, method, arm) cells: {total / 60:.1f} min per (ε, seed); "
+        f"the full grid ({len(EPSILONS)} ε × {len(SEEDS)} seeds) takes about {n} × that = "
+        f"**{n * total / 3600:.1f} h** at this load, if the time does not depend on ε (MST's does not; AIM and "
+        "PPSyn-DP run more rounds at larger ε, so ε = 2 costs more and ε = 0.5 less).",
+    ]
     other = [r for p in paths for r in read_rows(p) if float(r["epsilon"]) != TARGET_EPS and r.get("share", "") == ""]
     for r in other:
         base = runs.get((r["table"], r["method"], r["arm"]))
         ref = f" (ε = {TARGET_EPS:g}: {statistics.mean(_f(x, 'process_s') for x in base):.0f} s)" if base else ""
-        out.append(f"* {r['table']} {r['method']} {r['arm']} at ε = {float(r['epsilon']):g}: "
-                   f"{_f(r, 'process_s'):.0f} s{ref}, load {r.get('load', '')}.")
+        out.append(
+            f"* {r['table']} {r['method']} {r['arm']} at ε = {float(r['epsilon']):g}: "
+            f"{_f(r, 'process_s'):.0f} s{ref}, load {r.get('load', '')}."
+        )
     return out
 
 
 def share_lines(csv_path: Path, planned: list[dict]) -> list[str]:
     """The discovery-share sweep (rows with a ``share``, from the results CSV and ``small_tables.shares.csv``)
     beside the planned runs of the same seeds: the measurement behind the plan's ``max_share``."""
-    fixed = [r for p in {csv_path, RESULTS / "small_tables.shares.csv"} if p.exists() for r in read_rows(p)
-             if r.get("share", "") != "" and r["status"] == "ok" and r["arm"] == "none"]
+    fixed = [
+        r
+        for p in {csv_path, RESULTS / "small_tables.shares.csv"}
+        if p.exists()
+        for r in read_rows(p)
+        if r.get("share", "") != "" and r["status"] == "ok" and r["arm"] == "none"
+    ]
     if not fixed:
         return []
     shares = sorted({float(r["share"]) for r in fixed})
-    keys = sorted({(r["table"], float(r["epsilon"]), r["method"]) for r in fixed},
-                  key=lambda k: (TABLES.index(k[0]) if k[0] in TABLES else 99, k[1], k[2]))
-    lines = ["", "## Discovery share", "",
-             "2-way error without a schema when discovery takes a fixed share of the budget, against the "
-             "pipeline's plan (its mean chosen share in brackets), over the seeds run at every share (mean; "
-             "n = seeds). This is the measurement behind the plan's largest share.", "",
-             "| table | ε | method | n | " + " | ".join(f"share {x:g}" for x in shares) + " | planned |",
-             "|---|---|---|---|" + "---|" * (len(shares) + 1)]
+    keys = sorted(
+        {(r["table"], float(r["epsilon"]), r["method"]) for r in fixed},
+        key=lambda k: (TABLES.index(k[0]) if k[0] in TABLES else 99, k[1], k[2]),
+    )
+    lines = [
+        "",
+        "## Discovery share",
+        "",
+        "2-way error without a schema when discovery takes a fixed share of the budget, against the "
+        "pipeline's plan (its mean chosen share in brackets), over the seeds run at every share (mean; "
+        "n = seeds). This is the measurement behind the plan's largest share.",
+        "",
+        "| table | ε | method | n | " + " | ".join(f"share {x:g}" for x in shares) + " | planned |",
+        "|---|---|---|---|" + "---|" * (len(shares) + 1),
+    ]
     for t, e, m in keys:
         sel = [r for r in fixed if (r["table"], float(r["epsilon"]), r["method"]) == (t, e, m)]
-        plan = {int(r["seed"]): r for r in planned
-                if (r["table"], float(r["epsilon"]), r["method"], r["arm"], r["status"]) == (t, e, m, "none", "ok")}
+        plan = {
+            int(r["seed"]): r
+            for r in planned
+            if (r["table"], float(r["epsilon"]), r["method"], r["arm"], r["status"]) == (t, e, m, "none", "ok")
+        }
         seeds = set(plan)
         for x in shares:
             seeds &= {int(r["seed"]) for r in sel if float(r["share"]) == x}
         if not seeds:
             continue
-        means = [statistics.mean(_f(r, "err2") for r in sel if float(r["share"]) == x and int(r["seed"]) in seeds)
-                 for x in shares]
+        means = [
+            statistics.mean(_f(r, "err2") for r in sel if float(r["share"]) == x and int(r["seed"]) in seeds)
+            for x in shares
+        ]
         cells = [f"{v:.3f}" for v in means]
         pl = statistics.mean(_f(plan[k], "err2") for k in seeds)
         rdf = read_real(t)
-        lines.append(f"| {t} | {e:g} | {m} | {len(seeds)} | " + " | ".join(cells)
-                     + f" | {pl:.3f} ({planned_share(e, rdf.shape[1], len(rdf)):.2f}) |")
+        lines.append(
+            f"| {t} | {e:g} | {m} | {len(seeds)} | "
+            + " | ".join(cells)
+            + f" | {pl:.3f} ({planned_share(e, rdf.shape[1], len(rdf)):.2f}) |"
+        )
     return lines
 
 
@@ -444,28 +525,38 @@ def write_report(csv_path: Path, md_path: Path, smoke: bool, estimate: list[str]
 
     lines = ["# Small tables: no schema against a reviewed schema (`benchmarks/small_tables.py`)", ""]
     if smoke:
-        lines += ["**SMOKE RUN (`--quick`): one seed, ε = 1, MST only; it checks that the harness works and is "
-                  "not the benchmark's result.**", ""]
-    lines += [f"Generated {time.strftime('%Y-%m-%d %H:%M')} from `{csv_path.relative_to(ROOT)}`; seeds "
-              f"{','.join(map(str, seeds))}. Seeded noise: **NOT PRIVATE** (reproducible runs; the mechanisms and "
-              "their budgets are those of the private path). Each run is a fresh single-threaded process "
-              f"(BLAS/OpenMP/XLA threads 1) on a shared {os.cpu_count()}-core machine.", "",
-              f"Tables: `adult` = {ADULT_ROWS} rows of `adult_raw.csv` (sample seed {ADULT_SAMPLE_SEED}), `car` = "
-              "`car_raw.csv` (1,728 rows), `mushroom` = `mushroom_raw.csv` (8,124 rows). Arms: **none** = no "
-              "schema (`privsample synth data.csv`: private discovery with the pipeline's plan); **reviewed** = "
-              "the non-private draft (`privsample schema`) with `provenance: user`.", "",
-              "Errors: mean L1 distance of normalised marginals (0-2) over all 2-way (3-way) marginals, synthetic "
-              "against real, both coded by the real table's own draft domain with a catch-all (unknown categories "
-              "-> catch-all, numbers clipped, a non-number in a numeric column -> an extra cell: counted as error). "
-              "Mean ± sd over seeds. Floor: 2-way error of the real table against itself with every category "
-              "(of the draft's categorical columns) counted fewer than the release threshold merged into the "
-              "catch-all; *plan*: threshold τ of the current default plan at that ε; *run*: the thresholds in the "
-              "no-schema runs' ledgers (mean over runs). Catch-all cols: columns the discovered schema left with "
-              "only the catch-all (mean per run); numeric lost: of those, columns numeric in the draft (total "
-              "over runs). Time: `synthesize` wall seconds (mean), discovery and sampling included.", ""]
-    lines += ["| table | ε | method | 2-way none | 2-way reviewed | none / reviewed | floor (plan τ) | floor (run) "
-              "| 3-way none | 3-way reviewed | catch-all cols | numeric lost | refused | s none | s reviewed |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "**SMOKE RUN (`--quick`): one seed, ε = 1, MST only; it checks that the harness works and is "
+            "not the benchmark's result.**",
+            "",
+        ]
+    lines += [
+        f"Generated {time.strftime('%Y-%m-%d %H:%M')} from `{csv_path.relative_to(ROOT)}`; seeds "
+        f"{','.join(map(str, seeds))}. Seeded noise: **NOT PRIVATE** (reproducible runs; the mechanisms and "
+        "their budgets are those of the private path). Each run is a fresh single-threaded process "
+        f"(BLAS/OpenMP/XLA threads 1) on a shared {os.cpu_count()}-core machine.",
+        "",
+        f"Tables: `adult` = {ADULT_ROWS} rows of `adult_raw.csv` (sample seed {ADULT_SAMPLE_SEED}), `car` = "
+        "`car_raw.csv` (1,728 rows), `mushroom` = `mushroom_raw.csv` (8,124 rows). Arms: **none** = no "
+        "schema (`privsample synth data.csv`: private discovery with the pipeline's plan); **reviewed** = "
+        "the non-private draft (`privsample schema`) with `provenance: user`.",
+        "",
+        "Errors: mean L1 distance of normalised marginals (0-2) over all 2-way (3-way) marginals, synthetic "
+        "against real, both coded by the real table's own draft domain with a catch-all (unknown categories "
+        "-> catch-all, numbers clipped, a non-number in a numeric column -> an extra cell: counted as error). "
+        "Mean ± sd over seeds. Floor: 2-way error of the real table against itself with every category "
+        "(of the draft's categorical columns) counted fewer than the release threshold merged into the "
+        "catch-all; *plan*: threshold τ of the current default plan at that ε; *run*: the thresholds in the "
+        "no-schema runs' ledgers (mean over runs). Catch-all cols: columns the discovered schema left with "
+        "only the catch-all (mean per run); numeric lost: of those, columns numeric in the draft (total "
+        "over runs). Time: `synthesize` wall seconds (mean), discovery and sampling included.",
+        "",
+    ]
+    lines += [
+        "| table | ε | method | 2-way none | 2-way reviewed | none / reviewed | floor (plan τ) | floor (run) "
+        "| 3-way none | 3-way reviewed | catch-all cols | numeric lost | refused | s none | s reviewed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     summary = {}
     for t in tables:
         for e in epsilons:
@@ -482,22 +573,35 @@ def write_report(csv_path: Path, md_path: Path, smoke: bool, estimate: list[str]
                 ref = sum(r["status"] == "refused" for r in a)
                 sa = [x for x in (_f(r, "synth_s") for r in a) if x is not None]
                 sb = [x for x in (_f(r, "synth_s") for r in b) if x is not None]
-                summary[(t, e, m)] = dict(ea=ea, eb=eb, ratio=ratio, fr=_mean(fr), fp=fp, nl=nl, ref=ref,
-                                          names={n for r in a for n in r.get("numeric_catchall_names", "").split(";")
-                                                 if n})
+                summary[(t, e, m)] = dict(
+                    ea=ea,
+                    eb=eb,
+                    ratio=ratio,
+                    fr=_mean(fr),
+                    fp=fp,
+                    nl=nl,
+                    ref=ref,
+                    names={n for r in a for n in r.get("numeric_catchall_names", "").split(";") if n},
+                )
                 lines.append(
                     f"| {t} | {e:g} | {m} | {_ms(ea)} | {_ms(eb)} | {'–' if ratio is None else f'{ratio:.2f}×'} | "
                     f"{'–' if fp is None else f'{fp:.3f} (τ {tau:.0f})'} | {_ms(fr)} | {_ms(errs(a, 'err3'))} | "
                     f"{_ms(errs(b, 'err3'))} | {_ms(cc, 1)} | {nl} | {ref}/{len(a)} | "
                     f"{'–' if not sa else f'{statistics.mean(sa):.1f}'} | "
-                    f"{'–' if not sb else f'{statistics.mean(sb):.1f}'} |")
-    lines += ["", f"## Targets at ε = {TARGET_EPS:g}", "",
-              f"car and mushroom: no-schema 2-way error within {RATIO_TARGET}× of the reviewed schema's; adult "
-              f"({ADULT_ROWS} rows): at most floor + reviewed error (floor of the runs' thresholds, else of the "
-              "plan's); every table: no numeric column of the draft left with only the catch-all. Means over "
-              "seeds.", "",
-              "| table | method | none | reviewed | bound | target | numeric lost | met |",
-              "|---|---|---|---|---|---|---|---|"]
+                    f"{'–' if not sb else f'{statistics.mean(sb):.1f}'} |"
+                )
+    lines += [
+        "",
+        f"## Targets at ε = {TARGET_EPS:g}",
+        "",
+        f"car and mushroom: no-schema 2-way error within {RATIO_TARGET}× of the reviewed schema's; adult "
+        f"({ADULT_ROWS} rows): at most floor + reviewed error (floor of the runs' thresholds, else of the "
+        "plan's); every table: no numeric column of the draft left with only the catch-all. Means over "
+        "seeds.",
+        "",
+        "| table | method | none | reviewed | bound | target | numeric lost | met |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for t in tables:
         for m in methods:
             s = summary.get((t, TARGET_EPS, m))
@@ -512,42 +616,76 @@ def write_report(csv_path: Path, md_path: Path, smoke: bool, estimate: list[str]
                 bound = None if b is None else RATIO_TARGET * b
                 what = f"≤ {RATIO_TARGET}× reviewed"
             ok = a is not None and bound is not None and a <= bound and s["nl"] == 0 and s["ref"] == 0
-            why = [] if ok else (["no result"] if a is None or bound is None else
-                                 ([f"error {a:.3f} > {bound:.3f}; the merging floor alone is "
-                                   f"{s['fr'] if s['fr'] is not None else float('nan'):.3f} "
-                                   f"({(s['fr'] or 0) / bound:.0%} of the bound) and discovery took "
-                                   f"{planned_share(TARGET_EPS, read_real(t).shape[1], len(read_real(t))):.0%} "
-                                   "of the budget"] if a > bound else [])
-                                 + ([f"numeric in catch-all: {', '.join(sorted(s['names']))}"] if s["nl"] else [])
-                                 + ([f"refused in {s['ref']} run(s)"] if s["ref"] else []))
-            lines.append(f"| {t} | {m} | {'–' if a is None else f'{a:.3f}'} | {'–' if b is None else f'{b:.3f}'} | "
-                         f"{'–' if bound is None else f'{bound:.3f}'} | {what} | {s['nl']} | "
-                         f"{'yes' if ok else 'NO: ' + '; '.join(why)} |")
-    lines += ["", "Why a target is missed: without a schema a category needs a noisy count above τ to be released, so "
-              "every category rarer than that is merged into the catch-all (the floor), and the budget that "
-              "discovery takes is not available to the synthesizer (its released category counts are reused as "
-              "1-way measurements, which recovers part of it). On car the two rarest classes (about 4% of the "
-              "records each) stay below τ at ε = 1; on mushroom the floor alone is most of the reviewed error."]
-    stale = sorted({f"{r['table']} ε={float(r['epsilon']):g}" for r in rows
-                    if _f(r, "threshold_run") is not None and (r["table"], float(r["epsilon"])) in fl
-                    and abs(_f(r, "threshold_run") / fl[(r["table"], float(r["epsilon"]))][0] - 1) > 0.01})
+            why = (
+                []
+                if ok
+                else (
+                    ["no result"]
+                    if a is None or bound is None
+                    else (
+                        [
+                            f"error {a:.3f} > {bound:.3f}; the merging floor alone is "
+                            f"{s['fr'] if s['fr'] is not None else float('nan'):.3f} "
+                            f"({(s['fr'] or 0) / bound:.0%} of the bound) and discovery took "
+                            f"{planned_share(TARGET_EPS, read_real(t).shape[1], len(read_real(t))):.0%} "
+                            "of the budget"
+                        ]
+                        if a > bound
+                        else []
+                    )
+                    + ([f"numeric in catch-all: {', '.join(sorted(s['names']))}"] if s["nl"] else [])
+                    + ([f"refused in {s['ref']} run(s)"] if s["ref"] else [])
+                )
+            )
+            lines.append(
+                f"| {t} | {m} | {'–' if a is None else f'{a:.3f}'} | {'–' if b is None else f'{b:.3f}'} | "
+                f"{'–' if bound is None else f'{bound:.3f}'} | {what} | {s['nl']} | "
+                f"{'yes' if ok else 'NO: ' + '; '.join(why)} |"
+            )
+    lines += [
+        "",
+        "Why a target is missed: without a schema a category needs a noisy count above τ to be released, so "
+        "every category rarer than that is merged into the catch-all (the floor), and the budget that "
+        "discovery takes is not available to the synthesizer (its released category counts are reused as "
+        "1-way measurements, which recovers part of it). On car the two rarest classes (about 4% of the "
+        "records each) stay below τ at ε = 1; on mushroom the floor alone is most of the reviewed error.",
+    ]
+    stale = sorted(
+        {
+            f"{r['table']} ε={float(r['epsilon']):g}"
+            for r in rows
+            if _f(r, "threshold_run") is not None
+            and (r["table"], float(r["epsilon"])) in fl
+            and abs(_f(r, "threshold_run") / fl[(r["table"], float(r["epsilon"]))][0] - 1) > 0.01
+        }
+    )
     if stale:
-        lines += ["", "**The runs' ledger thresholds differ from `default_threshold` (the pipeline's plan changed) "
-                  f"for {', '.join(stale)}: use the floor (run) column; the plan-τ column describes the old plan.**"]
+        lines += [
+            "",
+            "**The runs' ledger thresholds differ from `default_threshold` (the pipeline's plan changed) "
+            f"for {', '.join(stale)}: use the floor (run) column; the plan-τ column describes the old plan.**",
+        ]
     if fl:
-        lines += ["", "## Release threshold of the current default plan", "",
-                  "τ: the noisy count a category must exceed to be released without a schema (the planned "
-                  "discovery share, with the table's row count standing in for the noisy one, split evenly over "
-                  "the columns); the floor is the 2-way error of merging every category counted below τ.", "",
-                  "| table | columns | ε | τ | floor (2-way) |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## Release threshold of the current default plan",
+            "",
+            "τ: the noisy count a category must exceed to be released without a schema (the planned "
+            "discovery share, with the table's row count standing in for the noisy one, split evenly over "
+            "the columns); the floor is the 2-way error of merging every category counted below τ.",
+            "",
+            "| table | columns | ε | τ | floor (2-way) |",
+            "|---|---|---|---|---|",
+        ]
         for (t, e), (tau, fp) in fl.items():
             n = len(eval_schema(read_real(t)).names)
             lines.append(f"| {t} | {n} | {e:g} | {tau:.0f} | {fp:.3f} |")
     lines += share_lines(csv_path, rows)
     refusals = [r for r in rows if r["status"] == "refused"]
     if refusals:
-        lines += ["", "## Refusals", ""] + sorted({f"* {r['table']} ε={r['epsilon']} {r['method']}: "
-                                                 f"{r['message']}" for r in refusals})
+        lines += ["", "## Refusals", ""] + sorted(
+            {f"* {r['table']} ε={r['epsilon']} {r['method']}: {r['message']}" for r in refusals}
+        )
     if estimate:
         lines += ["", "## Duration of the full run", ""] + estimate
     md_path.write_text("\n".join(lines) + "\n")
@@ -570,8 +708,12 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--seeds", default=",".join(map(str, SEEDS)))
     ap.add_argument("--arms", default=",".join(ARMS))
-    ap.add_argument("--shares", default="", help="discovery shares to try in the no-schema arm (default: the "
-                    "pipeline's plan); rows with a share are kept in the CSV but left out of the report")
+    ap.add_argument(
+        "--shares",
+        default="",
+        help="discovery shares to try in the no-schema arm (default: the "
+        "pipeline's plan); rows with a share are kept in the CSV but left out of the report",
+    )
     ap.add_argument("--csv", type=Path, default=None, help="results CSV (default small_tables[.quick].csv)")
     ap.add_argument("--md", type=Path, default=RESULTS / "small_tables.md", help="report to write")
     ap.add_argument("--report", action="store_true", help="only rewrite the .md from the CSV")
@@ -586,9 +728,15 @@ def main() -> None:
     if not a.report:
         done = {key_of(r) for r in read_rows(csv_path)}
         shares = [None] + [float(s) for s in a.shares.split(",") if s]
-        grid = [(t, float(e), m, arm, int(s), sh) for t in a.tables.split(",") for e in a.eps.split(",")
-                for m in a.methods.split(",") for s in a.seeds.split(",") for arm in a.arms.split(",")
-                for sh in (shares if arm == "none" else [None])]
+        grid = [
+            (t, float(e), m, arm, int(s), sh)
+            for t in a.tables.split(",")
+            for e in a.eps.split(",")
+            for m in a.methods.split(",")
+            for s in a.seeds.split(",")
+            for arm in a.arms.split(",")
+            for sh in (shares if arm == "none" else [None])
+        ]
         todo = [g for g in grid if (*g[:5], "" if g[5] is None else g[5]) not in done]
         print(f"{len(grid)} runs, {len(grid) - len(todo)} already in {csv_path.name}", flush=True)
         for t, e, m, arm, s, sh in todo:
@@ -602,12 +750,19 @@ def main() -> None:
                 continue
             row.update(load=f"{load:.2f}", when=time.strftime("%Y-%m-%d %H:%M"))
             append_row(csv_path, row)
-            print(f"{t} eps={e:g} {m} {arm} seed={s}{'' if sh is None else f' share={sh:g}'}: {row['status']} "
-                  f"2-way {row.get('err2', '')!s:.6} synth {row['synth_s']:.1f}s "
-                  f"(process {row['process_s']:.1f}s, load {load:.2f})", flush=True)
+            print(
+                f"{t} eps={e:g} {m} {arm} seed={s}{'' if sh is None else f' share={sh:g}'}: {row['status']} "
+                f"2-way {row.get('err2', '')!s:.6} synth {row['synth_s']:.1f}s "
+                f"(process {row['process_s']:.1f}s, load {load:.2f})",
+                flush=True,
+            )
     timing = [RESULTS / "small_tables.quick.csv", RESULTS / "small_tables.timing.csv"]
-    write_report(csv_path, md_path, smoke=a.quick or csv_path.name.endswith(".quick.csv"),
-                 estimate=estimate_lines(timing) if csv_path in timing else None)
+    write_report(
+        csv_path,
+        md_path,
+        smoke=a.quick or csv_path.name.endswith(".quick.csv"),
+        estimate=estimate_lines(timing) if csv_path in timing else None,
+    )
 
 
 if __name__ == "__main__":

@@ -83,6 +83,7 @@ def atomic_write_bytes(target: str | Path, data: bytes) -> None:
 
 # -- checks before any work --------------------------------------------------------------------------
 
+
 def _same_file(a: Path, b: Path) -> bool:
     """Whether two paths name one file: equal once links are resolved, or one inode (hard links)."""
     try:
@@ -122,9 +123,13 @@ def _writable(folder: Path) -> str | None:
     return None
 
 
-def check_paths(inputs: Mapping[str, PathLike | None], outputs: Mapping[str, PathLike | None], *,
-                folders: Mapping[str, Collection[str]] | None = None,
-                note: Callable[[str], None] | None = None) -> None:
+def check_paths(
+    inputs: Mapping[str, PathLike | None],
+    outputs: Mapping[str, PathLike | None],
+    *,
+    folders: Mapping[str, Collection[str]] | None = None,
+    note: Callable[[str], None] | None = None,
+) -> None:
     """Refuse (:class:`InputError`, one line naming the options) outputs that cannot be written safely;
     then create missing output folders, telling ``note`` about each.
 
@@ -142,23 +147,27 @@ def check_paths(inputs: Mapping[str, PathLike | None], outputs: Mapping[str, Pat
     given_out = [(k, Path(v)) for k, v in outputs.items() if v is not None]
     paths = [(k, p, False) for k, p in given_in] + [(k, p, True) for k, p in given_out]
     for i, (ka, a, a_out) in enumerate(paths):
-        for kb, b, b_out in paths[i + 1:]:
+        for kb, b, b_out in paths[i + 1 :]:
             if (a_out or b_out) and _same_file(a, b):
-                raise InputError(f"{ka} and {kb} are the same file ({b}): an output must not overwrite an input "
-                                 "or another output")
+                raise InputError(
+                    f"{ka} and {kb} are the same file ({b}): an output must not overwrite an input or another output"
+                )
     for label, folder in given_out:
         if label not in folders:
             continue
         for other, p, _ in paths:
             if other != label and _inside(p, folder):
-                raise InputError(f"{other} ({p}) lies inside the folder {label} ({folder}), which is replaced "
-                                 "when written")
+                raise InputError(
+                    f"{other} ({p}) lies inside the folder {label} ({folder}), which is replaced when written"
+                )
         if folder.is_dir():
             extra = sorted(set(os.listdir(folder)) - set(folders[label]))
             if extra:
                 shown = ", ".join(extra[:3]) + (", ..." if len(extra) > 3 else "")
-                raise InputError(f"{label} {folder} is an existing folder holding other files ({shown}); it "
-                                 "would be replaced: give a new or empty folder")
+                raise InputError(
+                    f"{label} {folder} is an existing folder holding other files ({shown}); it "
+                    "would be replaced: give a new or empty folder"
+                )
     missing: dict[Path, tuple[str, Path]] = {}
     for label, path in given_out:
         if label not in folders and path.is_dir():
@@ -166,8 +175,9 @@ def check_paths(inputs: Mapping[str, PathLike | None], outputs: Mapping[str, Pat
         parent = path.absolute().parent
         base = _existing_ancestor(parent)
         if not base.is_dir():
-            raise InputError(f"cannot create the output folder {path.parent} for {label}: {base} is a file, "
-                             "not a folder")
+            raise InputError(
+                f"cannot create the output folder {path.parent} for {label}: {base} is a file, not a folder"
+            )
         why = _writable(base)
         if why is not None:
             raise InputError(f"cannot write {label} {path}: the folder {base} is not writable ({why})")

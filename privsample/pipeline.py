@@ -86,14 +86,26 @@ def choose_engine(source, engine: str, schema: Schema | None) -> str:
     if size * AUTO_SHARE[fmt] <= available:
         return "numpy"
     if schema is None:
-        raise InputError(f"{path} is too large to load in the available memory: pass --schema to use the "
-                         "out-of-core engine, or --engine numpy to load it anyway")
+        raise InputError(
+            f"{path} is too large to load in the available memory: pass --schema to use the "
+            "out-of-core engine, or --engine numpy to load it anyway"
+        )
     return "duckdb"
 
 
-def make_engine(engine: str, source, schema: Schema, *, clip: bool, other: bool, spark_master: str,
-                engine_options: dict | None, release: bool = True, delimiter: str | None = None,
-                encoding: str | None = None):
+def make_engine(
+    engine: str,
+    source,
+    schema: Schema,
+    *,
+    clip: bool,
+    other: bool,
+    spark_master: str,
+    engine_options: dict | None,
+    release: bool = True,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+):
     """A DuckDB or Spark engine on ``source`` coded by ``schema`` (``engine_options``: its keyword options).
 
     ``release`` (default): the per-record rule of ``encode(..., release=True)``, as on the NumPy path.
@@ -108,10 +120,12 @@ def make_engine(engine: str, source, schema: Schema, *, clip: bool, other: bool,
     return SparkEngine(source, schema, clip=clip, other=other, release=release, master=spark_master, **opts)
 
 
-RELEASE_RULE = ("values outside the schema are handled record by record: numbers are clipped to the bounds, "
-                "unknown categories go to the catch-all, missing values and non-numbers to the null code; a "
-                "record the schema cannot hold is left out (no count is disclosed; 'privsample check' lists "
-                "them for the data owner and is not private)")
+RELEASE_RULE = (
+    "values outside the schema are handled record by record: numbers are clipped to the bounds, "
+    "unknown categories go to the catch-all, missing values and non-numbers to the null code; a "
+    "record the schema cannot hold is left out (no count is disclosed; 'privsample check' lists "
+    "them for the data owner and is not private)"
+)
 
 
 def release_domain(schema: Schema, other: bool) -> Schema:
@@ -140,14 +154,15 @@ def worst_case_domain(names: list[str]):
 
 @dataclass
 class SynthResult:
-    model: Any            # SynthModel
-    table: Any            # pandas DataFrame of synthetic records
+    model: Any  # SynthModel
+    table: Any  # pandas DataFrame of synthetic records
     accountant: Accountant
     schema: Schema
 
 
-def make_accountant(epsilon: float, delta: float, schema: Schema | None,
-                    schema_share: float | None) -> tuple[Accountant, float]:
+def make_accountant(
+    epsilon: float, delta: float, schema: Schema | None, schema_share: float | None
+) -> tuple[Accountant, float]:
     """(accountant for the whole run, delta reserved for private discovery).
 
     ``schema_share`` None (planned discovery): the discovery delta is ``DISCOVERY_DELTA_SHARE * delta``;
@@ -175,14 +190,29 @@ def make_accountant(epsilon: float, delta: float, schema: Schema | None,
     return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
 
 
-def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: str = "ppsyn",
-               schema: Schema | str | Path | None = None, rows: int | None = None, seed: int | None = None,
-               clip: bool = False, other: bool = False, engine: str = "auto", spark_master: str = "local[2]",
-               engine_options: dict | None = None,
-               schema_share: float | None = DEFAULT_SCHEMA_SHARE, method_options: dict | None = None,
-               noise: NoiseSource | None = None, progress=no_progress,
-               discovery_options: dict | None = None, delimiter: str | None = None,
-               encoding: str | None = None, sample: bool = True) -> SynthResult:
+def synthesize(
+    source,
+    *,
+    epsilon: float,
+    delta: float = DEFAULT_DELTA,
+    method: str = "ppsyn",
+    schema: Schema | str | Path | None = None,
+    rows: int | None = None,
+    seed: int | None = None,
+    clip: bool = False,
+    other: bool = False,
+    engine: str = "auto",
+    spark_master: str = "local[2]",
+    engine_options: dict | None = None,
+    schema_share: float | None = DEFAULT_SCHEMA_SHARE,
+    method_options: dict | None = None,
+    noise: NoiseSource | None = None,
+    progress=no_progress,
+    discovery_options: dict | None = None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    sample: bool = True,
+) -> SynthResult:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table.
 
     ``source``: a CSV/Parquet path (for ``engine="spark"`` also a URI or a Spark DataFrame).
@@ -227,23 +257,47 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
             raise InputError(f"--engine {engine} needs --schema (private discovery reads the table in memory)")
         schema = release_domain(schema, other)
         synth.check_size(schema.domain())
-        eng = make_engine(engine, source, schema, clip=True, other=other, spark_master=spark_master,
-                          engine_options=engine_options, release=True, delimiter=delimiter, encoding=encoding)
+        eng = make_engine(
+            engine,
+            source,
+            schema,
+            clip=True,
+            other=other,
+            spark_master=spark_master,
+            engine_options=engine_options,
+            release=True,
+            delimiter=delimiter,
+            encoding=encoding,
+        )
     else:
         with progress_phase(progress, "read table"):
-            df = read_table(source, allow_empty=True, delimiter=delimiter, encoding=encoding,
-                            **({"na_values": schema.na_values} if schema is not None else {}))
+            df = read_table(
+                source,
+                allow_empty=True,
+                delimiter=delimiter,
+                encoding=encoding,
+                **({"na_values": schema.na_values} if schema is not None else {}),
+            )
         if schema is None:
             from privsample.data.discovery import private_schema
 
             with progress_phase(progress, "check model size", message="worst case of discovery"):
                 synth.check_size(worst_case_domain([str(c) for c in df.columns]))  # before any spend
-            with progress_phase(progress, "discover schema", accountant=accountant,
-                                message="private category/bounds discovery"):
+            with progress_phase(
+                progress, "discover schema", accountant=accountant, message="private category/bounds discovery"
+            ):
                 # Discovery takes a share of the whole budget: planned from a noisy row count (share=None) or fixed.
-                schema = private_schema(df, accountant, noise, rho=accountant.rho_total, delta=d_disc,
-                                        share=schema_share, bins=DISCOVERY_BINS,
-                                        max_categories=DISCOVERY_MAX_CATEGORIES, **(discovery_options or {}))
+                schema = private_schema(
+                    df,
+                    accountant,
+                    noise,
+                    rho=accountant.rho_total,
+                    delta=d_disc,
+                    share=schema_share,
+                    bins=DISCOVERY_BINS,
+                    max_categories=DISCOVERY_MAX_CATEGORIES,
+                    **(discovery_options or {}),
+                )
             from privsample.data.discovery_report import check_not_collapsed
 
             check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend
@@ -259,8 +313,9 @@ def synthesize(source, *, epsilon: float, delta: float = DEFAULT_DELTA, method: 
     model.params.update({"epsilon": epsilon, "delta": delta, "seed": seed, "engine": engine})
     table = None
     if sample:
-        with progress_phase(progress, "sample", accountant=accountant,
-                            message="draw synthetic records (no privacy cost)"):
+        with progress_phase(
+            progress, "sample", accountant=accountant, message="draw synthetic records (no privacy cost)"
+        ):
             table = model.sample_table(rows, rng)
     return SynthResult(model=model, table=table, accountant=accountant, schema=schema)
 
@@ -329,8 +384,11 @@ def write_chunks(chunks, path: str | Path, on_chunk=None) -> int:
                         writer.close()
             else:
                 first = True
-                with (gzip.open(tmp, "wt", newline="", encoding="utf-8", compresslevel=GZIP_LEVEL) if kind == "csv.gz"
-                      else open(tmp, "w", newline="", encoding="utf-8")) as fh:
+                with (
+                    gzip.open(tmp, "wt", newline="", encoding="utf-8", compresslevel=GZIP_LEVEL)
+                    if kind == "csv.gz"
+                    else open(tmp, "w", newline="", encoding="utf-8")
+                ) as fh:
                     for df in chunks:
                         df.to_csv(fh, index=False, header=first)
                         first = False
@@ -394,10 +452,22 @@ def check_output_size(model, rows: int, path: str | Path) -> None:
         return
     need, free = estimate_output_bytes(model, rows, path), free_bytes(path)
     if need > free:
-        raise InputError(f"{rows:,} rows would take about {_human(need)} in {Path(path).name}, more than the "
-                         f"{_human(free)} free on its disk: pass a smaller --rows")
+        raise InputError(
+            f"{rows:,} rows would take about {_human(need)} in {Path(path).name}, more than the "
+            f"{_human(free)} free on its disk: pass a smaller --rows"
+        )
 
 
-__all__ = ["synthesize", "write_table", "write_chunks", "check_output_size", "estimate_output_bytes",
-           "make_accountant", "check_budget", "SynthResult", "Categorical",
-           "release_domain", "RELEASE_RULE"]
+__all__ = [
+    "synthesize",
+    "write_table",
+    "write_chunks",
+    "check_output_size",
+    "estimate_output_bytes",
+    "make_accountant",
+    "check_budget",
+    "SynthResult",
+    "Categorical",
+    "release_domain",
+    "RELEASE_RULE",
+]

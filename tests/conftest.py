@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(os.environ.get("PRIVSAMPLE_SHARED_DATA")
-                   or Path(__file__).resolve().parents[2] / "shared" / "data")
+SHARED_DATA = Path(os.environ.get("PRIVSAMPLE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
 
 def _reason(missing: list[str]) -> str:
-    return (f"benchmark data not found: {SHARED_DATA / missing[0]} (the tests read ../shared/data/ or "
-            "$PRIVSAMPLE_SHARED_DATA; see the README)")
+    return (
+        f"benchmark data not found: {SHARED_DATA / missing[0]} (the tests read ../shared/data/ or "
+        "$PRIVSAMPLE_SHARED_DATA; see the README)"
+    )
 
 
 def needs_shared(*names: str) -> pytest.MarkDecorator:

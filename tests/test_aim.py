@@ -64,8 +64,9 @@ def test_numpy_model_marginals_match_mbi(fitted):
         np.testing.assert_allclose(mm(cl), model_marginal(model.model, cl), rtol=1e-6, atol=1e-6)
         attrs, out = mm._eliminate_log(cl)  # the log-space path (used when the linear one underflows)
         out = np.transpose(out, [attrs.index(a) for a in cl])
-        np.testing.assert_allclose((out * (mm.total / out.sum())).ravel(), model_marginal(model.model, cl),
-                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(
+            (out * (mm.total / out.sum())).ravel(), model_marginal(model.model, cl), rtol=1e-6, atol=1e-6
+        )
 
 
 def test_bad_configurations_are_input_errors():
@@ -93,8 +94,9 @@ def test_junction_tree_size_equals_mbis_hypothetical_model_size():
         attrs = [f"x{i}" for i in range(rng.randint(1, 8))]
         dom = Domain(attrs, [rng.randint(1, 5) for _ in attrs])
         cliques = [tuple(rng.sample(attrs, rng.randint(1, min(3, len(attrs))))) for _ in range(rng.randint(0, 6))]
-        assert junction_tree_cells(dom, cliques) * 8 / 2**20 == pytest.approx(hypothetical_model_size(dom, cliques),
-                                                                              rel=1e-12, abs=0)
+        assert junction_tree_cells(dom, cliques) * 8 / 2**20 == pytest.approx(
+            hypothetical_model_size(dom, cliques), rel=1e-12, abs=0
+        )
 
 
 def test_model_marginals_through_the_junction_tree_match_mbi():
@@ -103,8 +105,7 @@ def test_model_marginals_through_the_junction_tree_match_mbi():
     from tests.test_numpy_md import _problem
 
     dom, ms = _problem(5)
-    model = pgm.estimate(dom, ms, known_total=float(np.mean([M.noisy_measurement.sum() for M in ms[:5]])),
-                         iters=100)
+    model = pgm.estimate(dom, ms, known_total=float(np.mean([M.noisy_measurement.sum() for M in ms[:5]])), iters=100)
     mm = ModelMarginals(model)
     for cl in [("a", "d"), ("c", "e"), ("a", "c", "e"), ("e", "b", "c"), ("a", "b", "c", "d", "e")]:
         np.testing.assert_allclose(mm(cl), model_marginal(model, cl), rtol=1e-5, atol=1e-6)
@@ -118,8 +119,7 @@ def test_cached_einsum_path_gives_the_same_numbers(monkeypatch):
     from tests.test_numpy_md import _problem
 
     dom, ms = _problem(5)
-    model = pgm.estimate(dom, ms, known_total=float(np.mean([M.noisy_measurement.sum() for M in ms[:5]])),
-                         iters=100)
+    model = pgm.estimate(dom, ms, known_total=float(np.mean([M.noisy_measurement.sum() for M in ms[:5]])), iters=100)
     cls = [("a", "d"), ("c", "e"), ("a", "c", "e"), ("e", "b", "c"), ("a", "b", "c", "d", "e")]
     cached = [ModelMarginals(model)._eliminate(cl)[1] for cl in cls]
     monkeypatch.setattr(S, "_einsum_path", lambda ops, out: True)  # search every time
@@ -157,8 +157,10 @@ def test_c_graph_cells_equal_the_python_reference():
     for _ in range(500):
         k = int(rng.integers(2, 16))
         dom = pgm.Domain([f"a{i}" for i in range(k)], [int(x) for x in rng.integers(1, 120, size=k)])
-        cls = [tuple(sorted(set(rng.choice(dom.attributes, size=int(rng.integers(1, 4)))), key=dom.attributes.index))
-               for _ in range(int(rng.integers(0, 12)))]
+        cls = [
+            tuple(sorted(set(rng.choice(dom.attributes, size=int(rng.integers(1, 4)))), key=dom.attributes.index))
+            for _ in range(int(rng.integers(0, 12)))
+        ]
         cls += [(dom.attributes[i], dom.attributes[i + 1]) for i in range(k - 1)] if rng.random() < 0.2 else []
         nbr, cov = S.clique_graph(dom, cls)
         size = tuple(int(x) for x in dom.shape)

@@ -35,10 +35,14 @@ def small_table(n=300, seed=0) -> pd.DataFrame:
 
 
 def small_schema() -> dict:
-    return {"provenance": "user", "columns": [
-        {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
-        {"name": "size", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
-        {"name": "flag", "type": "categorical", "categories": ["y", "n"]}]}
+    return {
+        "provenance": "user",
+        "columns": [
+            {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
+            {"name": "size", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
+            {"name": "flag", "type": "categorical", "categories": ["y", "n"]},
+        ],
+    }
 
 
 @pytest.fixture
@@ -87,19 +91,55 @@ def test_synth_without_schema_discovers_privately(data, tmp_path, capsys):
 def test_seeded_run_is_marked_not_private(data, tmp_path, capsys):
     csv, sch = data
     model = tmp_path / "m.zip"
-    code, text = run(["synth", csv, "-o", tmp_path / "s.csv", "--epsilon", 1, "--schema", sch, "--seed", 3,
-                      "--save-model", model, "--iters", "30"], capsys)
+    code, text = run(
+        [
+            "synth",
+            csv,
+            "-o",
+            tmp_path / "s.csv",
+            "--epsilon",
+            1,
+            "--schema",
+            sch,
+            "--seed",
+            3,
+            "--save-model",
+            model,
+            "--iters",
+            "30",
+        ],
+        capsys,
+    )
     assert code == 0 and "NOT" in text and "private" in text
     saved = json.loads(__import__("zipfile").ZipFile(model).read("model.json"))
     assert saved["private"] is False
 
 
-@pytest.mark.parametrize("case", ["missing_file", "ragged_csv", "empty_table", "schema_column_missing",
-                                  "eps_zero", "eps_negative", "delta_one",
-                                  "delta_zero", "too_big", "draft_schema", "bad_schema_file", "no_provenance",
-                                  "workload_unknown_column", "model_size_too_small", "eta_zero", "eta_above_one",
-                                  "eta_with_annealed_schedule", "paper_without_flag", "unknown_method",
-                                  "unknown_schedule"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing_file",
+        "ragged_csv",
+        "empty_table",
+        "schema_column_missing",
+        "eps_zero",
+        "eps_negative",
+        "delta_one",
+        "delta_zero",
+        "too_big",
+        "draft_schema",
+        "bad_schema_file",
+        "no_provenance",
+        "workload_unknown_column",
+        "model_size_too_small",
+        "eta_zero",
+        "eta_above_one",
+        "eta_with_annealed_schedule",
+        "paper_without_flag",
+        "unknown_method",
+        "unknown_schedule",
+    ],
+)
 def test_bad_input_exit_2_one_line_nothing_written(case, data, tmp_path, capsys):
     csv, sch = data
     out = tmp_path / "synth.csv"
@@ -174,12 +214,16 @@ def _masked(text: str) -> list[str]:
     import re
 
     progress = ("━", "ρ spent")  # progress bars depend on timing
-    return [re.sub(r"\d[\d,.]*(e[+-]?\d+)?", "#", ln) for ln in text.splitlines()
-            if ln.strip() and not any(p in ln for p in progress)]
+    return [
+        re.sub(r"\d[\d,.]*(e[+-]?\d+)?", "#", ln)
+        for ln in text.splitlines()
+        if ln.strip() and not any(p in ln for p in progress)
+    ]
 
 
-@pytest.mark.parametrize("case", ["header_only", "unknown_category", "out_of_bounds", "missing_value",
-                                  "not_a_number", "missing_number"])
+@pytest.mark.parametrize(
+    "case", ["header_only", "unknown_category", "out_of_bounds", "missing_value", "not_a_number", "missing_number"]
+)
 @pytest.mark.parametrize("engine", ["numpy", "duckdb"])
 def test_one_record_does_not_change_the_outcome(case, engine, data, tmp_path, capsys):
     """Release path: a record outside the schema is handled by the per-record rule; the exit code, the
@@ -204,8 +248,25 @@ def test_one_record_does_not_change_the_outcome(case, engine, data, tmp_path, ca
     runs = []
     for src in (csv, odd):
         out = tmp_path / f"s-{src.stem}.csv"
-        code, text = run(["synth", src, "-o", out, "--epsilon", 1, "--schema", sch, "--engine", engine,
-                          "--iters", "30", "--method", "mst"], capsys)
+        code, text = run(
+            [
+                "synth",
+                src,
+                "-o",
+                out,
+                "--epsilon",
+                1,
+                "--schema",
+                sch,
+                "--engine",
+                engine,
+                "--iters",
+                "30",
+                "--method",
+                "mst",
+            ],
+            capsys,
+        )
         assert code == 0, text
         runs.append((_masked(text.replace(str(src), "IN").replace(str(out), "OUT")), out.read_text()))
     assert runs[0][0] == runs[1][0]
@@ -242,8 +303,9 @@ def test_schema_draft_and_private(data, tmp_path, capsys):
     assert d["provenance"] == "private" and d["ledger"]["entries"]
     # synth adds the schema's cost to its own ledger, within one budget
     m = tmp_path / "m"
-    code, text = run(["synth", csv, "-o", tmp_path / "s.csv", "--epsilon", 3, "--schema", priv, "--save-model", m,
-                      *FAST], capsys)
+    code, text = run(
+        ["synth", csv, "-o", tmp_path / "s.csv", "--epsilon", 3, "--schema", priv, "--save-model", m, *FAST], capsys
+    )
     assert code == 0, text
     ledger = json.loads((m / "model.json").read_text())["ledger"]
     assert len(ledger["entries"]) > len(d["ledger"]["entries"])
@@ -303,8 +365,13 @@ def test_evaluate_refuses_a_bad_model_or_ledger(data, tmp_path, capsys, case):
     bad.write_text("{not json" if case == "not-json" else json.dumps({"summary": {"x": 1}}))
     model = tmp_path / "m.zip"
     model.write_bytes(b"PK-not-a-zip")
-    argv = {"not-json": ["--ledger", bad], "no-ledger": ["--ledger", bad], "both": ["--ledger", bad, "--model", model],
-            "report-is-model": ["--model", model, "--report", model], "missing": ["--model", tmp_path / "none.zip"]}
+    argv = {
+        "not-json": ["--ledger", bad],
+        "no-ledger": ["--ledger", bad],
+        "both": ["--ledger", bad, "--model", model],
+        "report-is-model": ["--model", model, "--report", model],
+        "missing": ["--model", tmp_path / "none.zip"],
+    }
     before = model.read_bytes()
     code, text = run(["evaluate", csv, syn, *argv[case]], capsys)
     assert code == 2 and text.startswith("error: ") and len(text.strip().splitlines()) == 1, text
@@ -313,8 +380,14 @@ def test_evaluate_refuses_a_bad_model_or_ledger(data, tmp_path, capsys, case):
 
 def _credit_like(n=300, seed=1) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"month": rng.integers(4, 72, n), "status": rng.choice(["A11", "A12", "A13", "A14"], n),
-                         "amount": rng.lognormal(7, 1, n).round(), "rate": rng.integers(1, 5, n)})
+    return pd.DataFrame(
+        {
+            "month": rng.integers(4, 72, n),
+            "status": rng.choice(["A11", "A12", "A13", "A14"], n),
+            "amount": rng.lognormal(7, 1, n).round(),
+            "rate": rng.integers(1, 5, n),
+        }
+    )
 
 
 def test_evaluate_accepts_a_catch_all_in_a_numeric_column(tmp_path, capsys):
@@ -347,8 +420,16 @@ def test_evaluate_with_a_catch_all_only_schema_reports_the_loss(tmp_path, capsys
     df = _credit_like()
     df.to_csv(real, index=False)
     pd.DataFrame({c: ["(other)"] * 250 for c in df.columns}).to_csv(syn, index=False)
-    sch.write_text(yaml.safe_dump({"provenance": "private", "columns": [
-        {"name": c, "type": "categorical", "categories": [], "other": "(other)"} for c in df.columns]}))
+    sch.write_text(
+        yaml.safe_dump(
+            {
+                "provenance": "private",
+                "columns": [
+                    {"name": c, "type": "categorical", "categories": [], "other": "(other)"} for c in df.columns
+                ],
+            }
+        )
+    )
     from privsample.cli.synth import _evaluate
 
     capsys.readouterr()
@@ -388,15 +469,18 @@ def test_sample_bad_model(tmp_path, capsys):
     assert code == 2 and not (tmp_path / "o.csv").exists()
 
 
-cell = st.one_of(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6),
-                 st.sampled_from(["red", "green", "blue", "y", "n", "1", "5", "11", "-3", "", "?", "NaN", "1e9",
-                                  '"', ",", "\n"]))
+cell = st.one_of(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6),
+    st.sampled_from(["red", "green", "blue", "y", "n", "1", "5", "11", "-3", "", "?", "NaN", "1e9", '"', ",", "\n"]),
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(st.lists(cell, min_size=0, max_size=5), min_size=0, max_size=8),
-       header=st.sampled_from(["color,size,flag", "color,size", "a,b,c", "color,color,flag", ""]),
-       use_schema=st.booleans())
+@given(
+    rows=st.lists(st.lists(cell, min_size=0, max_size=5), min_size=0, max_size=8),
+    header=st.sampled_from(["color,size,flag", "color,size", "a,b,c", "color,color,flag", ""]),
+    use_schema=st.booleans(),
+)
 def test_random_malformed_tables_never_traceback_or_partial_output(tmp_path_factory, rows, header, use_schema):
     d = tmp_path_factory.mktemp("fuzz")
     csv = d / "data.csv"
@@ -427,8 +511,25 @@ def test_synth_with_duckdb_engine_on_parquet(data, tmp_path, capsys):
 def test_default_method_is_ppsyn_dp_with_progress_and_ledger(data, tmp_path, capsys):
     csv, sch = data
     out, model = tmp_path / "synth.csv", tmp_path / "model.zip"
-    code, text = run(["synth", csv, "-o", out, "--epsilon", 2, "--schema", sch, "--iters", "30",
-                      "--workload", "color,size;size,flag", "--save-model", model], capsys)
+    code, text = run(
+        [
+            "synth",
+            csv,
+            "-o",
+            out,
+            "--epsilon",
+            2,
+            "--schema",
+            sch,
+            "--iters",
+            "30",
+            "--workload",
+            "color,size;size,flag",
+            "--save-model",
+            model,
+        ],
+        capsys,
+    )
     assert code == 0, text
     saved = json.loads(__import__("zipfile").ZipFile(model).read("model.json"))
     assert saved["mechanism"] == "ppsyn" and saved["params"]["mode"] == "dp" and saved["private"] is True
@@ -475,7 +576,9 @@ def test_ledger_phase_keeps_a_step_label_holding_a_colon():
     """The ledger groups 'schema: <column>: <step>' by step, whole, even when the step holds ': '."""
     from privsample.cli.common import _phase
 
-    assert _phase("schema: age: range refinement (not needed: too few records)") == \
-        "schema: range refinement (not needed: too few records)"
+    assert (
+        _phase("schema: age: range refinement (not needed: too few records)")
+        == "schema: range refinement (not needed: too few records)"
+    )
     assert _phase("schema: age: type counts") == "schema: type counts"
     assert _phase("mst/2-way/a,b") == "mst/2-way" and _phase("schema: row count") == "schema: row count"

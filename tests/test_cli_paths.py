@@ -29,8 +29,11 @@ def files(tmp_path):
     small_table().to_csv(tmp_path / "data.csv", index=False)
     (tmp_path / "schema.yaml").write_text(yaml.safe_dump(small_schema()))
     pd.DataFrame({"a": [0, 1] * 50, "b": [1, 1, 0, 0] * 25}).to_csv(tmp_path / "bits.csv", index=False)
-    (tmp_path / "num.yaml").write_text(yaml.safe_dump({"provenance": "user", "columns": [
-        {"name": "size", "type": "numeric", "lower": 0, "upper": 10}]}))
+    (tmp_path / "num.yaml").write_text(
+        yaml.safe_dump(
+            {"provenance": "user", "columns": [{"name": "size", "type": "numeric", "lower": 0, "upper": 10}]}
+        )
+    )
     (tmp_path / "m.zip").write_bytes(b"stands for a model")
     small_table(seed=1).to_csv(tmp_path / "syn.csv", index=False)
     return tmp_path
@@ -57,37 +60,61 @@ E = ["--epsilon", 1]
 CLASHES = [  # (argv with {d} for the folder, the two option names the message must give)
     (["synth", "{d}/data.csv", "-o", "{d}/data.csv", *E], ("INPUT", "-o/--output")),
     (["synth", "{d}/data.csv", "-o", "{d}/./sub/../data.csv", *E], ("INPUT", "-o/--output")),
-    (["synth", "{d}/data.csv", "-o", "{d}/s.csv", "--schema", "{d}/schema.yaml", "--save-model", "{d}/schema.yaml",
-      *E], ("--schema", "--save-model")),
-    (["synth", "{d}/data.csv", "-o", "{d}/out.zip", "--save-model", "{d}/out.zip", *E],
-     ("-o/--output", "--save-model")),
-    (["synth", "{d}/data.csv", "-o", "{d}/schema.yaml", "--schema", "{d}/schema.yaml", *E],
-     ("--schema", "-o/--output")),
+    (
+        [
+            "synth",
+            "{d}/data.csv",
+            "-o",
+            "{d}/s.csv",
+            "--schema",
+            "{d}/schema.yaml",
+            "--save-model",
+            "{d}/schema.yaml",
+            *E,
+        ],
+        ("--schema", "--save-model"),
+    ),
+    (
+        ["synth", "{d}/data.csv", "-o", "{d}/out.zip", "--save-model", "{d}/out.zip", *E],
+        ("-o/--output", "--save-model"),
+    ),
+    (
+        ["synth", "{d}/data.csv", "-o", "{d}/schema.yaml", "--schema", "{d}/schema.yaml", *E],
+        ("--schema", "-o/--output"),
+    ),
     (["synth", "{d}/data.csv", "-o", "{d}/s.csv", "--save-model", "{d}/data.csv", *E], ("INPUT", "--save-model")),
     (["sample", "{d}/m.zip", "-o", "{d}/m.zip"], ("MODEL", "-o/--output")),
     (["schema", "{d}/data.csv", "-o", "{d}/data.csv"], ("INPUT", "-o/--output")),
     (["evaluate", "{d}/data.csv", "{d}/syn.csv", "--report", "{d}/data.csv"], ("REAL", "-r/--report")),
     (["evaluate", "{d}/data.csv", "{d}/syn.csv", "--report", "{d}/syn.csv"], ("SYNTHETIC", "-r/--report")),
-    (["evaluate", "{d}/data.csv", "{d}/syn.csv", "-s", "{d}/schema.yaml", "-r", "{d}/schema.yaml"],
-     ("--schema", "-r/--report")),
-    (["draw", "kary", "{d}/data.csv", "-c", "color", "--categories", "red,green,blue", "-o", "{d}/data.csv", *E],
-     ("INPUT", "-o/--output")),
+    (
+        ["evaluate", "{d}/data.csv", "{d}/syn.csv", "-s", "{d}/schema.yaml", "-r", "{d}/schema.yaml"],
+        ("--schema", "-r/--report"),
+    ),
+    (
+        ["draw", "kary", "{d}/data.csv", "-c", "color", "--categories", "red,green,blue", "-o", "{d}/data.csv", *E],
+        ("INPUT", "-o/--output"),
+    ),
     (["draw", "bernoulli", "{d}/bits.csv", "-o", "{d}/bits.csv", *E], ("INPUT", "-o/--output")),
     (["draw", "product", "{d}/bits.csv", "-o", "{d}/bits.csv", *E], ("INPUT", "-o/--output")),
-    (["mbde", "{d}/data.csv", "-s", "{d}/num.yaml", "-c", "size", "-m", 5, "-o", "{d}/data.csv", *E],
-     ("INPUT", "-o/--output")),
-    (["mbde", "{d}/data.csv", "-s", "{d}/num.yaml", "-c", "size", "-m", 5, "-o", "{d}/num.yaml", *E],
-     ("--schema", "-o/--output")),
+    (
+        ["mbde", "{d}/data.csv", "-s", "{d}/num.yaml", "-c", "size", "-m", 5, "-o", "{d}/data.csv", *E],
+        ("INPUT", "-o/--output"),
+    ),
+    (
+        ["mbde", "{d}/data.csv", "-s", "{d}/num.yaml", "-c", "size", "-m", 5, "-o", "{d}/num.yaml", *E],
+        ("--schema", "-o/--output"),
+    ),
     (["cube", "sample", "{d}/bits.csv", "-o", "{d}/bits.csv", "--k", 2, *E], ("INPUT", "-o/--output")),
-    (["cube", "sample", "{d}/data.csv", "-s", "{d}/schema.yaml", "-o", "{d}/schema.yaml", "--k", 2, *E],
-     ("--schema", "-o/--output")),
+    (
+        ["cube", "sample", "{d}/data.csv", "-s", "{d}/schema.yaml", "-o", "{d}/schema.yaml", "--k", 2, *E],
+        ("--schema", "-o/--output"),
+    ),
 ]
 
 
-@pytest.mark.parametrize("argv,names", CLASHES, ids=[" ".join(map(str, a[:2])) + f" {n[0]}={n[1]}"
-                                                      for a, n in CLASHES])
-def test_an_output_on_an_input_or_another_output_is_refused_before_reading(files, argv, names, capsys,
-                                                                             nothing_read):
+@pytest.mark.parametrize("argv,names", CLASHES, ids=[" ".join(map(str, a[:2])) + f" {n[0]}={n[1]}" for a, n in CLASHES])
+def test_an_output_on_an_input_or_another_output_is_refused_before_reading(files, argv, names, capsys, nothing_read):
     before = _contents(files)
     code, text = run([str(a).format(d=files) for a in argv], capsys)
     lines = text.strip().splitlines()
@@ -111,11 +138,13 @@ def test_links_count_as_the_same_file(files, link, capsys, nothing_read):
 
 def test_an_output_under_a_regular_file_is_refused(files, capsys, nothing_read):
     blocker = files / "data.csv"
-    for argv in (["synth", blocker, "-o", blocker / "s.csv", "--epsilon", 1],
-                 ["sample", files / "m.zip", "-o", blocker / "x" / "s.csv"],
-                 ["evaluate", blocker, files / "syn.csv", "--report", blocker / "r.html"],
-                 ["cube", "bounds", "--figure", blocker / "f.png"],
-                 ["demo", "-o", blocker]):
+    for argv in (
+        ["synth", blocker, "-o", blocker / "s.csv", "--epsilon", 1],
+        ["sample", files / "m.zip", "-o", blocker / "x" / "s.csv"],
+        ["evaluate", blocker, files / "syn.csv", "--report", blocker / "r.html"],
+        ["cube", "bounds", "--figure", blocker / "f.png"],
+        ["demo", "-o", blocker],
+    ):
         code, text = run(argv, capsys)
         lines = text.strip().splitlines()
         assert code == 2 and lines[-1].startswith("error: cannot create the output folder"), text
@@ -146,9 +175,11 @@ def _unwritable_folder(tmp_path: Path) -> Path:
 def test_an_unwritable_output_folder_is_refused_before_reading(files, capsys, nothing_read):
     folder = _unwritable_folder(files)
     try:
-        for argv in (["synth", files / "data.csv", "-o", folder / "s.csv", "--epsilon", 1],
-                     ["synth", files / "data.csv", "-o", files / "s.csv", "--save-model", folder / "m", "--epsilon", 1],
-                     ["sample", files / "m.zip", "-o", folder / "sub" / "s.csv"]):
+        for argv in (
+            ["synth", files / "data.csv", "-o", folder / "s.csv", "--epsilon", 1],
+            ["synth", files / "data.csv", "-o", files / "s.csv", "--save-model", folder / "m", "--epsilon", 1],
+            ["sample", files / "m.zip", "-o", folder / "sub" / "s.csv"],
+        ):
             code, text = run(argv, capsys)
             lines = text.strip().splitlines()
             assert code == 2 and len(lines) == 1 and "not writable" in lines[0], text
@@ -170,13 +201,15 @@ def test_save_model_does_not_replace_a_folder_of_other_files(files, capsys, noth
     folder = files / "results"
     folder.mkdir()
     (folder / "keep.txt").write_text("precious")
-    code, text = run(["synth", files / "data.csv", "-o", files / "s.csv", "--save-model", folder, "--epsilon", 1],
-                     capsys)
+    code, text = run(
+        ["synth", files / "data.csv", "-o", files / "s.csv", "--save-model", folder, "--epsilon", 1], capsys
+    )
     assert code == 2 and "--save-model" in text and "keep.txt" in text, text
     assert (folder / "keep.txt").read_text() == "precious"
     # an input inside the folder that would be replaced
-    code, text = run(["synth", files / "data.csv", "-o", files / "s.csv", "--save-model", files, "--epsilon", 1],
-                     capsys)
+    code, text = run(
+        ["synth", files / "data.csv", "-o", files / "s.csv", "--save-model", files, "--epsilon", 1], capsys
+    )
     assert code == 2 and "lies inside the folder --save-model" in text, text
 
 
@@ -196,13 +229,15 @@ def test_check_paths_unit(tmp_path):
     with pytest.raises(InputError, match="lies inside the folder M"):
         check_paths({"IN": a}, {"M": model, "OUT": model / "s.csv"}, folders={"M": ("model.json", "arrays.npz")})
     notes: list[str] = []
-    check_paths({}, {"OUT": tmp_path / "n1" / "n2" / "o.csv", "OUT2": tmp_path / "n1" / "n2" / "p.csv"},
-                note=notes.append)
+    check_paths(
+        {}, {"OUT": tmp_path / "n1" / "n2" / "o.csv", "OUT2": tmp_path / "n1" / "n2" / "p.csv"}, note=notes.append
+    )
     assert notes == [f"created the folder {tmp_path / 'n1' / 'n2'} for OUT"] and (tmp_path / "n1" / "n2").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "model", "n1"]  # the write probe is gone
 
 
 # -- Ctrl-C --------------------------------------------------------------------------------------------
+
 
 def _interrupting_write(monkeypatch):
     """write_table that has written part of its temporary file when Ctrl-C arrives."""
@@ -221,8 +256,10 @@ def _interrupting_write(monkeypatch):
 def test_ctrl_c_while_writing_exits_130_and_leaves_nothing(files, capsys, monkeypatch):
     _interrupting_write(monkeypatch)
     before = set(os.listdir(files))
-    code, text = run(["synth", files / "data.csv", "-o", files / "s.csv", "--epsilon", 2, "--schema",
-                      files / "schema.yaml", *FAST], capsys)
+    code, text = run(
+        ["synth", files / "data.csv", "-o", files / "s.csv", "--epsilon", 2, "--schema", files / "schema.yaml", *FAST],
+        capsys,
+    )
     assert code == 130 and text.strip().splitlines()[-1] == "interrupted; nothing written", text
     assert set(os.listdir(files)) == before  # no output, no temporary file
 
@@ -230,8 +267,22 @@ def test_ctrl_c_while_writing_exits_130_and_leaves_nothing(files, capsys, monkey
 def test_ctrl_c_after_one_output_names_it(files, capsys, monkeypatch):
     _interrupting_write(monkeypatch)
     model = files / "model.zip"
-    code, text = run(["synth", files / "data.csv", "-o", files / "s.csv", "--epsilon", 2, "--schema",
-                      files / "schema.yaml", "--save-model", model, *FAST], capsys)
+    code, text = run(
+        [
+            "synth",
+            files / "data.csv",
+            "-o",
+            files / "s.csv",
+            "--epsilon",
+            2,
+            "--schema",
+            files / "schema.yaml",
+            "--save-model",
+            model,
+            *FAST,
+        ],
+        capsys,
+    )
     assert code == 130 and text.strip().splitlines()[-1] == f"interrupted; only wrote {model}", text
     assert model.is_file() and not (files / "s.csv").exists()
 
@@ -243,12 +294,30 @@ def test_sigint_during_synth_exits_130_with_one_line_and_no_file(tmp_path):
 
     out, model = tmp_path / "s.csv", tmp_path / "m.zip"
     # Python's own Ctrl-C handler, even where the test runner was started with SIGINT ignored (a background job)
-    start = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-             "from privsample.cli import main; main()")
-    proc = subprocess.Popen([sys.executable, "-c", start, "synth", str(demo_path()), "-o", str(out),
-                             "--save-model", str(model), "--epsilon", "1"], cwd=ROOT, stderr=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    start = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from privsample.cli import main; main()"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            start,
+            "synth",
+            str(demo_path()),
+            "-o",
+            str(out),
+            "--save-model",
+            str(model),
+            "--epsilon",
+            "1",
+        ],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    )
     seen = []
     for line in proc.stderr:  # the fit starts after this line
         seen.append(line)
@@ -265,6 +334,7 @@ def test_sigint_during_synth_exits_130_with_one_line_and_no_file(tmp_path):
 
 # -- help and -q ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("command", [["synth"], ["sample"], ["draw", "kary"], ["cube", "sample"], []])
 def test_help_shows_no_type_after_flags(command, capsys):
     """Flags (--quiet, --other, --help) take no value: the help must not print a type such as <bool> after them."""
@@ -278,8 +348,22 @@ def test_help_shows_no_type_after_flags(command, capsys):
 
 def test_sample_quiet(files, capsys):
     model = files / "model.zip"
-    code, text = run(["synth", files / "data.csv", "-o", files / "s.csv", "--epsilon", 2, "--schema",
-                      files / "schema.yaml", "--save-model", model, *FAST], capsys)
+    code, text = run(
+        [
+            "synth",
+            files / "data.csv",
+            "-o",
+            files / "s.csv",
+            "--epsilon",
+            2,
+            "--schema",
+            files / "schema.yaml",
+            "--save-model",
+            model,
+            *FAST,
+        ],
+        capsys,
+    )
     assert code == 0, text
     code, text = run(["sample", model, "-o", files / "a.csv", "--rows", 7, "-q"], capsys)
     assert code == 0 and text.strip() == "" and len(pd.read_csv(files / "a.csv")) == 7

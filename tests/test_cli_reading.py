@@ -23,15 +23,26 @@ def one_error(text: str) -> bool:
 
 def frame(n: int = N, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"id,x": np.arange(n), "colour": rng.choice(["red", "green", "blue"], n),
-                         "size": rng.integers(0, 10, n), "a": rng.integers(0, 2, n), "b": rng.integers(0, 2, n)})
+    return pd.DataFrame(
+        {
+            "id,x": np.arange(n),
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "size": rng.integers(0, 10, n),
+            "a": rng.integers(0, 2, n),
+            "b": rng.integers(0, 2, n),
+        }
+    )
 
 
-SCHEMA = {"provenance": "user", "columns": [
-    {"name": "colour", "type": "categorical", "categories": ["red", "green", "blue"]},
-    {"name": "size", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
-    {"name": "a", "type": "categorical", "categories": ["0", "1"]},
-    {"name": "b", "type": "categorical", "categories": ["0", "1"]}]}
+SCHEMA = {
+    "provenance": "user",
+    "columns": [
+        {"name": "colour", "type": "categorical", "categories": ["red", "green", "blue"]},
+        {"name": "size", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
+        {"name": "a", "type": "categorical", "categories": ["0", "1"]},
+        {"name": "b", "type": "categorical", "categories": ["0", "1"]},
+    ],
+}
 
 
 @pytest.fixture
@@ -52,14 +63,64 @@ COMMANDS = {
     "schema": lambda s, sch, syn, o: ["schema", s, "-o", o.with_suffix(".yaml")],
     "check": lambda s, sch, syn, o: ["check", s, "--schema", sch],
     "evaluate": lambda s, sch, syn, o: ["evaluate", s, syn, "--schema", sch, "--workload", 1],
-    "draw kary": lambda s, sch, syn, o: ["draw", "kary", s, "--column", "colour", "--categories", "red,green,blue",
-                                         "--epsilon", 1, "-o", o, "--skip-accuracy-check"],
-    "draw bernoulli": lambda s, sch, syn, o: ["draw", "bernoulli", s, "--columns", "a,b", "--epsilon", 1, "-o", o,
-                                              "--skip-accuracy-check"],
-    "draw product": lambda s, sch, syn, o: ["draw", "product", s, "--columns", "a,b", "--epsilon", 1, "-o", o,
-                                            "--skip-accuracy-check"],
-    "mbde": lambda s, sch, syn, o: ["mbde", s, "--schema", sch, "--columns", "size", "--epsilon", 3, "--samples", 5,
-                                    "-o", o, "--seed", 1, "--epochs", 5, "--hidden", 8],
+    "draw kary": lambda s, sch, syn, o: [
+        "draw",
+        "kary",
+        s,
+        "--column",
+        "colour",
+        "--categories",
+        "red,green,blue",
+        "--epsilon",
+        1,
+        "-o",
+        o,
+        "--skip-accuracy-check",
+    ],
+    "draw bernoulli": lambda s, sch, syn, o: [
+        "draw",
+        "bernoulli",
+        s,
+        "--columns",
+        "a,b",
+        "--epsilon",
+        1,
+        "-o",
+        o,
+        "--skip-accuracy-check",
+    ],
+    "draw product": lambda s, sch, syn, o: [
+        "draw",
+        "product",
+        s,
+        "--columns",
+        "a,b",
+        "--epsilon",
+        1,
+        "-o",
+        o,
+        "--skip-accuracy-check",
+    ],
+    "mbde": lambda s, sch, syn, o: [
+        "mbde",
+        s,
+        "--schema",
+        sch,
+        "--columns",
+        "size",
+        "--epsilon",
+        3,
+        "--samples",
+        5,
+        "-o",
+        o,
+        "--seed",
+        1,
+        "--epochs",
+        5,
+        "--hidden",
+        8,
+    ],
 }
 
 
@@ -99,12 +160,21 @@ def test_synth_detects_semicolons_tabs_and_pipes(tmp_path, capsys):
 @pytest.mark.parametrize("engine", ["numpy", "duckdb"])
 def test_synth_reads_utf16_and_latin1(engine, tmp_path, capsys):
     sch = tmp_path / "schema.yaml"
-    sch.write_text(yaml.safe_dump({"provenance": "user", "columns": [
-        {"name": "größe", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
-        {"name": "name", "type": "categorical", "categories": ["Müller", "Ødegård"]}]}))
+    sch.write_text(
+        yaml.safe_dump(
+            {
+                "provenance": "user",
+                "columns": [
+                    {"name": "größe", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
+                    {"name": "name", "type": "categorical", "categories": ["Müller", "Ødegård"]},
+                ],
+            }
+        )
+    )
     rng = np.random.default_rng(0)
-    text = "größe\tname\r\n" + "".join(f"{rng.integers(0, 10)}\t{rng.choice(['Müller', 'Ødegård'])}\r\n"
-                                        for _ in range(N))
+    text = "größe\tname\r\n" + "".join(
+        f"{rng.integers(0, 10)}\t{rng.choice(['Müller', 'Ødegård'])}\r\n" for _ in range(N)
+    )
     u16, lat = tmp_path / "excel.txt", tmp_path / "latin.csv"
     u16.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))  # Excel's "Unicode text"
     lat.write_bytes(text.replace("\t", ";").encode("latin-1"))
@@ -133,16 +203,19 @@ def test_utf16_without_mark_gz_and_bad_flags(tmp_path, capsys):
     gz.write_bytes(gzip.compress("colour;size\nrøde;1\n".encode("cp1252")))
     assert run(["schema", gz, "-o", tmp_path / "g.yaml", "--encoding", "cp1252"], capsys)[0] == 0
     assert yaml.safe_load((tmp_path / "g.yaml").read_text())["columns"][0]["categories"] == ["røde"]
-    for flag, value, message in (("--delimiter", ";;", "--delimiter must be one character"),
-                                 ("--encoding", "klingon", "--encoding 'klingon' is not a text encoding")):
+    for flag, value, message in (
+        ("--delimiter", ";;", "--delimiter must be one character"),
+        ("--encoding", "klingon", "--encoding 'klingon' is not a text encoding"),
+    ):
         code, err = run(["schema", gz, "-o", tmp_path / "h.yaml", flag, value], capsys)
         assert code == 2 and message in err and one_error(err) and not (tmp_path / "h.yaml").exists()
 
 
 def test_wrong_delimiter_names_the_likely_cause(files, tmp_path, capsys):
     src, sch, _ = files
-    code, err = run(["synth", src, "-o", tmp_path / "o.csv", "--epsilon", 1, "--schema", sch, "--delimiter", ",",
-                     *FAST], capsys)
+    code, err = run(
+        ["synth", src, "-o", tmp_path / "o.csv", "--epsilon", 1, "--schema", sch, "--delimiter", ",", *FAST], capsys
+    )
     assert code == 2 and one_error(err) and "is --delimiter right?" in err, err
 
 
@@ -152,8 +225,9 @@ def test_schema_file_with_an_unknown_key(files, tmp_path, capsys):
     d = yaml.safe_load(sch.read_text())
     d["columns"][1]["bin"] = 3
     bad.write_text(yaml.safe_dump(d))
-    code, err = run(["synth", src, "-o", tmp_path / "o.csv", "--epsilon", 1, "--schema", bad, "--delimiter", ";",
-                     *FAST], capsys)
+    code, err = run(
+        ["synth", src, "-o", tmp_path / "o.csv", "--epsilon", 1, "--schema", bad, "--delimiter", ";", *FAST], capsys
+    )
     assert code == 2 and one_error(err) and "unknown key 'bin' (did you mean 'bins'?" in err, err
     assert not (tmp_path / "o.csv").exists()
 

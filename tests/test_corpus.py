@@ -29,8 +29,20 @@ from make_corpus import Entry, make_corpus  # noqa: E402
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 
-COMMANDS = ["synth", "synth-schema", "synth-draft-schema", "schema", "schema-private", "check", "evaluate",
-            "draw-kary", "draw-bernoulli", "draw-product", "cube-sample", "mbde"]
+COMMANDS = [
+    "synth",
+    "synth-schema",
+    "synth-draft-schema",
+    "schema",
+    "schema-private",
+    "check",
+    "evaluate",
+    "draw-kary",
+    "draw-bernoulli",
+    "draw-product",
+    "cube-sample",
+    "mbde",
+]
 # commands that accept any readable table (synth without a schema may refuse: private discovery of a small table
 # can keep nothing, a noisy and accounted decision)
 ANY_TABLE = {"synth-schema", "schema", "schema-private", "evaluate"}
@@ -85,8 +97,9 @@ def _schema_for(entry: Entry | None, d: Path, numeric_only: bool = False) -> Pat
     return path
 
 
-def _argv(command: str, src: Path, out: Path, entry: Entry | None, aux: Path,
-          output_case: bool = False) -> tuple[list, list[str] | None]:
+def _argv(
+    command: str, src: Path, out: Path, entry: Entry | None, aux: Path, output_case: bool = False
+) -> tuple[list, list[str] | None]:
     """(argv, the columns its output table must have) for ``command`` on ``src`` writing ``out``."""
     cols = entry.columns if entry is not None else None
     first = cols[0] if cols else "colour"
@@ -96,8 +109,24 @@ def _argv(command: str, src: Path, out: Path, entry: Entry | None, aux: Path,
             schema = ["--schema", _schema_for(entry, aux), "--other"]
         elif command == "synth-draft-schema":
             schema = ["--schema", _draft_schema(src, aux)]
-        return ["synth", src, "-o", out, "-e", 1, "--method", "mst", "--iters", 20, "--seed", 0, "--rows", 20,
-                "-q", *schema], cols
+        return [
+            "synth",
+            src,
+            "-o",
+            out,
+            "-e",
+            1,
+            "--method",
+            "mst",
+            "--iters",
+            20,
+            "--seed",
+            0,
+            "--rows",
+            20,
+            "-q",
+            *schema,
+        ], cols
     if command == "schema":
         return ["schema", src, "-o", out], cols
     if command == "schema-private":
@@ -108,16 +137,37 @@ def _argv(command: str, src: Path, out: Path, entry: Entry | None, aux: Path,
         report = ["--report", out] if output_case else []
         return ["evaluate", src, src, "-w", 2, "--max-cliques", 20, *report], None
     if command == "draw-kary":
-        return ["draw", "kary", src, "--column", first, "-o", out, "-e", 1, "--seed", 0,
-                "--skip-accuracy-check"], [first]
+        return ["draw", "kary", src, "--column", first, "-o", out, "-e", 1, "--seed", 0, "--skip-accuracy-check"], [
+            first
+        ]
     if command in ("draw-bernoulli", "draw-product"):
         return ["draw", command.split("-")[1], src, "-o", out, "-e", 1, "--seed", 0, "--skip-accuracy-check"], cols
     if command == "cube-sample":
         return ["cube", "sample", src, "-o", out, "-e", 1, "--k", 2, "--degree", 1, "--seed", 0], cols
     if command == "mbde":
         num = entry.numeric[:1] if entry is not None and entry.numeric else ["not_in_the_table"]
-        return ["mbde", src, "--schema", _schema_for(entry, aux, numeric_only=True), "--columns", num[0], "-e", 1,
-                "-m", 2, "-o", out, "--epochs", 2, "--rounds", 1, "--hidden", 4, "--seed", 0], num
+        return [
+            "mbde",
+            src,
+            "--schema",
+            _schema_for(entry, aux, numeric_only=True),
+            "--columns",
+            num[0],
+            "-e",
+            1,
+            "-m",
+            2,
+            "-o",
+            out,
+            "--epochs",
+            2,
+            "--rounds",
+            1,
+            "--hidden",
+            4,
+            "--seed",
+            0,
+        ], num
     raise AssertionError(command)
 
 
@@ -138,8 +188,7 @@ def _draft_schema(src: Path, aux: Path) -> Path:
 
 
 def _out_name(command: str) -> str:
-    return {"schema": "schema.yaml", "schema-private": "schema.yaml", "evaluate": "report.html"}.get(command,
-                                                                                                     "out.csv")
+    return {"schema": "schema.yaml", "schema-private": "schema.yaml", "evaluate": "report.html"}.get(command, "out.csv")
 
 
 def _output_columns(path: Path, command: str) -> list[str] | None:

@@ -25,9 +25,20 @@ def test_walsh_size():
     assert cb.walsh_size(7, 3) == sum(math.comb(7, t) for t in range(4))
 
 
-@pytest.mark.parametrize("delta,Delta", [
-    (0.0, 4.0), (-0.1, 4.0), (0.6, 4.0), (0.25, 1.0), (0.25, 1.2), (math.nan, 4.0),
-    (0.25, math.inf), (True, 4.0), ("0.25", 4.0)])
+@pytest.mark.parametrize(
+    "delta,Delta",
+    [
+        (0.0, 4.0),
+        (-0.1, 4.0),
+        (0.6, 4.0),
+        (0.25, 1.0),
+        (0.25, 1.2),
+        (math.nan, 4.0),
+        (0.25, math.inf),
+        (True, 4.0),
+        ("0.25", 4.0),
+    ],
+)
 def test_invalid_box_raises(delta, Delta):
     with pytest.raises(InputError):
         cb.check_parameters(delta, Delta)
@@ -46,8 +57,9 @@ def test_invalid_message_is_one_line():
     assert "\n" not in str(ei.value) and "Delta - delta" in str(ei.value)
 
 
-@pytest.mark.parametrize("kw", [dict(n=0), dict(p=0), dict(d=0), dict(m=0), dict(k=0), dict(d=11),
-                                dict(n=2.5), dict(k=True), dict(m=-3)])
+@pytest.mark.parametrize(
+    "kw", [dict(n=0), dict(p=0), dict(d=0), dict(m=0), dict(k=0), dict(d=11), dict(n=2.5), dict(k=True), dict(m=-3)]
+)
 def test_invalid_integers_raise(kw):
     args = dict(n=3000, p=10, d=2, m=600, delta=0.25, Delta=4.0, k=1) | kw
     with pytest.raises(InputError):
@@ -77,20 +89,23 @@ def test_note_example_k_bound():
 def test_k_bound_formula():
     n, p, d, m, dl, Dl, eps = 50_000, 12, 2, 900, 0.3, 3.0, 2.5
     L = cb.walsh_size(p, d)
-    direct = eps * (dl / Dl) ** 1.5 * math.exp(-d / 2) * L**-0.25 * math.sqrt(n) / (
-        4 * math.sqrt(2) * m**0.75)
+    direct = eps * (dl / Dl) ** 1.5 * math.exp(-d / 2) * L**-0.25 * math.sqrt(n) / (4 * math.sqrt(2) * m**0.75)
     assert cb.k_bound(n, p, d, m, dl, Dl, eps) == pytest.approx(direct, rel=1e-12)
     L0 = cb.walsh_size(p, d, include_empty=False)
     assert cb.k_bound(n, p, d, m, dl, Dl, eps, include_empty=False) == pytest.approx(
-        direct * (L / L0) ** 0.25, rel=1e-12)
+        direct * (L / L0) ** 0.25, rel=1e-12
+    )
 
 
-@pytest.mark.parametrize("args", [
-    (3000, 10, 2, 600, 0.25, 4.0),
-    (10**9, 20, 2, 5000, 0.5, 1.5),
-    (123_456, 15, 3, 10**5, 0.1, 2.0),
-    (8124, 119, 2, 5 * 10**72, 0.25, 2.0**119 / 8124),  # Mushroom-sized
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (3000, 10, 2, 600, 0.25, 4.0),
+        (10**9, 20, 2, 5000, 0.5, 1.5),
+        (123_456, 15, 3, 10**5, 0.1, 2.0),
+        (8124, 119, 2, 5 * 10**72, 0.25, 2.0**119 / 8124),  # Mushroom-sized
+    ],
+)
 @pytest.mark.parametrize("k", [1, 2, 7, 100, 12345])
 def test_roundtrips(args, k):
     n, p, d, m, dl, Dl = args
@@ -116,8 +131,7 @@ def test_sensitivity_consistent_with_theorem():
     kb = cb.k_bound(n, p, d, m, dl, Dl, eps)
     assert kb * m * S / dl == pytest.approx(eps, rel=1e-12)
     L = cb.walsh_size(p, d)
-    direct = (4 * math.sqrt(2) * Dl**1.5 * dl**-0.5 * math.exp(d / 2) * L**0.25 * m**-0.25
-              / math.sqrt(n))
+    direct = 4 * math.sqrt(2) * Dl**1.5 * dl**-0.5 * math.exp(d / 2) * L**0.25 * m**-0.25 / math.sqrt(n)
     assert S == pytest.approx(direct, rel=1e-12)
 
 
@@ -131,7 +145,8 @@ def test_no_overflow_mushroom_sized():
     assert cb.max_k(n, p, 2, m, 0.25, Dl, 1.0) == 0
     nn = cb.required_n(p, 2, m, 0.25, Dl, 1, 1.0)
     assert nn > 10**200 and math.log10(nn) == pytest.approx(
-        math.log10(n) - 2 * math.log10(cb.k_bound(n, p, 2, m, 0.25, Dl, 1.0)), rel=1e-9)
+        math.log10(n) - 2 * math.log10(cb.k_bound(n, p, 2, m, 0.25, Dl, 1.0)), rel=1e-9
+    )
     assert cb.sensitivity_bound(n, p, 2, m, 0.25, Dl) > 0
     # beyond float range: inf / huge ints, never OverflowError
     assert cb.certified_epsilon(1, 2000, 2, 10**900, 0.25, 1e300, 10**6) == math.inf
@@ -150,8 +165,7 @@ def test_accuracy_requirements():
     L = cb.walsh_size(p, d)
     acc = cb.accuracy_requirements(p, d, dl, Dl, g)
     assert 10**acc.log10_n_min == pytest.approx(16 / (dl**2 * g) * math.exp(2 * d) * L, rel=1e-12)
-    assert 10**acc.log10_m_min == pytest.approx(16 / (dl**2 * g) * Dl**2 * math.exp(2 * d) * L,
-                                                rel=1e-12)
+    assert 10**acc.log10_m_min == pytest.approx(16 / (dl**2 * g) * Dl**2 * math.exp(2 * d) * L, rel=1e-12)
     assert 10**acc.log10_m_max == pytest.approx(2 ** (p / 4), rel=1e-12)
     assert acc.k_min == pytest.approx(4 / dl**2 * (math.log(2 / g) + math.log(L)), rel=1e-12)
     assert acc.k_min_int == math.ceil(acc.k_min)
@@ -177,13 +191,14 @@ def test_eq3_is_theorem_with_paper_choices():
     rb = cb.relaxed_bounds(p, n, f)
     Dl = 2**p * f
     assert rb.k_coefficient / m**0.75 == pytest.approx(
-        cb.k_bound(n, p, 2, m, 0.25, Dl, 1.0, include_empty=False), rel=1e-12)
+        cb.k_bound(n, p, 2, m, 0.25, Dl, 1.0, include_empty=False), rel=1e-12
+    )
     acc = cb.accuracy_requirements(p, 2, 0.25, Dl, 0.125, include_empty=False)
     assert rb.log10_m_min == pytest.approx(acc.log10_m_min, rel=1e-12)
     assert rb.m_min == pytest.approx(cb.EQ3_M_CONSTANT * f**2 * p * (p + 1) * 4.0**p, rel=1e-12)
     assert rb.k_coefficient == pytest.approx(
-        cb.EQ3_K_CONSTANT * math.sqrt(n) / (2 ** (1.5 * p) * f**1.5 * (p * (p + 1)) ** 0.25),
-        rel=1e-12)
+        cb.EQ3_K_CONSTANT * math.sqrt(n) / (2 ** (1.5 * p) * f**1.5 * (p * (p + 1)) ** 0.25), rel=1e-12
+    )
 
 
 def test_eq4_ideal():
@@ -199,8 +214,7 @@ def test_eq4_ideal():
 # --------------------------------------------------------------------------------- Tables 1-3
 def test_table1_inputs():
     rows = {r["name"]: r for r in cb.table1_rows()}
-    assert [(r["p"], r["n"]) for r in rows.values()] == [(8, 20000), (119, 8124), (25, 1727),
-                                                         (62, 32561)]
+    assert [(r["p"], r["n"]) for r in rows.values()] == [(8, 20000), (119, 8124), (25, 1727), (62, 32561)]
     for r in rows.values():  # printed 2^p to 2 significant digits
         assert rel(r["two_p"], r["paper_two_p"]) < 0.05
         assert rel(r["fn_inf"], r["paper_fn_inf"]) < 0.05
@@ -246,8 +260,7 @@ def test_table3_thresholds():
     assert [cb.ideal_p_threshold(k, 1.0) for k in (1, 100, 1000, 10000)] == [61, 76, 83, 90]
     assert [cb.ideal_p_threshold(k, 0.1) for k in (1, 100, 1000, 10000)] == [69, 83, 90, 97]
     assert cb.ideal_p_threshold(0.1, 10.0) == 46  # the printed "46"
-    assert [ps for _, ps in cb.p_threshold_rows()] == [[69, 83, 90, 97], [61, 76, 83, 90],
-                                                       [54, 69, 76, 83]]
+    assert [ps for _, ps in cb.p_threshold_rows()] == [[69, 83, 90, 97], [61, 76, 83, 90], [54, 69, 76, 83]]
 
 
 def test_table3_rows_against_printed():
@@ -283,9 +296,24 @@ def test_figure1_curves():
 # --------------------------------------------------------------------------------- report and plot
 def test_bounds_report_mentions_discrepancies():
     text = cb.bounds_report()
-    for needle in ("77", "76.1", "0.018", "0.0177", "9.23e-27", "9.5e-27", "2^p at the printed p",
-                   "k = 0.1", "p = 69", "2.6e8", "54, 69, 76, 83", "5.6e4", "55908.5", "9.7e-3",
-                   "0.0096671", "2.6588e-06"):
+    for needle in (
+        "77",
+        "76.1",
+        "0.018",
+        "0.0177",
+        "9.23e-27",
+        "9.5e-27",
+        "2^p at the printed p",
+        "k = 0.1",
+        "p = 69",
+        "2.6e8",
+        "54, 69, 76, 83",
+        "5.6e4",
+        "55908.5",
+        "9.7e-3",
+        "0.0096671",
+        "2.6588e-06",
+    ):
         assert needle in text, needle
     # p-threshold table for each eps in the grid
     assert "| 0.1 | 69    | 83      | 90       | 97        |" in text

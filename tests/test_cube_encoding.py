@@ -16,8 +16,12 @@ from privsample.synth import pgm
 def _table(n=500, seed=0):
     rng = np.random.default_rng(seed)
     dom = pgm.Domain(["bin", "cat", "one", "num"], [2, 4, 1, 3])
-    codes = {"bin": rng.integers(0, 2, n), "cat": rng.choice(4, n, p=[0.5, 0.3, 0.15, 0.05]),
-             "one": np.zeros(n, np.int64), "num": rng.integers(0, 3, n)}
+    codes = {
+        "bin": rng.integers(0, 2, n),
+        "cat": rng.choice(4, n, p=[0.5, 0.3, 0.15, 0.05]),
+        "one": np.zeros(n, np.int64),
+        "num": rng.integers(0, 3, n),
+    }
     return dom, codes
 
 
@@ -54,7 +58,7 @@ def test_decode_round_trip_and_invalid_rows():
     for c in dom.attributes:
         np.testing.assert_array_equal(back[c], codes[c])
     bad = X.copy()
-    bad[0, 1:5] = -1          # no category set: repaired to any code
+    bad[0, 1:5] = -1  # no category set: repaired to any code
     bad[1, 1:5] = [1, -1, 1, -1]  # two set: repaired to one of them
     fixed, valid = enc.decode(bad, np.random.default_rng(0))
     assert list(valid[:3]) == [False, False, True]

@@ -22,8 +22,24 @@ from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import pgm
 
 P, D, M, N, K = 6, 2, 200, 3000, 5
-PUBLIC_INFO = {"p", "d", "L", "m", "n", "k", "delta", "Delta", "theorem_epsilon", "solver_margin",
-               "certified_epsilon", "epsilon", "max_k", "required_n", "neighbouring", "valid_fraction"}
+PUBLIC_INFO = {
+    "p",
+    "d",
+    "L",
+    "m",
+    "n",
+    "k",
+    "delta",
+    "Delta",
+    "theorem_epsilon",
+    "solver_margin",
+    "certified_epsilon",
+    "epsilon",
+    "max_k",
+    "required_n",
+    "neighbouring",
+    "valid_fraction",
+}
 PUBLIC_LEDGER = {"mechanism", "measured", "private", "pure_epsilon", "neighbouring", "k", "n", "m"}
 
 
@@ -54,8 +70,9 @@ def _eps(n=N, k=K, p=P, m=M):
 def _release(x, seed=1):
     eng, enc = _engine(x)
     acc = Accountant(_eps() ** 2 / 2)
-    rel = BooleanCubeSampler(degree=D, m=M).sample(eng, enc, K, acc, SeededNoise(seed, quiet=True), epsilon=_eps(),
-                                                   rng=np.random.default_rng(seed))
+    rel = BooleanCubeSampler(degree=D, m=M).sample(
+        eng, enc, K, acc, SeededNoise(seed, quiet=True), epsilon=_eps(), rng=np.random.default_rng(seed)
+    )
     return rel, acc
 
 
@@ -96,8 +113,24 @@ def test_cli_messages_identical_for_neighbours_and_without_lambda(tmp_path, caps
     outs = []
     for name, t in (("x", x), ("y", y)):
         src, out = _write(tmp_path / f"{name}.csv", t), tmp_path / f"{name}_out.csv"
-        code, cap = _cli(capsys, ["cube", "sample", str(src), "-o", str(out), "--epsilon", f"{_eps()}",
-                                  "--k", str(K), "--m", str(M), "--seed", "1"])
+        code, cap = _cli(
+            capsys,
+            [
+                "cube",
+                "sample",
+                str(src),
+                "-o",
+                str(out),
+                "--epsilon",
+                f"{_eps()}",
+                "--k",
+                str(K),
+                "--m",
+                str(M),
+                "--seed",
+                "1",
+            ],
+        )
         assert code == 0 and out.exists()
         outs.append((cap.out, cap.err.replace(str(out), "OUT")))
     assert outs[0] == outs[1]
@@ -175,8 +208,26 @@ def test_schema_values_outside_the_domain_do_not_change_exit_code_or_message(tmp
     results = []
     for i, first in enumerate(["x,1.0", "nope,abc", ",", "y,1e9", "z,-inf"]):
         src, out = _schema_table(tmp_path / f"t{i}.csv", first), tmp_path / f"o{i}.csv"
-        code, cap = _cli(capsys, ["cube", "sample", str(src), "-o", str(out), "-s", str(sch), "--epsilon", f"{eps}",
-                                  "--k", "2", "--m", str(M), "--seed", "3"])
+        code, cap = _cli(
+            capsys,
+            [
+                "cube",
+                "sample",
+                str(src),
+                "-o",
+                str(out),
+                "-s",
+                str(sch),
+                "--epsilon",
+                f"{eps}",
+                "--k",
+                "2",
+                "--m",
+                str(M),
+                "--seed",
+                "3",
+            ],
+        )
         assert code == 0 and out.exists()
         results.append(cap.err.replace(str(out), "OUT"))
         for value in ("nope", "abc", "1e9", "-inf", "row"):
@@ -208,8 +259,10 @@ def test_draft_and_private_schemas_are_refused(tmp_path, capsys, provenance, nee
     sch = tmp_path / "s.json"
     Schema(SCHEMA.columns, provenance=provenance).save(sch)
     src, out = _schema_table(tmp_path / "t.csv", "x,1.0"), tmp_path / "o.csv"
-    code, cap = _cli(capsys, ["cube", "sample", str(src), "-o", str(out), "-s", str(sch), "--epsilon", "1e9",
-                              "--k", "1", "--m", str(M)])
+    code, cap = _cli(
+        capsys,
+        ["cube", "sample", str(src), "-o", str(out), "-s", str(sch), "--epsilon", "1e9", "--k", "1", "--m", str(M)],
+    )
     assert code == 2 and not out.exists()
     assert needle in cap.err and len(cap.err.strip().splitlines()) == 1
 

@@ -114,12 +114,13 @@ def test_release_at_certified_epsilon_is_in_the_ledger_and_draws_follow_h():
     sampler = BooleanCubeSampler(degree=D, m=200)
     k = 4000
     eps = sampler.plan(enc, 3000, k)["certified_epsilon"] * 1.0001
-    acc = Accountant(eps ** 2 / 2)
-    rel = sampler.sample(NumpyEngine(codes, dom), enc, k, acc, SeededNoise(0, quiet=True), epsilon=eps,
-                         rng=np.random.default_rng(0))
+    acc = Accountant(eps**2 / 2)
+    rel = sampler.sample(
+        NumpyEngine(codes, dom), enc, k, acc, SeededNoise(0, quiet=True), epsilon=eps, rng=np.random.default_rng(0)
+    )
     entry = acc.ledger[-1]
     assert entry.details["pure_epsilon"] == pytest.approx(rel.epsilon)
-    assert entry.rho == pytest.approx(rel.epsilon ** 2 / 2)
+    assert entry.rho == pytest.approx(rel.epsilon**2 / 2)
     assert rel.valid_fraction == 1.0  # binary columns: every point of the cube is a valid row
     # empirical one-way marginals of the draws within a Hoeffding band of the data's (lambda* = 0)
     band = math.sqrt(math.log(2 * P / 1e-6) / (2 * k))
@@ -165,11 +166,14 @@ def test_cli_releases_when_certified(tmp_path, capsys):
     assert "certified" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--m", "10"], "Walsh features"),
-    (["--small-delta", "0.7"], "δ"),
-    (["--epsilon", "0"], "epsilon"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--m", "10"], "Walsh features"),
+        (["--small-delta", "0.7"], "δ"),
+        (["--epsilon", "0"], "epsilon"),
+    ],
+)
 def test_cli_bad_parameters_exit_2(tmp_path, capsys, args, needle):
     src, out = _write_binary(tmp_path), tmp_path / "out.csv"
     base = ["cube", "sample", str(src), "-o", str(out), "--epsilon", "1", "--k", "1"]
@@ -190,8 +194,9 @@ def test_cli_non_binary_or_missing_without_schema_is_read_as_0_not_refused(tmp_p
     for first in ("0,0,0,0,0,0", "2,,abc,0.5,-1,0"):
         src, out = tmp_path / f"t{len(results)}.csv", tmp_path / f"o{len(results)}.csv"
         src.write_text("\n".join([header, first] + rows[1:]) + "\n")
-        main(["cube", "sample", str(src), "-o", str(out), "--epsilon", f"{eps}", "--k", "5", "--m", "200",
-              "--seed", "1"])
+        main(
+            ["cube", "sample", str(src), "-o", str(out), "--epsilon", f"{eps}", "--k", "5", "--m", "200", "--seed", "1"]
+        )
         err = capsys.readouterr().err.replace(str(out), "OUT")
         results.append((err, out.read_text()))
     assert results[0] == results[1]

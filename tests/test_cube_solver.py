@@ -12,8 +12,17 @@ import pytest
 
 from privsample.cube import lp, qp, solver
 from privsample.cube.walsh import (
-    conditioning_margin, draw_reduced_space, gram_free, point_coefficients, walsh_features, walsh_gram,
-    walsh_matvec, walsh_rmatvec, walsh_size, walsh_subsets, well_conditioned,
+    conditioning_margin,
+    draw_reduced_space,
+    gram_free,
+    point_coefficients,
+    walsh_features,
+    walsh_gram,
+    walsh_matvec,
+    walsh_rmatvec,
+    walsh_size,
+    walsh_subsets,
+    well_conditioned,
 )
 from privsample.errors import InputError
 
@@ -95,7 +104,7 @@ def test_conditioning_test():
     S = draw_reduced_space(p, 4 * L, rng)
     lam_min = np.linalg.svd(_explicit(S, d), compute_uv=False)[-1] ** 2
     assert conditioning_margin(S, d) == pytest.approx(lam_min / (4 * L / (4 * math.exp(4))), rel=1e-9)
-    assert well_conditioned(S, d) == (math.sqrt(lam_min) >= math.sqrt(4 * L) / (2 * math.e ** 2))
+    assert well_conditioned(S, d) == (math.sqrt(lam_min) >= math.sqrt(4 * L) / (2 * math.e**2))
 
 
 def test_reduced_space_is_uniform_signs_and_reproducible():
@@ -113,8 +122,8 @@ CASES = [  # p, d, m, data, lambda* > 0 expected
     (12, 2, 400, "mild", False),
     (8, 1, 60, "skewed", True),
     (7, 3, 240, "skewed", True),
-    (5, 2, 150, "skewed", True),    # 2^5 = 32 < m: many duplicate points (merged into weighted atoms)
-    (10, 1, 800, "skewed", True),   # n > 30 L: exercises the restricted LP (sifting)
+    (5, 2, 150, "skewed", True),  # 2^5 = 32 < m: many duplicate points (merged into weighted atoms)
+    (10, 1, 800, "skewed", True),  # n > 30 L: exercises the restricted LP (sifting)
 ]
 
 
@@ -189,8 +198,14 @@ def test_exact_marginals_through_the_coefficient_identity():
                 model = sol.h[at].sum()
                 data = np.all(X[:, list(J)] == theta, axis=1).mean() if t else 1.0
                 target = (1 - lam) * data + lam * at.mean()
-                ident = sum(np.prod([theta[J.index(i)] for i in I]) * b[index[I]]
-                            for s in range(t + 1) for I in itertools.combinations(J, s)) / 2 ** t
+                ident = (
+                    sum(
+                        np.prod([theta[J.index(i)] for i in I]) * b[index[I]]
+                        for s in range(t + 1)
+                        for I in itertools.combinations(J, s)
+                    )
+                    / 2**t
+                )
                 assert model == pytest.approx(target, rel=1e-9, abs=1e-12)
                 assert ident == pytest.approx(target, rel=1e-9, abs=1e-12)
 
@@ -260,12 +275,15 @@ def test_input_errors():
 # ---------------------------------------------------------------------------------------------------
 # exactness of the box, and nothing data-dependent in messages or logs
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("g", [
-    [0.25] * 9 + [4.0],            # total mass 6.25 m / 10: the normalised ceiling is violated
-    [0.25] + [1.1] * 9,            # total mass above m: the normalised floor is violated
-    [0.2, 5.0] + [1.0] * 8,        # outside the box before normalising
-    [1.0] * 10,
-])
+@pytest.mark.parametrize(
+    "g",
+    [
+        [0.25] * 9 + [4.0],  # total mass 6.25 m / 10: the normalised ceiling is violated
+        [0.25] + [1.1] * 9,  # total mass above m: the normalised floor is violated
+        [0.2, 5.0] + [1.0] * 8,  # outside the box before normalising
+        [1.0] * 10,
+    ],
+)
 def test_exact_box_holds_the_floor_and_ceiling_exactly(g):
     m = len(g)
     h = qp.exact_box(np.array(g), DELTA, BIG_DELTA)

@@ -10,9 +10,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privsample.data.discovery import (COUNT_SHARE, MAX_SHARE, MIN_SHARE, TYPE_SHARE, bucket_edges,
-                                       category_threshold, draft_schema, min_category_records, noisy_row_count,
-                                       plan_discovery, private_schema)
+from privsample.data.discovery import (
+    COUNT_SHARE,
+    MAX_SHARE,
+    MIN_SHARE,
+    TYPE_SHARE,
+    bucket_edges,
+    category_threshold,
+    draft_schema,
+    min_category_records,
+    noisy_row_count,
+    plan_discovery,
+    private_schema,
+)
 from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy import Accountant, BudgetExceeded, SeededNoise
@@ -66,12 +76,15 @@ def test_draft_adult(adult_raw):
 
 
 def test_draft_rules_small():
-    df = pd.DataFrame({
-        "x": [str(v / 2) for v in range(30)] + [None],  # numeric, non-integral, nullable
-        "k": [str(v) for v in range(3, 33)] + [pd.NA],  # integers 3..32 -> bins = min(16, 30)
-        "small": ["10", "9", "100"] * 10 + [np.nan],  # few distinct numbers -> categorical sorted numerically
-        "many": [f"v{i}" for i in range(31)],  # more than max_categories -> truncated + other
-    }, dtype=object)
+    df = pd.DataFrame(
+        {
+            "x": [str(v / 2) for v in range(30)] + [None],  # numeric, non-integral, nullable
+            "k": [str(v) for v in range(3, 33)] + [pd.NA],  # integers 3..32 -> bins = min(16, 30)
+            "small": ["10", "9", "100"] * 10 + [np.nan],  # few distinct numbers -> categorical sorted numerically
+            "many": [f"v{i}" for i in range(31)],  # more than max_categories -> truncated + other
+        },
+        dtype=object,
+    )
     s = draft_schema(df, max_categories=5, bins=8)
     assert isinstance(s["x"], Numeric) and not s["x"].integer and s["x"].nullable
     assert (s["x"].lower, s["x"].upper, s["x"].bins) == (0.0, 14.5, 8)
@@ -151,9 +164,13 @@ def test_private_empty_table_and_refusals():
 def test_private_numeric_bounds_and_types():
     rng = np.random.default_rng(0)
     x = rng.uniform(-3.0, 250.0, size=4000)
-    df = pd.DataFrame({"f": [f"{v:.3f}" for v in x],
-                       "i": [str(int(v)) for v in rng.integers(-40, 1000, size=4000)],
-                       "c": rng.choice(["red", "green", "blue"], size=4000).astype(object)})
+    df = pd.DataFrame(
+        {
+            "f": [f"{v:.3f}" for v in x],
+            "i": [str(int(v)) for v in rng.integers(-40, 1000, size=4000)],
+            "c": rng.choice(["red", "green", "blue"], size=4000).astype(object),
+        }
+    )
     df.loc[:99, "i"] = None
     s = private_schema(df, Accountant(100.0, delta_slack=1e-5), SeededNoise(11, quiet=True), rho=30.0, delta=1e-6)
     f, i = s["f"], s["i"]
@@ -164,7 +181,7 @@ def test_private_numeric_bounds_and_types():
     assert -64 <= i.lower <= -20 and 950 <= i.upper <= 1100
     assert i.bins == 16
     assert s["c"].categories == ("blue", "green", "red")
-    assert set(bucket_edges(True)) >= {0.0, 1.0, -1.0, 2.0 ** 63}
+    assert set(bucket_edges(True)) >= {0.0, 1.0, -1.0, 2.0**63}
 
 
 # -- private discovery: privacy checks that can fail ---------------------------------------------
@@ -291,7 +308,7 @@ def test_row_count_first_in_ledger_with_the_spent_noise_scale():
     assert sigma == pytest.approx(10.0)
     d = np.asarray(diffs, dtype=float)
     assert abs(d.mean()) < 4 * sigma / math.sqrt(len(d))
-    assert d.var() == pytest.approx(sigma ** 2, rel=0.2)  # a wrong scale (e.g. sensitivity or rho off) fails
+    assert d.var() == pytest.approx(sigma**2, rel=0.2)  # a wrong scale (e.g. sensitivity or rho off) fails
 
 
 def test_noisy_row_count_scale_and_floor():
@@ -331,8 +348,12 @@ def test_min_category_records_pass_rate():
 
 
 @settings(max_examples=300, deadline=None)
-@given(n_hat=st.floats(1.0, 1e9), m=st.integers(1, 300), eps=st.floats(0.01, 20.0),
-       share=st.one_of(st.none(), st.floats(0.02, 1.0)))
+@given(
+    n_hat=st.floats(1.0, 1e9),
+    m=st.integers(1, 300),
+    eps=st.floats(0.01, 20.0),
+    share=st.one_of(st.none(), st.floats(0.02, 1.0)),
+)
 def test_plan_never_exceeds_the_budget(n_hat, m, eps, share):
     from fractions import Fraction
 
@@ -351,8 +372,13 @@ def test_plan_never_exceeds_the_budget(n_hat, m, eps, share):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(0, 60), m=st.integers(1, 6), eps=st.floats(0.05, 10.0), seed=st.integers(0, 2 ** 16),
-       share=st.one_of(st.none(), st.floats(0.05, 0.9)))
+@given(
+    n=st.integers(0, 60),
+    m=st.integers(1, 6),
+    eps=st.floats(0.05, 10.0),
+    seed=st.integers(0, 2**16),
+    share=st.one_of(st.none(), st.floats(0.05, 0.9)),
+)
 def test_discovery_and_synthesis_budget_never_exceeded(n, m, eps, seed, share):
     """Planned or fixed discovery spends at most its cap; what is left is all the synthesizer can spend."""
     from fractions import Fraction
@@ -386,8 +412,10 @@ class NoNoise(SeededNoise):
 
 
 def test_report_catch_all_share_from_released_counts():
-    df = pd.DataFrame({"c": ["a"] * 700 + ["b"] * 200 + ["r1", "r2"] * 25 + [None] * 50,
-                       "d": [f"u{i}" for i in range(1000)]}, dtype=object)
+    df = pd.DataFrame(
+        {"c": ["a"] * 700 + ["b"] * 200 + ["r1", "r2"] * 25 + [None] * 50, "d": [f"u{i}" for i in range(1000)]},
+        dtype=object,
+    )
     s = private_schema(df, Accountant(50.0, delta_slack=1e-3), NoNoise(), rho=50.0, delta=1e-3)
     rep = {c["name"]: c for c in s.discovery["columns"]}
     assert s.discovery["n_hat"] == 1000 and s.discovery["share"] == 1.0
@@ -396,8 +424,13 @@ def test_report_catch_all_share_from_released_counts():
     assert c["kind"] == "categorical" and c["kept"] == 4 and s["c"].nullable
     assert c["catch_all_share"] == pytest.approx(0.0)
     # every value of d is unique: nothing passes, the whole column is in the catch-all
-    assert {k: v for k, v in rep["d"].items() if k != "sigma"} == {"name": "d", "kind": "catch-all", "kept": 0,
-                                                                   "catch_all_share": 1.0, "counts": {}}
+    assert {k: v for k, v in rep["d"].items() if k != "sigma"} == {
+        "name": "d",
+        "kind": "catch-all",
+        "kept": 0,
+        "catch_all_share": 1.0,
+        "counts": {},
+    }
     # smaller budget: r1, r2 fall below tau and go to the catch-all, with the missing values unless nullable
     s2 = private_schema(df, Accountant(1.0, delta_slack=1e-3), NoNoise(), rho=0.01, delta=1e-3)
     c2 = {c["name"]: c for c in s2.discovery["columns"]}["c"]
@@ -440,14 +473,28 @@ def test_planned_discovery_on_empty_and_tiny_tables(n):
 
 def test_adult_sample_keeps_frequent_categories_at_eps_1(adult_raw):
     """1,000 records of Adult at epsilon = 1 (the pipeline's plan): the frequent categories survive."""
-    from privsample.pipeline import (DISCOVERY_BINS, DISCOVERY_DELTA_SHARE, DISCOVERY_MAX_CATEGORIES,
-                                     make_accountant, release_domain, worst_case_domain)
+    from privsample.pipeline import (
+        DISCOVERY_BINS,
+        DISCOVERY_DELTA_SHARE,
+        DISCOVERY_MAX_CATEGORIES,
+        make_accountant,
+        release_domain,
+        worst_case_domain,
+    )
 
     df = adult_raw.sample(1000, random_state=0).reset_index(drop=True)
     acc, d_disc = make_accountant(1.0, 1e-9, None, None)
     assert d_disc == DISCOVERY_DELTA_SHARE * 1e-9
-    s = private_schema(df, acc, SeededNoise(2, quiet=True), rho=acc.rho_total, delta=d_disc, share=None,
-                       bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
+    s = private_schema(
+        df,
+        acc,
+        SeededNoise(2, quiet=True),
+        rho=acc.rho_total,
+        delta=d_disc,
+        share=None,
+        bins=DISCOVERY_BINS,
+        max_categories=DISCOVERY_MAX_CATEGORIES,
+    )
     plan = s.discovery
     assert plan["share"] > 0.1  # more than the old fixed 10% at this size
     need = plan["min_category_records"]
@@ -478,8 +525,16 @@ def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
     rng = np.random.default_rng(1)
     p = tmp_path / "t.csv"
     pd.DataFrame({"c": rng.choice(["a", "b", "c"], 400), "k": rng.integers(0, 50, 400)}).to_csv(p, index=False)
-    res = synthesize(p, epsilon=2.0, delta=1e-9, method="mst", method_options={"iters": 20},
-                     schema_share=schema_share, noise=SeededNoise(4, quiet=True), seed=4)
+    res = synthesize(
+        p,
+        epsilon=2.0,
+        delta=1e-9,
+        method="mst",
+        method_options={"iters": 20},
+        schema_share=schema_share,
+        noise=SeededNoise(4, quiet=True),
+        seed=4,
+    )
     acc = res.accountant
     disc = [e for e in acc.ledger if e.label.startswith("schema: ")]
     assert [e.label for e in disc[:2]] == ["schema: row count", "schema: plan"]
@@ -507,8 +562,9 @@ def test_impossible_budget_refused_before_any_spend():
 
 # -- discovery's released counts reused as 1-way measurements -----------------------------------------
 def _counts_table() -> pd.DataFrame:
-    return pd.DataFrame({"c": ["a"] * 600 + ["b"] * 300 + ["r"] * 3 + [None] * 97,
-                         "k": ["x"] * 550 + ["y"] * 450}, dtype=object)
+    return pd.DataFrame(
+        {"c": ["a"] * 600 + ["b"] * 300 + ["r"] * 3 + [None] * 97, "k": ["x"] * 550 + ["y"] * 450}, dtype=object
+    )
 
 
 def test_released_counts_are_the_noisy_outputs_with_their_sigma():
@@ -522,8 +578,11 @@ def test_released_counts_are_the_noisy_outputs_with_their_sigma():
     for name, true in (("c", {"a": 600, "b": 300, "r": 3}), ("k", {"x": 550, "y": 450})):
         entry = next(e for e in acc.ledger if e.label == f"schema: {name}: category counts")
         assert rep[name]["sigma"] == pytest.approx(entry.noise_scale)
-        call = next(c for c in noise.calls if c[1] == pytest.approx(entry.noise_scale)
-                    and sorted(c[0].tolist()) == sorted(true.values()))
+        call = next(
+            c
+            for c in noise.calls
+            if c[1] == pytest.approx(entry.noise_scale) and sorted(c[0].tolist()) == sorted(true.values())
+        )
         released = {cat: int(call[2][call[0].tolist().index(v)]) for cat, v in true.items()}  # counts distinct
         assert set(rep[name]["counts"]) == set(s[name].categories) and rep[name]["counts"]
         for cat, v in rep[name]["counts"].items():
@@ -544,11 +603,12 @@ def test_discovery_measurements_cover_released_cells_only():
     col, M = s["c"], ms["c"]
     w = np.asarray(M.query.weights)
     assert w.tolist() == [1.0] * len(col.categories) + [0.0] * (col.size - len(col.categories))  # catch-all, null
-    assert np.asarray(M.noisy_measurement)[:len(col.categories)].tolist() == [600, 300, 3][:len(col.categories)]
+    assert np.asarray(M.noisy_measurement)[: len(col.categories)].tolist() == [600, 300, 3][: len(col.categories)]
     sig = {c["name"]: c["sigma"] for c in s.discovery["columns"]}
     assert M.stddev == pytest.approx(sig["c"])
     # a reviewed schema (or one whose categories were edited) gives none
     import dataclasses
+
     assert discovery_measurements(dataclasses.replace(s, provenance="user"), dom) == []
     edited = dataclasses.replace(s, columns=[dataclasses.replace(s["c"], categories=("a", "zz", "r")), s["k"]])
     assert [M.clique for M in discovery_measurements(edited, dom)] == [("k",)]
@@ -558,15 +618,19 @@ def test_compress_partial_keeps_only_fully_measured_groups():
     from privsample.synth import pgm
     from privsample.synth.mst import compress_partial
 
-    M = pgm.LinearMeasurement(np.array([10.0, 20.0, 30.0, 0.0]), ("a",), stddev=2.0,
-                              query=pgm.mbi.WeightedQuery(np.array([1.0, 1.0, 1.0, 0.0])))
+    M = pgm.LinearMeasurement(
+        np.array([10.0, 20.0, 30.0, 0.0]),
+        ("a",),
+        stddev=2.0,
+        query=pgm.mbi.WeightedQuery(np.array([1.0, 1.0, 1.0, 0.0])),
+    )
     C = compress_partial(M, {"a": np.array([0, 1, 1, 2])})
     w = np.asarray(C.query.weights)
     y = np.asarray(C.noisy_measurement)
-    assert w.tolist() == pytest.approx([1.0, 2 ** -0.5, 0.0])
+    assert w.tolist() == pytest.approx([1.0, 2**-0.5, 0.0])
     assert (y / np.where(w > 0, w, 1)).tolist() == pytest.approx([10.0, 50.0, 0.0])  # sums; group 2 unmeasured
     C2 = compress_partial(M, {"a": np.array([0, 0, 1, 1])})
-    assert np.asarray(C2.query.weights).tolist() == pytest.approx([2 ** -0.5, 0.0])
+    assert np.asarray(C2.query.weights).tolist() == pytest.approx([2**-0.5, 0.0])
 
 
 @pytest.mark.parametrize("method", ["mst", "aim", "ppsyn"])
@@ -588,8 +652,9 @@ def test_synthesis_reuses_discovery_counts_without_new_spend(method, tmp_path, m
     monkeypatch.setattr(importlib.import_module(f"privsample.synth.{method}"), "discovery_measurements", spy)
 
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 3000, p=[0.6, 0.3, 0.1]),
-                       "k": rng.choice(["x", "y"], 3000)}, dtype=object)
+    df = pd.DataFrame(
+        {"c": rng.choice(["a", "b", "c"], 3000, p=[0.6, 0.3, 0.1]), "k": rng.choice(["x", "y"], 3000)}, dtype=object
+    )
     opts = {"mst": {"iters": 200}, "aim": {"rounds": 4}, "ppsyn": {}}[method]
     df.to_csv(tmp_path / "t.csv", index=False)
     r = synthesize(tmp_path / "t.csv", epsilon=2.0, method=method, seed=1, method_options=opts, rows=500)

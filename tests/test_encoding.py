@@ -21,19 +21,21 @@ from privsample.data.schema import Numeric as N
 from privsample.data.table import read_table
 from privsample.errors import InputError
 
-ALL_KINDS = Schema([
-    C("cat", ("a", "b", "c")),
-    C("cat_null", ("a", "b"), nullable=True),
-    C("cat_other", ("x", "y"), other="(other)"),
-    C("cat_other_null", ("1", "2", "3"), nullable=True, other="(other)"),
-    N("num", -1.0, 1.0, bins=7),
-    N("num_null", 0.0, 1e-3, bins=3, nullable=True),
-    N("num_edges", 0.0, 100.0, edges=(0.0, 0.5, 2.0, 50.0, 100.0)),
-    N("int", 17, 90, bins=8, integer=True),
-    N("int_null", 0, 9, bins=3, integer=True, nullable=True),
-    N("int_edges", -5, 5, edges=(-5, -1, 0, 1, 5), integer=True),
-    N("point", 3, 3, bins=4, integer=True),
-])
+ALL_KINDS = Schema(
+    [
+        C("cat", ("a", "b", "c")),
+        C("cat_null", ("a", "b"), nullable=True),
+        C("cat_other", ("x", "y"), other="(other)"),
+        C("cat_other_null", ("1", "2", "3"), nullable=True, other="(other)"),
+        N("num", -1.0, 1.0, bins=7),
+        N("num_null", 0.0, 1e-3, bins=3, nullable=True),
+        N("num_edges", 0.0, 100.0, edges=(0.0, 0.5, 2.0, 50.0, 100.0)),
+        N("int", 17, 90, bins=8, integer=True),
+        N("int_null", 0, 9, bins=3, integer=True, nullable=True),
+        N("int_edges", -5, 5, edges=(-5, -1, 0, 1, 5), integer=True),
+        N("point", 3, 3, bins=4, integer=True),
+    ]
+)
 
 
 def random_codes(schema: Schema, n: int, seed: int = 0) -> dict[str, np.ndarray]:
@@ -78,10 +80,20 @@ def test_round_trip_2d_array_and_determinism():
 
 
 def test_decode_values():
-    schema = Schema([N("i", 0, 10, bins=4, integer=True, nullable=True), N("f", 0, 1, bins=2),
-                     C("c", ("a",), nullable=True, other="zz"), N("gap", 0, 1, edges=(0, 0.2, 0.4, 1), integer=True)])
-    codes = {"i": np.array([0, 1, 2, 3, 4] * 200), "f": np.array([0, 1] * 500),
-             "c": np.array([0, 1, 2, 0, 1] * 200), "gap": np.array([0, 1, 2, 0, 2] * 200)}
+    schema = Schema(
+        [
+            N("i", 0, 10, bins=4, integer=True, nullable=True),
+            N("f", 0, 1, bins=2),
+            C("c", ("a",), nullable=True, other="zz"),
+            N("gap", 0, 1, edges=(0, 0.2, 0.4, 1), integer=True),
+        ]
+    )
+    codes = {
+        "i": np.array([0, 1, 2, 3, 4] * 200),
+        "f": np.array([0, 1] * 500),
+        "c": np.array([0, 1, 2, 0, 1] * 200),
+        "gap": np.array([0, 1, 2, 0, 2] * 200),
+    }
     df = decode(codes, schema, np.random.default_rng(0))
     i = df["i"]
     assert str(i.dtype) == "Int64" and i.isna().sum() == 200
@@ -113,8 +125,9 @@ def test_schema_with_other():
 
 
 # -- encode policy ---------------------------------------------------------------------------------------
-POLICY = Schema([N("x", 0, 10, bins=5), C("c", ("a", "b")), C("o", ("a",), other="(o)"),
-                 N("k", 0, 4, bins=2, nullable=True)])
+POLICY = Schema(
+    [N("x", 0, 10, bins=5), C("c", ("a", "b")), C("o", ("a",), other="(o)"), N("k", 0, 4, bins=2, nullable=True)]
+)
 
 
 def frame(**cols) -> pd.DataFrame:
@@ -123,17 +136,20 @@ def frame(**cols) -> pd.DataFrame:
     return pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in base.items()})
 
 
-@pytest.mark.parametrize("cols, column, fragment", [
-    ({"x": ["1", "abc"]}, "x", "data row 2: value 'abc' is not a number"),
-    ({"x": ["10.5"]}, "x", "outside the schema bounds [0, 10]"),
-    ({"x": ["-0.1"]}, "x", "data row 1"),
-    ({"x": ["inf"]}, "x", "outside"),
-    ({"x": [None]}, "x", "not nullable"),
-    ({"c": ["a", "a", "z"]}, "c", "data row 3: value 'z' is not one of"),
-    ({"c": [None]}, "c", "not nullable"),
-    ({"o": ["q"]}, "o", "'q' is not one of"),
-    ({"k": ["1_000"]}, "k", "not a number"),
-])
+@pytest.mark.parametrize(
+    "cols, column, fragment",
+    [
+        ({"x": ["1", "abc"]}, "x", "data row 2: value 'abc' is not a number"),
+        ({"x": ["10.5"]}, "x", "outside the schema bounds [0, 10]"),
+        ({"x": ["-0.1"]}, "x", "data row 1"),
+        ({"x": ["inf"]}, "x", "outside"),
+        ({"x": [None]}, "x", "not nullable"),
+        ({"c": ["a", "a", "z"]}, "c", "data row 3: value 'z' is not one of"),
+        ({"c": [None]}, "c", "not nullable"),
+        ({"o": ["q"]}, "o", "'q' is not one of"),
+        ({"k": ["1_000"]}, "k", "not a number"),
+    ],
+)
 def test_encode_errors(cols, column, fragment):
     """Strict mode names the value and the row: it serves ``privsample check`` and evaluation, which are
     not releases. The release path (``release=True``) never raises for a value (tests below)."""
@@ -169,8 +185,9 @@ def test_clip_and_other():
 
 def test_encode_typed_values():
     schema = Schema([C("n", ("1", "2", "2.5", "True")), N("b", 0, 1, bins=2), N("i", 0, 10, bins=2)])
-    df = pd.DataFrame({"n": [1.0, 2.0, 2.5, np.nan], "b": [True, False, True, False],
-                       "i": pd.array([1, 10, 5, None], dtype="Int64")})
+    df = pd.DataFrame(
+        {"n": [1.0, 2.0, 2.5, np.nan], "b": [True, False, True, False], "i": pd.array([1, 10, 5, None], dtype="Int64")}
+    )
     with pytest.raises(InputError, match="column 'n', data row 4: missing"):
         encode(df, schema)
     df.loc[3, "n"] = 1.0
@@ -195,9 +212,18 @@ def test_read_table_gzip_and_parquet(tmp_path):
     p.write_bytes(gzip.compress(b"a,b\n1,x\n2,?\n"))
     assert read_table(p).to_dict("list") == {"a": ["1", "2"], "b": ["x", None]}
     q = tmp_path / "t.pq"
-    pq.write_table(pa.table({"i": pa.array([1, None, 3]), "f": pa.array([1.5, None, float("nan")]),
-                             "s": pa.array([" x ", None, "?"]), "t": pa.array([True, None, False]),
-                             "j": pa.array([4, 5, 6], type=pa.int32())}), q)
+    pq.write_table(
+        pa.table(
+            {
+                "i": pa.array([1, None, 3]),
+                "f": pa.array([1.5, None, float("nan")]),
+                "s": pa.array([" x ", None, "?"]),
+                "t": pa.array([True, None, False]),
+                "j": pa.array([4, 5, 6], type=pa.int32()),
+            }
+        ),
+        q,
+    )
     df = read_table(q)
     assert str(df["i"].dtype) == "Int64" and df["i"].isna().tolist() == [False, True, False]
     assert df["f"].dtype == np.float64 and df["f"].isna().tolist() == [False, True, True]
@@ -205,20 +231,23 @@ def test_read_table_gzip_and_parquet(tmp_path):
     assert df["j"].dtype.kind == "i"
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (b"", "empty"),
-    (b"\n\n  \n", "no header"),
-    (b"a,b\n", "no data rows"),
-    (b"a,b\n1,2\n3,4,5\n", "line 3: expected 2 fields"),
-    (b"a,b\n1,2\n3\n", "line 3: expected 2 fields"),
-    (b"a,a\n1,2\n", "duplicate column name"),
-    (b"a, b ,b\n1,2,3\n", "duplicate column name"),
-    (b"a,b\n1,\"2\n", "not terminated"),
-    (b"a,b\n1,\xff\xfe\n", "UTF-8"),
-    (b"a,\xffb\n1,2\n", "not valid UTF-8 text (the default); pass --encoding"),
-    (b"\xff\xfea,b\n1,2\n3", "not valid UTF-16 text (its byte-order mark says UTF-16 LE)"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"", "empty"),
+        (b"\n\n  \n", "no header"),
+        (b"a,b\n", "no data rows"),
+        (b"a,b\n1,2\n3,4,5\n", "line 3: expected 2 fields"),
+        (b"a,b\n1,2\n3\n", "line 3: expected 2 fields"),
+        (b"a,a\n1,2\n", "duplicate column name"),
+        (b"a, b ,b\n1,2,3\n", "duplicate column name"),
+        (b'a,b\n1,"2\n', "not terminated"),
+        (b"a,b\n1,\xff\xfe\n", "UTF-8"),
+        (b"a,\xffb\n1,2\n", "not valid UTF-8 text (the default); pass --encoding"),
+        (b"\xff\xfea,b\n1,2\n3", "not valid UTF-16 text (its byte-order mark says UTF-16 LE)"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
+    ],
+)
 def test_read_table_bad_csv(tmp_path, content, fragment):
     p = tmp_path / "bad.csv"
     p.write_bytes(content)
@@ -245,11 +274,39 @@ def test_read_table_bad_paths(tmp_path):
 
 
 # -- malformed input raises only InputError ----------------------------------------------------------------
-PROPERTY = Schema([N("a", 0, 10, bins=3, nullable=True), C("b", ("x", "y"), other="(other)"),
-                   N("c", -5, 5, bins=2, integer=True)])
+PROPERTY = Schema(
+    [N("a", 0, 10, bins=3, nullable=True), C("b", ("x", "y"), other="(other)"), N("c", -5, 5, bins=2, integer=True)]
+)
 FIELD = st.one_of(
-    st.sampled_from(["", "?", "NA", "x", "y", "z", " x ", "1", "5", "10", "-3", "11", "1e3", "nan", "inf", "3.5",
-                     "-7", '"x"', '"a,b"', '"', '""', 'x"y', "(other)", "1_0", "\u00a0"]),
+    st.sampled_from(
+        [
+            "",
+            "?",
+            "NA",
+            "x",
+            "y",
+            "z",
+            " x ",
+            "1",
+            "5",
+            "10",
+            "-3",
+            "11",
+            "1e3",
+            "nan",
+            "inf",
+            "3.5",
+            "-7",
+            '"x"',
+            '"a,b"',
+            '"',
+            '""',
+            'x"y',
+            "(other)",
+            "1_0",
+            "\u00a0",
+        ]
+    ),
     st.text(max_size=4),
 )
 TEXT_TABLE = st.tuples(
@@ -283,8 +340,13 @@ def test_random_bytes_raise_only_input_error(content, suffix):
     _encode_file(content, suffix, False, True)
 
 
-_ODD = st.one_of(st.none(), st.text(max_size=8), st.floats(allow_nan=True, allow_infinity=True),
-                 st.integers(-10**20, 10**20), st.booleans())
+_ODD = st.one_of(
+    st.none(),
+    st.text(max_size=8),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**20), 10**20),
+    st.booleans(),
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -294,8 +356,7 @@ def test_release_mode_never_raises_for_a_value(rows):
     ``release_schema`` every record keeps a code."""
     from privsample.data.encoding import release_schema
 
-    df = pd.DataFrame({c.name: pd.Series([r[j] for r in rows], dtype=object)
-                       for j, c in enumerate(ALL_KINDS.columns)})
+    df = pd.DataFrame({c.name: pd.Series([r[j] for r in rows], dtype=object) for j, c in enumerate(ALL_KINDS.columns)})
     for schema in (ALL_KINDS, release_schema(ALL_KINDS)):
         codes = encode(df, schema, release=True)
         lengths = {len(v) for v in codes.values()}

@@ -34,37 +34,109 @@ needs_adult = needs_shared("adult_raw.csv")
 
 
 def adult_schema() -> Schema:
-    return Schema([
-        N("age", 17, 90, bins=8, integer=True),
-        C("workclass", ("Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
-                        "Without-pay", "Never-worked"), nullable=True),
-        N("fnlwgt", 0, 1.5e6, bins=10, integer=True),
-        C("education", ("Bachelors", "HS-grad", "11th", "Masters", "9th", "Some-college", "Assoc-acdm", "Assoc-voc",
-                        "7th-8th", "Doctorate", "Prof-school", "5th-6th", "10th", "1st-4th", "Preschool", "12th")),
-        C("education-num", tuple(str(i) for i in range(1, 17))),  # integers compared as text
-        C("marital-status", ("Never-married", "Married-civ-spouse", "Divorced", "Married-spouse-absent",
-                             "Separated", "Married-AF-spouse", "Widowed")),
-        C("occupation", ("Adm-clerical", "Exec-managerial", "Handlers-cleaners", "Prof-specialty", "Other-service",
-                         "Sales", "Craft-repair", "Transport-moving", "Farming-fishing", "Machine-op-inspct",
-                         "Tech-support", "Protective-serv", "Armed-Forces", "Priv-house-serv"), nullable=True),
-        C("relationship", ("Not-in-family", "Husband", "Wife", "Own-child", "Unmarried", "Other-relative")),
-        C("race", ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other")),
-        C("sex", ("Male", "Female")),
-        N("capital-gain", 0, 99999, edges=(0, 1, 5000, 10000, 99999), integer=True),
-        N("capital-loss", 0, 4356, edges=(0, 1, 2000, 4356)),
-        N("hours-per-week", 1, 99, bins=10),
-        C("native-country", ("United-States", "Mexico", "Philippines", "Germany", "Canada"),
-          nullable=True, other="(other)"),  # the other countries need other=True
-        C("income-per-year", ("<=50K", ">50K")),
-    ])
+    return Schema(
+        [
+            N("age", 17, 90, bins=8, integer=True),
+            C(
+                "workclass",
+                (
+                    "Private",
+                    "Self-emp-not-inc",
+                    "Self-emp-inc",
+                    "Federal-gov",
+                    "Local-gov",
+                    "State-gov",
+                    "Without-pay",
+                    "Never-worked",
+                ),
+                nullable=True,
+            ),
+            N("fnlwgt", 0, 1.5e6, bins=10, integer=True),
+            C(
+                "education",
+                (
+                    "Bachelors",
+                    "HS-grad",
+                    "11th",
+                    "Masters",
+                    "9th",
+                    "Some-college",
+                    "Assoc-acdm",
+                    "Assoc-voc",
+                    "7th-8th",
+                    "Doctorate",
+                    "Prof-school",
+                    "5th-6th",
+                    "10th",
+                    "1st-4th",
+                    "Preschool",
+                    "12th",
+                ),
+            ),
+            C("education-num", tuple(str(i) for i in range(1, 17))),  # integers compared as text
+            C(
+                "marital-status",
+                (
+                    "Never-married",
+                    "Married-civ-spouse",
+                    "Divorced",
+                    "Married-spouse-absent",
+                    "Separated",
+                    "Married-AF-spouse",
+                    "Widowed",
+                ),
+            ),
+            C(
+                "occupation",
+                (
+                    "Adm-clerical",
+                    "Exec-managerial",
+                    "Handlers-cleaners",
+                    "Prof-specialty",
+                    "Other-service",
+                    "Sales",
+                    "Craft-repair",
+                    "Transport-moving",
+                    "Farming-fishing",
+                    "Machine-op-inspct",
+                    "Tech-support",
+                    "Protective-serv",
+                    "Armed-Forces",
+                    "Priv-house-serv",
+                ),
+                nullable=True,
+            ),
+            C("relationship", ("Not-in-family", "Husband", "Wife", "Own-child", "Unmarried", "Other-relative")),
+            C("race", ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other")),
+            C("sex", ("Male", "Female")),
+            N("capital-gain", 0, 99999, edges=(0, 1, 5000, 10000, 99999), integer=True),
+            N("capital-loss", 0, 4356, edges=(0, 1, 2000, 4356)),
+            N("hours-per-week", 1, 99, bins=10),
+            C(
+                "native-country",
+                ("United-States", "Mexico", "Philippines", "Germany", "Canada"),
+                nullable=True,
+                other="(other)",
+            ),  # the other countries need other=True
+            C("income-per-year", ("<=50K", ">50K")),
+        ]
+    )
 
 
 CLIQUES = [
-    ("age", "sex"), ("sex", "age"), ("workclass", "occupation"), ("education", "education-num"),
-    ("native-country", "race"), ("capital-gain", "capital-loss"), ("hours-per-week", "income-per-year"),
-    ("age", "fnlwgt", "hours-per-week"), ("workclass", "occupation", "income-per-year"),
-    ("income-per-year", "occupation", "workclass"), ("relationship", "marital-status", "sex"),
-    ("native-country", "education", "capital-gain"), ("race", "sex", "income-per-year"),
+    ("age", "sex"),
+    ("sex", "age"),
+    ("workclass", "occupation"),
+    ("education", "education-num"),
+    ("native-country", "race"),
+    ("capital-gain", "capital-loss"),
+    ("hours-per-week", "income-per-year"),
+    ("age", "fnlwgt", "hours-per-week"),
+    ("workclass", "occupation", "income-per-year"),
+    ("income-per-year", "occupation", "workclass"),
+    ("relationship", "marital-status", "sex"),
+    ("native-country", "education", "capital-gain"),
+    ("race", "sex", "income-per-year"),
 ]
 
 
@@ -106,12 +178,18 @@ def test_adult_parquet_numpy_equals_duckdb(tmp_path, adult_numpy):
     """Typed Parquet (ints, floats, nullable strings) gives the same codes as the raw CSV."""
     schema = adult_schema()
     df = read_table(ADULT)
-    table = pa.table({
-        name: (pa.array(pd.to_numeric(df[name]).astype("int64")) if name in ("age", "education-num", "capital-gain")
-               else pa.array(pd.to_numeric(df[name]).astype("float64"))
-               if name in ("fnlwgt", "capital-loss", "hours-per-week")
-               else pa.array(list(df[name]), type=pa.string()))
-        for name in df.columns})
+    table = pa.table(
+        {
+            name: (
+                pa.array(pd.to_numeric(df[name]).astype("int64"))
+                if name in ("age", "education-num", "capital-gain")
+                else pa.array(pd.to_numeric(df[name]).astype("float64"))
+                if name in ("fnlwgt", "capital-loss", "hours-per-week")
+                else pa.array(list(df[name]), type=pa.string())
+            )
+            for name in df.columns
+        }
+    )
     path = tmp_path / "adult.parquet"
     pq.write_table(table, path)
     cliques = all_cliques(schema)
@@ -127,18 +205,33 @@ def test_adult_parquet_numpy_equals_duckdb(tmp_path, adult_numpy):
 def test_parquet_typed_columns_agree(tmp_path):
     """Booleans, NaN floats (DuckDB's isnan is wrong on Parquet stats), dates, decimals, uint64."""
     path = tmp_path / "typed.parquet"
-    pq.write_table(pa.table({
-        "b": pa.array([True, False, None, True]), "bn": pa.array([True, False, None, True]),
-        "f": pa.array([1.0, 2.5, float("nan"), 1e20]), "fn": pa.array([0.5, float("nan"), None, 1.0]),
-        "d": pa.array([datetime.date(2020, 1, 1), datetime.date(2021, 1, 1), None, datetime.date(2020, 1, 1)]),
-        "dec": pa.array([decimal.Decimal("1.50"), decimal.Decimal("2"), None, decimal.Decimal("3.25")]),
-        "u": pa.array([1, 2, 3, 2**63 + 5], type=pa.uint64()),
-        "s": pa.array(["a", " NA ", "b", None])}), path)
-    schema = Schema([
-        C("b", ("True", "False"), nullable=True), N("bn", 0, 1, bins=2, nullable=True),
-        C("f", ("1", "2.5", "1e+20"), nullable=True), N("fn", 0, 1, bins=2, nullable=True),
-        C("d", ("2020-01-01", "2021-01-01"), nullable=True), N("dec", 0, 4, bins=4, nullable=True),
-        C("u", ("1", "2", "3", str(2**63 + 5))), C("s", ("a", "b"), nullable=True)])
+    pq.write_table(
+        pa.table(
+            {
+                "b": pa.array([True, False, None, True]),
+                "bn": pa.array([True, False, None, True]),
+                "f": pa.array([1.0, 2.5, float("nan"), 1e20]),
+                "fn": pa.array([0.5, float("nan"), None, 1.0]),
+                "d": pa.array([datetime.date(2020, 1, 1), datetime.date(2021, 1, 1), None, datetime.date(2020, 1, 1)]),
+                "dec": pa.array([decimal.Decimal("1.50"), decimal.Decimal("2"), None, decimal.Decimal("3.25")]),
+                "u": pa.array([1, 2, 3, 2**63 + 5], type=pa.uint64()),
+                "s": pa.array(["a", " NA ", "b", None]),
+            }
+        ),
+        path,
+    )
+    schema = Schema(
+        [
+            C("b", ("True", "False"), nullable=True),
+            N("bn", 0, 1, bins=2, nullable=True),
+            C("f", ("1", "2.5", "1e+20"), nullable=True),
+            N("fn", 0, 1, bins=2, nullable=True),
+            C("d", ("2020-01-01", "2021-01-01"), nullable=True),
+            N("dec", 0, 4, bins=4, nullable=True),
+            C("u", ("1", "2", "3", str(2**63 + 5))),
+            C("s", ("a", "b"), nullable=True),
+        ]
+    )
     cliques = [(a,) for a in schema.names] + [("f", "fn", "s")]
     ref = NumpyEngine(encode(read_table(path), schema), schema.domain()).marginals(cliques)
     with DuckDBEngine(path, schema) as eng:
@@ -148,12 +241,14 @@ def test_parquet_typed_columns_agree(tmp_path):
 
 
 # -- small files: policy, errors, sources ----------------------------------------------------------------
-SMALL = Schema([
-    N("x", 0, 10, bins=4),
-    N("k", 0, 9, bins=3, integer=True, nullable=True),
-    C("c", ("a", "b"), nullable=True),
-    C("d", ("1", "2", "3"), other="(other)"),
-])
+SMALL = Schema(
+    [
+        N("x", 0, 10, bins=4),
+        N("k", 0, 9, bins=3, integer=True, nullable=True),
+        C("c", ("a", "b"), nullable=True),
+        C("d", ("1", "2", "3"), other="(other)"),
+    ]
+)
 
 
 def write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
@@ -170,9 +265,11 @@ def both(path: Path, schema: Schema = SMALL, **kw) -> tuple[dict, dict]:
 
 
 def test_small_csv_edges_whitespace_and_nulls(tmp_path):
-    text = ("x , k,c,d,extra\n"
-            " 0,0,a,1,z\n2.5,,b, 2 ,z\n10,9, ? ,3,z\n7.5,3,NA,(other),z\n 9.99 ,8,a,1,z\n"
-            "1e0,+4,\"b\",2,z\n\n5,NaN,a,3,z\n")
+    text = (
+        "x , k,c,d,extra\n"
+        " 0,0,a,1,z\n2.5,,b, 2 ,z\n10,9, ? ,3,z\n7.5,3,NA,(other),z\n 9.99 ,8,a,1,z\n"
+        '1e0,+4,"b",2,z\n\n5,NaN,a,3,z\n'
+    )
     a, b = both(write(tmp_path, text))
     assert_same(a, b)
     assert a[("x",)].tolist() == [2, 1, 1, 3]  # 0, 1 | 2.5 | 5 | 7.5, 9.99, 10 (last bin closed)
@@ -199,17 +296,20 @@ def test_clip_and_other_agree(tmp_path, kw):
                 eng()
 
 
-@pytest.mark.parametrize("text, column", [
-    ("x,k,c,d\n11,1,a,1\n", "x"),        # out of range
-    ("x,k,c,d\nabc,1,a,1\n", "x"),       # not a number
-    ("x,k,c,d\n1_0,1,a,1\n", "x"),       # DuckDB's cast would accept this; pandas does not
-    ("x,k,c,d\n+-1,1,a,1\n", "x"),
-    ("x,k,c,d\n,1,a,1\n", "x"),          # missing, not nullable
-    ("x,k,c,d\n1,1,zz,1\n", "c"),        # unknown category
-    ("x,k,c,d\n1,1,a,9\n", "d"),         # unknown category (other exists but other=False)
-    ("x,k,c,d\n1,1,a,\n", "d"),          # missing, not nullable
-    ("x,k,c\n1,1,a\n", "d"),             # schema column not in the data
-])
+@pytest.mark.parametrize(
+    "text, column",
+    [
+        ("x,k,c,d\n11,1,a,1\n", "x"),  # out of range
+        ("x,k,c,d\nabc,1,a,1\n", "x"),  # not a number
+        ("x,k,c,d\n1_0,1,a,1\n", "x"),  # DuckDB's cast would accept this; pandas does not
+        ("x,k,c,d\n+-1,1,a,1\n", "x"),
+        ("x,k,c,d\n,1,a,1\n", "x"),  # missing, not nullable
+        ("x,k,c,d\n1,1,zz,1\n", "c"),  # unknown category
+        ("x,k,c,d\n1,1,a,9\n", "d"),  # unknown category (other exists but other=False)
+        ("x,k,c,d\n1,1,a,\n", "d"),  # missing, not nullable
+        ("x,k,c\n1,1,a\n", "d"),  # schema column not in the data
+    ],
+)
 def test_errors_match_encode(tmp_path, text, column):
     p = write(tmp_path, text)
     with pytest.raises(InputError, match=f"'{column}'") as duck:
@@ -240,9 +340,39 @@ def test_missing_file_and_table():
         DuckDBEngine("no_such_table_xyz", SMALL, connection=duckdb.connect())
 
 
-NUMBERS = ["1e5", "1E+05", "+.5", "-.5e-3", "5.", ".5", "0005", "-0", "inf", "-Infinity", "NaN", "nan", "+nan",
-           "1_0", "+-1", "0x10", '"1,5"', "\u00a05", "1e-99999", "1e99999", "5.0e+1", "1e", "e5", ".", "1..", "١٢",
-           "1 2", "1e1.5", "--1", "True", "9" * 40]
+NUMBERS = [
+    "1e5",
+    "1E+05",
+    "+.5",
+    "-.5e-3",
+    "5.",
+    ".5",
+    "0005",
+    "-0",
+    "inf",
+    "-Infinity",
+    "NaN",
+    "nan",
+    "+nan",
+    "1_0",
+    "+-1",
+    "0x10",
+    '"1,5"',
+    "\u00a05",
+    "1e-99999",
+    "1e99999",
+    "5.0e+1",
+    "1e",
+    "e5",
+    ".",
+    "1..",
+    "١٢",
+    "1 2",
+    "1e1.5",
+    "--1",
+    "True",
+    "9" * 40,
+]
 
 
 def test_number_grammar_agrees(tmp_path):
@@ -251,8 +381,10 @@ def test_number_grammar_agrees(tmp_path):
     for s in NUMBERS:
         p = write(tmp_path, f"x\n{s}\n")
         outcome = []
-        for f in (lambda: encode(read_table(p, na_values=schema.na_values), schema),
-                  lambda: DuckDBEngine(p, schema).marginal(("x",))):
+        for f in (
+            lambda: encode(read_table(p, na_values=schema.na_values), schema),
+            lambda: DuckDBEngine(p, schema).marginal(("x",)),
+        ):
             try:
                 r = f()
                 outcome.append(int(np.asarray(r["x"] if isinstance(r, dict) else np.argmax(r)).ravel()[0]))
@@ -286,16 +418,47 @@ def test_batches_many_cliques(tmp_path, monkeypatch):
 
 
 # -- random small tables: both engines accept the same files and agree ----------------------------------------
-AGREE = Schema([N("a", 0, 10, bins=3, nullable=True), C("b", ("x", "y"), other="(other)"),
-                N("c", -5, 5, bins=2, integer=True)])
-FIELD = st.one_of(st.sampled_from(["", "?", "x", "y", "z", " x ", "1", "5", "10", "-3", "11", "1e3", "nan", "inf",
-                                   "3.5", '"x"', '"a,b"', '"', "(other)", "1_0", "\u00a01", " 2\t"]),
-                  st.text(max_size=3))
+AGREE = Schema(
+    [N("a", 0, 10, bins=3, nullable=True), C("b", ("x", "y"), other="(other)"), N("c", -5, 5, bins=2, integer=True)]
+)
+FIELD = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            "?",
+            "x",
+            "y",
+            "z",
+            " x ",
+            "1",
+            "5",
+            "10",
+            "-3",
+            "11",
+            "1e3",
+            "nan",
+            "inf",
+            "3.5",
+            '"x"',
+            '"a,b"',
+            '"',
+            "(other)",
+            "1_0",
+            "\u00a01",
+            " 2\t",
+        ]
+    ),
+    st.text(max_size=3),
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(["a", "b", "c", "d", " a ", ""]), min_size=1, max_size=4),
-       st.lists(st.lists(FIELD, min_size=1, max_size=4), max_size=5), st.booleans(), st.booleans())
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "d", " a ", ""]), min_size=1, max_size=4),
+    st.lists(st.lists(FIELD, min_size=1, max_size=4), max_size=5),
+    st.booleans(),
+    st.booleans(),
+)
 def test_random_tables_agree(header, rows, clip, other):
     text = "\n".join(",".join(r) for r in [header, *rows]) + "\n"
     cliques = [("a",), ("b",), ("c",), ("a", "b", "c")]
@@ -303,9 +466,12 @@ def test_random_tables_agree(header, rows, clip, other):
         p = Path(d) / "t.csv"
         p.write_bytes(text.encode("utf-8", "surrogatepass"))
         outcomes = []
-        for run in (lambda: NumpyEngine(encode(read_table(p), AGREE, clip=clip, other=other),
-                                        AGREE.domain()).marginals(cliques),
-                    lambda: DuckDBEngine(p, AGREE, clip=clip, other=other).marginals(cliques)):
+        for run in (
+            lambda: NumpyEngine(encode(read_table(p), AGREE, clip=clip, other=other), AGREE.domain()).marginals(
+                cliques
+            ),
+            lambda: DuckDBEngine(p, AGREE, clip=clip, other=other).marginals(cliques),
+        ):
             try:
                 outcomes.append(run())
             except InputError as exc:
@@ -393,14 +559,17 @@ def test_synth_auto_engine_on_large_file_uses_duckdb(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(a.table, b.table)
 
 
-@pytest.mark.parametrize("name, args, message", [
-    ("t.json", ["--engine", "duckdb"], "unknown file type"),
-    ("t.json", [], "unknown file type"),
-    ("t.parquet", ["--engine", "pandas"], "unknown engine"),
-    ("missing.parquet", ["--engine", "duckdb"], "not found"),
-    ("t.parquet", ["--engine", "spark", "--spark-master", "spark://127.0.0.1:1"], "cannot reach the Spark master"),
-    ("t.parquet", ["--engine", "spark", "--spark-master", "nowhere"], "not a Spark master URL"),
-])
+@pytest.mark.parametrize(
+    "name, args, message",
+    [
+        ("t.json", ["--engine", "duckdb"], "unknown file type"),
+        ("t.json", [], "unknown file type"),
+        ("t.parquet", ["--engine", "pandas"], "unknown engine"),
+        ("missing.parquet", ["--engine", "duckdb"], "not found"),
+        ("t.parquet", ["--engine", "spark", "--spark-master", "spark://127.0.0.1:1"], "cannot reach the Spark master"),
+        ("t.parquet", ["--engine", "spark", "--spark-master", "nowhere"], "not a Spark master URL"),
+    ],
+)
 def test_cli_engine_bad_input(tmp_path, capsys, name, args, message):
     from privsample.cli import main
 
@@ -409,20 +578,25 @@ def test_cli_engine_bad_input(tmp_path, capsys, name, args, message):
     sch, out = tmp_path / "s.yaml", tmp_path / "out.csv"
     SMALL.save(sch)
     with pytest.raises(SystemExit) as ex:
-        main(["synth", str(tmp_path / name), "-o", str(out), "--epsilon", "1", "--schema", str(sch), "--quiet",
-              *args])
+        main(["synth", str(tmp_path / name), "-o", str(out), "--epsilon", "1", "--schema", str(sch), "--quiet", *args])
     err = capsys.readouterr().err.strip().splitlines()
     assert ex.value.code == 2 and len(err) == 1 and message in err[0], err
     assert not out.exists()
 
 
 # -- release path: the per-record rule on every engine --------------------------------------------------
-RELEASE_TEXT = ("x,k,c,d\n-5,0,a,1\n11,12,b,7\n3,-1,zz,\n4,4,,2\nabc,1,a,1\n,2,b,3\n1,x7,a,1\n2,3,a,3\n"
-                "1_0,1,a,1\n5,5,ZEBRA,ZEBRA\n")
+RELEASE_TEXT = (
+    "x,k,c,d\n-5,0,a,1\n11,12,b,7\n3,-1,zz,\n4,4,,2\nabc,1,a,1\n,2,b,3\n1,x7,a,1\n2,3,a,3\n1_0,1,a,1\n5,5,ZEBRA,ZEBRA\n"
+)
 
 
-@pytest.mark.parametrize("schema", [SMALL, Schema([N("x", 0, 10, bins=4, nullable=True), SMALL["k"],
-                                                   C("c", ("a", "b"), other="(o)"), C("d", ("1", "2"))])])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        SMALL,
+        Schema([N("x", 0, 10, bins=4, nullable=True), SMALL["k"], C("c", ("a", "b"), other="(o)"), C("d", ("1", "2"))]),
+    ],
+)
 def test_release_rule_agrees_and_never_raises(tmp_path, schema):
     p = write(tmp_path, RELEASE_TEXT)
     a, b = both(p, schema, release=True)
@@ -432,8 +606,14 @@ def test_release_rule_agrees_and_never_raises(tmp_path, schema):
 
 
 def test_release_rule_codes():
-    df = pd.DataFrame({"x": [-5, 11, "abc", None, 4.0], "k": [0, 12, -1, None, 4],
-                       "c": ["a", "zz", None, "b", "a"], "d": ["1", "7", None, "2", "3"]})
+    df = pd.DataFrame(
+        {
+            "x": [-5, 11, "abc", None, 4.0],
+            "k": [0, 12, -1, None, 4],
+            "c": ["a", "zz", None, "b", "a"],
+            "d": ["1", "7", None, "2", "3"],
+        }
+    )
     codes = encode(df, SMALL, release=True)
     # x is not nullable: the non-number and the missing value have no code, so rows 2 and 3 are left out
     assert codes["x"].tolist() == [0, 3, 1]
@@ -458,9 +638,13 @@ def test_release_allows_empty_table(tmp_path):
 
 # -- delimiters and encodings: the DuckDB engine reads what read_table reads ----------------------------
 LAYOUT_TEXT = "x;k;c;d\n0;0;a;1\n2,5;;b;2\n10;9;é;3\n7.5;3;NA;(other)\n"
-LAYOUTS = [("semi.csv", "utf-8", b"", {}), ("semi.csv", "cp1252", b"", {"encoding": "cp1252"}),
-           ("u16.csv", "utf-16-le", codecs.BOM_UTF16_LE, {}), ("u16be.csv.gz", "utf-16-be", codecs.BOM_UTF16_BE, {}),
-           ("tab.txt", "latin-1", b"", {"encoding": "latin-1", "delimiter": "\t"})]
+LAYOUTS = [
+    ("semi.csv", "utf-8", b"", {}),
+    ("semi.csv", "cp1252", b"", {"encoding": "cp1252"}),
+    ("u16.csv", "utf-16-le", codecs.BOM_UTF16_LE, {}),
+    ("u16be.csv.gz", "utf-16-be", codecs.BOM_UTF16_BE, {}),
+    ("tab.txt", "latin-1", b"", {"encoding": "latin-1", "delimiter": "\t"}),
+]
 
 
 @pytest.mark.parametrize("name, codec, bom, kw", LAYOUTS)

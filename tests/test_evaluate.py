@@ -17,8 +17,14 @@ from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.evaluate.report import NON_PRIVATE_NOTICE, write_report
 from privsample.evaluate.tables import OUTSIDE_LABEL, evaluate_tables, real_domain, schema_loss
-from privsample.evaluate.workload import (all_cliques, marginal_counts, marginal_error, summary, workload_error,
-                                          workload_errors)
+from privsample.evaluate.workload import (
+    all_cliques,
+    marginal_counts,
+    marginal_error,
+    summary,
+    workload_error,
+    workload_errors,
+)
 from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise, gaussian_measure
 from tests.conftest import shared_file
@@ -102,8 +108,10 @@ def test_summary_sampling(small_pair):
     t = summary(real, synth, ks=(2,), max_cliques=2, rng=np.random.default_rng(1))
     assert t[2]["n_cliques"] == 2 and t[2]["n_total"] == 3 and t[2]["sampled"]
     assert len(set(t[2]["errors"])) == 2
-    assert summary(real, synth, ks=(2,), max_cliques=2, rng=5)[2]["errors"].keys() == \
+    assert (
         summary(real, synth, ks=(2,), max_cliques=2, rng=5)[2]["errors"].keys()
+        == summary(real, synth, ks=(2,), max_cliques=2, rng=5)[2]["errors"].keys()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +139,13 @@ def test_adult_triples_fast(adult_engines):
 
 # -- report -------------------------------------------------------------------------------------
 def _small_schema() -> Schema:
-    return Schema([Categorical("a", ("no", "yes")), Numeric("b", 0, 3, bins=3, integer=True),
-                   Categorical("c", ("x<y",), other="(other)")])
+    return Schema(
+        [
+            Categorical("a", ("no", "yes")),
+            Numeric("b", 0, 3, bins=3, integer=True),
+            Categorical("c", ("x<y",), other="(other)"),
+        ]
+    )
 
 
 def test_report_written_with_sections(tmp_path, small_pair):
@@ -141,15 +154,33 @@ def test_report_written_with_sections(tmp_path, small_pair):
     gaussian_measure(acc, SeededNoise(0, quiet=True), np.array([1, 2]), 0.001, "1-way a", measured="a")
     out = tmp_path / "sub" / "report.html"
     t0 = time.perf_counter()
-    write_report(out, real, synth, _small_schema(), title="Test <report>", ledger=acc.to_dict(),
-                 extra={"method": "unit-test", "epsilon": 1.0})
+    write_report(
+        out,
+        real,
+        synth,
+        _small_schema(),
+        title="Test <report>",
+        ledger=acc.to_dict(),
+        extra={"method": "unit-test", "epsilon": 1.0},
+    )
     assert time.perf_counter() - t0 < 20
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "Test &lt;report&gt;" in page and "<report>" not in page
-    for section in ("Workload error", "1-way", "2-way", "3-way", "Worst 1-way marginals", "Worst 2-way marginals",
-                    "Error per column pair", "Privacy ledger", "1-way a", "Run details", "unit-test",
-                    "epsilon-equivalent"):
+    for section in (
+        "Workload error",
+        "1-way",
+        "2-way",
+        "3-way",
+        "Worst 1-way marginals",
+        "Worst 2-way marginals",
+        "Error per column pair",
+        "Privacy ledger",
+        "1-way a",
+        "Run details",
+        "unit-test",
+        "epsilon-equivalent",
+    ):
         assert section in page, section
     assert page.count("data:image/png;base64,") == 3
     assert "NOT PRIVATE" in page  # seeded noise in the ledger
@@ -159,11 +190,30 @@ def test_report_written_with_sections(tmp_path, small_pair):
 
 def test_report_private_ledger_has_no_banner(tmp_path, small_pair):
     real, synth = small_pair
-    ledger = {"summary": {"rho_total": 0.1, "rho_spent": 0.05, "delta_slack": 0.0, "delta_spent": 0.0,
-                          "target_epsilon_delta": [1.0, 1e-6], "epsilon_spent": 0.8,
-                          "neighbouring": "add/remove one record", "private": True},
-              "entries": [{"label": "x", "rho": 0.05, "mechanism": "discrete Gaussian", "measured": "a",
-                           "noise_scale": 3.2, "delta": 0.0, "private": True, "details": {}}]}
+    ledger = {
+        "summary": {
+            "rho_total": 0.1,
+            "rho_spent": 0.05,
+            "delta_slack": 0.0,
+            "delta_spent": 0.0,
+            "target_epsilon_delta": [1.0, 1e-6],
+            "epsilon_spent": 0.8,
+            "neighbouring": "add/remove one record",
+            "private": True,
+        },
+        "entries": [
+            {
+                "label": "x",
+                "rho": 0.05,
+                "mechanism": "discrete Gaussian",
+                "measured": "a",
+                "noise_scale": 3.2,
+                "delta": 0.0,
+                "private": True,
+                "details": {},
+            }
+        ],
+    }
     out = tmp_path / "r.html"
     write_report(out, real, synth, title="ok", ledger=ledger)
     page = out.read_text()
@@ -211,8 +261,14 @@ def test_report_adult_under_20s(tmp_path, adult_engines):
 # -- scoring on the real table's own values ----------------------------------------------------------
 def _varied(n=400, seed=0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"month": rng.integers(4, 72, n), "status": rng.choice(["A11", "A12", "A13", "A14"], n),
-                         "amount": rng.lognormal(7, 1, n).round(), "rate": rng.integers(1, 5, n)})
+    return pd.DataFrame(
+        {
+            "month": rng.integers(4, 72, n),
+            "status": rng.choice(["A11", "A12", "A13", "A14"], n),
+            "amount": rng.lognormal(7, 1, n).round(),
+            "rate": rng.integers(1, 5, n),
+        }
+    )
 
 
 def test_values_the_real_table_lacks_get_the_outside_code():
@@ -223,8 +279,12 @@ def test_values_the_real_table_lacks_get_the_outside_code():
     assert num.labels()[-1] == OUTSIDE_LABEL and cat.size == 4  # a, b, 2, outside (no nulls in the real table)
     codes = dom.encode(real)
     assert (codes["num"] != num.outside_code).all() and (codes["cat"] != cat.outside_code).all()
-    syn = pd.DataFrame({"num": pd.Series(["(other)", "x", 1e9, None, "-1", "29"], dtype=object),
-                        "cat": pd.Series(["(other)", "c", None, 2.0, "2", "a"], dtype=object)})
+    syn = pd.DataFrame(
+        {
+            "num": pd.Series(["(other)", "x", 1e9, None, "-1", "29"], dtype=object),
+            "cat": pd.Series(["(other)", "c", None, 2.0, "2", "a"], dtype=object),
+        }
+    )
     s = dom.encode(syn)  # never raises on a value
     assert s["num"].tolist()[:5] == [num.outside_code] * 5 and s["num"][5] != num.outside_code
     assert s["cat"].tolist()[:3] == [cat.outside_code] * 3
@@ -264,21 +324,31 @@ def test_catch_all_only_schema_does_not_hide_the_loss():
 
 
 def test_schema_loss_shares_on_a_constructed_table():
-    real = pd.DataFrame({
-        "cat": pd.Series(["a"] * 5 + ["b"] * 3 + ["c", None], dtype=object),  # c and the null: merged (2/10)
-        "num": pd.Series([1, 2, 3, 4, 5, 11, 12, -1, "x", None], dtype=object),  # 3 clipped, x and null merged
-        "ok": pd.Series(list("pqpqpqpqpq"), dtype=object),
-    })
-    schema = Schema([Categorical("cat", ("a", "b")), Numeric("num", 0, 10, bins=2),
-                     Categorical("ok", ("p", "q"))], provenance="user")
+    real = pd.DataFrame(
+        {
+            "cat": pd.Series(["a"] * 5 + ["b"] * 3 + ["c", None], dtype=object),  # c and the null: merged (2/10)
+            "num": pd.Series([1, 2, 3, 4, 5, 11, 12, -1, "x", None], dtype=object),  # 3 clipped, x and null merged
+            "ok": pd.Series(list("pqpqpqpqpq"), dtype=object),
+        }
+    )
+    schema = Schema(
+        [Categorical("cat", ("a", "b")), Numeric("num", 0, 10, bins=2), Categorical("ok", ("p", "q"))],
+        provenance="user",
+    )
     loss = {c.column: c for c in schema_loss(real, schema)}
     assert (loss["cat"].merged, loss["cat"].clipped) == (pytest.approx(0.2), 0.0)
     assert (loss["num"].merged, loss["num"].clipped) == (pytest.approx(0.2), pytest.approx(0.3))
     assert loss["num"].lost == pytest.approx(0.5) and loss["num"].kind == "numeric"
     assert (loss["ok"].merged, loss["ok"].clipped) == (0.0, 0.0)
     # nullable columns hold their missing values; the catch-all label itself is not a loss
-    schema2 = Schema([Categorical("cat", ("a", "b"), nullable=True, other="c"), Numeric("num", -1, 12, nullable=True),
-                      Categorical("ok", ("p", "q"))], provenance="user")
+    schema2 = Schema(
+        [
+            Categorical("cat", ("a", "b"), nullable=True, other="c"),
+            Numeric("num", -1, 12, nullable=True),
+            Categorical("ok", ("p", "q")),
+        ],
+        provenance="user",
+    )
     loss2 = {c.column: c for c in schema_loss(real, schema2)}
     assert loss2["cat"].merged == 0.0 and loss2["num"].merged == pytest.approx(0.1) and loss2["num"].clipped == 0.0
 
@@ -286,10 +356,10 @@ def test_schema_loss_shares_on_a_constructed_table():
 def test_headline_counts_what_the_schema_merges():
     """A synthetic table that reproduces the real one exactly as the schema sees it (rare values merged into the
     catch-all) has error 0 on the schema's domain and twice the merged share on the real domain."""
-    real = pd.DataFrame({"cat": ["a"] * 60 + ["b"] * 30 + ["c"] * 6 + ["d"] * 4,
-                         "x": ["u", "v"] * 50})
-    schema = Schema([Categorical("cat", ("a", "b"), other="(other)"), Categorical("x", ("u", "v"))],
-                    provenance="private")
+    real = pd.DataFrame({"cat": ["a"] * 60 + ["b"] * 30 + ["c"] * 6 + ["d"] * 4, "x": ["u", "v"] * 50})
+    schema = Schema(
+        [Categorical("cat", ("a", "b"), other="(other)"), Categorical("x", ("u", "v"))], provenance="private"
+    )
     syn = real.copy()
     syn.loc[syn["cat"].isin(["c", "d"]), "cat"] = "(other)"
     ev = evaluate_tables(real, syn, schema, ks=(1,))
@@ -304,18 +374,27 @@ def test_report_shows_the_loss_table(tmp_path):
     schema = Schema([Categorical(c, (), other="(other)") for c in real.columns], provenance="private")
     ev = evaluate_tables(real, syn, schema, ks=(1, 2))
     out = tmp_path / "r.html"
-    write_report(out, ev.real_engine, ev.synth_engine, ev.domain, title="t", evaluation=ev, schema_name="s.yaml",
-                 ks=(1, 2))
+    write_report(
+        out, ev.real_engine, ev.synth_engine, ev.domain, title="t", evaluation=ev, schema_name="s.yaml", ks=(1, 2)
+    )
     page = out.read_text()
-    for section in ("What is lost, per column", "real records merged by s.yaml",
-                    "Workload error on the domain of s.yaml", "synthetic records outside the real values"):
+    for section in (
+        "What is lost, per column",
+        "real records merged by s.yaml",
+        "Workload error on the domain of s.yaml",
+        "synthetic records outside the real values",
+    ):
         assert section in page, section
     assert page.count("100.00%") >= 2 * len(real.columns)
 
 
-_cell = st.one_of(st.none(), st.text(max_size=5), st.integers(-10**12, 10**12),
-                  st.floats(allow_nan=True, allow_infinity=True),
-                  st.sampled_from(["(other)", "A11", "nan", "inf", "7"]))
+_cell = st.one_of(
+    st.none(),
+    st.text(max_size=5),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["(other)", "A11", "nan", "inf", "7"]),
+)
 
 
 @settings(max_examples=30, deadline=None)
@@ -323,8 +402,15 @@ _cell = st.one_of(st.none(), st.text(max_size=5), st.integers(-10**12, 10**12),
 def test_evaluation_never_fails_on_a_value(rows):
     real = _varied(120)
     syn = pd.DataFrame([list(r) for r in rows], columns=list(real.columns), dtype=object)
-    schema = Schema([Numeric("month", 0, 100, bins=4, integer=True), Categorical("status", ("A11",)),
-                     Numeric("amount", 0, 10, bins=2), Categorical("rate", ("1", "2"))], provenance="user")
+    schema = Schema(
+        [
+            Numeric("month", 0, 100, bins=4, integer=True),
+            Categorical("status", ("A11",)),
+            Numeric("amount", 0, 10, bins=2),
+            Categorical("rate", ("1", "2")),
+        ],
+        provenance="user",
+    )
     for sch in (None, schema):
         ev = evaluate_tables(real, syn, sch, ks=(1, 2))
         assert all(0.0 <= v["mean"] <= 2.0 + 1e-12 for v in ev.summary.values())

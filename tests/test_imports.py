@@ -162,7 +162,8 @@ def test_no_import_cycle(graph):
     cycles = [(comp, c) for comp, c in find_cycles(graph) if comp not in PENDING_CYCLES]
     assert not cycles, "import cycles:\n" + "\n".join(
         " -> ".join(c) + ("" if len(comp) == len(c) - 1 else f" (all tied together: {', '.join(sorted(comp))})")
-        for comp, c in cycles)
+        for comp, c in cycles
+    )
 
 
 def test_pending_cycles_still_exist(graph):

@@ -23,7 +23,7 @@ def test_new_files_and_directories_get_the_umask_default(tmp_path):
     finally:
         os.umask(old)
     assert _mode(tmp_path / "out.csv") == 0o644  # not tempfile's 0o600
-    assert _mode(tmp_path / "model") == 0o755    # not mkdtemp's 0o700
+    assert _mode(tmp_path / "model") == 0o755  # not mkdtemp's 0o700
     assert (tmp_path / "model" / "model.json").read_text() == "{}"
 
 

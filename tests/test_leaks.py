@@ -72,9 +72,9 @@ N = 400
 TOKEN = "ZEBRA-7741-LEAK"
 OUTLIER = 987654
 NONBINARY = 97531
-MAIN = ("color", "tier", "income", "fa", "fb")      # synth, draw, mbde
-BINARY = ("fa", "fb", "fc")                         # cube without a schema: every column 0/1
-CUBE = ("color", "fa", "fb")                        # cube with a schema
+MAIN = ("color", "tier", "income", "fa", "fb")  # synth, draw, mbde
+BINARY = ("fa", "fb", "fc")  # cube without a schema: every column 0/1
+CUBE = ("color", "fa", "fb")  # cube with a schema
 ALL_COLUMNS = ("color", "tier", "income", "fa", "fb", "fc")
 TYPICAL = {"color": "red", "tier": "4", "income": "50000.5", "fa": "1", "fb": "0", "fc": "1"}
 
@@ -93,16 +93,24 @@ BINARY_RECORDS = {
     "text-in-binary": ("fa", TOKEN, TOKEN),
 }
 
-USER_SCHEMA = {"provenance": "user", "columns": [
-    {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
-    {"name": "tier", "type": "numeric", "lower": 0, "upper": 9, "bins": 10, "integer": True},
-    {"name": "income", "type": "numeric", "lower": 0, "upper": 100000, "bins": 10},
-    {"name": "fa", "type": "categorical", "categories": ["0", "1"]},
-    {"name": "fb", "type": "numeric", "lower": 0, "upper": 1, "bins": 2, "integer": True}]}
-CUBE_SCHEMA = {"provenance": "user", "columns": [
-    {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
-    {"name": "fa", "type": "categorical", "categories": ["0", "1"]},
-    {"name": "fb", "type": "categorical", "categories": ["0", "1"]}]}
+USER_SCHEMA = {
+    "provenance": "user",
+    "columns": [
+        {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
+        {"name": "tier", "type": "numeric", "lower": 0, "upper": 9, "bins": 10, "integer": True},
+        {"name": "income", "type": "numeric", "lower": 0, "upper": 100000, "bins": 10},
+        {"name": "fa", "type": "categorical", "categories": ["0", "1"]},
+        {"name": "fb", "type": "numeric", "lower": 0, "upper": 1, "bins": 2, "integer": True},
+    ],
+}
+CUBE_SCHEMA = {
+    "provenance": "user",
+    "columns": [
+        {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
+        {"name": "fa", "type": "categorical", "categories": ["0", "1"]},
+        {"name": "fb", "type": "categorical", "categories": ["0", "1"]},
+    ],
+}
 
 
 @functools.lru_cache(maxsize=1)
@@ -117,12 +125,22 @@ def base_rows() -> tuple[dict[str, str], ...]:
     ends = rng.permutation(N)
     income[ends[:60]], income[ends[60:120]] = 20000.5, 80000.5
     bits = rng.integers(0, 2, (N, 3))
-    return tuple({"color": str(color[i]), "tier": str(tier[i]), "income": f"{income[i]:.1f}",
-                  "fa": str(bits[i, 0]), "fb": str(bits[i, 1]), "fc": str(bits[i, 2])} for i in range(N))
+    return tuple(
+        {
+            "color": str(color[i]),
+            "tier": str(tier[i]),
+            "income": f"{income[i]:.1f}",
+            "fa": str(bits[i, 0]),
+            "fb": str(bits[i, 1]),
+            "fc": str(bits[i, 2]),
+        }
+        for i in range(N)
+    )
 
 
-def write_table(path: Path, columns, record: tuple[str, str, object] | None = None, how: str = "add",
-                rows=None) -> None:
+def write_table(
+    path: Path, columns, record: tuple[str, str, object] | None = None, how: str = "add", rows=None
+) -> None:
     rows = list(base_rows() if rows is None else rows)
     if record is not None:
         extra = dict(TYPICAL, **{record[0]: record[1]})
@@ -139,16 +157,20 @@ _VERSION_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarnin
 def cli(argv) -> tuple[int, str]:
     """(exit code, stdout + stderr + warnings) of ``privsample ARGV`` run in-process."""
     out, err = io.StringIO(), io.StringIO()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out), \
-            contextlib.redirect_stderr(err):
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         warnings.simplefilter("always")
         try:
             main([str(a) for a in argv])
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
-    warned = "".join(f"{w.category.__name__}: {w.message}\n" for w in caught
-                     if not issubclass(w.category, _VERSION_WARNINGS))
+    warned = "".join(
+        f"{w.category.__name__}: {w.message}\n" for w in caught if not issubclass(w.category, _VERSION_WARNINGS)
+    )
     return code, out.getvalue() + err.getvalue() + warned
 
 
@@ -283,7 +305,8 @@ _AFFECTED = re.compile(
     r"|\b\d[\d,]*\s+(?:bad|invalid|unknown|missing|dropped|skipped|clipped|mapped|out-of-range|non-numeric|"
     r"non-binary|unencodable)\s+(?:rows?|records?|values?|cells?)\b"
     r"|\b\d[\d,]*\s+(?:rows?|records?|values?)(?:\(s\))?\s+(?:outside|not|with|had|have|has|are|were|that)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def check_neighbours(d: Outcome, dp: Outcome, needle, layout: bool = True) -> None:
@@ -306,12 +329,15 @@ def check_neighbours(d: Outcome, dp: Outcome, needle, layout: bool = True) -> No
             problems.append(f"(b) the added record's value {needle!r} shows in: {', '.join(where)}")
     ld, ldp = (masked_lines(d), masked_lines(dp)) if layout else (set(), set())
     if ld != ldp:
-        problems.append(f"(c) printed lines differ beyond DP outputs; only on D: {sorted(ld - ldp)}; "
-                        f"only on D′: {sorted(ldp - ld)}")
+        problems.append(
+            f"(c) printed lines differ beyond DP outputs; only on D: {sorted(ld - ldp)}; only on D′: {sorted(ldp - ld)}"
+        )
     kd, kdp = (model_keys(d), model_keys(dp)) if layout else (None, None)
     if kd != kdp:
-        problems.append(f"(c) saved model keys differ; only on D: {sorted((kd or set()) - (kdp or set()))}; "
-                        f"only on D′: {sorted((kdp or set()) - (kd or set()))}")
+        problems.append(
+            f"(c) saved model keys differ; only on D: {sorted((kd or set()) - (kdp or set()))}; "
+            f"only on D′: {sorted((kdp or set()) - (kd or set()))}"
+        )
     assert not problems, "\n".join(problems) + f"\n--- D output ---\n{d.text}\n--- D′ output ---\n{dp.text}"
 
 
@@ -369,20 +395,36 @@ def _plain_console(monkeypatch):
 # -- synth ----------------------------------------------------------------------------------------------------
 def synth_chain(mode: str, engine: str, method: str = "mst", lab: Lab | None = None) -> Chain:
     def chain(d: Path) -> list:
-        argv = ["synth", d / "data.csv", "-o", d / "out.csv", "--epsilon", 20, "--method", method, "--iters", 30,
-                "--engine", engine, "--save-model", d / "model"]
+        argv = [
+            "synth",
+            d / "data.csv",
+            "-o",
+            d / "out.csv",
+            "--epsilon",
+            20,
+            "--method",
+            method,
+            "--iters",
+            30,
+            "--engine",
+            engine,
+            "--save-model",
+            d / "model",
+        ]
         if mode == "user":
             return [argv + ["--schema", lab.user_schema]]
         if mode == "private":
-            return [["schema", d / "data.csv", "-o", d / "schema.yaml", "--private-epsilon", 8],
-                    argv + ["--schema", d / "schema.yaml"]]
+            return [
+                ["schema", d / "data.csv", "-o", d / "schema.yaml", "--private-epsilon", 8],
+                argv + ["--schema", d / "schema.yaml"],
+            ]
         return [argv]
+
     return chain
 
 
 # No-schema discovery reads the table in memory: the duckdb/spark engines need a schema.
-SYNTH_CONFIGS = [("none", "numpy"), ("user", "numpy"), ("user", "duckdb"), ("private", "numpy"),
-                 ("private", "duckdb")]
+SYNTH_CONFIGS = [("none", "numpy"), ("user", "numpy"), ("user", "duckdb"), ("private", "numpy"), ("private", "duckdb")]
 
 
 @pytest.mark.parametrize("record", list(RECORDS))
@@ -427,8 +469,9 @@ def test_synth_empty_table(lab, mode, engine):
         assert empty.code == one.code == 2, f"{empty.text}\n{one.text}"
         assert all("kept only the catch-all" in o.text for o in (empty, one))
         return
-    assert empty.code == 0 and one.code == 0, f"exit {empty.code} on the empty table, {one.code} on one record:\n" \
-                                                f"{empty.text}\n{one.text}"
+    assert empty.code == 0 and one.code == 0, (
+        f"exit {empty.code} on the empty table, {one.code} on one record:\n{empty.text}\n{one.text}"
+    )
     check_neighbours(empty, one, None)
 
 
@@ -437,6 +480,7 @@ def cube_chain(lab: Lab, schema: bool) -> Chain:
     def chain(d: Path) -> list:
         argv = ["cube", "sample", d / "data.csv", "-o", d / "out.csv", "--epsilon", 20000, "--k", 1]
         return [argv + (["--schema", lab.cube_schema] if schema else [])]
+
     return chain
 
 
@@ -487,8 +531,9 @@ DRAW_ARGS = {
     "bernoulli": ["--columns", "fa,fb", "--epsilon", 1],
     "product": ["--columns", "fa,fb", "--epsilon", 5, "--skip-accuracy-check"],
 }
-DRAW_CASES = ([("kary", r) for r in ("unseen-category", "missing-category")]
-              + [(s, r) for s in ("bernoulli", "product") for r in BINARY_RECORDS])
+DRAW_CASES = [("kary", r) for r in ("unseen-category", "missing-category")] + [
+    (s, r) for s in ("bernoulli", "product") for r in BINARY_RECORDS
+]
 
 
 @pytest.mark.parametrize("sampler, record", DRAW_CASES, ids=[f"{s}-{r}" for s, r in DRAW_CASES])
@@ -503,8 +548,29 @@ def test_draw_neighbour(lab, sampler, record):
 # -- mbde -----------------------------------------------------------------------------------------------------
 def mbde_chain(schema: Path) -> Chain:
     def chain(d: Path) -> list:
-        return [["mbde", d / "data.csv", "--schema", schema, "--columns", "income,tier", "--epsilon", 3,
-                 "--samples", 5, "-o", d / "out.csv", "--epochs", 5, "--hidden", 8, "--rounds", 1]]
+        return [
+            [
+                "mbde",
+                d / "data.csv",
+                "--schema",
+                schema,
+                "--columns",
+                "income,tier",
+                "--epsilon",
+                3,
+                "--samples",
+                5,
+                "-o",
+                d / "out.csv",
+                "--epochs",
+                5,
+                "--hidden",
+                8,
+                "--rounds",
+                1,
+            ]
+        ]
+
     return chain
 
 
@@ -523,12 +589,58 @@ def test_draft_schema_refused(lab, command):
     def chain(d: Path) -> list:
         draft = ["schema", d / "data.csv", "-o", d / "draft.yaml"]
         out = d / "out.csv"
-        run = {"mbde": ["mbde", d / "data.csv", "--schema", d / "draft.yaml", "--columns", "income", "--epsilon", 3,
-                        "--samples", 5, "-o", out, "--epochs", 5, "--hidden", 8, "--rounds", 1],
-               "cube": ["cube", "sample", d / "data.csv", "-o", out, "--epsilon", 20000, "--k", 1,
-                        "--schema", d / "draft.yaml"],
-               "synth": ["synth", d / "data.csv", "-o", out, "--epsilon", 20, "--method", "mst", "--iters", 30,
-                         "--engine", "numpy", "--schema", d / "draft.yaml", "--quiet"]}[command]
+        run = {
+            "mbde": [
+                "mbde",
+                d / "data.csv",
+                "--schema",
+                d / "draft.yaml",
+                "--columns",
+                "income",
+                "--epsilon",
+                3,
+                "--samples",
+                5,
+                "-o",
+                out,
+                "--epochs",
+                5,
+                "--hidden",
+                8,
+                "--rounds",
+                1,
+            ],
+            "cube": [
+                "cube",
+                "sample",
+                d / "data.csv",
+                "-o",
+                out,
+                "--epsilon",
+                20000,
+                "--k",
+                1,
+                "--schema",
+                d / "draft.yaml",
+            ],
+            "synth": [
+                "synth",
+                d / "data.csv",
+                "-o",
+                out,
+                "--epsilon",
+                20,
+                "--method",
+                "mst",
+                "--iters",
+                30,
+                "--engine",
+                "numpy",
+                "--schema",
+                d / "draft.yaml",
+                "--quiet",
+            ],
+        }[command]
         return [draft, run]
 
     o = lab.run(chain, columns)

@@ -20,8 +20,16 @@ from scipy import stats
 
 from privsample.errors import InputError
 from privsample.mbde import nets
-from privsample.mbde.density import (GUARANTEE, MBDE, GaussianQ0, MBDEDensity, PrivacyInvariantError, mbde_density,
-                                     mh_sample, step_sizes)
+from privsample.mbde.density import (
+    GUARANTEE,
+    MBDE,
+    GaussianQ0,
+    MBDEDensity,
+    PrivacyInvariantError,
+    mbde_density,
+    mh_sample,
+    step_sizes,
+)
 from privsample.mbde.release import OSEntropy, release, release_rng
 from privsample.privacy import Accountant, BudgetExceeded
 from privsample.privacy.noise import SecureNoise, SeededNoise
@@ -35,6 +43,7 @@ UNSAFE = {  # the negative controls, each with the runtime guard switched off
 
 
 # -- helpers -------------------------------------------------------------------------------------------
+
 
 @functools.lru_cache(maxsize=1)
 def points_2d() -> tuple[np.ndarray, int]:
@@ -81,6 +90,7 @@ def binned_ratio_ok(a: np.ndarray, b: np.ndarray, edges: np.ndarray, eps: float,
 
 # -- 10.1 schedule ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("schedule", ["paper", "finite"])
 def test_schedule_bound(schedule):
     Ts = range(1, 1001) if schedule == "paper" else [1, 2, 3, 5, 10, 30, 100, 1000]
@@ -105,6 +115,7 @@ def test_schedule_is_data_independent():
 
 # -- 10.2 adversarial weak learners -------------------------------------------------------------------
 
+
 def _mlp(seed, scale=1e6):
     params = nets.scaled_random_mlp(2, (25, 25, 25), scale, np.random.default_rng(seed))
     return lambda z: nets.evaluate_logits(params, z)
@@ -115,7 +126,7 @@ def _step(a):
 
 
 def _ball(centre, radius):
-    return lambda z: np.where(np.sum((z - np.asarray(centre)) ** 2, axis=1) <= radius ** 2, 1e3, -1e3)
+    return lambda z: np.where(np.sum((z - np.asarray(centre)) ** 2, axis=1) <= radius**2, 1e3, -1e3)
 
 
 LEARNERS = {
@@ -167,6 +178,7 @@ def test_adversarial_learners_negative_controls(control):
 
 # -- 10.3 end-to-end adversarial datasets ---------------------------------------------------------------
 
+
 def _datasets() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(11)
     moved = ring(2000, 3)
@@ -195,7 +207,7 @@ def _pairwise_ok(logqs: dict[str, np.ndarray], n_grid: int, eps: float) -> bool:
         a, b = np.sort(rng.uniform(-10, 10, (2, 2)), axis=0)
         boxes.append(np.all((grid >= a) & (grid <= b), axis=1))
     for i, s in enumerate(names):
-        for t in names[i + 1:]:
+        for t in names[i + 1 :]:
             if np.max(np.abs(logqs[s] - logqs[t])) > eps + 1e-9:
                 return False
             for inside in boxes:
@@ -273,8 +285,11 @@ def test_sampler_binned_ratio_near_tight():
     b = d2.sample(N_DRAWS, np.random.default_rng(2))[:, 0]
     assert binned_ratio_ok(a, b, EDGES, eps)
     A, alpha = eps / 4, 0.05
-    expected = (math.exp(2 * A) * (alpha * math.exp(-A) + (1 - alpha) * math.exp(A))
-                / (alpha * math.exp(A) + (1 - alpha) * math.exp(-A)))
+    expected = (
+        math.exp(2 * A)
+        * (alpha * math.exp(-A) + (1 - alpha) * math.exp(A))
+        / (alpha * math.exp(A) + (1 - alpha) * math.exp(-A))
+    )
     assert np.mean(a > cut) / np.mean(b > cut) == pytest.approx(expected, rel=0.03)
     th = step_sizes(eps, 1.0, 3, "finite") * 1.1
     e1 = mbde_density(eps, up, d=1, schedule="finite", _unsafe_theta=th, _unsafe_no_guard=True)
@@ -320,7 +335,7 @@ def test_release_randomness_comes_from_the_noise_source():
 def test_os_entropy_source():
     src = OSEntropy()
     u = src.random(200_000)
-    assert u.min() >= 0 and u.max() < 1 and np.all(u == np.floor(u * 2.0 ** 53) / 2.0 ** 53)
+    assert u.min() >= 0 and u.max() < 1 and np.all(u == np.floor(u * 2.0**53) / 2.0**53)
     z = src.standard_normal((100_000, 2))
     assert stats.kstest(z.ravel(), "norm").pvalue > 1e-6 and np.all(np.isfinite(z))
     # release path: the secure sampler draws exact samples too
@@ -330,6 +345,7 @@ def test_os_entropy_source():
 
 
 # -- normaliser, serialisation -----------------------------------------------------------------------------
+
 
 def test_normaliser_monte_carlo_matches_quadrature():
     dens = MBDE(4.0, **FAST).fit(ring(2000), seed=0)
@@ -346,6 +362,7 @@ def test_density_is_never_serialised():
 
 # -- 10.6 accounting -------------------------------------------------------------------------------------
 
+
 def test_accounting_m_samples_cost_m_epsilon(monkeypatch):
     seen = {}
     orig = MBDE.fit
@@ -355,7 +372,7 @@ def test_accounting_m_samples_cost_m_epsilon(monkeypatch):
         return orig(self, data, seed=seed)
 
     monkeypatch.setattr(MBDE, "fit", spy)
-    acc = Accountant(2.0 ** 2 / 2, target=(2.0, 0.0))
+    acc = Accountant(2.0**2 / 2, target=(2.0, 0.0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rel = release(ring(500), 10, 2.0, acc, seed=3, **FAST)
@@ -388,6 +405,7 @@ def test_secure_release_and_small_epsilon_warning():
 
 # -- baseline: the Bernstein mechanism ------------------------------------------------------------------------
 
+
 def test_bernstein_sensitivity_and_calibrations():
     from privsample.mbde.private_kde import bernstein_coefficients, bernstein_kde, sensitivity
 
@@ -404,10 +422,19 @@ def test_bernstein_sensitivity_and_calibrations():
         assert worst >= 0.9 * sensitivity(h, d, 300)  # tight: an understated sensitivity would fail above
         x = u * 12 - 6
         acc = Accountant(1.0, target=(1.0, 0.0))
-        dp = bernstein_kde(x, 1.0, lower=[-6] * d, upper=[6] * d, bandwidth=h, accountant=acc,
-                           noise=SeededNoise(1, quiet=True))
-        ip = bernstein_kde(x, 1.0, lower=[-6] * d, upper=[6] * d, bandwidth=h, calibration="ip", accountant=acc,
-                           noise=SeededNoise(1, quiet=True))
+        dp = bernstein_kde(
+            x, 1.0, lower=[-6] * d, upper=[6] * d, bandwidth=h, accountant=acc, noise=SeededNoise(1, quiet=True)
+        )
+        ip = bernstein_kde(
+            x,
+            1.0,
+            lower=[-6] * d,
+            upper=[6] * d,
+            bandwidth=h,
+            calibration="ip",
+            accountant=acc,
+            noise=SeededNoise(1, quiet=True),
+        )
         assert [e.rho for e in acc.ledger] == [0.5, 0.5] and not acc.private
         assert acc.ledger[0].noise_scale == dp.noise_scale and acc.ledger[1].details["calibration"] == "ip"
         assert ip.noise_scale == pytest.approx(300 * dp.noise_scale)
@@ -415,8 +442,15 @@ def test_bernstein_sensitivity_and_calibrations():
         axes, dens = dp.grid()
         assert dens.sum() * np.prod(axes[:, 1] - axes[:, 0]) == pytest.approx(1.0, rel=1e-9)
         assert np.all(np.isfinite(dp.log_pdf(x))) and np.isneginf(dp.log_pdf(np.full((1, d), 7.0))).all()
-    secure = bernstein_kde(rng.normal(size=(200, 1)), 2.0, lower=[-6], upper=[6], bandwidth=0.05,
-                           accountant=Accountant(2.0, target=(2.0, 0.0)), noise=SecureNoise())
+    secure = bernstein_kde(
+        rng.normal(size=(200, 1)),
+        2.0,
+        lower=[-6],
+        upper=[6],
+        bandwidth=0.05,
+        accountant=Accountant(2.0, target=(2.0, 0.0)),
+        noise=SecureNoise(),
+    )
     assert secure.private and np.all(np.isfinite(secure.beta))
 
 
@@ -432,7 +466,7 @@ def test_bernstein_noise_scale_and_budget():
     rel = bernstein_kde(x, 10.0, lower=[-6, -6], upper=[6, 6], bandwidth=0.05, accountant=acc, noise=SecureNoise())
     resid = (rel.beta - bernstein_coefficients(u, 0.05, 20)).ravel()  # 441 Laplace draws
     assert np.std(resid) == pytest.approx(math.sqrt(2) * rel.noise_scale, rel=0.2)
-    assert rel.noise_scale == pytest.approx(21 ** 2 * (math.sqrt(2 * math.pi) * 0.05) ** -2 / 500 / 10.0)
+    assert rel.noise_scale == pytest.approx(21**2 * (math.sqrt(2 * math.pi) * 0.05) ** -2 / 500 / 10.0)
 
     class Refusing(SecureNoise):
         def laplace_float(self, values, scale):
@@ -460,9 +494,15 @@ def test_table_standardisation_uses_public_bounds_only(monkeypatch):
     import privsample.mbde.release as mr
     from privsample.data.schema import Schema
 
-    sch = Schema.from_dict({"provenance": "user",
-                            "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 100},
-                                        {"name": "b", "type": "numeric", "lower": -10, "upper": 30}]})
+    sch = Schema.from_dict(
+        {
+            "provenance": "user",
+            "columns": [
+                {"name": "a", "type": "numeric", "lower": 0, "upper": 100},
+                {"name": "b", "type": "numeric", "lower": -10, "upper": 30},
+            ],
+        }
+    )
     seen = []
 
     def fake_release(z, m, eps, acc, **kw):
@@ -488,9 +528,15 @@ def test_table_rule_clips_drops_and_never_refuses(monkeypatch):
     import privsample.mbde.release as mr
     from privsample.data.schema import Schema
 
-    sch = Schema.from_dict({"provenance": "user",
-                            "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10},
-                                        {"name": "b", "type": "numeric", "lower": -1, "upper": 1}]})
+    sch = Schema.from_dict(
+        {
+            "provenance": "user",
+            "columns": [
+                {"name": "a", "type": "numeric", "lower": 0, "upper": 10},
+                {"name": "b", "type": "numeric", "lower": -1, "upper": 1},
+            ],
+        }
+    )
     seen = []
 
     def fake_release(z, m, eps, acc, **kw):
@@ -501,8 +547,9 @@ def test_table_rule_clips_drops_and_never_refuses(monkeypatch):
     df = pd.DataFrame({"a": [5, 1e9, "HIV", None, "-inf", 2], "b": [0, 0, 0, 0, 0.5, "x"]}, dtype=object)
     mr.release_table(df, sch, ["a", "b"], 1.0, 3, Accountant(0.5))
     assert np.allclose(seen[-1], [[0, 0], [2, 0], [-2, 1]])  # rows 0, 1 (clipped to 10), 4 (clipped to 0)
-    mr.release_table(pd.DataFrame({"a": ["x", None], "b": [1, 2]}, dtype=object), sch, ["a", "b"], 1.0, 3,
-                     Accountant(0.5))
+    mr.release_table(
+        pd.DataFrame({"a": ["x", None], "b": [1, 2]}, dtype=object), sch, ["a", "b"], 1.0, 3, Accountant(0.5)
+    )
     assert seen[-1].shape == (0, 2)
 
 
@@ -520,8 +567,13 @@ def test_release_table_refuses_non_public_schemas(provenance):
     import privsample.mbde.release as mr
     from privsample.data.schema import Schema
 
-    sch = Schema.from_dict({"provenance": provenance, "ledger": {"rho": 0.1} if provenance == "private" else None,
-                            "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10}]})
+    sch = Schema.from_dict(
+        {
+            "provenance": provenance,
+            "ledger": {"rho": 0.1} if provenance == "private" else None,
+            "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 10}],
+        }
+    )
     acc = Accountant(0.5)
     with pytest.raises(InputError):
         mr.release_table(pd.DataFrame({"a": [1.0, 2.0]}), sch, ["a"], 1.0, 2, acc)

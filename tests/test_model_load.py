@@ -31,10 +31,15 @@ def saved(tmp_path_factory):
     e = np.where(rng.random(n) < 0.97, 0, rng.integers(1, 12, n))  # rare values: compressed
     domain = pgm.Domain(["a", "b", "e"], [3, 4, 12])
     eng = NumpyEngine({"a": a, "b": b, "e": e}, domain)
-    schema = Schema(columns=[Categorical("a", ("x", "y", "z")), Categorical("b", tuple("pqrs")),
-                             Categorical("e", tuple(f"e{i}" for i in range(12)))], provenance="user")
-    model = MST(iters=100).fit(eng, Accountant.from_epsilon_delta(4.0, 1e-9), SeededNoise(0, quiet=True),
-                               schema=schema)
+    schema = Schema(
+        columns=[
+            Categorical("a", ("x", "y", "z")),
+            Categorical("b", tuple("pqrs")),
+            Categorical("e", tuple(f"e{i}" for i in range(12))),
+        ],
+        provenance="user",
+    )
+    model = MST(iters=100).fit(eng, Accountant.from_epsilon_delta(4.0, 1e-9), SeededNoise(0, quiet=True), schema=schema)
     path = tmp_path_factory.mktemp("model") / "m.zip"
     model.save(path)
     assert model.compression, "the fixture needs a compressed column"
@@ -167,12 +172,37 @@ def tamper(case: str, meta: dict, arrays: dict) -> str:
     raise AssertionError(case)
 
 
-CASES = ["potential_nan", "potential_inf", "potential_shape", "potential_dtype", "potential_complex",
-         "potential_missing", "compression_range", "compression_negative", "compression_not_onto",
-         "compression_length", "compression_float", "compression_name", "extra_array", "total_nan", "total_inf",
-         "total_negative", "total_text", "domain_zero", "domain_text", "model_domain_columns", "model_domain_size",
-         "clique_unknown", "cliques_not_list", "ledger_not_object", "ledger_summary", "total_sd_nan",
-         "schema_sizes", "schema_garbage", "mechanism_missing"]
+CASES = [
+    "potential_nan",
+    "potential_inf",
+    "potential_shape",
+    "potential_dtype",
+    "potential_complex",
+    "potential_missing",
+    "compression_range",
+    "compression_negative",
+    "compression_not_onto",
+    "compression_length",
+    "compression_float",
+    "compression_name",
+    "extra_array",
+    "total_nan",
+    "total_inf",
+    "total_negative",
+    "total_text",
+    "domain_zero",
+    "domain_text",
+    "model_domain_columns",
+    "model_domain_size",
+    "clique_unknown",
+    "cliques_not_list",
+    "ledger_not_object",
+    "ledger_summary",
+    "total_sd_nan",
+    "schema_sizes",
+    "schema_garbage",
+    "mechanism_missing",
+]
 
 
 @pytest.mark.parametrize("case", CASES)

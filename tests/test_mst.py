@@ -76,7 +76,7 @@ def test_closed_form_independent_fit_matches_mirror_descent():
     total = 95.0
     md = np.asarray(pgm.estimate(cdom, [M], known_total=total, iters=3000).project(("x",)).datavector())
     w = np.asarray(M.query.weights)
-    cf = weighted_simplex_projection(np.asarray(M.noisy_measurement) / w, w ** 2, total)
+    cf = weighted_simplex_projection(np.asarray(M.noisy_measurement) / w, w**2, total)
     np.testing.assert_allclose(cf, md, atol=2e-2 * total / 4)
 
 
@@ -154,8 +154,12 @@ def test_save_load_gives_same_model(fitted, tmp_path, suffix):
     loaded = SynthModel.load(path)
     assert loaded.ledger == model.ledger and loaded.domain == model.domain
     for cl in [("a", "b"), ("c", "d"), ("a", "e")]:
-        np.testing.assert_allclose(np.asarray(loaded.model.project(cl).datavector()),
-                                   np.asarray(model.model.project(cl).datavector()), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            np.asarray(loaded.model.project(cl).datavector()),
+            np.asarray(model.model.project(cl).datavector()),
+            rtol=1e-9,
+            atol=1e-9,
+        )
     # same seed -> same rows: sampling depends only on the model
     a = model.sample(500, np.random.default_rng(5))
     b = loaded.sample(500, np.random.default_rng(5))
@@ -218,9 +222,18 @@ def test_seeded_sample_is_the_same_in_every_process():
         " for c in cls]\n"
         "model = pgm.estimate(dom, ms, known_total=500.0, iters=20)\n"
         "s = pgm.sample_model(model, 400, seed=3)\n"
-        "print([int((v * np.arange(len(v))).sum()) for v in s.values()])\n")
-    outs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                           env={**os.environ, "PYTHONHASHSEED": h}).stdout for h in ("1", "2", "3")}
+        "print([int((v * np.arange(len(v))).sum()) for v in s.values()])\n"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": h},
+        ).stdout
+        for h in ("1", "2", "3")
+    }
     assert len(outs) == 1, outs
 
 

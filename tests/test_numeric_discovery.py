@@ -36,8 +36,18 @@ def run(x, *, rho=0.05, delta=1e-6, integer=True, n_hat=None, seed=0, bins=16, n
     acc = Accountant(10.0, delta_slack=1e-3)
     noise = noise or RecordingNoise(seed)
     x = np.asarray(x, dtype=float)
-    col, info = discover_numeric("c", x, acc, noise, rho=rho, delta=delta, integer=integer, nullable=False,
-                                 n_hat=len(x) if n_hat is None else n_hat, bins=bins)
+    col, info = discover_numeric(
+        "c",
+        x,
+        acc,
+        noise,
+        rho=rho,
+        delta=delta,
+        integer=integer,
+        nullable=False,
+        n_hat=len(x) if n_hat is None else n_hat,
+        bins=bins,
+    )
     return col, info, acc, noise
 
 
@@ -94,8 +104,9 @@ def test_float_point_mass_decodes_exactly():
     assert np.all(dec[x == 2.5] == 2.5)
 
 
-@pytest.mark.parametrize("x", [np.zeros(0), np.arange(50, dtype=float), np.full(50, 7.0),
-                               np.array([-1e300, 1e300] * 25)])
+@pytest.mark.parametrize(
+    "x", [np.zeros(0), np.arange(50, dtype=float), np.full(50, 7.0), np.array([-1e300, 1e300] * 25)]
+)
 @pytest.mark.parametrize("integer", [True, False])
 def test_tiny_or_empty_columns_still_give_a_valid_numeric(x, integer):
     for seed in range(3):
@@ -111,22 +122,37 @@ def test_tiny_or_empty_columns_still_give_a_valid_numeric(x, integer):
 def test_info_holds_only_public_or_noisy_values():
     x = capital_gain_like(5000, np.random.default_rng(5))
     _, info, _, _ = run(x)
-    assert set(info) <= {"kind", "integer", "lower", "upper", "bins", "points", "binning", "clipped_share_design",
-                         "tree_levels"}
+    assert set(info) <= {
+        "kind",
+        "integer",
+        "lower",
+        "upper",
+        "bins",
+        "points",
+        "binning",
+        "clipped_share_design",
+        "tree_levels",
+    }
     assert info["kind"] == "numeric" and info["binning"] in ("unit", "quantile", "equal-width")
 
 
 # -- spending -----------------------------------------------------------------------------------------
 def _spent(acc):
-    return sum((Fraction(e.rho) for e in acc.ledger), Fraction(0)), sum((Fraction(e.delta) for e in acc.ledger),
-                                                                         Fraction(0))
+    return sum((Fraction(e.rho) for e in acc.ledger), Fraction(0)), sum(
+        (Fraction(e.delta) for e in acc.ledger), Fraction(0)
+    )
 
 
 @pytest.mark.parametrize("rho", [1e-4, 0.0123, 0.3])
 def test_spends_exactly_rho_on_any_data(rho):
     rng = np.random.default_rng(6)
-    datasets = [np.zeros(0), np.arange(3, dtype=float), rng.integers(1, 5, 1000).astype(float),
-                capital_gain_like(5000, rng), rng.normal(0, 1e6, 5000).round()]
+    datasets = [
+        np.zeros(0),
+        np.arange(3, dtype=float),
+        rng.integers(1, 5, 1000).astype(float),
+        capital_gain_like(5000, rng),
+        rng.normal(0, 1e6, 5000).round(),
+    ]
     for x in datasets:
         for n_hat in (len(x), 10.0, 1e5):
             _, _, acc, _ = run(x, rho=rho, n_hat=n_hat)

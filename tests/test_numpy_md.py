@@ -18,13 +18,16 @@ def _problem(seed=0):
         x = rng.integers(0, 50, n).astype(float)
         if weighted:  # PPSyn paper mode's uniform reconstruction
             w = np.sqrt(rng.integers(1, 4, n).astype(float))
-            return pgm.LinearMeasurement(w * (x + rng.normal(0, 2, n)), cl, stddev=2.0,
-                                         query=pgm.mbi.WeightedQuery(w))
+            return pgm.LinearMeasurement(w * (x + rng.normal(0, 2, n)), cl, stddev=2.0, query=pgm.mbi.WeightedQuery(w))
         if part:
             labels = rng.integers(0, part, n)
             labels[:part] = np.arange(part)
-            return pgm.LinearMeasurement(np.bincount(labels, x, part) + rng.normal(0, 3, part), cl, stddev=3.0,
-                                         query=PartitionQuery(labels, part))
+            return pgm.LinearMeasurement(
+                np.bincount(labels, x, part) + rng.normal(0, 3, part),
+                cl,
+                stddev=3.0,
+                query=PartitionQuery(labels, part),
+            )
         return pgm.LinearMeasurement(x + rng.normal(0, 2, n), cl, stddev=2.0)
 
     ms = [meas((a,)) for a in dom.attributes]
@@ -40,13 +43,16 @@ def test_numpy_mirror_descent_equals_mbi(warm):
     b = pgm.estimate(dom, ms, known_total=1000.0, iters=120, warm_start=start, backend="numpy")
     assert [tuple(c) for c in a.cliques] == [tuple(c) for c in b.cliques]
     for cl in a.cliques:
-        np.testing.assert_allclose(np.asarray(b.marginals[cl].values), np.asarray(a.marginals[cl].values),
-                                   atol=1e-8, rtol=0)
-        np.testing.assert_allclose(np.asarray(b.potentials[cl].values), np.asarray(a.potentials[cl].values),
-                                   atol=1e-8, rtol=0)
+        np.testing.assert_allclose(
+            np.asarray(b.marginals[cl].values), np.asarray(a.marginals[cl].values), atol=1e-8, rtol=0
+        )
+        np.testing.assert_allclose(
+            np.asarray(b.potentials[cl].values), np.asarray(a.potentials[cl].values), atol=1e-8, rtol=0
+        )
     for cl in [("a", "c", "e"), ("b",)]:  # inference on cliques outside the model agrees as well
-        np.testing.assert_allclose(np.asarray(b.project(cl).datavector()), np.asarray(a.project(cl).datavector()),
-                                   atol=1e-8, rtol=0)
+        np.testing.assert_allclose(
+            np.asarray(b.project(cl).datavector()), np.asarray(a.project(cl).datavector()), atol=1e-8, rtol=0
+        )
 
 
 def test_auto_backend_picks_numpy_for_small_models_only(monkeypatch):
@@ -79,9 +85,12 @@ def test_optimistic_step_reaches_the_same_optimum_faster():
     dom = pgm.Domain(["a", "b", "c"], [8, 9, 10])
     x = rng.integers(0, 40, dom.size(("a", "b", "c"))).astype(float)
     labels = rng.integers(0, 4, x.size)
-    ms = [pgm.LinearMeasurement(x.reshape(8, 9, 10).sum(axis=(1, 2)) + rng.normal(0, 5, 8), ("a",), stddev=5.0),
-          pgm.LinearMeasurement(np.bincount(labels, x, 4) * 1.3, ("a", "b", "c"), stddev=5.0,
-                                query=PartitionQuery(labels, 4))]
+    ms = [
+        pgm.LinearMeasurement(x.reshape(8, 9, 10).sum(axis=(1, 2)) + rng.normal(0, 5, 8), ("a",), stddev=5.0),
+        pgm.LinearMeasurement(
+            np.bincount(labels, x, 4) * 1.3, ("a", "b", "c"), stddev=5.0, query=PartitionQuery(labels, 4)
+        ),
+    ]
     kw = dict(known_total=float(x.sum()), backend="numpy")
     best = _loss(pgm.estimate(dom, ms, iters=3000, **kw), ms)
     fast_long = _loss(pgm.estimate(dom, ms, iters=3000, optimistic_step=True, **kw), ms)
@@ -118,5 +127,6 @@ def test_one_way_fast_path_is_bit_identical_to_the_general_loop(warm, monkeypatc
     mbi_fit = pgm.estimate(dom, one_way, known_total=1000.0, iters=300, warm_start=start, backend="jax")
     if not warm:  # (mbi has no optimistic step)
         for cl in slow.cliques:
-            np.testing.assert_allclose(np.asarray(fast.marginals[cl].values), np.asarray(mbi_fit.marginals[cl].values),
-                                       atol=0, rtol=1e-6)  # float rounding over 300 steps
+            np.testing.assert_allclose(
+                np.asarray(fast.marginals[cl].values), np.asarray(mbi_fit.marginals[cl].values), atol=0, rtol=1e-6
+            )  # float rounding over 300 steps

@@ -23,8 +23,9 @@ def adult_engine():
 
     sizes = json.loads(shared_file("adult-domain.json").read_text())
     df = pd.read_csv(shared_file("adult.csv"))
-    return NumpyEngine({a: df[a].to_numpy().astype("int64") for a in sizes},
-                       pgm.Domain(list(sizes), [int(v) for v in sizes.values()]))
+    return NumpyEngine(
+        {a: df[a].to_numpy().astype("int64") for a in sizes}, pgm.Domain(list(sizes), [int(v) for v in sizes.values()])
+    )
 
 
 def test_adult_size_limit_gives_the_papers_210_and_37():

@@ -19,8 +19,17 @@ from privsample.marginals import NumpyEngine
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import partition as partition_module, pgm, ppsyn
-from privsample.synth.partition import (MergePath, PartitionQuery, SplitPath, paper_stop, partition_sums,
-                                        plan_reference, reconstruction_error, required_rho, uniform_spread)
+from privsample.synth.partition import (
+    MergePath,
+    PartitionQuery,
+    SplitPath,
+    paper_stop,
+    partition_sums,
+    plan_reference,
+    reconstruction_error,
+    required_rho,
+    uniform_spread,
+)
 from privsample.synth.ppsyn import DATA_STEPS, PAPER_NOTE, PPSyn, UnsafeMechanismWarning
 from privsample.synth.selection import ModelMarginals
 
@@ -63,13 +72,13 @@ ROUND_STEPS = {"note": ["select", "contribution", "measure"], "annealed": ["sele
 @pytest.fixture(scope="module", params=["annealed", "note"])
 def dp_fit(request):
     schedule = request.param
-    synth = PPSyn(workload_k=2, rounds=3 if schedule == "note" else 6, iters=150, max_model_size=1.0,
-                  schedule=schedule)
+    synth = PPSyn(workload_k=2, rounds=3 if schedule == "note" else 6, iters=150, max_model_size=1.0, schedule=schedule)
     eng = RecordingEngine(chain_engine(), synth)
     plans, rules = [], []
 
     def public_only(real, record):
         """Wrap a planning function: it must run outside the data steps and must not read the engine."""
+
         def wrapped(*args, **kw):
             assert synth.data_step is None
             record(args)
@@ -78,6 +87,7 @@ def dp_fit(request):
                 return real(*args, **kw)
             finally:
                 eng.planning = False
+
         return wrapped
 
     def record_plan(args):  # the planners get model marginals, never the data
@@ -96,6 +106,7 @@ def dp_fit(request):
 
 
 # -- PartitionQuery ---------------------------------------------------------------------------------
+
 
 def test_partition_query_round_trip():
     """A (nearly) noiseless partition measurement is reproduced by the fitted model's group sums."""
@@ -125,6 +136,7 @@ def test_reconstruction_error_and_uniform_spread():
 
 # -- Alg. 3 and 4 ---------------------------------------------------------------------------------------
 
+
 def test_alg3_returns_the_first_local_minimum_of_rho():
     v = np.array([2.0, 1.0, 1.0, 0.0, 4.0, 5.0])
     path = MergePath(v)
@@ -134,7 +146,7 @@ def test_alg3_returns_the_first_local_minimum_of_rho():
     np.testing.assert_allclose(rhos[:5], [0.28872, 0.2005, 0.18131, 0.18207, 0.11692], atol=1e-5)
     assert rhos[5] == math.inf
     t, rho = paper_stop(path, 9.0, 0.7)
-    assert t == 2 and rho == rhos[2]          # the first local minimum, not the global one (t = 4)
+    assert t == 2 and rho == rhos[2]  # the first local minimum, not the global one (t = 4)
     # merges are of runs in sorted order; the tie at step 3 goes to the leftmost pair
     groups = entries[3].labels
     assert groups[3] == groups[1] == groups[2] != groups[0] and groups[4] == groups[5] != groups[0]
@@ -160,9 +172,9 @@ def test_alg4_splits_round_robin_and_respects_the_cap(native):
     entries = list(path)
     assert [e.parts for e in entries] == [1, 2, 3]
     top_bottom = np.repeat([[0], [1]], 2, axis=0) * np.ones((1, 6), dtype=int)
-    np.testing.assert_array_equal(entries[1].labels.reshape(4, 6), top_bottom)   # step 0: axis 0
+    np.testing.assert_array_equal(entries[1].labels.reshape(4, 6), top_bottom)  # step 0: axis 0
     second = top_bottom.copy()
-    second[:2, 3:] = 2                     # step 1: axis 1; top and bottom tie on RE -> the older (top) box
+    second[:2, 3:] = 2  # step 1: axis 1; top and bottom tie on RE -> the older (top) box
     np.testing.assert_array_equal(entries[2].labels.reshape(4, 6), second)
     assert entries[2].re < entries[1].re < entries[0].re
     for e in entries:
@@ -183,9 +195,11 @@ def test_c_and_numpy_split_paths_agree(kind):
     for _ in range(40):
         k = int(rng.integers(1, 4))
         shape = tuple(int(n) for n in rng.integers(1, 30 if k < 3 else 12, size=k))
-        v = {"gamma": lambda: rng.gamma(0.5, size=shape) * 100,
-             "integers": lambda: rng.integers(0, 5, size=shape) * 1.0,
-             "uniform": lambda: rng.random(shape)}[kind]()
+        v = {
+            "gamma": lambda: rng.gamma(0.5, size=shape) * 100,
+            "integers": lambda: rng.integers(0, 5, size=shape) * 1.0,
+            "uniform": lambda: rng.random(shape),
+        }[kind]()
         max_parts = int(rng.choice([1, 4, 64, 300]))
         ref, fast = SplitPath(v, max_parts, native=False), SplitPath(v, max_parts, native=True)
         assert len(fast) == len(ref)
@@ -210,6 +224,7 @@ def test_plan_reference_is_the_first_local_minimum_of_f():
 
 # -- configuration ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("eta", [0.0, -0.1, 1.01, 2])
 def test_eta_outside_unit_interval_is_an_input_error(eta):
     with pytest.raises(InputError, match="eta"):
@@ -227,6 +242,7 @@ def test_bad_mode_and_size_are_input_errors():
 
 
 # -- PPSyn-DP -------------------------------------------------------------------------------------------
+
 
 def test_dp_spends_exactly_its_budget(dp_fit):
     _, acc, model, _, _, schedule = dp_fit
@@ -302,8 +318,15 @@ def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):
     assert (len(rules) > 0) == (schedule == "note")
     # the plan's inputs are model marginals (floats summing to the model total), not counts
     assert all(abs(v.sum() - model.info["estimated_total"]) < 1e-6 * v.sum() for p in plans for v in p.values())
-    for fn in (ppsyn.public_plan, ppsyn.public_options, ppsyn.budget_rule, ppsyn.round_budgets, ppsyn.one_way_budgets,
-               paper_stop, plan_reference):
+    for fn in (
+        ppsyn.public_plan,
+        ppsyn.public_options,
+        ppsyn.budget_rule,
+        ppsyn.round_budgets,
+        ppsyn.one_way_budgets,
+        paper_stop,
+        plan_reference,
+    ):
         assert not {"engine", "data", "x", "counts"} & set(inspect.signature(fn).parameters)
 
 
@@ -315,7 +338,7 @@ def test_dp_beats_the_independent_baseline(dp_fit):
     attrs = list(real.domain.attributes)
     err, base = [], []
     for i, a in enumerate(attrs):
-        for b in attrs[i + 1:]:
+        for b in attrs[i + 1 :]:
             x = real.marginal((a, b)).ravel() / n
             mu = mm((a, b))
             indep = np.multiply.outer(real.marginal((a,)), real.marginal((b,))).ravel() / n / n
@@ -341,21 +364,26 @@ def test_round_budgets_and_budget_rule():
 
 # -- paper mode -----------------------------------------------------------------------------------------
 
+
 def test_paper_mode_warns_and_is_labelled_unsafe():
     eng = chain_engine(n=2000)
     acc = Accountant.from_epsilon_delta(2.0, 1e-9)
     with pytest.warns(UnsafeMechanismWarning, match="NOT differentially private"):
         model = PPSyn(mode="paper", workload_k=2, rounds=1, iters=100, max_model_size=1.0).fit(
-            eng, acc, SeededNoise(0, quiet=True))
+            eng, acc, SeededNoise(0, quiet=True)
+        )
     exact_spend(acc)
     assert model.private is False and model.params["unsafe"] is True and model.mechanism == "ppsyn-paper"
-    assert all(e.label.startswith("UNSAFE-paper/") and e.private is False and e.details["note"] == PAPER_NOTE
-               for e in acc.ledger)
+    assert all(
+        e.label.startswith("UNSAFE-paper/") and e.private is False and e.details["note"] == PAPER_NOTE
+        for e in acc.ledger
+    )
     assert model.ledger["summary"]["private"] is False
     assert model.info["rounds"] and len(model.info["rounds"]) <= 10  # max_rounds = 10 T
 
 
 # -- annealed schedule: options and the selection quality's sensitivity ------------------------------------
+
 
 def test_public_options_grow_and_end_with_the_identity():
     v = np.random.default_rng(1).gamma(0.5, 10.0, size=(6, 7))
@@ -371,8 +399,9 @@ def test_public_options_grow_and_end_with_the_identity():
 def test_public_options_cache_keeps_unmoved_cliques():
     """Options are recomputed only for cliques whose model marginal moved by more than ``refresh``."""
     rng = np.random.default_rng(2)
-    mus = {(f"a{i}", "b"): rng.gamma(0.5, 10.0, size=(int(rng.integers(2, 9)), int(rng.integers(2, 9))))
-           for i in range(6)}
+    mus = {
+        (f"a{i}", "b"): rng.gamma(0.5, 10.0, size=(int(rng.integers(2, 9)), int(rng.integers(2, 9)))) for i in range(6)
+    }
     cache = {}
     first = ppsyn.public_options(mus, 64, cache)
     moved = dict(mus)
@@ -488,8 +517,10 @@ def test_default_workload_falls_back_to_smaller_cliques_on_large_domains():
     assert [cl for cl, _ in PPSyn()._workload(huge)] == [("a",), ("b",)]
 
 
-@pytest.mark.parametrize("mode,schedule,step,size", [("dp", "annealed", True, 0.5), ("dp", "note", False, 80.0),
-                                                    ("paper", "annealed", False, 80.0)])
+@pytest.mark.parametrize(
+    "mode,schedule,step,size",
+    [("dp", "annealed", True, 0.5), ("dp", "note", False, 80.0), ("paper", "annealed", False, 80.0)],
+)
 def test_refit_step_and_size_limit_defaults_reach_the_refit(monkeypatch, mode, schedule, step, size):
     """PPSyn-DP's annealed schedule refits with the optimistic step under a 0.5 MB size limit; paper mode and
     the note schedule keep mbi's step and the static 80 MB limit."""
@@ -505,7 +536,8 @@ def test_refit_step_and_size_limit_defaults_reach_the_refit(monkeypatch, mode, s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         PPSyn(mode=mode, schedule=schedule, workload_k=2, rounds=2, iters=50, max_model_size=1.0).fit(
-            chain_engine(800), Accountant(1.0), SeededNoise(0, quiet=True))
+            chain_engine(800), Accountant(1.0), SeededNoise(0, quiet=True)
+        )
     assert step in seen and (not step) not in seen[1:]
 
 
@@ -513,8 +545,20 @@ def test_round_log_saved_with_the_model_holds_only_public_values(dp_fit):
     """model.info["rounds"] is saved with the model: only the public state, noisy releases and budgets,
     never the (data-dependent) selection scores."""
     _, _, model, _, _, schedule = dp_fit
-    public = {"round", "clique", "parts", "cells", "rho_m", "sigma_m", "final", "moved", "expected_noise",
-              "k_ref", "expected_error", "c_tilde"}
+    public = {
+        "round",
+        "clique",
+        "parts",
+        "cells",
+        "rho_m",
+        "sigma_m",
+        "final",
+        "moved",
+        "expected_noise",
+        "k_ref",
+        "expected_error",
+        "c_tilde",
+    }
     keys = set().union(*(r.keys() for r in model.info["rounds"]))
     assert keys <= public, keys - public
 

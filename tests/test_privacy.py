@@ -14,12 +14,22 @@ from hypothesis import strategies as st
 
 import privsample.privacy.mechanisms as mech
 from privsample.errors import InputError
-from privsample.privacy import (Accountant, BudgetExceeded, SecureNoise, SeededNoise, cdp_delta, cdp_epsilon,
-                                cdp_rho, exponential_select, gaussian_measure)
+from privsample.privacy import (
+    Accountant,
+    BudgetExceeded,
+    SecureNoise,
+    SeededNoise,
+    cdp_delta,
+    cdp_epsilon,
+    cdp_rho,
+    exponential_select,
+    gaussian_measure,
+)
 from privsample.privacy.noise import NoiseSource
 
 
 # -- conversions ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("eps,rho", [(0.05, 4.649e-5), (1.0, 0.014973), (2.0, 0.056131)])
 def test_cdp_rho_matches_reference_values(eps, rho):
@@ -33,8 +43,9 @@ def test_conversion_agrees_with_opendp_and_is_conservative():
     for eps in (0.1, 1.0, 4.0):
         rho = cdp_rho(eps, 1e-9)
         assert cdp_delta(rho, eps) <= 1e-9
-        m = dp.m.make_gaussian(dp.atom_domain(T=dp.f64, nan=False), dp.absolute_distance(T=dp.f64),
-                               scale=1 / math.sqrt(2 * rho))
+        m = dp.m.make_gaussian(
+            dp.atom_domain(T=dp.f64, nan=False), dp.absolute_distance(T=dp.f64), scale=1 / math.sqrt(2 * rho)
+        )
         curve = dp.c.make_zCDP_to_approxDP(m).map(1.0)
         assert curve.epsilon(1e-9) == pytest.approx(eps, rel=1e-4)
         assert cdp_epsilon(rho, 1e-9) == pytest.approx(eps, rel=1e-6)
@@ -52,8 +63,9 @@ def test_conversions_stop_at_the_fixed_point_with_the_full_bisections_answer():
     rng = np.random.default_rng(0)
     for _ in range(300):
         rho, eps = 10 ** rng.uniform(-9, 2), 10 ** rng.uniform(-3, 1.5)
-        amin, amax = _full_bisection(1.01, (eps + 1) / (2 * rho) + 2,
-                                     lambda a: (2 * a - 1) * rho - eps + math.log1p(-1.0 / a) < 0)
+        amin, amax = _full_bisection(
+            1.01, (eps + 1) / (2 * rho) + 2, lambda a: (2 * a - 1) * rho - eps + math.log1p(-1.0 / a) < 0
+        )
         a = (amin + amax) / 2
         log_delta = (a - 1) * (a * rho - eps) + a * math.log1p(-1.0 / a) - math.log(a - 1)
         assert cdp_delta(rho, eps) == (min(math.exp(log_delta), 1.0) if log_delta < 700 else 1.0)
@@ -63,14 +75,16 @@ def test_conversions_stop_at_the_fixed_point_with_the_full_bisections_answer():
             assert cdp_rho(eps, delta) == lo
 
 
-@pytest.mark.parametrize("eps,delta", [(0, 1e-9), (-1, 1e-9), (float("nan"), 1e-9), (float("inf"), 1e-9),
-                                       (1, 0), (1, 1), (1, -0.1)])
+@pytest.mark.parametrize(
+    "eps,delta", [(0, 1e-9), (-1, 1e-9), (float("nan"), 1e-9), (float("inf"), 1e-9), (1, 0), (1, 1), (1, -0.1)]
+)
 def test_bad_budgets_are_input_errors(eps, delta):
     with pytest.raises(InputError):
         cdp_rho(eps, delta)
 
 
 # -- accountant -------------------------------------------------------------------------------------
+
 
 class SpyNoise(NoiseSource):
     """Counts noise draws, to show refusal happens before any draw."""
@@ -145,6 +159,7 @@ def test_sigma_rounding_never_undercharges():
 
 # -- Gaussian noise scale (statistical audit) -------------------------------------------------------
 
+
 def _audit_gaussian(noise: NoiseSource, rho: float, n: int) -> None:
     """The released noise must have variance 1/(2 rho) (sensitivity 1): 5-sigma test on the variance."""
     acc = Accountant(rho)
@@ -174,6 +189,7 @@ def test_audit_catches_a_broken_noise_scale(monkeypatch):
 
 
 # -- exponential mechanism: exact distribution --------------------------------------------------------
+
 
 def _em_probs(scores, eps, sens):
     logits = 0.5 * eps / sens * (np.asarray(scores) - np.max(scores))
@@ -248,16 +264,20 @@ def test_exponential_zcdp_cost_matches_opendp():
     dp.enable_features("contrib")
     rho = 0.03
     eps = mech.epsilon_for_rho(rho)
-    nm = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T=dp.f64, nan=False)), dp.linf_distance(T=dp.f64),
-                             dp.zero_concentrated_divergence(), scale=2.0 / eps)
+    nm = dp.m.make_noisy_max(
+        dp.vector_domain(dp.atom_domain(T=dp.f64, nan=False)),
+        dp.linf_distance(T=dp.f64),
+        dp.zero_concentrated_divergence(),
+        scale=2.0 / eps,
+    )
     assert nm.map(1.0) == pytest.approx(rho, rel=1e-9)
 
 
 def test_pure_target_reports_pure_epsilon():
     """A pure-DP target (delta = 0): epsilon_spent adds the spends' pure epsilons (no zCDP conversion at delta 0)."""
-    acc = Accountant(0.5 ** 2 / 2 + 0.25 ** 2 / 2 + 1e-12, target=(0.75, 0.0))
-    acc.spend(0.5 ** 2 / 2, "a", pure_epsilon=0.5)
-    acc.spend(0.25 ** 2 / 2, "b", pure_epsilon=0.25)
+    acc = Accountant(0.5**2 / 2 + 0.25**2 / 2 + 1e-12, target=(0.75, 0.0))
+    acc.spend(0.5**2 / 2, "a", pure_epsilon=0.5)
+    acc.spend(0.25**2 / 2, "b", pure_epsilon=0.25)
     assert acc.epsilon_spent() == pytest.approx(0.75)
     assert acc.to_dict()["summary"]["epsilon_spent"] == pytest.approx(0.75)
     acc.spend(1e-12, "c")  # a spend without a pure epsilon: back to the zCDP conversion

@@ -22,15 +22,28 @@ def table(tmp_path_factory):
     rng = np.random.default_rng(0)
     n = 400
     color = rng.choice(["red", "green", "blue"], n)
-    df = pd.DataFrame({"color": color, "size": np.where(color == "red", rng.integers(0, 5, n), rng.integers(5, 10, n)),
-                       "flag": rng.choice(["y", "n"], n)})
+    df = pd.DataFrame(
+        {
+            "color": color,
+            "size": np.where(color == "red", rng.integers(0, 5, n), rng.integers(5, 10, n)),
+            "flag": rng.choice(["y", "n"], n),
+        }
+    )
     csv = d / "data.csv"
     df.to_csv(csv, index=False)
     sch = d / "schema.yaml"
-    sch.write_text(yaml.safe_dump({"provenance": "user", "columns": [
-        {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
-        {"name": "size", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
-        {"name": "flag", "type": "categorical", "categories": ["y", "n"]}]}))
+    sch.write_text(
+        yaml.safe_dump(
+            {
+                "provenance": "user",
+                "columns": [
+                    {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
+                    {"name": "size", "type": "numeric", "lower": 0, "upper": 10, "bins": 5, "integer": True},
+                    {"name": "flag", "type": "categorical", "categories": ["y", "n"]},
+                ],
+            }
+        )
+    )
     return csv, sch
 
 
@@ -39,8 +52,15 @@ class Recorder:
         self.calls: list[dict] = []
 
     def __call__(self, stage, *, step=None, steps=None, accountant=None, message=""):
-        self.calls.append({"stage": stage, "step": step, "steps": steps, "message": message,
-                           "spent": None if accountant is None else accountant.spent})
+        self.calls.append(
+            {
+                "stage": stage,
+                "step": step,
+                "steps": steps,
+                "message": message,
+                "spent": None if accountant is None else accountant.spent,
+            }
+        )
 
 
 def phases(calls: list[dict]) -> list[tuple[str, list[dict]]]:
@@ -53,8 +73,13 @@ def phases(calls: list[dict]) -> list[tuple[str, list[dict]]]:
     return out
 
 
-METHODS = {"mst": ("mst", {"iters": 40}), "aim": ("aim", {"iters": 40}), "ppsyn": ("ppsyn", {"iters": 40}),
-           "ppsyn-note": ("ppsyn", {"iters": 40, "schedule": "note"}), "ppsyn-paper": ("ppsyn-paper", {"iters": 40})}
+METHODS = {
+    "mst": ("mst", {"iters": 40}),
+    "aim": ("aim", {"iters": 40}),
+    "ppsyn": ("ppsyn", {"iters": 40}),
+    "ppsyn-note": ("ppsyn", {"iters": 40, "schedule": "note"}),
+    "ppsyn-paper": ("ppsyn-paper", {"iters": 40}),
+}
 EXPECTED = {
     "mst": ["measure 1-way", "select tree", "measure 2-way", "estimate"],
     "aim": ["plan workload", "measure 1-way", "estimate (initial)", "rounds", "estimate (final)"],
@@ -71,8 +96,9 @@ def test_every_phase_is_labelled_counted_and_finished_before_the_next(table, met
     csv, sch = table
     name, opts = METHODS[method]
     rec = Recorder()
-    synthesize(csv, epsilon=2.0, method=name, schema=sch if with_schema else None, seed=0, method_options=opts,
-               progress=rec)
+    synthesize(
+        csv, epsilon=2.0, method=name, schema=sch if with_schema else None, seed=0, method_options=opts, progress=rec
+    )
     runs = phases(rec.calls)
     stages = [s for s, _ in runs]
     head = ["read table"] + ([] if with_schema else ["check model size", "discover schema"]) + ["encode table"]
@@ -115,17 +141,22 @@ def render(steps_calls) -> tuple[RichProgress, str]:
 
 def test_rich_progress_closes_a_phase_when_the_next_starts():
     """A phase left without its final call (e.g. discovery) is shown finished once the next phase runs."""
-    states, text = render([("discover schema", {"step": 0, "steps": 1}),
-                           ("rounds", {"step": 0, "steps": AtMost(20), "message": "until the budget is spent"}),
-                           ("rounds", {"step": 3, "steps": AtMost(12), "message": "a,b"})])
+    states, text = render(
+        [
+            ("discover schema", {"step": 0, "steps": 1}),
+            ("rounds", {"step": 0, "steps": AtMost(20), "message": "until the budget is spent"}),
+            ("rounds", {"step": 3, "steps": AtMost(12), "message": "a,b"}),
+        ]
+    )
     assert states["discover schema"][0]  # finished, not running beside the rounds
     assert states["rounds"][:1] == (False,) and states["rounds"][1:] == (12, 3)
     assert "3/≤12" in text and "discover schema" in text
 
 
 def test_rich_progress_shows_exact_totals_and_an_eta_only_for_them():
-    _, text = render([("measure 1-way", {"step": 1, "steps": 4, "message": "a"}),
-                      ("select tree", {"step": 0, "steps": 0})])
+    _, text = render(
+        [("measure 1-way", {"step": 1, "steps": 4, "message": "a"}), ("select tree", {"step": 0, "steps": 0})]
+    )
     assert "1/1" in text  # measure 1-way closed when select tree started; a phase with nothing to do is done
     _, text = render([("rounds", {"step": 2, "steps": AtMost(9)})])
     assert "2/≤9" in text and "ETA" not in text

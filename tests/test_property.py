@@ -94,8 +94,29 @@ def test_schema_synth_sample_evaluate_on_random_tables(df):
         sch.write_text(yaml.safe_dump(spec))
         schema = Schema.load(sch)
         assert schema.names == [str(c) for c in df.columns]
-        code, text = _run(["synth", data, "-o", syn, "--schema", sch, "-e", 1, "--seed", 0, "--method", "mst",
-                           "--iters", 20, "--rows", 15, "--save-model", model, "-q"])
+        code, text = _run(
+            [
+                "synth",
+                data,
+                "-o",
+                syn,
+                "--schema",
+                sch,
+                "-e",
+                1,
+                "--seed",
+                0,
+                "--method",
+                "mst",
+                "--iters",
+                20,
+                "--rows",
+                15,
+                "--save-model",
+                model,
+                "-q",
+            ]
+        )
         assert code == 0, text
         code, text = _run(["sample", model, "-o", more, "--rows", 10, "--seed", 1])
         assert code == 0, text

@@ -129,9 +129,14 @@ def kary_release_loss(counts, moved, z, epsilon) -> float:
     return (np.abs(np.array(z) - c2).sum() - np.abs(np.array(z) - c).sum()) / t
 
 
-kary_case = st.integers(2, 6).flatmap(lambda k: st.tuples(
-    st.lists(st.integers(1, 6), min_size=k, max_size=k), st.tuples(st.integers(0, k - 1), st.integers(0, k - 1)),
-    st.lists(st.integers(-10, 15), min_size=k, max_size=k), st.sampled_from([0.1, 0.5, 1.0, 3.0])))
+kary_case = st.integers(2, 6).flatmap(
+    lambda k: st.tuples(
+        st.lists(st.integers(1, 6), min_size=k, max_size=k),
+        st.tuples(st.integers(0, k - 1), st.integers(0, k - 1)),
+        st.lists(st.integers(-10, 15), min_size=k, max_size=k),
+        st.sampled_from([0.1, 0.5, 1.0, 3.0]),
+    )
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -143,7 +148,7 @@ def test_kary_release_level_privacy(case):
 
 def test_kary_release_level_negative_control(monkeypatch):
     monkeypatch.setattr(kary, "noise_scale", lambda eps: 1.0 / eps)  # forgot replace-one's factor 2
-    assert kary_release_loss([3, 3], (0, 1), [3, 3], 1.0) > 1.0 + 1e-9   # the same check now fails
+    assert kary_release_loss([3, 3], (0, 1), [3, 3], 1.0) > 1.0 + 1e-9  # the same check now fails
 
 
 # -- k = 2, end to end, exact rationals ----------------------------------------------------------
@@ -154,9 +159,9 @@ def _k2_output_one(n: int, c: int, p: Fraction) -> Fraction:
     P(W = w) = C^2 p^|w| (|w| + (1 + p^2)/(1 - p^2)), C = (1 - p)/(1 + p); tails summed in closed form."""
     C2 = ((1 - p) / (1 + p)) ** 2
     K = (1 + p * p) / (1 - p * p)
-    lo, hi = -2 * c, 2 * n - 2 * c     # clip is 0 for w <= lo, 1 for w >= hi (hi >= 2)
+    lo, hi = -2 * c, 2 * n - 2 * c  # clip is 0 for w <= lo, 1 for w >= hi (hi >= 2)
     total = sum((C2 * p ** abs(w) * (abs(w) + K) * Fraction(2 * c + w, 2 * n) for w in range(lo + 1, hi)), Fraction(0))
-    tail = p ** hi * (Fraction(hi) / (1 - p) + p / (1 - p) ** 2 + K / (1 - p))  # sum_{w >= hi} p^w (w + K)
+    tail = p**hi * (Fraction(hi) / (1 - p) + p / (1 - p) ** 2 + K / (1 - p))  # sum_{w >= hi} p^w (w + K)
     return total + C2 * tail
 
 
@@ -184,8 +189,9 @@ def test_k2_output_law_sums_and_matches_simulation():
     eps, n, c = K2_CASES[0][0], 6, 2
     reps = 4000
     noisy = nz.laplace(np.tile([c, n - c], (reps, 1)), kary.noise_scale(eps))
-    sim = np.mean([Fraction(*[kary.project_counts(row, n)[0][0], kary.project_counts(row, n)[1]])
-                   for row in noisy.tolist()])
+    sim = np.mean(
+        [Fraction(*[kary.project_counts(row, n)[0][0], kary.project_counts(row, n)[1]]) for row in noisy.tolist()]
+    )
     assert abs(float(sim) - float(_k2_output_one(n, c, p))) < 0.02
 
 
@@ -246,7 +252,7 @@ def bernoulli_max_ratio(n: int, a: Fraction = QUARTER) -> Fraction:
         for x, y in ((s, t), (1 - s, 1 - t)):
             if x == 0 or y == 0:
                 if x != y:
-                    return Fraction(10 ** 18)
+                    return Fraction(10**18)
                 continue
             best = max(best, x / y, y / x)
     return best
@@ -267,10 +273,10 @@ def test_bernoulli_exact_loss(a):
         ratio = bernoulli_max_ratio(n, a)
         bound = 1 + 1 / (a * n)
         if (a * n).denominator == 1 and n * (1 - 2 * a) >= 1:
-            assert ratio == bound            # the loss ln(1 + 1/(a n)) is attained when a n is an integer
+            assert ratio == bound  # the loss ln(1 + 1/(a n)) is attained when a n is an integer
         else:
             assert ratio <= bound
-        assert math.log(ratio) <= bernoulli.column_epsilon(n, a)   # the sampler certifies at least this
+        assert math.log(ratio) <= bernoulli.column_epsilon(n, a)  # the sampler certifies at least this
 
 
 def test_bernoulli_negative_control_wrong_clip(monkeypatch):
@@ -282,7 +288,7 @@ def test_bernoulli_negative_control_wrong_clip(monkeypatch):
 
 
 def renyi_bernoulli(s: float, t: float, order: float) -> float:
-    return math.log(s ** order * t ** (1 - order) + (1 - s) ** order * (1 - t) ** (1 - order)) / (order - 1)
+    return math.log(s**order * t ** (1 - order) + (1 - s) ** order * (1 - t) ** (1 - order)) / (order - 1)
 
 
 def product_renyi_excess(n: int, d: int, rho: float) -> float:
@@ -303,9 +309,13 @@ def hockey_stick_delta(n: int, d: int, exp_eps: Fraction) -> Fraction:
     for c in range(n):
         s, t = bernoulli.clipped_mean(c, n), bernoulli.clipped_mean(c + 1, n)
         for P, Q in ((s, t), (t, s)):
-            delta = sum((comb(d, j) * max(Fraction(0),
-                                          P ** j * (1 - P) ** (d - j) - exp_eps * Q ** j * (1 - Q) ** (d - j))
-                         for j in range(d + 1)), Fraction(0))
+            delta = sum(
+                (
+                    comb(d, j) * max(Fraction(0), P**j * (1 - P) ** (d - j) - exp_eps * Q**j * (1 - Q) ** (d - j))
+                    for j in range(d + 1)
+                ),
+                Fraction(0),
+            )
             worst = max(worst, delta)
     return worst
 
@@ -331,9 +341,9 @@ def test_product_negative_controls(monkeypatch):
     d = 4), so it catches a clip interval 4x too wide and a ledger that forgets the factor d; the exact
     hockey-stick check at the certified pure epsilon catches even a 2x error in the clip interval."""
     n, d = 40, 4
-    rho = bernoulli.zcdp_rho(n, d)                 # what the sampler records for a = 1/4
-    exp_eps = (1 + 1 / (QUARTER * n)) ** d         # the certified pure epsilon, exactly
-    assert product_renyi_excess(n, d, rho / d) > 1.0        # ledger without the factor d
+    rho = bernoulli.zcdp_rho(n, d)  # what the sampler records for a = 1/4
+    exp_eps = (1 + 1 / (QUARTER * n)) ** d  # the certified pure epsilon, exactly
+    assert product_renyi_excess(n, d, rho / d) > 1.0  # ledger without the factor d
     monkeypatch.setattr(bernoulli, "clipped_mean", _clip_to(Fraction(1, 16)))
     assert product_renyi_excess(n, d, rho) > 1.0
     monkeypatch.setattr(bernoulli, "clipped_mean", _clip_to(Fraction(1, 8)))
@@ -350,7 +360,7 @@ def test_bernoulli_refusals_and_costs():
     assert bernoulli.pure_epsilon(need, 3) <= 0.5 < bernoulli.pure_epsilon(need - 1, 3)
     d = bernoulli.bounded_bias_sample(np.ones((need, 3), int), epsilon=0.5, accountant=acc, noise=seeded())
     assert d.epsilon <= 0.5 and acc.ledger[0].details["pure_epsilon"] == d.epsilon
-    assert acc.spent == pytest.approx(d.epsilon ** 2 / 2)
+    assert acc.spent == pytest.approx(d.epsilon**2 / 2)
     with pytest.raises(InputError, match="binary"):
         bernoulli.bounded_bias_sample(np.full((50, 2), 2), epsilon=1.0, accountant=acc, noise=seeded())
     with pytest.raises(InputError):
@@ -385,15 +395,15 @@ def actual_sensitivity_ratio(rng, trials=300) -> float:
         other = block.copy()
         i = int(rng.integers(b))
         kind = t % 3
-        if kind == 0:      # random replacement
+        if kind == 0:  # random replacement
             other[i] = rng.random(size) < rng.random()
-        else:              # adversarial: two disjoint rows of about C ones each, or all-zeros vs all-ones
+        else:  # adversarial: two disjoint rows of about C ones each, or all-zeros vs all-ones
             k = min(size // 2, max(1, int(math.floor(C))))
             block[i] = 0
             other[i] = 0
             if kind == 1:
                 block[i, :k] = 1
-                other[i, k:2 * k] = 1
+                other[i, k : 2 * k] = 1
             else:
                 other[i] = 1
         diff = product.truncated_sums(block, C, R) - product.truncated_sums(other, C, R)
@@ -426,12 +436,12 @@ def note_sigmas_ok(res: product.Alg4Result, n: int, d: int, rho: float, beta: fl
         if j == 1:
             C = math.inf
         else:
-            U = 2.0 ** -j * size
+            U = 2.0**-j * size
             C = U + math.sqrt(2 * U * Lg) + 2 * Lg / 3
         R = 1 if C >= size else product.RESOLUTION
         delta2 = R * math.sqrt(min(2 * C, size))
         ok &= rec["R"] == R and (rec["C"] == C or math.isclose(rec["C"], C, rel_tol=1e-12))
-        ok &= rec["sigma"] >= delta2 / math.sqrt(2 * rho) * (1 - 1e-12)   # Delta_2^2 / (2 sigma^2) <= rho
+        ok &= rec["sigma"] >= delta2 / math.sqrt(2 * rho) * (1 - 1e-12)  # Delta_2^2 / (2 sigma^2) <= rho
         ok &= math.isclose(rec["sigma"], delta2 / math.sqrt(2 * rho), rel_tol=1e-9)
     return bool(ok)
 
@@ -462,8 +472,12 @@ def test_alg4_sigma_negative_control(monkeypatch):
 
 
 def _same(a, b):
-    return a["phase"] == b["phase"] and a["round"] == b["round"] and np.array_equal(a["noisy"], b["noisy"]) \
+    return (
+        a["phase"] == b["phase"]
+        and a["round"] == b["round"]
+        and np.array_equal(a["noisy"], b["noisy"])
         and np.array_equal(a["sums"], b["sums"])
+    )
 
 
 def test_alg4_one_record_changes_one_release():
@@ -482,7 +496,7 @@ def test_alg4_one_record_changes_one_release():
         for a, o in zip(base.releases, other.releases):
             if a is rec:
                 diff = (a["sums"] - o["sums"]).astype(float)
-                assert np.sqrt((diff ** 2).sum()) <= a["delta2"] + 1e-9
+                assert np.sqrt((diff**2).sum()) <= a["delta2"] + 1e-9
             else:
                 assert _same(a, o)
     # (ii) a record of bucketing batch D_j: earlier releases identical, release j within Delta_2
@@ -495,7 +509,7 @@ def test_alg4_one_record_changes_one_release():
                 assert _same(a, o)
             elif a["phase"] == "bucketing" and a["round"] == j:
                 diff = (a["sums"] - o["sums"]).astype(float)
-                assert np.sqrt((diff ** 2).sum()) <= a["delta2"] + 1e-9
+                assert np.sqrt((diff**2).sum()) <= a["delta2"] + 1e-9
                 break
     # (iii) a record of the unused batch D_r or of the remainder: nothing changes
     for row in ((r - 1) * b, 2 * r * b) if 2 * r * b < n else ((r - 1) * b,):

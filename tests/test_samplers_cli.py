@@ -21,8 +21,14 @@ def flat(text: str) -> str:
 def table(tmp_path) -> Path:
     rng = np.random.default_rng(0)
     n = 2400
-    df = pd.DataFrame({"color": rng.choice(["red", "green", "blue"], n), "a": (rng.random(n) < 0.4).astype(int),
-                       "b": (rng.random(n) < 0.6).astype(int), "c": (rng.random(n) < 0.5).astype(int)})
+    df = pd.DataFrame(
+        {
+            "color": rng.choice(["red", "green", "blue"], n),
+            "a": (rng.random(n) < 0.4).astype(int),
+            "b": (rng.random(n) < 0.6).astype(int),
+            "c": (rng.random(n) < 0.5).astype(int),
+        }
+    )
     path = tmp_path / "data.csv"
     df.to_csv(path, index=False)
     return path
@@ -34,8 +40,24 @@ def only(directory: Path, names: set[str]) -> bool:
 
 def test_kary_writes_draws_ledger_and_parts(table, tmp_path, capsys):
     out = tmp_path / "k.csv"
-    code, err = run(["draw", "kary", table, "--column", "color", "--categories", "red,green,blue",
-                     "--epsilon", 1, "--samples", 8, "-o", out], capsys)
+    code, err = run(
+        [
+            "draw",
+            "kary",
+            table,
+            "--column",
+            "color",
+            "--categories",
+            "red,green,blue",
+            "--epsilon",
+            1,
+            "--samples",
+            8,
+            "-o",
+            out,
+        ],
+        capsys,
+    )
     assert code == 0, err
     df = pd.read_csv(out)
     assert list(df.columns) == ["color"] and len(df) == 8 and set(df["color"]) <= {"red", "green", "blue"}
@@ -49,13 +71,17 @@ def test_kary_integer_codes_with_k(tmp_path, capsys):
     assert code == 0, err
     assert pd.read_csv(out)["x"].between(0, 3).all()
     # code 3 lies outside --k 3: it is counted as the catch-all, written as code 3 (k + 1 = 4 outcomes), not refused
-    code, err = run(["draw", "kary", src, "--column", "x", "--k", 3, "--epsilon", 2, "--samples", 5,
-                     "-o", out.with_name("p.csv")], capsys)
+    code, err = run(
+        ["draw", "kary", src, "--column", "x", "--k", 3, "--epsilon", 2, "--samples", 5, "-o", out.with_name("p.csv")],
+        capsys,
+    )
     assert code == 0, err
     assert pd.read_csv(out.with_name("p.csv"))["x"].between(0, 3).all()
     assert "counts as code 3 ('(other)'), an extra outcome: k = 3 + 1 = 4 outcomes" in flat(err)
-    code, err = run(["draw", "kary", src, "--column", "x", "--k", 3, "--other", 0, "--epsilon", 2,
-                     "-o", out.with_name("q.csv")], capsys)
+    code, err = run(
+        ["draw", "kary", src, "--column", "x", "--k", 3, "--other", 0, "--epsilon", 2, "-o", out.with_name("q.csv")],
+        capsys,
+    )
     assert code == 0 and "counts as code 0" in flat(err) and "extra outcome" not in err
     assert pd.read_csv(out.with_name("q.csv"))["x"].between(0, 2).all()
 
@@ -68,8 +94,9 @@ def test_bernoulli_pure_and_zcdp(table, tmp_path, capsys):
     assert list(df.columns) == ["a", "b"] and df.shape == (4, 2) and set(df.values.ravel()) <= {0, 1}
     assert "pure ε-DP" in flat(err) and "per-part n: 4 × 600" in flat(err)
     out2 = tmp_path / "b2.csv"
-    code, err = run(["draw", "bernoulli", table, "--columns", "a,b,c", "--epsilon", 1, "--delta", 1e-6, "-o", out2],
-                    capsys)
+    code, err = run(
+        ["draw", "bernoulli", table, "--columns", "a,b,c", "--epsilon", 1, "--delta", 1e-6, "-o", out2], capsys
+    )
     assert code == 0 and "ρ-zCDP" in flat(err) and pd.read_csv(out2).shape == (1, 3)
 
 
@@ -78,8 +105,25 @@ def test_product_seeded_and_accuracy_refusal(table, tmp_path, capsys):
     code, err = run(["draw", "product", table, "--columns", "a,b,c", "--epsilon", 1, "-o", out], capsys)
     assert code == 2 and "records per draw for TV <= alpha = 0.1" in err and not out.exists()
     assert len(err.strip().splitlines()) == 1
-    code, err = run(["draw", "product", table, "--columns", "a,b,c", "--epsilon", 1, "--samples", 2,
-                     "--skip-accuracy-check", "--seed", 3, "-o", out], capsys)
+    code, err = run(
+        [
+            "draw",
+            "product",
+            table,
+            "--columns",
+            "a,b,c",
+            "--epsilon",
+            1,
+            "--samples",
+            2,
+            "--skip-accuracy-check",
+            "--seed",
+            3,
+            "-o",
+            out,
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "NOT differentially private" in flat(err) and "NOT PRIVATE" in err
     assert pd.read_csv(out).shape == (2, 3)
@@ -92,20 +136,51 @@ def test_bernoulli_privacy_refusal_says_how_many(tmp_path, capsys):
     assert code == 2 and "records per draw" in err and "n >= " in err and not out.exists()
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["draw", "kary", "{t}", "--column", "color", "--categories", "red,green", "--other", "blue", "--epsilon", 1],
-     "--other 'blue' is not one of the declared"),
-    (["draw", "kary", "{t}", "--column", "color", "--epsilon", 1], "declare the public domain"),
-    (["draw", "kary", "{t}", "--column", "colour", "--categories", "red", "--epsilon", 1], "not in"),
-    (["draw", "bernoulli", "{t}", "--columns", "a,zz", "--epsilon", 1], "not in"),
-    (["draw", "kary", "{t}", "--column", "color", "--categories", "red,green,blue", "--epsilon", 0], "--epsilon"),
-    (["draw", "bernoulli", "{t}", "--columns", "a", "--epsilon", -1], "--epsilon"),
-    (["draw", "product", "{t}", "--columns", "a", "--epsilon", 1, "--delta", 2], "--delta"),
-    (["draw", "bernoulli", "{t}", "--columns", "a", "--epsilon", 1, "--samples", 5000], "disjoint non-empty parts"),
-    (["draw", "kary", "{t}", "--column", "color", "--categories", "red,green,blue", "--epsilon", 0.1,
-      "--samples", 10], "records per draw"),
-    (["draw", "bernoulli", "{t}", "--columns", "a", "--epsilon", 1, "--clip", "1/2"], "clip margin"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (
+            [
+                "draw",
+                "kary",
+                "{t}",
+                "--column",
+                "color",
+                "--categories",
+                "red,green",
+                "--other",
+                "blue",
+                "--epsilon",
+                1,
+            ],
+            "--other 'blue' is not one of the declared",
+        ),
+        (["draw", "kary", "{t}", "--column", "color", "--epsilon", 1], "declare the public domain"),
+        (["draw", "kary", "{t}", "--column", "colour", "--categories", "red", "--epsilon", 1], "not in"),
+        (["draw", "bernoulli", "{t}", "--columns", "a,zz", "--epsilon", 1], "not in"),
+        (["draw", "kary", "{t}", "--column", "color", "--categories", "red,green,blue", "--epsilon", 0], "--epsilon"),
+        (["draw", "bernoulli", "{t}", "--columns", "a", "--epsilon", -1], "--epsilon"),
+        (["draw", "product", "{t}", "--columns", "a", "--epsilon", 1, "--delta", 2], "--delta"),
+        (["draw", "bernoulli", "{t}", "--columns", "a", "--epsilon", 1, "--samples", 5000], "disjoint non-empty parts"),
+        (
+            [
+                "draw",
+                "kary",
+                "{t}",
+                "--column",
+                "color",
+                "--categories",
+                "red,green,blue",
+                "--epsilon",
+                0.1,
+                "--samples",
+                10,
+            ],
+            "records per draw",
+        ),
+        (["draw", "bernoulli", "{t}", "--columns", "a", "--epsilon", 1, "--clip", "1/2"], "clip margin"),
+    ],
+)
 def test_bad_input_one_line_exit_2_nothing_written(table, tmp_path, capsys, argv, message):
     out = tmp_path / "out.csv"
     code, err = run([str(table) if a == "{t}" else a for a in argv] + ["-o", out], capsys)
@@ -141,8 +216,13 @@ def masked(text: str, *paths: Path) -> str:
 def _odd_tables(tmp_path, column: str, odd) -> tuple[Path, Path]:
     rng = np.random.default_rng(1)
     n = 2400
-    df = pd.DataFrame({"color": rng.choice(["red", "green", "blue"], n), "a": (rng.random(n) < 0.4).astype(int),
-                       "b": (rng.random(n) < 0.6).astype(int)})
+    df = pd.DataFrame(
+        {
+            "color": rng.choice(["red", "green", "blue"], n),
+            "a": (rng.random(n) < 0.4).astype(int),
+            "b": (rng.random(n) < 0.6).astype(int),
+        }
+    )
     plain, odd_df = df.astype(object), df.astype(object)
     plain.loc[len(df)] = {"color": "red", "a": 0, "b": 1}  # D plus an ordinary record ...
     odd_df.loc[len(df)] = {"color": "red", "a": 0, "b": 1, column: odd}  # ... or plus one with an odd cell
@@ -152,18 +232,24 @@ def _odd_tables(tmp_path, column: str, odd) -> tuple[Path, Path]:
     return base, adv
 
 
-@pytest.mark.parametrize("argv,column,odd", [
-    (["draw", "kary", "--column", "color", "--categories", "red,green,blue", "--epsilon", 1, "--samples", 4],
-     "color", ODD),
-    (["draw", "kary", "--column", "color", "--categories", "red,green,blue", "--epsilon", 1], "color", None),
-    (["draw", "kary", "--column", "a", "--k", 2, "--epsilon", 1, "--samples", 2], "a", 987654321),
-    (["draw", "bernoulli", "--columns", "a,b", "--epsilon", 1], "a", 987654321),
-    (["draw", "bernoulli", "--columns", "a,b", "--epsilon", 1, "--delta", 1e-6, "--samples", 2], "b", ODD),
-    (["draw", "bernoulli", "--epsilon", 1, "--delta", 1e-6], "b", None),  # default columns: the header's
-    (["draw", "product", "--columns", "a,b", "--epsilon", 1, "--skip-accuracy-check"], "a", ODD),
-    (["draw", "product", "--columns", "a,b", "--epsilon", 1, "--skip-accuracy-check"], "b", None),
-    (["draw", "product", "--columns", "a,b", "--epsilon", 1, "--skip-accuracy-check"], "b", 0.5),
-])
+@pytest.mark.parametrize(
+    "argv,column,odd",
+    [
+        (
+            ["draw", "kary", "--column", "color", "--categories", "red,green,blue", "--epsilon", 1, "--samples", 4],
+            "color",
+            ODD,
+        ),
+        (["draw", "kary", "--column", "color", "--categories", "red,green,blue", "--epsilon", 1], "color", None),
+        (["draw", "kary", "--column", "a", "--k", 2, "--epsilon", 1, "--samples", 2], "a", 987654321),
+        (["draw", "bernoulli", "--columns", "a,b", "--epsilon", 1], "a", 987654321),
+        (["draw", "bernoulli", "--columns", "a,b", "--epsilon", 1, "--delta", 1e-6, "--samples", 2], "b", ODD),
+        (["draw", "bernoulli", "--epsilon", 1, "--delta", 1e-6], "b", None),  # default columns: the header's
+        (["draw", "product", "--columns", "a,b", "--epsilon", 1, "--skip-accuracy-check"], "a", ODD),
+        (["draw", "product", "--columns", "a,b", "--epsilon", 1, "--skip-accuracy-check"], "b", None),
+        (["draw", "product", "--columns", "a,b", "--epsilon", 1, "--skip-accuracy-check"], "b", 0.5),
+    ],
+)
 def test_one_odd_record_changes_no_message(tmp_path, capsys, argv, column, odd):
     """Adding a record with a value outside the declared categories, a non-binary, missing or text value
     instead of an ordinary one (replace-one neighbours, same public n): the exit code and every printed line
@@ -188,8 +274,24 @@ def test_odd_record_near_a_refusal_threshold_keeps_the_refusal(tmp_path, capsys)
     base, adv = _odd_tables(tmp_path, "color", ODD)
     texts = []
     for src in (base, adv):
-        code, err = run(["draw", "kary", src, "--column", "color", "--categories", "red,green,blue",
-                         "--epsilon", 0.1, "--samples", 10, "-o", tmp_path / "o.csv"], capsys)
+        code, err = run(
+            [
+                "draw",
+                "kary",
+                src,
+                "--column",
+                "color",
+                "--categories",
+                "red,green,blue",
+                "--epsilon",
+                0.1,
+                "--samples",
+                10,
+                "-o",
+                tmp_path / "o.csv",
+            ],
+            capsys,
+        )
         assert code == 2 and "records per draw" in err and ODD not in err
         texts.append(masked(err, src))
     assert texts[0] == texts[1] and not (tmp_path / "o.csv").exists()

@@ -33,11 +33,15 @@ def fitted(tmp_path_factory):
     c = np.where(a == 0, rng.integers(0, 2, n), rng.integers(2, 5, n))
     domain = pgm.Domain(["a", "b", "c"], [3, 4, 5])
     eng = NumpyEngine({"a": a, "b": b, "c": c}, domain)
-    schema = Schema(columns=[Categorical("a", ("x", "y", "z")),
-                             Numeric("b", lower=0, upper=4, bins=4, integer=True),
-                             Numeric("c", lower=0.0, upper=1.0, bins=4, nullable=True)], provenance="user")
-    model = MST(iters=200).fit(eng, Accountant.from_epsilon_delta(8.0, 1e-9), SeededNoise(0, quiet=True),
-                               schema=schema)
+    schema = Schema(
+        columns=[
+            Categorical("a", ("x", "y", "z")),
+            Numeric("b", lower=0, upper=4, bins=4, integer=True),
+            Numeric("c", lower=0.0, upper=1.0, bins=4, nullable=True),
+        ],
+        provenance="user",
+    )
+    model = MST(iters=200).fit(eng, Accountant.from_epsilon_delta(8.0, 1e-9), SeededNoise(0, quiet=True), schema=schema)
     path = tmp_path_factory.mktemp("model") / "m.zip"
     model.save(path)
     return SynthModel.load(path), path
@@ -70,6 +74,7 @@ def l1(p: pd.Series, q: pd.Series) -> float:
 
 # -- chunked sampling -----------------------------------------------------------------------------
 
+
 def test_first_chunk_is_the_unchunked_table_and_chunks_add_up(fitted):
     m, _ = fitted
     whole = m.sample_table(2500, np.random.default_rng(7))
@@ -90,8 +95,8 @@ def test_chunking_keeps_the_per_row_law(fitted):
     at_once = m.sample_table(n, np.random.default_rng(11))
     chunked = pd.concat(list(m.sample_chunks(n, np.random.default_rng(11), chunk_rows=50)), ignore_index=True)
     assert len(chunked) == n
-    chunked["c"] = pd.cut(chunked["c"], [0, .25, .5, .75, 1], include_lowest=True)  # numeric values: by bin
-    at_once["c"] = pd.cut(at_once["c"], [0, .25, .5, .75, 1], include_lowest=True)
+    chunked["c"] = pd.cut(chunked["c"], [0, 0.25, 0.5, 0.75, 1], include_lowest=True)  # numeric values: by bin
+    at_once["c"] = pd.cut(at_once["c"], [0, 0.25, 0.5, 0.75, 1], include_lowest=True)
     for cols in (["a"], ["b"], ["c"], ["a", "b"], ["a", "c"], ["b", "c"]):
         assert l1(frequencies(chunked, cols), frequencies(at_once, cols)) < 0.04, cols
     # and both follow the model's own marginal of a
@@ -102,13 +107,18 @@ def test_chunking_keeps_the_per_row_law(fitted):
 
 # -- streaming writers ----------------------------------------------------------------------------
 
+
 def chunk_frames():
     """Three chunks whose first has a text column of missing values only (Parquet must still use strings)."""
-    return [pd.DataFrame({"t": pd.Series([None, None], dtype=object), "i": pd.array([1, None], dtype="Int64"),
-                          "f": [0.5, np.nan]}),
-            pd.DataFrame({"t": pd.Series(["a,b", "é\n"], dtype=object), "i": np.array([3, 4]), "f": [1.0, 2.0]}),
-            pd.DataFrame({"t": pd.Series(["c", None], dtype=object), "i": pd.array([None, 6], dtype="Int64"),
-                          "f": [np.nan, 3.5]})]
+    return [
+        pd.DataFrame(
+            {"t": pd.Series([None, None], dtype=object), "i": pd.array([1, None], dtype="Int64"), "f": [0.5, np.nan]}
+        ),
+        pd.DataFrame({"t": pd.Series(["a,b", "é\n"], dtype=object), "i": np.array([3, 4]), "f": [1.0, 2.0]}),
+        pd.DataFrame(
+            {"t": pd.Series(["c", None], dtype=object), "i": pd.array([None, 6], dtype="Int64"), "f": [np.nan, 3.5]}
+        ),
+    ]
 
 
 @pytest.mark.parametrize("name", ["out.csv", "out.csv.gz", "out.parquet"])
@@ -143,6 +153,7 @@ def test_running_out_of_disk_is_exit_2_and_leaves_nothing(name, tmp_path):
 
 
 # -- size of the request --------------------------------------------------------------------------
+
 
 def test_output_size_estimate_and_refusal(fitted, tmp_path, monkeypatch):
     m, _ = fitted
@@ -185,19 +196,28 @@ def test_sample_writes_many_chunks(name, fitted, tmp_path, capsys, monkeypatch):
 
 # -- the default number of rows -------------------------------------------------------------------
 
+
 def stub(total: float, sd: float | None) -> SynthModel:
-    return SynthModel(mechanism="mst", domain={"a": 2}, model=SimpleNamespace(total=total), ledger={},
-                      info={} if sd is None else {"total_sd": sd})
+    return SynthModel(
+        mechanism="mst",
+        domain={"a": 2},
+        model=SimpleNamespace(total=total),
+        ledger={},
+        info={} if sd is None else {"total_sd": sd},
+    )
 
 
-@pytest.mark.parametrize("total, sd, expected", [
-    (500.0, 1e4, 500),                    # small: the noisy count, however noisy
-    (5e6, 100.0, 5_000_000),              # large and precise
-    (5e6, None, 5_000_000),               # a model without the noise figure: only the hard cap applies
-    (5e6, 1e6, "mostly noise"),           # large and noisy (sd 20% of it)
-    (4.6e9, 1.2e9, "above 100,000,000"),  # what a tiny epsilon draws
-    (2e8, 10.0, "above 100,000,000"),     # precise but above the cap of the default
-])
+@pytest.mark.parametrize(
+    "total, sd, expected",
+    [
+        (500.0, 1e4, 500),  # small: the noisy count, however noisy
+        (5e6, 100.0, 5_000_000),  # large and precise
+        (5e6, None, 5_000_000),  # a model without the noise figure: only the hard cap applies
+        (5e6, 1e6, "mostly noise"),  # large and noisy (sd 20% of it)
+        (4.6e9, 1.2e9, "above 100,000,000"),  # what a tiny epsilon draws
+        (2e8, 10.0, "above 100,000,000"),  # precise but above the cap of the default
+    ],
+)
 def test_default_rows_rule(total, sd, expected):
     m = stub(total, sd)
     if isinstance(expected, int):
@@ -239,8 +259,25 @@ def test_synth_tiny_epsilon_with_schema_needs_rows(tmp_path, capsys):
     small_table().to_csv(csv, index=False)
     sch.write_text(yaml.safe_dump(small_schema()))
     out, saved = tmp_path / "s.csv", tmp_path / "m.zip"
-    args = ["synth", csv, "-o", out, "--epsilon", "1e-9", "--schema", sch, "--seed", 1, "--save-model", saved,
-            "--iters", 30, "--quiet", "--method", "mst"]
+    args = [
+        "synth",
+        csv,
+        "-o",
+        out,
+        "--epsilon",
+        "1e-9",
+        "--schema",
+        sch,
+        "--seed",
+        1,
+        "--save-model",
+        saved,
+        "--iters",
+        30,
+        "--quiet",
+        "--method",
+        "mst",
+    ]
     code, text = run(args, capsys)
     assert code == 2, text
     line = [ln for ln in text.splitlines() if ln.startswith("error:")]
@@ -252,7 +289,8 @@ def test_synth_tiny_epsilon_with_schema_needs_rows(tmp_path, capsys):
 
 
 def test_synth_rows_above_the_limit_refused_before_reading(tmp_path, capsys):
-    code, text = run(["synth", tmp_path / "missing.csv", "-o", tmp_path / "s.csv", "--epsilon", 1,
-                      "--rows", MAX_ROWS + 1], capsys)
+    code, text = run(
+        ["synth", tmp_path / "missing.csv", "-o", tmp_path / "s.csv", "--epsilon", 1, "--rows", MAX_ROWS + 1], capsys
+    )
     assert code == 2 and "limit" in one_line_error(text)
     assert MAX_DEFAULT_ROWS < MAX_ROWS

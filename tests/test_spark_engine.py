@@ -52,8 +52,12 @@ def engine(source, schema, spark, **kw):
 
 def discretised_schema() -> Schema:
     dom = json.loads((DATA / "adult-domain.json").read_text())
-    return Schema([N(a, 0, k - 1, bins=k, integer=True) if k > 50 else C(a, tuple(str(i) for i in range(k)))
-                   for a, k in dom.items()])
+    return Schema(
+        [
+            N(a, 0, k - 1, bins=k, integer=True) if k > 50 else C(a, tuple(str(i) for i in range(k)))
+            for a, k in dom.items()
+        ]
+    )
 
 
 @needs_shared("adult.csv", "adult-domain.json")
@@ -61,8 +65,11 @@ def test_discretised_adult_file_and_dataframe(spark):
     schema = discretised_schema()
     df = pd.read_csv(DISCRETISED)
     ref = NumpyEngine({a: df[a].to_numpy().astype("int64") for a in schema.names}, schema.domain())
-    cliques = [(a,) for a in schema.names] + list(itertools.combinations(schema.names, 2)) + [
-        ("age", "sex", "income>50K"), ("income>50K", "race", "workclass")]
+    cliques = (
+        [(a,) for a in schema.names]
+        + list(itertools.combinations(schema.names, 2))
+        + [("age", "sex", "income>50K"), ("income>50K", "race", "workclass")]
+    )
     expected = ref.marginals(cliques)
     with engine(DISCRETISED, schema, spark) as eng:
         assert eng.total() == len(df)
@@ -88,9 +95,11 @@ def test_raw_adult_csv_equals_numpy(spark):
 
 
 def test_small_csv_policies(spark, tmp_path):
-    text = ("x , k,c,d,extra\n"
-            " 0,0,a,1,z\n2.5,,b, 2 ,z\n10,9, ? ,3,z\n7.5,3,NA,(other),z\n 9.99 ,8,a,1,z\n"
-            "1e0,+4,\"b\",2,z\n\n5,NaN,a,3,z\n")
+    text = (
+        "x , k,c,d,extra\n"
+        " 0,0,a,1,z\n2.5,,b, 2 ,z\n10,9, ? ,3,z\n7.5,3,NA,(other),z\n 9.99 ,8,a,1,z\n"
+        '1e0,+4,"b",2,z\n\n5,NaN,a,3,z\n'
+    )
     p = write(tmp_path, text)
     cliques = [(a,) for a in SMALL.names] + [tuple(SMALL.names)]
     ref = NumpyEngine(encode(read_table(p), SMALL), SMALL.domain())
@@ -115,9 +124,16 @@ def test_number_grammar_agrees(spark):
             assert got == want or (np.isnan(got) and np.isnan(want)), s
 
 
-@pytest.mark.parametrize("text, column", [("x,k,c,d\n11,1,a,1\n", "x"), ("x,k,c,d\nabc,1,a,1\n", "x"),
-                                          ("x,k,c,d\n1,1,zz,1\n", "c"), ("x,k,c,d\n1,1,a,\n", "d"),
-                                          ("x,k,c\n1,1,a\n", "d")])
+@pytest.mark.parametrize(
+    "text, column",
+    [
+        ("x,k,c,d\n11,1,a,1\n", "x"),
+        ("x,k,c,d\nabc,1,a,1\n", "x"),
+        ("x,k,c,d\n1,1,zz,1\n", "c"),
+        ("x,k,c,d\n1,1,a,\n", "d"),
+        ("x,k,c\n1,1,a\n", "d"),
+    ],
+)
 def test_errors_match_encode(spark, tmp_path, text, column):
     p = write(tmp_path, text)
     with pytest.raises(InputError, match=f"'{column}'") as exc:
@@ -159,13 +175,36 @@ def test_cli_synth_with_spark(spark, tmp_path, capsys):
     from privsample.cli import main
 
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"x": rng.uniform(0, 10, 400).round(2), "k": rng.integers(0, 10, 400),
-                       "c": rng.choice(["a", "b"], 400), "d": rng.choice(["1", "2", "3"], 400)})
+    df = pd.DataFrame(
+        {
+            "x": rng.uniform(0, 10, 400).round(2),
+            "k": rng.integers(0, 10, 400),
+            "c": rng.choice(["a", "b"], 400),
+            "d": rng.choice(["1", "2", "3"], 400),
+        }
+    )
     data, sch, out = tmp_path / "t.parquet", tmp_path / "s.yaml", tmp_path / "out.csv"
     df.to_parquet(data, index=False)
     SMALL.save(sch)
-    args = ["synth", str(data), "-o", str(out), "--epsilon", "2", "--schema", str(sch), "--method", "mst",
-            "--iters", "20", "--seed", "0", "--quiet", "--engine", "spark"]
+    args = [
+        "synth",
+        str(data),
+        "-o",
+        str(out),
+        "--epsilon",
+        "2",
+        "--schema",
+        str(sch),
+        "--method",
+        "mst",
+        "--iters",
+        "20",
+        "--seed",
+        "0",
+        "--quiet",
+        "--engine",
+        "spark",
+    ]
     with pytest.raises(SystemExit) as ex:
         main(args + ["--spark-master", "spark://127.0.0.1:1"])
     err = capsys.readouterr().err.strip().splitlines()
@@ -180,8 +219,14 @@ def test_python_api_takes_a_spark_dataframe(spark, tmp_path):
     from privsample.pipeline import synthesize
 
     rng = np.random.default_rng(1)
-    df = pd.DataFrame({"x": rng.uniform(0, 10, 300), "k": rng.integers(0, 10, 300).astype(float),
-                       "c": rng.choice(["a", "b"], 300), "d": rng.choice(["1", "2", "3"], 300)})
+    df = pd.DataFrame(
+        {
+            "x": rng.uniform(0, 10, 300),
+            "k": rng.integers(0, 10, 300).astype(float),
+            "c": rng.choice(["a", "b"], 300),
+            "d": rng.choice(["1", "2", "3"], 300),
+        }
+    )
     df.loc[::7, "k"] = np.nan
     path = tmp_path / "t.parquet"
     df.to_parquet(path, index=False)

@@ -25,17 +25,20 @@ def write(tmp_path, data: bytes | str, name: str = "t.csv"):
     return p
 
 
-@pytest.mark.parametrize("text, delimiter, names", [
-    ("a;b;c\n" + ROWS, ";", ["a", "b", "c"]),
-    ("a\tb\tc\n1\t2,5\tx\n", "\t", ["a", "b", "c"]),
-    ("a|b|c\n1|2;5|x\n", "|", ["a", "b", "c"]),
-    ("a,b,c\n1,\"2;5\",x\n", ",", ["a", "b", "c"]),
-    ('"a;b",c\n1,2\n', ",", ["a;b", "c"]),  # delimiters inside quotes do not count
-    ('"a\nb";c\n1;2\n', ";", ["a\nb", "c"]),  # a quoted name may span lines
-    ("value\n1;2\n3|4\n", ",", ["value"]),  # one column: the data lines never change the choice
-    ("\n\n;;\n a ; b \n1;2\n", ";", ["a", "b"]),  # blank lines (also of delimiters) before the header
-    ("a;b\r\n1;2\r\n", ";", ["a", "b"]),
-])
+@pytest.mark.parametrize(
+    "text, delimiter, names",
+    [
+        ("a;b;c\n" + ROWS, ";", ["a", "b", "c"]),
+        ("a\tb\tc\n1\t2,5\tx\n", "\t", ["a", "b", "c"]),
+        ("a|b|c\n1|2;5|x\n", "|", ["a", "b", "c"]),
+        ('a,b,c\n1,"2;5",x\n', ",", ["a", "b", "c"]),
+        ('"a;b",c\n1,2\n', ",", ["a;b", "c"]),  # delimiters inside quotes do not count
+        ('"a\nb";c\n1;2\n', ";", ["a\nb", "c"]),  # a quoted name may span lines
+        ("value\n1;2\n3|4\n", ",", ["value"]),  # one column: the data lines never change the choice
+        ("\n\n;;\n a ; b \n1;2\n", ";", ["a", "b"]),  # blank lines (also of delimiters) before the header
+        ("a;b\r\n1;2\r\n", ";", ["a", "b"]),
+    ],
+)
 def test_delimiter_is_read_off_the_header_line(tmp_path, text, delimiter, names):
     p = write(tmp_path, text)
     layout = csv_layout(p)
@@ -51,11 +54,14 @@ def test_data_lines_do_not_change_the_choice(tmp_path):
     assert list(a.columns) == list(b.columns) == ["a", "b"] and b["a"].tolist() == ["1,|"]
 
 
-@pytest.mark.parametrize("header, message", [
-    ("name;price,eur;qty", "(3 columns on ';', 2 columns on ','); the likely one is ';': pass --delimiter ';'"),
-    ("a,b\tc", "(2 columns on ',', 2 columns on tab); the likely one is ','"),
-    ("a\tb\tc|d", "the likely one is tab: pass --delimiter tab"),
-])
+@pytest.mark.parametrize(
+    "header, message",
+    [
+        ("name;price,eur;qty", "(3 columns on ';', 2 columns on ','); the likely one is ';': pass --delimiter ';'"),
+        ("a,b\tc", "(2 columns on ',', 2 columns on tab); the likely one is ','"),
+        ("a\tb\tc|d", "the likely one is tab: pass --delimiter tab"),
+    ],
+)
 def test_an_ambiguous_header_is_refused_naming_the_likely_delimiter(tmp_path, header, message):
     p = write(tmp_path, f"{header}\nsecret1;secret2\n")
     with pytest.raises(InputError) as err:
@@ -82,16 +88,19 @@ TEXT = "größe;name\n1;Müller\n2;Ødegård\n"
 EXPECTED = {"größe": ["1", "2"], "name": ["Müller", "Ødegård"]}
 
 
-@pytest.mark.parametrize("data, kw", [
-    (codecs.BOM_UTF8 + TEXT.encode("utf-8"), {}),
-    (codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le"), {}),
-    (codecs.BOM_UTF16_BE + TEXT.encode("utf-16-be"), {}),
-    (codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le"), {"encoding": "latin-1"}),  # the mark decides
-    (TEXT.encode("utf-16-le"), {"encoding": "utf-16-le"}),
-    (TEXT.encode("latin-1"), {"encoding": "latin-1"}),
-    (TEXT.encode("cp1252"), {"encoding": "cp1252"}),
-    (TEXT.encode("utf-8"), {"encoding": "UTF8"}),
-])
+@pytest.mark.parametrize(
+    "data, kw",
+    [
+        (codecs.BOM_UTF8 + TEXT.encode("utf-8"), {}),
+        (codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le"), {}),
+        (codecs.BOM_UTF16_BE + TEXT.encode("utf-16-be"), {}),
+        (codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le"), {"encoding": "latin-1"}),  # the mark decides
+        (TEXT.encode("utf-16-le"), {"encoding": "utf-16-le"}),
+        (TEXT.encode("latin-1"), {"encoding": "latin-1"}),
+        (TEXT.encode("cp1252"), {"encoding": "cp1252"}),
+        (TEXT.encode("utf-8"), {"encoding": "UTF8"}),
+    ],
+)
 @pytest.mark.parametrize("gz", [False, True])
 def test_encodings(tmp_path, data, kw, gz):
     p = write(tmp_path, gzip.compress(data) if gz else data, "t.csv.gz" if gz else "t.csv")
@@ -105,13 +114,23 @@ def test_latin1_reads_every_byte(tmp_path):
     assert read_table(p, encoding="cp1252")["a"].tolist() == ["€Ÿÿ"]
 
 
-@pytest.mark.parametrize("data, kw, fragment", [
-    ("a;b\n1;Müller\n".encode("latin-1"), {}, "not valid UTF-8 text (the default); pass --encoding"),
-    (b"a;b\n" + b"1;x\n" * 30000 + "1;Müller\n".encode("latin-1"), {}, "not valid UTF-8 text"),  # past the sniff
-    (codecs.BOM_UTF16_LE + "a;b\n1;x\n".encode("utf-16-le") + b"\x00\xd8", {},
-     "not valid UTF-16 text (its byte-order mark says UTF-16 LE)"),  # an unpaired surrogate
-    ("a;b\n1;\u20ac\n".encode("utf-8") + b"\x81", {"encoding": "cp1252"}, "not valid cp1252 text (--encoding cp1252)"),
-])
+@pytest.mark.parametrize(
+    "data, kw, fragment",
+    [
+        ("a;b\n1;Müller\n".encode("latin-1"), {}, "not valid UTF-8 text (the default); pass --encoding"),
+        (b"a;b\n" + b"1;x\n" * 30000 + "1;Müller\n".encode("latin-1"), {}, "not valid UTF-8 text"),  # past the sniff
+        (
+            codecs.BOM_UTF16_LE + "a;b\n1;x\n".encode("utf-16-le") + b"\x00\xd8",
+            {},
+            "not valid UTF-16 text (its byte-order mark says UTF-16 LE)",
+        ),  # an unpaired surrogate
+        (
+            "a;b\n1;\u20ac\n".encode("utf-8") + b"\x81",
+            {"encoding": "cp1252"},
+            "not valid cp1252 text (--encoding cp1252)",
+        ),
+    ],
+)
 def test_a_file_not_valid_in_its_encoding_is_one_line_without_bytes_or_lines(tmp_path, data, kw, fragment):
     p = write(tmp_path, data)
     with pytest.raises(InputError) as err:

@@ -37,8 +37,12 @@ def _flags_show_no_type() -> None:
 
 
 _flags_show_no_type()
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Differentially private synthetic data and sampling.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Differentially private synthetic data and sampling.",
+)
 for command in (synth.synth, synth.sample, synth.schema, synth.check, synth.evaluate, synth.demo):
     app.command()(command)
 app.command("mbde")(mbde.mbde)  # MBDE, integral privacy
@@ -84,8 +88,11 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)
         if os.environ.get("PRIVSAMPLE_DEBUG"):
             raise
-        print(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
-              "(set PRIVSAMPLE_DEBUG=1 for a traceback)", file=sys.stderr)
+        print(
+            f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
+            "(set PRIVSAMPLE_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         sys.exit(1)
     if isinstance(code, int) and code:  # without standalone mode, typer returns an exit code instead of exiting
         if code == INTERRUPTED_EXIT:  # typer's code for Ctrl-C (KeyboardInterrupt)

@@ -38,8 +38,10 @@ def model_folders(label: str, path: Path | None) -> dict:
 def warn_seeded(seed: Optional[int]) -> None:
     """One red line on stderr when --seed is given: seeded noise is not private."""
     if seed is not None:
-        err.print(f"[bold red]WARNING: --seed {seed} uses seeded NumPy noise. The output is NOT differentially "
-                  "private (reproducible experiments only).[/bold red]")
+        err.print(
+            f"[bold red]WARNING: --seed {seed} uses seeded NumPy noise. The output is NOT differentially "
+            "private (reproducible experiments only).[/bold red]"
+        )
 
 
 class RichProgress:
@@ -53,9 +55,17 @@ class RichProgress:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.enabled = enabled
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), _StepsColumn(),
-                                 TimeElapsedColumn(), _TimeLeftColumn(), TextColumn("{task.fields[budget]}"),
-                                 console=console, transient=False, disable=not enabled)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            _StepsColumn(),
+            TimeElapsedColumn(),
+            _TimeLeftColumn(),
+            TextColumn("{task.fields[budget]}"),
+            console=console,
+            transient=False,
+            disable=not enabled,
+        )
         self.tasks: dict[str, int] = {}
         self.current: str | None = None
 
@@ -78,8 +88,9 @@ class RichProgress:
 
         budget = ""
         if accountant is not None:
-            budget = (f"ρ spent {accountant.spent:.4g} / {accountant.rho_total:.4g} "
-                      f"(remaining {accountant.remaining:.4g})")
+            budget = (
+                f"ρ spent {accountant.spent:.4g} / {accountant.rho_total:.4g} (remaining {accountant.remaining:.4g})"
+            )
         if stage != self.current:
             if self.current is not None:
                 self._finish(self.current)  # phases never interleave: the one before is over
@@ -139,11 +150,21 @@ def print_ledger(ledger: dict, console: Console = out) -> None:
         groups.setdefault(_phase(e["label"]), []).append(e)
     # A pure-DP target (δ = 0) whose spends all carry their pure ε: pure ε composes by addition, and the
     # zCDP conversion at δ = 0 would be meaningless (it needs δ > 0).
-    pure = bool(target) and target[1] == 0 and all(e.get("details", {}).get("pure_epsilon") is not None
-                                                    for e in ledger["entries"])
+    pure = (
+        bool(target)
+        and target[1] == 0
+        and all(e.get("details", {}).get("pure_epsilon") is not None for e in ledger["entries"])
+    )
     t = Table(title="Privacy ledger (pure ε-DP)" if pure else "Privacy ledger (zCDP; ε at the target δ)")
-    for col, just in (("phase", "left"), ("steps", "right"), ("mechanism", "left"), ("ρ", "right"),
-                      ("noise scale", "right"), ("δ", "right"), ("cum. ε", "right")):
+    for col, just in (
+        ("phase", "left"),
+        ("steps", "right"),
+        ("mechanism", "left"),
+        ("ρ", "right"),
+        ("noise scale", "right"),
+        ("δ", "right"),
+        ("cum. ε", "right"),
+    ):
         t.add_column(col, justify=just)
     cum, dsum, cum_pure = 0.0, 0.0, 0.0
     for phase, es in groups.items():
@@ -152,28 +173,46 @@ def print_ledger(ledger: dict, console: Console = out) -> None:
         cum_pure += sum(e["details"]["pure_epsilon"] for e in es) if pure else 0.0
         dsum += sum(e.get("delta", 0.0) for e in es)
         scales = [e["noise_scale"] for e in es if e.get("noise_scale") is not None]
-        sc = "" if not scales else (f"{min(scales):.3g}" if max(scales) - min(scales) <= 1e-9 * max(scales)
-                                     else f"{min(scales):.3g}–{max(scales):.3g}")
+        sc = (
+            ""
+            if not scales
+            else (
+                f"{min(scales):.3g}"
+                if max(scales) - min(scales) <= 1e-9 * max(scales)
+                else f"{min(scales):.3g}–{max(scales):.3g}"
+            )
+        )
         ds = sum(e.get("delta", 0.0) for e in es)
         eps = cum_pure if pure else (cdp_epsilon(cum, max(delta - dsum, 1e-300)) if cum > 0 else 0.0)
         mechs = "/".join(sorted({e.get("mechanism", "").split(",")[0] for e in es}))
         t.add_row(phase, str(len(es)), mechs, f"{rho:.4g}", sc, f"{ds:.2g}" if ds else "", f"{eps:.4f}")
     console.print(t)
-    console.print(f"Total ρ = {s['rho_spent']:.6g} of {s['rho_total']:.6g}"
-                  + (f", δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
-                  + (f" ⇒ pure {cum_pure:.4g}-DP" if pure else
-                     f" ⇒ ({s['epsilon_spent']:.4f}, {delta:g})-DP" if s.get("epsilon_spent") is not None else "")
-                  + (f" (target ε={target[0]:g}, δ={target[1]:g})" if target else "")
-                  + f"; neighbours: {s.get('neighbouring', 'add/remove one record')}")
+    console.print(
+        f"Total ρ = {s['rho_spent']:.6g} of {s['rho_total']:.6g}"
+        + (f", δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
+        + (
+            f" ⇒ pure {cum_pure:.4g}-DP"
+            if pure
+            else f" ⇒ ({s['epsilon_spent']:.4f}, {delta:g})-DP"
+            if s.get("epsilon_spent") is not None
+            else ""
+        )
+        + (f" (target ε={target[0]:g}, δ={target[1]:g})" if target else "")
+        + f"; neighbours: {s.get('neighbouring', 'add/remove one record')}"
+    )
     if not s.get("private", True):
         console.print("[bold red]NOT PRIVATE: seeded noise was used (reproducible experiment only).[/bold red]")
 
 
 # -- options of the commands that read a table -------------------------------------------------------
-DELIMITER_HELP = ("CSV delimiter: ',', ';', tab or '|' (or any one character). Default: read off the header line; "
-                  "a header that splits on several is refused.")
-ENCODING_HELP = ("CSV encoding when the file has no byte-order mark (which decides: UTF-8, UTF-16), e.g. latin-1, "
-                 "cp1252. Default: UTF-8.")
+DELIMITER_HELP = (
+    "CSV delimiter: ',', ';', tab or '|' (or any one character). Default: read off the header line; "
+    "a header that splits on several is refused."
+)
+ENCODING_HELP = (
+    "CSV encoding when the file has no byte-order mark (which decides: UTF-8, UTF-16), e.g. latin-1, "
+    "cp1252. Default: UTF-8."
+)
 
 
 def delimiter_option(help: str = DELIMITER_HELP):
@@ -194,9 +233,13 @@ def warn_unused_columns(console, columns: Iterable, schema, table, schema_path) 
     left = unused_columns(columns, schema)
     if left:
         many = len(left) > 1
-        console.print(f"[bold yellow]warning: column{'s' if many else ''} {', '.join(repr(c) for c in left)} of "
-                      f"{Path(table).name} {'are' if many else 'is'} not in {Path(schema_path).name} and "
-                      f"{'are' if many else 'is'} left out[/bold yellow]", highlight=False, soft_wrap=True)
+        console.print(
+            f"[bold yellow]warning: column{'s' if many else ''} {', '.join(repr(c) for c in left)} of "
+            f"{Path(table).name} {'are' if many else 'is'} not in {Path(schema_path).name} and "
+            f"{'are' if many else 'is'} left out[/bold yellow]",
+            highlight=False,
+            soft_wrap=True,
+        )
     return left
 
 
@@ -214,8 +257,12 @@ def warn_unused_file_columns(console, table, schema, schema_path, *, delimiter=N
         held = [d for d in DELIMITERS if any(d in n for n in names)]
         hint = ""
         if held:
-            hint = (f" (a column name of the header holds {'tab' if held[0] == chr(9) else repr(held[0])}: "
-                    "is --delimiter right?)")
-        raise InputError(f"{table}: column{'s' if len(missing) > 1 else ''} {', '.join(repr(c) for c in missing)} "
-                         f"of {Path(schema_path).name} {'are' if len(missing) > 1 else 'is'} not in the data{hint}")
+            hint = (
+                f" (a column name of the header holds {'tab' if held[0] == chr(9) else repr(held[0])}: "
+                "is --delimiter right?)"
+            )
+        raise InputError(
+            f"{table}: column{'s' if len(missing) > 1 else ''} {', '.join(repr(c) for c in missing)} "
+            f"of {Path(schema_path).name} {'are' if len(missing) > 1 else 'is'} not in the data{hint}"
+        )
     return warn_unused_columns(console, names, schema, table, schema_path)

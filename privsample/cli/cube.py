@@ -30,8 +30,9 @@ cube_app = typer.Typer(no_args_is_help=True, help="Noise-free private sampling o
 
 @cube_app.command("sample")
 def cube_sample(
-    input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet): binary 0/1 columns, or any with "
-                                 "--schema."),
+    input: Path = typer.Argument(
+        ..., help="Sensitive table (CSV or Parquet): binary 0/1 columns, or any with --schema."
+    ),
     output: Path = typer.Option(..., "-o", "--output", help="Released points, decoded to the table's columns."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Pure ε (replace-one neighbours, n public)."),
     k: int = typer.Option(..., "--k", help="Number of points to release."),
@@ -69,16 +70,18 @@ def cube_sample(
     eng, enc, sch = load_for_cube(input, schema, delimiter=delimiter, encoding=encoding)
     if schema is not None:  # header and schema only (public)
         warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
-    acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
+    acc = Accountant(epsilon**2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
     rng = np.random.default_rng(seed)
     rel = sampler.sample(eng, enc, k, acc, make_noise(seed, quiet=True), epsilon=epsilon, rng=rng)
     write_table(decode_table(rel.codes, sch, rng), output)
     err.print(reading_rule(schema is not None), soft_wrap=True)  # every release: never says whether it fired
     print_ledger(acc.to_dict(), err)
     # The count and valid fraction are functions of the released draws and the public encoding only.
-    err.print(f"released {len(rel.codes[sch.names[0]]):,} points to {output}: certified pure ε = {rel.epsilon:.4g} "
-              f"(replace-one, n public; p={rel.info['p']}, d={degree}, m={rel.info['m']}); "
-              f"{rel.valid_fraction:.1%} were valid codes ({invalid} for the rest)")
+    err.print(
+        f"released {len(rel.codes[sch.names[0]]):,} points to {output}: certified pure ε = {rel.epsilon:.4g} "
+        f"(replace-one, n public; p={rel.info['p']}, d={degree}, m={rel.info['m']}); "
+        f"{rel.valid_fraction:.1%} were valid codes ({invalid} for the rest)"
+    )
 
 
 @cube_app.command("bounds")
@@ -101,8 +104,7 @@ def cube_bounds_cmd(
             raise PrivsampleError("--n, --p and --m go together")
         cb.check_parameters(delta, big_delta)
         eps = cb.certified_epsilon(n, p, degree, m, delta, big_delta, k)
-        out.print(f"certified pure ε for k={k}, n={n}, p={p}, d={degree}, m={m}, δ={delta}, Δ={big_delta}: "
-                  f"{eps:.6g}")
+        out.print(f"certified pure ε for k={k}, n={n}, p={p}, d={degree}, m={m}, δ={delta}, Δ={big_delta}: {eps:.6g}")
         return
     typer.echo(cb.bounds_report())  # plain text: wide tables must not be re-wrapped
     if figure is not None:

@@ -35,8 +35,9 @@ from privsample.cli.common import (
 )
 from privsample.errors import InputError
 
-draw_app = typer.Typer(no_args_is_help=True, help="DP samplers from distributions (RSSS 2021): one private draw per "
-                       "disjoint part.")
+draw_app = typer.Typer(
+    no_args_is_help=True, help="DP samplers from distributions (RSSS 2021): one private draw per disjoint part."
+)
 
 _SKIP_HELP = "Draw even if the accuracy bound for --alpha is not met (privacy is unaffected)."
 _SAMPLES_HELP = "Number of draws m; each uses its own disjoint part of about n/m records."
@@ -75,8 +76,9 @@ def _norm(v) -> str | None:
     return s
 
 
-def _read(input: Path, columns: list[str] | None, output: Path, delimiter: str | None = None,
-          encoding: str | None = None):
+def _read(
+    input: Path, columns: list[str] | None, output: Path, delimiter: str | None = None, encoding: str | None = None
+):
     """The table, once the output path has been checked (:func:`privsample.cli.common.check_paths`)."""
     from privsample.data.table import read_table
 
@@ -86,15 +88,19 @@ def _read(input: Path, columns: list[str] | None, output: Path, delimiter: str |
         columns = [str(c) for c in df.columns]
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise InputError(f"column(s) {', '.join(repr(c) for c in missing)} not in {input} "
-                         f"(columns: {', '.join(map(str, df.columns))})")
+        raise InputError(
+            f"column(s) {', '.join(repr(c) for c in missing)} not in {input} "
+            f"(columns: {', '.join(map(str, df.columns))})"
+        )
     if len(set(columns)) != len(columns):
         raise InputError("--columns lists a column twice")
     return df, columns  # missing cells are handled per record by each sampler's public rule, never refused
 
 
-BINARY_RULE = ("input rule (applied to every record, whatever the data): a cell reads 1 iff it is exactly one "
-               "(1, 1.0, '1', true); anything else, a missing cell included, reads 0")
+BINARY_RULE = (
+    "input rule (applied to every record, whatever the data): a cell reads 1 iff it is exactly one "
+    "(1, 1.0, '1', true); anything else, a missing cell included, reads 0"
+)
 
 
 def _binary_matrix(df, columns: list[str]):
@@ -121,13 +127,18 @@ def _refuse_accuracy(what: str, need: int, m: int, n: int, alpha: float, skip: b
     n_min = n // m
     if n_min >= need:
         return
-    msg = (f"{what} needs n >= {need:,} records per draw for TV <= alpha = {alpha:g}, i.e. n >= {need * m:,} "
-           f"for {m} draw(s); the data give {n_min:,} per draw (n = {n:,})")
+    msg = (
+        f"{what} needs n >= {need:,} records per draw for TV <= alpha = {alpha:g}, i.e. n >= {need * m:,} "
+        f"for {m} draw(s); the data give {n_min:,} per draw (n = {n:,})"
+    )
     if skip:
         err.print(f"[bold yellow]WARNING: {msg}; drawing anyway (--skip-accuracy-check).[/bold yellow]")
         return
-    raise NotEnoughRecords(msg + (f"; at this alpha at most {n // need:,} draw(s) are covered" if n >= need else "")
-                           + "; raise --alpha or --epsilon, or pass --skip-accuracy-check")
+    raise NotEnoughRecords(
+        msg
+        + (f"; at this alpha at most {n // need:,} draw(s) are covered" if n >= need else "")
+        + "; raise --alpha or --epsilon, or pass --skip-accuracy-check"
+    )
 
 
 def _finish(acc, draws, df_out, output: Path, guarantee: str, rule: str) -> None:
@@ -139,8 +150,10 @@ def _finish(acc, draws, df_out, output: Path, guarantee: str, rule: str) -> None
     print_ledger(acc.to_dict(), err)
     err.print(f"guarantee: {guarantee} (neighbours: replace one record, n public)")
     err.print(rule)
-    err.print(f"per-part n: {_parts_text(draws.per_part_n)} ({draws.parts} disjoint part(s), one draw each; "
-              "parallel composition: the draws cost one part's budget)")
+    err.print(
+        f"per-part n: {_parts_text(draws.per_part_n)} ({draws.parts} disjoint part(s), one draw each; "
+        "parallel composition: the draws cost one part's budget)"
+    )
     err.print(f"wrote {draws.parts:,} sample(s) to {output}")
 
 
@@ -161,14 +174,23 @@ def draw_kary(
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the draws (one column)."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Pure ε (replace-one neighbours, n public)."),
     samples: int = typer.Option(1, "--samples", "-m", help=_SAMPLES_HELP),
-    categories: Optional[str] = typer.Option(None, "--categories", help="The public domain: categories separated "
-                                             "by ','."),
-    k: Optional[int] = typer.Option(None, "--k", help="The public domain size; without --categories the values "
-                                    "are read as the integer codes 0..k-1."),
-    other: Optional[str] = typer.Option(None, "--other", help="A declared category (or code) that takes the values "
-                                        "outside the domain; default: an extra outcome '(other)' (code k with --k)."),
-    alpha: float = typer.Option(0.1, "--alpha", help="Target TV distance of each draw (Thm 1.4: n ≥ 2k/(αε) per "
-                                "draw)."),
+    categories: Optional[str] = typer.Option(
+        None, "--categories", help="The public domain: categories separated by ','."
+    ),
+    k: Optional[int] = typer.Option(
+        None,
+        "--k",
+        help="The public domain size; without --categories the values are read as the integer codes 0..k-1.",
+    ),
+    other: Optional[str] = typer.Option(
+        None,
+        "--other",
+        help="A declared category (or code) that takes the values "
+        "outside the domain; default: an extra outcome '(other)' (code k with --k).",
+    ),
+    alpha: float = typer.Option(
+        0.1, "--alpha", help="Target TV distance of each draw (Thm 1.4: n ≥ 2k/(αε) per draw)."
+    ),
     skip_accuracy_check: bool = typer.Option(False, "--skip-accuracy-check", help=_SKIP_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise and draws (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
@@ -189,8 +211,10 @@ def draw_kary(
     _check_epsilon(epsilon)
     _check_alpha(alpha)
     if categories is None and k is None:
-        raise InputError("declare the public domain of the column with --categories a,b,c or --k K "
-                         "(reading it from the data would not be private)")
+        raise InputError(
+            "declare the public domain of the column with --categories a,b,c or --k K "
+            "(reading it from the data would not be private)"
+        )
     cats = None
     if categories is not None:
         cats = [c.strip() for c in categories.split(",")]
@@ -203,18 +227,26 @@ def draw_kary(
         raise InputError(f"--k must be >= 1 (got {kk})")
     declared = cats if cats is not None else [str(i) for i in range(kk)]
     if other is not None and other.strip() not in declared:
-        raise InputError(f"--other {other.strip()!r} is not one of the declared "
-                         + ("--categories" if cats is not None else f"codes 0..{kk - 1}"))
+        raise InputError(
+            f"--other {other.strip()!r} is not one of the declared "
+            + ("--categories" if cats is not None else f"codes 0..{kk - 1}")
+        )
     labels, catch = kary.domain_with_other(declared, None if other is None else other.strip())
     k_out = len(labels)  # public: k, or k + 1 with the extra catch-all outcome
     df, _ = _read(input, [column], output, delimiter, encoding)
     codes = kary.encode([_norm(v) for v in df[column].tolist()], [_norm(c) for c in declared], catch)
     n = len(codes)
     sizes = part_sizes(n, samples)
-    _refuse_accuracy(f"the k-ary sampler (k = {k_out} outcomes, ε = {epsilon:g}; RSSS Thm 1.4)",
-                     kary.required_n(k_out, epsilon, alpha), samples, n, alpha, skip_accuracy_check)
+    _refuse_accuracy(
+        f"the k-ary sampler (k = {k_out} outcomes, ε = {epsilon:g}; RSSS Thm 1.4)",
+        kary.required_n(k_out, epsilon, alpha),
+        samples,
+        n,
+        alpha,
+        skip_accuracy_check,
+    )
     noise, rng = _setup(seed)
-    acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
+    acc = Accountant(epsilon**2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
     draws = kary.kary_sample(codes, k_out, epsilon=epsilon, accountant=acc, noise=noise, samples=samples, rng=rng)
     assert draws.per_part_n == sizes
     out_vals = [labels[i] for i in draws.samples] if cats is not None else [int(i) for i in draws.samples]
@@ -223,13 +255,21 @@ def draw_kary(
     else:
         name = f"code {catch}" + (f" ('{kary.OTHER_LABEL}')" if catch == kk else "")
     extra = "" if k_out == kk else f", an extra outcome: k = {kk} + 1 = {k_out} outcomes"
-    rule = ("input rule (applied to every record, whatever the data): a value that is not "
-            + ("a declared category" if cats is not None else f"one of the codes 0..{kk - 1}")
-            + f", or is missing, counts as {name}{extra}")
-    _finish(acc, draws, pd.DataFrame({column: out_vals}), output,
-            f"pure ε-DP with ε = {epsilon:g} (discrete Laplace, scale {kary.noise_scale(epsilon):.4g} on counts; "
-            f"the ledger's ρ = ε²/2 is its zCDP image); each draw has TV ≤ 2k/(ε n) = "
-            f"{kary.tv_bound(k_out, epsilon, min(sizes)):.3g} with k = {k_out}", rule)
+    rule = (
+        "input rule (applied to every record, whatever the data): a value that is not "
+        + ("a declared category" if cats is not None else f"one of the codes 0..{kk - 1}")
+        + f", or is missing, counts as {name}{extra}"
+    )
+    _finish(
+        acc,
+        draws,
+        pd.DataFrame({column: out_vals}),
+        output,
+        f"pure ε-DP with ε = {epsilon:g} (discrete Laplace, scale {kary.noise_scale(epsilon):.4g} on counts; "
+        f"the ledger's ρ = ε²/2 is its zCDP image); each draw has TV ≤ 2k/(ε n) = "
+        f"{kary.tv_bound(k_out, epsilon, min(sizes)):.3g} with k = {k_out}",
+        rule,
+    )
 
 
 @draw_app.command("bernoulli")
@@ -237,8 +277,13 @@ def draw_bernoulli(
     input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet); a cell reads 1 iff it is exactly 1."),
     output: Path = typer.Option(..., "-o", "--output", help="Where to write the draws (the chosen columns)."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy ε (> 0)."),
-    delta: Optional[float] = typer.Option(None, "--delta", "-d", help="With δ: (ε, δ)-DP via zCDP over the columns "
-                                          "(Thm 6.4); without: pure ε-DP (Thm 6.1; basic composition over columns)."),
+    delta: Optional[float] = typer.Option(
+        None,
+        "--delta",
+        "-d",
+        help="With δ: (ε, δ)-DP via zCDP over the columns "
+        "(Thm 6.4); without: pure ε-DP (Thm 6.1; basic composition over columns).",
+    ),
     columns: Optional[str] = typer.Option(None, "--columns", help="Binary columns separated by ',' (default: all)."),
     samples: int = typer.Option(1, "--samples", "-m", help=_SAMPLES_HELP),
     clip: str = typer.Option("1/4", "--clip", help="Clip margin a: the mean is clipped to [a, 1-a], 0 < a < 1/3."),
@@ -273,22 +318,33 @@ def draw_bernoulli(
     X = _binary_matrix(df, cols)
     n, d = X.shape
     part_sizes(n, samples)
-    _refuse_accuracy(f"the bounded-bias sampler (d = {d}, a = {a}; RSSS Claim 6.2)", bernoulli.required_n(alpha, d, a),
-                     samples, n, alpha, skip_accuracy_check)
+    _refuse_accuracy(
+        f"the bounded-bias sampler (d = {d}, a = {a}; RSSS Claim 6.2)",
+        bernoulli.required_n(alpha, d, a),
+        samples,
+        n,
+        alpha,
+        skip_accuracy_check,
+    )
     noise, rng = _setup(seed)
     if delta is None:
-        acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
+        acc = Accountant(epsilon**2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
     else:
         acc = Accountant(cdp_rho(epsilon, delta), target=(epsilon, delta), neighbouring=NEIGHBOURING)
-    draws = bernoulli.bounded_bias_sample(X, epsilon=epsilon, delta=delta, accountant=acc, noise=noise, a=a,
-                                          samples=samples, rng=rng)
+    draws = bernoulli.bounded_bias_sample(
+        X, epsilon=epsilon, delta=delta, accountant=acc, noise=noise, a=a, samples=samples, rng=rng
+    )
     if delta is None:
-        guarantee = (f"pure ε-DP with ε = {draws.epsilon:.4g} ≤ {epsilon:g} (d ln(1 + 1/(a n)), n = "
-                     f"{min(draws.per_part_n):,} per draw; the ledger's ρ = ε²/2 is its zCDP image)")
+        guarantee = (
+            f"pure ε-DP with ε = {draws.epsilon:.4g} ≤ {epsilon:g} (d ln(1 + 1/(a n)), n = "
+            f"{min(draws.per_part_n):,} per draw; the ledger's ρ = ε²/2 is its zCDP image)"
+        )
     else:
-        guarantee = (f"ρ-zCDP with ρ = {draws.rho:.4g} ≤ ρ(ε = {epsilon:g}, δ = {delta:g}) = "
-                     f"{acc.rho_total:.4g} "
-                     f"(each column pure {draws.epsilon or bernoulli.column_epsilon(min(draws.per_part_n), a):.4g}-DP)")
+        guarantee = (
+            f"ρ-zCDP with ρ = {draws.rho:.4g} ≤ ρ(ε = {epsilon:g}, δ = {delta:g}) = "
+            f"{acc.rho_total:.4g} "
+            f"(each column pure {draws.epsilon or bernoulli.column_epsilon(min(draws.per_part_n), a):.4g}-DP)"
+        )
     _finish(acc, draws, pd.DataFrame(draws.samples.astype(int), columns=cols), output, guarantee, BINARY_RULE)
 
 
@@ -300,8 +356,9 @@ def draw_product(
     delta: float = typer.Option(1e-9, "--delta", "-d", help="Privacy δ in (0, 1): the sampler is ρ(ε, δ)-zCDP."),
     columns: Optional[str] = typer.Option(None, "--columns", help="Binary columns separated by ',' (default: all)."),
     samples: int = typer.Option(1, "--samples", "-m", help=_SAMPLES_HELP),
-    alpha: float = typer.Option(0.1, "--alpha", help="Target TV distance of each draw (note's conservative "
-                                "sufficient bound for Thm 5.1)."),
+    alpha: float = typer.Option(
+        0.1, "--alpha", help="Target TV distance of each draw (note's conservative sufficient bound for Thm 5.1)."
+    ),
     skip_accuracy_check: bool = typer.Option(False, "--skip-accuracy-check", help=_SKIP_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise and draws (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
@@ -324,11 +381,24 @@ def draw_product(
     n, d = X.shape
     part_sizes(n, samples)
     acc = Accountant.from_epsilon_delta(epsilon, delta, neighbouring=NEIGHBOURING)
-    _refuse_accuracy(f"the product sampler (d = {d}, ρ = {acc.rho_total:.4g}; Raskhodnikova et al. 2021, Thm 5.1: a "
-                     "conservative sufficient bound)", product.required_n(d, acc.rho_total, alpha),
-                     samples, n, alpha, skip_accuracy_check)
+    _refuse_accuracy(
+        f"the product sampler (d = {d}, ρ = {acc.rho_total:.4g}; Raskhodnikova et al. 2021, Thm 5.1: a "
+        "conservative sufficient bound)",
+        product.required_n(d, acc.rho_total, alpha),
+        samples,
+        n,
+        alpha,
+        skip_accuracy_check,
+    )
     noise, rng = _setup(seed)
-    draws = product.product_sample(X, rho=acc.rho_total, accountant=acc, noise=noise, samples=samples, alpha=alpha,
-                                   rng=rng)
-    _finish(acc, draws, pd.DataFrame(draws.samples.astype(int), columns=cols), output,
-            f"ρ-zCDP with ρ = {draws.rho:.4g}, i.e. ({epsilon:g}, {delta:g})-DP (RSSS Lemma 5.2)", BINARY_RULE)
+    draws = product.product_sample(
+        X, rho=acc.rho_total, accountant=acc, noise=noise, samples=samples, alpha=alpha, rng=rng
+    )
+    _finish(
+        acc,
+        draws,
+        pd.DataFrame(draws.samples.astype(int), columns=cols),
+        output,
+        f"ρ-zCDP with ρ = {draws.rho:.4g}, i.e. ({epsilon:g}, {delta:g})-DP (RSSS Lemma 5.2)",
+        BINARY_RULE,
+    )

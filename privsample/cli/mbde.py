@@ -41,21 +41,33 @@ def _hidden(text: str) -> tuple[int, ...]:
 
 def mbde(
     input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet)."),
-    schema: Path = typer.Option(..., "--schema", "-s", help="Public schema (YAML/JSON): every chosen column "
-                                "must be numeric with public 'lower' and 'upper' bounds."),
+    schema: Path = typer.Option(
+        ...,
+        "--schema",
+        "-s",
+        help="Public schema (YAML/JSON): every chosen column must be numeric with public 'lower' and 'upper' bounds.",
+    ),
     columns: str = typer.Option(..., "--columns", "-c", help="Numeric columns to model, comma separated."),
-    epsilon: float = typer.Option(..., "--epsilon", "-e", help="Total ε for all released samples (integral "
-                                  "privacy: any two datasets); each sample gets ε/m."),
+    epsilon: float = typer.Option(
+        ...,
+        "--epsilon",
+        "-e",
+        help="Total ε for all released samples (integral privacy: any two datasets); each sample gets ε/m.",
+    ),
     samples: int = typer.Option(..., "--samples", "-m", help="Number of rows m to release."),
     output: Path = typer.Option(..., "-o", "--output", help="Released rows (CSV, or .parquet)."),
     rounds: int = typer.Option(3, "--rounds", help="Boosting rounds T."),
     c_star: float = typer.Option(1.0, "--c-star", help="Classifier bound C* (outputs C*·tanh(f/2))."),
     epochs: int = typer.Option(600, "--epochs", help="Training epochs per round."),
     hidden: str = typer.Option("25,25,25", "--hidden", help="Hidden layer sizes of each classifier."),
-    box_sd: float = typer.Option(2.0, "--box-sd", help="The public bounds map to ±this many standard "
-                                 "deviations of q0 = N(0, I) (truncated to the box)."),
-    schedule: str = typer.Option("paper", "--schedule", help="Step sizes: paper (θ_t = r^t) or finite "
-                                 "(largest r with C*·Σθ_t = ε/4 for this T)."),
+    box_sd: float = typer.Option(
+        2.0,
+        "--box-sd",
+        help="The public bounds map to ±this many standard deviations of q0 = N(0, I) (truncated to the box).",
+    ),
+    schedule: str = typer.Option(
+        "paper", "--schedule", help="Step sizes: paper (θ_t = r^t) or finite (largest r with C*·Σθ_t = ε/4 for this T)."
+    ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
@@ -94,15 +106,30 @@ def mbde(
     check_public_schema(sch)  # before the data are read
     # n is not public under integral privacy: no refusal for n = 0
     df = read_table(input, allow_empty=True, delimiter=delimiter, encoding=encoding)
-    acc = Accountant(epsilon ** 2 / 2, target=(epsilon, 0.0), neighbouring=IP_NEIGHBOURING)
-    table, rel = release_table(df, sch, columns.split(","), epsilon, samples, acc, seed=seed,
-                               noise=make_noise(seed, quiet=True), sd=box_sd,
-                               warn=False, T=rounds, c_star=c_star, epochs=epochs, hidden=sizes, schedule=schedule)
+    acc = Accountant(epsilon**2 / 2, target=(epsilon, 0.0), neighbouring=IP_NEIGHBOURING)
+    table, rel = release_table(
+        df,
+        sch,
+        columns.split(","),
+        epsilon,
+        samples,
+        acc,
+        seed=seed,
+        noise=make_noise(seed, quiet=True),
+        sd=box_sd,
+        warn=False,
+        T=rounds,
+        c_star=c_star,
+        epochs=epochs,
+        hidden=sizes,
+        schedule=schedule,
+    )
     write_table(table, output)
     print_ledger(acc.to_dict(), err)
     err.print(INPUT_RULE)
-    err.print(f"released {len(table):,} rows of {', '.join(table.columns)} to {output}: ε = {epsilon:g} in total "
-              f"= {samples} samples × per-sample ε {eps_s:.4g}, integral privacy (any two datasets, Husain et al.); "
-              f"T={rounds}, C*={c_star:g}, C*·Σθ = {rel.info['c_star'] * sum(rel.info['thetas']):.4g} ≤ ε/4 "
-              "per sample"
-              + ("" if rel.private else " [NOT PRIVATE: seeded]"))
+    err.print(
+        f"released {len(table):,} rows of {', '.join(table.columns)} to {output}: ε = {epsilon:g} in total "
+        f"= {samples} samples × per-sample ε {eps_s:.4g}, integral privacy (any two datasets, Husain et al.); "
+        f"T={rounds}, C*={c_star:g}, C*·Σθ = {rel.info['c_star'] * sum(rel.info['thetas']):.4g} ≤ ε/4 "
+        "per sample" + ("" if rel.private else " [NOT PRIVATE: seeded]")
+    )

@@ -50,13 +50,16 @@ def print_discovery(schema, console: Console = err, quiet: bool = False) -> None
     lost = collapsed_columns(schema)
     if lost:
         need = min_category_records(schema)
-        console.print(f"[bold yellow]warning: {', '.join(lost)}: no category was frequent enough to be released at "
-                      f"this ε{f' (a category needs about {need:,.0f} records)' if need else ''}; "
-                      f"{'these columns hold' if len(lost) > 1 else 'this column holds'} only '(other)'. A reviewed "
-                      "schema (--schema) or a larger --epsilon keeps them.[/bold yellow]")
+        console.print(
+            f"[bold yellow]warning: {', '.join(lost)}: no category was frequent enough to be released at "
+            f"this ε{f' (a category needs about {need:,.0f} records)' if need else ''}; "
+            f"{'these columns hold' if len(lost) > 1 else 'this column holds'} only '(other)'. A reviewed "
+            "schema (--schema) or a larger --epsilon keeps them.[/bold yellow]"
+        )
 
 
 # -- commands -----------------------------------------------------------------------------------------
+
 
 def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
     """'a,b;c,d' -> [(('a','b'), 1.0), (('c','d'), 1.0)]."""
@@ -70,12 +73,23 @@ def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
     return out
 
 
-def method_options(method: str, *, max_memory_mb: float, iters=None, workload=None, max_model_size=None, eta=None,
-                   schedule=None, unsafe_as_published: bool = False) -> dict:
+def method_options(
+    method: str,
+    *,
+    max_memory_mb: float,
+    iters=None,
+    workload=None,
+    max_model_size=None,
+    eta=None,
+    schedule=None,
+    unsafe_as_published: bool = False,
+) -> dict:
     """Keyword options for ``make_synthesizer`` from CLI flags; refuses unsafe/unsupported combinations."""
     if method == "ppsyn-paper" and not unsafe_as_published:
-        raise PrivsampleError("--method ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
-                              "add --unsafe-as-published to run it for reproduction only")
+        raise PrivsampleError(
+            "--method ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
+            "add --unsafe-as-published to run it for reproduction only"
+        )
     opts: dict = {"max_memory_mb": max_memory_mb}
     if iters is not None:
         opts["iters"] = iters
@@ -92,8 +106,10 @@ def method_options(method: str, *, max_memory_mb: float, iters=None, workload=No
         opts["schedule"] = schedule
     if eta is not None:
         if method != "ppsyn-paper" and not (method == "ppsyn" and schedule == "note"):
-            raise PrivsampleError("--eta sets the budget rule of 'ppsyn --schedule note' and of ppsyn-paper; "
-                                  f"{method}{' (annealed schedule)' if method == 'ppsyn' else ''} does not use it")
+            raise PrivsampleError(
+                "--eta sets the budget rule of 'ppsyn --schedule note' and of ppsyn-paper; "
+                f"{method}{' (annealed schedule)' if method == 'ppsyn' else ''} does not use it"
+            )
         opts["eta"] = eta
     return opts
 
@@ -103,36 +119,74 @@ def synth(
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write (CSV, or .parquet)."),
     epsilon: float = typer.Option(..., "--epsilon", "-e", help="Privacy budget ε (> 0)."),
     delta: float = typer.Option(1e-9, "--delta", "-d", help="Privacy parameter δ in (0, 1)."),
-    method: str = typer.Option("ppsyn", "--method", "-m", help="Synthesizer: ppsyn | aim | mst "
-                               "(ppsyn-paper, the NON-PRIVATE published algorithm, needs --unsafe-as-published)."),
-    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Public schema (YAML/JSON). Without it, "
-                                          "the domain is discovered privately with a share of the budget (5-50%) "
-                                          "planned from a noisy row count."),
-    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows to generate (default: the noisy row count; "
-                                       "required when that count is above 10^8, or above 10^6 with a noise sd "
-                                       "over 10% of it). Written in chunks: any number that fits on disk."),
+    method: str = typer.Option(
+        "ppsyn",
+        "--method",
+        "-m",
+        help="Synthesizer: ppsyn | aim | mst "
+        "(ppsyn-paper, the NON-PRIVATE published algorithm, needs --unsafe-as-published).",
+    ),
+    schema: Optional[Path] = typer.Option(
+        None,
+        "--schema",
+        "-s",
+        help="Public schema (YAML/JSON). Without it, "
+        "the domain is discovered privately with a share of the budget (5-50%) "
+        "planned from a noisy row count.",
+    ),
+    rows: Optional[int] = typer.Option(
+        None,
+        "--rows",
+        "-n",
+        help="Rows to generate (default: the noisy row count; "
+        "required when that count is above 10^8, or above 10^6 with a noise sd "
+        "over 10% of it). Written in chunks: any number that fits on disk.",
+    ),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Save the fitted model (dir or .zip)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise for reproducible experiments."),
     clip: bool = typer.Option(False, "--clip", hidden=True, help="Kept for compatibility: clipping is always on."),
-    other: bool = typer.Option(False, "--other", help="Give every categorical column of a reviewed schema an "
-                               "'(other)' catch-all for unknown categories (default: records with one are left out)."),
-    engine: str = typer.Option("auto", "--engine", help="Marginal engine: numpy (in memory), duckdb (out of core, "
-                               "needs --schema), spark (needs --schema) or auto: numpy when the file is smaller than "
-                               "1/40 (Parquet, .csv.gz) or 1/20 (CSV) of the available memory, else duckdb."),
-    spark_master: str = typer.Option("local[2]", "--spark-master", help="Spark master URL for --engine spark "
-                                     "(local[N], spark://host:7077, k8s://..., yarn)."),
+    other: bool = typer.Option(
+        False,
+        "--other",
+        help="Give every categorical column of a reviewed schema an "
+        "'(other)' catch-all for unknown categories (default: records with one are left out).",
+    ),
+    engine: str = typer.Option(
+        "auto",
+        "--engine",
+        help="Marginal engine: numpy (in memory), duckdb (out of core, "
+        "needs --schema), spark (needs --schema) or auto: numpy when the file is smaller than "
+        "1/40 (Parquet, .csv.gz) or 1/20 (CSV) of the available memory, else duckdb.",
+    ),
+    spark_master: str = typer.Option(
+        "local[2]",
+        "--spark-master",
+        help="Spark master URL for --engine spark (local[N], spark://host:7077, k8s://..., yarn).",
+    ),
     iters: Optional[int] = typer.Option(None, "--iters", help="Private-PGM estimation iterations."),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="Refuse models estimated above this size."),
-    workload: Optional[str] = typer.Option(None, "--workload", help="AIM/PPSyn workload: cliques separated by ';', "
-                                           "columns by ',' (e.g. 'age,sex;race,income'). Default: all k-way."),
+    workload: Optional[str] = typer.Option(
+        None,
+        "--workload",
+        help="AIM/PPSyn workload: cliques separated by ';', "
+        "columns by ',' (e.g. 'age,sex;race,income'). Default: all k-way.",
+    ),
     max_model_size: Optional[float] = typer.Option(
-        None, "--max-model-size", help="AIM/PPSyn model-size limit (MB; default AIM 80, PPSyn-DP 0.5, paper mode 80)."),
-    schedule: Optional[str] = typer.Option(None, "--schedule", help="PPSyn-DP budget schedule: annealed "
-                                           "(default) or note (notes §4.3: noisy contribution and the η rule)."),
-    eta: Optional[float] = typer.Option(None, "--eta", help="PPSyn target error ratio η in (0, 1] "
-                                        "(--schedule note and ppsyn-paper)."),
-    unsafe_as_published: bool = typer.Option(False, "--unsafe-as-published", help="Allow --method ppsyn-paper: "
-                                              "the published PPSyn, which is NOT differentially private."),
+        None, "--max-model-size", help="AIM/PPSyn model-size limit (MB; default AIM 80, PPSyn-DP 0.5, paper mode 80)."
+    ),
+    schedule: Optional[str] = typer.Option(
+        None,
+        "--schedule",
+        help="PPSyn-DP budget schedule: annealed (default) or note (notes §4.3: noisy contribution and the η rule).",
+    ),
+    eta: Optional[float] = typer.Option(
+        None, "--eta", help="PPSyn target error ratio η in (0, 1] (--schedule note and ppsyn-paper)."
+    ),
+    unsafe_as_published: bool = typer.Option(
+        False,
+        "--unsafe-as-published",
+        help="Allow --method ppsyn-paper: the published PPSyn, which is NOT differentially private.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or ledger."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
@@ -147,11 +201,21 @@ def synth(
     if rows is not None:
         check_rows(rows)
     warn_seeded(seed)
-    opts = method_options(method, max_memory_mb=max_memory_mb, iters=iters, workload=workload,
-                          max_model_size=max_model_size, eta=eta, schedule=schedule,
-                          unsafe_as_published=unsafe_as_published)
-    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output, "--save-model": save_model},
-                model_folders("--save-model", save_model))
+    opts = method_options(
+        method,
+        max_memory_mb=max_memory_mb,
+        iters=iters,
+        workload=workload,
+        max_model_size=max_model_size,
+        eta=eta,
+        schedule=schedule,
+        unsafe_as_published=unsafe_as_published,
+    )
+    check_paths(
+        {"INPUT": input, "--schema": schema},
+        {"-o/--output": output, "--save-model": save_model},
+        model_folders("--save-model", save_model),
+    )
     if schema is not None:  # header and schema only (public): before any work
         from privsample.data.schema import Schema, check_schema_usable
 
@@ -163,9 +227,24 @@ def synth(
 
         err.print(f"note: {RELEASE_RULE}", highlight=False)
     with RichProgress(err, enabled=not quiet) as progress:
-        res = synthesize(input, epsilon=epsilon, delta=delta, method=method, schema=schema, rows=rows, seed=seed,
-                         clip=clip, other=other, engine=engine, spark_master=spark_master, method_options=opts,
-                         progress=progress, delimiter=delimiter, encoding=encoding, sample=False)
+        res = synthesize(
+            input,
+            epsilon=epsilon,
+            delta=delta,
+            method=method,
+            schema=schema,
+            rows=rows,
+            seed=seed,
+            clip=clip,
+            other=other,
+            engine=engine,
+            spark_master=spark_master,
+            method_options=opts,
+            progress=progress,
+            delimiter=delimiter,
+            encoding=encoding,
+            sample=False,
+        )
     n = res.model.resolve_rows(rows)  # the default: the noisy row count, unless it is mostly noise
     check_output_size(res.model, n, output)
     if save_model is not None:
@@ -176,8 +255,10 @@ def synth(
         print_ledger(res.accountant.to_dict(), err)
     if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
         print_discovery(res.schema, err, quiet=quiet)
-    err.print(f"wrote {written:,} synthetic rows to {output}"  # no run time: it depends on the data
-              + (f" and the model to {save_model}" if save_model else ""))
+    err.print(
+        f"wrote {written:,} synthetic rows to {output}"  # no run time: it depends on the data
+        + (f" and the model to {save_model}" if save_model else "")
+    )
 
 
 def _write_sample(model, rows: int, seed, output: Path, quiet: bool) -> int:
@@ -191,16 +272,24 @@ def _write_sample(model, rows: int, seed, output: Path, quiet: bool) -> int:
     if quiet or rows <= model.chunk_rows:
         return write_chunks(chunks, output)
     with RichProgress(err) as progress:
-        return write_chunks(chunks, output, on_chunk=lambda done: progress("sample and write rows", step=done,
-                                                                            steps=rows, message=output.name))
+        return write_chunks(
+            chunks,
+            output,
+            on_chunk=lambda done: progress("sample and write rows", step=done, steps=rows, message=output.name),
+        )
 
 
 def sample(
     model: Path = typer.Argument(..., help="A model saved by 'synth --save-model'."),
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write."),
-    rows: Optional[int] = typer.Option(None, "--rows", "-n", help="Rows (default: the model's noisy row count, "
-                                       "with the limits of 'synth --rows'). Written in chunks: any number that "
-                                       "fits on disk."),
+    rows: Optional[int] = typer.Option(
+        None,
+        "--rows",
+        "-n",
+        help="Rows (default: the model's noisy row count, "
+        "with the limits of 'synth --rows'). Written in chunks: any number that "
+        "fits on disk.",
+    ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for sampling (post-processing; no privacy cost)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line (warnings are still shown)."),
 ) -> None:
@@ -224,8 +313,9 @@ def sample(
 def schema(
     input: Path = typer.Argument(..., help="Table to describe (CSV or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Schema file to write (.yaml or .json)."),
-    private_epsilon: Optional[float] = typer.Option(None, "--private-epsilon", help="Discover the schema with "
-                                                    "(ε, δ)-DP instead of reading it off the data."),
+    private_epsilon: Optional[float] = typer.Option(
+        None, "--private-epsilon", help="Discover the schema with (ε, δ)-DP instead of reading it off the data."
+    ),
     delta: float = typer.Option(1e-9, "--delta", help="δ for private discovery (thresholded category release)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
@@ -247,15 +337,24 @@ def schema(
     if private_epsilon is None:
         s = draft_schema(df)
         s.save(output)
-        err.print("[bold yellow]NON-PRIVATE DRAFT: categories and bounds were read directly from the data. Review "
-                  f"and edit {output} (drop rare categories, use public bounds), then set 'provenance: user'. "
-                  "It carries no privacy guarantee.[/bold yellow]")
+        err.print(
+            "[bold yellow]NON-PRIVATE DRAFT: categories and bounds were read directly from the data. Review "
+            f"and edit {output} (drop rare categories, use public bounds), then set 'provenance: user'. "
+            "It carries no privacy guarantee.[/bold yellow]"
+        )
         return
     check_budget(private_epsilon, delta)
     warn_seeded(seed)
     acc = Accountant.from_epsilon_delta(private_epsilon, delta, delta_slack=delta / 2)
-    s = private_schema(df, acc, make_noise(seed, quiet=True), rho=acc.rho_total, delta=delta / 2,
-                       bins=DISCOVERY_BINS, max_categories=DISCOVERY_MAX_CATEGORIES)
+    s = private_schema(
+        df,
+        acc,
+        make_noise(seed, quiet=True),
+        rho=acc.rho_total,
+        delta=delta / 2,
+        bins=DISCOVERY_BINS,
+        max_categories=DISCOVERY_MAX_CATEGORIES,
+    )
     s.ledger = acc.to_dict()
     s.provenance = "private"
     s.save(output)
@@ -281,8 +380,10 @@ def check(
     sch = Schema.load(schema)
     rel = release_domain(sch, other=False)
     df = read_table(input, na_values=sch.na_values, allow_empty=True, delimiter=delimiter, encoding=encoding)
-    err.print("[bold yellow]NOT PRIVATE: this check names values, rows and exact counts of the data. It is for "
-              "the data owner; do not release its output.[/bold yellow]")
+    err.print(
+        "[bold yellow]NOT PRIVATE: this check names values, rows and exact counts of the data. It is for "
+        "the data owner; do not release its output.[/bold yellow]"
+    )
     warn_unused_columns(err, df.columns, sch, input, schema)
     problems = validate(df, sch, examples=examples, release=rel)
     if not problems:
@@ -297,29 +398,48 @@ def check(
             t.add_row(cp.column, KIND_TEXT[kind], f"{count:,}", cp.actions[kind], ex)
     out.print(t)
     dropped = left_out(df, rel)
-    raise PrivsampleError(f"{sum(cp.total for cp in problems):,} value(s) in {len(problems)} column(s) are outside "
-                          f"the schema; a release would leave out {dropped:,} of {len(df):,} rows (NOT PRIVATE)")
+    raise PrivsampleError(
+        f"{sum(cp.total for cp in problems):,} value(s) in {len(problems)} column(s) are outside "
+        f"the schema; a release would leave out {dropped:,} of {len(df):,} rows (NOT PRIVATE)"
+    )
 
 
 def evaluate(
     real: Path = typer.Argument(..., help="The real table."),
     synthetic: Path = typer.Argument(..., help="The synthetic table."),
-    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="The schema the synthesizer used (e.g. "
-                                          "the one saved with the model): also score on its domain and show, per "
-                                          "column, the share of real records it merges or clips."),
+    schema: Optional[Path] = typer.Option(
+        None,
+        "--schema",
+        "-s",
+        help="The schema the synthesizer used (e.g. "
+        "the one saved with the model): also score on its domain and show, per "
+        "column, the share of real records it merges or clips.",
+    ),
     workload: int = typer.Option(3, "--workload", "-w", min=1, max=5, help="Largest marginal order to score."),
     report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write an HTML report here."),
-    max_cliques: Optional[int] = typer.Option(None, "--max-cliques", help="Sample at most this many cliques per "
-                                              "order."),
-    delimiter: Optional[str] = delimiter_option("The REAL table's CSV delimiter (default: read off its header line; "
-                                                "the synthetic table's is always detected)."),
-    encoding: Optional[str] = encoding_option("The REAL table's CSV encoding when it has no byte-order mark "
-                                              "(default UTF-8; the synthetic table's: its mark, else UTF-8)."),
-    model: Optional[Path] = typer.Option(None, "--model", help="The model SYNTHETIC was sampled from (saved by "
-                                         "'synth --save-model'): show its method, ε, δ and privacy ledger beside "
-                                         "the errors."),
-    ledger: Optional[Path] = typer.Option(None, "--ledger", help="A privacy ledger (JSON: a model's model.json, "
-                                          "or a ledger with 'summary' and 'entries') to show beside the errors."),
+    max_cliques: Optional[int] = typer.Option(
+        None, "--max-cliques", help="Sample at most this many cliques per order."
+    ),
+    delimiter: Optional[str] = delimiter_option(
+        "The REAL table's CSV delimiter (default: read off its header line; the synthetic table's is always detected)."
+    ),
+    encoding: Optional[str] = encoding_option(
+        "The REAL table's CSV encoding when it has no byte-order mark "
+        "(default UTF-8; the synthetic table's: its mark, else UTF-8)."
+    ),
+    model: Optional[Path] = typer.Option(
+        None,
+        "--model",
+        help="The model SYNTHETIC was sampled from (saved by "
+        "'synth --save-model'): show its method, ε, δ and privacy ledger beside "
+        "the errors.",
+    ),
+    ledger: Optional[Path] = typer.Option(
+        None,
+        "--ledger",
+        help="A privacy ledger (JSON: a model's model.json, "
+        "or a ledger with 'summary' and 'entries') to show beside the errors.",
+    ),
 ) -> None:
     """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
 
@@ -329,11 +449,23 @@ def evaluate(
     NOT PRIVATE: the scores and the report are exact statistics of the real table; do not release them."""
     if model is not None and ledger is not None:
         raise PrivsampleError("--model and --ledger both give the ledger: pass one of them")
-    check_paths({"REAL": real, "SYNTHETIC": synthetic, "--schema": schema, "--model": model, "--ledger": ledger},
-                {"-r/--report": report})
+    check_paths(
+        {"REAL": real, "SYNTHETIC": synthetic, "--schema": schema, "--model": model, "--ledger": ledger},
+        {"-r/--report": report},
+    )
     led, guarantee = load_guarantee(model, ledger)
-    _evaluate(real, synthetic, schema, workload, report, max_cliques, ledger=led, guarantee=guarantee,
-              delimiter=delimiter, encoding=encoding)
+    _evaluate(
+        real,
+        synthetic,
+        schema,
+        workload,
+        report,
+        max_cliques,
+        ledger=led,
+        guarantee=guarantee,
+        delimiter=delimiter,
+        encoding=encoding,
+    )
 
 
 def load_guarantee(model: Path | None, ledger: Path | None) -> tuple[dict | None, dict | None]:
@@ -360,8 +492,9 @@ def load_guarantee(model: Path | None, ledger: Path | None) -> tuple[dict | None
         except FileNotFoundError:
             raise PrivsampleError(f"ledger not found: {ledger}") from None
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise PrivsampleError(f"cannot read ledger {ledger}: {type(exc).__name__}: "
-                                  f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+            raise PrivsampleError(
+                f"cannot read ledger {ledger}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            ) from None
         if isinstance(doc, dict) and isinstance(doc.get("ledger"), dict):  # a model's model.json
             led, method, params = doc["ledger"], doc.get("mechanism"), doc.get("params") or {}
         else:
@@ -369,16 +502,24 @@ def load_guarantee(model: Path | None, ledger: Path | None) -> tuple[dict | None
     try:
         acc = Accountant.from_dict(led)
     except Exception:  # noqa: BLE001 - any malformed ledger is bad input
-        raise PrivsampleError(f"{source} holds no valid privacy ledger (expected 'summary' with rho_total and "
-                              "'entries')") from None
+        raise PrivsampleError(
+            f"{source} holds no valid privacy ledger (expected 'summary' with rho_total and 'entries')"
+        ) from None
     s = led["summary"]
     target = s.get("target_epsilon_delta")
     eps, dlt = (target[0], target[1]) if target else (params.get("epsilon"), params.get("delta"))
     private = bool(s.get("private", True)) and acc.private and not params.get("unsafe", False)
-    guarantee = {"source": str(source), "method": method or "not recorded in the ledger", "epsilon": eps,
-                 "delta": dlt, "epsilon_spent": acc.epsilon_spent(dlt if dlt is not None else None),
-                 "rho_spent": acc.spent, "rho_total": acc.rho_total,
-                 "neighbouring": s.get("neighbouring", "add/remove one record"), "private": private}
+    guarantee = {
+        "source": str(source),
+        "method": method or "not recorded in the ledger",
+        "epsilon": eps,
+        "delta": dlt,
+        "epsilon_spent": acc.epsilon_spent(dlt if dlt is not None else None),
+        "rho_spent": acc.spent,
+        "rho_total": acc.rho_total,
+        "neighbouring": s.get("neighbouring", "add/remove one record"),
+        "private": private,
+    }
     return led, guarantee
 
 
@@ -392,9 +533,19 @@ def guarantee_text(g: dict) -> str:
     return head + f"; spent ε={g['epsilon_spent']:.4g} ({g['neighbouring']})"
 
 
-def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, max_cliques, ledger=None,
-              title: str = "privsample evaluation", guarantee: dict | None = None, delimiter: str | None = None,
-              encoding: str | None = None) -> dict:
+def _evaluate(
+    real: Path,
+    synthetic: Path,
+    schema_path,
+    workload: int,
+    report,
+    max_cliques,
+    ledger=None,
+    title: str = "privsample evaluation",
+    guarantee: dict | None = None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+) -> dict:
     """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
     summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
 
@@ -406,18 +557,24 @@ def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, m
     from privsample.evaluate.report import NON_PRIVATE_NOTICE
     from privsample.evaluate.tables import evaluate_tables
 
-    err.print(f"[bold]{NON_PRIVATE_NOTICE}[/bold] (evaluate compares with the real table exactly)",
-              highlight=False, soft_wrap=True)
+    err.print(
+        f"[bold]{NON_PRIVATE_NOTICE}[/bold] (evaluate compares with the real table exactly)",
+        highlight=False,
+        soft_wrap=True,
+    )
     sch = Schema.load(schema_path) if schema_path else None
     rdf = read_table(real, delimiter=delimiter, encoding=encoding, **({"na_values": sch.na_values} if sch else {}))
     sdf = read_table(synthetic, **({"na_values": sch.na_values} if sch else {}))
     if sch is not None:
         warn_unused_columns(err, rdf.columns, sch, real, schema_path)
-    ev = evaluate_tables(rdf, sdf, sch, ks=tuple(range(1, workload + 1)), max_cliques=max_cliques, rng=0,
-                         synthetic_name=str(synthetic))
+    ev = evaluate_tables(
+        rdf, sdf, sch, ks=tuple(range(1, workload + 1)), max_cliques=max_cliques, rng=0, synthetic_name=str(synthetic)
+    )
     res = ev.summary
-    t = Table(title=f"Workload error: {real.name} vs {synthetic.name} (mean L1 of normalised marginals, 0–2, "
-                    "on the real table's own values)")
+    t = Table(
+        title=f"Workload error: {real.name} vs {synthetic.name} (mean L1 of normalised marginals, 0–2, "
+        "on the real table's own values)"
+    )
     t.add_column("order")
     t.add_column("cliques", justify="right")
     t.add_column("mean L1", justify="right")
@@ -437,8 +594,17 @@ def _evaluate(real: Path, synthetic: Path, schema_path, workload: int, report, m
     if report is not None:
         from privsample.evaluate.report import write_report
 
-        write_report(report, ev.real_engine, ev.synth_engine, ev.domain, title=title, ledger=ledger, evaluation=ev,
-                     schema_name=Path(schema_path).name if schema_path else None, guarantee=guarantee)
+        write_report(
+            report,
+            ev.real_engine,
+            ev.synth_engine,
+            ev.domain,
+            title=title,
+            ledger=ledger,
+            evaluation=ev,
+            schema_name=Path(schema_path).name if schema_path else None,
+            guarantee=guarantee,
+        )
         err.print(f"wrote report {report}")
     return res
 
@@ -450,9 +616,11 @@ def _print_losses(ev, schema_path) -> None:
     rows = [(name, loss.get(name), ev.outside[name]) for name in ev.domain.names]
     rows = [r for r in rows if (r[1] is not None and r[1].lost > 0) or r[2] > 0]
     if not rows:
-        out.print("no column loses real values"
-                  + (f" to {Path(schema_path).name}" if schema_path else "")
-                  + " and no synthetic value lies outside the real values")
+        out.print(
+            "no column loses real values"
+            + (f" to {Path(schema_path).name}" if schema_path else "")
+            + " and no synthetic value lies outside the real values"
+        )
         return
     title = "What is lost, per column (NOT private)"
     t = Table(title=title)
@@ -484,9 +652,11 @@ def demo(
 
     warn_seeded(seed)
     src = demo_path()
-    err.print(f"[bold]privsample demo[/bold]: {src.name} (UCI Adult, Becker & Kohavi 1996, CC BY 4.0), "
-              f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately "
-              "(share planned from a noisy row count)")
+    err.print(
+        f"[bold]privsample demo[/bold]: {src.name} (UCI Adult, Becker & Kohavi 1996, CC BY 4.0), "
+        f"{method} at ε={epsilon:g}, δ={delta:g}, schema discovered privately "
+        "(share planned from a noisy row count)"
+    )
     if method not in ("ppsyn", "aim", "mst"):
         raise PrivsampleError(f"demo --method must be ppsyn, aim or mst, not {method!r}")
     from privsample.pipeline import RELEASE_RULE
@@ -494,8 +664,10 @@ def demo(
     release, private_dir = output_dir / "release", output_dir / "not-for-release"
     synth_csv, sch_path, report = release / "adult_synthetic.csv", release / "schema.yaml", private_dir / "report.html"
     model_zip = release / "model.zip"
-    check_paths({"the bundled data": src}, {f"OUTPUT_DIR/{p.parent.name}/{p.name}": p
-                                            for p in (synth_csv, model_zip, sch_path, report)})
+    check_paths(
+        {"the bundled data": src},
+        {f"OUTPUT_DIR/{p.parent.name}/{p.name}": p for p in (synth_csv, model_zip, sch_path, report)},
+    )
     err.print(f"note: {RELEASE_RULE}", highlight=False)
     with RichProgress(err) as progress:
         res = synthesize(src, epsilon=epsilon, delta=delta, method=method, seed=seed, progress=progress)
@@ -503,9 +675,20 @@ def demo(
     res.model.save(model_zip)
     res.schema.save(sch_path)
     led, guarantee = load_guarantee(release / "model.zip", None)
-    _evaluate(src, synth_csv, sch_path, 3, report, None, ledger=led, guarantee=guarantee,
-              title=f"privsample demo: {method} on UCI Adult at ε={epsilon:g}, δ={delta:g}")
+    _evaluate(
+        src,
+        synth_csv,
+        sch_path,
+        3,
+        report,
+        None,
+        ledger=led,
+        guarantee=guarantee,
+        title=f"privsample demo: {method} on UCI Adult at ε={epsilon:g}, δ={delta:g}",
+    )
     what = "what may be published" if seed is None else "seeded noise: NOT private, not for publication"
-    err.print(f"demo finished. The release ({what}: synthetic CSV, model, schema) is in {release}/; the "
-              f"evaluation report {report} contains non-private statistics of the real data: do not release it.",
-              highlight=False)
+    err.print(
+        f"demo finished. The release ({what}: synthetic CSV, model, schema) is in {release}/; the "
+        f"evaluation report {report} contains non-private statistics of the real data: do not release it.",
+        highlight=False,
+    )

@@ -54,13 +54,36 @@ from typing import Iterable, Sequence
 from privsample.errors import InputError
 
 __all__ = [
-    "walsh_size", "check_parameters", "log_k_bound", "k_bound", "certified_epsilon", "max_k",
-    "required_n", "sensitivity_bound", "AccuracyRequirements", "accuracy_requirements",
-    "EQ3_M_CONSTANT", "EQ3_K_CONSTANT", "EQ4_K_CONSTANT", "RelaxedBounds", "relaxed_bounds",
-    "ideal_log10_k_max", "ideal_log10_m_min", "ideal_p_threshold", "CubeDataset",
-    "TABLE1_DATASETS", "ADULT_FN_INF_MATCHING", "table1_rows", "Table2Row", "table2_rows",
-    "Table3Row", "table3_rows",
-    "p_threshold_rows", "figure1_curves", "bounds_report", "plot_figure1",
+    "walsh_size",
+    "check_parameters",
+    "log_k_bound",
+    "k_bound",
+    "certified_epsilon",
+    "max_k",
+    "required_n",
+    "sensitivity_bound",
+    "AccuracyRequirements",
+    "accuracy_requirements",
+    "EQ3_M_CONSTANT",
+    "EQ3_K_CONSTANT",
+    "EQ4_K_CONSTANT",
+    "RelaxedBounds",
+    "relaxed_bounds",
+    "ideal_log10_k_max",
+    "ideal_log10_m_min",
+    "ideal_p_threshold",
+    "CubeDataset",
+    "TABLE1_DATASETS",
+    "ADULT_FN_INF_MATCHING",
+    "table1_rows",
+    "Table2Row",
+    "table2_rows",
+    "Table3Row",
+    "table3_rows",
+    "p_threshold_rows",
+    "figure1_curves",
+    "bounds_report",
+    "plot_figure1",
 ]
 
 _LN2 = math.log(2.0)
@@ -90,8 +113,7 @@ def _as_int(name: str, value: object, minimum: int = 1) -> int:
         raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if isinstance(value, numbers.Integral):
         out = int(value)
-    elif (isinstance(value, numbers.Real) and math.isfinite(float(value))
-          and float(value).is_integer()):
+    elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
         out = int(float(value))
     else:
         raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
@@ -115,8 +137,7 @@ def _check_pd(p: object, d: object) -> tuple[int, int]:
     pi = _as_int("p", p)
     di = _as_int("d", d)
     if di > pi:
-        raise InputError(f"d must be <= p (marginals have at most p coordinates), "
-                         f"got d={di}, p={pi}")
+        raise InputError(f"d must be <= p (marginals have at most p coordinates), got d={di}, p={pi}")
     return pi, di
 
 
@@ -127,13 +148,11 @@ def check_parameters(delta: float, Delta: float) -> tuple[float, float]:
     Delta > delta > 0). Returns ``(delta, Delta)`` as floats; raises :class:`InputError` otherwise.
     """
     dl = _as_pos_float("delta", delta)
-    if (isinstance(Delta, bool) or not isinstance(Delta, numbers.Real)
-            or not math.isfinite(float(Delta))):
+    if isinstance(Delta, bool) or not isinstance(Delta, numbers.Real) or not math.isfinite(float(Delta)):
         raise InputError(f"Delta must be a finite number, got {Delta!r}")
     Dl = float(Delta)
     if not (2.0 * dl <= 1.0 <= Dl - dl):
-        raise InputError(f"need 0 < delta, 2*delta <= 1 <= Delta - delta; got delta={dl:g}, "
-                         f"Delta={Dl:g}")
+        raise InputError(f"need 0 < delta, 2*delta <= 1 <= Delta - delta; got delta={dl:g}, Delta={Dl:g}")
     return dl, Dl
 
 
@@ -172,15 +191,16 @@ def _exp_float(x: float) -> float:
     return math.inf if x > 709.78 else math.exp(x)
 
 
-def _log_bound(ln_n: float, ln_L: float, d: float, ln_m: float, ln_delta: float,
-               ln_Delta: float, ln_eps: float) -> float:
+def _log_bound(
+    ln_n: float, ln_L: float, d: float, ln_m: float, ln_delta: float, ln_Delta: float, ln_eps: float
+) -> float:
     """ln of Thm 12.2's right-hand side, all inputs as natural logs (no validation)."""
-    return (ln_eps - _LN_4SQRT2 + 1.5 * (ln_delta - ln_Delta) - d / 2.0 - 0.25 * ln_L
-            + 0.5 * ln_n - 0.75 * ln_m)
+    return ln_eps - _LN_4SQRT2 + 1.5 * (ln_delta - ln_Delta) - d / 2.0 - 0.25 * ln_L + 0.5 * ln_n - 0.75 * ln_m
 
 
-def _validated(n: object, p: object, d: object, m: object, delta: float, Delta: float,
-               include_empty: bool) -> tuple[int, int, int, int, float, float, int]:
+def _validated(
+    n: object, p: object, d: object, m: object, delta: float, Delta: float, include_empty: bool
+) -> tuple[int, int, int, int, float, float, int]:
     ni = _as_int("n", n)
     pi, di = _check_pd(p, d)
     mi = _as_int("m", m)
@@ -191,8 +211,7 @@ def _validated(n: object, p: object, d: object, m: object, delta: float, Delta: 
     return ni, pi, di, mi, dl, Dl, L
 
 
-def _bound_fn(n: object, p: object, d: object, m: object, delta: float, Delta: float,
-              include_empty: bool):
+def _bound_fn(n: object, p: object, d: object, m: object, delta: float, Delta: float, include_empty: bool):
     """Validate, then return ``f(ln_n, ln_eps)`` = ln of Thm 12.2's bound on k.
 
     Every public function decides "k is certified" as ``ln k <= f(ln n, ln eps)`` with this same
@@ -210,8 +229,9 @@ def _bound_fn(n: object, p: object, d: object, m: object, delta: float, Delta: f
 # ---------------------------------------------------------------------------------------------------
 # Thm 12.2 (privacy)
 # ---------------------------------------------------------------------------------------------------
-def log_k_bound(n: int, p: int, d: int, m: int, delta: float, Delta: float, epsilon: float, *,
-                include_empty: bool = True) -> float:
+def log_k_bound(
+    n: int, p: int, d: int, m: int, delta: float, Delta: float, epsilon: float, *, include_empty: bool = True
+) -> float:
     """Natural log of Thm 12.2's bound on k:
     ``eps (delta/Delta)^{3/2} e^{-d/2} L^{-1/4} sqrt(n) / (4 sqrt(2) m^{3/4})``."""
     eps = _as_pos_float("epsilon", epsilon)
@@ -219,14 +239,16 @@ def log_k_bound(n: int, p: int, d: int, m: int, delta: float, Delta: float, epsi
     return f(_log(_as_int("n", n)), math.log(eps))
 
 
-def k_bound(n: int, p: int, d: int, m: int, delta: float, Delta: float, epsilon: float, *,
-            include_empty: bool = True) -> float:
+def k_bound(
+    n: int, p: int, d: int, m: int, delta: float, Delta: float, epsilon: float, *, include_empty: bool = True
+) -> float:
     """Thm 12.2's real-valued bound on k (may underflow to 0.0 for huge m)."""
     return _exp_float(log_k_bound(n, p, d, m, delta, Delta, epsilon, include_empty=include_empty))
 
 
-def certified_epsilon(n: int, p: int, d: int, m: int, delta: float, Delta: float, k: int, *,
-                      include_empty: bool = True) -> float:
+def certified_epsilon(
+    n: int, p: int, d: int, m: int, delta: float, Delta: float, k: int, *, include_empty: bool = True
+) -> float:
     """Smallest eps for which Thm 12.2 certifies releasing k points as eps-DP.
 
     Solves the k-condition for eps: ``eps = 4 sqrt(2) k (Delta/delta)^{3/2} e^{d/2} L^{1/4}
@@ -248,8 +270,9 @@ def certified_epsilon(n: int, p: int, d: int, m: int, delta: float, Delta: float
     raise AssertionError("certified_epsilon: no convergence")  # pragma: no cover
 
 
-def max_k(n: int, p: int, d: int, m: int, delta: float, Delta: float, epsilon: float, *,
-          include_empty: bool = True) -> int:
+def max_k(
+    n: int, p: int, d: int, m: int, delta: float, Delta: float, epsilon: float, *, include_empty: bool = True
+) -> int:
     """Largest integer k allowed by Thm 12.2 at this eps (may be 0)."""
     lb = log_k_bound(n, p, d, m, delta, Delta, epsilon, include_empty=include_empty)
     k = _exp_int(lb, ceil=False)
@@ -261,8 +284,9 @@ def max_k(n: int, p: int, d: int, m: int, delta: float, Delta: float, epsilon: f
     return k
 
 
-def required_n(p: int, d: int, m: int, delta: float, Delta: float, k: int, epsilon: float, *,
-               include_empty: bool = True) -> int:
+def required_n(
+    p: int, d: int, m: int, delta: float, Delta: float, k: int, epsilon: float, *, include_empty: bool = True
+) -> int:
     """Smallest integer n for which Thm 12.2 certifies k points at eps.
 
     Exact (n certifies, n - 1 does not) while n < 2^52; beyond that, accurate to float precision.
@@ -284,8 +308,9 @@ def required_n(p: int, d: int, m: int, delta: float, Delta: float, k: int, epsil
     return n
 
 
-def sensitivity_bound(n: int, p: int, d: int, m: int, delta: float, Delta: float, *,
-                      include_empty: bool = True) -> float:
+def sensitivity_bound(
+    n: int, p: int, d: int, m: int, delta: float, Delta: float, *, include_empty: bool = True
+) -> float:
     """S_inf (R): the sup-norm sensitivity of h implied by Thm 12.2 for replace-one neighbours.
 
     ``S_inf = 4 sqrt(2) Delta^{3/2} delta^{-1/2} e^{d/2} L^{1/4} m^{-1/4} n^{-1/2}``. Since
@@ -294,8 +319,15 @@ def sensitivity_bound(n: int, p: int, d: int, m: int, delta: float, Delta: float
     Thm 12.2; BSV Lemma 12.1 itself was not recovered.)
     """
     ni, _, di, mi, dl, Dl, L = _validated(n, p, d, m, delta, Delta, include_empty)
-    x = (_LN_4SQRT2 + 1.5 * math.log(Dl) - 0.5 * math.log(dl) + di / 2.0 + 0.25 * _log(L)
-         - 0.25 * _log(mi) - 0.5 * _log(ni))
+    x = (
+        _LN_4SQRT2
+        + 1.5 * math.log(Dl)
+        - 0.5 * math.log(dl)
+        + di / 2.0
+        + 0.25 * _log(L)
+        - 0.25 * _log(mi)
+        - 0.5 * _log(ni)
+    )
     return _exp_float(x)
 
 
@@ -327,8 +359,9 @@ class AccuracyRequirements:
         return math.ceil(self.k_min)
 
 
-def accuracy_requirements(p: int, d: int, delta: float, Delta: float, gamma: float, *,
-                          include_empty: bool = True) -> AccuracyRequirements:
+def accuracy_requirements(
+    p: int, d: int, delta: float, Delta: float, gamma: float, *, include_empty: bool = True
+) -> AccuracyRequirements:
     """Thm 12.4's lower bounds on n, m, k and the upper bound 2^{p/4} on m (validated inputs)."""
     pi, di = _check_pd(p, d)
     dl, Dl = check_parameters(delta, Delta)
@@ -341,9 +374,14 @@ def accuracy_requirements(p: int, d: int, delta: float, Delta: float, gamma: flo
     ln_mmax = pi / 4 * _LN2
     k_min = 4.0 / dl**2 * (math.log(2.0 / g) + _log(L))
     return AccuracyRequirements(
-        log10_n_min=ln_n / _LN10, log10_m_min=ln_m / _LN10, log10_m_max=ln_mmax / _LN10,
-        k_min=k_min, consistent=ln_m <= ln_mmax,
-        success_probability=1.0 - 4.0 * g - 2.0 ** (-pi / 2), marginal_tolerance=4.0 * dl)
+        log10_n_min=ln_n / _LN10,
+        log10_m_min=ln_m / _LN10,
+        log10_m_max=ln_mmax / _LN10,
+        k_min=k_min,
+        consistent=ln_m <= ln_mmax,
+        success_probability=1.0 - 4.0 * g - 2.0 ** (-pi / 2),
+        marginal_tolerance=4.0 * dl,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -401,10 +439,16 @@ def relaxed_bounds(p: int, n: int, fn_inf: float, epsilon: float = 1.0) -> Relax
     ln_Delta = pi * _LN2 + ln_f
     ln_delta = math.log(_EQ_DELTA)
     ln_k = _log_bound(_log(ni), ln_L, _EQ_D, 0.0, ln_delta, ln_Delta, math.log(eps))
-    ln_m = (math.log(16.0) - 2 * ln_delta - math.log(_EQ_GAMMA) + 2 * _EQ_D + ln_L
-            + 2 * ln_Delta)
-    return RelaxedBounds(p=pi, n=ni, fn_inf=f, epsilon=eps, log10_k_coefficient=ln_k / _LN10,
-                         log10_m_min=ln_m / _LN10, log10_m_max=pi / 4 * _LN2 / _LN10)
+    ln_m = math.log(16.0) - 2 * ln_delta - math.log(_EQ_GAMMA) + 2 * _EQ_D + ln_L + 2 * ln_Delta
+    return RelaxedBounds(
+        p=pi,
+        n=ni,
+        fn_inf=f,
+        epsilon=eps,
+        log10_k_coefficient=ln_k / _LN10,
+        log10_m_min=ln_m / _LN10,
+        log10_m_max=pi / 4 * _LN2 / _LN10,
+    )
 
 
 def ideal_log10_m_min(p: int) -> float:
@@ -450,11 +494,19 @@ class CubeDataset:
 
 TABLE1_DATASETS: tuple[CubeDataset, ...] = (
     CubeDataset("Asia", 8, 20000, 0.29, 256.0, 0.29),
-    CubeDataset("Mushroom", 119, 8124, 1.0 / 8124, 6.7e35, 1.2e-4,
-                "||f_n|| = 1/n (rows unique); printed 1.2e-4 would give m >= 5.1e72"),
+    CubeDataset(
+        "Mushroom",
+        119,
+        8124,
+        1.0 / 8124,
+        6.7e35,
+        1.2e-4,
+        "||f_n|| = 1/n (rows unique); printed 1.2e-4 would give m >= 5.1e72",
+    ),
     CubeDataset("Car", 25, 1727, 1.0 / 1727, 3.4e7, 5.8e-4, "||f_n|| = 1/n (rows unique)"),
-    CubeDataset("Adult", 62, 32561, 0.018, 4.6e18, 1.8e-2,
-                "numeric columns dropped; printed Table 2 matches ||f_n|| = 0.0177"),
+    CubeDataset(
+        "Adult", 62, 32561, 0.018, 4.6e18, 1.8e-2, "numeric columns dropped; printed Table 2 matches ||f_n|| = 0.0177"
+    ),
 )
 
 #: ||f_n||_inf for Adult that reproduces both printed Table 2 figures (documented discrepancy).
@@ -463,9 +515,19 @@ ADULT_FN_INF_MATCHING: float = 0.0177
 
 def table1_rows() -> list[dict[str, object]]:
     """Table 1 inputs: name, p, n, 2^p (ours, float), printed 2^p, ||f_n||_inf (ours, printed)."""
-    return [dict(name=ds.name, p=ds.p, n=ds.n, two_p=2.0**ds.p, paper_two_p=ds.paper_two_p,
-                 fn_inf=ds.fn_inf, paper_fn_inf=ds.paper_fn_inf, note=ds.note)
-            for ds in TABLE1_DATASETS]
+    return [
+        dict(
+            name=ds.name,
+            p=ds.p,
+            n=ds.n,
+            two_p=2.0**ds.p,
+            paper_two_p=ds.paper_two_p,
+            fn_inf=ds.fn_inf,
+            paper_fn_inf=ds.paper_fn_inf,
+            note=ds.note,
+        )
+        for ds in TABLE1_DATASETS
+    ]
 
 
 @dataclass(frozen=True)
@@ -493,8 +555,10 @@ _TABLE2_NOTES: dict[str, str] = {
     "Asia": "",
     "Mushroom": "uses ||f_n|| = 1/n = 1.23e-4",
     "Car": "2^{p/4} = 76.1 printed as 77 (paper seems to round up)",
-    "Adult": ("||f_n|| = 0.018 gives c = 9.23e-27 (printed 9.5e-27); ||f_n|| = 0.0177 gives "
-              "9.46e-27, 1.46e42; 2^{p/4} = 46340.95 printed 46340"),
+    "Adult": (
+        "||f_n|| = 0.018 gives c = 9.23e-27 (printed 9.5e-27); ||f_n|| = 0.0177 gives "
+        "9.46e-27, 1.46e42; 2^{p/4} = 46340.95 printed 46340"
+    ),
 }
 
 
@@ -504,8 +568,7 @@ def table2_rows(epsilon: float = 1.0) -> list[Table2Row]:
     for ds in TABLE1_DATASETS:
         rb = relaxed_bounds(ds.p, ds.n, ds.fn_inf, epsilon)
         pk, pm, pM = _TABLE2_PAPER[ds.name]
-        rows.append(Table2Row(ds.name, pk, rb.k_coefficient, pm, rb.m_min, pM, rb.m_max,
-                              _TABLE2_NOTES[ds.name]))
+        rows.append(Table2Row(ds.name, pk, rb.k_coefficient, pm, rb.m_min, pM, rb.m_max, _TABLE2_NOTES[ds.name]))
     return rows
 
 
@@ -532,7 +595,9 @@ class Table3Row:
 
 
 _TABLE3_PAPER: dict[int, tuple[int, float, float]] = {
-    1: (46, 1.2e8, 7.0e13), 100: (68, 2.7e8, 3.0e20), 1000: (75, 3.2e8, 3.8e22),
+    1: (46, 1.2e8, 7.0e13),
+    100: (68, 2.7e8, 3.0e20),
+    1000: (75, 3.2e8, 3.8e22),
     10000: (83, 3.9e8, 9.7e24),
 }
 
@@ -549,22 +614,35 @@ def table3_rows(epsilon: float = 10.0) -> list[Table3Row]:
     rows = []
     for k, (pp, pm, pthird) in _TABLE3_PAPER.items():
         p = ideal_p_threshold(k, epsilon)
-        rows.append(Table3Row(
-            k=k, epsilon=float(epsilon), paper_p=pp, p=p, paper_m_min=pm,
-            m_min=10 ** ideal_log10_m_min(p), m_min_at_paper_p=10 ** ideal_log10_m_min(pp),
-            paper_third=pthird, two_p_at_paper_p=2.0**pp, m_max=2.0 ** (p / 4),
-            k_max_at_paper_p=10 ** ideal_log10_k_max(pp, epsilon), note=_TABLE3_NOTES[k]))
+        rows.append(
+            Table3Row(
+                k=k,
+                epsilon=float(epsilon),
+                paper_p=pp,
+                p=p,
+                paper_m_min=pm,
+                m_min=10 ** ideal_log10_m_min(p),
+                m_min_at_paper_p=10 ** ideal_log10_m_min(pp),
+                paper_third=pthird,
+                two_p_at_paper_p=2.0**pp,
+                m_max=2.0 ** (p / 4),
+                k_max_at_paper_p=10 ** ideal_log10_k_max(pp, epsilon),
+                note=_TABLE3_NOTES[k],
+            )
+        )
     return rows
 
 
-def p_threshold_rows(epsilons: Iterable[float] = (0.1, 1.0, 10.0),
-                     ks: Sequence[float] = (1, 100, 1000, 10000)) -> list[tuple[float, list[int]]]:
+def p_threshold_rows(
+    epsilons: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence[float] = (1, 100, 1000, 10000)
+) -> list[tuple[float, list[int]]]:
     """For each eps, the smallest p with eq. (4)'s k_max(p) >= k, for each k."""
     return [(float(e), [ideal_p_threshold(k, e) for k in ks]) for e in epsilons]
 
 
-def figure1_curves(epsilons: Iterable[float] = (0.1, 1.0, 10.0),
-                   ps: Iterable[int] = range(2, 121)) -> dict[float, list[tuple[int, float]]]:
+def figure1_curves(
+    epsilons: Iterable[float] = (0.1, 1.0, 10.0), ps: Iterable[int] = range(2, 121)
+) -> dict[float, list[tuple[int, float]]]:
     """Figure 1's curves: for each eps, the points (p, log10 k_max(p)) of eq. (4)."""
     plist = list(ps)
     return {float(e): [(p, ideal_log10_k_max(p, e)) for p in plist] for e in epsilons}
@@ -600,73 +678,144 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
-def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0),
-                  ks: Sequence[int] = (1, 100, 1000, 10000)) -> str:
+def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence[int] = (1, 100, 1000, 10000)) -> str:
     """Plain-text report: Table 1 inputs, Tables 2 and 3 (paper vs ours, with notes), the eq. (3)/(4)
     constants and the eq. (4) p thresholds for each eps in ``epsilon_grid``."""
     eps_list = [_as_pos_float("epsilon", e) for e in epsilon_grid]
-    lines = ["# Private sampling on the Boolean cube: bounds (BSV Thm 12.2/12.4; Pierquin et al. 2023 eqs 2-4)",
-             "",
-             "Thm 12.2: k <= eps (delta/Delta)^{3/2} e^{-d/2} L^{-1/4} sqrt(n) / (4 sqrt(2) m^{3/4})",
-             "Thm 12.4: n >= 16 L e^{2d}/(delta^2 gamma); 16 Delta^2 L e^{2d}/(delta^2 gamma) <= m "
-             "<= 2^{p/4}; k >= 4 (ln(2/gamma) + ln L)/delta^2",
-             "",
-             "## Constants (d = 2, delta = 1/4, gamma = 1/8, L = p(p+1)/2)", ""]
-    lines += _table(["constant", "paper", "ours"], [
-        ["eq. (3) m lower bound: 1024 e^4", "5.6e4", f"{EQ3_M_CONSTANT:.1f}"],
-        ["eq. (3) k: (1/(4 sqrt 2)) (1/4)^{3/2} e^-1 2^{1/4}", "9.7e-3", f"{EQ3_K_CONSTANT:.7f}"],
-        ["eq. (4) k (n = 2^p, m at lower bound)", "2.7e-6", f"{EQ4_K_CONSTANT:.4e}"],
-    ])
+    lines = [
+        "# Private sampling on the Boolean cube: bounds (BSV Thm 12.2/12.4; Pierquin et al. 2023 eqs 2-4)",
+        "",
+        "Thm 12.2: k <= eps (delta/Delta)^{3/2} e^{-d/2} L^{-1/4} sqrt(n) / (4 sqrt(2) m^{3/4})",
+        "Thm 12.4: n >= 16 L e^{2d}/(delta^2 gamma); 16 Delta^2 L e^{2d}/(delta^2 gamma) <= m "
+        "<= 2^{p/4}; k >= 4 (ln(2/gamma) + ln L)/delta^2",
+        "",
+        "## Constants (d = 2, delta = 1/4, gamma = 1/8, L = p(p+1)/2)",
+        "",
+    ]
+    lines += _table(
+        ["constant", "paper", "ours"],
+        [
+            ["eq. (3) m lower bound: 1024 e^4", "5.6e4", f"{EQ3_M_CONSTANT:.1f}"],
+            ["eq. (3) k: (1/(4 sqrt 2)) (1/4)^{3/2} e^-1 2^{1/4}", "9.7e-3", f"{EQ3_K_CONSTANT:.7f}"],
+            ["eq. (4) k (n = 2^p, m at lower bound)", "2.7e-6", f"{EQ4_K_CONSTANT:.4e}"],
+        ],
+    )
     lines += ["", "## Table 1 (inputs; one-hot encoded)", ""]
-    lines += _table(["dataset", "p", "n", "2^p (paper)", "2^p (ours)", "||f_n|| (paper)",
-                     "||f_n|| (used)", "note"],
-                    [[r["name"], str(r["p"]), str(r["n"]), _paper(r["paper_two_p"]),
-                      _sci(r["two_p"]), _paper(r["paper_fn_inf"]), _sci(r["fn_inf"], 3), r["note"]]
-                     for r in table1_rows()])
+    lines += _table(
+        ["dataset", "p", "n", "2^p (paper)", "2^p (ours)", "||f_n|| (paper)", "||f_n|| (used)", "note"],
+        [
+            [
+                r["name"],
+                str(r["p"]),
+                str(r["n"]),
+                _paper(r["paper_two_p"]),
+                _sci(r["two_p"]),
+                _paper(r["paper_fn_inf"]),
+                _sci(r["fn_inf"], 3),
+                r["note"],
+            ]
+            for r in table1_rows()
+        ],
+    )
     lines += ["", "## Table 2 (eq. (3), eps = 1): k <= c / m^{3/4} | m >= | m <= 2^{p/4}", ""]
-    lines += _table(["dataset", "c (paper)", "c (ours)", "m >= (paper)", "m >= (ours)",
-                     "2^{p/4} (paper)", "2^{p/4} (ours)", "note"],
-                    [[r.name, _paper(r.paper_k_coefficient), _sci(r.k_coefficient),
-                      _paper(r.paper_m_min), _sci(r.m_min), _paper(r.paper_m_max), _sci(r.m_max),
-                      r.note] for r in table2_rows(1.0)])
+    lines += _table(
+        [
+            "dataset",
+            "c (paper)",
+            "c (ours)",
+            "m >= (paper)",
+            "m >= (ours)",
+            "2^{p/4} (paper)",
+            "2^{p/4} (ours)",
+            "note",
+        ],
+        [
+            [
+                r.name,
+                _paper(r.paper_k_coefficient),
+                _sci(r.k_coefficient),
+                _paper(r.paper_m_min),
+                _sci(r.m_min),
+                _paper(r.paper_m_max),
+                _sci(r.m_max),
+                r.note,
+            ]
+            for r in table2_rows(1.0)
+        ],
+    )
     bad = [ds.name for ds in TABLE1_DATASETS if not relaxed_bounds(ds.p, ds.n, ds.fn_inf).consistent]
-    lines += ["", "m lower bound > 2^{p/4} (Thm 12.4 cannot hold) for: "
-              f"{', '.join(bad) or 'none'}."]
-    lines += ["", "## Table 3 (eq. (4), ideal case ||f_n|| = 2^-p, n = 2^p, eps = 10)", "",
-              "Note: the paper's third column, headed \"2^{p/4}\", is actually 2^p at the printed p.",
-              "Our p is the smallest p with k_max(p) >= k; m columns use 1024 e^4 p(p+1).", ""]
+    lines += ["", f"m lower bound > 2^{{p/4}} (Thm 12.4 cannot hold) for: {', '.join(bad) or 'none'}."]
+    lines += [
+        "",
+        "## Table 3 (eq. (4), ideal case ||f_n|| = 2^-p, n = 2^p, eps = 10)",
+        "",
+        'Note: the paper\'s third column, headed "2^{p/4}", is actually 2^p at the printed p.',
+        "Our p is the smallest p with k_max(p) >= k; m columns use 1024 e^4 p(p+1).",
+        "",
+    ]
     t3 = table3_rows(10.0)
-    lines += _table(["k", "p (paper)", "p (ours)", "m >= (paper)", "m >= (ours p)",
-                     "m >= (paper p)", "3rd col (paper)", "2^p (paper p)", "2^{p/4} (ours p)",
-                     "note"],
-                    [[str(r.k), str(r.paper_p), str(r.p), _paper(r.paper_m_min), _sci(r.m_min),
-                      _sci(r.m_min_at_paper_p), _paper(r.paper_third), _sci(r.two_p_at_paper_p),
-                      _sci(r.m_max), r.note] for r in t3])
-    lines += ["", f"Our p thresholds at eps = 10: {', '.join(str(r.p) for r in t3)} "
-              f"(printed {', '.join(str(r.paper_p) for r in t3)}); the printed p = 46 is the "
-              f"threshold for k = 0.1 (ours: {ideal_p_threshold(0.1, 10.0)})."]
+    lines += _table(
+        [
+            "k",
+            "p (paper)",
+            "p (ours)",
+            "m >= (paper)",
+            "m >= (ours p)",
+            "m >= (paper p)",
+            "3rd col (paper)",
+            "2^p (paper p)",
+            "2^{p/4} (ours p)",
+            "note",
+        ],
+        [
+            [
+                str(r.k),
+                str(r.paper_p),
+                str(r.p),
+                _paper(r.paper_m_min),
+                _sci(r.m_min),
+                _sci(r.m_min_at_paper_p),
+                _paper(r.paper_third),
+                _sci(r.two_p_at_paper_p),
+                _sci(r.m_max),
+                r.note,
+            ]
+            for r in t3
+        ],
+    )
+    lines += [
+        "",
+        f"Our p thresholds at eps = 10: {', '.join(str(r.p) for r in t3)} "
+        f"(printed {', '.join(str(r.paper_p) for r in t3)}); the printed p = 46 is the "
+        f"threshold for k = 0.1 (ours: {ideal_p_threshold(0.1, 10.0)}).",
+    ]
     lines += ["", "## p thresholds of eq. (4): smallest p with k_max(p) >= k", ""]
-    lines += _table(["eps"] + [f"k = {k}" for k in ks],
-                    [[f"{e:g}"] + [str(p) for p in ps] for e, ps in p_threshold_rows(eps_list, ks)])
-    lines += ["", "## Documented discrepancies with Pierquin et al. 2023",
-              "- Table 2, Car: 2^{p/4} = 76.1, printed 77 (rounded up).",
-              "- Table 2, Adult: printed ||f_n|| = 0.018 gives c = 9.23e-27 (printed 9.5e-27); "
-              "||f_n|| = 0.0177 reproduces both printed figures (9.46e-27, 1.46e42).",
-              "- Table 3: the third column is 2^p at the printed p, not 2^{p/4} (which is below "
-              "the m lower bound).",
-              "- Table 3: printed p = 46 is the k = 0.1 threshold; printed m = 2.7e8 corresponds "
-              "to p = 69 (p = 68 gives 2.6e8); our p thresholds are 54, 69, 76, 83.",
-              "- Mushroom/Car use ||f_n|| = 1/n; eq. (3)/(4) drop the empty set (L = p(p+1)/2).",
-              "- Eq. (4)'s Delta = 1 is outside the (R) validity region "
-              "2 delta <= 1 <= Delta - delta.",
-              "- S_inf: the note's formula has an extra 1/m; we use the value consistent with "
-              "Thm 12.2's m^{-3/4}."]
+    lines += _table(
+        ["eps"] + [f"k = {k}" for k in ks],
+        [[f"{e:g}"] + [str(p) for p in ps] for e, ps in p_threshold_rows(eps_list, ks)],
+    )
+    lines += [
+        "",
+        "## Documented discrepancies with Pierquin et al. 2023",
+        "- Table 2, Car: 2^{p/4} = 76.1, printed 77 (rounded up).",
+        "- Table 2, Adult: printed ||f_n|| = 0.018 gives c = 9.23e-27 (printed 9.5e-27); "
+        "||f_n|| = 0.0177 reproduces both printed figures (9.46e-27, 1.46e42).",
+        "- Table 3: the third column is 2^p at the printed p, not 2^{p/4} (which is below the m lower bound).",
+        "- Table 3: printed p = 46 is the k = 0.1 threshold; printed m = 2.7e8 corresponds "
+        "to p = 69 (p = 68 gives 2.6e8); our p thresholds are 54, 69, 76, 83.",
+        "- Mushroom/Car use ||f_n|| = 1/n; eq. (3)/(4) drop the empty set (L = p(p+1)/2).",
+        "- Eq. (4)'s Delta = 1 is outside the (R) validity region 2 delta <= 1 <= Delta - delta.",
+        "- S_inf: the note's formula has an extra 1/m; we use the value consistent with Thm 12.2's m^{-3/4}.",
+    ]
     return "\n".join(lines) + "\n"
 
 
-def plot_figure1(path: str | Path, epsilons: Sequence[float] = (0.1, 1.0, 10.0),
-                 ps: Iterable[int] = range(2, 121),
-                 ks: Sequence[int] = (1, 100, 1000, 10000)) -> Path:
+def plot_figure1(
+    path: str | Path,
+    epsilons: Sequence[float] = (0.1, 1.0, 10.0),
+    ps: Iterable[int] = range(2, 121),
+    ks: Sequence[int] = (1, 100, 1000, 10000),
+) -> Path:
     """Write a PNG like Pierquin et al.'s Figure 1: log10 k_max(p) of eq. (4) vs p for each eps, with
     horizontal lines at log10 k. Written atomically (temporary file, then os.replace)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -682,12 +831,17 @@ def plot_figure1(path: str | Path, epsilons: Sequence[float] = (0.1, 1.0, 10.0),
         ax.plot([p for p, _ in pts], [v for _, v in pts], label=f"eps = {eps:g}")
     for k in ks:
         ax.axhline(math.log10(k), color="grey", linestyle="--", linewidth=0.8)
-        ax.annotate(f"k = {k}", xy=(0.01, math.log10(k)), xycoords=("axes fraction", "data"),
-                    fontsize=7, va="bottom", color="grey")
+        ax.annotate(
+            f"k = {k}",
+            xy=(0.01, math.log10(k)),
+            xycoords=("axes fraction", "data"),
+            fontsize=7,
+            va="bottom",
+            color="grey",
+        )
     ax.set_xlabel("p")
     ax.set_ylabel("log10 upper bound on k")
-    ax.set_title("Eq. (4): k <= 2.66e-6 eps 2^{p/2} / (p(p+1))  (n = 2^p, m at lower bound)",
-                 fontsize=9)
+    ax.set_title("Eq. (4): k <= 2.66e-6 eps 2^{p/2} / (p(p+1))  (n = 2^p, m at lower bound)", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()

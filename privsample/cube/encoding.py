@@ -149,8 +149,9 @@ class CubeEncoding:
         return out
 
     # -- cube -> data ------------------------------------------------------------------------------
-    def decode(self, bits: np.ndarray, rng: np.random.Generator, invalid: str = "repair"
-               ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    def decode(
+        self, bits: np.ndarray, rng: np.random.Generator, invalid: str = "repair"
+    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Codes of k sign vectors (k x p), and the mask of rows that were valid codes.
 
         A one-hot group is valid when exactly one of its bits is +1. Invalid groups (none or several
@@ -172,7 +173,7 @@ class CubeEncoding:
             if w == 0:
                 codes[c] = np.zeros(k, dtype=np.int64)
                 continue
-            block = bits[:, o:o + w] > 0
+            block = bits[:, o : o + w] > 0
             if w == 1:
                 codes[c] = block[:, 0].astype(np.int64)
                 continue
@@ -194,7 +195,7 @@ def valid_fraction_uniform(encoding: CubeEncoding) -> float:
     out = 1.0
     for i, s in enumerate(encoding.sizes):
         if encoding.width(i) > 1:
-            out *= s / 2.0 ** s
+            out *= s / 2.0**s
     return out
 
 

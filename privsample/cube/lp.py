@@ -46,23 +46,23 @@ from privsample.errors import InputError
 __all__ = ["DEFAULT_TAU", "LambdaResult", "reference_feasible", "reference_lambda", "solve_lambda"]
 
 DEFAULT_TAU = 1e-9
-_FALLBACK_MAX_ENTRIES = 3e7   # dense LP size (atoms x L) up to which HiGHS may stand in for the path
-_SIMPLEX_AT = 1.05   # the dual simplex finish starts once at most 1.05 L atoms are free on the path
+_FALLBACK_MAX_ENTRIES = 3e7  # dense LP size (atoms x L) up to which HiGHS may stand in for the path
+_SIMPLEX_AT = 1.05  # the dual simplex finish starts once at most 1.05 L atoms are free on the path
 
 
 @dataclass
 class LambdaResult:
     """:func:`solve_lambda`'s answer. lambda* lies in [lam_lower, lam_star]; lam_star is feasible."""
 
-    lam_star: float               # feasible (primal point found), = lambda* up to the certified gap
-    lam_lower: float              # certified lower bound (a dual vector proves lambda < lam_lower infeasible)
-    lam_used: float               # min(1, lam_star + tau); 0.0 exactly when lambda = 0 is feasible
-    certified: bool               # lam_star - lam_lower <= tolerance
-    method: str                   # "lambda=0" | "path" | "path+crossover" | "path+dual simplex" | "path+sifting"
+    lam_star: float  # feasible (primal point found), = lambda* up to the certified gap
+    lam_lower: float  # certified lower bound (a dual vector proves lambda < lam_lower infeasible)
+    lam_used: float  # min(1, lam_star + tau); 0.0 exactly when lambda = 0 is feasible
+    certified: bool  # lam_star - lam_lower <= tolerance
+    method: str  # "lambda=0" | "path" | "path+crossover" | "path+dual simplex" | "path+sifting"
     #                               | "highs-fallback"
     iterations: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-    y: np.ndarray | None = None   # dual direction of the LP (r^T y = 1), when lambda* > 0
+    y: np.ndarray | None = None  # dual direction of the LP (r^T y = 1), when lambda* > 0
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -73,16 +73,19 @@ def _check_params(delta: float, Delta: float) -> tuple[float, float]:
     if not (de > 0 and De > de):
         raise InputError(f"need 0 < delta < Delta, got delta={delta}, Delta={Delta}")
     if not (2 * de <= 1.0 <= De - de):
-        raise InputError(f"need 2 delta <= 1 <= Delta - delta (note section 1) so that lambda = 1 is feasible, "
-                         f"got delta={delta}, Delta={Delta}")
+        raise InputError(
+            f"need 2 delta <= 1 <= Delta - delta (note section 1) so that lambda = 1 is feasible, "
+            f"got delta={delta}, Delta={Delta}"
+        )
     return de, De
 
 
 # ---------------------------------------------------------------------------------------------------
 # public: lambda*
 # ---------------------------------------------------------------------------------------------------
-def _dual_bound(op: _Op, r: np.ndarray, q: np.ndarray | None, y: np.ndarray, z: np.ndarray, l: float, u: float
-                ) -> float:
+def _dual_bound(
+    op: _Op, r: np.ndarray, q: np.ndarray | None, y: np.ndarray, z: np.ndarray, l: float, u: float
+) -> float:
     """Weak duality: every feasible (v, t) of max t s.t. A v = q + t r, v in [l, u], has
     t <= (sigma(A^T y) - q^T y) / r^T y for any y with r^T y > 0 (z = A^T y)."""
     ry = float(r @ y)
@@ -91,8 +94,9 @@ def _dual_bound(op: _Op, r: np.ndarray, q: np.ndarray | None, y: np.ndarray, z: 
     return (op.sigma(z, l, u) - (0.0 if q is None else float(q @ y))) / ry
 
 
-def _crossover(op: _Op, r: np.ndarray, q: np.ndarray | None, z: np.ndarray, l: float, u: float,
-               tol: float) -> dict[str, Any] | None:
+def _crossover(
+    op: _Op, r: np.ndarray, q: np.ndarray | None, z: np.ndarray, l: float, u: float, tol: float
+) -> dict[str, Any] | None:
     """When at most L - 1 atoms of a path point are free, take them as the LP basis F (completed to L - 1
     by the atoms nearest their bound; the others stay at the bound they are at) and verify it:
     [A_F diag(k_F), -r] (v_F, t) = q - A v_fixed gives the vertex, [A_F, -r]^T y = (0, -1) the dual.
@@ -107,7 +111,7 @@ def _crossover(op: _Op, r: np.ndarray, q: np.ndarray | None, z: np.ndarray, l: f
     if nf < L - 1:
         dist = np.where(z >= u, z - u, l - z)
         dist[free] = -1.0
-        F = np.argpartition(dist, L - 2)[:L - 1]
+        F = np.argpartition(dist, L - 2)[: L - 1]
     else:
         F = np.flatnonzero(free)
     v = np.clip(z, l, u)
@@ -145,8 +149,18 @@ def _crossover(op: _Op, r: np.ndarray, q: np.ndarray | None, z: np.ndarray, l: f
     return out
 
 
-def _dual_simplex(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: float, F: np.ndarray, *,
-                  tol: float, max_pivots: int, stats: dict[str, Any]) -> dict[str, Any] | None:
+def _dual_simplex(
+    op: _Op,
+    r: np.ndarray,
+    q: np.ndarray | None,
+    l: float,
+    u: float,
+    F: np.ndarray,
+    *,
+    tol: float,
+    max_pivots: int,
+    stats: dict[str, Any],
+) -> dict[str, Any] | None:
     """Bounded dual simplex with a bound-flipping ratio test for max t s.t. A v = q + t r, v in [l, u]^n,
     from the basis F (L - 1 atoms; t is always basic). Nonbasic atoms sit at the bound that matches the sign
     of z = A^T y (u where z > 0, l where z < 0), so the start is dual feasible and every pivot keeps it so
@@ -175,7 +189,7 @@ def _dual_simplex(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: flo
         Binv = basis_inverse(F)
         if Binv is None:
             return None
-        y = -Binv[-1]                       # B^T y = (0, .., 0, -1): A_F^T y = 0, r^T y = 1
+        y = -Binv[-1]  # B^T y = (0, .., 0, -1): A_F^T y = 0, r^T y = 1
         z = op.matvec(y)
         if v is None:
             v = np.where(z > 0, u, l)
@@ -201,7 +215,7 @@ def _dual_simplex(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: flo
         if viol.max() <= feas:
             pos = 0
         else:  # dual steepest edge: largest violation relative to the norm of its row of B^-1
-            pos = int(np.argmax(viol ** 2 / np.einsum("ij,ij->i", Binv[:-1], Binv[:-1])))
+            pos = int(np.argmax(viol**2 / np.einsum("ij,ij->i", Binv[:-1], Binv[:-1])))
         if viol[pos] <= feas:
             vv = v.copy()
             vv[F] = np.clip(vF, l, u)
@@ -222,11 +236,11 @@ def _dual_simplex(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: flo
         p = F[pos]
         sgn = 1.0 if vF[pos] > u else -1.0
         rho = Binv[pos]
-        zr = sgn * op.matvec(rho)                # dz/dtheta along y + theta sgn rho
+        zr = sgn * op.matvec(rho)  # dz/dtheta along y + theta sgn rho
         cand = ~inB & (((v >= u) & (zr < 0)) | ((v <= l) & (zr > 0)))
         idx = np.flatnonzero(cand)
         if len(idx) == 0:
-            return None                          # dual unbounded: the LP (restricted) is infeasible
+            return None  # dual unbounded: the LP (restricted) is infeasible
         theta = np.abs(z[idx]) / np.abs(zr[idx])
         order = np.argsort(theta, kind="stable")
         inc = kk[idx[order]] * np.abs(zr[idx[order]]) * width
@@ -277,16 +291,16 @@ def _basis_from_path(z: np.ndarray, zdot: np.ndarray, l: float, u: float, L: int
     free = (z > l) & (z < u)
     idx = np.flatnonzero(free)
     if len(idx) >= L - 1:
-        return idx[np.argsort(np.abs(zdot[idx]), kind="stable")[:L - 1]]
+        return idx[np.argsort(np.abs(zdot[idx]), kind="stable")[: L - 1]]
     dist = np.where(z >= u, z - u, l - z)
     dist[free] = -1.0
-    return np.argpartition(dist, L - 2)[:L - 1]
+    return np.argpartition(dist, L - 2)[: L - 1]
 
 
 @dataclass
 class _LP:
-    t_lo: float = 0.0                  # backed by v_lo (feasible up to the residual tolerance)
-    t_hi: float = math.inf             # backed by y_hi (dual bound)
+    t_lo: float = 0.0  # backed by v_lo (feasible up to the residual tolerance)
+    t_hi: float = math.inf  # backed by y_hi (dual bound)
     v_lo: np.ndarray | None = None
     y_hi: np.ndarray | None = None
     method: str = "path"
@@ -300,8 +314,21 @@ class _LP:
             self.t_hi, self.y_hi = t, y
 
 
-def _lp_path(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: float, y: np.ndarray, z: np.ndarray, *,
-             tol: float, max_stages: int, stats: dict[str, Any], sift: bool, depth: int = 0) -> _LP:
+def _lp_path(
+    op: _Op,
+    r: np.ndarray,
+    q: np.ndarray | None,
+    l: float,
+    u: float,
+    y: np.ndarray,
+    z: np.ndarray,
+    *,
+    tol: float,
+    max_stages: int,
+    stats: dict[str, Any],
+    sift: bool,
+    depth: int = 0,
+) -> _LP:
     """max t s.t. A v = q + t r, v in [l, u]^n (t = 1 - lambda; q = None means 0), by the path in
     kappa = r^T y of the exactly regularised LP min ||v||^2/2 - kappa t (Newton corrector on the bordered
     system, tangent predictor), a crossover at every stage and, when the free set is small (``sift``),
@@ -318,7 +345,7 @@ def _lp_path(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: float, y
     gamma, stages, base_its = 4.0, 0, 0
     pst = _State(y=y, z=z)
     L = op.L
-    simplex_at = _SIMPLEX_AT * L   # free-set size at which the dual simplex finish is tried
+    simplex_at = _SIMPLEX_AT * L  # free-set size at which the dual simplex finish is tried
     for stages in range(1, max_stages + 1):
         pst = _newton(op, fg, pst, l, u, q=q, r=r, tol=tol, max_iter=30)
         its, base_its = pst.iterations - base_its, pst.iterations
@@ -335,8 +362,7 @@ def _lp_path(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: float, y
                 out.method = "path+crossover"
         if out.t_lo >= 1.0 or out.t_hi - out.t_lo <= tol:
             break
-        if sift and pst.status == "optimal" and n_free <= min(20.0, max(4.0, op.n / (40.0 * L))) * L \
-                and op.n > 30 * L:
+        if sift and pst.status == "optimal" and n_free <= min(20.0, max(4.0, op.n / (40.0 * L))) * L and op.n > 30 * L:
             if _sift(op, r, l, u, pst, out, tol=tol, stats=stats, depth=depth):
                 out.method = "path+sifting"
                 break
@@ -369,8 +395,19 @@ def _lp_path(op: _Op, r: np.ndarray, q: np.ndarray | None, l: float, u: float, y
     return out
 
 
-def _sift(op: _Op, r: np.ndarray, l: float, u: float, pst: _State, out: _LP, *, tol: float,
-          stats: dict[str, Any], depth: int, rounds: int = 4) -> bool:
+def _sift(
+    op: _Op,
+    r: np.ndarray,
+    l: float,
+    u: float,
+    pst: _State,
+    out: _LP,
+    *,
+    tol: float,
+    stats: dict[str, Any],
+    depth: int,
+    rounds: int = 4,
+) -> bool:
     """Solve the LP on the atoms C nearest the box (the rest fixed at their current bounds), verify its
     dual on all atoms, add the atoms whose bound it contradicts, repeat. True when certified."""
     L = op.L
@@ -385,8 +422,9 @@ def _sift(op: _Op, r: np.ndarray, l: float, u: float, pst: _State, out: _LP, *, 
         v_fix = np.where(inC, 0.0, np.clip(z, l, u))
         q_sub = -op.rmatvec(v_fix)
         sub = op.restrict(C)
-        res = _lp_path(sub, r, q_sub, l, u, pst.y, z[C], tol=tol, max_stages=80, stats=stats, sift=False,
-                       depth=depth + 1)
+        res = _lp_path(
+            sub, r, q_sub, l, u, pst.y, z[C], tol=tol, max_stages=80, stats=stats, sift=False, depth=depth + 1
+        )
         if res.v_lo is not None:
             v = v_fix.copy()
             v[C] = res.v_lo
@@ -407,8 +445,18 @@ def _sift(op: _Op, r: np.ndarray, l: float, u: float, pst: _State, out: _LP, *, 
     return False
 
 
-def _lambda_core(op: _Op, c_f: np.ndarray, c_u: np.ndarray, delta: float, Delta: float, *, tol: float,
-                 max_stages: int, fallback: bool, stats: dict[str, Any]) -> tuple[float, float, str, np.ndarray | None]:
+def _lambda_core(
+    op: _Op,
+    c_f: np.ndarray,
+    c_u: np.ndarray,
+    delta: float,
+    Delta: float,
+    *,
+    tol: float,
+    max_stages: int,
+    fallback: bool,
+    stats: dict[str, Any],
+) -> tuple[float, float, str, np.ndarray | None]:
     """(t_lo, t_hi, method, y) with t* in [t_lo, t_hi] (t = 1 - lambda); t_lo backed by a feasible point."""
     m = op.m
     l, u = 2.0 * delta - 1.0, Delta - delta - 1.0
@@ -444,14 +492,26 @@ def _inputs(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float):
     delta, Delta = _check_params(delta, Delta)
     c_f = _check_c(c_f, L, "c_f")
     if m < L:
-        raise InputError(f"m = {m} < L = {L}: the Walsh matrix of S is rank deficient and S fails the "
-                         "conditioning test (note section 9); use m >= 2L")
+        raise InputError(
+            f"m = {m} < L = {L}: the Walsh matrix of S is rank deficient and S fails the "
+            "conditioning test (note section 9); use m >= 2L"
+        )
     return S, m, L, delta, Delta, c_f
 
 
-def solve_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *, tau: float = DEFAULT_TAU,
-                 tol: float = 1e-12, max_stages: int = 60, fallback: bool = True,
-                 gram: np.ndarray | None = None) -> LambdaResult:
+def solve_lambda(
+    S: np.ndarray,
+    c_f: np.ndarray,
+    d: int,
+    delta: float,
+    Delta: float,
+    *,
+    tau: float = DEFAULT_TAU,
+    tol: float = 1e-12,
+    max_stages: int = 60,
+    fallback: bool = True,
+    gram: np.ndarray | None = None,
+) -> LambdaResult:
     """lambda* of BSV Algorithm 1 step 4 / Pierquin et al.'s LP (note sections 2-3, 8), at scale.
 
     lambda = 0 is tested first (a projection onto the LP box [2 delta, Delta - delta] in g = m h; common for
@@ -467,24 +527,41 @@ def solve_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: fl
     op = _Op(S, d, gram)
     c_u = point_coefficients(S, d)
     stats: dict[str, Any] = {}
-    t_lo, t_hi, method, y = _lambda_core(op, c_f, c_u, delta, Delta, tol=tol, max_stages=max_stages,
-                                         fallback=fallback, stats=stats)
+    t_lo, t_hi, method, y = _lambda_core(
+        op, c_f, c_u, delta, Delta, tol=tol, max_stages=max_stages, fallback=fallback, stats=stats
+    )
     if method == "lambda=0":
         lam_star = lam_lower = lam_used = 0.0
     else:
         lam_star, lam_lower = 1.0 - t_lo, 1.0 - t_hi
         lam_used = min(1.0, lam_star + tau)
     stats.update({k: int(v) for k, v in op.counts.items()})
-    return LambdaResult(lam_star=lam_star, lam_lower=lam_lower, lam_used=lam_used,
-                        certified=(lam_star - lam_lower) <= max(tol, 1e-12), method=method,
-                        iterations={k: int(v) for k, v in stats.items()}, seconds=time.perf_counter() - t0, y=y)
+    return LambdaResult(
+        lam_star=lam_star,
+        lam_lower=lam_lower,
+        lam_used=lam_used,
+        certified=(lam_star - lam_lower) <= max(tol, 1e-12),
+        method=method,
+        iterations={k: int(v) for k, v in stats.items()},
+        seconds=time.perf_counter() - t0,
+        y=y,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
 # reference solvers (dense; small m; tests and benchmarks)
 # ---------------------------------------------------------------------------------------------------
-def _highs_lambda(S: np.ndarray, k: np.ndarray | None, c_f: np.ndarray, d: int, delta: float, Delta: float, *,
-                  c_u: np.ndarray, lam_fixed: float | None = None) -> float | None:
+def _highs_lambda(
+    S: np.ndarray,
+    k: np.ndarray | None,
+    c_f: np.ndarray,
+    d: int,
+    delta: float,
+    Delta: float,
+    *,
+    c_u: np.ndarray,
+    lam_fixed: float | None = None,
+) -> float | None:
     """Pierquin et al.'s LP (note section 3) in g = m h: min lambda s.t. A g / m + lambda (c_f - c_u) = c_f,
     g in [2 delta, Delta - delta]^m (per atom, weights k), lambda in [0, 1]; or, with ``lam_fixed``, the
     feasibility problem at that lambda (returns lam_fixed if feasible, None if not)."""
@@ -498,14 +575,16 @@ def _highs_lambda(S: np.ndarray, k: np.ndarray | None, c_f: np.ndarray, d: int, 
     opts = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
     if lam_fixed is not None:
         b = (1 - lam_fixed) * c_f + lam_fixed * c_u
-        res = linprog(np.zeros(n), A_eq=A / m, b_eq=b, bounds=[(2 * delta, Delta - delta)] * n,
-                      method="highs", options=opts)
+        res = linprog(
+            np.zeros(n), A_eq=A / m, b_eq=b, bounds=[(2 * delta, Delta - delta)] * n, method="highs", options=opts
+        )
         return lam_fixed if res.status == 0 else None
     A_eq = np.column_stack([c_f - c_u, A / m])
     cost = np.zeros(n + 1)
     cost[0] = 1.0
-    res = linprog(cost, A_eq=A_eq, b_eq=c_f, bounds=[(0.0, 1.0)] + [(2 * delta, Delta - delta)] * n,
-                  method="highs", options=opts)
+    res = linprog(
+        cost, A_eq=A_eq, b_eq=c_f, bounds=[(0.0, 1.0)] + [(2 * delta, Delta - delta)] * n, method="highs", options=opts
+    )
     return float(res.x[0]) if res.status == 0 else None
 
 
@@ -523,5 +602,9 @@ def reference_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta
 def reference_feasible(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, lam: float) -> bool:
     """Is there h in the LP box [2 delta/m, (Delta - delta)/m]^m with A h = b(lam)? (HiGHS, dense.)"""
     S = _signs(S)
-    return _highs_lambda(S, None, np.asarray(c_f, float), d, delta, Delta, c_u=point_coefficients(S, d),
-                         lam_fixed=float(lam)) is not None
+    return (
+        _highs_lambda(
+            S, None, np.asarray(c_f, float), d, delta, Delta, c_u=point_coefficients(S, d), lam_fixed=float(lam)
+        )
+        is not None
+    )

@@ -33,11 +33,15 @@ from privsample.cube.encoding import CubeEncoding
 from privsample.data.schema import Categorical, Schema
 from privsample.errors import InputError
 
-BINARY_RULE = ("reading every column as binary: the value 1 is 1, any other value (missing included) is read as 0; "
-               "run 'privsample check' (not private) to list such values")
-SCHEMA_RULE = ("reading through the schema, per record: numbers are clipped to the bounds, non-numbers and missing "
-               "numbers are missing, unknown or missing categories are '(other)'; run 'privsample check' "
-               "(not private) to list such values")
+BINARY_RULE = (
+    "reading every column as binary: the value 1 is 1, any other value (missing included) is read as 0; "
+    "run 'privsample check' (not private) to list such values"
+)
+SCHEMA_RULE = (
+    "reading through the schema, per record: numbers are clipped to the bounds, non-numbers and missing "
+    "numbers are missing, unknown or missing categories are '(other)'; run 'privsample check' "
+    "(not private) to list such values"
+)
 
 
 def reading_rule(schema_given: bool) -> str:
@@ -50,8 +54,10 @@ def check_schema_for_cube(schema: Schema, source: str = "schema") -> None:
     from privsample.data.schema import check_schema_usable
 
     if schema.provenance == "private":
-        raise InputError(f"{source} was discovered privately (zCDP, add/remove neighbours), which cannot be "
-                         "composed into the cube sampler's pure epsilon (replace-one): use a reviewed public schema")
+        raise InputError(
+            f"{source} was discovered privately (zCDP, add/remove neighbours), which cannot be "
+            "composed into the cube sampler's pure epsilon (replace-one): use a reviewed public schema"
+        )
     check_schema_usable(schema, source)
 
 
@@ -60,8 +66,11 @@ def binary_schema(columns) -> Schema:
     cols = [str(c) for c in columns]
     if not cols:
         raise InputError("the table has no columns")
-    return Schema([Categorical(c, ("0", "1")) for c in cols], provenance="user",
-                  notes=["binary columns: the value 1 is 1, any other value (missing included) is read as 0"])
+    return Schema(
+        [Categorical(c, ("0", "1")) for c in cols],
+        provenance="user",
+        notes=["binary columns: the value 1 is 1, any other value (missing included) is read as 0"],
+    )
 
 
 def binary_codes(df: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -91,8 +100,13 @@ def schema_codes(df: pd.DataFrame, schema: Schema) -> dict[str, np.ndarray]:
     return encode(df, schema, release=True)
 
 
-def load_for_cube(source: str | Path, schema: Schema | str | Path | None = None, *, delimiter: str | None = None,
-                  encoding: str | None = None):
+def load_for_cube(
+    source: str | Path,
+    schema: Schema | str | Path | None = None,
+    *,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+):
     """(engine, encoding, schema) for a CSV/Parquet table, read by the per-record rule of the module docstring.
 
     ``delimiter`` / ``encoding``: a CSV file's, as for ``read_table`` (default: detected).
@@ -107,8 +121,12 @@ def load_for_cube(source: str | Path, schema: Schema | str | Path | None = None,
         check_schema_for_cube(schema, str(path))
     elif schema is not None:
         check_schema_for_cube(schema)
-    df = read_table(source, delimiter=delimiter, encoding=encoding,
-                    **({"na_values": schema.na_values} if schema is not None else {}))
+    df = read_table(
+        source,
+        delimiter=delimiter,
+        encoding=encoding,
+        **({"na_values": schema.na_values} if schema is not None else {}),
+    )
     if len(df) == 0:
         raise empty_table_error(source)  # n is public (replace-one)
     if schema is None:
@@ -126,5 +144,13 @@ def decode_table(codes: dict[str, np.ndarray], schema: Schema, rng: np.random.Ge
     return decode(codes, schema, rng)
 
 
-__all__ = ["binary_schema", "binary_codes", "total_schema", "schema_codes", "check_schema_for_cube",
-           "reading_rule", "load_for_cube", "decode_table"]
+__all__ = [
+    "binary_schema",
+    "binary_codes",
+    "total_schema",
+    "schema_codes",
+    "check_schema_for_cube",
+    "reading_rule",
+    "load_for_cube",
+    "decode_table",
+]

@@ -45,7 +45,7 @@ from privsample.errors import InputError
 
 __all__ = ["InfeasibleError", "ProjectionResult", "check_box", "exact_box", "project_box", "reference_h"]
 
-_LM_MAX = 1e6        # cap of the Levenberg-Marquardt factor on mu
+_LM_MAX = 1e6  # cap of the Levenberg-Marquardt factor on mu
 
 
 class InfeasibleError(InputError):
@@ -61,12 +61,12 @@ class InfeasibleError(InputError):
 class ProjectionResult:
     """:func:`project_box`'s answer, in the g = m h scaling."""
 
-    g: np.ndarray                 # primal, length m: argmin ||g - 1|| s.t. A g / m = b, lo <= g <= hi
-    y: np.ndarray                 # dual, length L: g = clip(1 + A^T y, lo, hi)
+    g: np.ndarray  # primal, length m: argmin ||g - 1|| s.t. A g / m = b, lo <= g <= hi
+    y: np.ndarray  # dual, length L: g = clip(1 + A^T y, lo, hi)
     iterations: int
-    residual: float               # ||A g / m - b||_inf (coefficient units)
-    status: str                   # "optimal" | "infeasible" | "max_iter"
-    certificate: np.ndarray | None = None   # Farkas vector when infeasible
+    residual: float  # ||A g / m - b||_inf (coefficient units)
+    status: str  # "optimal" | "infeasible" | "max_iter"
+    certificate: np.ndarray | None = None  # Farkas vector when infeasible
     seconds: float = 0.0
 
 
@@ -221,8 +221,7 @@ def _line_search(op: _Op, z: np.ndarray, dz: np.ndarray, l: float, u: float, qdw
     return a if a > 0 else b
 
 
-def _solve_newton(G: np.ndarray, mu: float, rhs: np.ndarray, r: np.ndarray | None = None, c: float = 0.0
-                  ) -> np.ndarray:
+def _solve_newton(G: np.ndarray, mu: float, rhs: np.ndarray, r: np.ndarray | None = None, c: float = 0.0) -> np.ndarray:
     """dy with (G + mu I) dy = rhs; or, given r, the dy of the bordered system
     [[G + mu I, r], [r^T, 0]] (dy, nu) = (rhs, c), solved in the orthogonal complement of r: a Householder
     reflection P maps r to a multiple of e_1, and the trailing block of P (G + mu I) P is positive definite
@@ -241,7 +240,7 @@ def _solve_newton(G: np.ndarray, mu: float, rhs: np.ndarray, r: np.ndarray | Non
         return np.linalg.lstsq(H, rhs, rcond=None)[0]
     rn = float(np.linalg.norm(r))
     v = r / rn
-    alpha = -1.0 if v[0] >= 0 else 1.0          # P v = alpha e_1, w = (v - alpha e_1) / ||.||
+    alpha = -1.0 if v[0] >= 0 else 1.0  # P v = alpha e_1, w = (v - alpha e_1) / ||.||
     w = v.copy()
     w[0] -= alpha
     w /= np.linalg.norm(w)
@@ -272,9 +271,11 @@ def _solve_newton(G: np.ndarray, mu: float, rhs: np.ndarray, r: np.ndarray | Non
 def _farkas(op: _Op, q: np.ndarray, y: np.ndarray, z: np.ndarray, l: float, u: float) -> bool:
     """Is y a Farkas vector for {A v = q, v in [l, u]^n}: q^T y > sigma(A^T y)? (z ~ A^T y; a candidate is
     re-checked with a freshly computed A^T y, since z is updated incrementally.)"""
+
     def gap(zz: np.ndarray) -> bool:
         qy, sig = float(q @ y), op.sigma(zz, l, u)
         return qy - sig > 1e-10 * (abs(qy) + abs(sig)) + 1e-300
+
     return gap(z) and gap(op.matvec(y))
 
 
@@ -293,8 +294,19 @@ class _State:
     certificate: np.ndarray | None = None
 
 
-def _newton(op: _Op, fg: _FreeGram, st: _State, l: float, u: float, *, q: np.ndarray | None = None,
-            r: np.ndarray | None = None, tol: float, max_iter: int, farkas: bool = False) -> _State:
+def _newton(
+    op: _Op,
+    fg: _FreeGram,
+    st: _State,
+    l: float,
+    u: float,
+    *,
+    q: np.ndarray | None = None,
+    r: np.ndarray | None = None,
+    tol: float,
+    max_iter: int,
+    farkas: bool = False,
+) -> _State:
     """Dual semismooth Newton (note section 8). Projection mode (r None): min ||v||^2/2 s.t. A v = q,
     v in [l, u]. Path mode (r given): the same with right-hand side q + t r (q may be None: 0), t free,
     and the dual kept on r^T y = const (the exactly regularised LP min ||v||^2/2 - kappa t)."""
@@ -331,7 +343,7 @@ def _newton(op: _Op, fg: _FreeGram, st: _State, l: float, u: float, *, q: np.nda
             dy = _solve_newton(G, mu, -res, None)
         else:
             dy = _solve_newton(G, mu, -res, r, 0.0)
-            dy -= (float(r @ dy) / float(r @ r)) * r   # keep r^T y fixed exactly
+            dy -= (float(r @ dy) / float(r @ r)) * r  # keep r^T y fixed exactly
         dz = op.matvec(dy)
         qdw = 0.0 if q is None else float(q @ dy)
         d0 = op.wsum(dz * v) - qdw
@@ -365,8 +377,18 @@ def _check_c(c: np.ndarray, L: int, name: str) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------
 # public: the QP (projection)
 # ---------------------------------------------------------------------------------------------------
-def _project(op: _Op, q: np.ndarray, l: float, u: float, *, y0: np.ndarray | None, tol: float, max_iter: int,
-             farkas: bool, fg: _FreeGram | None = None) -> _State:
+def _project(
+    op: _Op,
+    q: np.ndarray,
+    l: float,
+    u: float,
+    *,
+    y0: np.ndarray | None,
+    tol: float,
+    max_iter: int,
+    farkas: bool,
+    fg: _FreeGram | None = None,
+) -> _State:
     """min ||v||^2/2 s.t. A v = q, v in [l, u] (v = g - 1), from y0 or the box-free projection."""
     if y0 is None:
         G = op.full_gram()
@@ -378,9 +400,19 @@ def _project(op: _Op, q: np.ndarray, l: float, u: float, *, y0: np.ndarray | Non
     return _newton(op, fg or _FreeGram(op), st, l, u, q=q, tol=tol, max_iter=max_iter, farkas=farkas)
 
 
-def project_box(S: np.ndarray, b: np.ndarray, d: int, lo: float, hi: float, *, y0: np.ndarray | None = None,
-                tol: float = 1e-12, max_iter: int = 100, on_infeasible: str = "raise",
-                gram: np.ndarray | None = None) -> ProjectionResult:
+def project_box(
+    S: np.ndarray,
+    b: np.ndarray,
+    d: int,
+    lo: float,
+    hi: float,
+    *,
+    y0: np.ndarray | None = None,
+    tol: float = 1e-12,
+    max_iter: int = 100,
+    on_infeasible: str = "raise",
+    gram: np.ndarray | None = None,
+) -> ProjectionResult:
     """The QP of note section 8 in the g = m h scaling:
 
         min 1/2 ||g - 1||^2  s.t.  A g / m = b,  lo <= g <= hi      (h = g / m; u_m becomes 1),
@@ -407,11 +439,19 @@ def project_box(S: np.ndarray, b: np.ndarray, d: int, lo: float, hi: float, *, y
     q = m * (b - point_coefficients(S, d))
     st = _project(op, q, lo - 1.0, hi - 1.0, y0=y0, tol=tol, max_iter=max_iter, farkas=True)
     g = 1.0 + op.expand(np.clip(st.z, lo - 1.0, hi - 1.0))
-    res = ProjectionResult(g=g, y=st.y, iterations=st.iterations, residual=st.res_n, status=st.status,
-                           certificate=st.certificate, seconds=time.perf_counter() - t0)
+    res = ProjectionResult(
+        g=g,
+        y=st.y,
+        iterations=st.iterations,
+        residual=st.res_n,
+        status=st.status,
+        certificate=st.certificate,
+        seconds=time.perf_counter() - t0,
+    )
     if st.status == "infeasible" and on_infeasible == "raise":
-        raise InfeasibleError(f"no g in [{lo}, {hi}]^{m} has A g / m = b (a Farkas certificate is attached)",
-                              st.certificate)
+        raise InfeasibleError(
+            f"no g in [{lo}, {hi}]^{m} has A g / m = b (a Farkas certificate is attached)", st.certificate
+        )
     return res
 
 
@@ -439,15 +479,18 @@ def check_box(S: np.ndarray, c: np.ndarray, d: int, h: np.ndarray, lo: float, hi
     """Constraint residuals of a density h: ||A h - c||_inf and the box violation in g = m h units."""
     m = np.asarray(S).shape[0]
     h = np.asarray(h, float)
-    return {"equality": float(np.abs(walsh_rmatvec(S, h, d) - c).max()),
-            "box": float(max(0.0, np.max(lo - m * h), np.max(m * h - hi)))}
+    return {
+        "equality": float(np.abs(walsh_rmatvec(S, h, d) - c).max()),
+        "box": float(max(0.0, np.max(lo - m * h), np.max(m * h - hi))),
+    }
 
 
 # ---------------------------------------------------------------------------------------------------
 # reference solver (dense; small m; tests and benchmarks)
 # ---------------------------------------------------------------------------------------------------
-def reference_h(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, lam: float, *,
-                solver: str = "quadprog") -> np.ndarray:
+def reference_h(
+    S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, lam: float, *, solver: str = "quadprog"
+) -> np.ndarray:
     """h* at ``lam`` by a generic dense QP solver on Pierquin et al.'s QP (note section 3) in g = m h:
     min 1/2 ||g||^2 - 1^T g s.t. A g / m = b(lam), delta <= g <= Delta; returns h = g / m.
 
@@ -474,7 +517,8 @@ def reference_h(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: flo
         lo = np.concatenate([m * b, np.full(m, float(delta))])
         hi = np.concatenate([m * b, np.full(m, float(Delta))])
         prob = osqp.OSQP()
-        prob.setup(P, -np.ones(m), Acon, lo, hi, eps_abs=1e-10, eps_rel=1e-10, max_iter=200000, polishing=True,
-                   verbose=False)
+        prob.setup(
+            P, -np.ones(m), Acon, lo, hi, eps_abs=1e-10, eps_rel=1e-10, max_iter=200000, polishing=True, verbose=False
+        )
         return np.asarray(prob.solve().x) / m
     raise InputError(f"unknown reference QP solver {solver!r}")

@@ -61,8 +61,8 @@ from privsample.privacy.noise import NoiseSource
 NEIGHBOURING = "replace one record (n public)"
 DEFAULT_DELTA, DEFAULT_DELTA_UPPER = 0.25, 4.0
 MAX_DENSE_BYTES = 2 * 2**30  # refuse an S (int8 signs) or a Walsh Gram matrix (float64) bigger than this
-SOLVER_ATTEMPTS = 3          # solves on fresh reduced spaces before the uniform fallback
-TARGET_SLACK_REL = 1e-4      # eta(n) = max(TARGET_SLACK_REL / n, TARGET_SLACK_ABS): accepted target deviation
+SOLVER_ATTEMPTS = 3  # solves on fresh reduced spaces before the uniform fallback
+TARGET_SLACK_REL = 1e-4  # eta(n) = max(TARGET_SLACK_REL / n, TARGET_SLACK_ABS): accepted target deviation
 TARGET_SLACK_ABS = 1e-11
 
 
@@ -85,10 +85,10 @@ class CubeRelease:
     """What :meth:`BooleanCubeSampler.sample` returns: the draws and public parameters only."""
 
     codes: dict[str, np.ndarray]
-    bits: np.ndarray               # the k released points of S (k x p, +-1)
-    valid: np.ndarray              # which released points were valid codes (a function of ``bits`` only)
-    epsilon: float                 # the certified pure epsilon (replace-one, n public)
-    info: dict[str, Any] = field(default_factory=dict)   # public parameters and the valid fraction
+    bits: np.ndarray  # the k released points of S (k x p, +-1)
+    valid: np.ndarray  # which released points were valid codes (a function of ``bits`` only)
+    epsilon: float  # the certified pure epsilon (replace-one, n public)
+    info: dict[str, Any] = field(default_factory=dict)  # public parameters and the valid fraction
 
     @property
     def valid_fraction(self) -> float:
@@ -121,9 +121,17 @@ def _required_n(p: int, d: int, m: int, delta: float, Delta: float, k: int, epsi
 class BooleanCubeSampler:
     """BSV's private sampler (Algorithm 2): reduced space S, conditioning test, lambda*, h*, k draws."""
 
-    def __init__(self, *, degree: int = 2, m: int | None = None, delta: float = DEFAULT_DELTA,
-                 Delta: float = DEFAULT_DELTA_UPPER, resample: int = 20, invalid: str = "repair",
-                 attempts: int = SOLVER_ATTEMPTS):
+    def __init__(
+        self,
+        *,
+        degree: int = 2,
+        m: int | None = None,
+        delta: float = DEFAULT_DELTA,
+        Delta: float = DEFAULT_DELTA_UPPER,
+        resample: int = 20,
+        invalid: str = "repair",
+        attempts: int = SOLVER_ATTEMPTS,
+    ):
         from privsample.cube.bounds import check_parameters
 
         if int(degree) < 1:
@@ -147,12 +155,16 @@ class BooleanCubeSampler:
             raise InputError(f"degree d = {d} exceeds the number of bits p = {p}")
         L = walsh_size(p, d)
         if 8 * L * L > MAX_DENSE_BYTES:
-            raise InputError(f"p = {p} bits and degree d = {d} give L = {L:,} Walsh features: the L x L Gram matrix "
-                             f"alone needs {8 * L * L / 2**30:.1f} GB; lower --degree or encode fewer columns")
+            raise InputError(
+                f"p = {p} bits and degree d = {d} give L = {L:,} Walsh features: the L x L Gram matrix "
+                f"alone needs {8 * L * L / 2**30:.1f} GB; lower --degree or encode fewer columns"
+            )
         m = int(self.m) if self.m is not None else default_m(p, d)
         if m < L:
-            raise InputError(f"m = {m} is smaller than the number of Walsh features L = {L} (p = {p}, d = {d}): "
-                             "the conditioning test cannot pass; use m >= 2L")
+            raise InputError(
+                f"m = {m} is smaller than the number of Walsh features L = {L} (p = {p}, d = {d}): "
+                "the conditioning test cannot pass; use m >= 2L"
+            )
         if m * p > MAX_DENSE_BYTES:
             raise InputError(f"m x p = {m} x {p} signs need {m * p / 2**30:.1f} GB: too big for memory")
         if k < 1:
@@ -161,8 +173,19 @@ class BooleanCubeSampler:
             raise InputError("the table is empty")
         theorem = cb.certified_epsilon(n, p, d, m, self.delta, self.Delta, k)
         margin = solver_margin(n)
-        out = {"p": p, "d": d, "L": L, "m": m, "n": int(n), "k": int(k), "delta": self.delta, "Delta": self.Delta,
-               "theorem_epsilon": theorem, "solver_margin": margin, "certified_epsilon": theorem * margin}
+        out = {
+            "p": p,
+            "d": d,
+            "L": L,
+            "m": m,
+            "n": int(n),
+            "k": int(k),
+            "delta": self.delta,
+            "Delta": self.Delta,
+            "theorem_epsilon": theorem,
+            "solver_margin": margin,
+            "certified_epsilon": theorem * margin,
+        }
         if epsilon is not None:
             out["epsilon"] = float(epsilon)
             out["max_k"] = cb.max_k(n, p, d, m, self.delta, self.Delta, float(epsilon) / margin)
@@ -172,12 +195,16 @@ class BooleanCubeSampler:
     def refuse_unless_certified(self, plan: dict[str, Any]) -> None:
         eps, cert = plan["epsilon"], plan["certified_epsilon"]
         if eps + 1e-12 * max(1.0, cert) < cert:
-            need = (f"k={plan['k']} would need n >= {plan['required_n']:.4g} records" if plan["required_n"]
-                    else f"no n certifies k={plan['k']} at this epsilon")
+            need = (
+                f"k={plan['k']} would need n >= {plan['required_n']:.4g} records"
+                if plan["required_n"]
+                else f"no n certifies k={plan['k']} at this epsilon"
+            )
             raise CertificationError(
                 f"releasing k={plan['k']} points certifies only epsilon >= {cert:.4g} (BSV Thm 12.2 with the solver "
                 f"margin, n={plan['n']}, p={plan['p']}, d={plan['d']}, m={plan['m']}); at epsilon={eps:g} at most "
-                f"k={plan['max_k']} points can be released, and {need}")
+                f"k={plan['max_k']} points can be released, and {need}"
+            )
 
     # -- the mechanism ------------------------------------------------------------------------------
     def reduced_space(self, p: int, m: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -188,8 +215,9 @@ class BooleanCubeSampler:
             S = draw_reduced_space(p, m, rng)
             if well_conditioned(S, self.degree):
                 return S, attempt
-        raise InputError(f"the reduced space failed the conditioning test {self.resample + 1} times "
-                         f"(m = {m}); increase m")
+        raise InputError(
+            f"the reduced space failed the conditioning test {self.resample + 1} times (m = {m}); increase m"
+        )
 
     def _solve(self, S: np.ndarray, c_f: np.ndarray, n: int) -> np.ndarray | None:
         """h on S if the solver succeeds within eta(n) of its target, else None (never raises, prints nothing)."""
@@ -208,12 +236,20 @@ class BooleanCubeSampler:
         h = np.asarray(sol.h, dtype=np.float64)
         m = S.shape[0]
         dev = sol.residuals.get("target", math.inf)
-        ok = (sol.certified and math.isfinite(dev) and dev <= eta and h.shape == (m,) and bool(np.all(np.isfinite(h)))
-              and float(h.min()) >= self.delta / m and float(h.max()) <= self.Delta / m)
+        ok = (
+            sol.certified
+            and math.isfinite(dev)
+            and dev <= eta
+            and h.shape == (m,)
+            and bool(np.all(np.isfinite(h)))
+            and float(h.min()) >= self.delta / m
+            and float(h.max()) <= self.Delta / m
+        )
         return h if ok else None
 
-    def density(self, engine, encoding: CubeEncoding, m: int, rng: np.random.Generator
-                ) -> tuple[np.ndarray, np.ndarray]:
+    def density(
+        self, engine, encoding: CubeEncoding, m: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(S, h): the density to draw from, with the retries and the uniform fallback of the module docstring."""
         n = engine.total()
         c_f = encoding.coefficients(engine, self.degree)
@@ -225,8 +261,17 @@ class BooleanCubeSampler:
                 return S, h
         return S, np.full(m, 1.0 / m)  # data-independent: the uniform density on S (lambda = 1)
 
-    def sample(self, engine, encoding: CubeEncoding, k: int, accountant: Accountant, noise: NoiseSource, *,
-               epsilon: float, rng: np.random.Generator | None = None) -> CubeRelease:
+    def sample(
+        self,
+        engine,
+        encoding: CubeEncoding,
+        k: int,
+        accountant: Accountant,
+        noise: NoiseSource,
+        *,
+        epsilon: float,
+        rng: np.random.Generator | None = None,
+    ) -> CubeRelease:
         """Release k points (decoded to the table's columns) if Thm 12.2 certifies ``epsilon`` for them.
 
         ``rng`` is the *public* randomness (S and the repair of invalid codes): it need not be secret,
@@ -238,12 +283,22 @@ class BooleanCubeSampler:
         self.refuse_unless_certified(plan)
         rho = plan["certified_epsilon"] ** 2 / 2
         if not accountant.can_spend(rho):
-            raise CertificationError(f"the certified epsilon {plan['certified_epsilon']:.4g} needs rho = {rho:.4g} "
-                                     f"but only {accountant.remaining:.4g} remains")
-        accountant.spend(rho, "cube/sample", mechanism="BSV private sampling (noise-free)",
-                         measured=f"{k} draws from h* on S (p={encoding.p}, d={self.degree}, m={plan['m']})",
-                         private=bool(getattr(noise, "private", False)), pure_epsilon=plan["certified_epsilon"],
-                         neighbouring=NEIGHBOURING, k=int(k), n=int(n), m=plan["m"])
+            raise CertificationError(
+                f"the certified epsilon {plan['certified_epsilon']:.4g} needs rho = {rho:.4g} "
+                f"but only {accountant.remaining:.4g} remains"
+            )
+        accountant.spend(
+            rho,
+            "cube/sample",
+            mechanism="BSV private sampling (noise-free)",
+            measured=f"{k} draws from h* on S (p={encoding.p}, d={self.degree}, m={plan['m']})",
+            private=bool(getattr(noise, "private", False)),
+            pure_epsilon=plan["certified_epsilon"],
+            neighbouring=NEIGHBOURING,
+            k=int(k),
+            n=int(n),
+            m=plan["m"],
+        )
         S, h = self.density(engine, encoding, plan["m"], rng)
         scores = np.log(h)  # h >= delta/m > 0 exactly
         idx = np.array([noise.exponential(scores, 2.0, 1.0) for _ in range(int(k))], dtype=np.int64)
@@ -253,5 +308,13 @@ class BooleanCubeSampler:
         return CubeRelease(codes=codes, bits=bits, valid=valid, epsilon=plan["certified_epsilon"], info=info)
 
 
-__all__ = ["BooleanCubeSampler", "CubeRelease", "CertificationError", "default_m", "NEIGHBOURING",
-           "SOLVER_ATTEMPTS", "solver_margin", "target_slack"]
+__all__ = [
+    "BooleanCubeSampler",
+    "CubeRelease",
+    "CertificationError",
+    "default_m",
+    "NEIGHBOURING",
+    "SOLVER_ATTEMPTS",
+    "solver_margin",
+    "target_slack",
+]

@@ -52,9 +52,9 @@ class SolverError(PrivsampleError):
 class CubeSolution:
     """:func:`solve`'s answer. ``h`` are probabilities on the m points of S (sum 1)."""
 
-    lam: float                    # lambda_used = min(1, lambda* + tau) (0.0 when lambda = 0 is feasible)
-    h: np.ndarray                 # h* at lambda_used, in [delta/m, Delta/m] exactly (exact_box)
-    y: np.ndarray                 # QP dual (g scaling): m h = clip(1 + A^T y, delta, Delta)
+    lam: float  # lambda_used = min(1, lambda* + tau) (0.0 when lambda = 0 is feasible)
+    h: np.ndarray  # h* at lambda_used, in [delta/m, Delta/m] exactly (exact_box)
+    y: np.ndarray  # QP dual (g scaling): m h = clip(1 + A^T y, delta, Delta)
     lam_star: float
     lam_lower: float
     certified: bool
@@ -65,8 +65,17 @@ class CubeSolution:
     method: str = ""
 
 
-def solve(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *, tau: float = DEFAULT_TAU,
-          tol: float = 1e-12, gram: np.ndarray | None = None) -> CubeSolution:
+def solve(
+    S: np.ndarray,
+    c_f: np.ndarray,
+    d: int,
+    delta: float,
+    Delta: float,
+    *,
+    tau: float = DEFAULT_TAU,
+    tol: float = 1e-12,
+    gram: np.ndarray | None = None,
+) -> CubeSolution:
     """Steps 4-5 of BSV's Algorithm 1 (Pierquin et al.'s LP then QP): lambda_used = min(1, lambda* + tau)
     by :func:`privsample.cube.lp.solve_lambda`, then h* = argmin ||h - u_m|| s.t. A h = b(lambda_used),
     delta/m <= h <= Delta/m by the dual Newton projection (note section 8). h is returned as probabilities
@@ -91,8 +100,7 @@ def solve(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *,
     timings["gram"] = time.perf_counter() - t1
     t1 = time.perf_counter()
     stats: dict[str, Any] = {}
-    t_lo, t_hi, method, _ = _lambda_core(op, c_f, c_u, delta, Delta, tol=tol, max_stages=60, fallback=True,
-                                         stats=stats)
+    t_lo, t_hi, method, _ = _lambda_core(op, c_f, c_u, delta, Delta, tol=tol, max_stages=60, fallback=True, stats=stats)
     if method == "lambda=0":
         lam_star = lam_lower = lam = 0.0
     else:
@@ -122,6 +130,16 @@ def solve(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, *,
         # sup-norm distance (coefficient units) from A h to every b(lambda) with lambda in [lam_lower, lam]
         "target": equality + (lam - lam_lower) * float(np.abs(c_f - c_u).max()),
     }
-    return CubeSolution(lam=lam, h=h, y=st.y, lam_star=lam_star, lam_lower=lam_lower, certified=certified,
-                        iterations=stats,
-                        seconds=time.perf_counter() - t0, timings=timings, residuals=residuals, method=method)
+    return CubeSolution(
+        lam=lam,
+        h=h,
+        y=st.y,
+        lam_star=lam_star,
+        lam_lower=lam_lower,
+        certified=certified,
+        iterations=stats,
+        seconds=time.perf_counter() - t0,
+        timings=timings,
+        residuals=residuals,
+        method=method,
+    )

@@ -37,12 +37,21 @@ import numpy as np
 from privsample.errors import InputError
 
 __all__ = [
-    "walsh_subsets", "walsh_size", "walsh_features", "walsh_rmatvec", "walsh_matvec", "point_coefficients",
-    "walsh_gram", "gram_free", "well_conditioned", "conditioning_margin", "draw_reduced_space",
+    "walsh_subsets",
+    "walsh_size",
+    "walsh_features",
+    "walsh_rmatvec",
+    "walsh_matvec",
+    "point_coefficients",
+    "walsh_gram",
+    "gram_free",
+    "well_conditioned",
+    "conditioning_margin",
+    "draw_reduced_space",
 ]
 
-_CHUNK_BYTES = 16 * 2**20      # target size of one chunk of explicit features
-_GRAM_CHUNK_MAX = 2**14        # rows per float32 Gram chunk: partial sums stay exact integers < 2^24
+_CHUNK_BYTES = 16 * 2**20  # target size of one chunk of explicit features
+_GRAM_CHUNK_MAX = 2**14  # rows per float32 Gram chunk: partial sums stay exact integers < 2^24
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -81,8 +90,8 @@ def _plan(p: int, d: int) -> tuple[tuple[int, np.ndarray, np.ndarray], ...]:
     out, k = [], 1
     for t in range(1, d + 1):
         n_t = math.comb(p, t)
-        par = np.array([index[J[:-1]] for J in subs[k:k + n_t]], dtype=np.intp)
-        bit = np.array([J[-1] for J in subs[k:k + n_t]], dtype=np.intp)
+        par = np.array([index[J[:-1]] for J in subs[k : k + n_t]], dtype=np.intp)
+        bit = np.array([J[-1] for J in subs[k : k + n_t]], dtype=np.intp)
         out.append((k, par, bit))
         k += n_t
     return tuple(out)
@@ -133,14 +142,14 @@ def walsh_features(S: np.ndarray, d: int, dtype=np.float64, transposed: bool = F
     F[0] = 1
     for k, par, bit in _plan(p, di):
         if k == 1:
-            F[1:1 + p] = ST
+            F[1 : 1 + p] = ST
         elif di == 2 and k == p + 1:  # pairs: one broadcast per first bit, all contiguous rows
             off = k
             for j in range(p - 1):
-                np.multiply(ST[j][None, :], ST[j + 1:], out=F[off:off + p - j - 1])
+                np.multiply(ST[j][None, :], ST[j + 1 :], out=F[off : off + p - j - 1])
                 off += p - j - 1
         else:
-            F[k:k + len(par)] = F[par] * ST[bit]
+            F[k : k + len(par)] = F[par] * ST[bit]
     return F if transposed else F.T
 
 
@@ -168,14 +177,14 @@ def walsh_rmatvec(S: np.ndarray, h: np.ndarray, d: int) -> np.ndarray:
         lin = np.zeros(p)
         Q = np.zeros((p, p)) if di == 2 else None
         for s in range(0, m, c):
-            X = S[s:s + c].astype(np.float64)
-            Xh = X * h[s:s + c, None]
+            X = S[s : s + c].astype(np.float64)
+            Xh = X * h[s : s + c, None]
             lin += Xh.sum(axis=0)
             if Q is not None:
                 Q += Xh.T @ X
-        out[1:1 + p] = lin
+        out[1 : 1 + p] = lin
         if Q is not None:
-            out[1 + p:] = Q[np.triu_indices(p, 1)]
+            out[1 + p :] = Q[np.triu_indices(p, 1)]
         return out
     # d >= 3: explicit features up to degree d - 1; the degree-d block from one GEMM per chunk,
     # (W_{d-1} diag(h) S)[K, j] = sum_i h_i w_K(x_i) x_ij = c_{K + j} for j > max K
@@ -184,10 +193,10 @@ def walsh_rmatvec(S: np.ndarray, h: np.ndarray, d: int) -> np.ndarray:
     low = np.zeros(top)
     Mtop = np.zeros((top - lo, p))
     for s in range(0, m, c):
-        W = walsh_features(S[s:s + c], di - 1, np.float64, transposed=True)
-        hc = h[s:s + c]
+        W = walsh_features(S[s : s + c], di - 1, np.float64, transposed=True)
+        hc = h[s : s + c]
         low += W @ hc
-        Mtop += (W[lo:] * hc) @ S[s:s + c].astype(np.float64)
+        Mtop += (W[lo:] * hc) @ S[s : s + c].astype(np.float64)
     out[:top] = low
     out[top:] = Mtop[Kr, jb]
     return out
@@ -213,14 +222,14 @@ def walsh_matvec(S: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
         U = None
         if di == 2:
             U = np.zeros((p, p))
-            U[np.triu_indices(p, 1)] = y[1 + p:]
+            U[np.triu_indices(p, 1)] = y[1 + p :]
         c = 8192
         for s in range(0, m, c):
-            X = S[s:s + c].astype(np.float64)
-            z = X @ y[1:1 + p]
+            X = S[s : s + c].astype(np.float64)
+            z = X @ y[1 : 1 + p]
             if U is not None:
                 z += np.einsum("ij,ij->i", X @ U, X)
-            out[s:s + c] = z + y[0]
+            out[s : s + c] = z + y[0]
         return out
     # d >= 3: sum_J y_J w_J(x) = y_low . w_low(x) + sum_K w_K(x) (Y x)_K with Y[K, j] = y_{K + j}, j > max K
     lo, top, Kr, jb = _top_plan(p, di)
@@ -228,10 +237,10 @@ def walsh_matvec(S: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     Y[Kr, jb] = y[top:]
     c = _rows_per_chunk(top, 8)
     for s in range(0, m, c):
-        W = walsh_features(S[s:s + c], di - 1, np.float64, transposed=True)
+        W = walsh_features(S[s : s + c], di - 1, np.float64, transposed=True)
         z = y[:top] @ W
-        z += np.einsum("kc,kc->c", W[lo:], Y @ S[s:s + c].T.astype(np.float64))
-        out[s:s + c] = z
+        z += np.einsum("kc,kc->c", W[lo:], Y @ S[s : s + c].T.astype(np.float64))
+        out[s : s + c] = z
     return out
 
 
@@ -266,7 +275,7 @@ def _gram_rows(S: np.ndarray, d: int, rows: np.ndarray | None, weights: np.ndarr
             raise InputError("Gram weights must be non-negative integers (multiplicities)")
         exact32 = total < 2**24
     for s in range(0, n, c):
-        idx = slice(s, s + c) if rows is None else rows[s:s + c]
+        idx = slice(s, s + c) if rows is None else rows[s : s + c]
         F = walsh_features(S[idx], di, np.float32, transposed=True)
         if weights is None:
             G += F @ F.T  # float32 GEMM of +-1 entries over <= 2^14 rows: exact integers
@@ -303,8 +312,7 @@ def walsh_gram(S: np.ndarray, d: int) -> np.ndarray:
     return G.copy()
 
 
-def gram_free(S: np.ndarray, free_mask: np.ndarray | None, d: int, weights: np.ndarray | None = None
-              ) -> np.ndarray:
+def gram_free(S: np.ndarray, free_mask: np.ndarray | None, d: int, weights: np.ndarray | None = None) -> np.ndarray:
     """A_I A_I^T for the rows I selected by ``free_mask`` (boolean mask of length m, or an index array;
     None selects every row), as an exact integer matrix in float64, by chunked float32 GEMM on explicit
     features (note section 8: the generalised Jacobian of the dual Newton method). ``weights`` (integer

@@ -30,18 +30,46 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from privsample.data.schema import (DEFAULT_OTHER_LABEL, MAX_FLOAT_BOUND, MAX_INTEGER_BOUND, Categorical, Column,
-                                    Numeric, Schema)
+from privsample.data.schema import (
+    DEFAULT_OTHER_LABEL,
+    MAX_FLOAT_BOUND,
+    MAX_INTEGER_BOUND,
+    Categorical,
+    Column,
+    Numeric,
+    Schema,
+)
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import gaussian_measure, rho_for_sigma, sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
 
-__all__ = ["draft_schema", "private_schema", "plan_discovery", "noisy_row_count", "min_category_records",
-           "COUNT_SHARE", "TARGET_FRACTION", "PASS_PROBABILITY", "MIN_SHARE", "MAX_SHARE", "TYPE_MIN_SHARE",
-           "TYPE_SIGNAL", "NUMERIC_MIN_DISTINCT", "TYPE_SHARE", "COARSE_SHARE",
-           "NULLABLE_SIGMAS", "TYPE_SIGMAS", "BUCKET_FALSE_POSITIVE", "REFINE_SIGMAS", "REFINE_CELLS",
-           "FLOAT_MIN_EXPONENT", "MAX_EXPONENT", "category_threshold", "bucket_edges"]
+__all__ = [
+    "draft_schema",
+    "private_schema",
+    "plan_discovery",
+    "noisy_row_count",
+    "min_category_records",
+    "COUNT_SHARE",
+    "TARGET_FRACTION",
+    "PASS_PROBABILITY",
+    "MIN_SHARE",
+    "MAX_SHARE",
+    "TYPE_MIN_SHARE",
+    "TYPE_SIGNAL",
+    "NUMERIC_MIN_DISTINCT",
+    "TYPE_SHARE",
+    "COARSE_SHARE",
+    "NULLABLE_SIGMAS",
+    "TYPE_SIGMAS",
+    "BUCKET_FALSE_POSITIVE",
+    "REFINE_SIGMAS",
+    "REFINE_CELLS",
+    "FLOAT_MIN_EXPONENT",
+    "MAX_EXPONENT",
+    "category_threshold",
+    "bucket_edges",
+]
 
 # -- draft rule ---------------------------------------------------------------------------------
 NUMERIC_MIN_DISTINCT = 20  # draft: all-numeric columns with more distinct values than this are numeric
@@ -167,8 +195,10 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
     if max_categories < 1 or bins < 1:
         raise InputError("max_categories and bins must be >= 1")
     columns: list[Column] = []
-    notes = ["NON-PRIVATE DRAFT: categories and bounds were read directly from the data; there is no "
-             "privacy guarantee. Review and edit it (remove rare categories, use public bounds) before use."]
+    notes = [
+        "NON-PRIVATE DRAFT: categories and bounds were read directly from the data; there is no "
+        "privacy guarantee. Review and edit it (remove rare categories, use public bounds) before use."
+    ]
     for name, key in zip(names, df.columns):
         sc = _scan(df[key])
         nullable = sc.n_missing > 0
@@ -178,8 +208,10 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
             integer = bool(np.all(sc.is_integral)) and max(abs(lo), abs(hi)) <= MAX_INTEGER_BOUND
             if not math.isfinite(hi - lo):  # keep every arithmetic on the bounds finite
                 lo, hi = max(lo, -MAX_FLOAT_BOUND), min(hi, MAX_FLOAT_BOUND)
-                notes.append(f"column '{name}': bounds limited to +-{MAX_FLOAT_BOUND:.4g} (upper - lower must be a "
-                             "finite number); values beyond them are clipped")
+                notes.append(
+                    f"column '{name}': bounds limited to +-{MAX_FLOAT_BOUND:.4g} (upper - lower must be a "
+                    "finite number); values beyond them are clipped"
+                )
             b = int(min(bins, hi - lo + 1)) if integer else int(bins)
             columns.append(Numeric(name, lo, hi, bins=b, integer=integer, nullable=nullable))
             continue
@@ -192,8 +224,10 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
         if n_distinct > max_categories:
             order = np.argsort(-sc.counts, kind="stable")[:max_categories]
             keep = sc.values[np.sort(order)]
-            notes.append(f"column '{name}' has {n_distinct} distinct values: kept the {max_categories} most "
-                         f"frequent, the rest map to the catch-all")
+            notes.append(
+                f"column '{name}' has {n_distinct} distinct values: kept the {max_categories} most "
+                f"frequent, the rest map to the catch-all"
+            )
         cats = _sorted_categories(list(keep))
         if n_distinct > max_categories:
             other = _other_label(cats)
@@ -246,8 +280,9 @@ def noisy_row_count(n: int, accountant: Accountant, noise: NoiseSource, rho: flo
     neighbours (L2 sensitivity 1) and Z is discrete Gaussian with sigma = 1/sqrt(2 rho) (Canonne, Kamath
     & Steinke 2020). ``max(., 1)`` is post-processing; n_hat is public afterwards.
     """
-    noisy, sigma = gaussian_measure(accountant, noise, np.array([int(n)], dtype=np.int64), rho,
-                                    "schema: row count", measured="number of records")
+    noisy, sigma = gaussian_measure(
+        accountant, noise, np.array([int(n)], dtype=np.int64), rho, "schema: row count", measured="number of records"
+    )
     return float(max(int(noisy[0]), 1)), sigma
 
 
@@ -269,8 +304,9 @@ def min_category_records(sigma: float, delta_col: float, pass_probability: float
     return category_threshold(sigma, delta_col) + NormalDist().inv_cdf(pass_probability) * sigma
 
 
-def _threshold_at(share: float, total_rho: float, count_rho: float, delta_col: float, n_hat: float, m: int,
-                  pass_probability: float) -> tuple[float, float]:
+def _threshold_at(
+    share: float, total_rho: float, count_rho: float, delta_col: float, n_hat: float, m: int, pass_probability: float
+) -> tuple[float, float]:
     """(rho for the columns, records a category needs) when discovery takes ``share`` of ``total_rho``."""
     rho = _round_down(Fraction(share) * Fraction(total_rho) - Fraction(count_rho))
     if rho <= 0:
@@ -282,10 +318,19 @@ def _threshold_at(share: float, total_rho: float, count_rho: float, delta_col: f
     return rho, min_category_records(sigma_for_rho(rho_b), delta_col, pass_probability)
 
 
-def plan_discovery(total_rho: float, delta: float, n_hat: float, n_columns: int, *, count_rho: float = 0.0,
-                   share: float | None = None, target_fraction: float = TARGET_FRACTION,
-                   pass_probability: float = PASS_PROBABILITY, min_share: float = MIN_SHARE,
-                   max_share: float = MAX_SHARE) -> tuple[float, dict[str, Any]]:
+def plan_discovery(
+    total_rho: float,
+    delta: float,
+    n_hat: float,
+    n_columns: int,
+    *,
+    count_rho: float = 0.0,
+    share: float | None = None,
+    target_fraction: float = TARGET_FRACTION,
+    pass_probability: float = PASS_PROBABILITY,
+    min_share: float = MIN_SHARE,
+    max_share: float = MAX_SHARE,
+) -> tuple[float, dict[str, Any]]:
     """The budget for column discovery, from public quantities and the noisy row count ``n_hat``.
 
     Returns (rho, details): ``rho`` is what the columns may spend, ``share * total_rho - count_rho``
@@ -308,8 +353,9 @@ def plan_discovery(total_rho: float, delta: float, n_hat: float, n_columns: int,
     if m < 1:
         raise InputError("discovery needs at least one column")
     if not (0 < min_share <= max_share <= 1):
-        raise InputError(f"discovery shares must satisfy 0 < min_share <= max_share <= 1 "
-                         f"(got {min_share}, {max_share})")
+        raise InputError(
+            f"discovery shares must satisfy 0 < min_share <= max_share <= 1 (got {min_share}, {max_share})"
+        )
     if share is not None and not (0 < share <= 1):
         raise InputError(f"the discovery share must be in (0, 1] (got {share})")
     if not (0 < pass_probability < 1 and 0 < target_fraction <= 1):
@@ -337,10 +383,19 @@ def plan_discovery(total_rho: float, delta: float, n_hat: float, n_columns: int,
     if rho <= 0:
         raise InputError(f"the discovery share {chosen:g} does not cover the row count already spent")
     records = math.ceil(need) if math.isfinite(need) else None
-    details = {"rule": rule, "share": chosen, "rho": rho, "count_rho": float(count_rho), "n_hat": n_hat,
-               "target_fraction": float(target_fraction), "pass_probability": float(pass_probability),
-               "min_share": float(min_share), "max_share": float(max_share), "min_category_records": records,
-               "min_category_fraction": (records / n_hat) if records is not None else None}
+    details = {
+        "rule": rule,
+        "share": chosen,
+        "rho": rho,
+        "count_rho": float(count_rho),
+        "n_hat": n_hat,
+        "target_fraction": float(target_fraction),
+        "pass_probability": float(pass_probability),
+        "min_share": float(min_share),
+        "max_share": float(max_share),
+        "min_category_records": records,
+        "min_category_fraction": (records / n_hat) if records is not None else None,
+    }
     return rho, details
 
 
@@ -370,25 +425,48 @@ def _sub_edges(a: float, b: float, integer: bool) -> np.ndarray:
     return e
 
 
-def _spend_gaussian(accountant: Accountant, noise: NoiseSource, counts: np.ndarray, rho: float, label: str,
-                    measured: str, **details: Any) -> tuple[np.ndarray, float]:
-    return gaussian_measure(accountant, noise, np.asarray(counts, dtype=np.int64), rho, label,
-                            measured=measured, **details)
+def _spend_gaussian(
+    accountant: Accountant,
+    noise: NoiseSource,
+    counts: np.ndarray,
+    rho: float,
+    label: str,
+    measured: str,
+    **details: Any,
+) -> tuple[np.ndarray, float]:
+    return gaussian_measure(
+        accountant, noise, np.asarray(counts, dtype=np.int64), rho, label, measured=measured, **details
+    )
 
 
-def _discover_categorical(name: str, sc: _Scan, accountant: Accountant, noise: NoiseSource, rho: float,
-                          delta: float, nullable: bool, max_categories: int,
-                          notes: list[str]) -> tuple[Categorical, dict[str, int], float]:
+def _discover_categorical(
+    name: str,
+    sc: _Scan,
+    accountant: Accountant,
+    noise: NoiseSource,
+    rho: float,
+    delta: float,
+    nullable: bool,
+    max_categories: int,
+    notes: list[str],
+) -> tuple[Categorical, dict[str, int], float]:
     """(column, {released category: its noisy count}, sigma of those counts)."""
     sigma = sigma_for_rho(rho)
     tau = category_threshold(sigma, delta)
     # Spent by hand (not gaussian_measure): the number of observed values is sensitive, so it must not
     # go into the ledger's details. The spend happens before any noise is drawn.
-    accountant.spend(rho, f"schema: {name}: category counts", delta=delta,
-                     mechanism="discrete Gaussian, thresholded (stability histogram)",
-                     measured="count of each observed value; released iff noisy count > tau",
-                     noise_scale=sigma, private=noise.private, threshold=tau, sensitivity=1.0,
-                     **({} if noise.private else {"note": SEEDED_LABEL}))
+    accountant.spend(
+        rho,
+        f"schema: {name}: category counts",
+        delta=delta,
+        mechanism="discrete Gaussian, thresholded (stability histogram)",
+        measured="count of each observed value; released iff noisy count > tau",
+        noise_scale=sigma,
+        private=noise.private,
+        threshold=tau,
+        sensitivity=1.0,
+        **({} if noise.private else {"note": SEEDED_LABEL}),
+    )
     noisy = noise.gaussian(sc.counts, sigma) if len(sc.counts) else np.zeros(0, dtype=np.int64)
     passed = np.flatnonzero(noisy > tau)
     if len(passed) > max_categories:  # keep the largest noisy counts, ties by value (post-processing)
@@ -399,22 +477,38 @@ def _discover_categorical(name: str, sc: _Scan, accountant: Accountant, noise: N
     cats = _sorted_categories(list(released))
     if not cats:
         notes.append(f"column '{name}': no category passed the threshold; only the catch-all remains")
-    return (Categorical(name, tuple(cats), nullable=nullable, other=_other_label(cats)),
-            {c: released[c] for c in cats}, sigma)
+    return (
+        Categorical(name, tuple(cats), nullable=nullable, other=_other_label(cats)),
+        {c: released[c] for c in cats},
+        sigma,
+    )
 
 
-def _discover_numeric(name: str, sc: _Scan, accountant: Accountant, noise: NoiseSource, rho: float,
-                      integer: bool, nullable: bool, bins: int, notes: list[str]) -> Column:
+def _discover_numeric(
+    name: str,
+    sc: _Scan,
+    accountant: Accountant,
+    noise: NoiseSource,
+    rho: float,
+    integer: bool,
+    nullable: bool,
+    bins: int,
+    notes: list[str],
+) -> Column:
     rho_coarse, rho_fine = _split(rho, [COARSE_SHARE, 1.0 - COARSE_SHARE])
     ok = sc.is_number
     x, w = sc.numbers[ok], sc.counts[ok]
     edges = bucket_edges(integer)
     nb = len(edges) - 1
     bidx = _bucket_index(x, edges)
-    noisy, sigma = _spend_gaussian(accountant, noise, _weighted_counts(bidx, w, nb), rho_coarse,
-                                   f"schema: {name}: range buckets",
-                                   "counts of numeric values in the public log-scale buckets "
-                                   "[+-2^k, +-2^(k+1)) around 0")
+    noisy, sigma = _spend_gaussian(
+        accountant,
+        noise,
+        _weighted_counts(bidx, w, nb),
+        rho_coarse,
+        f"schema: {name}: range buckets",
+        "counts of numeric values in the public log-scale buckets [+-2^k, +-2^(k+1)) around 0",
+    )
     t_coarse = sigma * math.sqrt(2.0 * math.log(nb / BUCKET_FALSE_POSITIVE))
     passed = np.flatnonzero(noisy > t_coarse)
     # Always spend the refinement share (so the cost never depends on the outcome), even if unused.
@@ -431,16 +525,23 @@ def _discover_numeric(name: str, sc: _Scan, accountant: Accountant, noise: Noise
         sub = np.clip(np.searchsorted(g, x[sel], side="right") - 1, 0, len(g) - 2)
         parts.append(_weighted_counts(sub, w[sel], len(g) - 1))
         sizes.append(len(g) - 1)
-    fine, sigma_f = _spend_gaussian(accountant, noise, np.concatenate(parts), rho_fine,
-                                    f"schema: {name}: range refinement",
-                                    "counts in linear sub-buckets of the lowest and highest passing buckets")
+    fine, sigma_f = _spend_gaussian(
+        accountant,
+        noise,
+        np.concatenate(parts),
+        rho_fine,
+        f"schema: {name}: range refinement",
+        "counts in linear sub-buckets of the lowest and highest passing buckets",
+    )
     if not len(passed):
-        notes.append(f"column '{name}': looks numeric but no range bucket passed the threshold; "
-                     "only the catch-all category remains")
+        notes.append(
+            f"column '{name}': looks numeric but no range bucket passed the threshold; "
+            "only the catch-all category remains"
+        )
         return Categorical(name, (), nullable=nullable, other=DEFAULT_OTHER_LABEL)
     t_fine = REFINE_SIGMAS * sigma_f
-    lo_noisy = fine[:sizes[0]]
-    hi_noisy = fine[sizes[0]:] if len(grids) == 2 else lo_noisy
+    lo_noisy = fine[: sizes[0]]
+    hi_noisy = fine[sizes[0] :] if len(grids) == 2 else lo_noisy
     lo_pass, hi_pass = np.flatnonzero(lo_noisy > t_fine), np.flatnonzero(hi_noisy > t_fine)
     g_lo, g_hi = grids[0], grids[-1]
     lower = float(g_lo[lo_pass[0]]) if len(lo_pass) else float(edges[lo_b])
@@ -466,16 +567,26 @@ def _plain(obj: Any) -> Any:
 
 
 def _number_text(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() and abs(v) < 2.0 ** 53 else repr(float(v))
+    return str(int(v)) if float(v).is_integer() and abs(v) < 2.0**53 else repr(float(v))
 
 
 def _share_clip(x: float) -> float:
     return float(min(max(x, 0.0), 1.0))
 
 
-def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource, *, rho: float, delta: float,
-                   bins: int = 16, max_categories: int = 50, share: float | None = 1.0,
-                   count_share: float = COUNT_SHARE, **plan_options: Any) -> Schema:
+def private_schema(
+    df: pd.DataFrame,
+    accountant: Accountant,
+    noise: NoiseSource,
+    *,
+    rho: float,
+    delta: float,
+    bins: int = 16,
+    max_categories: int = 50,
+    share: float | None = 1.0,
+    count_share: float = COUNT_SHARE,
+    **plan_options: Any,
+) -> Schema:
     """Discover a schema with differential privacy, charging the accountant at most ``rho`` and ``delta``.
 
     Budget. ``share=1.0`` (default): spend exactly ``rho``. ``share=s``: spend exactly ``s * rho``.
@@ -548,13 +659,16 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
     cap = share if share is not None else plan_options.get("max_share", MAX_SHARE)
     limit = _round_down(Fraction(cap) * Fraction(rho))
     if not accountant.can_spend(limit, delta):
-        raise BudgetExceeded(f"budget exceeded: private schema discovery asks up to rho={limit:.6g}, "
-                             f"delta={delta:.3g} but only rho={accountant.remaining:.6g} and delta="
-                             f"{accountant.delta_slack - accountant.delta_spent:.3g} remain (nothing was measured)")
+        raise BudgetExceeded(
+            f"budget exceeded: private schema discovery asks up to rho={limit:.6g}, "
+            f"delta={delta:.3g} but only rho={accountant.remaining:.6g} and delta="
+            f"{accountant.delta_slack - accountant.delta_spent:.3g} remain (nothing was measured)"
+        )
     m = len(names)
     count_rho = _round_down(Fraction(count_share) * Fraction(rho))
-    lowest = _round_down(Fraction(share if share is not None else plan_options.get("min_share", MIN_SHARE))
-                         * Fraction(rho))
+    lowest = _round_down(
+        Fraction(share if share is not None else plan_options.get("min_share", MIN_SHARE)) * Fraction(rho)
+    )
     if not 0 < count_rho < lowest:  # checked before any spend: the plan can never fail on n_hat
         raise InputError(f"the smallest discovery budget (rho={lowest:.6g}) does not leave room for the row count")
     start = len(accountant.ledger)
@@ -564,27 +678,48 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
     splits = [_column_split(r, n_hat) for r in col_rho]
     if any(min(a, b) <= 0 for a, b in splits):
         raise InputError(f"rho={rho!r} is too small to split over {m} columns")
-    accountant.spend(0.0, "schema: plan", mechanism="post-processing",
-                     measured="discovery budget from the noisy row count and public parameters",
-                     private=noise.private,
-                     **{k: plan[k] for k in ("rule", "share", "n_hat", "min_category_records")})
+    accountant.spend(
+        0.0,
+        "schema: plan",
+        mechanism="post-processing",
+        measured="discovery budget from the noisy row count and public parameters",
+        private=noise.private,
+        **{k: plan[k] for k in ("rule", "share", "n_hat", "min_category_records")},
+    )
     delta_col = _round_down(Fraction(delta) / m)
     spent_share = plan["share"]
-    notes = [f"Discovered with differential privacy: ({spent_share * rho:.6g}, {delta:.3g})-approximate zCDP "
-             "under add/remove-one-record neighbours (column names treated as public). Rare categories are "
-             "mapped to the catch-all and bounds may clip extreme values."]
+    notes = [
+        f"Discovered with differential privacy: ({spent_share * rho:.6g}, {delta:.3g})-approximate zCDP "
+        "under add/remove-one-record neighbours (column names treated as public). Rare categories are "
+        "mapped to the catch-all and bounds may clip extreme values."
+    ]
     if plan["min_category_records"] is not None:
-        notes.append(f"Categories with fewer than about {plan['min_category_records']} records (planned from the "
-                     "noisy row count) are merged into the catch-all.")
+        notes.append(
+            f"Categories with fewer than about {plan['min_category_records']} records (planned from the "
+            "noisy row count) are merged into the catch-all."
+        )
     columns: list[Column] = []
     report: list[dict[str, Any]] = []
     for name, key, (rho_a, rho_b) in zip(names, df.columns, splits):
         sc = _scan(df[key])
         isnum, integ = sc.is_number, sc.is_integral
-        true = np.array([sc.n_missing, int(sc.counts[integ].sum()), int(sc.counts[isnum & ~integ].sum()),
-                         int(sc.counts[~isnum].sum())], dtype=np.int64)
-        noisy, sigma_a = _spend_gaussian(accountant, noise, true, rho_a, f"schema: {name}: type counts",
-                                         "counts of (missing, integral, non-integral, non-numeric) values")
+        true = np.array(
+            [
+                sc.n_missing,
+                int(sc.counts[integ].sum()),
+                int(sc.counts[isnum & ~integ].sum()),
+                int(sc.counts[~isnum].sum()),
+            ],
+            dtype=np.int64,
+        )
+        noisy, sigma_a = _spend_gaussian(
+            accountant,
+            noise,
+            true,
+            rho_a,
+            f"schema: {name}: type counts",
+            "counts of (missing, integral, non-integral, non-numeric) values",
+        )
         n_miss, n_int, n_frac, n_text = (int(v) for v in noisy)
         nullable = n_miss > NULLABLE_SIGMAS * sigma_a
         missing_share = max(n_miss, 0) / n_hat if nullable else 0.0  # noisy; records in the null code
@@ -592,43 +727,83 @@ def private_schema(df: pd.DataFrame, accountant: Accountant, noise: NoiseSource,
         # reading it as numbers would send every text value to the null code (post-processing of noisy counts).
         # The numeric count is the sum of two noisy counts (sd sqrt(2) sigma_a): its test is scaled to match,
         # and numbers must outnumber text, so that noise alone rarely makes a text column numeric.
-        numeric = ((n_int + n_frac) > TYPE_SIGMAS * math.sqrt(2.0) * sigma_a and (n_int + n_frac) > n_text
-                   and n_text <= max(TYPE_SIGMAS * sigma_a, TEXT_SHARE * (n_int + n_frac + n_text)))
+        numeric = (
+            (n_int + n_frac) > TYPE_SIGMAS * math.sqrt(2.0) * sigma_a
+            and (n_int + n_frac) > n_text
+            and n_text <= max(TYPE_SIGMAS * sigma_a, TEXT_SHARE * (n_int + n_frac + n_text))
+        )
         if numeric:
             integer = n_int > TYPE_SIGMAS * sigma_a and n_frac <= TYPE_SIGMAS * sigma_a
             x = np.repeat(sc.numbers[isnum], sc.counts[isnum])
-            col, info = discover_numeric(name, x, accountant, noise, rho=rho_b, delta=delta_col, integer=integer,
-                                         nullable=nullable, n_hat=n_hat, bins=bins, notes=notes)
+            col, info = discover_numeric(
+                name,
+                x,
+                accountant,
+                noise,
+                rho=rho_b,
+                delta=delta_col,
+                integer=integer,
+                nullable=nullable,
+                n_hat=n_hat,
+                bins=bins,
+                notes=notes,
+            )
             info = dict(info or {})
             if isinstance(col, Numeric):
-                entry = {"name": name, "kind": "numeric",
-                         "kept": f"[{_number_text(col.lower)}, {_number_text(col.upper)}]",
-                         "catch_all_share": info.pop("catch_all_share", None)}
+                entry = {
+                    "name": name,
+                    "kind": "numeric",
+                    "kept": f"[{_number_text(col.lower)}, {_number_text(col.upper)}]",
+                    "catch_all_share": info.pop("catch_all_share", None),
+                }
             else:  # no bounds: only the catch-all (every non-missing value goes there)
-                entry = {"name": name, "kind": "catch-all", "kept": 0,
-                         "catch_all_share": _share_clip(1.0 - missing_share)}
+                entry = {
+                    "name": name,
+                    "kind": "catch-all",
+                    "kept": 0,
+                    "catch_all_share": _share_clip(1.0 - missing_share),
+                }
             entry.update({k: v for k, v in info.items() if k not in entry})
         else:
-            col, released, sigma_b = _discover_categorical(name, sc, accountant, noise, rho_b, delta_col,
-                                                           nullable, max_categories, notes)
-            entry = {"name": name, "kind": "categorical" if col.categories else "catch-all",
-                     "kept": len(col.categories),
-                     "catch_all_share": _share_clip(1.0 - sum(released.values()) / n_hat - missing_share),
-                     "counts": released, "sigma": sigma_b}
+            col, released, sigma_b = _discover_categorical(
+                name, sc, accountant, noise, rho_b, delta_col, nullable, max_categories, notes
+            )
+            entry = {
+                "name": name,
+                "kind": "categorical" if col.categories else "catch-all",
+                "kept": len(col.categories),
+                "catch_all_share": _share_clip(1.0 - sum(released.values()) / n_hat - missing_share),
+                "counts": released,
+                "sigma": sigma_b,
+            }
         columns.append(col)
         report.append(_plain(entry))
     entries = accountant.ledger[start:]
     spent_rho = float(sum((Fraction(e.rho) for e in entries), Fraction(0)))
     spent_delta = float(sum((Fraction(e.delta) for e in entries), Fraction(0)))
-    ledger = {"summary": {"rho_total": _round_up(Fraction(spent_share) * Fraction(rho)), "rho_spent": spent_rho,
-                          "delta_slack": float(delta),
-                          "delta_spent": spent_delta, "target_epsilon_delta": None,
-                          "neighbouring": "add/remove one record", "private": all(e.private for e in entries),
-                          "mechanism": "private schema discovery"},
-              "entries": [e.to_dict() for e in entries]}
+    ledger = {
+        "summary": {
+            "rho_total": _round_up(Fraction(spent_share) * Fraction(rho)),
+            "rho_spent": spent_rho,
+            "delta_slack": float(delta),
+            "delta_spent": spent_delta,
+            "target_epsilon_delta": None,
+            "neighbouring": "add/remove one record",
+            "private": all(e.private for e in entries),
+            "mechanism": "private schema discovery",
+        },
+        "entries": [e.to_dict() for e in entries],
+    }
     if not noise.private:
         notes.append(f"{SEEDED_LABEL}: this schema was discovered with seeded noise")
-    discovery = _plain({"n_hat": n_hat, "share": plan["share"], "rule": plan["rule"],
-                        "min_category_records": plan["min_category_records"],
-                        "min_category_fraction": plan["min_category_fraction"], "columns": report})
+    discovery = _plain(
+        {
+            "n_hat": n_hat,
+            "share": plan["share"],
+            "rule": plan["rule"],
+            "min_category_records": plan["min_category_records"],
+            "min_category_fraction": plan["min_category_fraction"],
+            "columns": report,
+        }
+    )
     return Schema(columns, provenance="private", ledger=ledger, notes=notes, discovery=discovery)

@@ -76,8 +76,15 @@ def check_not_collapsed(schema: Schema, spent_epsilon: float, epsilon: float) ->
         + (f"; at epsilon={epsilon:g} a category needs about {need:,.0f} records to be kept" if need else "")
         + f". Discovery spent epsilon={spent_epsilon:.3g} of {epsilon:g}; nothing was synthesized or written. Give a "
         "reviewed schema ('privsample schema data.csv -o s.yaml', review it, set 'provenance: user', then --schema "
-        "s.yaml) or a larger --epsilon")
+        "s.yaml) or a larger --epsilon"
+    )
 
 
-__all__ = ["DiscoveryRow", "discovery_rows", "collapsed_columns", "min_category_records", "check_not_collapsed",
-           "COLLAPSE_LIMIT"]
+__all__ = [
+    "DiscoveryRow",
+    "discovery_rows",
+    "collapsed_columns",
+    "min_category_records",
+    "check_not_collapsed",
+    "COLLAPSE_LIMIT",
+]

@@ -42,13 +42,17 @@ def describe_problem(column: Column, kind: int, value: Any = None, row: int | No
         return f"{where}: value {_show(value)} is not a number"
     if kind == OUT_OF_RANGE:
         assert isinstance(column, Numeric)
-        return (f"{where}: value {_show(value)} is outside the schema bounds "
-                f"[{column.lower:g}, {column.upper:g}] (fix the bounds, or clip)")
+        return (
+            f"{where}: value {_show(value)} is outside the schema bounds "
+            f"[{column.lower:g}, {column.upper:g}] (fix the bounds, or clip)"
+        )
     if kind == UNKNOWN:
         return f"{where}: value {_show(value)} is not one of the schema's categories (add it, or map it to other)"
     if kind == NEEDS_OTHER:
-        return (f"{where}: value {_show(value)} is not one of the schema's categories and the schema column "
-                f"has no `other:` label to map it to (add `other: <label>` to the column)")
+        return (
+            f"{where}: value {_show(value)} is not one of the schema's categories and the schema column "
+            f"has no `other:` label to map it to (add `other: <label>` to the column)"
+        )
     raise ValueError(f"unknown problem kind {kind}")
 
 
@@ -153,8 +157,9 @@ def _encode_numeric(col: Numeric, s: pd.Series, clip: bool, release: bool = Fals
     return codes
 
 
-def encode(df: pd.DataFrame, schema: Schema, *, clip: bool = False, other: bool = False,
-           release: bool = False) -> dict[str, np.ndarray]:
+def encode(
+    df: pd.DataFrame, schema: Schema, *, clip: bool = False, other: bool = False, release: bool = False
+) -> dict[str, np.ndarray]:
     """{column: int64 codes} in schema order (layout: ``privsample.data.schema``).
 
     Strict (``release=False``, for validation and evaluation, which are not releases): bad values
@@ -268,8 +273,12 @@ def decode(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema, rng: np
     for col in schema.columns:
         c = cols[col.name]
         if isinstance(col, Categorical):
-            labels = np.array(list(col.categories) + ([col.other] if col.other is not None else [])
-                              + ([None] if col.nullable else []), dtype=object)
+            labels = np.array(
+                list(col.categories)
+                + ([col.other] if col.other is not None else [])
+                + ([None] if col.nullable else []),
+                dtype=object,
+            )
             data[col.name] = pd.Series(labels[c], dtype=object)
         else:
             data[col.name] = _decode_numeric(col, c, rng)
@@ -301,6 +310,7 @@ def release_schema(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schema:
     Used for privately discovered schemas, whose noisy domain may miss values of some records.
     """
     base = schema_with_other(schema, label)
-    cols = [dataclasses.replace(c, nullable=True) if isinstance(c, Numeric) and not c.nullable else c
-            for c in base.columns]
+    cols = [
+        dataclasses.replace(c, nullable=True) if isinstance(c, Numeric) and not c.nullable else c for c in base.columns
+    ]
     return dataclasses.replace(base, columns=cols)

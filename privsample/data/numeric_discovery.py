@@ -51,10 +51,25 @@ from privsample.data.schema import Numeric
 from privsample.privacy.mechanisms import epsilon_for_rho, sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL
 
-__all__ = ["discover_numeric", "bound_grid", "design_quantile", "BOUNDS_SHARE", "POINT_SHARE", "UNIT_MAX",
-           "POINT_MIN_SHARE", "HIST_SHARE", "coarse_edges", "GRID_STEPS", "INT_GRID", "INT_MAX_EXPONENT",
-           "BOUND_MARGIN", "Q_MIN", "Q_MAX",
-           "TREE_MARGIN", "MIN_TREE_LEVELS"]
+__all__ = [
+    "discover_numeric",
+    "bound_grid",
+    "design_quantile",
+    "BOUNDS_SHARE",
+    "POINT_SHARE",
+    "UNIT_MAX",
+    "POINT_MIN_SHARE",
+    "HIST_SHARE",
+    "coarse_edges",
+    "GRID_STEPS",
+    "INT_GRID",
+    "INT_MAX_EXPONENT",
+    "BOUND_MARGIN",
+    "Q_MIN",
+    "Q_MAX",
+    "TREE_MARGIN",
+    "MIN_TREE_LEVELS",
+]
 
 BOUNDS_SHARE = 0.4  # share of the column's rho for the bounds
 HIST_SHARE = 0.5  # of the bounds' share: the coarse log-scale histogram; the rest for the two quantiles
@@ -193,10 +208,18 @@ def _select_bound(name, xs, grid, q, side, accountant, noise, rho) -> float:
     sens = max(q, 1.0 - q)
     eps = epsilon_for_rho(rho)
     tail = "low" if side == "lower" else "high"
-    accountant.spend(rho, f"schema: {name}: {side} bound", mechanism="exponential",
-                     measured=f"cell of a public grid holding the {tail} {q:.4g}-tail quantile",
-                     noise_scale=2.0 * sens / eps, private=noise.private, candidates=int(len(grid) - 1),
-                     sensitivity=sens, epsilon=eps, **_details(noise))
+    accountant.spend(
+        rho,
+        f"schema: {name}: {side} bound",
+        mechanism="exponential",
+        measured=f"cell of a public grid holding the {tail} {q:.4g}-tail quantile",
+        noise_scale=2.0 * sens / eps,
+        private=noise.private,
+        candidates=int(len(grid) - 1),
+        sensitivity=sens,
+        epsilon=eps,
+        **_details(noise),
+    )
     i = noise.exponential(scores, eps, sens)
     return float(grid[i] if side == "lower" else grid[i + 1])  # the cell's outer end
 
@@ -220,10 +243,17 @@ def _coarse_range(name, xs, integer, accountant, noise, rho) -> tuple[float, flo
     idx = np.clip(np.searchsorted(edges, xs, side="right") - 1, 0, nb - 1)
     counts = np.bincount(idx, minlength=nb).astype(np.int64)
     sigma = sigma_for_rho(rho)
-    accountant.spend(rho, f"schema: {name}: range buckets", mechanism="discrete Gaussian",
-                     measured="counts of the values in public log-scale buckets [+-2^k, +-2^(k+1))",
-                     noise_scale=sigma, private=noise.private, sensitivity=1.0, cells=int(nb),
-                     **_details(noise))
+    accountant.spend(
+        rho,
+        f"schema: {name}: range buckets",
+        mechanism="discrete Gaussian",
+        measured="counts of the values in public log-scale buckets [+-2^k, +-2^(k+1))",
+        noise_scale=sigma,
+        private=noise.private,
+        sensitivity=1.0,
+        cells=int(nb),
+        **_details(noise),
+    )
     noisy = noise.gaussian(counts, sigma)
     passed = np.flatnonzero(noisy > sigma * math.sqrt(2.0 * math.log(nb / 1e-3)))
     if not len(passed):
@@ -255,14 +285,22 @@ def _refine_range(name, xs, integer, coarse, accountant, noise, rho) -> tuple[fl
     parts = []
     for g in grids:
         sel = xs[(xs >= g[0]) & (xs < g[-1])]
-        parts.append(np.bincount(np.clip(np.searchsorted(g, sel, side="right") - 1, 0, len(g) - 2),
-                                 minlength=len(g) - 1))
+        parts.append(
+            np.bincount(np.clip(np.searchsorted(g, sel, side="right") - 1, 0, len(g) - 2), minlength=len(g) - 1)
+        )
     sigma = sigma_for_rho(rho)
-    accountant.spend(rho, f"schema: {name}: range refinement", mechanism="discrete Gaussian",
-                     measured="counts in linear sub-buckets of the lowest and highest passing buckets",
-                     noise_scale=sigma, private=noise.private, sensitivity=1.0, **_details(noise))
+    accountant.spend(
+        rho,
+        f"schema: {name}: range refinement",
+        mechanism="discrete Gaussian",
+        measured="counts in linear sub-buckets of the lowest and highest passing buckets",
+        noise_scale=sigma,
+        private=noise.private,
+        sensitivity=1.0,
+        **_details(noise),
+    )
     noisy = noise.gaussian(np.concatenate(parts).astype(np.int64), sigma)
-    lo_noisy, hi_noisy = noisy[:len(parts[0])], noisy[len(parts[0]):] if len(parts) == 2 else noisy
+    lo_noisy, hi_noisy = noisy[: len(parts[0])], noisy[len(parts[0]) :] if len(parts) == 2 else noisy
     # The outermost sub-bucket whose noisy count passes REFINE_SIGMAS sigma; where none does, the bucket's edge.
     lo_pass = np.flatnonzero(lo_noisy > REFINE_SIGMAS * sigma)
     hi_pass = np.flatnonzero(hi_noisy > REFINE_SIGMAS * sigma)
@@ -287,19 +325,36 @@ def _point_masses(name, xc, integer, lower, upper, accountant, noise, rho, delta
     if delta > 0:
         tau = 1.0 + sigma * math.sqrt(2.0 * math.log(1.0 / delta))
         # Spent by hand: the number of distinct values is sensitive and stays out of the ledger.
-        accountant.spend(rho, f"schema: {name}: point masses", delta=delta,
-                         mechanism="discrete Gaussian, thresholded (stability histogram)",
-                         measured="count of each observed value (clipped to the bounds); released iff the noisy "
-                                  "count > max(tau, share * n_hat)",
-                         noise_scale=sigma, private=noise.private, threshold=tau, sensitivity=1.0,
-                         min_share=POINT_MIN_SHARE, **_details(noise))
+        accountant.spend(
+            rho,
+            f"schema: {name}: point masses",
+            delta=delta,
+            mechanism="discrete Gaussian, thresholded (stability histogram)",
+            measured="count of each observed value (clipped to the bounds); released iff the noisy "
+            "count > max(tau, share * n_hat)",
+            noise_scale=sigma,
+            private=noise.private,
+            threshold=tau,
+            sensitivity=1.0,
+            min_share=POINT_MIN_SHARE,
+            **_details(noise),
+        )
         values, counts = np.unique(xc, return_counts=True)
         noisy = noise.gaussian(counts.astype(np.int64), sigma) if len(values) else np.zeros(0, np.int64)
     else:
         tau = 0.0
-        accountant.spend(rho, f"schema: {name}: point masses", mechanism="discrete Gaussian",
-                         measured="count of the value 0", noise_scale=sigma, private=noise.private, cells=1,
-                         sensitivity=1.0, min_share=POINT_MIN_SHARE, **_details(noise))
+        accountant.spend(
+            rho,
+            f"schema: {name}: point masses",
+            mechanism="discrete Gaussian",
+            measured="count of the value 0",
+            noise_scale=sigma,
+            private=noise.private,
+            cells=1,
+            sensitivity=1.0,
+            min_share=POINT_MIN_SHARE,
+            **_details(noise),
+        )
         values = np.array([0.0])
         noisy = noise.gaussian(np.array([int(np.count_nonzero(xc == 0.0))], dtype=np.int64), sigma)
     ok = (noisy > max(tau, floor_count)) & (values >= lower) & (values <= upper)
@@ -327,10 +382,18 @@ def _median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise
     ys = np.sort(y)
     for level, rho in enumerate(rhos, start=1):
         eps = epsilon_for_rho(rho)
-        accountant.spend(rho, f"schema: {name}: bin edges level {level}", mechanism="exponential",
-                         measured=f"median of each of the {2 ** (level - 1)} disjoint cells over public candidates",
-                         noise_scale=2.0 * 0.5 / eps, private=noise.private, sensitivity=0.5, epsilon=eps,
-                         cells=2 ** (level - 1), **_details(noise))
+        accountant.spend(
+            rho,
+            f"schema: {name}: bin edges level {level}",
+            mechanism="exponential",
+            measured=f"median of each of the {2 ** (level - 1)} disjoint cells over public candidates",
+            noise_scale=2.0 * 0.5 / eps,
+            private=noise.private,
+            sensitivity=0.5,
+            epsilon=eps,
+            cells=2 ** (level - 1),
+            **_details(noise),
+        )
         bounds = [lower] + sorted(cuts) + [upper]
         for a, b in zip(bounds, bounds[1:]):
             cand = _split_candidates(a, b, integer, grid)
@@ -348,9 +411,20 @@ def _median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise
 # ---------------------------------------------------------------------------------------------------
 # The column
 # ---------------------------------------------------------------------------------------------------
-def discover_numeric(name: str, x: np.ndarray, accountant, noise, *, rho: float, delta: float,
-                     integer: bool, nullable: bool, n_hat: float, bins: int = 16,
-                     notes: list[str] | None = None) -> tuple[Numeric, dict]:
+def discover_numeric(
+    name: str,
+    x: np.ndarray,
+    accountant,
+    noise,
+    *,
+    rho: float,
+    delta: float,
+    integer: bool,
+    nullable: bool,
+    n_hat: float,
+    bins: int = 16,
+    notes: list[str] | None = None,
+) -> tuple[Numeric, dict]:
     """Discover bounds, point masses and bins of one numeric column privately (see the module docstring).
 
     ``x``: the column's finite numbers (one per record that has one). ``n_hat``: a noisy record count,
@@ -358,12 +432,22 @@ def discover_numeric(name: str, x: np.ndarray, accountant, noise, *, rho: float,
     at most ``delta`` in all): (rho, delta)-approximate zCDP under add/remove-one-record neighbours.
     Returns the ``Numeric`` column and a report dict holding only public or noisy values.
     """
-    return _discover(name, x, accountant, noise, rho=rho, delta=delta, integer=integer, nullable=nullable,
-                     n_hat=n_hat, bins=bins, notes=notes)
+    return _discover(
+        name,
+        x,
+        accountant,
+        noise,
+        rho=rho,
+        delta=delta,
+        integer=integer,
+        nullable=nullable,
+        n_hat=n_hat,
+        bins=bins,
+        notes=notes,
+    )
 
 
-def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_hat, bins=16, notes=None,
-              binning="auto"):
+def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_hat, bins=16, notes=None, binning="auto"):
     """``discover_numeric`` with a choice of binning for measurements: "auto" (median tree where n_hat
     supports it), "equal-width" (never a tree). The cost is the same either way."""
     if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho > 0):
@@ -381,12 +465,10 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
     # goes to the bounds.
     tree_share = 1.0 - BOUNDS_SHARE - POINT_SHARE
     cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
-    planned = (_tree_levels(tree_share * rho, n_plan, math.floor(math.log2(bins)), cand_size)
-               if binning == "auto" else 0)
+    planned = _tree_levels(tree_share * rho, n_plan, math.floor(math.log2(bins)), cand_size) if binning == "auto" else 0
     planned = planned if planned >= MIN_TREE_LEVELS else 0
     if planned:
-        rho_lo, rho_hi, rho_pt, rho_tree = _split(rho, [BOUNDS_SHARE / 2, BOUNDS_SHARE / 2, POINT_SHARE,
-                                                        tree_share])
+        rho_lo, rho_hi, rho_pt, rho_tree = _split(rho, [BOUNDS_SHARE / 2, BOUNDS_SHARE / 2, POINT_SHARE, tree_share])
     else:
         rho_lo, rho_hi, rho_pt = _split(rho, [(1.0 - POINT_SHARE) / 2, (1.0 - POINT_SHARE) / 2, POINT_SHARE])
         rho_tree = 0.0
@@ -404,9 +486,14 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
     if coarse is not None and refine:  # refine inside the extreme buckets with the quantiles' budget
         lower, upper = _refine_range(name, xs, integer, coarse, accountant, noise, rho_lo + rho_hi)
     elif coarse is not None:
-        accountant.spend(rho_lo + rho_hi, f"schema: {name}: range refinement (not needed: too few records)",
-                         mechanism="none", measured="nothing (charged so that the cost does not depend on the data)",
-                         private=noise.private, **_details(noise))
+        accountant.spend(
+            rho_lo + rho_hi,
+            f"schema: {name}: range refinement (not needed: too few records)",
+            mechanism="none",
+            measured="nothing (charged so that the cost does not depend on the data)",
+            private=noise.private,
+            **_details(noise),
+        )
         lower, upper = coarse
     else:
         lower = _select_bound(name, xs, grid, q, "lower", accountant, noise, rho_lo)
@@ -420,9 +507,14 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
     if integer and n_int <= UNIT_MAX:
         for label, r in (("point masses", rho_pt), ("bin edges", rho_tree)):
             if r > 0:
-                accountant.spend(r, f"schema: {name}: {label} (not needed: unit bins)", mechanism="none",
-                                 measured="nothing (charged so that the cost does not depend on the data)",
-                                 private=noise.private, **_details(noise))
+                accountant.spend(
+                    r,
+                    f"schema: {name}: {label} (not needed: unit bins)",
+                    mechanism="none",
+                    measured="nothing (charged so that the cost does not depend on the data)",
+                    private=noise.private,
+                    **_details(noise),
+                )
         col = Numeric(name, lower, upper, bins=int(n_int), integer=True, nullable=nullable)
         info.update(lower=lower, upper=upper, bins=col.bins, points=[], binning="unit")
         _note(notes, name, col, info)
@@ -430,8 +522,9 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
 
     # 2. point masses (on the values clipped to the bounds: the encoder's own per-record rule)
     xc = np.clip(x, lower, upper)
-    points, point_mass, _ = _point_masses(name, xc, integer, lower, upper, accountant, noise, rho_pt,
-                                          delta, n_plan, max(0, bins // 2))
+    points, point_mass, _ = _point_masses(
+        name, xc, integer, lower, upper, accountant, noise, rho_pt, delta, n_plan, max(0, bins // 2)
+    )
     if not integer and points and points[-1] >= upper:
         upper = float(np.nextafter(points[-1], np.inf))  # room for the point bin [v, nextafter(v))
 
@@ -453,8 +546,7 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
         inner.extend(_equal_width(a, b, k, integer).tolist())
     edges = _with_points(sorted(set(inner)), points, lower, upper, integer)
     col = Numeric(name, lower, upper, edges=tuple(edges), integer=integer, nullable=nullable)
-    info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=binning,
-                tree_levels=levels)
+    info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=binning, tree_levels=levels)
     _note(notes, name, col, info)
     return col, info
 
@@ -464,8 +556,7 @@ def _share_out(total: int, cells: int) -> list[int]:
     return [base + (i < extra) for i in range(cells)]
 
 
-def _with_points(inner: list[float], points: list[float], lower: float, upper: float,
-                 integer: bool) -> list[float]:
+def _with_points(inner: list[float], points: list[float], lower: float, upper: float, integer: bool) -> list[float]:
     """Edges lower < inner... < upper, with a bin [v - 1/2, v + 1/2) (integers) or [v, nextafter(v)) per point."""
     e = [v for v in inner if lower < v < upper]
     for v in points:
@@ -479,6 +570,8 @@ def _note(notes, name, col, info) -> None:
     if notes is None:
         return
     q = info["clipped_share_design"][0]
-    notes.append(f"column '{name}': numeric, bounds [{col.lower:g}, {col.upper:g}] from private quantiles "
-                 f"(designed to clip about {q:.1%} of the values at each end), {col.bins} {info['binning']} bins"
-                 + (f", own bins for {', '.join(f'{p:g}' for p in info['points'])}" if info.get("points") else ""))
+    notes.append(
+        f"column '{name}': numeric, bounds [{col.lower:g}, {col.upper:g}] from private quantiles "
+        f"(designed to clip about {q:.1%} of the values at each end), {col.bins} {info['binning']} bins"
+        + (f", own bins for {', '.join(f'{p:g}' for p in info['points'])}" if info.get("points") else "")
+    )

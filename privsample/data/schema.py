@@ -37,11 +37,13 @@ DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
 DEFAULT_OTHER_LABEL = "(other)"
 PROVENANCES = ("user", "private", "draft-nonprivate")
 SCHEMA_VERSION = 1  # the file format this version reads and writes
-MAX_INTEGER_BOUND = 2 ** 52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
+MAX_INTEGER_BOUND = 2**52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
 MAX_FLOAT_BOUND = sys.float_info.max / 2  # bounds within +-this always have a finite upper - lower
 SCHEMA_KEYS = ("version", "provenance", "columns", "na_values", "notes", "ledger", "discovery")
-COLUMN_KEYS = {"categorical": ("name", "type", "categories", "nullable", "other"),
-               "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable")}
+COLUMN_KEYS = {
+    "categorical": ("name", "type", "categories", "nullable", "other"),
+    "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable"),
+}
 
 
 @dataclass(frozen=True)
@@ -113,11 +115,15 @@ class Numeric:
         if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
             raise InputError(f"schema column '{self.name}': bounds must be finite with lower <= upper")
         if not math.isfinite(hi - lo):
-            raise InputError(f"schema column '{self.name}': bounds [{lo:g}, {hi:g}] are too far apart (upper - lower "
-                             f"overflows a float); keep them within +-{MAX_FLOAT_BOUND:.4g}")
+            raise InputError(
+                f"schema column '{self.name}': bounds [{lo:g}, {hi:g}] are too far apart (upper - lower "
+                f"overflows a float); keep them within +-{MAX_FLOAT_BOUND:.4g}"
+            )
         if self.integer and max(abs(lo), abs(hi)) > MAX_INTEGER_BOUND:
-            raise InputError(f"schema column '{self.name}': an integer column's bounds must lie within "
-                             f"+-{MAX_INTEGER_BOUND} (2**52); use 'integer: false' for larger numbers")
+            raise InputError(
+                f"schema column '{self.name}': an integer column's bounds must lie within "
+                f"+-{MAX_INTEGER_BOUND} (2**52); use 'integer: false' for larger numbers"
+            )
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         if self.edges is not None:
@@ -265,8 +271,11 @@ class Schema(NamedColumns):
 
     # -- (de)serialisation ---------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"version": SCHEMA_VERSION, "provenance": self.provenance,
-                             "columns": [c.to_dict() for c in self.columns]}
+        d: dict[str, Any] = {
+            "version": SCHEMA_VERSION,
+            "provenance": self.provenance,
+            "columns": [c.to_dict() for c in self.columns],
+        }
         if tuple(self.na_values) != DEFAULT_NA_VALUES:
             d["na_values"] = list(self.na_values)
         if self.notes:
@@ -285,8 +294,10 @@ class Schema(NamedColumns):
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
             raise InputError(f"{source}: 'version' must be a whole number >= 1 (got {version!r})")
         if version > SCHEMA_VERSION:
-            raise InputError(f"{source}: schema format version {version} is newer than this privsample reads "
-                             f"(version {SCHEMA_VERSION}); upgrade privsample")
+            raise InputError(
+                f"{source}: schema format version {version} is newer than this privsample reads "
+                f"(version {SCHEMA_VERSION}); upgrade privsample"
+            )
         _check_keys(d, SCHEMA_KEYS, source, "")
         cols: list[Column] = []
         for i, c in enumerate(d["columns"]):
@@ -305,24 +316,40 @@ class Schema(NamedColumns):
                 elif kind == "numeric":
                     if "lower" not in c or "upper" not in c:
                         raise InputError(f"{source}: numeric column '{name}' needs 'lower' and 'upper'")
-                    cols.append(Numeric(name, float(c["lower"]), float(c["upper"]), c.get("bins"),
-                                        tuple(c["edges"]) if c.get("edges") is not None else None,
-                                        bool(c.get("integer", False)), bool(c.get("nullable", False))))
+                    cols.append(
+                        Numeric(
+                            name,
+                            float(c["lower"]),
+                            float(c["upper"]),
+                            c.get("bins"),
+                            tuple(c["edges"]) if c.get("edges") is not None else None,
+                            bool(c.get("integer", False)),
+                            bool(c.get("nullable", False)),
+                        )
+                    )
                 else:
                     raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric)")
             except (TypeError, ValueError) as exc:
                 raise InputError(f"{source}: column '{name}': {exc}") from None
         provenance = d.get("provenance")
         if provenance is None:
-            raise InputError(f"{source} has no 'provenance': a schema is trusted as public only when it says where it "
-                             "came from; after reviewing it, add 'provenance: user'")
+            raise InputError(
+                f"{source} has no 'provenance': a schema is trusted as public only when it says where it "
+                "came from; after reviewing it, add 'provenance: user'"
+            )
         if provenance not in PROVENANCES:
             raise InputError(f"{source}: unknown provenance {provenance!r} ({' | '.join(PROVENANCES)})")
         discovery = d.get("discovery")
         if discovery is not None and not isinstance(discovery, dict):
             raise InputError(f"{source}: 'discovery' must be a mapping")
-        return cls(cols, tuple(d.get("na_values", DEFAULT_NA_VALUES)), provenance,
-                   d.get("ledger"), list(d.get("notes", [])), discovery)
+        return cls(
+            cols,
+            tuple(d.get("na_values", DEFAULT_NA_VALUES)),
+            provenance,
+            d.get("ledger"),
+            list(d.get("notes", [])),
+            discovery,
+        )
 
     def save(self, path: str | Path) -> None:
         """Write YAML (``.yaml``/``.yml``) or JSON, atomically."""
@@ -334,8 +361,10 @@ class Schema(NamedColumns):
 
             header = ""
             if self.provenance == "draft-nonprivate":
-                header = ("# NON-PRIVATE DRAFT: categories and bounds below were read directly from the data.\n"
-                          "# Review and edit (remove rare categories, use public bounds) before using it.\n")
+                header = (
+                    "# NON-PRIVATE DRAFT: categories and bounds below were read directly from the data.\n"
+                    "# Review and edit (remove rare categories, use public bounds) before using it.\n"
+                )
             text = header + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
         else:
             text = json.dumps(self.to_dict(), indent=2)
@@ -355,16 +384,21 @@ class Schema(NamedColumns):
             else:
                 d = json.loads(text)
         except Exception as exc:  # noqa: BLE001 - any parse failure is bad input
-            raise InputError(f"schema file {path}: cannot parse "
-                             f"({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+            raise InputError(
+                f"schema file {path}: cannot parse ({type(exc).__name__}: {str(exc).splitlines()[0]})"
+            ) from None
         return cls.from_dict(d, source=f"schema file {path}")
 
 
 def check_schema_usable(schema: Schema, source: str = "schema") -> None:
     """Refuse a schema that is not public: an unreviewed draft, or a private one without its ledger."""
     if schema.provenance == "draft-nonprivate":
-        raise InputError(f"{source} is an unreviewed non-private draft read from the data: review it, then set "
-                         "'provenance: user' (or use 'privsample schema --private-epsilon')")
+        raise InputError(
+            f"{source} is an unreviewed non-private draft read from the data: review it, then set "
+            "'provenance: user' (or use 'privsample schema --private-epsilon')"
+        )
     if schema.provenance == "private" and not (schema.ledger or {}).get("entries"):
-        raise InputError(f"{source} says it was discovered privately but carries no ledger of its cost: use the "
-                         "file 'privsample schema --private-epsilon' wrote, or review it and set 'provenance: user'")
+        raise InputError(
+            f"{source} says it was discovered privately but carries no ledger of its cost: use the "
+            "file 'privsample schema --private-epsilon' wrote, or review it and set 'provenance: user'"
+        )

@@ -83,8 +83,9 @@ class SparkDialect(Dialect):
 DUCKDB, SPARK = Dialect(), SparkDialect()
 
 
-def clean_sql(from_sql: str, columns: Sequence[tuple[str, str, str]], na_values: Sequence[str],
-              dialect: Dialect = DUCKDB) -> str:
+def clean_sql(
+    from_sql: str, columns: Sequence[tuple[str, str, str]], na_values: Sequence[str], dialect: Dialect = DUCKDB
+) -> str:
     """SQL selecting ``columns`` of ``from_sql`` cleaned as ``read_table`` cleans them (in any dialect;
     ``privsample.data.table.clean_select`` is this in DuckDB): text trimmed of ``WHITESPACE``, with
     ``na_values`` as NULL; floats as DOUBLE with NaN as NULL; integers and booleans as they are.

@@ -49,11 +49,21 @@ _SNIFF = 1 << 16  # bytes inspected for a byte-order mark and NUL (binary) conte
 _HEADER_MAX = 1 << 20  # characters searched for the end of a quoted header line
 _CHUNK = 1 << 20  # bytes per step when transcoding
 DELIMITERS = (",", ";", "\t", "|")  # detected from the header line, in this order of preference
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig", "UTF-8"), (codecs.BOM_UTF16_LE, "utf-16", "UTF-16 LE"),
-         (codecs.BOM_UTF16_BE, "utf-16", "UTF-16 BE"))
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig", "UTF-8"),
+    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16 LE"),
+    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16 BE"),
+)
 _DUCKDB_ENCODINGS = {"utf-8": "utf-8", "utf-8-sig": "utf-8"}  # read natively (DuckDB's latin-1 refuses 0x80-0x9f)
-_JAVA_ENCODINGS = {"utf-8": "UTF-8", "utf-8-sig": "UTF-8", "utf-16": "UTF-16", "utf-16-le": "UTF-16LE",
-                   "utf-16-be": "UTF-16BE", "iso8859-1": "ISO-8859-1", "ascii": "US-ASCII"}
+_JAVA_ENCODINGS = {
+    "utf-8": "UTF-8",
+    "utf-8-sig": "UTF-8",
+    "utf-16": "UTF-16",
+    "utf-16-le": "UTF-16LE",
+    "utf-16-be": "UTF-16BE",
+    "iso8859-1": "ISO-8859-1",
+    "ascii": "US-ASCII",
+}
 ENCODING_HINT = "pass --encoding with the file's encoding (e.g. --encoding latin-1, cp1252 or utf-16)"
 
 # DuckDB settings of every connection that reads a table: the IN-list optimizer takes time superlinear in the
@@ -77,8 +87,9 @@ def column_kind(duckdb_type: str) -> str:
     return "text"
 
 
-def clean_select(from_sql: str, names: Sequence[str], types: Sequence[str],
-                 na_values: Sequence[str]) -> tuple[str, list[str]]:
+def clean_select(
+    from_sql: str, names: Sequence[str], types: Sequence[str], na_values: Sequence[str]
+) -> tuple[str, list[str]]:
     """SQL selecting the cleaned columns of ``from_sql`` (see the module docstring), and their kinds:
     :func:`privsample.data.sql_dialect.clean_sql` in DuckDB, the cleaning the marginal engines use too."""
     kinds = [column_kind(t) for t in types]
@@ -160,8 +171,9 @@ def check_encoding(encoding: str | None) -> str | None:
     except LookupError:
         info = None
     if info is None or not getattr(info, "_is_text_encoding", True):
-        raise InputError(f"--encoding {encoding!r} is not a text encoding Python knows "
-                         "(e.g. utf-8, latin-1, cp1252, utf-16)")
+        raise InputError(
+            f"--encoding {encoding!r} is not a text encoding Python knows (e.g. utf-8, latin-1, cp1252, utf-16)"
+        )
     return info.name
 
 
@@ -183,7 +195,7 @@ def _utf16_without_bom(head: bytes) -> str | None:
     """'utf-16-le' / 'utf-16-be' when the first line looks like UTF-16 text without a byte-order mark
     (the header's bytes only: the message must not depend on the records)."""
     end = head.find(b"\n")
-    sample = head[:min(512, end if end >= 0 else len(head))]
+    sample = head[: min(512, end if end >= 0 else len(head))]
     if len(sample) < 2:
         return None
     even, odd = sample[0::2], sample[1::2]
@@ -226,8 +238,10 @@ def _detect_delimiter(p: Path, line: str) -> str:
         return found[0]
     splits = ", ".join(f"{counts[d] + 1} columns on {_delimiter_name(d)}" for d in found)
     likely = "tab" if found[0] == "\t" else f"'{found[0]}'"
-    raise InputError(f"{p}: cannot tell the delimiter from the header ({splits}); the likely one is {likely}: "
-                     f"pass --delimiter {likely} (or --delimiter with another)")
+    raise InputError(
+        f"{p}: cannot tell the delimiter from the header ({splits}); the likely one is {likely}: "
+        f"pass --delimiter {likely} (or --delimiter with another)"
+    )
 
 
 def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | None = None) -> CsvLayout:
@@ -331,9 +345,15 @@ def _parquet_names(p: Path) -> list[str]:
     return names
 
 
-def source_sql(con, path: str | Path, na_values: Sequence[str] = DEFAULT_NA_VALUES, *, delimiter: str | None = None,
-               encoding: str | None = None,
-               workdir: str | Path | Callable[[], str | Path] | None = None) -> tuple[str, list[str], list[str]]:
+def source_sql(
+    con,
+    path: str | Path,
+    na_values: Sequence[str] = DEFAULT_NA_VALUES,
+    *,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    workdir: str | Path | Callable[[], str | Path] | None = None,
+) -> tuple[str, list[str], list[str]]:
     """(SQL selecting the cleaned columns of the file, column names, column kinds) on ``con``.
 
     CSV only: ``delimiter`` / ``encoding`` force them (else detected, ``csv_layout``); a file in an
@@ -354,9 +374,11 @@ def source_sql(con, path: str | Path, na_values: Sequence[str] = DEFAULT_NA_VALU
             read, duck = transcode(p, layout, workdir() if callable(workdir) else workdir), "utf-8"
         cols = "{" + ", ".join(f"{sql_str(n)}: 'VARCHAR'" for n in names) + "}"
         fnn = "[" + ", ".join(sql_str(n) for n in names) + "]"
-        scan = (f"read_csv({sql_str(str(read))}, header = true, skip = {skip}, delim = {sql_str(layout.delimiter)}, "
-                f"quote = '\"', escape = '\"', auto_detect = false, columns = {cols}, force_not_null = {fnn}, "
-                f"strict_mode = true, null_padding = false, ignore_errors = false, encoding = {sql_str(duck)})")
+        scan = (
+            f"read_csv({sql_str(str(read))}, header = true, skip = {skip}, delim = {sql_str(layout.delimiter)}, "
+            f"quote = '\"', escape = '\"', auto_detect = false, columns = {cols}, force_not_null = {fnn}, "
+            f"strict_mode = true, null_padding = false, ignore_errors = false, encoding = {sql_str(duck)})"
+        )
         types = ["VARCHAR"] * len(names)
     else:
         names = _parquet_names(p)
@@ -431,8 +453,14 @@ def _to_pandas(col, kind: str) -> pd.Series | np.ndarray:
     return pd.Series(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES, allow_empty: bool = False,
-               delimiter: str | None = None, encoding: str | None = None) -> pd.DataFrame:
+def read_table(
+    path: str | Path,
+    *,
+    na_values: Sequence[str] = DEFAULT_NA_VALUES,
+    allow_empty: bool = False,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.txt``) or Parquet (``.parquet``, ``.pq``) file.
 
     CSV: ``delimiter`` and ``encoding`` force them, else they are detected (module docstring); a
@@ -455,13 +483,16 @@ def read_table(path: str | Path, *, na_values: Sequence[str] = DEFAULT_NA_VALUES
         try:
             workdir = tempfile.mkdtemp(prefix="privsample-read-")
         except OSError as exc:
-            raise InputError(f"cannot create a temporary directory for a UTF-8 copy of {p} in "
-                             f"{tempfile.gettempdir()}: {exc.strerror}") from None
+            raise InputError(
+                f"cannot create a temporary directory for a UTF-8 copy of {p} in "
+                f"{tempfile.gettempdir()}: {exc.strerror}"
+            ) from None
         return workdir
 
     try:
-        sql, names, kinds = source_sql(con, p, tuple(na_values), delimiter=delimiter, encoding=encoding,
-                                       workdir=make_workdir)
+        sql, names, kinds = source_sql(
+            con, p, tuple(na_values), delimiter=delimiter, encoding=encoding, workdir=make_workdir
+        )
         try:
             table = con.sql(sql).to_arrow_table()
         except InputError:

@@ -21,8 +21,12 @@ import pandas as pd
 from privsample.data.encoding import MISSING, NOT_A_NUMBER, OUT_OF_RANGE, UNKNOWN, _as_float, value_text
 from privsample.data.schema import Categorical, Column, Numeric, Schema
 
-KIND_TEXT = {MISSING: "missing value", NOT_A_NUMBER: "not a number", OUT_OF_RANGE: "outside the bounds",
-             UNKNOWN: "not a category"}
+KIND_TEXT = {
+    MISSING: "missing value",
+    NOT_A_NUMBER: "not a number",
+    OUT_OF_RANGE: "outside the bounds",
+    UNKNOWN: "not a category",
+}
 EXAMPLES = 5
 
 
@@ -47,7 +51,7 @@ def _release_action(col: Column, kind: int) -> str:
     if isinstance(col, Numeric):
         return "null code" if col.nullable else "record left out"
     if kind == UNKNOWN:
-        return ("catch-all" if col.other is not None else "null code" if col.nullable else "record left out")
+        return "catch-all" if col.other is not None else "null code" if col.nullable else "record left out"
     return "null code" if col.nullable else ("catch-all" if col.other is not None else "record left out")
 
 
@@ -77,8 +81,9 @@ def _column_kinds(col: Column, s: pd.Series) -> np.ndarray:
     return kind
 
 
-def validate(df: pd.DataFrame, schema: Schema, examples: int = EXAMPLES,
-             release: Schema | None = None) -> list[ColumnProblems]:
+def validate(
+    df: pd.DataFrame, schema: Schema, examples: int = EXAMPLES, release: Schema | None = None
+) -> list[ColumnProblems]:
     """The problems of every schema column of ``df`` (only columns with problems are listed).
 
     ``release``: the schema the release path encodes with (``pipeline.release_domain``; default
@@ -100,8 +105,10 @@ def validate(df: pd.DataFrame, schema: Schema, examples: int = EXAMPLES,
             rows = np.flatnonzero(kind == k)
             cp.counts[k] = int(len(rows))
             vals = [s.iloc[i] for i in rows[:examples]]
-            cp.examples[k] = [(int(i) + 1, _show(None if pd.api.types.is_scalar(v) and pd.isna(v) else v))
-                              for i, v in zip(rows[:examples], vals)]
+            cp.examples[k] = [
+                (int(i) + 1, _show(None if pd.api.types.is_scalar(v) and pd.isna(v) else v))
+                for i, v in zip(rows[:examples], vals)
+            ]
             cp.actions[k] = _release_action(release[col.name], k)
         out.append(cp)
     return out

@@ -13,8 +13,14 @@ from typing import Mapping
 import numpy as np
 
 
-def misclassification(train: Mapping[str, np.ndarray], test: Mapping[str, np.ndarray], target: str, *,
-                      max_train: int = 10_000, seed: int = 0) -> float:
+def misclassification(
+    train: Mapping[str, np.ndarray],
+    test: Mapping[str, np.ndarray],
+    target: str,
+    *,
+    max_train: int = 10_000,
+    seed: int = 0,
+) -> float:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC

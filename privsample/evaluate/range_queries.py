@@ -26,11 +26,12 @@ class RangeQuery:
     hi: tuple[int, ...]  # inclusive
 
 
-def range_workload(domain, m: int, count: int, *, max_cells: int = 10_000,
-                   per_combination: int = 10) -> list[RangeQuery]:
+def range_workload(
+    domain, m: int, count: int, *, max_cells: int = 10_000, per_combination: int = 10
+) -> list[RangeQuery]:
     attrs = list(domain.attributes)
     e = np.random.default_rng(1).exponential(1.0, size=len(attrs))
-    weight = dict(zip(attrs, e ** 2))
+    weight = dict(zip(attrs, e**2))
     combos = [c for c in itertools.combinations(attrs, m) if domain.size(c) <= max_cells]
     if len(combos) > count:
         p = np.array([np.prod([weight[a] for a in c]) for c in combos])
@@ -61,4 +62,3 @@ def answer(engine: MarginalEngine, queries: list[RangeQuery]) -> np.ndarray:
 
 def range_query_mse(real: MarginalEngine, synth: MarginalEngine, queries: list[RangeQuery]) -> float:
     return float(np.mean((answer(real, queries) - answer(synth, queries)) ** 2))
-

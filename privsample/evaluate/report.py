@@ -75,8 +75,13 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequen
     numeric = numeric or [False] * len(header)
     out = ["<table><thead><tr>", *(f"<th>{_esc(h)}</th>" for h in header), "</tr></thead><tbody>"]
     for r in rows:
-        out.append("<tr>" + "".join(f"<td class='num'>{_fmt(v)}</td>" if isnum else f"<td>{_fmt(v)}</td>"
-                                    for v, isnum in zip(r, numeric)) + "</tr>")
+        out.append(
+            "<tr>"
+            + "".join(
+                f"<td class='num'>{_fmt(v)}</td>" if isnum else f"<td>{_fmt(v)}</td>" for v, isnum in zip(r, numeric)
+            )
+            + "</tr>"
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -84,8 +89,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequen
 def _png(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=85)
-    return ("<img alt='plot' src='data:image/png;base64,"
-            + base64.b64encode(buf.getvalue()).decode("ascii") + "'>")
+    return "<img alt='plot' src='data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii") + "'>"
 
 
 def _figure(w: float, h: float):
@@ -177,8 +181,9 @@ def _plot_pairs(attrs: list[str], e1: Mapping[Clique, float], e2: Mapping[Clique
     side = min(4 + 0.45 * m, 16)
     fig = _figure(side + 1.5, side)
     ax = fig.add_subplot(1, 1, 1)
-    im = ax.imshow(mat, cmap="Reds", vmin=0.0, vmax=max(float(np.nanmax(mat)) if m else 0.0, 1e-9),
-                   interpolation="nearest")
+    im = ax.imshow(
+        mat, cmap="Reds", vmin=0.0, vmax=max(float(np.nanmax(mat)) if m else 0.0, 1e-9), interpolation="nearest"
+    )
     fs = 8 if m <= 20 else 6
     if m <= 60:
         ax.set_xticks(np.arange(m))
@@ -189,8 +194,15 @@ def _plot_pairs(attrs: list[str], e1: Mapping[Clique, float], e2: Mapping[Clique
         for i in range(m):
             for j in range(m):
                 if np.isfinite(mat[i, j]):
-                    ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center", fontsize=6,
-                            color="white" if mat[i, j] > 0.6 * np.nanmax(mat) else "black")
+                    ax.text(
+                        j,
+                        i,
+                        f"{mat[i, j]:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=6,
+                        color="white" if mat[i, j] > 0.6 * np.nanmax(mat) else "black",
+                    )
     ax.set_title("L1 error of each 2-way marginal (diagonal: 1-way)", fontsize=10)
     fig.colorbar(im, ax=ax, fraction=0.04)
     fig.tight_layout()
@@ -217,11 +229,27 @@ def _ledger_section(ledger: Mapping[str, Any]) -> str:
     parts.append(_table(["", "value"], [r for r in rows if r[1] is not None]))
     if entries:
         total = s.get("rho_spent") or sum(float(e.get("rho", 0.0)) for e in entries) or 1.0
-        rows2 = [(i + 1, e.get("label", ""), e.get("mechanism", ""), e.get("measured", ""), float(e.get("rho", 0.0)),
-                  100.0 * float(e.get("rho", 0.0)) / total, e.get("noise_scale"), float(e.get("delta", 0.0)),
-                  bool(e.get("private", True))) for i, e in enumerate(entries)]
-        parts.append(_table(["#", "label", "mechanism", "measured", "rho", "% of rho", "noise scale", "delta",
-                             "private"], rows2, [True, False, False, False, True, True, True, True, False]))
+        rows2 = [
+            (
+                i + 1,
+                e.get("label", ""),
+                e.get("mechanism", ""),
+                e.get("measured", ""),
+                float(e.get("rho", 0.0)),
+                100.0 * float(e.get("rho", 0.0)) / total,
+                e.get("noise_scale"),
+                float(e.get("delta", 0.0)),
+                bool(e.get("private", True)),
+            )
+            for i, e in enumerate(entries)
+        ]
+        parts.append(
+            _table(
+                ["#", "label", "mechanism", "measured", "rho", "% of rho", "noise scale", "delta", "private"],
+                rows2,
+                [True, False, False, False, True, True, True, True, False],
+            )
+        )
     else:
         parts.append("<p class='note'>The ledger has no entries.</p>")
     return "".join(parts)
@@ -229,15 +257,21 @@ def _ledger_section(ledger: Mapping[str, Any]) -> str:
 
 def _guarantee_section(g: Mapping[str, Any]) -> str:
     """The release's method and (ε, δ) next to the errors (from ``privsample.cli.synth.load_guarantee``)."""
-    rows = [("method", g.get("method")), ("from", g.get("source")),
-            ("target epsilon", g.get("epsilon")), ("target delta", g.get("delta")),
-            ("epsilon spent (at the target delta)", g.get("epsilon_spent")),
-            ("rho spent / budget (zCDP)", f"{g.get('rho_spent', 0):.6g} / {g.get('rho_total', 0):.6g}"),
-            ("neighbouring datasets", g.get("neighbouring")),
-            ("differentially private", "yes" if g.get("private") else "NO: seeded or unsafe settings")]
-    return ("<h2>Privacy guarantee of the release</h2><p class='note'>The errors above are those of a release "
-            "with this guarantee; its full ledger is at the end of the page.</p>"
-            + _table(["", "value"], [r for r in rows if r[1] is not None]))
+    rows = [
+        ("method", g.get("method")),
+        ("from", g.get("source")),
+        ("target epsilon", g.get("epsilon")),
+        ("target delta", g.get("delta")),
+        ("epsilon spent (at the target delta)", g.get("epsilon_spent")),
+        ("rho spent / budget (zCDP)", f"{g.get('rho_spent', 0):.6g} / {g.get('rho_total', 0):.6g}"),
+        ("neighbouring datasets", g.get("neighbouring")),
+        ("differentially private", "yes" if g.get("private") else "NO: seeded or unsafe settings"),
+    ]
+    return (
+        "<h2>Privacy guarantee of the release</h2><p class='note'>The errors above are those of a release "
+        "with this guarantee; its full ledger is at the end of the page.</p>"
+        + _table(["", "value"], [r for r in rows if r[1] is not None])
+    )
 
 
 def _loss_section(evaluation: Any, schema_name: str | None) -> str:
@@ -246,20 +280,33 @@ def _loss_section(evaluation: Any, schema_name: str | None) -> str:
     name = schema_name or "the schema"
     parts = []
     if evaluation.schema_summary is not None:
-        parts.append(f"<h2>Workload error on the domain of {_esc(name)}</h2><p class='note'>Both tables encoded "
-                     f"through {_esc(name)} (its catch-alls, bounds and bins), as the synthesizer saw the real "
-                     "table. Real values that the schema merges or clips are already merged or clipped there, so this "
-                     "figure does not count that loss; the headline above is on the real table's own "
-                     "values.</p>")
-        rows = [(f"{k}-way", v["mean"], v["max"], ", ".join(v["worst"]),
-                 v["n_cliques"] if not v["sampled"] else f"{v['n_cliques']} of {v['n_total']} (uniform sample)")
-                for k, v in evaluation.schema_summary.items()]
-        parts.append(_table(["marginals", "mean", "max", "worst clique", "cliques"], rows,
-                            [False, True, True, False, True]))
+        parts.append(
+            f"<h2>Workload error on the domain of {_esc(name)}</h2><p class='note'>Both tables encoded "
+            f"through {_esc(name)} (its catch-alls, bounds and bins), as the synthesizer saw the real "
+            "table. Real values that the schema merges or clips are already merged or clipped there, so this "
+            "figure does not count that loss; the headline above is on the real table's own "
+            "values.</p>"
+        )
+        rows = [
+            (
+                f"{k}-way",
+                v["mean"],
+                v["max"],
+                ", ".join(v["worst"]),
+                v["n_cliques"] if not v["sampled"] else f"{v['n_cliques']} of {v['n_total']} (uniform sample)",
+            )
+            for k, v in evaluation.schema_summary.items()
+        ]
+        parts.append(
+            _table(["marginals", "mean", "max", "worst clique", "cliques"], rows, [False, True, True, False, True])
+        )
     loss = {c.column: c for c in evaluation.loss}
     has_schema = evaluation.schema_summary is not None
-    header = ["column"] + ([f"real records merged by {name}", "real records clipped", "real records lost"]
-                           if has_schema else []) + ["synthetic records outside the real values"]
+    header = (
+        ["column"]
+        + ([f"real records merged by {name}", "real records clipped", "real records lost"] if has_schema else [])
+        + ["synthetic records outside the real values"]
+    )
     rows = []
     for col in evaluation.domain.names:
         cl = loss.get(col)
@@ -267,21 +314,37 @@ def _loss_section(evaluation: Any, schema_name: str | None) -> str:
         if has_schema:
             row += [f"{cl.merged:.2%}", f"{cl.clipped:.2%}", f"{cl.lost:.2%}"] if cl else ["", "", ""]
         rows.append(row + [f"{evaluation.outside[col]:.2%}"])
-    parts.append("<h2>What is lost, per column</h2><p class='note'>"
-                 + (f"Merged: real records whose value {_esc(name)} does not hold (they go to its catch-all or "
-                    "null code); clipped: real numbers outside its bounds. " if has_schema else "")
-                 + "Outside: synthetic records whose value the real table does not hold (a catch-all label, a "
-                 "non-number in a numeric column, a number outside the real range); they count as error in "
-                 "the headline.</p>")
+    parts.append(
+        "<h2>What is lost, per column</h2><p class='note'>"
+        + (
+            f"Merged: real records whose value {_esc(name)} does not hold (they go to its catch-all or "
+            "null code); clipped: real numbers outside its bounds. "
+            if has_schema
+            else ""
+        )
+        + "Outside: synthetic records whose value the real table does not hold (a catch-all label, a "
+        "non-number in a numeric column, a number outside the real range); they count as error in "
+        "the headline.</p>"
+    )
     parts.append(_table(header, rows, [False] + [True] * (len(header) - 1)))
     return "".join(parts)
 
 
-def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine, schema: Any = None, *,
-                      title: str, ledger: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None,
-                      ks: Sequence[int] = (1, 2, 3), max_cliques: int | None = 1000,
-                      rng: np.random.Generator | int | None = 0, evaluation: Any = None,
-                      schema_name: str | None = None, guarantee: Mapping[str, Any] | None = None) -> str:
+def build_report_html(
+    real_engine: MarginalEngine,
+    synth_engine: MarginalEngine,
+    schema: Any = None,
+    *,
+    title: str,
+    ledger: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    ks: Sequence[int] = (1, 2, 3),
+    max_cliques: int | None = 1000,
+    rng: np.random.Generator | int | None = 0,
+    evaluation: Any = None,
+    schema_name: str | None = None,
+    guarantee: Mapping[str, Any] | None = None,
+) -> str:
     """The report page as a string (see ``write_report``)."""
     attrs = list(real_engine.domain.attributes)
     if not attrs:
@@ -302,34 +365,59 @@ def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine,
     for k, (errs, n_total) in by_k.items():
         vals = np.fromiter(errs.values(), dtype=np.float64, count=len(errs))
         worst = list(errs)[int(np.argmax(vals))]
-        rows.append((f"{k}-way", float(vals.mean()), float(np.median(vals)), float(vals.max()), ", ".join(worst),
-                     len(errs) if len(errs) == n_total else f"{len(errs)} of {n_total} (uniform sample)"))
+        rows.append(
+            (
+                f"{k}-way",
+                float(vals.mean()),
+                float(np.median(vals)),
+                float(vals.max()),
+                ", ".join(worst),
+                len(errs) if len(errs) == n_total else f"{len(errs)} of {n_total} (uniform sample)",
+            )
+        )
 
-    p: list[str] = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-                    f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
-                    f"<div class='banner real' role='alert'>{_esc(NON_PRIVATE_NOTICE)}<small>Every table and plot "
-                    "below is computed exactly from the real table, without noise, beside the release's privacy "
-                    "ledger. Keep this report with the data owner; publish only the synthetic data, the model and "
-                    "the schema.</small></div>",
-                    f"<h1>{_esc(title)}</h1>"]
+    p: list[str] = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<div class='banner real' role='alert'>{_esc(NON_PRIVATE_NOTICE)}<small>Every table and plot "
+        "below is computed exactly from the real table, without noise, beside the release's privacy "
+        "ledger. Keep this report with the data owner; publish only the synthetic data, the model and "
+        "the schema.</small></div>",
+        f"<h1>{_esc(title)}</h1>",
+    ]
     not_private = ledger is not None and (ledger.get("summary") or {}).get("private") is False
     if not_private:
-        p.append("<div class='banner'>NOT PRIVATE<small>This run used seeded (non-secure) noise: the synthetic "
-                 "data carries no differential privacy guarantee. For reproducible experiments only.</small></div>")
+        p.append(
+            "<div class='banner'>NOT PRIVATE<small>This run used seeded (non-secure) noise: the synthetic "
+            "data carries no differential privacy guarantee. For reproducible experiments only.</small></div>"
+        )
     n_real, n_synth = real_engine.total(), synth_engine.total()
-    p.append(f"<p class='note'>{len(attrs)} columns; {n_real} real and {n_synth} synthetic records. "
-             "This report compares against the real data directly and is itself not differentially private."
-             "</p>")
+    p.append(
+        f"<p class='note'>{len(attrs)} columns; {n_real} real and {n_synth} synthetic records. "
+        "This report compares against the real data directly and is itself not differentially private."
+        "</p>"
+    )
     if extra:
         p.append("<h2>Run details</h2>")
         p.append(_table(["", "value"], [(k, v) for k, v in extra.items()]))
-    p.append("<h2>Workload error</h2><p class='note'>L1 distance between the normalised real and synthetic "
-             "marginals (0 = identical, 2 = disjoint supports)"
-             + (", on the real table's own values (its categories, point masses and bins over its range; "
-                "synthetic values the real table does not hold have a code of their own)" if evaluation is not None
-                else "") + ".</p>")
-    p.append(_table(["marginals", "mean", "median", "max", "worst clique", "cliques"], rows,
-                    [False, True, True, True, False, True]))
+    p.append(
+        "<h2>Workload error</h2><p class='note'>L1 distance between the normalised real and synthetic "
+        "marginals (0 = identical, 2 = disjoint supports)"
+        + (
+            ", on the real table's own values (its categories, point masses and bins over its range; "
+            "synthetic values the real table does not hold have a code of their own)"
+            if evaluation is not None
+            else ""
+        )
+        + ".</p>"
+    )
+    p.append(
+        _table(
+            ["marginals", "mean", "median", "max", "worst clique", "cliques"],
+            rows,
+            [False, True, True, True, False, True],
+        )
+    )
     if guarantee is not None:
         p.append(_guarantee_section(guarantee))
     if evaluation is not None:
@@ -343,18 +431,31 @@ def build_report_html(real_engine: MarginalEngine, synth_engine: MarginalEngine,
     if ledger is not None:
         p.append(_ledger_section(ledger))
     else:
-        p.append("<h2>Privacy ledger</h2><p class='note'>No ledger was given: pass the model the synthetic "
-                 "table was sampled from (<code>evaluate --model model.zip</code>) or its ledger "
-                 "(<code>--ledger</code>) to show the release's guarantee here.</p>")
+        p.append(
+            "<h2>Privacy ledger</h2><p class='note'>No ledger was given: pass the model the synthetic "
+            "table was sampled from (<code>evaluate --model model.zip</code>) or its ledger "
+            "(<code>--ledger</code>) to show the release's guarantee here.</p>"
+        )
     p.append("</body></html>\n")
     return "".join(p)
 
 
-def write_report(path: str | Path, real_engine: MarginalEngine, synth_engine: MarginalEngine, schema: Any = None, *,
-                 title: str, ledger: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None,
-                 ks: Sequence[int] = (1, 2, 3), max_cliques: int | None = 1000,
-                 rng: np.random.Generator | int | None = 0, evaluation: Any = None,
-                 schema_name: str | None = None, guarantee: Mapping[str, Any] | None = None) -> Path:
+def write_report(
+    path: str | Path,
+    real_engine: MarginalEngine,
+    synth_engine: MarginalEngine,
+    schema: Any = None,
+    *,
+    title: str,
+    ledger: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    ks: Sequence[int] = (1, 2, 3),
+    max_cliques: int | None = 1000,
+    rng: np.random.Generator | int | None = 0,
+    evaluation: Any = None,
+    schema_name: str | None = None,
+    guarantee: Mapping[str, Any] | None = None,
+) -> Path:
     """Write a self-contained HTML report comparing ``synth_engine`` with ``real_engine``.
 
     Sections: a banner ``NON_PRIVATE_NOTICE`` at the top (always: the page holds exact statistics of the
@@ -371,9 +472,20 @@ def write_report(path: str | Path, real_engine: MarginalEngine, synth_engine: Ma
     (``privsample.cli.synth.load_guarantee``), the release's method, target (epsilon, delta) and spend right after
     the workload error. The file is written atomically; returns its path.
     """
-    page = build_report_html(real_engine, synth_engine, schema, title=title, ledger=ledger, extra=extra,
-                             ks=ks, max_cliques=max_cliques, rng=rng, evaluation=evaluation,
-                             schema_name=schema_name, guarantee=guarantee)
+    page = build_report_html(
+        real_engine,
+        synth_engine,
+        schema,
+        title=title,
+        ledger=ledger,
+        extra=extra,
+        ks=ks,
+        max_cliques=max_cliques,
+        rng=rng,
+        evaluation=evaluation,
+        schema_name=schema_name,
+        guarantee=guarantee,
+    )
     path = Path(path)
     atomic_write_text(path, page)
     return path

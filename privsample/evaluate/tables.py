@@ -41,8 +41,20 @@ from privsample.data.encoding import parse_number, value_text
 from privsample.data.schema import Categorical, NamedColumns, Numeric, Schema
 from privsample.errors import InputError
 
-__all__ = ["EVAL_MAX_CATEGORIES", "EVAL_BINS", "EVAL_POINT_MASS", "OUTSIDE_LABEL", "REST_LABEL", "EvalColumn",
-           "EvalDomain", "real_domain", "ColumnLoss", "schema_loss", "Evaluation", "evaluate_tables"]
+__all__ = [
+    "EVAL_MAX_CATEGORIES",
+    "EVAL_BINS",
+    "EVAL_POINT_MASS",
+    "OUTSIDE_LABEL",
+    "REST_LABEL",
+    "EvalColumn",
+    "EvalDomain",
+    "real_domain",
+    "ColumnLoss",
+    "schema_loss",
+    "Evaluation",
+    "evaluate_tables",
+]
 
 EVAL_MAX_CATEGORIES = 50  # categories of a column scored one by one (the rest of the real values share a code)
 EVAL_BINS = 16  # equal-width bins of a numeric column over the real [min, max]
@@ -123,9 +135,11 @@ class EvalColumn:
             idx, uniques = _factorize(s)
             lookup = {c: i for i, c in enumerate(self.categories)}
             rest = len(self.categories)
-            ucode = np.array([lookup.get(k, rest if k in self.rest else self.outside_code)
-                              for k in map(_key, uniques)] + [self.null_code if self.nullable else self.outside_code],
-                             dtype=np.int64)
+            ucode = np.array(
+                [lookup.get(k, rest if k in self.rest else self.outside_code) for k in map(_key, uniques)]
+                + [self.null_code if self.nullable else self.outside_code],
+                dtype=np.int64,
+            )
             return ucode[idx]  # idx -1 (missing) picks the last entry
         x, missing, bad = _numbers(s)
         codes = np.full(len(x), self.outside_code, dtype=np.int64)
@@ -163,8 +177,13 @@ class EvalDomain(NamedColumns):
         return out
 
 
-def real_domain(real: pd.DataFrame, *, max_categories: int = EVAL_MAX_CATEGORIES, bins: int = EVAL_BINS,
-                point_mass: float = EVAL_POINT_MASS) -> EvalDomain:
+def real_domain(
+    real: pd.DataFrame,
+    *,
+    max_categories: int = EVAL_MAX_CATEGORIES,
+    bins: int = EVAL_BINS,
+    point_mass: float = EVAL_POINT_MASS,
+) -> EvalDomain:
     """The evaluation domain read off the REAL table (NOT private: exact values, bounds, frequencies).
 
     Column kinds, numeric bounds and bins follow ``draft_schema``; categories are the real values
@@ -182,8 +201,16 @@ def real_domain(real: pd.DataFrame, *, max_categories: int = EVAL_MAX_CATEGORIES
             x, missing, _ = _numbers(s)
             vals, counts = np.unique(x[~missing], return_counts=True)
             points = tuple(float(v) for v, c in zip(vals, counts) if c >= point_mass * n)
-            cols.append(EvalColumn(dc.name, "numeric", points=points, edges=tuple(float(e) for e in dc.bin_edges),
-                                   integer=dc.integer, nullable=nullable))
+            cols.append(
+                EvalColumn(
+                    dc.name,
+                    "numeric",
+                    points=points,
+                    edges=tuple(float(e) for e in dc.bin_edges),
+                    integer=dc.integer,
+                    nullable=nullable,
+                )
+            )
             continue
         assert isinstance(dc, Categorical)
         idx, uniques = _factorize(s)
@@ -194,8 +221,15 @@ def real_domain(real: pd.DataFrame, *, max_categories: int = EVAL_MAX_CATEGORIES
         order = sorted(counts, key=lambda k: -counts[k])  # stable: first seen among equal counts
         keep = set(order[:max_categories])
         cats = tuple(_sorted_categories([k for k in counts if k in keep]))
-        cols.append(EvalColumn(dc.name, "categorical", categories=cats,
-                               rest=frozenset(k for k in counts if k not in keep), nullable=nullable))
+        cols.append(
+            EvalColumn(
+                dc.name,
+                "categorical",
+                categories=cats,
+                rest=frozenset(k for k in counts if k not in keep),
+                nullable=nullable,
+            )
+        )
     return EvalDomain(cols)
 
 
@@ -238,8 +272,11 @@ def schema_loss(real: pd.DataFrame, schema: Schema) -> list[ColumnLoss]:
             uok = np.array([value_text(u) in known for u in uniques] + [bool(col.nullable)], dtype=bool)
             merged = ~uok[idx]
             clipped = np.zeros(len(s), dtype=bool)
-        out.append(ColumnLoss(col.name, col.kind, float(merged.sum()) / n if n else 0.0,
-                              float(clipped.sum()) / n if n else 0.0))
+        out.append(
+            ColumnLoss(
+                col.name, col.kind, float(merged.sum()) / n if n else 0.0, float(clipped.sum()) / n if n else 0.0
+            )
+        )
     return out
 
 
@@ -260,9 +297,16 @@ class Evaluation:
     schema_synth_engine: Any = None
 
 
-def evaluate_tables(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | None = None, *,
-                    ks: Sequence[int] = (1, 2, 3), max_cliques: int | None = None, rng: int | None = 0,
-                    synthetic_name: str = "the synthetic table") -> Evaluation:
+def evaluate_tables(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    schema: Schema | None = None,
+    *,
+    ks: Sequence[int] = (1, 2, 3),
+    max_cliques: int | None = None,
+    rng: int | None = 0,
+    synthetic_name: str = "the synthetic table",
+) -> Evaluation:
     """Score ``synthetic`` against ``real`` (NOT private). Never raises on a value of either table.
 
     The headline ``summary`` is on ``real_domain(real)`` (restricted to the schema's columns when
@@ -286,8 +330,9 @@ def evaluate_tables(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema 
     reng, seng = NumpyEngine(rcodes, mdom), NumpyEngine(scodes, mdom)
     res = summary(reng, seng, ks=ks, max_cliques=max_cliques, rng=np.random.default_rng(rng))
     ns = len(synthetic)
-    outside = {c.name: (float(np.count_nonzero(scodes[c.name] == c.outside_code)) / ns if ns else 0.0)
-               for c in dom.columns}
+    outside = {
+        c.name: (float(np.count_nonzero(scodes[c.name] == c.outside_code)) / ns if ns else 0.0) for c in dom.columns
+    }
     ev = Evaluation(dom, reng, seng, res, outside)
     if schema is not None:
         missing = [c for c in schema.names if c not in synthetic.columns]
@@ -298,7 +343,12 @@ def evaluate_tables(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema 
         ev.schema = rel
         ev.schema_real_engine = NumpyEngine(encode(real, rel, release=True), sdom)
         ev.schema_synth_engine = NumpyEngine(encode(synthetic, rel, release=True), sdom)
-        ev.schema_summary = summary(ev.schema_real_engine, ev.schema_synth_engine, ks=ks, max_cliques=max_cliques,
-                                    rng=np.random.default_rng(rng))
+        ev.schema_summary = summary(
+            ev.schema_real_engine,
+            ev.schema_synth_engine,
+            ks=ks,
+            max_cliques=max_cliques,
+            rng=np.random.default_rng(rng),
+        )
         ev.loss = schema_loss(real, schema)
     return ev

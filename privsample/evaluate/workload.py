@@ -75,8 +75,9 @@ def _check_domains(real_engine: MarginalEngine, synth_engine: MarginalEngine, cl
             raise InputError(f"column '{a}' has domain size {rd[a]} (real) but {sd[a]} (synthetic)")
 
 
-def workload_errors(real_engine: MarginalEngine, synth_engine: MarginalEngine,
-                    cliques: Iterable[Sequence[str]], *, batch: int = 64) -> dict[Clique, float]:
+def workload_errors(
+    real_engine: MarginalEngine, synth_engine: MarginalEngine, cliques: Iterable[Sequence[str]], *, batch: int = 64
+) -> dict[Clique, float]:
     """{clique: L1 distance between normalised real and synthetic marginals} (each in [0, 2]).
 
     Marginals are fetched from the engines ``batch`` cliques at a time to bound memory.
@@ -88,19 +89,19 @@ def workload_errors(real_engine: MarginalEngine, synth_engine: MarginalEngine,
         raise InputError("cannot compare marginals: the real or the synthetic table is empty")
     out: dict[Clique, float] = {}
     for i in range(0, len(cls), batch):
-        chunk = cls[i:i + batch]
+        chunk = cls[i : i + batch]
         mr, ms = real_engine.marginals(chunk), synth_engine.marginals(chunk)
         for cl in chunk:
             a = mr[cl].ravel()
             b = ms[cl].ravel()
             # |a/nr - b/ns| summed; integer cross-multiplication keeps it exact until the final divide
-            out[cl] = float(np.abs(a * ns - b * nr).sum() / (nr * ns)) if nr * ns < 2 ** 62 else \
-                marginal_error(a, b)
+            out[cl] = float(np.abs(a * ns - b * nr).sum() / (nr * ns)) if nr * ns < 2**62 else marginal_error(a, b)
     return out
 
 
-def workload_error(real_engine: MarginalEngine, synth_engine: MarginalEngine,
-                   cliques: Iterable[Sequence[str]]) -> float:
+def workload_error(
+    real_engine: MarginalEngine, synth_engine: MarginalEngine, cliques: Iterable[Sequence[str]]
+) -> float:
     """Mean of ``workload_errors`` over the cliques."""
     errs = workload_errors(real_engine, synth_engine, cliques)
     if not errs:
@@ -108,8 +109,13 @@ def workload_error(real_engine: MarginalEngine, synth_engine: MarginalEngine,
     return float(np.mean(list(errs.values())))
 
 
-def summary(real_engine: MarginalEngine, synth_engine: MarginalEngine, ks: Sequence[int] = (1, 2, 3),
-            max_cliques: int | None = None, rng: np.random.Generator | int | None = None) -> dict[int, dict[str, Any]]:
+def summary(
+    real_engine: MarginalEngine,
+    synth_engine: MarginalEngine,
+    ks: Sequence[int] = (1, 2, 3),
+    max_cliques: int | None = None,
+    rng: np.random.Generator | int | None = None,
+) -> dict[int, dict[str, Any]]:
     """Mean and max workload error for each k in ``ks``.
 
     Uses all k-way cliques of the real engine's attributes, or ``max_cliques`` of them drawn
@@ -132,6 +138,13 @@ def summary(real_engine: MarginalEngine, synth_engine: MarginalEngine, ks: Seque
         errs = workload_errors(real_engine, synth_engine, cls)
         vals = np.fromiter(errs.values(), dtype=np.float64, count=len(errs))
         worst = cls[int(np.argmax(vals))]
-        out[int(k)] = {"mean": float(vals.mean()), "max": float(vals.max()), "worst": worst,
-                       "n_cliques": len(cls), "n_total": n_total, "sampled": bool(sampled), "errors": errs}
+        out[int(k)] = {
+            "mean": float(vals.mean()),
+            "max": float(vals.max()),
+            "worst": worst,
+            "n_cliques": len(cls),
+            "n_total": n_total,
+            "sampled": bool(sampled),
+            "errors": errs,
+        }
     return out

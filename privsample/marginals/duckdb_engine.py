@@ -58,10 +58,23 @@ class DuckDBEngine(CodedTableEngine):
 
     dialect = DUCKDB
 
-    def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False, release: bool = False,
-                 memory_limit: int | str | None = None, threads: int | None = None, connection=None,
-                 temp_directory: str | Path | None = None, cache_mb: float = CACHE_MB, batching: str = "joint",
-                 delimiter: str | None = None, encoding: str | None = None):
+    def __init__(
+        self,
+        source,
+        schema: Schema,
+        *,
+        clip: bool = False,
+        other: bool = False,
+        release: bool = False,
+        memory_limit: int | str | None = None,
+        threads: int | None = None,
+        connection=None,
+        temp_directory: str | Path | None = None,
+        cache_mb: float = CACHE_MB,
+        batching: str = "joint",
+        delimiter: str | None = None,
+        encoding: str | None = None,
+    ):
         import duckdb
 
         self._con, self._rel, self._temp_table = None, None, None
@@ -74,8 +87,9 @@ class DuckDBEngine(CodedTableEngine):
         elif isinstance(source, Path) or self._looks_like_path(source):
             self._open(memory_limit, threads, temp_directory)
             try:
-                clean, names, kinds = source_sql(self._con, source, na, delimiter=delimiter, encoding=encoding,
-                                                 workdir=self._workdir)
+                clean, names, kinds = source_sql(
+                    self._con, source, na, delimiter=delimiter, encoding=encoding, workdir=self._workdir
+                )
             except BaseException:
                 self.close()
                 raise
@@ -87,8 +101,17 @@ class DuckDBEngine(CodedTableEngine):
                 raise InputError(f"no such data file or DuckDB table: {source}") from None
             clean, names, kinds = self._clean_for(sql_ident(str(source)), rel.columns, rel.types, na)
         try:
-            self._setup(schema, clean, dict(zip(names, kinds)), clip=clip, other=other, release=release,
-                        cache_mb=cache_mb, batching=batching, label=label)
+            self._setup(
+                schema,
+                clean,
+                dict(zip(names, kinds)),
+                clip=clip,
+                other=other,
+                release=release,
+                cache_mb=cache_mb,
+                batching=batching,
+                label=label,
+            )
         except BaseException:
             self.close()
             raise
@@ -103,8 +126,11 @@ class DuckDBEngine(CodedTableEngine):
 
         if memory_limit is None:
             memory_limit = default_memory_limit()
-        config = {"memory_limit": f"{int(memory_limit)}B" if isinstance(memory_limit, int) else str(memory_limit),
-                  "preserve_insertion_order": False, **DUCKDB_CONFIG}
+        config = {
+            "memory_limit": f"{int(memory_limit)}B" if isinstance(memory_limit, int) else str(memory_limit),
+            "preserve_insertion_order": False,
+            **DUCKDB_CONFIG,
+        }
         if threads is not None:
             config["threads"] = int(threads)
         try:
@@ -169,4 +195,3 @@ class DuckDBEngine(CodedTableEngine):
                 pass
         self._temp_table = None
         self._con = self._rel = None
-

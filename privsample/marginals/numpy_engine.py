@@ -27,8 +27,13 @@ class NumpyEngine(MarginalEngine):
     @classmethod
     def from_dataset(cls, dataset) -> "NumpyEngine":
         """From an ``mbi.Dataset``."""
-        return cls({a: np.asarray(dataset.data[a]) if isinstance(dataset.data, dict) else dataset.data[:, i]
-                    for i, a in enumerate(dataset.domain.attributes)}, dataset.domain)
+        return cls(
+            {
+                a: np.asarray(dataset.data[a]) if isinstance(dataset.data, dict) else dataset.data[:, i]
+                for i, a in enumerate(dataset.domain.attributes)
+            },
+            dataset.domain,
+        )
 
     def marginals(self, cliques: Iterable[Sequence[str]]) -> dict[Clique, np.ndarray]:
         out: dict[Clique, np.ndarray] = {}

@@ -29,16 +29,22 @@ import numpy as np
 from privsample.data.cells import WHITESPACE
 from privsample.data.schema import Schema
 from privsample.data.sql_dialect import SPARK, clean_sql
-from privsample.data.table import (FORMATS, check_delimiter, column_kind, csv_layout, java_encoding,
-                                   table_format)
+from privsample.data.table import FORMATS, check_delimiter, column_kind, csv_layout, java_encoding, table_format
 from privsample.errors import InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
 
 DEFAULT_MASTER = "local[2]"
 CONNECT_TIMEOUT = 10.0
 _MASTER = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?|spark://[^\s/]+|k8s://\S+|yarn")
-_SPARK_TYPES = {"tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT",
-                "float": "FLOAT", "double": "DOUBLE", "boolean": "BOOLEAN"}
+_SPARK_TYPES = {
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INTEGER",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "boolean": "BOOLEAN",
+}
 _LOG4J = """rootLogger.level = off
 rootLogger.appenderRef.stderr.ref = console
 logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
@@ -56,12 +62,14 @@ def check_master(master: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """InputError unless ``master`` is a Spark master URL that answers within ``timeout`` seconds
     (standalone and Kubernetes masters are probed by a TCP connection before Spark starts)."""
     if not _MASTER.fullmatch(master or ""):
-        raise InputError(f"--spark-master '{master}' is not a Spark master URL "
-                         "(local[N], spark://host:7077, k8s://https://host:443 or yarn)")
+        raise InputError(
+            f"--spark-master '{master}' is not a Spark master URL "
+            "(local[N], spark://host:7077, k8s://https://host:443 or yarn)"
+        )
     if master.startswith("spark://"):
-        addresses = master[len("spark://"):].split(",")
+        addresses = master[len("spark://") :].split(",")
     elif master.startswith("k8s://"):
-        rest = master[len("k8s://"):]
+        rest = master[len("k8s://") :]
         addresses = [re.sub(r"^\w+://", "", rest).split("/")[0] + ("" if ":" in rest.split("//")[-1] else ":443")]
     else:
         return
@@ -103,12 +111,20 @@ def start_session(master: str = DEFAULT_MASTER, config: dict | None = None, time
     if active is not None and active.sparkContext.master != master:
         import warnings
 
-        warnings.warn(f"a Spark session on {active.sparkContext.master} is already running in this process; it is "
-                      f"used, not the master {master} (stop it first to change the master)", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"a Spark session on {active.sparkContext.master} is already running in this process; it is "
+            f"used, not the master {master} (stop it first to change the master)",
+            UserWarning,
+            stacklevel=2,
+        )
     if not _java_home_ok():
         raise InputError("--engine spark needs Java 17 or later: no 'java' on PATH and JAVA_HOME is not set")
-    conf = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.app.name": "privsample",
-            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_log_config()}"}
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.app.name": "privsample",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_log_config()}",
+    }
     m = re.fullmatch(r"local\[(\d+)", master.split(",")[0]) if master.startswith("local[") else None
     conf["spark.sql.shuffle.partitions"] = str(2 * int(m.group(1)) if m else 2 * (os.cpu_count() or 1))
     conf.update({k: str(v) for k, v in (config or {}).items()})
@@ -143,10 +159,23 @@ class SparkEngine(CodedTableEngine):
 
     dialect = SPARK
 
-    def __init__(self, source, schema: Schema, *, clip: bool = False, other: bool = False, release: bool = False,
-                 master: str = DEFAULT_MASTER, spark=None, config: dict | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT, cache_mb: float = CACHE_MB, batching: str = "joint",
-                 delimiter: str | None = None, encoding: str | None = None):
+    def __init__(
+        self,
+        source,
+        schema: Schema,
+        *,
+        clip: bool = False,
+        other: bool = False,
+        release: bool = False,
+        master: str = DEFAULT_MASTER,
+        spark=None,
+        config: dict | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        cache_mb: float = CACHE_MB,
+        batching: str = "joint",
+        delimiter: str | None = None,
+        encoding: str | None = None,
+    ):
         self._views: list[str] = []
         self._persisted = None
         self._own_session = False
@@ -175,10 +204,18 @@ class SparkEngine(CodedTableEngine):
             names = [str(f.name) for f in df.schema.fields]
             check_unique(names)
             view = self._view(df.toDF(*[f"_c{i}" for i in range(len(names))]))
-            kind_of, clean = self._clean(view, names, [f.dataType.simpleString() for f in df.schema.fields],
-                                         schema)
-            self._setup(schema, clean, kind_of, clip=clip, other=other, release=release, cache_mb=cache_mb,
-                        batching=batching, label=label)
+            kind_of, clean = self._clean(view, names, [f.dataType.simpleString() for f in df.schema.fields], schema)
+            self._setup(
+                schema,
+                clean,
+                kind_of,
+                clip=clip,
+                other=other,
+                release=release,
+                cache_mb=cache_mb,
+                batching=batching,
+                label=label,
+            )
         except BaseException:
             self.close()
             raise
@@ -193,17 +230,28 @@ class SparkEngine(CodedTableEngine):
                 return reader.parquet(location)
             if isinstance(layout, tuple):
                 sep, charset = layout
-                df = reader.csv(location, header=True, inferSchema=False, multiLine=True, escape='"', sep=sep,
-                                encoding=charset)
+                df = reader.csv(
+                    location, header=True, inferSchema=False, multiLine=True, escape='"', sep=sep, encoding=charset
+                )
                 names = [c.strip(WHITESPACE) or f"Unnamed: {i}" for i, c in enumerate(df.columns)]
                 return df.toDF(*names)
             from pyspark.sql.types import StringType, StructField, StructType
 
             names = list(layout.names)
             string_schema = StructType([StructField(f"_c{i}", StringType()) for i in range(len(names))])
-            df = reader.csv(location, schema=string_schema, header=True, mode="FAILFAST", multiLine=True,
-                            sep=layout.delimiter, quote='"', escape='"', encoding=layout.java_encoding,
-                            nullValue="\u0000", emptyValue="")
+            df = reader.csv(
+                location,
+                schema=string_schema,
+                header=True,
+                mode="FAILFAST",
+                multiLine=True,
+                sep=layout.delimiter,
+                quote='"',
+                escape='"',
+                encoding=layout.java_encoding,
+                nullValue="\u0000",
+                emptyValue="",
+            )
             return df.toDF(*names)
         except InputError:
             raise
@@ -218,8 +266,11 @@ class SparkEngine(CodedTableEngine):
 
     def _clean(self, view: str, names: list[str], types: list[str], schema: Schema) -> tuple[dict, str]:
         """({column: kind}, SQL of the cleaned schema columns, as ``read_table`` cleans them)."""
-        kind_of = {name: column_kind("DECIMAL" if t.startswith("decimal") else _SPARK_TYPES.get(t, "VARCHAR"))
-                   for name, t in zip(names, types) if name in schema}
+        kind_of = {
+            name: column_kind("DECIMAL" if t.startswith("decimal") else _SPARK_TYPES.get(t, "VARCHAR"))
+            for name, t in zip(names, types)
+            if name in schema
+        }
         columns = [(f"_c{i}", name, kind_of[name]) for i, name in enumerate(names) if name in kind_of]
         return kind_of, (clean_sql(view, columns, schema.na_values, self.dialect) if columns else "")
 
@@ -271,8 +322,10 @@ SPARK_CHARSETS = ("UTF-8", "UTF-16", "UTF-16LE", "UTF-16BE", "UTF-32", "ISO-8859
 def _spark_charset(source, charset: str) -> str:
     """``charset`` if Spark's CSV reader decodes it, else InputError."""
     if charset.upper() not in SPARK_CHARSETS:
-        raise InputError(f"{source}: Spark reads CSV in {', '.join(SPARK_CHARSETS)} only, not {charset}: convert the "
-                         "file to UTF-8 or use --engine duckdb")
+        raise InputError(
+            f"{source}: Spark reads CSV in {', '.join(SPARK_CHARSETS)} only, not {charset}: convert the "
+            "file to UTF-8 or use --engine duckdb"
+        )
     return charset
 
 
@@ -289,7 +342,7 @@ def _location(source) -> tuple[str, str, Path | None]:
         if fmt is None:
             raise InputError(f"{s}: unknown file type (expected {', '.join(FORMATS)})")
         return s, fmt, None
-    p = Path(s[len("file://"):] if s.startswith("file://") else s)
+    p = Path(s[len("file://") :] if s.startswith("file://") else s)
     if p.is_dir() and next(p.glob("*.parquet"), None) is not None:  # a Parquet dataset (as Spark writes)
         return p.resolve().as_uri(), "parquet", None
     fmt = table_format(p)

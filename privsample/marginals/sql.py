@@ -28,8 +28,10 @@ def text_sql(v: str, kind: str) -> str:
         return f"CASE WHEN {v} IS NULL THEN NULL WHEN {v} THEN 'True' ELSE 'False' END"
     if kind == "int":
         return f"CAST({v} AS STRING)"
-    return (f"CASE WHEN abs({v}) >= {_EXACT} THEN CAST({v} AS STRING) "
-            f"WHEN {v} = floor({v}) THEN CAST(CAST({v} AS BIGINT) AS STRING) ELSE CAST({v} AS STRING) END")
+    return (
+        f"CASE WHEN abs({v}) >= {_EXACT} THEN CAST({v} AS STRING) "
+        f"WHEN {v} = floor({v}) THEN CAST(CAST({v} AS BIGINT) AS STRING) ELSE CAST({v} AS STRING) END"
+    )
 
 
 class _Coder:
@@ -57,10 +59,14 @@ class _Coder:
         on_missing = str(col.null_code) if col.nullable else "NULL"
         on_outside = f"CASE WHEN {x} < {self.num(col.lower)} THEN 0 ELSE {k - 1} END" if self.clip else "NULL"
         on_text = on_missing if self.release else "NULL"  # release: a non-number counts as missing
-        code = (f"CASE WHEN {missing('s')} THEN {on_missing} WHEN {x} IS NULL THEN {on_text} "
-                f"WHEN {outside} THEN {on_outside} ELSE {binned} END")
-        problem = (f"CASE WHEN c{j} IS NOT NULL THEN 0 WHEN {missing('q')} THEN {MISSING} "
-                   f"WHEN q.x{j} IS NULL THEN {NOT_A_NUMBER} ELSE {OUT_OF_RANGE} END")
+        code = (
+            f"CASE WHEN {missing('s')} THEN {on_missing} WHEN {x} IS NULL THEN {on_text} "
+            f"WHEN {outside} THEN {on_outside} ELSE {binned} END"
+        )
+        problem = (
+            f"CASE WHEN c{j} IS NOT NULL THEN 0 WHEN {missing('q')} THEN {MISSING} "
+            f"WHEN q.x{j} IS NULL THEN {NOT_A_NUMBER} ELSE {OUT_OF_RANGE} END"
+        )
         return code, problem
 
     def categorical(self, col: Categorical, j: int, lookup: str) -> tuple[str, str]:
@@ -108,15 +114,26 @@ class _Coder:
         if self.release:  # records the schema cannot hold are left out (``encode(..., release=True)``)
             coded += " WHERE " + " AND ".join(f"c{j} IS NOT NULL" for j in range(len(sizes)))
         problems = ", ".join(f"{p} AS p{j}" for j, p in enumerate(checks))
-        aggs = ", ".join(f"min(p{j}) FILTER (WHERE p{j} > 0) AS k{j}, "
-                         f"min_by(r{j}, p{j}) FILTER (WHERE p{j} > 0) AS v{j}, "
-                         f"count(*) FILTER (WHERE p{j} > 0) AS b{j}" for j in range(len(checks)))
+        aggs = ", ".join(
+            f"min(p{j}) FILTER (WHERE p{j} > 0) AS k{j}, "
+            f"min_by(r{j}, p{j}) FILTER (WHERE p{j} > 0) AS v{j}, "
+            f"count(*) FILTER (WHERE p{j} > 0) AS b{j}"
+            for j in range(len(checks))
+        )
         check = f"SELECT count(*) AS n, {aggs} FROM (SELECT {problems}, q.* FROM ({staged}) AS q) AS z"
         return coded, check
 
 
-def coding_sql(schema: Schema, clean: str, kind_of: Mapping[str, str], dialect: Dialect = DUCKDB, *,
-               clip: bool = False, other: bool = False, release: bool = False) -> tuple[str, str]:
+def coding_sql(
+    schema: Schema,
+    clean: str,
+    kind_of: Mapping[str, str],
+    dialect: Dialect = DUCKDB,
+    *,
+    clip: bool = False,
+    other: bool = False,
+    release: bool = False,
+) -> tuple[str, str]:
     """(SQL of the code columns c0..c{d-1}, NULL where a value cannot be encoded; SQL of the check query).
 
     ``clean`` selects the cleaned columns, named as in the schema; ``kind_of`` maps each to

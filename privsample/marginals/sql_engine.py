@@ -45,8 +45,19 @@ class CodedTableEngine(MarginalEngine):
     max_cells = MAX_CELLS
     max_sets = MAX_SETS
 
-    def _setup(self, schema: Schema, clean: str, kind_of: Mapping[str, str], *, clip: bool, other: bool,
-               cache_mb: float, batching: str, label: str, release: bool = False) -> None:
+    def _setup(
+        self,
+        schema: Schema,
+        clean: str,
+        kind_of: Mapping[str, str],
+        *,
+        clip: bool,
+        other: bool,
+        cache_mb: float,
+        batching: str,
+        label: str,
+        release: bool = False,
+    ) -> None:
         """Code ``clean`` (cleaned columns named as in the schema, of kinds ``kind_of``) and check it.
 
         ``release``: code by the per-record rule of ``encode(..., release=True)``: no value is an error and
@@ -130,8 +141,7 @@ class CodedTableEngine(MarginalEngine):
         joint: dict[Key, np.ndarray] = {}
         batch: list[Key] = []
         for union in [u for u, _ in groups] + [None]:
-            if batch and (union is None or len(batch) >= self.max_sets
-                          or len(set().union(*batch, union)) > MAX_COLS):
+            if batch and (union is None or len(batch) >= self.max_sets or len(set().union(*batch, union)) > MAX_COLS):
                 joint.update(self._count_sets(batch))
                 batch = []
             if union is not None:
@@ -152,8 +162,11 @@ class CodedTableEngine(MarginalEngine):
         cells = lambda cols: int(np.prod([shape[j] for j in cols], dtype=np.float64))  # noqa: E731
         groups: list[tuple[set[int], list[Key]]] = []
         for key in sorted(keys, key=cells, reverse=True):
-            fits = [(cells(g | set(key)), i) for i, (g, _) in enumerate(groups)
-                    if cells(g | set(key)) <= limit and len(g | set(key)) <= MAX_COLS]
+            fits = [
+                (cells(g | set(key)), i)
+                for i, (g, _) in enumerate(groups)
+                if cells(g | set(key)) <= limit and len(g | set(key)) <= MAX_COLS
+            ]
             if fits:
                 g, members = groups[min(fits)[1]]
                 g.update(key)

@@ -61,6 +61,7 @@ class PrivacyInvariantError(RuntimeError):
 
 # -- the step-size schedule (data-independent) -----------------------------------------------------
 
+
 def step_sizes(epsilon: float, c_star: float = 1.0, T: int = 3, schedule: str = "paper") -> np.ndarray:
     """theta_1..theta_T, a pure function of public hyper-parameters, with C* sum theta <= epsilon/4.
 
@@ -82,7 +83,7 @@ def step_sizes(epsilon: float, c_star: float = 1.0, T: int = 3, schedule: str = 
         for _ in range(200):
             mid = 0.5 * (lo + hi)
             with np.errstate(over="ignore"):
-                total = c_star * float(np.sum(mid ** powers))
+                total = c_star * float(np.sum(mid**powers))
             if total <= budget:
                 lo = mid
             else:
@@ -97,6 +98,7 @@ def step_sizes(epsilon: float, c_star: float = 1.0, T: int = 3, schedule: str = 
 
 
 # -- q0: the data-independent base density ---------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class GaussianQ0:
@@ -166,9 +168,18 @@ class MBDEDensity:
     NOT PRIVATE: a deterministic function of the training data. Use it to draw released samples
     (``privsample.mbde.release``) and, in experiments, to evaluate; never publish or save it."""
 
-    def __init__(self, q0: GaussianQ0, epsilon: float, thetas: Sequence[float], logits: Sequence[LogitFn],
-                 c_star: float = 1.0, *, rounds: list[dict] | None = None,
-                 _unsafe_no_squash: bool = False, _unsafe_no_guard: bool = False):
+    def __init__(
+        self,
+        q0: GaussianQ0,
+        epsilon: float,
+        thetas: Sequence[float],
+        logits: Sequence[LogitFn],
+        c_star: float = 1.0,
+        *,
+        rounds: list[dict] | None = None,
+        _unsafe_no_squash: bool = False,
+        _unsafe_no_guard: bool = False,
+    ):
         self.q0, self.epsilon, self.c_star = q0, float(epsilon), float(c_star)
         self.thetas = np.asarray(thetas, dtype=np.float64)
         self.logits = list(logits)
@@ -255,12 +266,22 @@ class MBDEDensity:
 
     # The density is a function of the data: refuse to be serialised (it is not a shareable model).
     def __reduce__(self):
-        raise TypeError("MBDEDensity is a deterministic function of the sensitive data and is NOT private: "
-                        "release samples (privsample.mbde.release), never the density")
+        raise TypeError(
+            "MBDEDensity is a deterministic function of the sensitive data and is NOT private: "
+            "release samples (privsample.mbde.release), never the density"
+        )
 
 
-def mbde_density(epsilon: float, logits: Sequence[LogitFn], *, d: int, c_star: float = 1.0,
-                 schedule: str = "paper", q0: GaussianQ0 | None = None, **unsafe) -> MBDEDensity:
+def mbde_density(
+    epsilon: float,
+    logits: Sequence[LogitFn],
+    *,
+    d: int,
+    c_star: float = 1.0,
+    schedule: str = "paper",
+    q0: GaussianQ0 | None = None,
+    **unsafe,
+) -> MBDEDensity:
     """Assemble q_T from given raw logit functions f_1..f_T with the data-independent steps of
     :func:`step_sizes` (used by the adversarial-weak-learner tests; training builds the same object)."""
     thetas = step_sizes(epsilon, c_star, len(logits), schedule)
@@ -270,6 +291,7 @@ def mbde_density(epsilon: float, logits: Sequence[LogitFn], *, d: int, c_star: f
 
 
 # -- training ------------------------------------------------------------------------------------------
+
 
 @dataclass
 class MBDE:
@@ -318,8 +340,14 @@ class MBDE:
         """Train the T classifiers on ``data`` (model space, shape (n, d)) and return q_T (NOT private)."""
         return self.fit_grid(data, [self.epsilon], seed=seed)[0]
 
-    def fit_grid(self, data: np.ndarray, epsilons: Sequence[float], *, seed: int | None = None,
-                 schedules: Sequence[str] | None = None) -> list[MBDEDensity]:
+    def fit_grid(
+        self,
+        data: np.ndarray,
+        epsilons: Sequence[float],
+        *,
+        seed: int | None = None,
+        schedules: Sequence[str] | None = None,
+    ) -> list[MBDEDensity]:
         """``fit`` for several per-sample epsilons (and step schedules) at once. Round 1 (S against q0)
         depends on neither, so its classifier is trained once and shared; later rounds are trained per
         entry. With a seed, each result equals ``MBDE(epsilon=e, schedule=s, ...).fit(data, seed=seed)``."""
@@ -343,8 +371,13 @@ class MBDE:
         n_q = int(self.n_q) if self.n_q else int(min(max(n, 1000), self.max_train))
         q0 = self._q0(d, z)
         assert q0.is_standard or self._unsafe_fit_q0, "q0 must not depend on the data"
-        net_kw = dict(hidden=tuple(self.hidden), epochs=int(self.epochs), batch_size=self.batch_size, lr=self.lr,
-                      momentum=self.momentum)
+        net_kw = dict(
+            hidden=tuple(self.hidden),
+            epochs=int(self.epochs),
+            batch_size=self.batch_size,
+            lr=self.lr,
+            momentum=self.momentum,
+        )
         schedules = list(schedules) if schedules is not None else [self.schedule] * len(epsilons)
         if len(schedules) != len(epsilons):
             raise ValueError("one schedule per epsilon")
@@ -363,8 +396,15 @@ class MBDE:
             for t in range(self.T):
                 t0 = time.perf_counter()
                 rng = np.random.default_rng([seed, t + 1])
-                current = MBDEDensity(q0, float(eps), th[:t], [_net_fn(p) for p in params], self.c_star,
-                                      _unsafe_no_squash=self._unsafe_no_squash, _unsafe_no_guard=True)
+                current = MBDEDensity(
+                    q0,
+                    float(eps),
+                    th[:t],
+                    [_net_fn(p) for p in params],
+                    self.c_star,
+                    _unsafe_no_squash=self._unsafe_no_squash,
+                    _unsafe_no_guard=True,
+                )
                 if t == 0 and first is not None:
                     p, loss = first
                 else:
@@ -373,10 +413,21 @@ class MBDE:
                     if t == 0:
                         first = (p, loss)
                 params.append(p)
-                rounds.append(self._diagnostics(current, p, th[t], hold, loss, t0, np.random.default_rng([seed, 99, t])))
-            results.append(MBDEDensity(q0, float(eps), th, [_net_fn(p) for p in params], self.c_star, rounds=rounds,
-                                       _unsafe_no_squash=self._unsafe_no_squash,
-                                       _unsafe_no_guard=self._unsafe_no_guard))
+                rounds.append(
+                    self._diagnostics(current, p, th[t], hold, loss, t0, np.random.default_rng([seed, 99, t]))
+                )
+            results.append(
+                MBDEDensity(
+                    q0,
+                    float(eps),
+                    th,
+                    [_net_fn(p) for p in params],
+                    self.c_star,
+                    rounds=rounds,
+                    _unsafe_no_squash=self._unsafe_no_squash,
+                    _unsafe_no_guard=self._unsafe_no_guard,
+                )
+            )
         return results
 
     def _train_samples(self, current: MBDEDensity, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -384,8 +435,16 @@ class MBDE:
             return mh_sample(current, k, rng, burn_in=self.mh_burn_in, chains=self.mh_chains)
         return current.sample(k, rng)
 
-    def _diagnostics(self, current: MBDEDensity, params, theta: float, hold: np.ndarray, loss: float, t0: float,
-                     rng: np.random.Generator) -> dict[str, Any]:
+    def _diagnostics(
+        self,
+        current: MBDEDensity,
+        params,
+        theta: float,
+        hold: np.ndarray,
+        loss: float,
+        t0: float,
+        rng: np.random.Generator,
+    ) -> dict[str, Any]:
         """Per-round weak-learning constants and the estimated KL drop (note 3). NOT private."""
         from privsample.mbde import nets
 
@@ -395,9 +454,14 @@ class MBDE:
 
         cp, cq = c(hold), c(current.sample(5000, rng))
         drop = float(theta * cp.mean() - (logsumexp(theta * cq) - math.log(len(cq))))
-        return {"theta": float(theta), "gamma_P": float(cp.mean() / self.c_star),
-                "gamma_Q": float(-cq.mean() / self.c_star), "kl_drop": drop, "train_loss": loss,
-                "seconds": time.perf_counter() - t0}
+        return {
+            "theta": float(theta),
+            "gamma_P": float(cp.mean() / self.c_star),
+            "gamma_Q": float(-cq.mean() / self.c_star),
+            "kl_drop": drop,
+            "train_loss": loss,
+            "seconds": time.perf_counter() - t0,
+        }
 
 
 def _net_fn(params) -> LogitFn:
@@ -408,8 +472,10 @@ def _net_fn(params) -> LogitFn:
 
 # -- Metropolis-Hastings (paper-faithful, for TRAINING samples only) -----------------------------------
 
-def mh_sample(density: MBDEDensity, k: int, rng: np.random.Generator, *, burn_in: int = 1000, chains: int = 20,
-              step: float = 1.0) -> np.ndarray:
+
+def mh_sample(
+    density: MBDEDensity, k: int, rng: np.random.Generator, *, burn_in: int = 1000, chains: int = 20, step: float = 1.0
+) -> np.ndarray:
     """Random-walk Metropolis-Hastings on q_T (proposal N(0, step^2 I), chains started at q0 draws, never at
     data points). A finite chain is NOT an exact sample of q_T, so the privacy lemma does not cover it:
     use it only for the q_{t-1} training samples (the paper's choice), never for released samples."""
@@ -432,5 +498,14 @@ def mh_sample(density: MBDEDensity, k: int, rng: np.random.Generator, *, burn_in
     return out.transpose(1, 0, 2).reshape(-1, d)[:k]
 
 
-__all__ = ["MBDE", "MBDEDensity", "GaussianQ0", "PrivacyInvariantError", "step_sizes", "mbde_density",
-           "mh_sample", "IP_NEIGHBOURING", "GUARANTEE"]
+__all__ = [
+    "MBDE",
+    "MBDEDensity",
+    "GaussianQ0",
+    "PrivacyInvariantError",
+    "step_sizes",
+    "mbde_density",
+    "mh_sample",
+    "IP_NEIGHBOURING",
+    "GUARANTEE",
+]

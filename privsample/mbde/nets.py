@@ -62,12 +62,12 @@ def evaluate_logits(params: Params, x: np.ndarray) -> np.ndarray:
     n = x.shape[0]
     out = np.empty(n, dtype=np.float64)
     for s in range(0, n, _CHUNK):
-        chunk = x[s:s + _CHUNK]
+        chunk = x[s : s + _CHUNK]
         k = chunk.shape[0]
         size = _CHUNK if k == _CHUNK else max(256, 1 << (k - 1).bit_length())
         if size != k:
             chunk = np.concatenate([chunk, np.zeros((size - k, x.shape[1]), np.float32)])
-        out[s:s + k] = np.asarray(_logits_jit(params, jnp.asarray(chunk)), dtype=np.float64)[:k]
+        out[s : s + k] = np.asarray(_logits_jit(params, jnp.asarray(chunk)), dtype=np.float64)[:k]
     return out
 
 
@@ -93,7 +93,11 @@ def _trainer(n_total: int, epochs: int, batch: int, lr: float, momentum: float):
                 batches = (x[None], y[None], w[None])
             else:
                 perm = jax.random.permutation(k, n_total)[:used]
-                batches = (x[perm].reshape(nb, batch, -1), y[perm].reshape(nb, batch), w[perm].reshape(nb, batch) * scale)
+                batches = (
+                    x[perm].reshape(nb, batch, -1),
+                    y[perm].reshape(nb, batch),
+                    w[perm].reshape(nb, batch) * scale,
+                )
 
             def step(c, b):
                 p, s = c
@@ -109,8 +113,17 @@ def _trainer(n_total: int, epochs: int, batch: int, lr: float, momentum: float):
     return jax.jit(run)
 
 
-def train_classifier(x_data: np.ndarray, x_q: np.ndarray, rng: np.random.Generator, *, hidden: Sequence[int],
-                     epochs: int, batch_size: int | None, lr: float, momentum: float) -> tuple[Params, float]:
+def train_classifier(
+    x_data: np.ndarray,
+    x_q: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    hidden: Sequence[int],
+    epochs: int,
+    batch_size: int | None,
+    lr: float,
+    momentum: float,
+) -> tuple[Params, float]:
     """Fit a fresh MLP to tell ``x_data`` (label 1) from ``x_q`` (label 0) with class-balanced BCE and
     Nesterov SGD. Returns (params, final balanced training loss). ``rng`` is training randomness only."""
     x_data = np.asarray(x_data, np.float32)

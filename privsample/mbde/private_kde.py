@@ -54,8 +54,14 @@ def _contract(beta: np.ndarray, bases: list[np.ndarray]) -> np.ndarray:
     return np.einsum(spec, *bases, beta, optimize=True)
 
 
-def select_bandwidth(u: np.ndarray, candidates: np.ndarray | None = None, *, folds: int = 10, max_points: int = 5000,
-                     rng: np.random.Generator | None = None) -> float:
+def select_bandwidth(
+    u: np.ndarray,
+    candidates: np.ndarray | None = None,
+    *,
+    folds: int = 10,
+    max_points: int = 5000,
+    rng: np.random.Generator | None = None,
+) -> float:
     """Bandwidth (in [0,1]^d units) maximising the 10-fold held-out log-likelihood of the Gaussian KDE.
     NOT private (as in the paper). Above ``max_points`` rows, a random subset is used and the choice is
     rescaled by (subset/n)^(1/(d+4)) (the KDE rate)."""
@@ -71,8 +77,9 @@ def select_bandwidth(u: np.ndarray, candidates: np.ndarray | None = None, *, fol
         train = np.setdiff1d(np.arange(m), p)
         d2 = np.sum((x[p][:, None, :] - x[train][None, :, :]) ** 2, axis=-1)
         for i, h in enumerate(cand):
-            score[i] += np.sum(logsumexp(-d2 / (2 * h * h), axis=1) - math.log(len(train))
-                               - d * math.log(math.sqrt(2 * math.pi) * h))
+            score[i] += np.sum(
+                logsumexp(-d2 / (2 * h * h), axis=1) - math.log(len(train)) - d * math.log(math.sqrt(2 * math.pi) * h)
+            )
     h = float(cand[int(np.argmax(score))])
     return h * (m / n) ** (1.0 / (d + 4)) if m < n else h
 
@@ -84,8 +91,8 @@ class BernsteinKDE:
     lower: np.ndarray
     upper: np.ndarray
     degree: int
-    bandwidth: float          # in [0,1]^d units
-    beta: np.ndarray          # noisy coefficients, shape (k+1,)*d
+    bandwidth: float  # in [0,1]^d units
+    beta: np.ndarray  # noisy coefficients, shape (k+1,)*d
     epsilon: float
     calibration: str
     noise_scale: float
@@ -146,8 +153,10 @@ def bernstein_coefficients(u: np.ndarray, h: float, k: int) -> np.ndarray:
     """beta_nu = f_S(nu/k), the Gaussian KDE of ``u`` (in [0,1]^d) on the lattice {0..k}^d (noise-free)."""
     n, d = u.shape
     nodes = np.arange(k + 1) / k
-    kern = [np.exp(-(nodes[:, None] - u[:, j][None, :]) ** 2 / (2 * h * h)) / (math.sqrt(2 * math.pi) * h)
-            for j in range(d)]
+    kern = [
+        np.exp(-((nodes[:, None] - u[:, j][None, :]) ** 2) / (2 * h * h)) / (math.sqrt(2 * math.pi) * h)
+        for j in range(d)
+    ]
     letters = "abcdefgh"[:d]
     return np.einsum(",".join(f"{c}i" for c in letters) + "->" + letters, *kern, optimize=True) / n
 
@@ -157,9 +166,19 @@ def sensitivity(h: float, d: int, n: int, calibration: str = "dp") -> float:
     return (math.sqrt(2 * math.pi) * h) ** (-d) / (n if calibration == "dp" else 1)
 
 
-def bernstein_kde(x: np.ndarray, epsilon: float, *, lower, upper, accountant: Accountant, noise: NoiseSource,
-                  degree: int | None = None, bandwidth: float | None = None, calibration: str = "dp",
-                  label: str = "dpb/coefficients") -> BernsteinKDE:
+def bernstein_kde(
+    x: np.ndarray,
+    epsilon: float,
+    *,
+    lower,
+    upper,
+    accountant: Accountant,
+    noise: NoiseSource,
+    degree: int | None = None,
+    bandwidth: float | None = None,
+    calibration: str = "dp",
+    label: str = "dpb/coefficients",
+) -> BernsteinKDE:
     """The Bernstein mechanism on ``x`` (n, d) at ``epsilon``: ``calibration="dp"`` (replace one record,
     n public) or ``"ip"`` (integral privacy: sensitivity multiplied by n).
 
@@ -182,13 +201,21 @@ def bernstein_kde(x: np.ndarray, epsilon: float, *, lower, upper, accountant: Ac
     beta = bernstein_coefficients(u, h, k)
     delta_coef = sensitivity(h, d, n, calibration)
     scale = (k + 1) ** d * delta_coef / epsilon
-    accountant.spend(float(epsilon) ** 2 / 2, label, mechanism="Laplace (Bernstein mechanism)",
-                     measured=f"{(k + 1) ** d} Bernstein coefficients of a Gaussian KDE (h={h:.4g}, k={k}, d={d})",
-                     noise_scale=scale, private=bool(noise.private), pure_epsilon=float(epsilon),
-                     calibration=calibration, l1_sensitivity=(k + 1) ** d * delta_coef,
-                     guarantee="epsilon-DP, replace one record, n public" if calibration == "dp" else
-                     "epsilon-integral privacy (any two datasets of size n)",
-                     randomness="OpenDP float Laplace" if noise.private else SEEDED_LABEL)
+    accountant.spend(
+        float(epsilon) ** 2 / 2,
+        label,
+        mechanism="Laplace (Bernstein mechanism)",
+        measured=f"{(k + 1) ** d} Bernstein coefficients of a Gaussian KDE (h={h:.4g}, k={k}, d={d})",
+        noise_scale=scale,
+        private=bool(noise.private),
+        pure_epsilon=float(epsilon),
+        calibration=calibration,
+        l1_sensitivity=(k + 1) ** d * delta_coef,
+        guarantee="epsilon-DP, replace one record, n public"
+        if calibration == "dp"
+        else "epsilon-integral privacy (any two datasets of size n)",
+        randomness="OpenDP float Laplace" if noise.private else SEEDED_LABEL,
+    )
     noisy = noise.laplace_float(beta, scale)
     return BernsteinKDE(lower, upper, k, h, noisy, float(epsilon), calibration, scale, bool(noise.private))
 
@@ -200,11 +227,18 @@ def gaussian_kde_logpdf(train: np.ndarray, points: np.ndarray, bandwidth: float,
     out = np.empty(len(points))
     const = -math.log(n) - d * math.log(math.sqrt(2 * math.pi) * bandwidth)
     for s in range(0, len(points), chunk):
-        p = points[s:s + chunk]
+        p = points[s : s + chunk]
         d2 = np.sum(p * p, 1)[:, None] - 2 * p @ train.T + np.sum(train * train, 1)[None, :]
-        out[s:s + chunk] = logsumexp(-np.maximum(d2, 0) / (2 * bandwidth ** 2), axis=1) + const
+        out[s : s + chunk] = logsumexp(-np.maximum(d2, 0) / (2 * bandwidth**2), axis=1) + const
     return out
 
 
-__all__ = ["BernsteinKDE", "bernstein_kde", "bernstein_coefficients", "sensitivity", "select_bandwidth",
-           "gaussian_kde_logpdf", "CALIBRATIONS"]
+__all__ = [
+    "BernsteinKDE",
+    "bernstein_kde",
+    "bernstein_coefficients",
+    "sensitivity",
+    "select_bandwidth",
+    "gaussian_kde_logpdf",
+    "CALIBRATIONS",
+]

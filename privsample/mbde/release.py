@@ -44,10 +44,12 @@ from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource, make_noise
 
 INDISTINGUISHABLE_EPSILON = 0.1  # per-sample epsilon below which q_T is within e^{+-0.05} of q0 everywhere
-INPUT_RULE = ("input rule (applied to every row, whatever the data): a value outside its column's public "
-              "[lower, upper] is clipped to it; a row with a missing or non-numeric value in a chosen column is "
-              "left out (integral privacy covers any two datasets, of any sizes); with no row left, the rows are "
-              "drawn from q0")
+INPUT_RULE = (
+    "input rule (applied to every row, whatever the data): a value outside its column's public "
+    "[lower, upper] is clipped to it; a row with a missing or non-numeric value in a chosen column is "
+    "left out (integral privacy covers any two datasets, of any sizes); with no row left, the rows are "
+    "drawn from q0"
+)
 
 
 def check_public_schema(schema) -> None:
@@ -57,9 +59,11 @@ def check_public_schema(schema) -> None:
     from privsample.data.schema import check_schema_usable
 
     if schema.provenance == "private":
-        raise InputError("the schema was discovered privately (provenance: private) and its cost cannot be composed "
-                         "into MBDE's integral-privacy guarantee: MBDE needs a reviewed public schema "
-                         "('provenance: user')")
+        raise InputError(
+            "the schema was discovered privately (provenance: private) and its cost cannot be composed "
+            "into MBDE's integral-privacy guarantee: MBDE needs a reviewed public schema "
+            "('provenance: user')"
+        )
     check_schema_usable(schema)
 
 
@@ -77,14 +81,14 @@ class OSEntropy:
         return np.frombuffer(os.urandom(8 * int(n)), dtype=np.uint64) >> np.uint64(11)
 
     def random(self, n: int) -> np.ndarray:
-        return self._bits(n).astype(np.float64) * 2.0 ** -53
+        return self._bits(n).astype(np.float64) * 2.0**-53
 
     def standard_normal(self, shape) -> np.ndarray:
         from scipy.special import ndtri
 
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         n = int(np.prod(shape))
-        return ndtri((self._bits(n).astype(np.float64) + 0.5) * 2.0 ** -53).reshape(shape)
+        return ndtri((self._bits(n).astype(np.float64) + 0.5) * 2.0**-53).reshape(shape)
 
 
 def release_rng(noise: NoiseSource):
@@ -98,6 +102,7 @@ def release_rng(noise: NoiseSource):
 
 
 # -- public standardisation --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PublicStandardisation:
@@ -135,6 +140,7 @@ class PublicStandardisation:
 
 # -- the release -------------------------------------------------------------------------------------
 
+
 @dataclass
 class MBDERelease:
     """m released samples (model space) and the public parameters that made them. Deliberately absent:
@@ -162,18 +168,29 @@ def indistinguishability_warning(epsilon_total: float, m: int) -> str | None:
     eps = per_sample_epsilon(epsilon_total, m)
     if eps >= INDISTINGUISHABLE_EPSILON:
         return None
-    return (f"per-sample epsilon = {epsilon_total:g}/{m} = {eps:.3g}: the learned density differs from the "
-            f"data-independent q0 by at most a factor {math.exp(eps / 2):.4f} anywhere, so the {m} samples are "
-            "practically draws from q0; release fewer samples or spend more epsilon")
+    return (
+        f"per-sample epsilon = {epsilon_total:g}/{m} = {eps:.3g}: the learned density differs from the "
+        f"data-independent q0 by at most a factor {math.exp(eps / 2):.4f} anywhere, so the {m} samples are "
+        "practically draws from q0; release fewer samples or spend more epsilon"
+    )
 
 
 def _zero_logits(z: np.ndarray) -> np.ndarray:
     return np.zeros(len(z))
 
 
-def release(data: np.ndarray, m: int, epsilon_total: float, accountant: Accountant, *, seed: int | None = None,
-            noise: NoiseSource | None = None, label: str = "mbde/sample", warn: bool = True,
-            **mbde_options) -> MBDERelease:
+def release(
+    data: np.ndarray,
+    m: int,
+    epsilon_total: float,
+    accountant: Accountant,
+    *,
+    seed: int | None = None,
+    noise: NoiseSource | None = None,
+    label: str = "mbde/sample",
+    warn: bool = True,
+    **mbde_options,
+) -> MBDERelease:
     """Train MBDE on ``data`` (model space) at epsilon_total/m and release m exact samples of q_T.
 
     Guarantee: (epsilon_total)-integral privacy for the m samples together (any two datasets, any sizes,
@@ -193,33 +210,64 @@ def release(data: np.ndarray, m: int, epsilon_total: float, accountant: Accounta
         warnings.warn(msg, UserWarning, stacklevel=2)
     rho = float(epsilon_total) ** 2 / 2
     if not accountant.can_spend(rho):
-        raise BudgetExceeded(f"releasing {m} MBDE samples at epsilon = {epsilon_total:g} needs rho = {rho:.6g} "
-                             f"but only {accountant.remaining:.6g} remains (nothing was trained or drawn)")
+        raise BudgetExceeded(
+            f"releasing {m} MBDE samples at epsilon = {epsilon_total:g} needs rho = {rho:.6g} "
+            f"but only {accountant.remaining:.6g} remains (nothing was trained or drawn)"
+        )
     noise = noise if noise is not None else make_noise(seed)
     model = MBDE(eps, **mbde_options)
     data = np.asarray(data, dtype=np.float64)
     if data.ndim == 2 and len(data) == 0:  # nothing to learn from: q0 itself (in M_{eps,q0}), never a refusal
-        density = MBDEDensity(GaussianQ0(data.shape[1], model.q0_box), eps, model.thetas,
-                              [_zero_logits] * model.T, model.c_star)
+        density = MBDEDensity(
+            GaussianQ0(data.shape[1], model.q0_box), eps, model.thetas, [_zero_logits] * model.T, model.c_star
+        )
     else:
         density = model.fit(data, seed=seed)  # training randomness: not privacy-relevant (module docstring)
     private = bool(noise.private)
-    accountant.spend(rho, label, mechanism="MBDE exact rejection sampling (integral privacy)",
-                     measured=f"{m} samples of q_T (T={model.T}, d={density.q0.d})", private=private,
-                     pure_epsilon=float(epsilon_total), per_sample_epsilon=eps, samples=m, integral_privacy=True,
-                     guarantee=GUARANTEE, neighbouring=IP_NEIGHBOURING, T=model.T, c_star=model.c_star,
-                     thetas=[float(t) for t in density.thetas], log_ratio_bound=2 * density.bound,
-                     randomness="os.urandom (CSPRNG)" if private else f"seeded NumPy ({SEEDED_LABEL})")
+    accountant.spend(
+        rho,
+        label,
+        mechanism="MBDE exact rejection sampling (integral privacy)",
+        measured=f"{m} samples of q_T (T={model.T}, d={density.q0.d})",
+        private=private,
+        pure_epsilon=float(epsilon_total),
+        per_sample_epsilon=eps,
+        samples=m,
+        integral_privacy=True,
+        guarantee=GUARANTEE,
+        neighbouring=IP_NEIGHBOURING,
+        T=model.T,
+        c_star=model.c_star,
+        thetas=[float(t) for t in density.thetas],
+        log_ratio_bound=2 * density.bound,
+        randomness="os.urandom (CSPRNG)" if private else f"seeded NumPy ({SEEDED_LABEL})",
+    )
     rng = release_rng(noise)
     z = density.sample(m, rng)
-    return MBDERelease(samples=z, epsilon_total=float(epsilon_total), epsilon_per_sample=eps, m=m, private=private,
-                       info={"T": model.T, "c_star": model.c_star,
-                                                  "thetas": density.thetas.tolist(), "warning": msg})
+    return MBDERelease(
+        samples=z,
+        epsilon_total=float(epsilon_total),
+        epsilon_per_sample=eps,
+        m=m,
+        private=private,
+        info={"T": model.T, "c_star": model.c_star, "thetas": density.thetas.tolist(), "warning": msg},
+    )
 
 
-def release_table(df, schema, columns: Sequence[str], epsilon_total: float, m: int, accountant: Accountant, *,
-                  seed: int | None = None, noise: NoiseSource | None = None, sd: float = 2.0, warn: bool = True,
-                  **mbde_options):
+def release_table(
+    df,
+    schema,
+    columns: Sequence[str],
+    epsilon_total: float,
+    m: int,
+    accountant: Accountant,
+    *,
+    seed: int | None = None,
+    noise: NoiseSource | None = None,
+    sd: float = 2.0,
+    warn: bool = True,
+    **mbde_options,
+):
     """Release m rows of the numeric ``columns`` of ``df`` with MBDE, using the schema's public bounds.
 
     The schema must be public (:func:`check_public_schema`). q0 is N(0, I) truncated to the public box
@@ -243,13 +291,17 @@ def release_table(df, schema, columns: Sequence[str], epsilon_total: float, m: i
         if c not in df.columns:
             raise InputError(f"column '{c}' is not in the table (columns: {', '.join(map(str, df.columns))})")
         if c not in schema:
-            raise InputError(f"column '{c}' has no public bounds: add it to the schema as a numeric column with "
-                             "'lower' and 'upper' (MBDE never reads bounds off the data)")
+            raise InputError(
+                f"column '{c}' has no public bounds: add it to the schema as a numeric column with "
+                "'lower' and 'upper' (MBDE never reads bounds off the data)"
+            )
         col = schema[c]
         if not isinstance(col, Numeric):
             raise InputError(f"column '{c}' is {col.kind} in the schema: MBDE needs numeric columns with public bounds")
         if not col.upper > col.lower:
-            raise InputError(f"column '{c}': the public bounds must satisfy lower < upper (got {col.lower}, {col.upper})")
+            raise InputError(
+                f"column '{c}': the public bounds must satisfy lower < upper (got {col.lower}, {col.upper})"
+            )
     # the per-record rule (INPUT_RULE): non-numeric text becomes NaN like a missing cell, such rows are left
     # out, +-inf and every other value are clipped to the public bounds; never a refusal, never a count
     values = [pd.to_numeric(df[c].astype(object), errors="coerce").to_numpy(dtype=float) for c in columns]
@@ -257,16 +309,29 @@ def release_table(df, schema, columns: Sequence[str], epsilon_total: float, m: i
     x = x[~np.any(np.isnan(x), axis=1)]
     std = PublicStandardisation(tuple(schema[c].lower for c in columns), tuple(schema[c].upper for c in columns), sd)
     x = np.clip(x, std.lower, std.upper)
-    rel = release(std.to_model(x), m, epsilon_total, accountant, seed=seed, noise=noise, warn=warn, q0_box=sd,
-                  **mbde_options)
+    rel = release(
+        std.to_model(x), m, epsilon_total, accountant, seed=seed, noise=noise, warn=warn, q0_box=sd, **mbde_options
+    )
     out = std.to_data(rel.samples)
     table = pd.DataFrame({c: out[:, i] for i, c in enumerate(columns)})
     for c in columns:
         if schema[c].integer:  # post-processing
-            table[c] = np.clip(np.rint(table[c]), math.ceil(schema[c].lower), math.floor(schema[c].upper)).astype("int64")
+            table[c] = np.clip(np.rint(table[c]), math.ceil(schema[c].lower), math.floor(schema[c].upper)).astype(
+                "int64"
+            )
     return table, rel
 
 
-__all__ = ["OSEntropy", "release_rng", "PublicStandardisation", "INPUT_RULE", "check_public_schema", "MBDERelease",
-           "release", "release_table", "per_sample_epsilon", "indistinguishability_warning",
-           "INDISTINGUISHABLE_EPSILON"]
+__all__ = [
+    "OSEntropy",
+    "release_rng",
+    "PublicStandardisation",
+    "INPUT_RULE",
+    "check_public_schema",
+    "MBDERelease",
+    "release",
+    "release_table",
+    "per_sample_epsilon",
+    "indistinguishability_warning",
+    "INDISTINGUISHABLE_EPSILON",
+]

@@ -64,8 +64,14 @@ class Accountant:
     drawing noise (``privsample.privacy.mechanisms`` does this for you).
     """
 
-    def __init__(self, rho_total: float, *, delta_slack: float = 0.0, target: tuple[float, float] | None = None,
-                 neighbouring: str = "add/remove one record"):
+    def __init__(
+        self,
+        rho_total: float,
+        *,
+        delta_slack: float = 0.0,
+        target: tuple[float, float] | None = None,
+        neighbouring: str = "add/remove one record",
+    ):
         if not (math.isfinite(rho_total) and rho_total > 0):
             raise ValueError(f"rho_total must be finite and > 0, got {rho_total}")
         if not 0 <= delta_slack < 1:
@@ -99,13 +105,23 @@ class Accountant:
         return float(self._delta_spent)
 
     def can_spend(self, rho: float, delta: float = 0.0) -> bool:
-        return (self._spent + Fraction(rho) <= Fraction(self.rho_total)
-                and self._delta_spent + Fraction(delta) <= Fraction(self.delta_slack))
+        return self._spent + Fraction(rho) <= Fraction(self.rho_total) and self._delta_spent + Fraction(
+            delta
+        ) <= Fraction(self.delta_slack)
 
     # -- spending ------------------------------------------------------------------------------
-    def spend(self, rho: float, label: str, *, mechanism: str = "", measured: str = "",
-              noise_scale: float | None = None, delta: float = 0.0, private: bool = True,
-              **details: Any) -> LedgerEntry:
+    def spend(
+        self,
+        rho: float,
+        label: str,
+        *,
+        mechanism: str = "",
+        measured: str = "",
+        noise_scale: float | None = None,
+        delta: float = 0.0,
+        private: bool = True,
+        **details: Any,
+    ) -> LedgerEntry:
         """Record a spend of ``rho`` (zCDP) and ``delta``; refuse it if the budget would overrun."""
         if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho >= 0):
             raise ValueError(f"invalid rho {rho!r} for {label}")
@@ -114,22 +130,40 @@ class Accountant:
                 raise BudgetExceeded(
                     f"budget exceeded: '{label}' asks delta={delta:.6g} but only "
                     f"{float(Fraction(self.delta_slack) - self._delta_spent):.6g} of {self.delta_slack:.6g} "
-                    "remains (nothing was measured)")
+                    "remains (nothing was measured)"
+                )
             raise BudgetExceeded(
                 f"budget exceeded: '{label}' asks rho={rho:.6g} but only {self.remaining:.6g} of "
-                f"{self.rho_total:.6g} remains (nothing was measured)")
+                f"{self.rho_total:.6g} remains (nothing was measured)"
+            )
         self._spent += Fraction(rho)
         self._delta_spent += Fraction(delta)
-        entry = LedgerEntry(label=label, rho=float(rho), mechanism=mechanism, measured=measured,
-                            noise_scale=noise_scale, delta=float(delta), private=private, details=details)
+        entry = LedgerEntry(
+            label=label,
+            rho=float(rho),
+            mechanism=mechanism,
+            measured=measured,
+            noise_scale=noise_scale,
+            delta=float(delta),
+            private=private,
+            details=details,
+        )
         self.ledger.append(entry)
         return entry
 
     def absorb(self, entries: Iterable[LedgerEntry]) -> None:
         """Add spends made elsewhere (e.g. private schema discovery) to this ledger and total."""
         for e in entries:
-            self.spend(e.rho, e.label, mechanism=e.mechanism, measured=e.measured,
-                       noise_scale=e.noise_scale, delta=e.delta, private=e.private, **e.details)
+            self.spend(
+                e.rho,
+                e.label,
+                mechanism=e.mechanism,
+                measured=e.measured,
+                noise_scale=e.noise_scale,
+                delta=e.delta,
+                private=e.private,
+                **e.details,
+            )
 
     # -- reporting -------------------------------------------------------------------------------
     @property
@@ -169,8 +203,11 @@ class Accountant:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Accountant":
         s = d["summary"]
-        acc = cls(s["rho_total"], delta_slack=s.get("delta_slack", 0.0),
-                  target=tuple(s["target_epsilon_delta"]) if s.get("target_epsilon_delta") else None,
-                  neighbouring=s.get("neighbouring", "add/remove one record"))
+        acc = cls(
+            s["rho_total"],
+            delta_slack=s.get("delta_slack", 0.0),
+            target=tuple(s["target_epsilon_delta"]) if s.get("target_epsilon_delta") else None,
+            neighbouring=s.get("neighbouring", "add/remove one record"),
+        )
         acc.absorb(LedgerEntry.from_dict(e) for e in d["entries"])
         return acc

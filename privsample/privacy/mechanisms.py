@@ -41,33 +41,88 @@ def epsilon_for_rho(rho: float) -> float:
     return eps
 
 
-def _spend_gaussian(accountant: Accountant, noise: NoiseSource, counts, rho: float, sigma: float, label: str,
-                    sensitivity: float, measured: str, details: dict) -> np.ndarray:
-    accountant.spend(rho, label, mechanism="discrete Gaussian", measured=measured, noise_scale=sigma,
-                     private=noise.private, cells=int(np.size(counts)), sensitivity=sensitivity,
-                     **({} if noise.private else {"note": SEEDED_LABEL}), **details)
+def _spend_gaussian(
+    accountant: Accountant,
+    noise: NoiseSource,
+    counts,
+    rho: float,
+    sigma: float,
+    label: str,
+    sensitivity: float,
+    measured: str,
+    details: dict,
+) -> np.ndarray:
+    accountant.spend(
+        rho,
+        label,
+        mechanism="discrete Gaussian",
+        measured=measured,
+        noise_scale=sigma,
+        private=noise.private,
+        cells=int(np.size(counts)),
+        sensitivity=sensitivity,
+        **({} if noise.private else {"note": SEEDED_LABEL}),
+        **details,
+    )
     return noise.gaussian(counts, sigma)
 
 
-def gaussian_measure(accountant: Accountant, noise: NoiseSource, counts: np.ndarray, rho: float, label: str,
-                     *, sensitivity: float = 1.0, measured: str = "", **details) -> tuple[np.ndarray, float]:
+def gaussian_measure(
+    accountant: Accountant,
+    noise: NoiseSource,
+    counts: np.ndarray,
+    rho: float,
+    label: str,
+    *,
+    sensitivity: float = 1.0,
+    measured: str = "",
+    **details,
+) -> tuple[np.ndarray, float]:
     """Spend ``rho`` and return (counts + discrete Gaussian noise, sigma)."""
     sigma = sigma_for_rho(rho, sensitivity)
     return _spend_gaussian(accountant, noise, counts, rho, sigma, label, sensitivity, measured, details), sigma
 
 
-def gaussian_measure_sigma(accountant: Accountant, noise: NoiseSource, counts: np.ndarray, sigma: float, label: str,
-                           *, sensitivity: float = 1.0, measured: str = "", **details) -> np.ndarray:
+def gaussian_measure_sigma(
+    accountant: Accountant,
+    noise: NoiseSource,
+    counts: np.ndarray,
+    sigma: float,
+    label: str,
+    *,
+    sensitivity: float = 1.0,
+    measured: str = "",
+    **details,
+) -> np.ndarray:
     """Spend what scale ``sigma`` costs (sensitivity^2/(2 sigma^2)) and return the noisy counts."""
-    return _spend_gaussian(accountant, noise, counts, rho_for_sigma(sigma, sensitivity), sigma, label, sensitivity,
-                           measured, details)
+    return _spend_gaussian(
+        accountant, noise, counts, rho_for_sigma(sigma, sensitivity), sigma, label, sensitivity, measured, details
+    )
 
 
-def exponential_select(accountant: Accountant, noise: NoiseSource, scores: np.ndarray, rho: float, label: str,
-                       *, sensitivity: float = 1.0, measured: str = "", **details) -> int:
+def exponential_select(
+    accountant: Accountant,
+    noise: NoiseSource,
+    scores: np.ndarray,
+    rho: float,
+    label: str,
+    *,
+    sensitivity: float = 1.0,
+    measured: str = "",
+    **details,
+) -> int:
     """Spend ``rho`` and return the index chosen by the exponential mechanism."""
     eps = epsilon_for_rho(rho)
-    accountant.spend(rho, label, mechanism="exponential", measured=measured, noise_scale=2.0 * sensitivity / eps,
-                     private=noise.private, candidates=int(np.size(scores)), sensitivity=sensitivity,
-                     **({} if noise.private else {"note": SEEDED_LABEL}), **details)
+    accountant.spend(
+        rho,
+        label,
+        mechanism="exponential",
+        measured=measured,
+        noise_scale=2.0 * sensitivity / eps,
+        private=noise.private,
+        candidates=int(np.size(scores)),
+        sensitivity=sensitivity,
+        **({} if noise.private else {"note": SEEDED_LABEL}),
+        **details,
+    )
     return noise.exponential(scores, eps, sensitivity)

@@ -81,18 +81,23 @@ class SecureNoise(NoiseSource):
         if m is None:
             dp = self._dp
             if kind == "gaussian":
-                m = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64),
-                                       scale=float(scale))
+                m = dp.m.make_gaussian(
+                    dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64), scale=float(scale)
+                )
             elif kind == "laplace":
-                m = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l1_distance(T=dp.i64),
-                                      scale=float(scale))
+                m = dp.m.make_laplace(
+                    dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l1_distance(T=dp.i64), scale=float(scale)
+                )
             else:
                 # Report-noisy-max with *Gumbel* noise == the exponential mechanism. OpenDP uses Gumbel
                 # noise only for the zCDP output measure (with MaxDivergence it switches to exponential
                 # noise, i.e. permute-and-flip, a different distribution), so ask for zCDP here.
-                m = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T=dp.f64, nan=False)),
-                                        dp.linf_distance(T=dp.f64), dp.zero_concentrated_divergence(),
-                                        scale=float(scale))
+                m = dp.m.make_noisy_max(
+                    dp.vector_domain(dp.atom_domain(T=dp.f64, nan=False)),
+                    dp.linf_distance(T=dp.f64),
+                    dp.zero_concentrated_divergence(),
+                    scale=float(scale),
+                )
             if len(self._cache) > 256:
                 self._cache.clear()
             self._cache[key] = m
@@ -120,8 +125,9 @@ class SecureNoise(NoiseSource):
         key = ("laplace_float", float(scale))
         m = self._cache.get(key)
         if m is None:  # OpenDP's float Laplace: exact sampling of the rounded law (no floating-point attack)
-            m = self._cache[key] = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-                                                     dp.l1_distance(T=float), scale=float(scale))
+            m = self._cache[key] = dp.m.make_laplace(
+                dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=float(scale)
+            )
         return np.asarray(m(v.ravel().tolist()), dtype=float).reshape(v.shape)
 
     def exponential(self, scores, epsilon, sensitivity):
@@ -148,8 +154,12 @@ class SeededNoise(NoiseSource):
         self.seed = int(seed)
         self.rng = np.random.default_rng(self.seed)  # seeded, not private
         if not quiet:
-            warnings.warn(f"seed={seed}: using seeded NumPy noise; the output is NOT differentially private "
-                          "(reproducible experiments only)", UserWarning, stacklevel=2)
+            warnings.warn(
+                f"seed={seed}: using seeded NumPy noise; the output is NOT differentially private "
+                "(reproducible experiments only)",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def gaussian(self, counts, sigma):
         if not (sigma > 0 and math.isfinite(sigma)):

@@ -41,7 +41,7 @@ from privsample.samplers.parallel import NEIGHBOURING, Draws, NotEnoughRecords, 
 
 DEFAULT_CLIP = Fraction(1, 4)
 BIAS_LOW = Fraction(1, 3)  # the class: biases in [1/3, 2/3]
-_MARGIN = 1e-12            # relative safety margin on float privacy losses (rounding up)
+_MARGIN = 1e-12  # relative safety margin on float privacy losses (rounding up)
 
 
 def check_clip(a) -> Fraction:
@@ -99,7 +99,9 @@ def bias_bound(n: int, d: int = 1, a: Fraction = DEFAULT_CLIP) -> float:
 def required_n(alpha: float, d: int = 1, a: Fraction = DEFAULT_CLIP) -> int:
     """Records per draw that make :func:`bias_bound` <= alpha: ln(2 a d / alpha) / (2 (1/3 - a)^2)."""
     g = float(BIAS_LOW - Fraction(a))
-    return _smallest_n(lambda n: bias_bound(n, d, a) <= alpha, math.log(max(2 * float(a) * d / alpha, 1.0)) / (2 * g * g))
+    return _smallest_n(
+        lambda n: bias_bound(n, d, a) <= alpha, math.log(max(2 * float(a) * d / alpha, 1.0)) / (2 * g * g)
+    )
 
 
 def exact_bias(n: int, p: float, a: Fraction = DEFAULT_CLIP) -> float:
@@ -122,8 +124,9 @@ ONE_TEXTS = frozenset({"1", "true"})  # the only cell texts (lower case) read as
 def binarize(texts) -> np.ndarray:
     """The per-record rule of the module docstring on normalised cell texts (None = missing): 1 iff the
     lower-cased text is "1" or "true", else 0. Returns an int8 vector of the same length (n unchanged)."""
-    return np.fromiter((1 if (t is not None and str(t).lower() in ONE_TEXTS) else 0 for t in texts),
-                       dtype=np.int8, count=len(texts))
+    return np.fromiter(
+        (1 if (t is not None and str(t).lower() in ONE_TEXTS) else 0 for t in texts), dtype=np.int8, count=len(texts)
+    )
 
 
 def check_binary(X: np.ndarray) -> np.ndarray:
@@ -144,9 +147,17 @@ def binary_parts(X: np.ndarray, samples: int, rng: np.random.Generator | None):
     return X, parts, [len(p) for p in parts]
 
 
-def bounded_bias_sample(X: np.ndarray, *, epsilon: float, accountant: Accountant, noise: NoiseSource,
-                        delta: float | None = None, samples: int = 1, a: Fraction = DEFAULT_CLIP,
-                        rng: np.random.Generator | None = None) -> Draws:
+def bounded_bias_sample(
+    X: np.ndarray,
+    *,
+    epsilon: float,
+    accountant: Accountant,
+    noise: NoiseSource,
+    delta: float | None = None,
+    samples: int = 1,
+    a: Fraction = DEFAULT_CLIP,
+    rng: np.random.Generator | None = None,
+) -> Draws:
     """``samples`` draws of the clip-and-sample product sampler, one per disjoint part of the n x d 0/1 ``X``.
 
     ``delta=None``: pure epsilon-DP, refused unless d eps0(n_part) <= epsilon. Otherwise rho-zCDP with
@@ -166,8 +177,9 @@ def bounded_bias_sample(X: np.ndarray, *, epsilon: float, accountant: Accountant
                 f"pure epsilon = {epsilon:g} over d = {d} column(s) needs n >= {need:,} records per draw "
                 f"(d ln(1 + 1/(a n)) <= epsilon, a = {a}; RSSS Claim 6.3), i.e. n >= {need * m:,} for {m} draw(s); "
                 f"the data give {n_min:,} per draw (certified epsilon {eps:.4g})"
-                + ("; with --delta the columns compose in zCDP and need fewer" if d > 1 else ""))
-        rho, guarantee = eps ** 2 / 2, f"pure epsilon-DP, epsilon = {eps:.6g}"
+                + ("; with --delta the columns compose in zCDP and need fewer" if d > 1 else "")
+            )
+        rho, guarantee = eps**2 / 2, f"pure epsilon-DP, epsilon = {eps:.6g}"
         extra = {"pure_epsilon": eps}
     else:
         rho = zcdp_rho(n_min, d, a)
@@ -177,23 +189,54 @@ def bounded_bias_sample(X: np.ndarray, *, epsilon: float, accountant: Accountant
             raise NotEnoughRecords(
                 f"(epsilon, delta) = ({epsilon:g}, {delta:g}) is rho = {budget:.4g}-zCDP, and d = {d} column(s) need "
                 f"n >= {need:,} records per draw (d ln(1 + 1/(a n))^2 / 2 <= rho, a = {a}; RSSS Thm 6.4), i.e. "
-                f"n >= {need * m:,} for {m} draw(s); the data give {n_min:,} per draw")
+                f"n >= {need * m:,} for {m} draw(s); the data give {n_min:,} per draw"
+            )
         guarantee = f"rho-zCDP, rho = {rho:.6g} (each column pure {column_epsilon(n_min, a):.4g}-DP)"
         extra = {"column_pure_epsilon": column_epsilon(n_min, a)}
-    accountant.spend(rho, "bernoulli/draw", mechanism="clip-and-sample, no added noise (RSSS Thm 6.1/6.4)",
-                     measured=f"{m} draw(s) of d={d} clipped column means, one per disjoint part",
-                     noise_scale=None, private=noise.private, neighbouring=NEIGHBOURING, parts=m,
-                     per_part_n=sizes, d=d, clip=str(a), **extra,
-                     **({} if noise.private else {"note": SEEDED_LABEL}))
+    accountant.spend(
+        rho,
+        "bernoulli/draw",
+        mechanism="clip-and-sample, no added noise (RSSS Thm 6.1/6.4)",
+        measured=f"{m} draw(s) of d={d} clipped column means, one per disjoint part",
+        noise_scale=None,
+        private=noise.private,
+        neighbouring=NEIGHBOURING,
+        parts=m,
+        per_part_n=sizes,
+        d=d,
+        clip=str(a),
+        **extra,
+        **({} if noise.private else {"note": SEEDED_LABEL}),
+    )
     out = np.empty((m, d), dtype=np.int8)
     for i, idx in enumerate(parts):
         counts = X[idx].sum(axis=0, dtype=np.int64)
         out[i] = [exact_draw.bernoulli(clipped_mean(c, len(idx), a), noise) for c in counts.tolist()]
-    return Draws(samples=out, per_part_n=sizes, guarantee=guarantee,
-                 epsilon=extra.get("pure_epsilon"), rho=rho,
-                 info={"d": d, "clip": a, "bias_bound": bias_bound(n_min, d, a)})
+    return Draws(
+        samples=out,
+        per_part_n=sizes,
+        guarantee=guarantee,
+        epsilon=extra.get("pure_epsilon"),
+        rho=rho,
+        info={"d": d, "clip": a, "bias_bound": bias_bound(n_min, d, a)},
+    )
 
 
-__all__ = ["DEFAULT_CLIP", "check_clip", "clipped_mean", "column_epsilon", "pure_epsilon", "zcdp_rho", "min_n_pure",
-           "min_n_zcdp", "bias_bound", "required_n", "exact_bias", "ONE_TEXTS", "binarize", "check_binary",
-           "binary_parts", "bounded_bias_sample"]
+__all__ = [
+    "DEFAULT_CLIP",
+    "check_clip",
+    "clipped_mean",
+    "column_epsilon",
+    "pure_epsilon",
+    "zcdp_rho",
+    "min_n_pure",
+    "min_n_zcdp",
+    "bias_bound",
+    "required_n",
+    "exact_bias",
+    "ONE_TEXTS",
+    "binarize",
+    "check_binary",
+    "binary_parts",
+    "bounded_bias_sample",
+]

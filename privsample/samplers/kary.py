@@ -68,8 +68,9 @@ def encode(values: Sequence[str | None], labels: Sequence[str], catch_all: int) 
     """The per-record map phi of the module docstring: a value equal to a label gets its index; any other
     value, and a missing one (None), gets ``catch_all``. Never refuses, never drops (n is unchanged)."""
     index = {str(c): i for i, c in enumerate(labels)}
-    return np.fromiter((index.get(v, catch_all) if v is not None else catch_all for v in values),
-                       dtype=np.int64, count=len(values))
+    return np.fromiter(
+        (index.get(v, catch_all) if v is not None else catch_all for v in values), dtype=np.int64, count=len(values)
+    )
 
 
 def noise_scale(epsilon: float) -> float:
@@ -114,8 +115,16 @@ def kary_distribution(counts: Sequence[int], epsilon: float, noise: NoiseSource)
     return project_counts(noisy.tolist(), n)
 
 
-def kary_sample(codes: np.ndarray, k: int, *, epsilon: float, accountant: Accountant, noise: NoiseSource,
-                samples: int = 1, rng: np.random.Generator | None = None) -> Draws:
+def kary_sample(
+    codes: np.ndarray,
+    k: int,
+    *,
+    epsilon: float,
+    accountant: Accountant,
+    noise: NoiseSource,
+    samples: int = 1,
+    rng: np.random.Generator | None = None,
+) -> Draws:
     """``samples`` independent draws of Alg. 3, one per disjoint part of ``codes`` (integers in [0, k)).
 
     ``rng`` is public randomness (the partition). The ledger gets one spend: rho = epsilon^2 / 2 with
@@ -133,19 +142,44 @@ def kary_sample(codes: np.ndarray, k: int, *, epsilon: float, accountant: Accoun
     parts = partition(len(codes), samples, rng)
     sizes = [len(p) for p in parts]
     scale = noise_scale(epsilon)
-    accountant.spend(epsilon ** 2 / 2, "kary/draw", mechanism="discrete Laplace + simplex projection (RSSS Alg. 3)",
-                     measured=f"{len(parts)} histograms of k={k} cells, one per disjoint part",
-                     noise_scale=scale, private=noise.private, pure_epsilon=float(epsilon),
-                     neighbouring=NEIGHBOURING, parts=len(parts), per_part_n=sizes, k=k,
-                     sensitivity_l1=SENSITIVITY_L1, **({} if noise.private else {"note": SEEDED_LABEL}))
+    accountant.spend(
+        epsilon**2 / 2,
+        "kary/draw",
+        mechanism="discrete Laplace + simplex projection (RSSS Alg. 3)",
+        measured=f"{len(parts)} histograms of k={k} cells, one per disjoint part",
+        noise_scale=scale,
+        private=noise.private,
+        pure_epsilon=float(epsilon),
+        neighbouring=NEIGHBOURING,
+        parts=len(parts),
+        per_part_n=sizes,
+        k=k,
+        sensitivity_l1=SENSITIVITY_L1,
+        **({} if noise.private else {"note": SEEDED_LABEL}),
+    )
     out = np.empty(len(parts), dtype=np.int64)
     for i, idx in enumerate(parts):
         nums, _ = kary_distribution(np.bincount(codes[idx], minlength=k), epsilon, noise)
         out[i] = exact_draw.categorical(nums, noise)
-    return Draws(samples=out, per_part_n=sizes, guarantee=f"pure epsilon-DP, epsilon = {epsilon:g}",
-                 epsilon=float(epsilon), rho=epsilon ** 2 / 2,
-                 info={"k": k, "noise_scale": scale, "tv_bound": tv_bound(k, epsilon, min(sizes))})
+    return Draws(
+        samples=out,
+        per_part_n=sizes,
+        guarantee=f"pure epsilon-DP, epsilon = {epsilon:g}",
+        epsilon=float(epsilon),
+        rho=epsilon**2 / 2,
+        info={"k": k, "noise_scale": scale, "tv_bound": tv_bound(k, epsilon, min(sizes))},
+    )
 
 
-__all__ = ["SENSITIVITY_L1", "OTHER_LABEL", "domain_with_other", "encode", "noise_scale", "tv_bound", "required_n",
-           "project_counts", "kary_distribution", "kary_sample"]
+__all__ = [
+    "SENSITIVITY_L1",
+    "OTHER_LABEL",
+    "domain_with_other",
+    "encode",
+    "noise_scale",
+    "tv_bound",
+    "required_n",
+    "project_counts",
+    "kary_distribution",
+    "kary_sample",
+]

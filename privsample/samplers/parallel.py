@@ -36,8 +36,10 @@ def part_sizes(n: int, m: int) -> list[int]:
     if m < 1:
         raise InputError(f"the number of samples must be >= 1 (got {m})")
     if n < m:
-        raise NotEnoughRecords(f"n = {n} records cannot be split into {m} disjoint non-empty parts (one per sample): "
-                         f"ask for at most {n} samples")
+        raise NotEnoughRecords(
+            f"n = {n} records cannot be split into {m} disjoint non-empty parts (one per sample): "
+            f"ask for at most {n} samples"
+        )
     q, r = divmod(n, m)
     return [q + 1] * r + [q] * (m - r)
 
@@ -48,18 +50,18 @@ def partition(n: int, m: int, rng: np.random.Generator | None = None) -> list[np
     rng = rng if rng is not None else np.random.default_rng()
     perm = rng.permutation(n)  # public randomness, independent of the data
     cuts = np.cumsum([0] + sizes)
-    return [perm[cuts[i]:cuts[i + 1]] for i in range(m)]
+    return [perm[cuts[i] : cuts[i + 1]] for i in range(m)]
 
 
 @dataclass
 class Draws:
     """What the RSSS samplers return: m independent draws, one per disjoint part."""
 
-    samples: np.ndarray                 # m (k-ary: category index) or m x d (0/1)
+    samples: np.ndarray  # m (k-ary: category index) or m x d (0/1)
     per_part_n: list[int]
-    guarantee: str                      # e.g. "pure epsilon-DP, epsilon = 0.5"
-    epsilon: float | None = None        # pure epsilon, when the release is pure DP
-    rho: float | None = None            # zCDP rho recorded in the ledger
+    guarantee: str  # e.g. "pure epsilon-DP, epsilon = 0.5"
+    epsilon: float | None = None  # pure epsilon, when the release is pure DP
+    rho: float | None = None  # zCDP rho recorded in the ledger
     info: dict[str, Any] = field(default_factory=dict)
 
     @property

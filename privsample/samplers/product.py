@@ -93,9 +93,9 @@ def truncated_sums(block: np.ndarray, C: float, R: int) -> np.ndarray:
 class Alg4Result:
     """One run of Algorithm 4 on one part: the biases it samples from and what it released."""
 
-    bias_num: np.ndarray     # p~_i = bias_num[i] / bias_den[i], in the data's orientation
+    bias_num: np.ndarray  # p~_i = bias_num[i] / bias_den[i], in the data's orientation
     bias_den: np.ndarray
-    flipped: np.ndarray      # orientation o_i
+    flipped: np.ndarray  # orientation o_i
     buckets: list[np.ndarray]
     releases: list[dict[str, Any]] = field(default_factory=list)
     r: int = 0
@@ -107,35 +107,69 @@ class Alg4Result:
         return self.bias_num / self.bias_den
 
 
-def _release(noise: NoiseSource, rho: float, X: np.ndarray, rows: tuple[int, int], cols: np.ndarray, C: float,
-             phase: str, j: int, keep: bool) -> tuple[np.ndarray, int, dict]:
+def _release(
+    noise: NoiseSource,
+    rho: float,
+    X: np.ndarray,
+    rows: tuple[int, int],
+    cols: np.ndarray,
+    C: float,
+    phase: str,
+    j: int,
+    keep: bool,
+) -> tuple[np.ndarray, int, dict]:
     R = resolution(C, len(cols))
-    sums = truncated_sums(X[rows[0]:rows[1]][:, cols], C, R)
+    sums = truncated_sums(X[rows[0] : rows[1]][:, cols], C, R)
     delta2 = l2_sensitivity(C, len(cols), R)
     sigma = sigma_for_rho(rho, delta2)
     noisy = np.asarray(noise.gaussian(sums, sigma), dtype=np.int64)
-    rec = {"phase": phase, "round": j, "cols": cols.copy(), "C": C, "R": R, "size": len(cols),
-           "delta2": delta2, "sigma": sigma, "rows": rows, "noisy": noisy}
+    rec = {
+        "phase": phase,
+        "round": j,
+        "cols": cols.copy(),
+        "C": C,
+        "R": R,
+        "size": len(cols),
+        "delta2": delta2,
+        "sigma": sigma,
+        "rows": rows,
+        "noisy": noisy,
+    }
     if keep:
         rec["sums"] = sums
     return noisy, R, rec
 
 
-def alg4_biases(X: np.ndarray, rho: float, noise: NoiseSource, *, alpha: float = 0.1, beta: float | None = None,
-                keep_sums: bool = False) -> Alg4Result:
+def alg4_biases(
+    X: np.ndarray,
+    rho: float,
+    noise: NoiseSource,
+    *,
+    alpha: float = 0.1,
+    beta: float | None = None,
+    keep_sums: bool = False,
+) -> Alg4Result:
     """Run Algorithm 4 on the n x d 0/1 array X (no spending: the caller spends rho first) up to the biases."""
     X = np.asarray(X, dtype=np.int8)
     n, d = X.shape
     beta = alpha / 2 if beta is None else beta
     r, b = rounds(d), batch_size(n, d)
     if b < 1:
-        raise NotEnoughRecords(f"Algorithm 4 with d = {d} columns needs at least 2r = {2 * r} records per draw "
-                               f"(one per batch), got {n}")
+        raise NotEnoughRecords(
+            f"Algorithm 4 with d = {d} columns needs at least 2r = {2 * r} records per draw (one per batch), got {n}"
+        )
     Lg = log_term(n, d, beta)
-    D = [((j - 1) * b, j * b) for j in range(1, r + 1)]            # bucketing batches (D_r unused)
+    D = [((j - 1) * b, j * b) for j in range(1, r + 1)]  # bucketing batches (D_r unused)
     E = [(r * b + (j - 1) * b, r * b + j * b) for j in range(1, r + 1)]  # sampling batches
-    res = Alg4Result(bias_num=np.zeros(d, np.int64), bias_den=np.ones(d, np.int64), flipped=np.zeros(d, bool),
-                     buckets=[], r=r, b=b, Lg=Lg)
+    res = Alg4Result(
+        bias_num=np.zeros(d, np.int64),
+        bias_den=np.ones(d, np.int64),
+        flipped=np.zeros(d, bool),
+        buckets=[],
+        r=r,
+        b=b,
+        Lg=Lg,
+    )
     # -- bucketing, round 1: all columns, no truncation, fixes the orientation
     A = np.arange(d)
     noisy, R, rec = _release(noise, rho, X, D[0], A, math.inf, "bucketing", 1, keep_sums)
@@ -144,7 +178,7 @@ def alg4_biases(X: np.ndarray, rho: float, noise: NoiseSource, *, alpha: float =
     res.flipped = o
     Xf = np.where(o, 1 - X, X).astype(np.int8)
     low = np.minimum(noisy, R * b - noisy)
-    in_b = 16 * low >= 3 * R * b                                      # min(q, 1 - q) >= 3/16
+    in_b = 16 * low >= 3 * R * b  # min(q, 1 - q) >= 3/16
     res.buckets.append(A[in_b])
     A = A[~in_b]
     # -- bucketing, rounds 2..r-1: truncated means on the active columns
@@ -152,18 +186,18 @@ def alg4_biases(X: np.ndarray, rho: float, noise: NoiseSource, *, alpha: float =
         if A.size == 0:
             res.buckets.append(A)
             continue
-        C = ceiling(2.0 ** -j * A.size, Lg)
+        C = ceiling(2.0**-j * A.size, Lg)
         noisy, R, rec = _release(noise, rho, Xf, D[j - 1], A, C, "bucketing", j, keep_sums)
         res.releases.append(rec)
-        in_b = noisy * 2 ** (j + 3) >= 3 * R * b                      # q >= 3 * 2^-(j+3)
+        in_b = noisy * 2 ** (j + 3) >= 3 * R * b  # q >= 3 * 2^-(j+3)
         res.buckets.append(A[in_b])
         A = A[~in_b]
-    res.buckets.append(A)                                             # bucket r: biases <= 2^-r
+    res.buckets.append(A)  # bucket r: biases <= 2^-r
     # -- sampling: fresh truncated means per bucket, clipped to [0, 1]
     for j, B in enumerate(res.buckets, start=1):
         if B.size == 0:
             continue
-        C = math.inf if j == 1 else ceiling(2.0 ** -j * B.size, Lg)  # u_1 = 9/16: no truncation in bucket 1
+        C = math.inf if j == 1 else ceiling(2.0**-j * B.size, Lg)  # u_1 = 9/16: no truncation in bucket 1
         noisy, R, rec = _release(noise, rho, Xf, E[j - 1], B, C, "sampling", j, keep_sums)
         res.releases.append(rec)
         den = R * b
@@ -173,8 +207,17 @@ def alg4_biases(X: np.ndarray, rho: float, noise: NoiseSource, *, alpha: float =
     return res
 
 
-def product_sample(X: np.ndarray, *, rho: float, accountant: Accountant, noise: NoiseSource, samples: int = 1,
-                   alpha: float = 0.1, beta: float | None = None, rng: np.random.Generator | None = None) -> Draws:
+def product_sample(
+    X: np.ndarray,
+    *,
+    rho: float,
+    accountant: Accountant,
+    noise: NoiseSource,
+    samples: int = 1,
+    alpha: float = 0.1,
+    beta: float | None = None,
+    rng: np.random.Generator | None = None,
+) -> Draws:
     """``samples`` draws of Algorithm 4, one per disjoint part of the n x d 0/1 ``X``: rho-zCDP in all.
 
     One ledger spend of rho (Lemma 5.2 within a part; parallel composition across parts)."""
@@ -186,17 +229,31 @@ def product_sample(X: np.ndarray, *, rho: float, accountant: Accountant, noise: 
     d = X.shape[1]
     r = rounds(d)
     if min(sizes) < 2 * r:
-        raise NotEnoughRecords(f"Algorithm 4 with d = {d} columns needs at least 2r = {2 * r} records per draw "
-                               f"(one per batch), i.e. n >= {2 * r * len(parts):,} for {len(parts)} draw(s); "
-                               f"got {min(sizes):,} per draw")
+        raise NotEnoughRecords(
+            f"Algorithm 4 with d = {d} columns needs at least 2r = {2 * r} records per draw "
+            f"(one per batch), i.e. n >= {2 * r * len(parts):,} for {len(parts)} draw(s); "
+            f"got {min(sizes):,} per draw"
+        )
     sigma1 = sigma_for_rho(rho, math.sqrt(d))
-    accountant.spend(rho, "product/draw", mechanism="discrete Gaussian, RSSS Alg. 4 (bucketing + sampling)",
-                     measured=f"{len(parts)} run(s) of Alg. 4 on d={d} columns: noisy truncated column sums of "
-                              f"2r-1 <= {2 * r - 1} disjoint batches, each record in one batch",
-                     noise_scale=sigma1, private=noise.private, neighbouring=NEIGHBOURING, parts=len(parts),
-                     per_part_n=sizes, d=d, rounds=r, batch_size=[s // (2 * r) for s in sizes],
-                     alpha=alpha, beta=alpha / 2 if beta is None else beta, resolution=RESOLUTION,
-                     **({} if noise.private else {"note": SEEDED_LABEL}))
+    accountant.spend(
+        rho,
+        "product/draw",
+        mechanism="discrete Gaussian, RSSS Alg. 4 (bucketing + sampling)",
+        measured=f"{len(parts)} run(s) of Alg. 4 on d={d} columns: noisy truncated column sums of "
+        f"2r-1 <= {2 * r - 1} disjoint batches, each record in one batch",
+        noise_scale=sigma1,
+        private=noise.private,
+        neighbouring=NEIGHBOURING,
+        parts=len(parts),
+        per_part_n=sizes,
+        d=d,
+        rounds=r,
+        batch_size=[s // (2 * r) for s in sizes],
+        alpha=alpha,
+        beta=alpha / 2 if beta is None else beta,
+        resolution=RESOLUTION,
+        **({} if noise.private else {"note": SEEDED_LABEL}),
+    )
     out = np.empty((len(parts), d), dtype=np.int8)
     runs = []
     for i, idx in enumerate(parts):
@@ -204,10 +261,20 @@ def product_sample(X: np.ndarray, *, rho: float, accountant: Accountant, noise: 
         for bucket in {int(v) for v in res.bias_den}:
             cols = np.flatnonzero(res.bias_den == bucket)
             out[i, cols] = exact_draw.bernoulli_many(res.bias_num[cols], bucket, noise)
-        runs.append({"buckets": [int(B.size) for B in res.buckets], "flipped": int(res.flipped.sum()),
-                     "releases": len(res.releases)})
-    return Draws(samples=out, per_part_n=sizes, guarantee=f"rho-zCDP, rho = {rho:.6g}", rho=rho,
-                 info={"d": d, "rounds": r, "runs": runs})
+        runs.append(
+            {
+                "buckets": [int(B.size) for B in res.buckets],
+                "flipped": int(res.flipped.sum()),
+                "releases": len(res.releases),
+            }
+        )
+    return Draws(
+        samples=out,
+        per_part_n=sizes,
+        guarantee=f"rho-zCDP, rho = {rho:.6g}",
+        rho=rho,
+        info={"d": d, "rounds": r, "runs": runs},
+    )
 
 
 # -- the note's sufficient sample size (section 4; conservative) ---------------------------------------
@@ -221,14 +288,16 @@ def sufficient_batch(n: int, d: int, rho: float, alpha: float, beta: float | Non
     r, Lg = rounds(d), log_term(n, d, beta)
     need = 0.0
     for j in range(1, r):
-        v = d if j == 1 else min(2 * ceiling(2.0 ** -j * d, Lg), d)
-        u = 9 / 16 if j == 1 else 2.0 ** -j
+        v = d if j == 1 else min(2 * ceiling(2.0**-j * d, Lg), d)
+        u = 9 / 16 if j == 1 else 2.0**-j
         vs = d if j == 1 else min(2 * ceiling(u * d, Lg), d)
-        need = max(need,
-                   2.0 ** (j + 4) * math.sqrt(v * Lg / rho),             # (a) bucketing noise
-                   _bern(2.0 ** (-j - 4), min(2.0 ** -j, 0.25), Lg),    # (b) bucketing sampling error
-                   2.0 ** (j + 3) * math.sqrt(vs * Lg / rho),            # (c) sampling-phase noise
-                   _bern(2.0 ** (-j - 3), min(u, 0.25), Lg))            # (d) sampling-phase sampling error
+        need = max(
+            need,
+            2.0 ** (j + 4) * math.sqrt(v * Lg / rho),  # (a) bucketing noise
+            _bern(2.0 ** (-j - 4), min(2.0**-j, 0.25), Lg),  # (b) bucketing sampling error
+            2.0 ** (j + 3) * math.sqrt(vs * Lg / rho),  # (c) sampling-phase noise
+            _bern(2.0 ** (-j - 3), min(u, 0.25), Lg),
+        )  # (d) sampling-phase sampling error
     need = max(need, 2 / math.sqrt(math.pi) * d * math.sqrt(2 * ceiling(0.5, Lg) / rho) / alpha)  # (e) last bucket
     return need
 
@@ -245,5 +314,18 @@ def required_n(d: int, rho: float, alpha: float, beta: float | None = None) -> i
     return n
 
 
-__all__ = ["RESOLUTION", "rounds", "batch_size", "log_term", "ceiling", "resolution", "l2_sensitivity",
-           "truncated_sums", "Alg4Result", "alg4_biases", "product_sample", "sufficient_batch", "required_n"]
+__all__ = [
+    "RESOLUTION",
+    "rounds",
+    "batch_size",
+    "log_term",
+    "ceiling",
+    "resolution",
+    "l2_sensitivity",
+    "truncated_sums",
+    "Alg4Result",
+    "alg4_biases",
+    "product_sample",
+    "sufficient_batch",
+    "required_n",
+]

@@ -30,9 +30,19 @@ from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import exponential_select, gaussian_measure, rho_for_sigma
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, ROUNDS_NOTE, AtMost, Progress,
-                                   WorkloadSynthesizer, discovery_measurements, estimate_phase,
-                                   no_progress, progress_phase, rounds_bound)
+from privsample.synth.base import (
+    DEFAULT_MAX_MEMORY_MB,
+    JIT_CACHE_LIMIT_MB,
+    ROUNDS_NOTE,
+    AtMost,
+    Progress,
+    WorkloadSynthesizer,
+    discovery_measurements,
+    estimate_phase,
+    no_progress,
+    progress_phase,
+    rounds_bound,
+)
 from privsample.synth.model import SynthModel
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 
@@ -45,11 +55,21 @@ class AIM(WorkloadSynthesizer):
 
     name = "aim"
 
-    def __init__(self, *, workload: Sequence[tuple[Sequence[str], float]] | None = None, workload_k: int = 2,
-                 max_cells: int | None = 10_000, max_model_size: float = 80.0, rounds: int | None = None,
-                 iters: int = 1000, round_iters: int | None = None, final_iters: int | None = None,
-                 alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
-                 cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB):
+    def __init__(
+        self,
+        *,
+        workload: Sequence[tuple[Sequence[str], float]] | None = None,
+        workload_k: int = 2,
+        max_cells: int | None = 10_000,
+        max_model_size: float = 80.0,
+        rounds: int | None = None,
+        iters: int = 1000,
+        round_iters: int | None = None,
+        final_iters: int | None = None,
+        alpha: float = 0.9,
+        max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
+        cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB,
+    ):
         """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase.
         ``cache_limit_mb``: drop JAX's compiled code after a round when the process exceeds this much
         memory (None: never; 0: after every round), see :func:`pgm.trim_jax_caches`."""
@@ -72,8 +92,15 @@ class AIM(WorkloadSynthesizer):
         self.cache_limit_mb = cache_limit_mb
         self.optimistic_step = False  # experiments: see numpy_md.optimistic_lipschitz (reference: off)
 
-    def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
-            progress: Progress = no_progress, *, schema=None) -> SynthModel:
+    def fit(
+        self,
+        engine: MarginalEngine,
+        accountant: Accountant,
+        noise: NoiseSource,
+        progress: Progress = no_progress,
+        *,
+        schema=None,
+    ) -> SynthModel:
         domain = engine.domain
         attrs = list(domain.attributes)
         d = len(attrs)
@@ -97,16 +124,18 @@ class AIM(WorkloadSynthesizer):
         measurements: list[pgm.LinearMeasurement] = []
         identity: list[tuple[np.ndarray, float]] = []
         for i, cl in enumerate(one_way):
-            y, s = gaussian_measure(accountant, noise, answers[cl], rho_for_sigma(sigma), f"aim/init/{cl[0]}",
-                                    measured=cl[0])
+            y, s = gaussian_measure(
+                accountant, noise, answers[cl], rho_for_sigma(sigma), f"aim/init/{cl[0]}", measured=cl[0]
+            )
             y = y.astype(float).ravel()
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=s))
             identity.append((y, s))
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else None
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
-        model = estimate_phase(progress, accountant, "estimate (initial)", self.round_iters, domain, measurements,
-                          known_total=total or 1.0)
+        model = estimate_phase(
+            progress, accountant, "estimate (initial)", self.round_iters, domain, measurements, known_total=total or 1.0
+        )
         bound = rounds_bound(0, accountant.remaining, rho_for_sigma(sigma) + rho_sel)
         progress("rounds", step=0, steps=AtMost(bound), accountant=accountant, message=ROUNDS_NOTE)
         log = []
@@ -129,17 +158,22 @@ class AIM(WorkloadSynthesizer):
             answers = engine.marginals(small)
             marg = ModelMarginals(model)
             est = {cl: marg(cl) for cl in small}
-            errors = np.array([weights[cl] * (np.abs(answers[cl].ravel() - est[cl]).sum()
-                                              - math.sqrt(2 / math.pi) * sigma * domain.size(cl)) for cl in small])
+            errors = np.array(
+                [
+                    weights[cl]
+                    * (np.abs(answers[cl].ravel() - est[cl]).sum() - math.sqrt(2 / math.pi) * sigma * domain.size(cl))
+                    for cl in small
+                ]
+            )
             delta_q = max(weights[cl] for cl in small)
             if delta_q <= 0:
                 delta_q = 1.0
-            idx = exponential_select(accountant, noise, errors, rho_sel, f"aim/select/{t}", measured="clique",
-                                     sensitivity=delta_q)
+            idx = exponential_select(
+                accountant, noise, errors, rho_sel, f"aim/select/{t}", measured="clique", sensitivity=delta_q
+            )
             cl = small[idx]
             rho_m = accountant.remaining if terminate else rho_for_sigma(sigma)
-            y, s = gaussian_measure(accountant, noise, answers[cl], rho_m, f"aim/measure/{t}",
-                                    measured=",".join(cl))
+            y, s = gaussian_measure(accountant, noise, answers[cl], rho_m, f"aim/measure/{t}", measured=",".join(cl))
             measurements.append(pgm.LinearMeasurement(y.astype(float).ravel(), cl, stddev=s))
             if len(cl) == 1:
                 identity.append((y.astype(float).ravel(), s))
@@ -150,11 +184,26 @@ class AIM(WorkloadSynthesizer):
             t_est = time.perf_counter()
             if terminate:  # the rounds are over: the final fit is a phase of its own
                 progress("rounds", step=t, steps=t, accountant=accountant, message=what)
-                model = estimate_phase(progress, accountant, "estimate (final)", self.final_iters, domain, measurements,
-                                  known_total=total, warm_start=model, optimistic_step=self.optimistic_step)
+                model = estimate_phase(
+                    progress,
+                    accountant,
+                    "estimate (final)",
+                    self.final_iters,
+                    domain,
+                    measurements,
+                    known_total=total,
+                    warm_start=model,
+                    optimistic_step=self.optimistic_step,
+                )
             else:
-                model = pgm.estimate(domain, measurements, known_total=total, iters=self.round_iters,
-                                     warm_start=model, optimistic_step=self.optimistic_step)
+                model = pgm.estimate(
+                    domain,
+                    measurements,
+                    known_total=total,
+                    iters=self.round_iters,
+                    warm_start=model,
+                    optimistic_step=self.optimistic_step,
+                )
             est_seconds += time.perf_counter() - t_est
             cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)
             if terminate:
@@ -169,14 +218,30 @@ class AIM(WorkloadSynthesizer):
                 progress("rounds", step=t, steps=t, accountant=accountant, message=what)
                 break
         timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": est_seconds}  # not saved
-        info = {"rounds": log, "estimated_total": total, "cache_clears": cache_clears,
-                "total_sd": pgm.identity_total_sd(identity) if identity else None,
-                "model_size_mb": model_size_mb(domain, model.cliques),
-                "workload_size": len(workload), "T": T}
-        return SynthModel(mechanism="aim", domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
-                          ledger=accountant.to_dict(), schema=schema,
-                          params={"max_model_size": self.max_model_size, "T": T, "alpha": self.alpha,
-                                  "round_iters": self.round_iters, "final_iters": self.final_iters,
-                                  "workload_k": self.workload_k, "max_cells": self.max_cells},
-                          info=info, timings=timings)
-
+        info = {
+            "rounds": log,
+            "estimated_total": total,
+            "cache_clears": cache_clears,
+            "total_sd": pgm.identity_total_sd(identity) if identity else None,
+            "model_size_mb": model_size_mb(domain, model.cliques),
+            "workload_size": len(workload),
+            "T": T,
+        }
+        return SynthModel(
+            mechanism="aim",
+            domain={a: int(n) for a, n in zip(attrs, domain.shape)},
+            model=model,
+            ledger=accountant.to_dict(),
+            schema=schema,
+            params={
+                "max_model_size": self.max_model_size,
+                "T": T,
+                "alpha": self.alpha,
+                "round_iters": self.round_iters,
+                "final_iters": self.final_iters,
+                "workload_k": self.workload_k,
+                "max_cells": self.max_cells,
+            },
+            info=info,
+            timings=timings,
+        )

@@ -40,8 +40,15 @@ class Progress(Protocol):
     only a bound is known. A phase ends with a call whose ``step`` equals ``steps`` (a plain int: the number of
     steps it took), before the next phase starts. Messages hold public facts and noisy outputs only."""
 
-    def __call__(self, stage: str, *, step: int | None = None, steps: int | None = None,
-                 accountant: Accountant | None = None, message: str = "") -> None: ...
+    def __call__(
+        self,
+        stage: str,
+        *,
+        step: int | None = None,
+        steps: int | None = None,
+        accountant: Accountant | None = None,
+        message: str = "",
+    ) -> None: ...
 
 
 def no_progress(stage: str, **_: Any) -> None:
@@ -71,8 +78,14 @@ def discovery_measurements(schema, domain) -> list:
     out = []
     for col in schema.columns:
         e = entries.get(col.name)
-        if (e is None or getattr(col, "kind", None) != "categorical" or col.name not in domain.attributes
-                or not isinstance(e.get("counts"), dict) or not e["counts"] or not e.get("sigma")):
+        if (
+            e is None
+            or getattr(col, "kind", None) != "categorical"
+            or col.name not in domain.attributes
+            or not isinstance(e.get("counts"), dict)
+            or not e["counts"]
+            or not e.get("sigma")
+        ):
             continue
         size = int(domain[col.name])
         codes = {c: i for i, c in enumerate(col.categories)}
@@ -86,8 +99,9 @@ def discovery_measurements(schema, domain) -> list:
 
 
 @contextmanager
-def progress_phase(progress: Progress, stage: str, *, accountant: Accountant | None = None,
-                   message: str = "") -> Iterator[None]:
+def progress_phase(
+    progress: Progress, stage: str, *, accountant: Accountant | None = None, message: str = ""
+) -> Iterator[None]:
     """A one-step phase: ``0/1`` when it starts, ``1/1`` (with the budget spent so far) when it ends."""
     progress(stage, step=0, steps=1, accountant=accountant, message=message)
     yield
@@ -108,15 +122,22 @@ def rounds_bound(done: int, remaining: float, cost: float, limit: int | None = N
     return max(done + 1, min(total, limit)) if limit is not None else total
 
 
-def estimate_phase(progress: Progress, accountant: Accountant | None, stage: str, iters: int, domain,
-                   measurements, **kw):
+def estimate_phase(
+    progress: Progress, accountant: Accountant | None, stage: str, iters: int, domain, measurements, **kw
+):
     """``pgm.estimate(domain, measurements, iters=iters, **kw)`` reported as a phase of ``iters`` steps."""
     from privsample.synth import pgm
 
     progress(stage, step=0, steps=iters, accountant=accountant, message="Private-PGM")
-    model = pgm.estimate(domain, measurements, iters=iters, **kw,
-                         on_block=lambda k: progress(stage, step=min(k, iters), steps=iters, accountant=accountant,
-                                                     message="Private-PGM"))
+    model = pgm.estimate(
+        domain,
+        measurements,
+        iters=iters,
+        **kw,
+        on_block=lambda k: progress(
+            stage, step=min(k, iters), steps=iters, accountant=accountant, message="Private-PGM"
+        ),
+    )
     progress(stage, step=iters, steps=iters, accountant=accountant, message="Private-PGM")  # also if converged early
     return model
 
@@ -127,8 +148,15 @@ class Synthesizer(ABC):
     name: str = "synthesizer"
 
     @abstractmethod
-    def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
-            progress: Progress = no_progress, *, schema=None):
+    def fit(
+        self,
+        engine: MarginalEngine,
+        accountant: Accountant,
+        noise: NoiseSource,
+        progress: Progress = no_progress,
+        *,
+        schema=None,
+    ):
         """Spend ``accountant.remaining`` and return a SynthModel."""
 
     def check_size(self, domain) -> float:
@@ -141,7 +169,8 @@ def refuse_if_too_big(estimated_mb: float, limit_mb: float, what: str) -> None:
     if estimated_mb > limit_mb:
         raise ResourceLimitError(
             f"{what} would need about {estimated_mb:,.0f} MB, above the limit of {limit_mb:,.0f} MB "
-            "(coarsen numeric bins or merge categories in the schema, or raise --max-memory-mb); nothing was spent")
+            "(coarsen numeric bins or merge categories in the schema, or raise --max-memory-mb); nothing was spent"
+        )
 
 
 class WorkloadSynthesizer(Synthesizer):
@@ -173,8 +202,11 @@ class WorkloadSynthesizer(Synthesizer):
         """Candidates that keep the model within ``limit_mb`` (public); one-way ones if none does."""
         from privsample.synth.selection import size_filter
 
-        return size_filter(domain, model.cliques, candidates, limit_mb) or \
-            [cl for cl in candidates if len(cl) == 1] or list(candidates)
+        return (
+            size_filter(domain, model.cliques, candidates, limit_mb)
+            or [cl for cl in candidates if len(cl) == 1]
+            or list(candidates)
+        )
 
     def _extra_memory_mb(self, domain, candidates) -> float:
         return 0.0
@@ -187,8 +219,9 @@ class WorkloadSynthesizer(Synthesizer):
         one_way = [(a,) for a in domain.attributes]
         base = model_size_mb(domain, one_way)
         if base > self.max_model_size:
-            raise InputError(f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone "
-                             f"needs {base:.3g} MB")
+            raise InputError(
+                f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone needs {base:.3g} MB"
+            )
         cands = candidate_weights(self._workload(domain))
         multi = [cl for cl in cands if len(cl) > 1]
         if multi and not any(model_size_mb(domain, one_way + [cl]) <= self.max_model_size for cl in multi):

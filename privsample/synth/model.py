@@ -33,12 +33,12 @@ FORMAT = "privsample-model/1"
 FOLDER_FILES = ("model.json", "arrays.npz")  # what a model saved as a folder holds
 # Timing keys that older versions kept in ``info``: dropped on save, so re-saving such a model does not publish them.
 TIMING_KEYS = frozenset({"seconds", "estimate_seconds", "phase_seconds", "timings"})
-CHUNK_ROWS = 1_000_000            # the most rows sampled, decoded and written at a time (bounded memory)
-CHUNK_CELLS = 4_000_000           # ... and the most cells (rows x columns): about 60 bytes a cell (Adult, Parquet)
-MAX_ROWS = 10**12                 # the most rows one request may ask for
-MAX_DEFAULT_ROWS = 100_000_000    # a larger table must be asked for with an explicit number of rows
-NOISY_DEFAULT_FREE = 1_000_000    # up to this many rows the noisy count is the default, however noisy
-NOISY_DEFAULT_SD = 0.1            # above it, only if the count's noise sd is at most this share of it
+CHUNK_ROWS = 1_000_000  # the most rows sampled, decoded and written at a time (bounded memory)
+CHUNK_CELLS = 4_000_000  # ... and the most cells (rows x columns): about 60 bytes a cell (Adult, Parquet)
+MAX_ROWS = 10**12  # the most rows one request may ask for
+MAX_DEFAULT_ROWS = 100_000_000  # a larger table must be asked for with an explicit number of rows
+NOISY_DEFAULT_FREE = 1_000_000  # up to this many rows the noisy count is the default, however noisy
+NOISY_DEFAULT_SD = 0.1  # above it, only if the count's noise sd is at most this share of it
 
 
 def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -67,13 +67,13 @@ class SynthModel:
     """A fitted synthesizer. ``sample`` draws codes; ``sample_table`` decodes them with the schema."""
 
     mechanism: str
-    domain: dict[str, int]                      # original (encoded) domain, schema order
-    model: Any                                   # mbi.MarkovRandomField over the (possibly compressed) domain
-    ledger: dict[str, Any]                       # Accountant.to_dict()
+    domain: dict[str, int]  # original (encoded) domain, schema order
+    model: Any  # mbi.MarkovRandomField over the (possibly compressed) domain
+    ledger: dict[str, Any]  # Accountant.to_dict()
     schema: Schema | None = None
     compression: dict[str, np.ndarray] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)   # public run facts (measured cliques, rounds); saved
+    info: dict[str, Any] = field(default_factory=dict)  # public run facts (measured cliques, rounds); saved
     # wall-clock seconds of the fit's phases: in memory only (benchmarks), never saved (a side channel on the data)
     timings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -100,12 +100,16 @@ class SynthModel:
         sd = self.info.get("total_sd")
         noisy = isinstance(sd, (int, float)) and math.isfinite(sd) and sd > NOISY_DEFAULT_SD * n
         if n > MAX_DEFAULT_ROWS:
-            raise InputError(f"the model's noisy row count ({n:.3g}) is above {MAX_DEFAULT_ROWS:,}, the most rows "
-                             "drawn by default: pass --rows")
+            raise InputError(
+                f"the model's noisy row count ({n:.3g}) is above {MAX_DEFAULT_ROWS:,}, the most rows "
+                "drawn by default: pass --rows"
+            )
         if n > NOISY_DEFAULT_FREE and noisy:
-            raise InputError(f"the model's noisy row count ({n:.3g}, noise sd {sd:.3g}) is mostly noise: pass --rows "
-                             f"(a noisy count above {NOISY_DEFAULT_FREE:,} rows is the default only when its noise sd "
-                             f"is at most {NOISY_DEFAULT_SD:.0%} of it)")
+            raise InputError(
+                f"the model's noisy row count ({n:.3g}, noise sd {sd:.3g}) is mostly noise: pass --rows "
+                f"(a noisy count above {NOISY_DEFAULT_FREE:,} rows is the default only when its noise sd "
+                f"is at most {NOISY_DEFAULT_SD:.0%} of it)"
+            )
         return n
 
     def sample(self, rows: int | None = None, rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
@@ -117,8 +121,11 @@ class SynthModel:
         return pgm.record_sampler(self.model)
 
     def _draw_codes(self, rows: int, rng: np.random.Generator, draw) -> dict[str, np.ndarray]:
-        codes = draw(rows, int(rng.integers(2**32))) if rows > 0 else \
-            {a: np.zeros(0, dtype=np.int64) for a in self.model.domain.attributes}
+        codes = (
+            draw(rows, int(rng.integers(2**32)))
+            if rows > 0
+            else {a: np.zeros(0, dtype=np.int64) for a in self.model.domain.attributes}
+        )
         for a, m in self.compression.items():
             codes[a] = decompress_codes(codes[a], m, rng)
         return {a: codes[a] for a in self.domain}
@@ -137,8 +144,9 @@ class SynthModel:
         """Rows per chunk of ``sample_chunks``: ``CHUNK_ROWS``, fewer for wide tables (``CHUNK_CELLS``)."""
         return max(1_000, min(CHUNK_ROWS, CHUNK_CELLS // max(1, len(self.domain))))
 
-    def sample_chunks(self, rows: int | None = None, rng: np.random.Generator | None = None,
-                      chunk_rows: int | None = None) -> Iterator:
+    def sample_chunks(
+        self, rows: int | None = None, rng: np.random.Generator | None = None, chunk_rows: int | None = None
+    ) -> Iterator:
         """Decoded synthetic tables (pandas DataFrames) of at most ``chunk_rows`` rows each (default:
         ``self.chunk_rows``), ``rows`` in all (default: ``resolve_rows``); at least one (an empty table for
         0 rows). Memory is bounded by the chunk size whatever ``rows`` is. Every row has the model's
@@ -168,12 +176,20 @@ class SynthModel:
         for i, (a, m) in enumerate(self.compression.items()):
             arrays[f"compression_{i}"] = np.asarray(m, dtype=np.int64)
             comp[a] = f"compression_{i}"
-        meta = {"format": FORMAT, "privsample_version": __version__, "mbi_version": pgm.mbi.__version__
-                if hasattr(pgm.mbi, "__version__") else "2.0", "mechanism": self.mechanism,
-                "private": self.private, "domain": self.domain,
-                "schema": self.schema.to_dict() if self.schema else None,
-                "model": mmeta, "compression": comp, "params": self.params,
-                "info": {k: v for k, v in self.info.items() if k not in TIMING_KEYS}, "ledger": self.ledger}
+        meta = {
+            "format": FORMAT,
+            "privsample_version": __version__,
+            "mbi_version": pgm.mbi.__version__ if hasattr(pgm.mbi, "__version__") else "2.0",
+            "mechanism": self.mechanism,
+            "private": self.private,
+            "domain": self.domain,
+            "schema": self.schema.to_dict() if self.schema else None,
+            "model": mmeta,
+            "compression": comp,
+            "params": self.params,
+            "info": {k: v for k, v in self.info.items() if k not in TIMING_KEYS},
+            "ledger": self.ledger,
+        }
         return meta, arrays
 
     def save(self, path: str | Path) -> Path:
@@ -253,10 +269,16 @@ class SynthModel:
             raise InputError(f"{path}: {exc}") from None
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # any other inconsistency
             raise InputError(f"{path}: invalid model ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
-        return cls(mechanism=meta["mechanism"], domain={k: int(v) for k, v in meta["domain"].items()}, model=model,
-                   ledger=meta["ledger"], schema=schema,
-                   compression={a: arrays[k] for a, k in meta.get("compression", {}).items()},
-                   params=meta.get("params", {}), info=meta.get("info", {}))
+        return cls(
+            mechanism=meta["mechanism"],
+            domain={k: int(v) for k, v in meta["domain"].items()},
+            model=model,
+            ledger=meta["ledger"],
+            schema=schema,
+            compression={a: arrays[k] for a, k in meta.get("compression", {}).items()},
+            params=meta.get("params", {}),
+            info=meta.get("info", {}),
+        )
 
 
 def _is_number(x: Any) -> bool:
@@ -317,8 +339,12 @@ def validate_payload(meta: dict[str, Any], arrays: dict[str, np.ndarray], source
         raise bad("model.cliques", "must be a list")
     expected: set[str] = set()
     for i, cl in enumerate(cliques):
-        if not (isinstance(cl, list) and cl and all(isinstance(a, str) and a in mdomain for a in cl)
-                and len(set(cl)) == len(cl)):
+        if not (
+            isinstance(cl, list)
+            and cl
+            and all(isinstance(a, str) and a in mdomain for a in cl)
+            and len(set(cl)) == len(cl)
+        ):
             raise bad(f"model.cliques[{i}]", "must be a non-empty list of distinct columns of 'model.domain'")
         name = f"potential_{i}"
         expected.add(name)

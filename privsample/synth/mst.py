@@ -30,8 +30,15 @@ from privsample.privacy.accountant import Accountant
 from privsample.privacy.mechanisms import exponential_select, gaussian_measure
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, Progress, Synthesizer, discovery_measurements,
-                                   estimate_phase, no_progress, refuse_if_too_big)
+from privsample.synth.base import (
+    DEFAULT_MAX_MEMORY_MB,
+    Progress,
+    Synthesizer,
+    discovery_measurements,
+    estimate_phase,
+    no_progress,
+    refuse_if_too_big,
+)
 from privsample.synth.model import SynthModel
 
 # mbi's estimation keeps several copies of every potential/marginal (state, gradient, line search).
@@ -106,8 +113,14 @@ class MST(Synthesizer):
 
     name = "mst"
 
-    def __init__(self, *, iters: int = 10000, tol: float | None = None, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
-                 select_fit: str = "closed-form"):
+    def __init__(
+        self,
+        *,
+        iters: int = 10000,
+        tol: float | None = None,
+        max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
+        select_fit: str = "closed-form",
+    ):
         """``select_fit``: "closed-form" (exact independent fit) or "mirror-descent" (reference: 2500 iterations)."""
         self.iters = int(iters)
         self.tol = tol
@@ -133,8 +146,15 @@ class MST(Synthesizer):
         refuse_if_too_big(mb, self.max_memory_mb, "MST on this domain")
         return mb
 
-    def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
-            progress: Progress = no_progress, *, schema=None) -> SynthModel:
+    def fit(
+        self,
+        engine: MarginalEngine,
+        accountant: Accountant,
+        noise: NoiseSource,
+        progress: Progress = no_progress,
+        *,
+        schema=None,
+    ) -> SynthModel:
         domain = engine.domain
         attrs = list(domain.attributes)
         d = len(attrs)
@@ -192,7 +212,7 @@ class MST(Synthesizer):
                 wq = np.asarray(getattr(M.query, "weights", np.ones(np.size(M.noisy_measurement))), float)
                 y = np.asarray(M.noisy_measurement, float)
                 # loss sum (wq*mu - y)^2 = sum wq^2 (mu - y/wq)^2
-                indep[a] = weighted_simplex_projection(y / wq, wq ** 2, total) / total
+                indep[a] = weighted_simplex_projection(y / wq, wq**2, total) / total
         progress("select tree", step=0, steps=max(d - 1, 0), accountant=accountant, message="2-way marginals")
         pairs = list(itertools.combinations(attrs, 2))
         two = engine.marginals(pairs)
@@ -207,8 +227,15 @@ class MST(Synthesizer):
         for r in range(d - 1):
             cands = [p for p in pairs if _find(parent, p[0]) != _find(parent, p[1])]
             scores = np.array([weights[p] for p in cands])
-            idx = exponential_select(accountant, noise, scores, rho_sel, f"mst/select/{r + 1}",
-                                     measured="spanning-tree edge", sensitivity=1.0)
+            idx = exponential_select(
+                accountant,
+                noise,
+                scores,
+                rho_sel,
+                f"mst/select/{r + 1}",
+                measured="spanning-tree edge",
+                sensitivity=1.0,
+            )
             a, b = cands[idx]
             parent[_find(parent, a)] = _find(parent, b)
             tree.append((a, b))
@@ -224,21 +251,43 @@ class MST(Synthesizer):
             left = len(tree) - r
             rho2 = accountant.remaining if left == 1 else accountant.remaining / left
             x = compress_counts(two[(a, b)], (a, b), mapping)
-            y, s = gaussian_measure(accountant, noise, x, rho2, f"mst/2-way/{a},{b}", measured=f"{a},{b}",
-                                    compressed=bool(a in mapping or b in mapping))
+            y, s = gaussian_measure(
+                accountant,
+                noise,
+                x,
+                rho2,
+                f"mst/2-way/{a},{b}",
+                measured=f"{a},{b}",
+                compressed=bool(a in mapping or b in mapping),
+            )
             log2.append(pgm.LinearMeasurement(y.astype(float).ravel(), (a, b), stddev=s))
             progress("measure 2-way", step=r + 1, steps=len(tree), accountant=accountant, message=f"{a},{b}")
         timings["measure_2way"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
-        model = estimate_phase(progress, accountant, "estimate", self.iters, cdomain, log1c + log2 + prior,
-                               known_total=total, tol=self.tol)
+        model = estimate_phase(
+            progress, accountant, "estimate", self.iters, cdomain, log1c + log2 + prior, known_total=total, tol=self.tol
+        )
         timings["estimate"] = time.perf_counter() - t3
-        info: dict[str, Any] = {"tree": [list(e) for e in tree],
-                                "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
-                                "estimated_total": total, "total_sd": pgm.identity_total_sd(list(one_way.values()))}
-        return SynthModel(mechanism="mst", domain={a: int(sizes[a]) for a in attrs}, model=model,
-                          ledger=accountant.to_dict(), schema=schema, compression=mapping,
-                          params={"iters": self.iters, "tol": self.tol, "select_fit": self.select_fit,
-                                  "sigma_1way": one_way[attrs[0]][1]},
-                          info=info, timings=timings)  # timings: in memory only, never saved
+        info: dict[str, Any] = {
+            "tree": [list(e) for e in tree],
+            "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
+            "estimated_total": total,
+            "total_sd": pgm.identity_total_sd(list(one_way.values())),
+        }
+        return SynthModel(
+            mechanism="mst",
+            domain={a: int(sizes[a]) for a in attrs},
+            model=model,
+            ledger=accountant.to_dict(),
+            schema=schema,
+            compression=mapping,
+            params={
+                "iters": self.iters,
+                "tol": self.tol,
+                "select_fit": self.select_fit,
+                "sigma_1way": one_way[attrs[0]][1],
+            },
+            info=info,
+            timings=timings,
+        )  # timings: in memory only, never saved

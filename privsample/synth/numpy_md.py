@@ -125,7 +125,8 @@ class JunctionTree:
                 out[c] = sum_to(b[J], J, c)
             else:
                 out[c] = np.bincount(idx, weights=b[J].reshape(-1), minlength=math.prod(self.shape[c])).reshape(
-                    self.shape[c])
+                    self.shape[c]
+                )
         return out
 
     def beliefs(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
@@ -144,8 +145,9 @@ class JunctionTree:
         for i, j in self.order:
             # phi_i times the incoming messages, summed onto the separator: one einsum, no temporary table
             ks = [k for k in self.neighbors[i] if k != j]
-            m = _product_sum([phi[i]] + [lin[(k, i)] for k in ks], (i,) + tuple(self.sep[(k, i)] for k in ks),
-                             self.sep[(i, j)])
+            m = _product_sum(
+                [phi[i]] + [lin[(k, i)] for k in ks], (i,) + tuple(self.sep[(k, i)] for k in ks), self.sep[(i, j)]
+            )
             top = m.max()
             lin[(i, j)] = m / top if top > 0 else m
         for J in self.supers:  # beliefs, in place (phi is not needed any more)
@@ -200,7 +202,7 @@ def _cell_index(shape: tuple, src: Clique, dst: Clique) -> np.ndarray | None:
     table is too big. Marginalising by ``np.bincount`` over this map (and expanding by ``take``) was 3-6x
     faster than ``einsum`` or broadcasting on the strided axes of PPSyn-DP's Adult models."""
     n = math.prod(shape)
-    if n > INDEX_MAX_CELLS or tuple(src[:len(dst)]) == tuple(dst):
+    if n > INDEX_MAX_CELLS or tuple(src[: len(dst)]) == tuple(dst):
         return None
     size = dict(zip(src, shape))
     idx = np.zeros(shape, dtype=np.intp)
@@ -236,8 +238,17 @@ class _Loss:
             labels = M.query.labels if isinstance(M.query, PartitionQuery) else None
             k = M.query.k if labels is not None else 0
             w = np.asarray(M.query.weights, float).ravel() if isinstance(M.query, WeightedQuery) else None
-            self.terms.append((cl, home[cl], np.asarray(M.noisy_measurement, float).ravel(),
-                               max(float(M.stddev), 1e-12), labels, k, w))
+            self.terms.append(
+                (
+                    cl,
+                    home[cl],
+                    np.asarray(M.noisy_measurement, float).ravel(),
+                    max(float(M.stddev), 1e-12),
+                    labels,
+                    k,
+                    w,
+                )
+            )
         self.shape = shape
         self.domain_shape = domain_shape
         self._seen = None  # (marginals, loss, scaled residuals) of the last call
@@ -305,8 +316,16 @@ def optimistic_lipschitz(domain, measurements) -> float:
     return max(blocks.values()) if blocks else 1.0
 
 
-def estimate(domain, measurements, *, known_total: float, iters: int, warm_start=None, on_block=None,
-             optimistic_step: bool = False):
+def estimate(
+    domain,
+    measurements,
+    *,
+    known_total: float,
+    iters: int,
+    warm_start=None,
+    on_block=None,
+    optimistic_step: bool = False,
+):
     """Mirror descent as mbi's ``MirrorDescent().estimate`` (module docstring); returns an mbi MarkovRandomField.
 
     ``optimistic_step``: start from the step of :func:`optimistic_lipschitz` instead of mbi's (Armijo
@@ -327,16 +346,23 @@ def estimate(domain, measurements, *, known_total: float, iters: int, warm_start
                 f = old[c2]
                 theta[c] = theta[c] + _broadcast(np.asarray(f.values, float), tuple(f.domain.attributes), c)
 
-    L = optimistic_lipschitz(domain, measurements) if optimistic_step else calculate_l2_lipschitz_from_metadata(
-        domain, measurements)
+    L = (
+        optimistic_lipschitz(domain, measurements)
+        if optimistic_step
+        else calculate_l2_lipschitz_from_metadata(domain, measurements)
+    )
     alpha = 2.0 / (float(L) * total)
     if _is_product(cliques, measurements):
         theta, mu = _product_descent(cliques, measurements, theta, total, alpha, int(iters), on_block)
         return _field(domain, cliques, theta, mu, total)
     tree = _tree(domain, tuple(cliques))
     routing = clique_mapping(cliques, [tuple(M.clique) for M in measurements], domain)
-    loss_fn = _Loss(measurements, {tuple(k): tuple(v) for k, v in routing.items()}, shape,
-                    dict(zip(domain.attributes, domain.shape)))
+    loss_fn = _Loss(
+        measurements,
+        {tuple(k): tuple(v) for k, v in routing.items()},
+        shape,
+        dict(zip(domain.attributes, domain.shape)),
+    )
     mu = tree.marginals(theta, total)
     loss, g = loss_fn(mu)
     blocks = math.ceil(int(iters) / STEPS_PER_BLOCK)
@@ -373,8 +399,12 @@ def _is_product(cliques, measurements) -> bool:
 
     attrs = [a for c in cliques for a in c]
     measured = [tuple(M.clique) for M in measurements]
-    return (all(len(c) == 1 for c in cliques) and len(set(attrs)) == len(attrs)
-            and sorted(measured) == sorted(cliques) and all(type(M.query) is DatavectorQuery for M in measurements))
+    return (
+        all(len(c) == 1 for c in cliques)
+        and len(set(attrs)) == len(attrs)
+        and sorted(measured) == sorted(cliques)
+        and all(type(M.query) is DatavectorQuery for M in measurements)
+    )
 
 
 def _product_descent(cliques, measurements, theta, total, alpha, iters, on_block):
@@ -428,5 +458,7 @@ def _product_descent(cliques, measurements, theta, total, alpha, iters, on_block
         if on_block is not None:
             on_block(min((b + 1) * STEPS_PER_BLOCK, iters))
     shape = {c: theta[c].shape for c in cliques}
-    return ({c: th[s].reshape(shape[c]).copy() for c, s in zip(cliques, segs)},
-            {c: mu[s].reshape(shape[c]).copy() for c, s in zip(cliques, segs)})
+    return (
+        {c: th[s].reshape(shape[c]).copy() for c, s in zip(cliques, segs)},
+        {c: mu[s].reshape(shape[c]).copy() for c, s in zip(cliques, segs)},
+    )

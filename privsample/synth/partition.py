@@ -71,6 +71,7 @@ class PartitionQuery:
 
 # -- reconstruction error ---------------------------------------------------------------------------
 
+
 def partition_sums(v: np.ndarray, labels: np.ndarray, k: int | None = None) -> np.ndarray:
     """Q·v: the sum of ``v`` over each group (float64)."""
     labels = np.asarray(labels).ravel()
@@ -98,16 +99,17 @@ def required_rho(parts, contribution, re, eta: float):
     parts = np.asarray(parts, dtype=float)
     gap = eta * np.asarray(contribution, dtype=float) - np.asarray(re, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(gap > 0, parts ** 2 / (math.pi * np.where(gap > 0, gap, 1.0) ** 2), np.inf)
+        out = np.where(gap > 0, parts**2 / (math.pi * np.where(gap > 0, gap, 1.0) ** 2), np.inf)
     return out if out.ndim else float(out)
 
 
 # -- paths ------------------------------------------------------------------------------------------
 
+
 class PathEntry(NamedTuple):
     labels: np.ndarray  # group id of every cell (C order)
-    parts: int          # |P|
-    re: float           # RE(v, P)
+    parts: int  # |P|
+    re: float  # RE(v, P)
 
 
 class PartitionPath:
@@ -187,10 +189,10 @@ class MergePath(PartitionPath):
         self.sorted = flat[self.order]
         self.prefix = np.concatenate([[0.0], np.cumsum(self.sorted)])
         n = self.n
-        self.end = np.arange(1, n + 1)       # run starting at position s covers [s, end[s])
-        self.prev = np.arange(-1, n - 1)     # start of the previous run
+        self.end = np.arange(1, n + 1)  # run starting at position s covers [s, end[s])
+        self.prev = np.arange(-1, n - 1)  # start of the previous run
         self.alive = np.ones(n, dtype=bool)  # is position s the start of a run?
-        self.removed: list[int] = []         # start of the right run absorbed at each step
+        self.removed: list[int] = []  # start of the right run absorbed at each step
         self.run_re = np.zeros(n)
         self._heap = [(self._merge_gain(s, s + 1), s, 1, 1) for s in range(n - 1)]
         heapq.heapify(self._heap)
@@ -325,10 +327,10 @@ class SplitPath(PartitionPath):
         re_r = np.empty(m - 1)
         step = max(1, self._CHUNK_CELLS // m)
         for c0 in range(0, m - 1, step):
-            ss = s_all[c0:c0 + step]
+            ss = s_all[c0 : c0 + step]
             left = rows[None, :] < ss[:, None]
-            re_l[c0:c0 + step] = np.where(left, deviation(mean_l[c0:c0 + step]), 0.0).sum(axis=1)
-            re_r[c0:c0 + step] = np.where(left, 0.0, deviation(mean_r[c0:c0 + step])).sum(axis=1)
+            re_l[c0 : c0 + step] = np.where(left, deviation(mean_l[c0 : c0 + step]), 0.0).sum(axis=1)
+            re_r[c0 : c0 + step] = np.where(left, 0.0, deviation(mean_r[c0 : c0 + step])).sum(axis=1)
         gain = np.round(self.box_re[b] - re_l - re_r, _TIE_DECIMALS)
         i = int(np.argmax(gain))
         return i + 1, max(0.0, float(re_l[i])), max(0.0, float(re_r[i]))
@@ -359,12 +361,15 @@ class SplitPath(PartitionPath):
         re = np.empty(target)
         lo = np.empty((max(target - 1, 0), k), dtype=np.int64)
         hi = np.empty_like(lo)
-        t = _native_split.split_path(np.ascontiguousarray(self.v, dtype=np.float64),
-                                     np.asarray(self.v.shape, dtype=np.int64), target, re, lo, hi)
+        t = _native_split.split_path(
+            np.ascontiguousarray(self.v, dtype=np.float64), np.asarray(self.v.shape, dtype=np.int64), target, re, lo, hi
+        )
         if t + 1 <= have:
             return False
-        self.splits.extend(tuple(map(slice, a, b)) for a, b in zip(lo[have - 1:t].tolist(), hi[have - 1:t].tolist()))
-        self._re.extend(re[have:t + 1].tolist())
+        self.splits.extend(
+            tuple(map(slice, a, b)) for a, b in zip(lo[have - 1 : t].tolist(), hi[have - 1 : t].tolist())
+        )
+        self._re.extend(re[have : t + 1].tolist())
         self._parts.extend(range(have + 1, t + 2))
         if t + 1 < target:  # the path ended before the target
             self._done = True
@@ -377,16 +382,16 @@ class SplitPath(PartitionPath):
             return False
         t = len(self._re) - 1
         k = self.v.ndim
-        ext = self.hi[:self.count] - self.lo[:self.count]
+        ext = self.hi[: self.count] - self.lo[: self.count]
         for j in range(k):
             axis = (t + j) % k
-            ok = self.live[:self.count] & (ext[:, axis] >= 2)
+            ok = self.live[: self.count] & (ext[:, axis] >= 2)
             if ok.any():
                 break
         else:
             return False
         # the largest RE (to _TIE_DECIMALS, so float noise cannot break ties); first max = oldest
-        b = int(np.argmax(np.where(ok, np.round(self.box_re[:self.count], _TIE_DECIMALS), -np.inf)))
+        b = int(np.argmax(np.where(ok, np.round(self.box_re[: self.count], _TIE_DECIMALS), -np.inf)))
         s, re_l, re_r = self._best_split(b, axis)
         cut = self.lo[b, axis] + s
         left, right = self.count, self.count + 1
@@ -400,7 +405,7 @@ class SplitPath(PartitionPath):
         self.count += 2
         self.splits.append(self._slices(right))
         self._parts.append(self._parts[-1] + 1)
-        self._re.append(float(self.box_re[:self.count][self.live[:self.count]].sum()))
+        self._re.append(float(self.box_re[: self.count][self.live[: self.count]].sum()))
         return True
 
     def labels(self, t: int) -> np.ndarray:
@@ -416,7 +421,7 @@ class SplitPath(PartitionPath):
                 raise IndexError(t)
         out = np.zeros(self.v.shape, dtype=np.int64)
         snap = {}
-        for i, region in enumerate(self.splits[:max(ts, default=0)]):
+        for i, region in enumerate(self.splits[: max(ts, default=0)]):
             if i in ts:
                 snap[i] = out.ravel().copy()
             out[region] = i + 1  # the right part gets a new id; the left part keeps its parent's
@@ -430,6 +435,7 @@ def partition_path(v: np.ndarray, max_parts: int = 4096) -> PartitionPath:
 
 
 # -- stopping rules ---------------------------------------------------------------------------------
+
 
 def paper_stop(path: PartitionPath, contribution: float, eta: float) -> tuple[int, float]:
     """The paper's stopping index (t, ρ_t) for a contribution C (Alg. 3 and 4).
@@ -461,6 +467,17 @@ def plan_reference(path: PartitionPath, rho_plan: float) -> tuple[int, float]:
     return k, f
 
 
-__all__ = ["PartitionQuery", "partition_sums", "uniform_spread", "reconstruction_error", "required_rho",
-           "PathEntry", "PartitionPath", "MergePath", "SplitPath", "partition_path", "paper_stop",
-           "plan_reference"]
+__all__ = [
+    "PartitionQuery",
+    "partition_sums",
+    "uniform_spread",
+    "reconstruction_error",
+    "required_rho",
+    "PathEntry",
+    "PartitionPath",
+    "MergePath",
+    "SplitPath",
+    "partition_path",
+    "paper_stop",
+    "plan_reference",
+]

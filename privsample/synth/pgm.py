@@ -29,9 +29,18 @@ from mbi import estimation  # noqa: E402
 NUMPY_MAX_ITERS = 2000
 
 
-def estimate(domain: Domain, measurements: list[LinearMeasurement], *, known_total: float, iters: int,
-             warm_start: MarkovRandomField | None = None, tol: float | None = None,
-             on_block=None, backend: str = "auto", optimistic_step: bool = False) -> MarkovRandomField:
+def estimate(
+    domain: Domain,
+    measurements: list[LinearMeasurement],
+    *,
+    known_total: float,
+    iters: int,
+    warm_start: MarkovRandomField | None = None,
+    tol: float | None = None,
+    on_block=None,
+    backend: str = "auto",
+    optimistic_step: bool = False,
+) -> MarkovRandomField:
     """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019).
 
     ``on_block(iterations_done)`` is called every ``estimation.CALLBACK_EVERY`` iterations (progress bars).
@@ -46,8 +55,15 @@ def estimate(domain: Domain, measurements: list[LinearMeasurement], *, known_tot
         raise ValueError(f"backend must be auto, numpy or jax, got {backend!r}")
     if backend != "jax" and tol is None and measurements and numpy_md.supported(measurements):
         if backend == "numpy" or int(iters) <= NUMPY_MAX_ITERS:
-            return numpy_md.estimate(domain, measurements, known_total=known_total, iters=iters,
-                                     warm_start=warm_start, on_block=on_block, optimistic_step=optimistic_step)
+            return numpy_md.estimate(
+                domain,
+                measurements,
+                known_total=known_total,
+                iters=iters,
+                warm_start=warm_start,
+                on_block=on_block,
+                optimistic_step=optimistic_step,
+            )
     callback = None
     if on_block is not None:
         done = [0]
@@ -56,8 +72,15 @@ def estimate(domain: Domain, measurements: list[LinearMeasurement], *, known_tot
             done[0] = min(done[0] + estimation.CALLBACK_EVERY, int(iters))
             on_block(done[0])
 
-    return estimation.MirrorDescent().estimate(domain, measurements, known_total=float(known_total), iters=int(iters),
-                                               warm_start=warm_start, tol=tol, callback_fn=callback)
+    return estimation.MirrorDescent().estimate(
+        domain,
+        measurements,
+        known_total=float(known_total),
+        iters=int(iters),
+        warm_start=warm_start,
+        tol=tol,
+        callback_fn=callback,
+    )
 
 
 def current_rss_mb() -> float | None:
@@ -104,8 +127,11 @@ def domain_to_dict(domain: Domain) -> dict[str, int]:
 
 def model_to_arrays(model: MarkovRandomField) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """(JSON-able metadata, arrays) describing a fitted model: its domain, cliques, log-potentials, total."""
-    meta = {"domain": domain_to_dict(model.domain), "cliques": [list(cl) for cl in model.cliques],
-            "total": float(model.total)}
+    meta = {
+        "domain": domain_to_dict(model.domain),
+        "cliques": [list(cl) for cl in model.cliques],
+        "total": float(model.total),
+    }
     arrays = {f"potential_{i}": np.asarray(model.potentials[cl].values) for i, cl in enumerate(model.cliques)}
     return meta, arrays
 
@@ -181,11 +207,18 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = 
     cliques = [tuple(index[a] for a in cl) for cl in model.cliques]
 
     def rename(vector) -> CliqueVector:
-        return CliqueVector(domain, cliques, {new: Factor(domain.project(new), jnp.asarray(vector[old].values))
-                                              for old, new in zip(model.cliques, cliques)})
+        return CliqueVector(
+            domain,
+            cliques,
+            {
+                new: Factor(domain.project(new), jnp.asarray(vector[old].values))
+                for old, new in zip(model.cliques, cliques)
+            },
+        )
 
-    renamed = MarkovRandomField(potentials=rename(model.potentials), marginals=rename(model.marginals),
-                                total=model.total)
+    renamed = MarkovRandomField(
+        potentials=rename(model.potentials), marginals=rename(model.marginals), total=model.total
+    )
     state = np.random.get_state()
     try:
         np.random.seed(int(seed) % (2**32))
@@ -195,6 +228,20 @@ def sample_model(model: MarkovRandomField, rows: int, seed: int, backend: str = 
     return {a: np.asarray(ds.data[index[a]]).astype(np.int64) for a in names}
 
 
-__all__ = ["mbi", "Domain", "Factor", "LinearMeasurement", "MarkovRandomField", "estimate",
-           "identity_total", "identity_total_sd", "record_sampler", "current_rss_mb", "trim_jax_caches",
-           "model_to_arrays", "model_from_arrays", "sample_model", "domain_to_dict"]
+__all__ = [
+    "mbi",
+    "Domain",
+    "Factor",
+    "LinearMeasurement",
+    "MarkovRandomField",
+    "estimate",
+    "identity_total",
+    "identity_total_sd",
+    "record_sampler",
+    "current_rss_mb",
+    "trim_jax_caches",
+    "model_to_arrays",
+    "model_from_arrays",
+    "sample_model",
+    "domain_to_dict",
+]

@@ -57,15 +57,30 @@ import numpy as np
 from privsample.errors import InputError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant, BudgetExceeded
-from privsample.privacy.mechanisms import (epsilon_for_rho, exponential_select, gaussian_measure, sigma_for_rho)
+from privsample.privacy.mechanisms import epsilon_for_rho, exponential_select, gaussian_measure, sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
 from privsample.synth import pgm
-from privsample.synth.base import (DEFAULT_MAX_MEMORY_MB, JIT_CACHE_LIMIT_MB, ROUNDS_NOTE, AtMost, Progress,
-                                   WorkloadSynthesizer, discovery_measurements, estimate_phase,
-                                   no_progress, rounds_bound)
+from privsample.synth.base import (
+    DEFAULT_MAX_MEMORY_MB,
+    JIT_CACHE_LIMIT_MB,
+    ROUNDS_NOTE,
+    AtMost,
+    Progress,
+    WorkloadSynthesizer,
+    discovery_measurements,
+    estimate_phase,
+    no_progress,
+    rounds_bound,
+)
 from privsample.synth.model import SynthModel
-from privsample.synth.partition import (PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums,
-                                        plan_reference)
+from privsample.synth.partition import (
+    PartitionPath,
+    PartitionQuery,
+    paper_stop,
+    partition_path,
+    partition_sums,
+    plan_reference,
+)
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 
 Clique = tuple[str, ...]
@@ -89,6 +104,7 @@ class UnsafeMechanismWarning(UserWarning):
 
 
 # -- public planning (no data) ---------------------------------------------------------------------
+
 
 def one_way_budgets(cells: Sequence[int], rho_init: float) -> np.ndarray:
     """PrivSyn's split of rho_init over one-way marginals: rho_i ∝ c_i^(2/3) (the paper's Alg. 1)."""
@@ -157,8 +173,12 @@ def clique_options(v: np.ndarray, max_parts: int) -> list[Option]:
     return opts
 
 
-def public_options(model_marginals: Mapping[Clique, np.ndarray], max_parts: int,
-                   cache: dict | None = None, refresh: float | None = None) -> dict[Clique, list[Option]]:
+def public_options(
+    model_marginals: Mapping[Clique, np.ndarray],
+    max_parts: int,
+    cache: dict | None = None,
+    refresh: float | None = None,
+) -> dict[Clique, list[Option]]:
     """Annealed schedule, from model marginals only: for every clique, the partitions P_k of its
     Alg. 3/4 path at k = 0, 1, 3, 7, ... (about doubling |P| each time, up to ``max_parts`` parts)
     and the identity partition (every cell its own group: AIM's measurement).
@@ -188,8 +208,11 @@ def selection_gain(x: np.ndarray, mu: np.ndarray, option: Option, quality: str =
     "group" (default): ||Q_P (x − mu)||₁, the model's error on the group sums. Adding a record moves one
     cell of x, hence one group sum, by 1: sensitivity 1. "gain": C − misfit_P(x), sensitivity 3."""
     if quality == "group":
-        return float(np.abs(partition_sums((np.asarray(x, float) - np.asarray(mu, float)).ravel(),
-                                           option.labels, option.parts)).sum())
+        return float(
+            np.abs(
+                partition_sums((np.asarray(x, float) - np.asarray(mu, float)).ravel(), option.labels, option.parts)
+            ).sum()
+        )
     return float(np.abs(np.asarray(x, float) - mu).sum()) - misfit(x, mu, option.labels, option.parts)
 
 
@@ -236,8 +259,9 @@ def misfit(x: np.ndarray, mu: np.ndarray, labels: np.ndarray, parts: int) -> flo
     return float(np.abs(x - xs[labels] * share).sum())
 
 
-def budget_rule(plan: Plan, c_tilde: float, eta: float, rho_ref: float, cap: float,
-                floor: bool = False) -> tuple[int, float]:
+def budget_rule(
+    plan: Plan, c_tilde: float, eta: float, rho_ref: float, cap: float, floor: bool = False
+) -> tuple[int, float]:
     """Step 6 of the note schedule (post-processing of the public plan and C̃): (path index, rho_m ≤ cap).
 
     rho_k = rho(P_k, C̃, RE_k^pub) along the public path, stopped as in Alg. 3/4; if that is ∞,
@@ -257,6 +281,7 @@ def budget_rule(plan: Plan, c_tilde: float, eta: float, rho_ref: float, cap: flo
 
 # -- budgeted steps --------------------------------------------------------------------------------
 
+
 class _Spender:
     """Gaussian / exponential steps through the accountant; in paper mode every entry is labelled unsafe."""
 
@@ -266,32 +291,79 @@ class _Spender:
 
     def _unsafe_spend(self, rho, label, mechanism, measured, scale, details):
         extra = {} if self.noise.private else {"noise": SEEDED_LABEL}
-        self.accountant.spend(rho, self.prefix + label, mechanism=mechanism, measured=measured, noise_scale=scale,
-                              private=False, note=PAPER_NOTE, **extra, **details)
+        self.accountant.spend(
+            rho,
+            self.prefix + label,
+            mechanism=mechanism,
+            measured=measured,
+            noise_scale=scale,
+            private=False,
+            note=PAPER_NOTE,
+            **extra,
+            **details,
+        )
 
-    def gaussian(self, counts: np.ndarray, rho: float, label: str, *, sensitivity: float = 1.0, measured: str = "",
-                 **details) -> tuple[np.ndarray, float]:
+    def gaussian(
+        self, counts: np.ndarray, rho: float, label: str, *, sensitivity: float = 1.0, measured: str = "", **details
+    ) -> tuple[np.ndarray, float]:
         if not self.unsafe:
-            return gaussian_measure(self.accountant, self.noise, counts, rho, self.prefix + label,
-                                    sensitivity=sensitivity, measured=measured, **details)
+            return gaussian_measure(
+                self.accountant,
+                self.noise,
+                counts,
+                rho,
+                self.prefix + label,
+                sensitivity=sensitivity,
+                measured=measured,
+                **details,
+            )
         sigma = sigma_for_rho(rho, sensitivity)
-        self._unsafe_spend(rho, label, "discrete Gaussian", measured, sigma,
-                           dict(cells=int(np.size(counts)), sensitivity=sensitivity, **details))
+        self._unsafe_spend(
+            rho,
+            label,
+            "discrete Gaussian",
+            measured,
+            sigma,
+            dict(cells=int(np.size(counts)), sensitivity=sensitivity, **details),
+        )
         return self.noise.gaussian(counts, sigma), sigma
 
-    def select(self, scores: np.ndarray, rho: float, label: str, *, sensitivity: float = 1.0, measured: str = "clique",
-               **details) -> int:
+    def select(
+        self,
+        scores: np.ndarray,
+        rho: float,
+        label: str,
+        *,
+        sensitivity: float = 1.0,
+        measured: str = "clique",
+        **details,
+    ) -> int:
         if not self.unsafe:
-            return exponential_select(self.accountant, self.noise, scores, rho, self.prefix + label,
-                                      sensitivity=sensitivity, measured=measured, **details)
+            return exponential_select(
+                self.accountant,
+                self.noise,
+                scores,
+                rho,
+                self.prefix + label,
+                sensitivity=sensitivity,
+                measured=measured,
+                **details,
+            )
         eps = epsilon_for_rho(rho)
-        self._unsafe_spend(rho, label, "exponential", measured, 2.0 * sensitivity / eps,
-                           dict(candidates=int(np.size(scores)), sensitivity=sensitivity, **details))
+        self._unsafe_spend(
+            rho,
+            label,
+            "exponential",
+            measured,
+            2.0 * sensitivity / eps,
+            dict(candidates=int(np.size(scores)), sensitivity=sensitivity, **details),
+        )
         return self.noise.exponential(scores, eps, sensitivity)
 
 
-def release_contribution(spender: _Spender, contribution: float, rho_c: float, label: str,
-                         granularity: float = CONTRIBUTION_GRANULARITY) -> tuple[float, float]:
+def release_contribution(
+    spender: _Spender, contribution: float, rho_c: float, label: str, granularity: float = CONTRIBUTION_GRANULARITY
+) -> tuple[float, float]:
     """C̃ = max(0, C + N_Z noise) at granularity g (note schedule, step 5): (C̃, sigma in C units).
 
     C = ||x_m − mu_m||₁ is 1-Lipschitz in the data and real, while the exact sampler adds integer noise, so
@@ -299,12 +371,14 @@ def release_contribution(spender: _Spender, contribution: float, rho_c: float, l
     more, so round(C/g) has sensitivity (1 + g)/g and Z gets scale sigma/g with sigma = (1 + g)/sqrt(2 rho_c):
     the cost is ((1 + g)/g)² / (2 (sigma/g)²) = rho_c exactly."""
     z = np.array([int(np.rint(contribution / granularity))], dtype=np.int64)
-    y, s = spender.gaussian(z, rho_c, label, sensitivity=(1.0 + granularity) / granularity, measured="contribution",
-                            granularity=granularity)
+    y, s = spender.gaussian(
+        z, rho_c, label, sensitivity=(1.0 + granularity) / granularity, measured="contribution", granularity=granularity
+    )
     return max(0.0, float(y[0]) * granularity), s * granularity
 
 
 # -- the synthesizer --------------------------------------------------------------------------------
+
 
 class PPSyn(WorkloadSynthesizer):
     """PPSyn: PPSyn-DP by default (rho-zCDP); ``mode="paper"`` replicates the published, non-private algorithm.
@@ -333,14 +407,29 @@ class PPSyn(WorkloadSynthesizer):
 
     name = "ppsyn"
 
-    def __init__(self, *, mode: str = "dp", eta: float = 0.7,
-                 workload: Sequence[tuple[Sequence[str], float]] | None = None, workload_k: int = 3,
-                 max_cells: int | None = 10_000, max_model_size: float | None = None,
-                 rounds: int | None = None, iters: int = 1000, round_iters: int | None = None,
-                 final_iters: int | None = None, max_parts: int = 4096, budget_floor: bool = False,
-                 schedule: str = "annealed", alpha: float = 0.9, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
-                 cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB, option_parts: int = 64, quality: str = "group",
-                 optimistic_step: bool | None = None):
+    def __init__(
+        self,
+        *,
+        mode: str = "dp",
+        eta: float = 0.7,
+        workload: Sequence[tuple[Sequence[str], float]] | None = None,
+        workload_k: int = 3,
+        max_cells: int | None = 10_000,
+        max_model_size: float | None = None,
+        rounds: int | None = None,
+        iters: int = 1000,
+        round_iters: int | None = None,
+        final_iters: int | None = None,
+        max_parts: int = 4096,
+        budget_floor: bool = False,
+        schedule: str = "annealed",
+        alpha: float = 0.9,
+        max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
+        cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB,
+        option_parts: int = 64,
+        quality: str = "group",
+        optimistic_step: bool | None = None,
+    ):
         """``budget_floor=True`` departs from the paper's rule: see :func:`budget_rule` (still rho-zCDP: a public
         rule).
 
@@ -378,10 +467,12 @@ class PPSyn(WorkloadSynthesizer):
         self.iters = int(iters)
         # the annealed schedule refits every round from a warm start with the optimistic step, and fits the
         # last model with 100 steps instead of ``iters`` (benchmarks/results/ppsyn_dp_variants.md)
-        self.round_iters = int(round_iters) if round_iters else (min(self.iters, ANNEALED_ROUND_ITERS) if warm
-                                                                  else self.iters)
-        self.final_iters = int(final_iters) if final_iters else (min(self.iters, ANNEALED_FINAL_ITERS) if warm
-                                                                  else self.iters)
+        self.round_iters = (
+            int(round_iters) if round_iters else (min(self.iters, ANNEALED_ROUND_ITERS) if warm else self.iters)
+        )
+        self.final_iters = (
+            int(final_iters) if final_iters else (min(self.iters, ANNEALED_FINAL_ITERS) if warm else self.iters)
+        )
         self.init_iters = max(self.round_iters, ANNEALED_INIT_ITERS) if warm else self.round_iters
         self.max_parts = int(max_parts)
         self.budget_floor = bool(budget_floor)
@@ -414,8 +505,15 @@ class PPSyn(WorkloadSynthesizer):
         with self._reading(step):
             return engine.marginals(list(cliques))
 
-    def fit(self, engine: MarginalEngine, accountant: Accountant, noise: NoiseSource,
-            progress: Progress = no_progress, *, schema=None) -> SynthModel:
+    def fit(
+        self,
+        engine: MarginalEngine,
+        accountant: Accountant,
+        noise: NoiseSource,
+        progress: Progress = no_progress,
+        *,
+        schema=None,
+    ) -> SynthModel:
         domain = engine.domain
         attrs = list(domain.attributes)
         d = len(attrs)
@@ -427,10 +525,13 @@ class PPSyn(WorkloadSynthesizer):
             raise BudgetExceeded("no privacy budget left for PPSyn")
         unsafe = self.mode == "paper"
         if unsafe:
-            warnings.warn("PPSyn mode='paper' runs the algorithm AS PUBLISHED, which is NOT differentially private "
-                          "(data-dependent partitions and noise scales, unbounded selection sensitivity; see "
-                          "the docstring of privsample.synth.ppsyn.PPSyn). Its output must not be released as private.",
-                          UnsafeMechanismWarning, stacklevel=2)
+            warnings.warn(
+                "PPSyn mode='paper' runs the algorithm AS PUBLISHED, which is NOT differentially private "
+                "(data-dependent partitions and noise scales, unbounded selection sensitivity; see "
+                "the docstring of privsample.synth.ppsyn.PPSyn). Its output must not be released as private.",
+                UnsafeMechanismWarning,
+                stacklevel=2,
+            )
         t_start = time.perf_counter()
         self._estimate_seconds = 0.0
         workload = self._workload(domain)
@@ -456,36 +557,71 @@ class PPSyn(WorkloadSynthesizer):
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else 1.0
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
-        model = estimate_phase(progress, accountant, "estimate (initial)", self.init_iters, domain, measurements,
-                               known_total=total)
+        model = estimate_phase(
+            progress, accountant, "estimate (initial)", self.init_iters, domain, measurements, known_total=total
+        )
 
-        state = dict(engine=engine, accountant=accountant, spender=spender, progress=progress, domain=domain,
-                     candidates=candidates, measurements=measurements, total=total, T=T, rho=rho,
-                     spent_before=spent_before)
+        state = dict(
+            engine=engine,
+            accountant=accountant,
+            spender=spender,
+            progress=progress,
+            domain=domain,
+            candidates=candidates,
+            measurements=measurements,
+            total=total,
+            T=T,
+            rho=rho,
+            spent_before=spent_before,
+        )
         runner = self._rounds_paper if unsafe else (self._rounds_annealed if annealed else self._rounds_dp)
         model, log = runner(model, **state)
         if not (log and log[-1].get("final")):  # stopped before a final round (nothing left to measure)
             progress("rounds", step=len(log), steps=len(log), accountant=accountant, message=ROUNDS_NOTE)
 
-        params = {"mode": self.mode, "schedule": "paper" if unsafe else self.schedule, "alpha": self.alpha,
-                  "eta": self.eta, "T": T, "max_rounds": 10 * T,
-                  "max_model_size": self.max_model_size, "max_parts": self.max_parts,
-                  "option_parts": self.option_parts, "budget_floor": self.budget_floor,
-                  "round_iters": self.round_iters, "final_iters": self.final_iters,
-                  "workload_k": self.workload_k, "max_cells": self.max_cells}
+        params = {
+            "mode": self.mode,
+            "schedule": "paper" if unsafe else self.schedule,
+            "alpha": self.alpha,
+            "eta": self.eta,
+            "T": T,
+            "max_rounds": 10 * T,
+            "max_model_size": self.max_model_size,
+            "max_parts": self.max_parts,
+            "option_parts": self.option_parts,
+            "budget_floor": self.budget_floor,
+            "round_iters": self.round_iters,
+            "final_iters": self.final_iters,
+            "workload_k": self.workload_k,
+            "max_cells": self.max_cells,
+        }
         if unsafe:
             params["unsafe"] = True
             params["warning"] = PAPER_NOTE
-        timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": self._estimate_seconds,
-                   "phase_seconds": getattr(self, "_phase_seconds", {})}  # in memory only, never saved
-        info = {"rounds": log, "estimated_total": total,
-                "total_sd": pgm.identity_total_sd(identity) if identity else None,
-                "model_size_mb": model_size_mb(domain, model.cliques),
-                "workload_size": len(workload), "candidates": len(candidates), "T": T}
-        return SynthModel(mechanism="ppsyn-paper" if unsafe else "ppsyn",
-                          domain={a: int(n) for a, n in zip(attrs, domain.shape)}, model=model,
-                          ledger=accountant.to_dict(), schema=schema, params=params, info=info,
-                          timings=timings)
+        timings = {
+            "seconds": time.perf_counter() - t_start,
+            "estimate_seconds": self._estimate_seconds,
+            "phase_seconds": getattr(self, "_phase_seconds", {}),
+        }  # in memory only, never saved
+        info = {
+            "rounds": log,
+            "estimated_total": total,
+            "total_sd": pgm.identity_total_sd(identity) if identity else None,
+            "model_size_mb": model_size_mb(domain, model.cliques),
+            "workload_size": len(workload),
+            "candidates": len(candidates),
+            "T": T,
+        }
+        return SynthModel(
+            mechanism="ppsyn-paper" if unsafe else "ppsyn",
+            domain={a: int(n) for a, n in zip(attrs, domain.shape)},
+            model=model,
+            ledger=accountant.to_dict(),
+            schema=schema,
+            params=params,
+            info=info,
+            timings=timings,
+        )
 
     # -- shared helpers --------------------------------------------------------------------------------
     def _candidates(self, domain, model, candidates):
@@ -520,14 +656,42 @@ class PPSyn(WorkloadSynthesizer):
     def _log(self, log, progress, accountant, t, clique, parts, rho_m, sigma, domain, steps, **extra):
         """Log round ``t`` and report it: ``steps`` is the bound on the rounds (``AtMost``), or ``t`` after the
         last round."""
-        log.append({"round": t, "clique": list(clique), "parts": int(parts), "cells": int(domain.size(clique)),
-                    "rho_m": float(rho_m), "sigma_m": float(sigma), **extra})
-        progress("rounds", step=t, steps=steps, accountant=accountant,
-                 message=f"{','.join(clique)} |P|={parts} ρ={rho_m:.3g}")
+        log.append(
+            {
+                "round": t,
+                "clique": list(clique),
+                "parts": int(parts),
+                "cells": int(domain.size(clique)),
+                "rho_m": float(rho_m),
+                "sigma_m": float(sigma),
+                **extra,
+            }
+        )
+        progress(
+            "rounds",
+            step=t,
+            steps=steps,
+            accountant=accountant,
+            message=f"{','.join(clique)} |P|={parts} ρ={rho_m:.3g}",
+        )
 
     # -- PPSyn-DP, annealed schedule (the default) ------------------------------------------------------
-    def _rounds_annealed(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                         total, T, rho, spent_before):
+    def _rounds_annealed(
+        self,
+        model,
+        *,
+        engine,
+        accountant,
+        spender,
+        progress,
+        domain,
+        candidates,
+        measurements,
+        total,
+        T,
+        rho,
+        spent_before,
+    ):
         """AIM's budget schedule; the EM picks a (clique, partition) pair (module docstring, "annealed")."""
         weights = self._weights
         clock = self._phase_seconds = {}  # wall time per phase (benchmarks/ppsyn_time.py); SynthModel.timings
@@ -551,8 +715,13 @@ class PPSyn(WorkloadSynthesizer):
         log = []
         t = 0
         final = False
-        progress("rounds", step=0, steps=AtMost(rounds_bound(0, accountant.remaining, rho_m + rho_sel, 10 * T)),
-                 accountant=accountant, message=ROUNDS_NOTE)
+        progress(
+            "rounds",
+            step=0,
+            steps=AtMost(rounds_bound(0, accountant.remaining, rho_m + rho_sel, 10 * T)),
+            accountant=accountant,
+            message=ROUNDS_NOTE,
+        )
         while not final:
             t += 1
             remaining = accountant.remaining
@@ -570,15 +739,16 @@ class PPSyn(WorkloadSynthesizer):
                 marg = fitted if fitted is not None else ModelMarginals(model)  # the last refit's, if any
                 mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
             with phase("partition paths"):
-                options = public_options(mu, min(self.max_parts, self.option_parts), option_cache,
-                                         self.option_refresh)  # public
+                options = public_options(
+                    mu, min(self.max_parts, self.option_parts), option_cache, self.option_refresh
+                )  # public
             pairs = [(cl, o) for cl in small for o in options[cl] if o.parts > 1]  # P_0 measures only the total
             if not pairs:  # every candidate has one cell (public: the domain): nothing left to measure
                 break
             noise_err = math.sqrt(2 / math.pi) * sigma
 
             with phase("selection"):
-                x = self._read(engine, small, "select")                                   # reads D
+                x = self._read(engine, small, "select")  # reads D
                 if self.quality == "group":  # all options of a clique in one bincount
                     gain = []
                     for cl in small:
@@ -590,8 +760,9 @@ class PPSyn(WorkloadSynthesizer):
                     gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
                 quality = np.array([weights[cl] * (g - noise_err * o.parts) for g, (cl, o) in zip(gain, pairs)])
                 c_max = max(weights[cl] for cl in small)
-                idx = spender.select(quality, rho_sel, f"select/{t}",
-                                     sensitivity=QUALITY_SENSITIVITY[self.quality] * (c_max or 1.0))
+                idx = spender.select(
+                    quality, rho_sel, f"select/{t}", sensitivity=QUALITY_SENSITIVITY[self.quality] * (c_max or 1.0)
+                )
             cl, opt = pairs[idx]
             if final:
                 rho_m = accountant.remaining  # spend exactly what is left
@@ -614,8 +785,22 @@ class PPSyn(WorkloadSynthesizer):
         return model, log
 
     # -- PPSyn-DP, note schedule --------------------------------------------------------------------------
-    def _rounds_dp(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                   total, T, rho, spent_before):
+    def _rounds_dp(
+        self,
+        model,
+        *,
+        engine,
+        accountant,
+        spender,
+        progress,
+        domain,
+        candidates,
+        measurements,
+        total,
+        T,
+        rho,
+        spent_before,
+    ):
         rho_sel, rho_c, rho_ref = 0.1 * rho / T, 0.05 * rho / T, 0.8 * rho / T
         log = []
         t = 0
@@ -629,18 +814,18 @@ class PPSyn(WorkloadSynthesizer):
             small = self._candidates(domain, model, candidates)
             marg = ModelMarginals(model)
             mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
-            plans = public_plan(mu, b.rho_plan, self.max_parts)                       # step 3: public
+            plans = public_plan(mu, b.rho_plan, self.max_parts)  # step 3: public
             expected = np.array([plans[cl].expected_error for cl in small])
 
-            x = self._read(engine, small, "select")                                   # step 4: reads D
+            x = self._read(engine, small, "select")  # step 4: reads D
             contrib = np.array([np.abs(x[cl] - mu[cl]).sum() for cl in small])
             idx = spender.select(contrib - expected, b.rho_sel, f"select/{t}")
             cl = small[idx]
 
-            xm = self._read(engine, [cl], "contribution")[cl]                        # step 5: reads D
+            xm = self._read(engine, [cl], "contribution")[cl]  # step 5: reads D
             c_tilde, _ = release_contribution(spender, float(np.abs(xm - mu[cl]).sum()), b.rho_c, f"contribution/{t}")
 
-            plan = plans[cl]                                                           # step 6: public
+            plan = plans[cl]  # step 6: public
             final = b.final
             if final:
                 k = plan.k_ref
@@ -653,8 +838,9 @@ class PPSyn(WorkloadSynthesizer):
 
             labels, parts, y, sigma = self._measure(engine, spender, cl, plan.path, k, rho_m, t)  # step 7: reads D
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
-            extra = dict(k_ref=int(plan.k_ref), expected_error=float(plan.expected_error), c_tilde=c_tilde,
-                         final=bool(final))
+            extra = dict(
+                k_ref=int(plan.k_ref), expected_error=float(plan.expected_error), c_tilde=c_tilde, final=bool(final)
+            )
             if final:  # the rounds are over: the final refit is a phase of its own
                 self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, t, **extra)
                 model = self._refit(domain, model, measurements, total, True, progress, accountant)
@@ -664,8 +850,22 @@ class PPSyn(WorkloadSynthesizer):
         return model, log
 
     # -- the paper as published (NOT private) ---------------------------------------------------------
-    def _rounds_paper(self, model, *, engine, accountant, spender, progress, domain, candidates, measurements,
-                      total, T, rho, spent_before):
+    def _rounds_paper(
+        self,
+        model,
+        *,
+        engine,
+        accountant,
+        spender,
+        progress,
+        domain,
+        candidates,
+        measurements,
+        total,
+        T,
+        rho,
+        spent_before,
+    ):
         rho_exp = 0.1 * rho / T
         paths: dict[Clique, PartitionPath] = {}  # the paper's precomputation: paths of the true marginals
         log = []
@@ -691,8 +891,7 @@ class PPSyn(WorkloadSynthesizer):
             cl = small[idx]
             k, rho_m = stops[idx]
             avail = remaining - rho_exp
-            final = (not math.isfinite(rho_m) or rho_m >= avail or avail - rho_m <= rho_exp * (1 + 1e-9)
-                     or t >= 10 * T)
+            final = not math.isfinite(rho_m) or rho_m >= avail or avail - rho_m <= rho_exp * (1 + 1e-9) or t >= 10 * T
             rho_m = accountant.remaining if final else rho_m
             labels, parts, y, sigma = self._measure(engine, spender, cl, paths[cl], k, rho_m, t)
             # Est(m, P̃): uniform within each group, fed as a weighted identity measurement (paper mode)
@@ -709,6 +908,21 @@ class PPSyn(WorkloadSynthesizer):
         return model, log
 
 
-__all__ = ["PPSyn", "UnsafeMechanismWarning", "PAPER_NOTE", "DATA_STEPS", "SCHEDULES", "one_way_budgets",
-           "RoundBudgets", "round_budgets", "Plan", "public_plan", "Option", "public_options", "GroupErrors", "misfit",
-           "budget_rule", "release_contribution"]
+__all__ = [
+    "PPSyn",
+    "UnsafeMechanismWarning",
+    "PAPER_NOTE",
+    "DATA_STEPS",
+    "SCHEDULES",
+    "one_way_budgets",
+    "RoundBudgets",
+    "round_budgets",
+    "Plan",
+    "public_plan",
+    "Option",
+    "public_options",
+    "GroupErrors",
+    "misfit",
+    "budget_rule",
+    "release_contribution",
+]

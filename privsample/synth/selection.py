@@ -69,8 +69,9 @@ def model_size_mb(domain, cliques: Sequence[Clique]) -> float:
     return junction_tree_cells(domain, cliques) * 8 / 2**20
 
 
-def clique_graph(domain, cliques: Iterable[Clique],
-                 start: tuple[tuple[int, ...], int] | None = None) -> tuple[tuple[int, ...], int]:
+def clique_graph(
+    domain, cliques: Iterable[Clique], start: tuple[tuple[int, ...], int] | None = None
+) -> tuple[tuple[int, ...], int]:
     """The graph mbi triangulates for ``cliques``, as bit masks: (neighbours of every attribute, in domain
     order; the attributes in some clique). ``start``: a graph of this form to add the cliques to."""
     index = {a: i for i, a in enumerate(domain.attributes)}
@@ -167,8 +168,9 @@ def _connected(nbr: list[int]) -> bool:
     return seen == (1 << len(nbr)) - 1
 
 
-def size_filter(domain, model_cliques: Sequence[Clique], candidates: Iterable[Clique],
-                size_limit_mb: float) -> list[Clique]:
+def size_filter(
+    domain, model_cliques: Sequence[Clique], candidates: Iterable[Clique], size_limit_mb: float
+) -> list[Clique]:
     """Candidates that keep the model under ``size_limit_mb``, plus any already inside the model's cliques."""
     model_cliques = [tuple(c) for c in model_cliques]
     closure = set()
@@ -178,8 +180,10 @@ def size_filter(domain, model_cliques: Sequence[Clique], candidates: Iterable[Cl
     graph = clique_graph(domain, model_cliques)
     out = []
     for cl in candidates:
-        if frozenset(cl) in closure or graph_cells(size, *clique_graph(domain, [cl], start=graph)) * 8 / 2**20 \
-                <= size_limit_mb:
+        if (
+            frozenset(cl) in closure
+            or graph_cells(size, *clique_graph(domain, [cl], start=graph)) * 8 / 2**20 <= size_limit_mb
+        ):
             out.append(cl)
     return out
 

@@ -59,36 +59,93 @@ def make_corpus(directory: str | Path) -> dict[str, Entry]:
     text("one_column.csv", _rows(["size"], [[i % 5] for i in range(40)]), ["size"], numeric=["size"], must_read=True)
     text("duplicate_names.csv", _rows(["a", "b", "a"], [[1, 2, 3]] * 10), None, note="duplicate column names")
     uni = ["名前", "città", "emoji 😀", "Ελληνικά"]
-    text("unicode.csv", _rows(uni, [["東京" if i % 2 else "大阪", "Zürich", "🎉" * (1 + i % 3), "αβγ"]
-                                    for i in range(40)]), uni, must_read=True)
-    text("quoted.csv", _rows(["text", "n"], [[f'a, "quoted" value\nover two lines {i % 3}', i % 4]
-                                             for i in range(40)]), ["text", "n"], numeric=["n"], must_read=True)
+    text(
+        "unicode.csv",
+        _rows(uni, [["東京" if i % 2 else "大阪", "Zürich", "🎉" * (1 + i % 3), "αβγ"] for i in range(40)]),
+        uni,
+        must_read=True,
+    )
+    text(
+        "quoted.csv",
+        _rows(["text", "n"], [[f'a, "quoted" value\nover two lines {i % 3}', i % 4] for i in range(40)]),
+        ["text", "n"],
+        numeric=["n"],
+        must_read=True,
+    )
     special = ["inf", "-inf", "NaN", "1e308", "-1e308", "1.5", "2", "", "3"]
-    text("special_numbers.csv", _rows(["x", "y"], [[special[i % len(special)], i % 3] for i in range(45)]),
-         ["x", "y"], must_read=True)
-    text("huge_numbers.csv", _rows(["big", "k"], [[i, i % 3] for i in range(40)] + [["1e308", 1], ["-1e308", 2]]),
-         ["big", "k"], numeric=["big", "k"], must_read=True, note="bounds at the float limit")
-    text("mixed.csv", _rows(["mixed", "k"], [[i if i % 3 else f"t{i % 2}", i % 2] for i in range(40)]),
-         ["mixed", "k"], must_read=True)
-    text("all_missing.csv", _rows(["empty", "k"], [[None, i % 3] for i in range(40)]), ["empty", "k"],
-         must_read=True)
-    text("constant.csv", _rows(["same", "num", "k"], [["x", 7, i % 3] for i in range(40)]), ["same", "num", "k"],
-         numeric=["num", "k"], must_read=True)
-    text("many_categories.csv", _rows(["id", "k"], [[f"cat{i:05d}", i % 3] for i in range(10_000)]), ["id", "k"],
-         numeric=["k"], must_read=True)
+    text(
+        "special_numbers.csv",
+        _rows(["x", "y"], [[special[i % len(special)], i % 3] for i in range(45)]),
+        ["x", "y"],
+        must_read=True,
+    )
+    text(
+        "huge_numbers.csv",
+        _rows(["big", "k"], [[i, i % 3] for i in range(40)] + [["1e308", 1], ["-1e308", 2]]),
+        ["big", "k"],
+        numeric=["big", "k"],
+        must_read=True,
+        note="bounds at the float limit",
+    )
+    text(
+        "mixed.csv",
+        _rows(["mixed", "k"], [[i if i % 3 else f"t{i % 2}", i % 2] for i in range(40)]),
+        ["mixed", "k"],
+        must_read=True,
+    )
+    text("all_missing.csv", _rows(["empty", "k"], [[None, i % 3] for i in range(40)]), ["empty", "k"], must_read=True)
+    text(
+        "constant.csv",
+        _rows(["same", "num", "k"], [["x", 7, i % 3] for i in range(40)]),
+        ["same", "num", "k"],
+        numeric=["num", "k"],
+        must_read=True,
+    )
+    text(
+        "many_categories.csv",
+        _rows(["id", "k"], [[f"cat{i:05d}", i % 3] for i in range(10_000)]),
+        ["id", "k"],
+        numeric=["k"],
+        must_read=True,
+    )
     wide = [f"c{j:03d}" for j in range(200)]
-    text("wide.csv", _rows(wide, [[(i + j) % 2 for j in range(200)] for i in range(30)]), wide,
-         numeric=wide, binary=True, must_read=True)
+    text(
+        "wide.csv",
+        _rows(wide, [[(i + j) % 2 for j in range(200)] for i in range(30)]),
+        wide,
+        numeric=wide,
+        binary=True,
+        must_read=True,
+    )
     for name, sep in (("semicolon.csv", ";"), ("tab.csv", "\t"), ("pipe.csv", "|")):
-        text(name, _rows(header, rows, sep=sep), header, numeric=["size", "flag"], must_read=True,
-             note=f"delimiter {sep!r}")
+        text(
+            name,
+            _rows(header, rows, sep=sep),
+            header,
+            numeric=["size", "flag"],
+            must_read=True,
+            note=f"delimiter {sep!r}",
+        )
     text("comma.csv", _rows(header, rows), header, numeric=["size", "flag"], must_read=True)
     text("bom.csv", "\ufeff" + _rows(header, rows), header, numeric=["size", "flag"], must_read=True)
-    text("utf16.csv", "\ufeff" + _rows(header, rows), header, encoding="utf-16-le", numeric=["size", "flag"],
-         must_read=True, note="UTF-16 with a BOM")
+    text(
+        "utf16.csv",
+        "\ufeff" + _rows(header, rows),
+        header,
+        encoding="utf-16-le",
+        numeric=["size", "flag"],
+        must_read=True,
+        note="UTF-16 with a BOM",
+    )
     latin = ["café", "größe"]
-    text("latin1.csv", _rows(latin, [["crème" if i % 2 else "brûlée", i % 4] for i in range(40)]), latin,
-         encoding="latin-1", numeric=["größe"], note="latin-1 (needs --encoding)")
+    text(
+        "latin1.csv",
+        _rows(latin, [["crème" if i % 2 else "brûlée", i % 4] for i in range(40)]),
+        latin,
+        encoding="latin-1",
+        numeric=["größe"],
+        note="latin-1 (needs --encoding)",
+    )
     with gzip.open(d / "gzipped.csv.gz", "wb") as fh:
         fh.write(_rows(header, rows).encode())
     entries.append(Entry("gzipped.csv.gz", header, numeric=["size", "flag"], must_read=True))
