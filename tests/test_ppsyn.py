@@ -18,7 +18,7 @@ from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy import Accountant, SeededNoise
-from privsample.synth import partition as partition_module, pgm, ppsyn
+from privsample.synth import partition as partition_module, pgm, ppsyn, ppsyn_steps
 from privsample.synth.partition import (
     MergePath,
     PartitionQuery,
@@ -30,7 +30,8 @@ from privsample.synth.partition import (
     required_rho,
     uniform_spread,
 )
-from privsample.synth.ppsyn import DATA_STEPS, PAPER_NOTE, PPSyn, UnsafeMechanismWarning
+from privsample.synth.ppsyn import DATA_STEPS, PPSyn, UnsafeMechanismWarning
+from privsample.synth.ppsyn_steps import PAPER_NOTE
 from privsample.synth.selection import ModelMarginals
 
 
@@ -94,9 +95,9 @@ def dp_fit(request):
         plans.append({cl: np.array(v) for cl, v in args[0].items()})
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(ppsyn, "public_plan", public_only(ppsyn.public_plan, record_plan))
-    mp.setattr(ppsyn, "public_options", public_only(ppsyn.public_options, record_plan))
-    mp.setattr(ppsyn, "budget_rule", public_only(ppsyn.budget_rule, rules.append))
+    mp.setattr(ppsyn, "public_plan", public_only(ppsyn_steps.public_plan, record_plan))
+    mp.setattr(ppsyn, "public_options", public_only(ppsyn_steps.public_options, record_plan))
+    mp.setattr(ppsyn, "budget_rule", public_only(ppsyn_steps.budget_rule, rules.append))
     try:
         acc = Accountant.from_epsilon_delta(2.0, 1e-9)
         model = synth.fit(eng, acc, SeededNoise(0, quiet=True))
@@ -319,11 +320,11 @@ def test_dp_reads_the_data_only_in_the_private_steps(dp_fit):
     # the plan's inputs are model marginals (floats summing to the model total), not counts
     assert all(abs(v.sum() - model.info["estimated_total"]) < 1e-6 * v.sum() for p in plans for v in p.values())
     for fn in (
-        ppsyn.public_plan,
-        ppsyn.public_options,
-        ppsyn.budget_rule,
-        ppsyn.round_budgets,
-        ppsyn.one_way_budgets,
+        ppsyn_steps.public_plan,
+        ppsyn_steps.public_options,
+        ppsyn_steps.budget_rule,
+        ppsyn_steps.round_budgets,
+        ppsyn_steps.one_way_budgets,
         paper_stop,
         plan_reference,
     ):
@@ -348,18 +349,18 @@ def test_dp_beats_the_independent_baseline(dp_fit):
 
 
 def test_round_budgets_and_budget_rule():
-    b = ppsyn.round_budgets(1.0, 0.01, 0.005, 0.08)
+    b = ppsyn_steps.round_budgets(1.0, 0.01, 0.005, 0.08)
     assert not b.final and (b.rho_sel, b.rho_c, b.rho_plan) == (0.01, 0.005, 0.08)
-    b = ppsyn.round_budgets(0.1, 0.01, 0.005, 0.08)
+    b = ppsyn_steps.round_budgets(0.1, 0.01, 0.005, 0.08)
     assert b.final and (b.rho_sel, b.rho_c, b.rho_plan) == pytest.approx((0.01, 0.005, 0.085))
-    assert ppsyn.round_budgets(1.0, 0.01, 0.005, 0.08, last=True).final  # round 10 T
+    assert ppsyn_steps.round_budgets(1.0, 0.01, 0.005, 0.08, last=True).final  # round 10 T
     v = np.array([[50.0, 1.0, 0.0], [2.0, 40.0, 3.0]])
-    plan = ppsyn.public_plan({("a", "b"): v}, 0.01, 4096)[("a", "b")]
-    k, rho = ppsyn.budget_rule(plan, 200.0, 0.7, 0.01, cap=1.0)
+    plan = ppsyn_steps.public_plan({("a", "b"): v}, 0.01, 4096)[("a", "b")]
+    k, rho = ppsyn_steps.budget_rule(plan, 200.0, 0.7, 0.01, cap=1.0)
     assert (k, rho) == paper_stop(plan.path, 200.0, 0.7) and rho < 0.01
-    assert ppsyn.budget_rule(plan, 200.0, 0.7, 0.01, cap=1.0, floor=True) == (plan.k_ref, 0.01)
-    assert ppsyn.budget_rule(plan, 0.0, 0.7, 0.01, cap=0.004) == (plan.k_ref, 0.004)  # rho = inf -> plan, capped
-    assert ppsyn.one_way_budgets([8, 1], 0.3) == pytest.approx([0.24, 0.06])
+    assert ppsyn_steps.budget_rule(plan, 200.0, 0.7, 0.01, cap=1.0, floor=True) == (plan.k_ref, 0.01)
+    assert ppsyn_steps.budget_rule(plan, 0.0, 0.7, 0.01, cap=0.004) == (plan.k_ref, 0.004)  # rho = inf -> plan, capped
+    assert ppsyn_steps.one_way_budgets([8, 1], 0.3) == pytest.approx([0.24, 0.06])
 
 
 # -- paper mode -----------------------------------------------------------------------------------------
@@ -387,13 +388,13 @@ def test_paper_mode_warns_and_is_labelled_unsafe():
 
 def test_public_options_grow_and_end_with_the_identity():
     v = np.random.default_rng(1).gamma(0.5, 10.0, size=(6, 7))
-    opts = ppsyn.public_options({("a", "b"): v}, max_parts=4096)[("a", "b")]
+    opts = ppsyn_steps.public_options({("a", "b"): v}, max_parts=4096)[("a", "b")]
     parts = [o.parts for o in opts]
     assert parts[0] == 1 and parts[-1] == v.size and parts == sorted(parts)
     assert np.array_equal(opts[-1].labels, np.arange(v.size))
     for o in opts:
         assert o.labels.shape == (v.size,) and set(np.unique(o.labels)) == set(range(o.parts))
-    assert [o.parts for o in ppsyn.public_options({("a",): np.array([5.0])}, 16)[("a",)]] == [1]
+    assert [o.parts for o in ppsyn_steps.public_options({("a",): np.array([5.0])}, 16)[("a",)]] == [1]
 
 
 def test_public_options_cache_keeps_unmoved_cliques():
@@ -403,11 +404,11 @@ def test_public_options_cache_keeps_unmoved_cliques():
         (f"a{i}", "b"): rng.gamma(0.5, 10.0, size=(int(rng.integers(2, 9)), int(rng.integers(2, 9)))) for i in range(6)
     }
     cache = {}
-    first = ppsyn.public_options(mus, 64, cache)
+    first = ppsyn_steps.public_options(mus, 64, cache)
     moved = dict(mus)
     moved[("a0", "b")] = np.roll(mus[("a0", "b")], 1)  # moves a lot
     moved[("a1", "b")] = mus[("a1", "b")] * (1 + 1e-6)  # moves by far less than 5%
-    second = ppsyn.public_options(moved, 64, cache)
+    second = ppsyn_steps.public_options(moved, 64, cache)
     assert list(second) == list(mus)
     assert second[("a1", "b")] is first[("a1", "b")] and second[("a0", "b")] is not first[("a0", "b")]
 
@@ -424,14 +425,14 @@ def test_selection_quality_has_sensitivity_three_and_not_less():
         parts = int(rng.integers(1, n + 1))
         labels = np.concatenate([np.arange(parts), rng.integers(0, parts, n - parts)])
         rng.shuffle(labels)
-        q = np.abs(x - mu).sum() - ppsyn.misfit(x, mu, labels, parts)
+        q = np.abs(x - mu).sum() - ppsyn_steps.misfit(x, mu, labels, parts)
         for i in range(n):
             y = x.copy()
             y[i] += 1
-            dm = abs(ppsyn.misfit(y, mu, labels, parts) - ppsyn.misfit(x, mu, labels, parts))
+            dm = abs(ppsyn_steps.misfit(y, mu, labels, parts) - ppsyn_steps.misfit(x, mu, labels, parts))
             assert dm <= 2 + 1e-9
-            dq = abs(np.abs(y - mu).sum() - ppsyn.misfit(y, mu, labels, parts) - q)
-            assert dq <= ppsyn.SELECT_SENSITIVITY + 1e-9
+            dq = abs(np.abs(y - mu).sum() - ppsyn_steps.misfit(y, mu, labels, parts) - q)
+            assert dq <= ppsyn_steps.SELECT_SENSITIVITY + 1e-9
             worst = max(worst, dq)
     assert worst > 2.0  # Δ = 1 (the bound for C − E with public E) would be wrong here
 
@@ -448,17 +449,17 @@ def test_group_quality_has_sensitivity_one_and_it_is_attained():
         parts = int(rng.integers(1, n + 1))
         labels = np.concatenate([np.arange(parts), rng.integers(0, parts, n - parts)])
         rng.shuffle(labels)
-        opt = ppsyn.Option(labels, parts)
-        g = ppsyn.selection_gain(x, mu, opt)
+        opt = ppsyn_steps.Option(labels, parts)
+        g = ppsyn_steps.selection_gain(x, mu, opt)
         for i in range(n):
             for step in (1, -1):
                 y = x.copy()
                 y[i] += step
-                d = abs(ppsyn.selection_gain(y, mu, opt) - g)
-                assert d <= ppsyn.QUALITY_SENSITIVITY["group"] + 1e-9
+                d = abs(ppsyn_steps.selection_gain(y, mu, opt) - g)
+                assert d <= ppsyn_steps.QUALITY_SENSITIVITY["group"] + 1e-9
                 worst = max(worst, d)
     assert worst == pytest.approx(1.0)
-    assert ppsyn.QUALITY_SENSITIVITY == {"group": 1.0, "gain": 3.0}
+    assert ppsyn_steps.QUALITY_SENSITIVITY == {"group": 1.0, "gain": 3.0}
 
 
 def test_stacked_group_errors_equal_option_by_option():
@@ -469,9 +470,9 @@ def test_stacked_group_errors_equal_option_by_option():
         shape = tuple(int(n) for n in rng.integers(1, 25, size=int(rng.integers(1, 4))))
         mu = rng.gamma(0.5, 50.0, size=shape)
         x = np.rint(np.maximum(mu + rng.normal(0, 5, size=shape), 0))
-        opts = ppsyn.clique_options(mu, int(rng.choice([4, 64])))
-        got = ppsyn.GroupErrors(opts)(x, mu)
-        want = [ppsyn.selection_gain(x, mu, o) for o in opts]
+        opts = ppsyn_steps.clique_options(mu, int(rng.choice([4, 64])))
+        got = ppsyn_steps.GroupErrors(opts)(x, mu)
+        want = [ppsyn_steps.selection_gain(x, mu, o) for o in opts]
         np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-9)
 
 
