@@ -8,6 +8,7 @@ import math
 import pytest
 
 from privsample.cube import bounds as cb
+from privsample.cube import bounds_tables as ct
 from privsample.errors import InputError
 
 
@@ -213,7 +214,7 @@ def test_eq4_ideal():
 
 # --------------------------------------------------------------------------------- Tables 1-3
 def test_table1_inputs():
-    rows = {r["name"]: r for r in cb.table1_rows()}
+    rows = {r["name"]: r for r in ct.table1_rows()}
     assert [(r["p"], r["n"]) for r in rows.values()] == [(8, 20000), (119, 8124), (25, 1727), (62, 32561)]
     for r in rows.values():  # printed 2^p to 2 significant digits
         assert rel(r["two_p"], r["paper_two_p"]) < 0.05
@@ -222,7 +223,7 @@ def test_table1_inputs():
 
 
 def test_table2_golden():
-    rows = {r.name: r for r in cb.table2_rows(1.0)}
+    rows = {r.name: r for r in ct.table2_rows(1.0)}
     ours = {  # our values (where they differ from the printed table)
         "Asia": (7.34e-4, 2.22e10, 4.0),
         "Mushroom": (1.08e-49, 5.34e72, 9.03e8),
@@ -244,7 +245,7 @@ def test_table2_golden():
     # documented discrepancies
     assert rows["Car"].paper_m_max == 77 and round(rows["Car"].m_max, 1) == 76.1
     assert 0.02 < rel(rows["Adult"].k_coefficient, 9.5e-27) < 0.05
-    adult = cb.relaxed_bounds(62, 32561, cb.ADULT_FN_INF_MATCHING)
+    adult = cb.relaxed_bounds(62, 32561, ct.ADULT_FN_INF_MATCHING)
     assert f"{adult.k_coefficient:.1e}" == "9.5e-27"
     assert f"{adult.m_min:.1e}" == "1.5e+42"
     assert adult.k_coefficient == pytest.approx(9.46e-27, rel=2e-3)
@@ -252,7 +253,7 @@ def test_table2_golden():
     # Mushroom with the rounded Table 1 value 1.2e-4 would not give the printed 5.3e72
     assert f"{cb.relaxed_bounds(119, 8124, 1.2e-4).m_min:.1e}" == "5.1e+72"
     # the paper's point: no dataset has a non-empty m interval
-    assert all(not cb.relaxed_bounds(ds.p, ds.n, ds.fn_inf).consistent for ds in cb.TABLE1_DATASETS)
+    assert all(not cb.relaxed_bounds(ds.p, ds.n, ds.fn_inf).consistent for ds in ct.TABLE1_DATASETS)
 
 
 def test_table3_thresholds():
@@ -260,11 +261,11 @@ def test_table3_thresholds():
     assert [cb.ideal_p_threshold(k, 1.0) for k in (1, 100, 1000, 10000)] == [61, 76, 83, 90]
     assert [cb.ideal_p_threshold(k, 0.1) for k in (1, 100, 1000, 10000)] == [69, 83, 90, 97]
     assert cb.ideal_p_threshold(0.1, 10.0) == 46  # the printed "46"
-    assert [ps for _, ps in cb.p_threshold_rows()] == [[69, 83, 90, 97], [61, 76, 83, 90], [54, 69, 76, 83]]
+    assert [ps for _, ps in ct.p_threshold_rows()] == [[69, 83, 90, 97], [61, 76, 83, 90], [54, 69, 76, 83]]
 
 
 def test_table3_rows_against_printed():
-    rows = cb.table3_rows(10.0)
+    rows = ct.table3_rows(10.0)
     assert [r.paper_p for r in rows] == [46, 68, 75, 83]
     assert [r.p for r in rows] == [54, 69, 76, 83]
     for r in rows:
@@ -285,7 +286,7 @@ def test_table3_rows_against_printed():
 
 
 def test_figure1_curves():
-    curves = cb.figure1_curves()
+    curves = ct.figure1_curves()
     assert sorted(curves) == [0.1, 1.0, 10.0]
     pts = dict(curves[10.0])
     assert pts[54] >= 0 > pts[53]
@@ -295,7 +296,7 @@ def test_figure1_curves():
 
 # --------------------------------------------------------------------------------- report and plot
 def test_bounds_report_mentions_discrepancies():
-    text = cb.bounds_report()
+    text = ct.bounds_report()
     for needle in (
         "77",
         "76.1",
@@ -319,12 +320,12 @@ def test_bounds_report_mentions_discrepancies():
     assert "| 0.1 | 69    | 83      | 90       | 97        |" in text
     assert "| 1   | 61    | 76      | 83       | 90        |" in text
     assert "| 10  | 54    | 69      | 76       | 83        |" in text
-    short = cb.bounds_report(epsilon_grid=[2.0])
+    short = ct.bounds_report(epsilon_grid=[2.0])
     assert "| 2   |" in short
 
 
 def test_plot_figure1(tmp_path):
-    out = cb.plot_figure1(tmp_path / "sub" / "fig1.png")
+    out = ct.plot_figure1(tmp_path / "sub" / "fig1.png")
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
     assert sorted(p.name for p in out.parent.iterdir()) == ["fig1.png"]  # no temp file left

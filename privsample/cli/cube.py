@@ -97,6 +97,7 @@ def cube_bounds_cmd(
 ) -> None:
     """Print the practicality study's tables (Tables 1-3, eqs 2-4), or the certified ε for given parameters."""
     from privsample.cube import bounds as cb
+    from privsample.cube import bounds_tables as ct
 
     check_paths({}, {"--figure": figure})
     if n is not None or p is not None or m is not None:
@@ -106,7 +107,7 @@ def cube_bounds_cmd(
         eps = cb.certified_epsilon(n, p, degree, m, delta, big_delta, k)
         out.print(f"certified pure ε for k={k}, n={n}, p={p}, d={degree}, m={m}, δ={delta}, Δ={big_delta}: {eps:.6g}")
         return
-    typer.echo(cb.bounds_report())  # plain text: wide tables must not be re-wrapped
+    typer.echo(ct.bounds_report())  # plain text: wide tables must not be re-wrapped
     if figure is not None:
-        cb.plot_figure1(figure)
+        ct.plot_figure1(figure)
         err.print(f"wrote {figure}")
