@@ -223,7 +223,7 @@ def ledger_thresholds(entries) -> dict[str, float]:
 
 def planned_share(epsilon: float, n_columns: int, n_rows: int) -> float:
     """The discovery share the pipeline plans at ``epsilon`` (the row count standing in for the noisy one)."""
-    from privsample.data.discovery import COUNT_SHARE, plan_discovery
+    from privsample.data.discovery_plan import COUNT_SHARE, plan_discovery
     from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
     from privsample.privacy.conversion import cdp_rho
 
@@ -240,7 +240,7 @@ def default_threshold(epsilon: float, n_columns: int, n_rows: int, share: float 
     = DISCOVERY_DELTA_SHARE * delta (planned) or share * delta (fixed ``share``); ``plan_discovery`` gives the
     columns' rho, split evenly over the columns; ``_column_split`` gives a categorical column's rho for its
     thresholded histogram, with tau = category_threshold(sigma_for_rho(that), delta_disc / columns)."""
-    from privsample.data.discovery import COUNT_SHARE, _column_split, _split, category_threshold, plan_discovery
+    from privsample.data.discovery_plan import COUNT_SHARE, _column_split, _split, category_threshold, plan_discovery
     from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
     from privsample.privacy.conversion import cdp_rho
     from privsample.privacy.mechanisms import sigma_for_rho

@@ -10,18 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privsample.data.discovery import (
+from privsample.data.discovery import bucket_edges, draft_schema, private_schema
+from privsample.data.discovery_plan import (
     COUNT_SHARE,
     MAX_SHARE,
     MIN_SHARE,
     TYPE_SHARE,
-    bucket_edges,
     category_threshold,
-    draft_schema,
     min_category_records,
     noisy_row_count,
     plan_discovery,
-    private_schema,
 )
 from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Numeric, Schema
 from privsample.errors import InputError

@@ -5,7 +5,8 @@ must review it). ``private_schema`` discovers types, categories and bounds with 
 privacy under add/remove-one-record neighbours and charges its cost to the accountant:
 
 * the number of records: one discrete Gaussian count (Canonne, Kamath & Steinke 2020), from which,
-  with public parameters only, ``plan_discovery`` sizes the discovery budget (post-processing);
+  with public parameters only, ``plan_discovery`` sizes the discovery budget (post-processing; both in
+  ``privsample.data.discovery_plan``);
 * type and nullability: discrete Gaussian counts;
 * categories: the stability-based (thresholded) histogram with discrete Gaussian noise, released
   values pass tau = 1 + sigma * sqrt(2 ln(1/delta_col)) (Korolova et al. 2009; Bun & Steinke 2016
@@ -24,12 +25,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from statistics import NormalDist
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from privsample.data.discovery_plan import (
+    COUNT_SHARE,
+    MAX_SHARE,
+    MIN_SHARE,
+    _column_split,
+    _round_down,
+    _round_up,
+    _split,
+    category_threshold,
+    noisy_row_count,
+    plan_discovery,
+)
 from privsample.data.schema import (
     DEFAULT_OTHER_LABEL,
     MAX_FLOAT_BOUND,
@@ -41,24 +53,13 @@ from privsample.data.schema import (
 )
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
-from privsample.privacy.mechanisms import gaussian_measure, rho_for_sigma, sigma_for_rho
+from privsample.privacy.mechanisms import gaussian_measure, sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
 
 __all__ = [
     "draft_schema",
     "private_schema",
-    "plan_discovery",
-    "noisy_row_count",
-    "min_category_records",
-    "COUNT_SHARE",
-    "TARGET_FRACTION",
-    "PASS_PROBABILITY",
-    "MIN_SHARE",
-    "MAX_SHARE",
-    "TYPE_MIN_SHARE",
-    "TYPE_SIGNAL",
     "NUMERIC_MIN_DISTINCT",
-    "TYPE_SHARE",
     "COARSE_SHARE",
     "NULLABLE_SIGMAS",
     "TYPE_SIGMAS",
@@ -67,7 +68,6 @@ __all__ = [
     "REFINE_CELLS",
     "FLOAT_MIN_EXPONENT",
     "MAX_EXPONENT",
-    "category_threshold",
     "bucket_edges",
 ]
 
@@ -75,10 +75,6 @@ __all__ = [
 NUMERIC_MIN_DISTINCT = 20  # draft: all-numeric columns with more distinct values than this are numeric
 
 # -- private discovery: budget split and thresholds (utility choices; privacy does not depend on them)
-TYPE_SHARE = 0.15  # largest share of a column's rho for the type/nullability counts; the rest: values/bounds
-TYPE_MIN_SHARE = 0.05  # smallest share for the type counts
-TYPE_SIGNAL = 30.0  # type counts get the rho that gives sigma_a = n_hat / 30 (3 sigma_a = 10% of the records),
-#                     clamped to [TYPE_MIN_SHARE, TYPE_SHARE] of the column's rho
 COARSE_SHARE = 0.5  # numeric columns: share of the rest for the log-scale buckets; the remainder refines
 NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious null code is cheap)
 TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
@@ -89,16 +85,6 @@ REFINE_SIGMAS = 3.0  # refinement sub-buckets pass at 3 sigma (a false pass only
 REFINE_CELLS = 16  # linear sub-buckets per extreme bucket in the refinement pass
 FLOAT_MIN_EXPONENT = -8  # float grid: ... [-2^-7, -2^-8), [-2^-8, 0), [0, 2^-8), [2^-8, 2^-7) ...
 MAX_EXPONENT = 63  # outermost edges +-2^63; values beyond fall into (are clipped to) the outer buckets
-
-# -- planning the discovery budget from the noisy row count (utility choices; privacy does not depend on them)
-COUNT_SHARE = 0.01  # share of the budget given to ``private_schema`` spent on the noisy row count
-TARGET_FRACTION = 0.02  # planned share: a category holding 2% of the records passes its threshold ...
-PASS_PROBABILITY = 0.9  # ... with probability >= 0.9 (normal approximation of the discrete Gaussian)
-MIN_SHARE = 0.05  # planned share of the whole budget (row count included) is clamped to [5%, 50%]
-MAX_SHARE = 0.5
-# Why these: at epsilon = 1 a table of Adult's size (32,561 records, 15 columns) gets about the 10% that
-# discovery had before (categories need about 650 records); a 1,000-record table gets 50% (about 300-420
-# records for 15-21 columns); at 10^5 records 5% keeps categories of about 1% (10^6: 0.1%) of the records.
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -238,167 +224,6 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
 # ---------------------------------------------------------------------------------------------------
 # Private discovery
 # ---------------------------------------------------------------------------------------------------
-def _round_down(x: Fraction) -> float:
-    f = float(x)
-    if Fraction(f) > x:
-        f = math.nextafter(f, -math.inf)
-    return max(f, 0.0)
-
-
-def _round_up(x: Fraction) -> float:
-    f = float(x)
-    if Fraction(f) < x:
-        f = math.nextafter(f, math.inf)
-    return f
-
-
-def _split(total: float, weights: Sequence[float]) -> list[float]:
-    """Floats proportional to ``weights`` whose exact sum is <= ``total`` (and equal up to an ulp)."""
-    t = Fraction(total)
-    w = [Fraction(x) for x in weights]
-    parts: list[float] = []
-    used = Fraction(0)
-    for i, wi in enumerate(w):
-        p = _round_down(t - used) if i == len(w) - 1 else _round_down(t * wi / sum(w))
-        parts.append(p)
-        used += Fraction(p)
-    return parts
-
-
-def category_threshold(sigma: float, delta: float) -> float:
-    """tau = 1 + sigma * sqrt(2 ln(1/delta)): a count-1 value passes with probability <= delta."""
-    return 1.0 + sigma * math.sqrt(2.0 * math.log(1.0 / delta))
-
-
-# ---------------------------------------------------------------------------------------------------
-# Row count and budget plan
-# ---------------------------------------------------------------------------------------------------
-def noisy_row_count(n: int, accountant: Accountant, noise: NoiseSource, rho: float) -> tuple[float, float]:
-    """Spend ``rho`` on the number of records: returns (n_hat, sigma) with n_hat = max(n + Z, 1).
-
-    Guarantee: rho-zCDP under add/remove-one-record neighbours. The count changes by exactly 1 between
-    neighbours (L2 sensitivity 1) and Z is discrete Gaussian with sigma = 1/sqrt(2 rho) (Canonne, Kamath
-    & Steinke 2020). ``max(., 1)`` is post-processing; n_hat is public afterwards.
-    """
-    noisy, sigma = gaussian_measure(
-        accountant, noise, np.array([int(n)], dtype=np.int64), rho, "schema: row count", measured="number of records"
-    )
-    return float(max(int(noisy[0]), 1)), sigma
-
-
-def _column_split(col_rho: float, n_hat: float) -> tuple[float, float]:
-    """(rho for the type counts, rho for the values) of one column, from public quantities and n_hat.
-
-    The type counts get the rho giving sigma_a = n_hat / TYPE_SIGNAL, clamped to [TYPE_MIN_SHARE,
-    TYPE_SHARE] of ``col_rho``; the rest (exactly, rounded down) is for categories or bounds. The rho
-    for the values is non-decreasing in ``col_rho``, so a larger budget never raises a threshold."""
-    lo = _split(col_rho, [TYPE_MIN_SHARE, 1.0 - TYPE_MIN_SHARE])[0]
-    hi = _split(col_rho, [TYPE_SHARE, 1.0 - TYPE_SHARE])[0]
-    rho_a = min(max(rho_for_sigma(max(n_hat, 1.0) / TYPE_SIGNAL), lo), hi)
-    return rho_a, _round_down(Fraction(col_rho) - Fraction(rho_a))
-
-
-def min_category_records(sigma: float, delta_col: float, pass_probability: float = PASS_PROBABILITY) -> float:
-    """Records a category needs to pass tau = 1 + sigma sqrt(2 ln(1/delta_col)) with probability about
-    ``pass_probability``: tau + z sigma (z the normal quantile; the discrete Gaussian is close to normal)."""
-    return category_threshold(sigma, delta_col) + NormalDist().inv_cdf(pass_probability) * sigma
-
-
-def _threshold_at(
-    share: float, total_rho: float, count_rho: float, delta_col: float, n_hat: float, m: int, pass_probability: float
-) -> tuple[float, float]:
-    """(rho for the columns, records a category needs) when discovery takes ``share`` of ``total_rho``."""
-    rho = _round_down(Fraction(share) * Fraction(total_rho) - Fraction(count_rho))
-    if rho <= 0:
-        return rho, math.inf
-    col_rho = _split(rho, [1.0] * m)[0]
-    rho_b = _column_split(col_rho, n_hat)[1]
-    if rho_b <= 0:
-        return rho, math.inf
-    return rho, min_category_records(sigma_for_rho(rho_b), delta_col, pass_probability)
-
-
-def plan_discovery(
-    total_rho: float,
-    delta: float,
-    n_hat: float,
-    n_columns: int,
-    *,
-    count_rho: float = 0.0,
-    share: float | None = None,
-    target_fraction: float = TARGET_FRACTION,
-    pass_probability: float = PASS_PROBABILITY,
-    min_share: float = MIN_SHARE,
-    max_share: float = MAX_SHARE,
-) -> tuple[float, dict[str, Any]]:
-    """The budget for column discovery, from public quantities and the noisy row count ``n_hat``.
-
-    Returns (rho, details): ``rho`` is what the columns may spend, ``share * total_rho - count_rho``
-    (rounded down), where ``count_rho`` was already spent on ``n_hat`` and ``share`` is the part of
-    ``total_rho`` that discovery takes in all.
-
-    Rule. Without ``share`` (planned): the smallest share in [min_share, max_share] at which a category
-    holding ``target_fraction`` of n_hat records passes its threshold with probability about
-    ``pass_probability`` (``min_category_records``, with the per-column split of ``private_schema``:
-    rho/m per column, ``_column_split`` for the categories, delta/m per column); max_share if even that
-    is not enough (a small table), min_share if less suffices (a large one). With ``share``: that fixed
-    share. ``details`` states the outcome: ``min_category_records`` (records a category needs at the
-    chosen share, rounded up) and ``min_category_fraction`` (that over n_hat).
-
-    Privacy: the result is a function of n_hat (a DP output) and public parameters only, hence
-    post-processing; the accountant composes the later steps adaptively and refuses any overrun, so
-    discovery plus synthesis never exceed the user's budget.
-    """
-    m = int(n_columns)
-    if m < 1:
-        raise InputError("discovery needs at least one column")
-    if not (0 < min_share <= max_share <= 1):
-        raise InputError(
-            f"discovery shares must satisfy 0 < min_share <= max_share <= 1 (got {min_share}, {max_share})"
-        )
-    if share is not None and not (0 < share <= 1):
-        raise InputError(f"the discovery share must be in (0, 1] (got {share})")
-    if not (0 < pass_probability < 1 and 0 < target_fraction <= 1):
-        raise InputError("pass_probability must be in (0, 1) and target_fraction in (0, 1]")
-    delta_col = _round_down(Fraction(delta) / m)
-    n_hat = max(float(n_hat), 1.0)
-    target = target_fraction * n_hat
-
-    def at(s: float) -> tuple[float, float]:
-        return _threshold_at(s, total_rho, count_rho, delta_col, n_hat, m, pass_probability)
-
-    if share is not None:
-        chosen, rule = float(share), "fixed"
-    elif at(min_share)[1] <= target:
-        chosen, rule = float(min_share), "planned"
-    elif at(max_share)[1] > target:
-        chosen, rule = float(max_share), "planned"
-    else:  # bisection: the threshold is non-increasing in the share
-        lo, hi = float(min_share), float(max_share)
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if at(mid)[1] <= target else (mid, hi)
-        chosen, rule = hi, "planned"
-    rho, need = at(chosen)
-    if rho <= 0:
-        raise InputError(f"the discovery share {chosen:g} does not cover the row count already spent")
-    records = math.ceil(need) if math.isfinite(need) else None
-    details = {
-        "rule": rule,
-        "share": chosen,
-        "rho": rho,
-        "count_rho": float(count_rho),
-        "n_hat": n_hat,
-        "target_fraction": float(target_fraction),
-        "pass_probability": float(pass_probability),
-        "min_share": float(min_share),
-        "max_share": float(max_share),
-        "min_category_records": records,
-        "min_category_fraction": (records / n_hat) if records is not None else None,
-    }
-    return rho, details
-
-
 def bucket_edges(integer: bool) -> np.ndarray:
     """The public log-scale grid: edges -2^63 .. -2^k, 0, 2^k .. 2^63 (k >= 0 for integers, else >= -8)."""
     kmin = 0 if integer else FLOAT_MIN_EXPONENT
@@ -639,7 +464,8 @@ def private_schema(
     A categorical column's entry also keeps the released noisy counts and their sigma (``counts``,
     ``sigma``: outputs of (b), so public): the synthesizers reuse them as 1-way measurements
     (``privsample.synth.base.discovery_measurements``) at no further cost.
-    Thresholds and shares are utility choices (module constants); privacy does not depend on them.
+    Thresholds and shares are utility choices (constants of this module and of ``discovery_plan``); privacy
+    does not depend on them.
     ``schema.ledger`` is ``{"summary": {...}, "entries": [LedgerEntry.to_dict(), ...]}`` (the shape
     of ``Accountant.to_dict()``, so ``Accountant.from_dict(schema.ledger)`` rebuilds the cost).
     """
