@@ -60,31 +60,18 @@ __all__ = [
     "draft_schema",
     "private_schema",
     "NUMERIC_MIN_DISTINCT",
-    "COARSE_SHARE",
     "NULLABLE_SIGMAS",
     "TYPE_SIGMAS",
-    "BUCKET_FALSE_POSITIVE",
-    "REFINE_SIGMAS",
-    "REFINE_CELLS",
-    "FLOAT_MIN_EXPONENT",
-    "MAX_EXPONENT",
-    "bucket_edges",
 ]
 
 # -- draft rule ---------------------------------------------------------------------------------
 NUMERIC_MIN_DISTINCT = 20  # draft: all-numeric columns with more distinct values than this are numeric
 
 # -- private discovery: budget split and thresholds (utility choices; privacy does not depend on them)
-COARSE_SHARE = 0.5  # numeric columns: share of the rest for the log-scale buckets; the remainder refines
 NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious null code is cheap)
 TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
 # numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
 TYPE_SIGMAS = 3.0
-BUCKET_FALSE_POSITIVE = 1e-3  # chance that some empty log-scale bucket passes its threshold
-REFINE_SIGMAS = 3.0  # refinement sub-buckets pass at 3 sigma (a false pass only widens within a bucket)
-REFINE_CELLS = 16  # linear sub-buckets per extreme bucket in the refinement pass
-FLOAT_MIN_EXPONENT = -8  # float grid: ... [-2^-7, -2^-8), [-2^-8, 0), [0, 2^-8), [2^-8, 2^-7) ...
-MAX_EXPONENT = 63  # outermost edges +-2^63; values beyond fall into (are clipped to) the outer buckets
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -224,32 +211,6 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
 # ---------------------------------------------------------------------------------------------------
 # Private discovery
 # ---------------------------------------------------------------------------------------------------
-def bucket_edges(integer: bool) -> np.ndarray:
-    """The public log-scale grid: edges -2^63 .. -2^k, 0, 2^k .. 2^63 (k >= 0 for integers, else >= -8)."""
-    kmin = 0 if integer else FLOAT_MIN_EXPONENT
-    pos = np.ldexp(1.0, np.arange(kmin, MAX_EXPONENT + 1))
-    return np.concatenate([-pos[::-1], [0.0], pos])
-
-
-def _bucket_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Index i with edges[i] <= x < edges[i+1]; values outside go to the outer buckets (clipped)."""
-    return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
-
-
-def _weighted_counts(index: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
-    out = np.zeros(size, dtype=np.int64)
-    np.add.at(out, index, weights)
-    return out
-
-
-def _sub_edges(a: float, b: float, integer: bool) -> np.ndarray:
-    e = np.linspace(a, b, REFINE_CELLS + 1)
-    if integer:
-        e = np.unique(np.ceil(e))
-    e[0], e[-1] = a, b
-    return e
-
-
 def _spend_gaussian(
     accountant: Accountant,
     noise: NoiseSource,
@@ -307,77 +268,6 @@ def _discover_categorical(
         {c: released[c] for c in cats},
         sigma,
     )
-
-
-def _discover_numeric(
-    name: str,
-    sc: _Scan,
-    accountant: Accountant,
-    noise: NoiseSource,
-    rho: float,
-    integer: bool,
-    nullable: bool,
-    bins: int,
-    notes: list[str],
-) -> Column:
-    rho_coarse, rho_fine = _split(rho, [COARSE_SHARE, 1.0 - COARSE_SHARE])
-    ok = sc.is_number
-    x, w = sc.numbers[ok], sc.counts[ok]
-    edges = bucket_edges(integer)
-    nb = len(edges) - 1
-    bidx = _bucket_index(x, edges)
-    noisy, sigma = _spend_gaussian(
-        accountant,
-        noise,
-        _weighted_counts(bidx, w, nb),
-        rho_coarse,
-        f"schema: {name}: range buckets",
-        "counts of numeric values in the public log-scale buckets [+-2^k, +-2^(k+1)) around 0",
-    )
-    t_coarse = sigma * math.sqrt(2.0 * math.log(nb / BUCKET_FALSE_POSITIVE))
-    passed = np.flatnonzero(noisy > t_coarse)
-    # Always spend the refinement share (so the cost never depends on the outcome), even if unused.
-    if len(passed):
-        lo_b, hi_b = int(passed[0]), int(passed[-1])
-    else:
-        lo_b = hi_b = int(np.searchsorted(edges, 0.0, side="right") - 1)  # placeholder: [0, 1) / [0, 2^-8)
-    grids = [_sub_edges(edges[lo_b], edges[lo_b + 1], integer)]
-    if hi_b != lo_b:
-        grids.append(_sub_edges(edges[hi_b], edges[hi_b + 1], integer))
-    parts, sizes = [], []
-    for g, b in zip(grids, (lo_b, hi_b)):
-        sel = bidx == b
-        sub = np.clip(np.searchsorted(g, x[sel], side="right") - 1, 0, len(g) - 2)
-        parts.append(_weighted_counts(sub, w[sel], len(g) - 1))
-        sizes.append(len(g) - 1)
-    fine, sigma_f = _spend_gaussian(
-        accountant,
-        noise,
-        np.concatenate(parts),
-        rho_fine,
-        f"schema: {name}: range refinement",
-        "counts in linear sub-buckets of the lowest and highest passing buckets",
-    )
-    if not len(passed):
-        notes.append(
-            f"column '{name}': looks numeric but no range bucket passed the threshold; "
-            "only the catch-all category remains"
-        )
-        return Categorical(name, (), nullable=nullable, other=DEFAULT_OTHER_LABEL)
-    t_fine = REFINE_SIGMAS * sigma_f
-    lo_noisy = fine[: sizes[0]]
-    hi_noisy = fine[sizes[0] :] if len(grids) == 2 else lo_noisy
-    lo_pass, hi_pass = np.flatnonzero(lo_noisy > t_fine), np.flatnonzero(hi_noisy > t_fine)
-    g_lo, g_hi = grids[0], grids[-1]
-    lower = float(g_lo[lo_pass[0]]) if len(lo_pass) else float(edges[lo_b])
-    upper_edge = float(g_hi[hi_pass[-1] + 1]) if len(hi_pass) else float(edges[hi_b + 1])
-    if integer:  # integers in [a, b) with integer a, b are a .. b-1
-        lower, upper = math.ceil(lower), math.ceil(upper_edge) - 1
-        upper = max(upper, lower)
-        b = int(min(bins, upper - lower + 1))
-    else:
-        upper, b = upper_edge, int(bins)
-    return Numeric(name, float(lower), float(upper), bins=b, integer=integer, nullable=nullable)
 
 
 def _plain(obj: Any) -> Any:
