@@ -258,12 +258,11 @@ def worker(a) -> dict:
     import dataclasses
     import tempfile
 
-    from privsample.cli.synth import method_options
     from privsample.data.discovery import draft_schema
     from privsample.data.schema import Categorical, Numeric
     from privsample.data.table import read_table
     from privsample.errors import InputError, PrivsampleError
-    from privsample.pipeline import synthesize, write_table
+    from privsample.pipeline import method_options, synthesize, write_table
 
     path = table_path(a.table)
     rdf = read_table(path)

@@ -6,8 +6,53 @@ through one accountant (``privsample.privacy``, ``privsample.synth``) -> model -
 -> evaluation (``privsample.evaluate``). The other mechanisms spend through the same accountant: private
 sampling on the Boolean cube (``privsample.cube``), samplers from distributions (``privsample.samplers``)
 and MBDE (``privsample.mbde``).
+
+The Python API (imported on first use, so that ``import privsample`` stays light)::
+
+    import pandas as pd
+    import privsample
+
+    df = pd.read_csv("adult.csv")  # or a pyarrow Table, a polars DataFrame, a CSV/Parquet path
+    synth = privsample.Synthesizer("mst", epsilon=1).fit(df)  # (1, 1e-9)-DP; the domain discovered privately
+    synthetic = synth.sample(100)  # a pandas DataFrame; sampling costs no privacy
+    synth.ledger  # what the fit spent, step by step
+    synth.save("model.zip")  # privsample.load("model.zip") reads it back
+
+``Synthesizer`` (fit once, sample at will), ``load`` (a saved model), ``synthesize`` (fit and sample in one
+call), ``Schema`` (the public description of the columns) and ``InputError`` (raised for bad input, before any
+budget is spent).
 """
 
-from privsample._version import __version__
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__"]
+from privsample._version import __version__
+from privsample.errors import InputError
+
+if TYPE_CHECKING:
+    from privsample.api import Synthesizer, load
+    from privsample.data.schema import Schema
+    from privsample.pipeline import synthesize
+
+_LAZY = {
+    "Synthesizer": "privsample.api",
+    "load": "privsample.api",
+    "synthesize": "privsample.pipeline",
+    "Schema": "privsample.data.schema",
+}
+
+__all__ = ["Synthesizer", "load", "synthesize", "Schema", "InputError", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """The API's heavy names (pandas, NumPy, Private-PGM), imported when first used."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'privsample' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

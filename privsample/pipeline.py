@@ -152,6 +152,84 @@ def worst_case_domain(names: list[str]):
     return Domain(list(names), [cells] * len(names))
 
 
+DEFAULT_MAX_MEMORY_MB = 8192.0
+
+
+def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
+    """'a,b;c,d' -> [(('a','b'), 1.0), (('c','d'), 1.0)]."""
+    out = []
+    for part in text.split(";"):
+        cols = tuple(c.strip() for c in part.split(",") if c.strip())
+        if cols:
+            out.append((cols, 1.0))
+    if not out:
+        raise InputError(f"--workload '{text}' names no cliques")
+    return out
+
+
+def method_options(
+    method: str,
+    *,
+    max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
+    iters=None,
+    workload=None,
+    max_model_size=None,
+    eta=None,
+    schedule=None,
+    unsafe_as_published: bool = False,
+) -> dict:
+    """Keyword options for ``make_synthesizer`` from the command line's flags (or the Python API's keywords);
+    refuses unsafe/unsupported combinations (``InputError``).
+
+    ``workload``: cliques as text ('a,b;c,d', columns by ',', cliques by ';') or a sequence of column tuples."""
+    if method == "ppsyn-paper" and not unsafe_as_published:
+        raise InputError(
+            "--method ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
+            "add --unsafe-as-published to run it for reproduction only"
+        )
+    opts: dict = {"max_memory_mb": max_memory_mb}
+    if iters is not None:
+        opts["iters"] = iters
+    if method in ("aim", "ppsyn", "ppsyn-paper"):
+        if workload is not None:
+            opts["workload"] = parse_workload(workload) if isinstance(workload, str) else _workload(workload)
+        if max_model_size is not None:
+            opts["max_model_size"] = max_model_size
+    elif workload is not None or max_model_size is not None:
+        raise InputError(f"--workload/--max-model-size apply to aim and ppsyn, not {method}")
+    if schedule is not None:
+        if method != "ppsyn":
+            raise InputError(f"--schedule applies to ppsyn, not {method}")
+        opts["schedule"] = schedule
+    if eta is not None:
+        if method != "ppsyn-paper" and not (method == "ppsyn" and schedule == "note"):
+            raise InputError(
+                "--eta sets the budget rule of 'ppsyn --schedule note' and of ppsyn-paper; "
+                f"{method}{' (annealed schedule)' if method == 'ppsyn' else ''} does not use it"
+            )
+        opts["eta"] = eta
+    return opts
+
+
+def _workload(cliques) -> list[tuple[tuple[str, ...], float]]:
+    """A workload given as a sequence of column tuples (or of (columns, weight) pairs)."""
+    out = []
+    try:
+        for c in cliques:
+            if len(c) == 2 and not isinstance(c[0], str) and isinstance(c[1], (int, float)):
+                cols, weight = tuple(c[0]), float(c[1])
+            else:
+                cols, weight = tuple(c), 1.0
+            if not cols or not all(isinstance(x, str) for x in cols):
+                raise TypeError
+            out.append((cols, weight))
+    except TypeError:
+        raise InputError(f"workload must be text ('a,b;c,d') or a list of column tuples, not {cliques!r}") from None
+    if not out:
+        raise InputError("the workload names no cliques")
+    return out
+
+
 @dataclass
 class SynthResult:
     model: Any  # SynthModel
@@ -190,6 +268,25 @@ def make_accountant(
     return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
 
 
+def in_memory_table(source, engine: str, schema: Schema | None):
+    """``source`` as ``read_table`` would read it from CSV when it is an in-memory table (``frame_table``),
+    None for a path or a Spark DataFrame; ``InputError`` for anything else (before any budget is spent)."""
+    import os
+
+    from privsample.data.frames import ACCEPTED, frame_kind, frame_table
+    from privsample.marginals.spark_engine import is_dataframe  # does not import pyspark
+
+    if frame_kind(source) is None:
+        if isinstance(source, (str, os.PathLike)) or is_dataframe(source):
+            return None
+        raise InputError(f"expected {ACCEPTED}, not {type(source).__name__}")
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
+    if engine not in ("auto", "numpy"):
+        raise InputError(f"an in-memory table is read by the numpy engine (got --engine {engine})")
+    return frame_table(source, label="the input table", **({"na_values": schema.na_values} if schema else {}))
+
+
 def synthesize(
     source,
     *,
@@ -215,7 +312,10 @@ def synthesize(
 ) -> SynthResult:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table.
 
-    ``source``: a CSV/Parquet path (for ``engine="spark"`` also a URI or a Spark DataFrame).
+    ``source``: a CSV/Parquet path (for ``engine="spark"`` also a URI or a Spark DataFrame), or an in-memory
+    table (a pandas DataFrame, a pyarrow Table, a polars DataFrame), read as ``read_table`` reads the same data
+    written to CSV (``privsample.data.frames``) on the numpy engine. Bad input raises ``InputError`` before
+    any budget is spent.
     ``engine``: numpy | duckdb | spark | auto (``choose_engine``); duckdb and spark need ``schema``.
     ``engine_options``: keyword options of the DuckDB/Spark engine (e.g. ``memory_limit``, ``threads``).
     Values outside the schema never stop the run: ``RELEASE_RULE`` (``encode(..., release=True)``) handles
@@ -242,6 +342,7 @@ def synthesize(
         schema = Schema.load(schema)
     if schema is not None:
         check_schema_usable(schema)
+    frame = in_memory_table(source, engine, schema)  # None for a path or a Spark DataFrame
     synth = make_synthesizer(method, **(method_options or {}))
     accountant, d_disc = make_accountant(epsilon, delta, schema, schema_share)
     noise = noise if noise is not None else make_noise(seed)  # seeded noise warns: NOT private
@@ -249,8 +350,8 @@ def synthesize(
 
     # Release path: every engine encodes by the same per-record rule (``encode(..., release=True)``),
     # so no value, count, message or exit code depends on one record; the table may even be empty.
-    engine = choose_engine(source, engine, schema)
-    if engine != "spark":
+    engine = "numpy" if frame is not None else choose_engine(source, engine, schema)
+    if engine != "spark" and frame is None:
         source = Path(source)
     if engine in ("duckdb", "spark"):
         if schema is None:
@@ -271,12 +372,16 @@ def synthesize(
         )
     else:
         with progress_phase(progress, "read table"):
-            df = read_table(
-                source,
-                allow_empty=True,
-                delimiter=delimiter,
-                encoding=encoding,
-                **({"na_values": schema.na_values} if schema is not None else {}),
+            df = (
+                frame
+                if frame is not None
+                else read_table(
+                    source,
+                    allow_empty=True,
+                    delimiter=delimiter,
+                    encoding=encoding,
+                    **({"na_values": schema.na_values} if schema is not None else {}),
+                )
             )
         if schema is None:
             from privsample.data.discovery import private_schema
@@ -460,6 +565,8 @@ def check_output_size(model, rows: int, path: str | Path) -> None:
 
 __all__ = [
     "synthesize",
+    "method_options",
+    "parse_workload",
     "write_table",
     "write_chunks",
     "check_output_size",

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("mechanisms", ("privsample.synth", "privsample.cube", "privsample.samplers", "privsample.mbde")),
     ("pipeline", ("privsample.pipeline",)),
     ("evaluate", ("privsample.evaluate",)),
-    ("public API", ("privsample",)),
+    ("public API", ("privsample", "privsample.api")),
     ("cli", ("privsample.cli",)),
 ]
 

@@ -61,59 +61,6 @@ def print_discovery(schema, console: Console = err, quiet: bool = False) -> None
 # -- commands -----------------------------------------------------------------------------------------
 
 
-def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
-    """'a,b;c,d' -> [(('a','b'), 1.0), (('c','d'), 1.0)]."""
-    out = []
-    for part in text.split(";"):
-        cols = tuple(c.strip() for c in part.split(",") if c.strip())
-        if cols:
-            out.append((cols, 1.0))
-    if not out:
-        raise PrivsampleError(f"--workload '{text}' names no cliques")
-    return out
-
-
-def method_options(
-    method: str,
-    *,
-    max_memory_mb: float,
-    iters=None,
-    workload=None,
-    max_model_size=None,
-    eta=None,
-    schedule=None,
-    unsafe_as_published: bool = False,
-) -> dict:
-    """Keyword options for ``make_synthesizer`` from CLI flags; refuses unsafe/unsupported combinations."""
-    if method == "ppsyn-paper" and not unsafe_as_published:
-        raise PrivsampleError(
-            "--method ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
-            "add --unsafe-as-published to run it for reproduction only"
-        )
-    opts: dict = {"max_memory_mb": max_memory_mb}
-    if iters is not None:
-        opts["iters"] = iters
-    if method in ("aim", "ppsyn", "ppsyn-paper"):
-        if workload is not None:
-            opts["workload"] = parse_workload(workload)
-        if max_model_size is not None:
-            opts["max_model_size"] = max_model_size
-    elif workload is not None or max_model_size is not None:
-        raise PrivsampleError(f"--workload/--max-model-size apply to aim and ppsyn, not {method}")
-    if schedule is not None:
-        if method != "ppsyn":
-            raise PrivsampleError(f"--schedule applies to ppsyn, not {method}")
-        opts["schedule"] = schedule
-    if eta is not None:
-        if method != "ppsyn-paper" and not (method == "ppsyn" and schedule == "note"):
-            raise PrivsampleError(
-                "--eta sets the budget rule of 'ppsyn --schedule note' and of ppsyn-paper; "
-                f"{method}{' (annealed schedule)' if method == 'ppsyn' else ''} does not use it"
-            )
-        opts["eta"] = eta
-    return opts
-
-
 def synth(
     input: Path = typer.Argument(..., help="Sensitive table (CSV or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Synthetic table to write (CSV, or .parquet)."),
@@ -193,7 +140,7 @@ def synth(
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
     from privsample.data.table import check_delimiter, check_encoding
-    from privsample.pipeline import check_budget, check_output_size, synthesize
+    from privsample.pipeline import check_budget, check_output_size, method_options, synthesize
     from privsample.synth.model import check_rows
 
     check_budget(epsilon, delta)
