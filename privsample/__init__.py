@@ -9,14 +9,18 @@ and MBDE (``privsample.mbde``).
 
 The Python API (imported on first use, so that ``import privsample`` stays light)::
 
-    import pandas as pd
-    import privsample
+    >>> import numpy as np, pandas as pd
+    >>> import privsample
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"sex": rng.choice(["F", "M"], 2000), "age": rng.integers(17, 91, 2000)})
+    >>> synth = privsample.Synthesizer("mst", epsilon=1).fit(df)  # (1, 1e-9)-DP, domain discovered privately
+    >>> synth.sample(100).shape  # a pandas DataFrame; sampling costs no privacy
+    (100, 2)
+    >>> synth.ledger["summary"]["private"]  # what the fit spent, step by step: synth.ledger["entries"]
+    True
 
-    df = pd.read_csv("adult.csv")  # or a pyarrow Table, a polars DataFrame, a CSV/Parquet path
-    synth = privsample.Synthesizer("mst", epsilon=1).fit(df)  # (1, 1e-9)-DP; the domain discovered privately
-    synthetic = synth.sample(100)  # a pandas DataFrame; sampling costs no privacy
-    synth.ledger  # what the fit spent, step by step
-    synth.save("model.zip")  # privsample.load("model.zip") reads it back
+``data`` may also be a pyarrow Table, a polars DataFrame or a CSV/Parquet path. ``synth.save("model.zip")``
+writes the model as ``privsample synth --save-model`` does; ``privsample.load("model.zip")`` reads it back.
 
 ``Synthesizer`` (fit once, sample at will), ``load`` (a saved model), ``synthesize`` (fit and sample in one
 call), ``Schema`` (the public description of the columns) and ``InputError`` (raised for bad input, before any

@@ -197,3 +197,13 @@ def test_empty_dataframe_is_an_input_like_any_other():
     empty = pd.DataFrame({"a": pd.Series([], dtype=object), "b": pd.Series([], dtype=float)})
     t = frame_table(empty)
     assert list(t.columns) == ["a", "b"] and len(t) == 0
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import privsample.api
+
+    for module in (privsample, privsample.api):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0 and result.attempted > 0, module.__name__
