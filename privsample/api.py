@@ -16,12 +16,14 @@ is spent. Models are saved and loaded in the format of ``privsample synth --save
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from privsample.data.schema import Schema
+from privsample.data.table import table_format
 from privsample.errors import InputError
 from privsample.pipeline import DEFAULT_DELTA, check_budget, in_memory_table, method_options, synthesize
 from privsample.synth import METHODS
@@ -89,7 +91,8 @@ class Synthesizer:
             raise InputError(f"schema must be a Schema or a schema file, not {type(schema).__name__}")
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise InputError(f"seed must be an integer or None (got {seed!r})")
-        in_memory_table(data, "auto", schema)  # checks the input (type, names) before anything is spent
+        if in_memory_table(data, "auto", schema) is None and isinstance(data, (str, os.PathLike)):
+            table_format(data)  # a file that exists, CSV or Parquet (an in-memory table's names are checked above)
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
         res = synthesize(
             data,
