@@ -124,7 +124,8 @@ def synth(
     schedule: Optional[str] = typer.Option(
         None,
         "--schedule",
-        help="PPSyn-DP budget schedule: annealed (default) or note (notes §4.3: noisy contribution and the η rule).",
+        help="PPSyn-DP budget schedule: annealed (default) or note (the paper's rounds made private: "
+        "a noisy contribution and the η rule).",
     ),
     eta: Optional[float] = typer.Option(
         None, "--eta", help="PPSyn target error ratio η in (0, 1] (--schedule note and ppsyn-paper)."

@@ -1,6 +1,6 @@
 """The LP of noise-free private sampling on the Boolean cube: lambda* (step 4 of Boedihardjo, Strohmer and
 Vershynin's (2021) Algorithm 1; Pierquin et al.'s (2023) LP), at scale, in
-the geometric form t* = max{t : t r in A [l, u]^m}, lambda* = 1 - t* (note section 8). Notation and scaling:
+the geometric form t* = max{t : t r in A [l, u]^m}, lambda* = 1 - t*. Notation and scaling:
 :mod:`privsample.cube.solver`; the dual Newton steps are those of the QP (:mod:`privsample.cube.qp`).
 
 (A) lambda = 0 is tested first by projecting onto the LP box (converges iff feasible; a Farkas vector
@@ -20,7 +20,7 @@ the geometric form t* = max{t : t r in A [l, u]^m}, lambda* = 1 - t* (note secti
 Every lower bound on t is backed by a feasible point (residual <= tol) and every upper bound by a dual
 vector y (weak duality: t <= sigma(A^T y) / r^T y), so the returned bracket [lam_lower, lam_star] is
 certified up to floating-point round-off; it closes to ~1e-15 in practice. lambda_used = min(1, lam_star
-+ tau) is feasible by monotonicity (note sections 2 and 7). If a small problem is not certified, HiGHS is
++ tau) is feasible by monotonicity. If a small problem is not certified, HiGHS is
 used instead (``fallback``); a large one returns the bracket. :func:`reference_lambda` (HiGHS on Pierquin
 et al.'s LP) builds the dense matrix: for tests and benchmarks at small m only.
 
@@ -74,8 +74,7 @@ def _check_params(delta: float, Delta: float) -> tuple[float, float]:
         raise InputError(f"need 0 < delta < Delta, got delta={delta}, Delta={Delta}")
     if not (2 * de <= 1.0 <= De - de):
         raise InputError(
-            f"need 2 delta <= 1 <= Delta - delta (note section 1) so that lambda = 1 is feasible, "
-            f"got delta={delta}, Delta={Delta}"
+            f"need 2 delta <= 1 <= Delta - delta so that lambda = 1 is feasible, got delta={delta}, Delta={Delta}"
         )
     return de, De
 
@@ -493,8 +492,7 @@ def _inputs(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float):
     c_f = _check_c(c_f, L, "c_f")
     if m < L:
         raise InputError(
-            f"m = {m} < L = {L}: the Walsh matrix of S is rank deficient and S fails the "
-            "conditioning test (note section 9); use m >= 2L"
+            f"m = {m} < L = {L}: the Walsh matrix of S is rank deficient and S fails the conditioning test; use m >= 2L"
         )
     return S, m, L, delta, Delta, c_f
 
@@ -512,13 +510,13 @@ def solve_lambda(
     fallback: bool = True,
     gram: np.ndarray | None = None,
 ) -> LambdaResult:
-    """lambda* of BSV Algorithm 1 step 4 / Pierquin et al.'s LP (note sections 2-3, 8), at scale.
+    """lambda* of BSV Algorithm 1 step 4 / Pierquin et al.'s LP, at scale.
 
     lambda = 0 is tested first (a projection onto the LP box [2 delta, Delta - delta] in g = m h; common for
     regular data). Otherwise: geometric form lambda* = 1 - t*, t* = max{t : c_u + t (c_f - c_u) in A box / m},
     by the exactly regularised LP path, crossover, dual simplex and sifting (module docstring). The result
     is a certified bracket lambda* in [lam_lower, lam_star] (gap <= tol when ``certified``), lam_star backed
-    by a feasible point; lam_used = min(1, lam_star + tau) is feasible by monotonicity (note section 7). If the
+    by a feasible point; lam_used = min(1, lam_star + tau) is feasible by monotonicity. If the
     path cannot certify and the dense LP is small, HiGHS (scipy) is used instead (``fallback``).
 
     The DP proof assumes the exact lambda*; the tolerance-level deviation is a documented caveat."""
@@ -562,7 +560,7 @@ def _highs_lambda(
     c_u: np.ndarray,
     lam_fixed: float | None = None,
 ) -> float | None:
-    """Pierquin et al.'s LP (note section 3) in g = m h: min lambda s.t. A g / m + lambda (c_f - c_u) = c_f,
+    """Pierquin et al.'s LP in g = m h: min lambda s.t. A g / m + lambda (c_f - c_u) = c_f,
     g in [2 delta, Delta - delta]^m (per atom, weights k), lambda in [0, 1]; or, with ``lam_fixed``, the
     feasibility problem at that lambda (returns lam_fixed if feasible, None if not)."""
     from scipy.optimize import linprog
@@ -589,7 +587,7 @@ def _highs_lambda(
 
 
 def reference_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float) -> float:
-    """lambda* by HiGHS (``scipy.optimize.linprog(method="highs")``) on Pierquin et al.'s LP (note section 3), with
+    """lambda* by HiGHS (``scipy.optimize.linprog(method="highs")``) on Pierquin et al.'s LP, with
     the dense L x (m + 1) matrix, in the g = m h scaling. Small m only."""
     S = _signs(S)
     c_f = np.asarray(c_f, float)

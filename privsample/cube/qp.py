@@ -1,6 +1,6 @@
 """The QP of noise-free private sampling on the Boolean cube: h* (step 5 of Boedihardjo, Strohmer and
 Vershynin's (2021) Algorithm 1; Pierquin et al.'s (2023) QP), by the dual
-semismooth Newton method of note section 8, which the LP path (:mod:`privsample.cube.lp`) reuses. Notation
+semismooth Newton method of its dual, which the LP path (:mod:`privsample.cube.lp`) reuses. Notation
 and scaling (g = m h, v = g - 1, residuals in coefficient units): :mod:`privsample.cube.solver`.
 
 * :func:`project_box`: the dual semismooth Newton method on
@@ -9,7 +9,7 @@ and scaling (g = m h, v = g - 1, residuals in coefficient units): :mod:`privsamp
   Gram, updated only for the rows whose status changed, or rebuilt from the full Gram minus the bound
   rows, whichever is cheaper); exact line search on the piecewise-linear derivative; warm start from the
   box-free projection y_0 = (A A^T)^{-1} q. Infeasibility is certified by a Farkas vector y with
-  q^T y > sigma(A^T y) = sum_i max(l z_i, u z_i) (note section 8).
+  q^T y > sigma(A^T y) = sum_i max(l z_i, u z_i).
 * Identical points of S are merged first (an atom of multiplicity k becomes one column of weight k; the
   LP and the QP are unchanged, since averaging over identical columns keeps feasibility and, for the
   QP, optimality), which keeps the LP crossover's square systems nonsingular when 2^p is not >> m.
@@ -50,7 +50,7 @@ _LM_MAX = 1e6  # cap of the Levenberg-Marquardt factor on mu
 
 class InfeasibleError(InputError):
     """The constraint set {A g = m b, lo <= g <= hi} is empty; ``certificate`` is a Farkas vector y with
-    m b^T y > sum_i max(lo z_i, hi z_i), z = A^T y (note section 8)."""
+    m b^T y > sum_i max(lo z_i, hi z_i), z = A^T y."""
 
     def __init__(self, message: str, certificate: np.ndarray | None = None):
         super().__init__(message)
@@ -307,7 +307,7 @@ def _newton(
     max_iter: int,
     farkas: bool = False,
 ) -> _State:
-    """Dual semismooth Newton (note section 8). Projection mode (r None): min ||v||^2/2 s.t. A v = q,
+    """Dual semismooth Newton. Projection mode (r None): min ||v||^2/2 s.t. A v = q,
     v in [l, u]. Path mode (r given): the same with right-hand side q + t r (q may be None: 0), t free,
     and the dual kept on r^T y = const (the exactly regularised LP min ||v||^2/2 - kappa t)."""
     m = op.m
@@ -413,7 +413,7 @@ def project_box(
     on_infeasible: str = "raise",
     gram: np.ndarray | None = None,
 ) -> ProjectionResult:
-    """The QP of note section 8 in the g = m h scaling:
+    """The dual QP in the g = m h scaling:
 
         min 1/2 ||g - 1||^2  s.t.  A g / m = b,  lo <= g <= hi      (h = g / m; u_m becomes 1),
 
@@ -491,7 +491,7 @@ def check_box(S: np.ndarray, c: np.ndarray, d: int, h: np.ndarray, lo: float, hi
 def reference_h(
     S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, lam: float, *, solver: str = "quadprog"
 ) -> np.ndarray:
-    """h* at ``lam`` by a generic dense QP solver on Pierquin et al.'s QP (note section 3) in g = m h:
+    """h* at ``lam`` by a generic dense QP solver on Pierquin et al.'s QP in g = m h:
     min 1/2 ||g||^2 - 1^T g s.t. A g / m = b(lam), delta <= g <= Delta; returns h = g / m.
 
     ``solver="quadprog"`` (Goldfarb-Idnani, Pierquin et al.'s choice; dense constraint matrix m x (L + 2m)) or

@@ -3,7 +3,7 @@ LP/QP of Pierquin, Zimmermann and Boussard 2023).
 
 Guarantee: pure epsilon-DP for **replace-one** neighbours with n public (BSV Thm 12.2), where epsilon
 is :func:`privsample.cube.bounds.certified_epsilon` for (n, p, d, m, delta, Delta, k) times the
-solver margin :func:`solver_margin` (below). Argument (note section 4): the reduced space S is drawn
+solver margin :func:`solver_margin` (below). Argument: the reduced space S is drawn
 independently of the data and the conditioning test looks only at S; every density h on S that the
 algorithm can output is >= delta/m, and one replaced record moves h* by at most S_inf in sup norm (BSV
 Lemma 12.1, as reconstructed in the note), so h_X(y) <= (1 + m S_inf / delta) h_X'(y) <= e^{eps/k} h_X'(y)

@@ -1,20 +1,20 @@
 """Solvers for noise-free private sampling on the Boolean cube: lambda* (step 4) and h* (step 5) of
 Boedihardjo, Strohmer and Vershynin's (2021) Algorithm 1, i.e. the LP and QP of Pierquin et al.
-(2023), solved at scale by the dual methods of
-note section 8: the LP in :mod:`privsample.cube.lp`, the QP in :mod:`privsample.cube.qp`, both steps in
+(2023), solved at scale by dual (semismooth Newton) methods:
+the LP in :mod:`privsample.cube.lp`, the QP in :mod:`privsample.cube.qp`, both steps in
 :func:`solve`.
 
-Notation (note sections 1-2). S = (theta_1..theta_m) is an m x p int8 matrix of signs, A = M^T the
+Notation. S = (theta_1..theta_m) is an m x p int8 matrix of signs, A = M^T the
 L x m Walsh matrix (:mod:`privsample.cube.walsh`, never formed), c_u = A 1 / m and, for the
 data's coefficient vector c_f (length L, c_empty = 1), b(lambda) = (1 - lambda) c_f + lambda c_u:
 
   lambda* = min{lambda in [0, 1] : exists h in [2 delta/m, (Delta - delta)/m]^m with A h = b(lambda)},
   h*      = argmin{||h - 1/m||_2 : A h = b(lambda*), delta/m <= h <= Delta/m}.
 
-**Scaling (one convention throughout, note section 7).** We work in g = m h (u_m becomes 1, the
+**Scaling (one convention throughout).** We work in g = m h (u_m becomes 1, the
 boxes become [delta, Delta] and [2 delta, Delta - delta]) and in the shifted variable v = g - 1, with
 the constraint written in *sums*: A v = m (b - c_u). For lambda this is A v = t r with
-r = m (c_f - c_u) and t = 1 - lambda (the geometric form of note section 8). Residuals are reported in
+r = m (c_f - c_u) and t = 1 - lambda (the geometric form). Residuals are reported in
 *coefficient units*, ||A h - b||_inf = ||A g / m - b||_inf. Dual vectors y live in the same g scaling:
 g = clip(1 + A^T y, lo, hi), i.e. h = clip(u_m + A^T (y / m), lo / m, hi / m).
 
@@ -78,16 +78,16 @@ def solve(
 ) -> CubeSolution:
     """Steps 4-5 of BSV's Algorithm 1 (Pierquin et al.'s LP then QP): lambda_used = min(1, lambda* + tau)
     by :func:`privsample.cube.lp.solve_lambda`, then h* = argmin ||h - u_m|| s.t. A h = b(lambda_used),
-    delta/m <= h <= Delta/m by the dual Newton projection (note section 8). h is returned as probabilities
+    delta/m <= h <= Delta/m by the dual Newton projection. h is returned as probabilities
     that satisfy the box exactly (:func:`privsample.cube.qp.exact_box`: clipped, renormalised, and mixed
-    with u_m if round-off left the box; note section 2 step 6). ``residuals["target"]`` bounds
+    with u_m if round-off left the box). ``residuals["target"]`` bounds
     ||A h - b(lambda*)||_inf over the certified bracket. Failures raise with generic messages (no residuals
     or iteration counts: they depend on the data).
 
     ``S`` must have m >= L points (the conditioning test should have passed:
     :func:`privsample.cube.walsh.well_conditioned`, whose Gram matrix is reused through a content-keyed
     cache). The DP proof assumes the exact lambda* and h*; residuals of ~1e-12 and the +tau are the
-    documented floating-point caveat (note section 7)."""
+    documented floating-point caveat."""
     t0 = time.perf_counter()
     S, m, L, delta, Delta, c_f = _inputs(S, c_f, d, delta, Delta)
     if abs(c_f[0] - 1.0) > 1e-9:

@@ -1,7 +1,7 @@
 """Walsh features of degree <= d on the Boolean cube, without forming the m x L matrix
 (BSV 2021 Algorithm 1; Pierquin et al.'s W_S).
 
-Conventions (note section 1-2):
+Conventions:
 
 * A reduced space / data set is an ``m x p`` int8 matrix ``S`` of signs +-1 (row i is theta_i).
 * The index set is every J subset of [p] with |J| <= d, the empty set included, ordered as
@@ -315,7 +315,7 @@ def walsh_gram(S: np.ndarray, d: int) -> np.ndarray:
 def gram_free(S: np.ndarray, free_mask: np.ndarray | None, d: int, weights: np.ndarray | None = None) -> np.ndarray:
     """A_I A_I^T for the rows I selected by ``free_mask`` (boolean mask of length m, or an index array;
     None selects every row), as an exact integer matrix in float64, by chunked float32 GEMM on explicit
-    features (note section 8: the generalised Jacobian of the dual Newton method). ``weights`` (integer
+    features (the generalised Jacobian of the dual Newton method). ``weights`` (integer
     multiplicities of merged duplicate points) gives A_I diag(k_I) A_I^T."""
     S = _signs(S)
     if free_mask is None and weights is None:
@@ -331,7 +331,7 @@ def gram_free(S: np.ndarray, free_mask: np.ndarray | None, d: int, weights: np.n
 # ---------------------------------------------------------------------------------------------------
 def conditioning_margin(S: np.ndarray, d: int) -> float:
     """lambda_min(M^T M) / (m / (4 e^{2d})): >= 1 iff BSV's test sigma_min(M) >= sqrt(m) / (2 e^d) passes
-    (note section 7: eigvalsh of the exact integer Gram; squaring is harmless at this threshold).
+    (eigvalsh of the exact integer Gram; squaring is harmless at this threshold).
     0.0 when m < L (M then has rank < L: sigma_L = 0)."""
     S = _signs(S)
     m, p = S.shape
@@ -352,7 +352,7 @@ def well_conditioned(S: np.ndarray, d: int) -> bool:
 
 def draw_reduced_space(p: int, m: int, rng: np.random.Generator) -> np.ndarray:
     """S: m points drawn i.i.d. uniformly from {-1, 1}^p (int8, m x p), independently of the data
-    (BSV Algorithm 1 step 1; with replacement, duplicates kept as separate atoms, note section 2)."""
+    (BSV Algorithm 1 step 1; with replacement, duplicates kept as separate atoms)."""
     pi, mi = int(p), int(m)
     if pi < 1 or mi < 1:
         raise InputError(f"p and m must be >= 1, got p={p}, m={m}")

@@ -10,7 +10,7 @@ sample can tell apart *any two inputs*. One released sample of :class:`MBDEDensi
 epsilon is epsilon-IP; m i.i.d. samples are (m epsilon)-IP (the joint density ratio is a product).
 It is closed under post-processing (de-standardising, rounding, writing a table).
 
-Why it holds (note sections 1-2, 9). q_T(z) = q0(z) exp(g_T(z)) / Z_T with g_T = sum_t theta_t c_t:
+Why it holds. q_T(z) = q0(z) exp(g_T(z)) / Z_T with g_T = sum_t theta_t c_t:
 1. q0 = N(0, I) (optionally truncated to a public box) is fixed before any data is read;
 2. each weak classifier is squashed, c_t(z) = C* tanh(f_t(z)/2), so |c_t(z)| <= C* for **every** z
    and every weight, and the steps theta_t = r^t with r = epsilon / (epsilon + 4 C*) (data-independent)

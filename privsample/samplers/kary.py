@@ -11,7 +11,7 @@ integer counts (OpenDP's exact sampler), the secure equivalent of the paper's co
 on frequencies: the privacy loss of the noisy counts is (epsilon/2) * (||z - c'||_1 - ||z - c||_1) <= epsilon.
 Projection and draw are post-processing; both are exact (integer arithmetic, :mod:`privsample.samplers.exact_draw`).
 
-Accuracy (Thm 1.4, note section 2): TV(P, Q) <= E||z - p_hat||_1 = k E|Z| / n <= 2k / (epsilon n), since the
+Accuracy (Thm 1.4): TV(P, Q) <= E||z - p_hat||_1 = k E|Z| / n <= 2k / (epsilon n), since the
 discrete Laplace of scale t has E|Z| = 1/sinh(1/t) <= t. So n >= 2k / (alpha epsilon) records give
 alpha-accuracy; the lower bound (Thm 1.5) is Omega(k / (alpha epsilon)).
 
@@ -26,7 +26,7 @@ for the law of phi(record) on k' outcomes, TV <= 2k' / (epsilon n); the catch-al
 probability of order k' / (epsilon n) from the noise alone even when no record needs it).
 
 Projection: the paper's defining line is stripped; its proof only needs an L1-nearest point of the simplex.
-We use the Euclidean projection max(z - tau, 0), which is L1-nearest (note section 2). For z = c~/n with
+We use the Euclidean projection max(z - tau, 0), which is L1-nearest. For z = c~/n with
 integer c~ it is rational: q_j = max(r c~_j - S_r + n, 0) / (n r), S_r the sum of the r largest c~ (r the
 usual support size), so the draw is exact.
 """
