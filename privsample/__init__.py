@@ -36,15 +36,17 @@ if TYPE_CHECKING:
     from privsample.api import Synthesizer, load
     from privsample.data.schema import Schema
     from privsample.pipeline import synthesize
+    from privsample.privacy.ledger import Ledger
 
 _LAZY = {
     "Synthesizer": "privsample.api",
     "load": "privsample.api",
     "synthesize": "privsample.pipeline",
     "Schema": "privsample.data.schema",
+    "Ledger": "privsample.privacy.ledger",
 }
 
-__all__ = ["Synthesizer", "load", "synthesize", "Schema", "InputError", "__version__"]
+__all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "InputError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -26,6 +26,7 @@ from privsample.data.schema import Schema
 from privsample.data.table import table_format
 from privsample.errors import InputError
 from privsample.pipeline import DEFAULT_DELTA, check_budget, in_memory_table, method_options, synthesize
+from privsample.privacy.ledger import Ledger
 from privsample.synth import METHODS
 from privsample.synth.model import SynthModel
 
@@ -137,10 +138,10 @@ class Synthesizer:
         return self._fitted().schema
 
     @property
-    def ledger(self) -> dict[str, Any]:
+    def ledger(self) -> Ledger:
         """The privacy ledger of the fit (a copy): ``summary`` (target, spent, private) and one entry per
-        measurement."""
-        return copy.deepcopy(self._fitted().ledger)
+        measurement; it renders as a table per phase in a notebook (``Ledger``)."""
+        return Ledger(copy.deepcopy(self._fitted().ledger))
 
     @property
     def private(self) -> bool:

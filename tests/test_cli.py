@@ -574,7 +574,7 @@ def test_discovery_table_and_warning(data, tmp_path, capsys):
 
 def test_ledger_phase_keeps_a_step_label_holding_a_colon():
     """The ledger groups 'schema: <column>: <step>' by step, whole, even when the step holds ': '."""
-    from privsample.cli.common import _phase
+    from privsample.privacy.ledger import phase_of as _phase
 
     assert (
         _phase("schema: age: range refinement (not needed: too few records)")

@@ -16,6 +16,8 @@ from rich.progress import ProgressColumn
 from rich.table import Table
 from rich.text import Text
 
+from privsample.privacy.ledger import PHASE_HEADER, Ledger
+
 err = Console(stderr=True)
 out = Console()
 
@@ -129,78 +131,17 @@ class _TimeLeftColumn(ProgressColumn):
         return Text(f"ETA {h}:{m:02d}:{sec:02d}", style="progress.remaining")
 
 
-def _phase(label: str) -> str:
-    """Group key of a ledger label: 'mst/2-way/a,b' -> 'mst/2-way';
-    'schema: age: type counts' -> 'schema: type counts'."""
-    if "/" in label:
-        return label.rsplit("/", 1)[0]
-    parts = label.split(": ", 2)  # the step may itself hold ': ' ('range refinement (not needed: too few records)')
-    return f"{parts[0]}: {parts[2]}" if len(parts) == 3 else label
-
-
 def print_ledger(ledger: dict, console: Console = out) -> None:
     """The privacy ledger, one row per phase, with cumulative epsilon-equivalents (full list: model.json)."""
-    from privsample.privacy.conversion import cdp_epsilon
-
-    s = ledger["summary"]
-    target = s.get("target_epsilon_delta")
-    delta = target[1] if target else 1e-9
-    groups: dict[str, list[dict]] = {}
-    for e in ledger["entries"]:
-        groups.setdefault(_phase(e["label"]), []).append(e)
-    # A pure-DP target (δ = 0) whose spends all carry their pure ε: pure ε composes by addition, and the
-    # zCDP conversion at δ = 0 would be meaningless (it needs δ > 0).
-    pure = (
-        bool(target)
-        and target[1] == 0
-        and all(e.get("details", {}).get("pure_epsilon") is not None for e in ledger["entries"])
-    )
-    t = Table(title="Privacy ledger (pure ε-DP)" if pure else "Privacy ledger (zCDP; ε at the target δ)")
-    for col, just in (
-        ("phase", "left"),
-        ("steps", "right"),
-        ("mechanism", "left"),
-        ("ρ", "right"),
-        ("noise scale", "right"),
-        ("δ", "right"),
-        ("cum. ε", "right"),
-    ):
-        t.add_column(col, justify=just)
-    cum, dsum, cum_pure = 0.0, 0.0, 0.0
-    for phase, es in groups.items():
-        rho = sum(e["rho"] for e in es)
-        cum += rho
-        cum_pure += sum(e["details"]["pure_epsilon"] for e in es) if pure else 0.0
-        dsum += sum(e.get("delta", 0.0) for e in es)
-        scales = [e["noise_scale"] for e in es if e.get("noise_scale") is not None]
-        sc = (
-            ""
-            if not scales
-            else (
-                f"{min(scales):.3g}"
-                if max(scales) - min(scales) <= 1e-9 * max(scales)
-                else f"{min(scales):.3g}–{max(scales):.3g}"
-            )
-        )
-        ds = sum(e.get("delta", 0.0) for e in es)
-        eps = cum_pure if pure else (cdp_epsilon(cum, max(delta - dsum, 1e-300)) if cum > 0 else 0.0)
-        mechs = "/".join(sorted({e.get("mechanism", "").split(",")[0] for e in es}))
-        t.add_row(phase, str(len(es)), mechs, f"{rho:.4g}", sc, f"{ds:.2g}" if ds else "", f"{eps:.4f}")
+    led = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+    t = Table(title=led.title())
+    for col in PHASE_HEADER:
+        t.add_column(col, justify="left" if col in ("phase", "mechanism") else "right")
+    for row in led.phase_table():
+        t.add_row(*row)
     console.print(t)
-    console.print(
-        f"Total ρ = {s['rho_spent']:.6g} of {s['rho_total']:.6g}"
-        + (f", δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
-        + (
-            f" ⇒ pure {cum_pure:.4g}-DP"
-            if pure
-            else f" ⇒ ({s['epsilon_spent']:.4f}, {delta:g})-DP"
-            if s.get("epsilon_spent") is not None
-            else ""
-        )
-        + (f" (target ε={target[0]:g}, δ={target[1]:g})" if target else "")
-        + f"; neighbours: {s.get('neighbouring', 'add/remove one record')}"
-    )
-    if not s.get("private", True):
+    console.print(led.total_line() + f"; neighbours: {led.summary.get('neighbouring', 'add/remove one record')}")
+    if not led.summary.get("private", True):
         console.print("[bold red]NOT PRIVATE: seeded noise was used (reproducible experiment only).[/bold red]")
 
 
