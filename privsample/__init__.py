@@ -33,7 +33,7 @@ from privsample._version import __version__
 from privsample.errors import InputError
 
 if TYPE_CHECKING:
-    from privsample.api import Synthesizer, load
+    from privsample.api import Release, Synthesizer, load
     from privsample.data.schema import Schema
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
@@ -41,12 +41,13 @@ if TYPE_CHECKING:
 _LAZY = {
     "Synthesizer": "privsample.api",
     "load": "privsample.api",
+    "Release": "privsample.api",
     "synthesize": "privsample.pipeline",
     "Schema": "privsample.data.schema",
     "Ledger": "privsample.privacy.ledger",
 }
 
-__all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "InputError", "__version__"]
+__all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
