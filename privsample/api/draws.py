@@ -67,7 +67,7 @@ class Frontend:
 
     def warn_accuracy(self, message: str) -> None:
         """The accuracy bound is not met but ``skip_accuracy_check`` was given: draw anyway, say so."""
-        warnings.warn(f"{message}; drawing anyway ({self.switch('skip_accuracy_check')})", UserWarning, stacklevel=5)
+        warnings.warn(f"{message}; drawing anyway ({self.switch('skip_accuracy_check')})", UserWarning, stacklevel=4)
 
     def warn_seeded(self, seed: int) -> None:
         """A seed was given: the release is NOT PRIVATE."""
@@ -75,7 +75,7 @@ class Frontend:
             f"seed={seed}: using seeded NumPy noise; the output is NOT differentially private "
             "(reproducible experiments only)",
             UserWarning,
-            stacklevel=5,
+            stacklevel=4,
         )
 
 
