@@ -35,6 +35,7 @@ from privsample.errors import InputError
 if TYPE_CHECKING:
     from privsample.api import Release, Synthesizer, load
     from privsample.data.schema import Schema
+    from privsample.evaluate import Evaluation
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
 
@@ -45,9 +46,12 @@ _LAZY = {
     "synthesize": "privsample.pipeline",
     "Schema": "privsample.data.schema",
     "Ledger": "privsample.privacy.ledger",
+    "evaluate": "privsample.evaluate",  # the package itself: it is callable (privsample/evaluate/__init__.py)
+    "Evaluation": "privsample.evaluate",
 }
 
 __all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
+__all__ += ["evaluate", "Evaluation"]
 
 
 def __getattr__(name: str) -> Any:
@@ -55,7 +59,8 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        module = importlib.import_module(_LAZY[name])
+        value = module if name == "evaluate" else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'privsample' has no attribute {name!r}")
