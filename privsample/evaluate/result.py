@@ -43,7 +43,20 @@ class Evaluation:
     model or a ledger was given (else None). ``left_out``: real columns the schema does not list.
 
     ``to_html(path)`` writes the report of ``privsample evaluate --report``; a notebook shows the errors,
-    the loss and the guarantee (``_repr_html_``). Every form says that it is not private."""
+    the loss and the guarantee (``_repr_html_``). Every form says that it is not private.
+
+    Example::
+
+        >>> import pandas as pd
+        >>> from privsample.evaluate import evaluate
+        >>> real = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": ["1", "2", "2", "2"]})
+        >>> ev = evaluate(real, real.iloc[:2], workload=1)  # b: 1/4, 3/4 in the real table; 1/2, 1/2 in the other
+        >>> ev.errors[["domain", "order", "mean", "max", "worst"]]
+                domain  order  mean  max worst
+        0  real values      1  0.25  0.5     b
+        >>> "NOT PRIVATE" in ev._repr_html_() and "NOT PRIVATE" in repr(ev)
+        True
+    """
 
     def __init__(
         self,
