@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from privsample.api import Release, Synthesizer, load
     from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
     from privsample.data.schema import Schema
+    from privsample.evaluate import Evaluation
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
 
@@ -49,10 +50,13 @@ _LAZY = {
     "draw_kary": "privsample.api.draws",
     "draw_bernoulli": "privsample.api.draws",
     "draw_product": "privsample.api.draws",
+    "evaluate": "privsample.evaluate",  # the package itself: it is callable (privsample/evaluate/__init__.py)
+    "Evaluation": "privsample.evaluate",
 }
 
 __all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
 __all__ += ["draw_kary", "draw_bernoulli", "draw_product"]
+__all__ += ["evaluate", "Evaluation"]
 
 
 def __getattr__(name: str) -> Any:
@@ -60,7 +64,8 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        module = importlib.import_module(_LAZY[name])
+        value = module if name == "evaluate" else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'privsample' has no attribute {name!r}")

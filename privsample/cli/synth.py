@@ -401,7 +401,9 @@ def evaluate(
         {"REAL": real, "SYNTHETIC": synthetic, "--schema": schema, "--model": model, "--ledger": ledger},
         {"-r/--report": report},
     )
-    led, guarantee = load_guarantee(model, ledger)
+    from privsample.evaluate.guarantee import load_guarantee
+
+    load_guarantee(model, ledger)  # a bad model or ledger: one line, before anything else is printed
     _evaluate(
         real,
         synthetic,
@@ -409,76 +411,11 @@ def evaluate(
         workload,
         report,
         max_cliques,
-        ledger=led,
-        guarantee=guarantee,
+        model=model,
+        ledger=ledger,
         delimiter=delimiter,
         encoding=encoding,
     )
-
-
-def load_guarantee(model: Path | None, ledger: Path | None) -> tuple[dict | None, dict | None]:
-    """(ledger, guarantee) read from a saved model or a ledger file; (None, None) without either.
-
-    ``guarantee``: source, method, the target ε and δ, the ε spent and whether the noise was secure."""
-    import json
-
-    from privsample.privacy.accountant import Accountant
-
-    if model is None and ledger is None:
-        return None, None
-    source = model if model is not None else ledger
-    method = None
-    if model is not None:
-        from privsample.synth.model import SynthModel
-
-        meta = SynthModel.read_meta(model)
-        led, method = meta.get("ledger"), meta.get("mechanism")
-        params = meta.get("params") or {}
-    else:
-        try:
-            doc = json.loads(Path(ledger).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise PrivsampleError(f"ledger not found: {ledger}") from None
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise PrivsampleError(
-                f"cannot read ledger {ledger}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            ) from None
-        if isinstance(doc, dict) and isinstance(doc.get("ledger"), dict):  # a model's model.json
-            led, method, params = doc["ledger"], doc.get("mechanism"), doc.get("params") or {}
-        else:
-            led, params = doc, {}
-    try:
-        acc = Accountant.from_dict(led)
-    except Exception:  # noqa: BLE001 - any malformed ledger is bad input
-        raise PrivsampleError(
-            f"{source} holds no valid privacy ledger (expected 'summary' with rho_total and 'entries')"
-        ) from None
-    s = led["summary"]
-    target = s.get("target_epsilon_delta")
-    eps, dlt = (target[0], target[1]) if target else (params.get("epsilon"), params.get("delta"))
-    private = bool(s.get("private", True)) and acc.private and not params.get("unsafe", False)
-    guarantee = {
-        "source": str(source),
-        "method": method or "not recorded in the ledger",
-        "epsilon": eps,
-        "delta": dlt,
-        "epsilon_spent": acc.epsilon_spent(dlt if dlt is not None else None),
-        "rho_spent": acc.spent,
-        "rho_total": acc.rho_total,
-        "neighbouring": s.get("neighbouring", "add/remove one record"),
-        "private": private,
-    }
-    return led, guarantee
-
-
-def guarantee_text(g: dict) -> str:
-    """One line: the release's method and (ε, δ) guarantee, or that it carries none."""
-    eps = "ε not recorded" if g["epsilon"] is None else f"ε={g['epsilon']:g}"
-    dlt = "" if g["delta"] is None else f", δ={g['delta']:g}"
-    head = f"release guarantee ({Path(g['source']).name}): {g['method']}, target {eps}{dlt}"
-    if not g["private"]:
-        return head + "; NOT PRIVATE: seeded or unsafe settings were used"
-    return head + f"; spent ε={g['epsilon_spent']:.4g} ({g['neighbouring']})"
 
 
 def _evaluate(
@@ -488,37 +425,43 @@ def _evaluate(
     workload: int,
     report,
     max_cliques,
+    *,
+    model=None,
     ledger=None,
     title: str = "privsample evaluation",
-    guarantee: dict | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
 ) -> dict:
     """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
     summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
 
-    Scores on a domain read off the real table (``privsample.evaluate.tables``), so that no value of the
-    synthetic table makes it fail and no loss of the schema is hidden; with ``schema_path``, also the
-    error on that schema's domain and the share of real records it merges or clips, per column."""
-    from privsample.data.schema import Schema
-    from privsample.data.table import read_table
+    The scores are ``privsample.evaluate(...)``'s (the Python API's, one implementation): on a domain read off
+    the real table, so that no value of the synthetic table makes it fail and no loss of the schema is hidden;
+    with ``schema_path``, also the error on that schema's domain and the share of real records it merges or
+    clips, per column; with ``model`` or ``ledger``, the release's guarantee and ledger."""
+    import privsample.evaluate
+    from privsample.evaluate.guarantee import guarantee_text
     from privsample.evaluate.report import NON_PRIVATE_NOTICE
-    from privsample.evaluate.tables import evaluate_tables
 
     err.print(
         f"[bold]{NON_PRIVATE_NOTICE}[/bold] (evaluate compares with the real table exactly)",
         highlight=False,
         soft_wrap=True,
     )
-    sch = Schema.load(schema_path) if schema_path else None
-    rdf = read_table(real, delimiter=delimiter, encoding=encoding, **({"na_values": sch.na_values} if sch else {}))
-    sdf = read_table(synthetic, **({"na_values": sch.na_values} if sch else {}))
-    if sch is not None:
-        warn_unused_columns(err, rdf.columns, sch, real, schema_path)
-    ev = evaluate_tables(
-        rdf, sdf, sch, ks=tuple(range(1, workload + 1)), max_cliques=max_cliques, rng=0, synthetic_name=str(synthetic)
+    ev = privsample.evaluate.evaluate(
+        real,
+        synthetic,
+        schema_path,
+        model=model,
+        ledger=ledger,
+        workload=workload,
+        max_cliques=max_cliques,
+        delimiter=delimiter,
+        encoding=encoding,
     )
-    res = ev.summary
+    if ev.left_out:
+        warn_unused_columns(err, ev.left_out, ev.scores.schema, real, schema_path)
+    res, schema_res = ev.summary, ev.schema_summary
     t = Table(
         title=f"Workload error: {real.name} vs {synthetic.name} (mean L1 of normalised marginals, 0–2, "
         "on the real table's own values)"
@@ -527,32 +470,20 @@ def _evaluate(
     t.add_column("cliques", justify="right")
     t.add_column("mean L1", justify="right")
     t.add_column("max L1", justify="right")
-    if ev.schema_summary is not None:
+    if schema_res is not None:
         t.add_column(f"mean L1 on {Path(schema_path).name}'s domain", justify="right")
     for k, v in res.items():
         row = [f"{k}-way", str(v.get("n_cliques", "")), f"{v['mean']:.4f}", f"{v['max']:.4f}"]
-        if ev.schema_summary is not None:
-            row.append(f"{ev.schema_summary[k]['mean']:.4f}" if k in ev.schema_summary else "")
+        if schema_res is not None:
+            row.append(f"{schema_res[k]['mean']:.4f}" if k in schema_res else "")
         t.add_row(*row)
     out.print(t)
-    if guarantee is not None:
-        out.print(guarantee_text(guarantee), highlight=False)
-        print_ledger(ledger, out)
-    _print_losses(ev, schema_path)
+    if ev.guarantee is not None:
+        out.print(guarantee_text(ev.guarantee), highlight=False)
+        print_ledger(ev.ledger, out)
+    _print_losses(ev.scores, schema_path)
     if report is not None:
-        from privsample.evaluate.report import write_report
-
-        write_report(
-            report,
-            ev.real_engine,
-            ev.synth_engine,
-            ev.domain,
-            title=title,
-            ledger=ledger,
-            evaluation=ev,
-            schema_name=Path(schema_path).name if schema_path else None,
-            guarantee=guarantee,
-        )
+        ev.to_html(report, title=title)
         err.print(f"wrote report {report}")
     return res
 
@@ -622,7 +553,6 @@ def demo(
     write_table(res.table, synth_csv)
     res.model.save(model_zip)
     res.schema.save(sch_path)
-    led, guarantee = load_guarantee(release / "model.zip", None)
     _evaluate(
         src,
         synth_csv,
@@ -630,8 +560,7 @@ def demo(
         3,
         report,
         None,
-        ledger=led,
-        guarantee=guarantee,
+        model=model_zip,
         title=f"privsample demo: {method} on UCI Adult at ε={epsilon:g}, δ={delta:g}",
     )
     what = "what may be published" if seed is None else "seeded noise: NOT private, not for publication"

@@ -1,0 +1,143 @@
+"""Evaluation of a synthetic table against the real one: NOT PRIVATE, for the data owner, never for release.
+
+``privsample.evaluate(real, synthetic)`` (this package is callable: it runs :func:`evaluate`) scores the
+synthetic table by its workload error, the L1 distance between the normalised real and synthetic k-way
+marginals, as ``privsample evaluate`` does, and returns an :class:`Evaluation` (tables, text, notebook HTML, the
+HTML report). Everything it computes reads the real table exactly: it is not differentially private.
+
+    >>> import numpy as np, pandas as pd
+    >>> import privsample
+    >>> rng = np.random.default_rng(0)
+    >>> real = pd.DataFrame({"sex": rng.choice(["F", "M"], 1000), "age": rng.integers(17, 91, 1000)})
+    >>> synthetic = pd.DataFrame({"sex": rng.choice(["F", "M"], 500), "age": rng.integers(17, 91, 500)})
+    >>> ev = privsample.evaluate(real, synthetic, workload=2)
+    >>> ev.errors[["domain", "order", "cliques"]]
+            domain  order  cliques
+    0  real values      1        2
+    1  real values      2        1
+    >>> bool(ev.errors["max"].max() < 0.3)
+    True
+    >>> print(repr(ev).splitlines()[0])
+    Evaluation (NOT PRIVATE: Contains non-private statistics of the real data — do not release)
+
+Modules: ``tables`` (the scoring: the real table's own domain, what a schema loses), ``workload`` (the
+metric), ``report`` (the HTML report), ``result`` (:class:`Evaluation`), ``guarantee`` (the release's
+guarantee from its model or ledger), and the paper metrics ``classification`` and ``range_queries``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from typing import Any
+
+from privsample.errors import InputError
+from privsample.evaluate.result import Evaluation
+
+__all__ = ["evaluate", "Evaluation"]
+
+MAX_WORKLOAD = 5  # the largest marginal order scored (as ``evaluate --workload``)
+
+
+def _schema(schema: Any):
+    from privsample.data.schema import Schema
+
+    if schema is None or isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, (str, os.PathLike)):
+        return Schema.load(schema)
+    raise InputError(f"schema must be a Schema or a schema file, not {type(schema).__name__}")
+
+
+def _table(source: Any, label: str, schema, **csv: Any):
+    """``source`` (an in-memory table or a CSV/Parquet path) as ``read_table`` reads a file of it."""
+    from privsample.data.frames import ACCEPTED, frame_kind, frame_table
+    from privsample.data.table import empty_table_error, read_table
+
+    na = {"na_values": schema.na_values} if schema is not None else {}
+    if isinstance(source, (str, os.PathLike)):
+        return read_table(source, **csv, **na)
+    if frame_kind(source) is None:
+        raise InputError(f"{label}: expected {ACCEPTED}, not {type(source).__name__}")
+    df = frame_table(source, label=label, **na)
+    if len(df) == 0:
+        raise empty_table_error(label)
+    return df
+
+
+def evaluate(
+    real: Any,
+    synthetic: Any,
+    schema: Any = None,
+    *,
+    model: Any = None,
+    ledger: Any = None,
+    workload: int = 3,
+    max_cliques: int | None = None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+) -> Evaluation:
+    """Score ``synthetic`` against ``real`` by workload error, as ``privsample evaluate`` (NOT private).
+
+    ``real``, ``synthetic``: a pandas DataFrame, a pyarrow Table, a polars DataFrame or a CSV/Parquet path
+    (an in-memory table is read as the same data written to CSV). The error of every k-way marginal, k = 1 to
+    ``workload`` (at most 5; ``max_cliques``: a uniform sample of at most that many cliques per order), is
+    the L1 distance between the normalised real and synthetic marginals, scored on the real table's own
+    values (a synthetic value the real table lacks counts as error). ``schema`` (a ``Schema`` or a schema
+    file, e.g. the one the synthesizer used): only its columns are scored, also on its own domain, with the
+    share of real records it merges or clips per column. ``model`` (a fitted ``Synthesizer``, a
+    ``SynthModel`` or a saved model) or ``ledger`` (a ledger dict or its JSON file): the release's method,
+    ε, δ and privacy ledger, shown beside the errors. ``delimiter``, ``encoding``: of the real table's CSV
+    file (default: detected).
+
+    NOT PRIVATE: the result holds exact statistics of the real table; keep it with the data owner. Bad input
+    raises ``InputError`` (one line, as the command line prints it)."""
+    from privsample.evaluate.guarantee import load_guarantee
+    from privsample.evaluate.result import input_name
+    from privsample.evaluate.tables import evaluate_tables
+
+    if isinstance(workload, bool) or not isinstance(workload, int) or not 1 <= workload <= MAX_WORKLOAD:
+        raise InputError(f"workload must be an integer from 1 to {MAX_WORKLOAD}, not {workload!r}")
+    if max_cliques is not None and (isinstance(max_cliques, bool) or not isinstance(max_cliques, int)):
+        raise InputError(f"max_cliques must be a positive integer or None, not {max_cliques!r}")
+    if max_cliques is not None and max_cliques < 1:
+        raise InputError(f"max_cliques must be at least 1, not {max_cliques}")
+    led, guarantee = load_guarantee(model, ledger)
+    sch = _schema(schema)
+    rdf = _table(real, "the real table", sch, delimiter=delimiter, encoding=encoding)
+    synthetic_label = str(synthetic) if isinstance(synthetic, (str, os.PathLike)) else "the synthetic table"
+    sdf = _table(synthetic, synthetic_label, sch)
+    scores = evaluate_tables(
+        rdf,
+        sdf,
+        sch,
+        ks=tuple(range(1, workload + 1)),
+        max_cliques=max_cliques,
+        rng=0,
+        synthetic_name=synthetic_label,
+    )
+    return Evaluation(
+        scores,
+        ledger=led,
+        guarantee=guarantee,
+        real_name=input_name(real, "the real table"),
+        synthetic_name=input_name(synthetic, "the synthetic table"),
+        schema_name=input_name(schema, "the schema") if sch is not None else None,
+        left_out=[str(c) for c in rdf.columns if sch is not None and str(c) not in sch],
+        inputs={"real": real, "synthetic": synthetic, "schema": schema, "model": model, "ledger": ledger},
+    )
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable: ``privsample.evaluate(real, synthetic)`` runs :func:`evaluate`.
+
+    The package and the function share the name ``privsample.evaluate``. A function set on ``privsample``
+    would be replaced by the package as soon as any module of it is imported (the import system sets a
+    package's submodules as attributes of their parent), so the package itself is made callable."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Evaluation:
+        return evaluate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -256,7 +256,7 @@ def _ledger_section(ledger: Mapping[str, Any]) -> str:
 
 
 def _guarantee_section(g: Mapping[str, Any]) -> str:
-    """The release's method and (ε, δ) next to the errors (from ``privsample.cli.synth.load_guarantee``)."""
+    """The release's method and (ε, δ) next to the errors (from ``privsample.evaluate.guarantee.load_guarantee``)."""
     rows = [
         ("method", g.get("method")),
         ("from", g.get("source")),
@@ -276,7 +276,7 @@ def _guarantee_section(g: Mapping[str, Any]) -> str:
 
 def _loss_section(evaluation: Any, schema_name: str | None) -> str:
     """Per-column loss (share of real records a schema merges or clips; share of synthetic records outside the
-    real values) and the error on the schema's own domain, from a ``privsample.evaluate.tables.Evaluation``."""
+    real values) and the error on the schema's own domain, from a ``privsample.evaluate.tables.TableScores``."""
     name = schema_name or "the schema"
     parts = []
     if evaluation.schema_summary is not None:
@@ -465,12 +465,12 @@ def write_report(
     6 worst 1-way marginals; side-by-side heatmaps of the 3 worst 2-way marginals; a heatmap of the
     error of every column pair; the privacy ledger (``Accountant.to_dict()`` shape: summary with the
     epsilon-equivalent, and one row per entry). Labels come from ``schema`` (``Column.labels()``)
-    when it is given and matches the domain. With ``evaluation`` (``privsample.evaluate.tables.Evaluation``,
+    when it is given and matches the domain. With ``evaluation`` (``privsample.evaluate.tables.TableScores``,
     whose real-domain engines are ``real_engine``/``synth_engine``), also the error on the domain of the
     schema named ``schema_name`` and, per column, the share of real records that schema merges or clips and
     the share of synthetic records outside the real values. With ``guarantee``
-    (``privsample.cli.synth.load_guarantee``), the release's method, target (epsilon, delta) and spend right after
-    the workload error. The file is written atomically; returns its path.
+    (``privsample.evaluate.guarantee.load_guarantee``), the release's method, target (epsilon, delta) and
+    spend right after the workload error. The file is written atomically; returns its path.
     """
     page = build_report_html(
         real_engine,

@@ -52,7 +52,7 @@ __all__ = [
     "real_domain",
     "ColumnLoss",
     "schema_loss",
-    "Evaluation",
+    "TableScores",
     "evaluate_tables",
 ]
 
@@ -282,8 +282,9 @@ def schema_loss(real: pd.DataFrame, schema: Schema) -> list[ColumnLoss]:
 
 # -- both together -------------------------------------------------------------------------------------
 @dataclass
-class Evaluation:
-    """Workload errors on the real domain (the headline) and, with a schema, on the schema's domain."""
+class TableScores:
+    """Workload errors on the real domain (the headline) and, with a schema, on the schema's domain (NOT
+    private). ``privsample.evaluate.Evaluation`` presents them (tables, HTML) with the release's guarantee."""
 
     domain: EvalDomain
     real_engine: Any
@@ -306,7 +307,7 @@ def evaluate_tables(
     max_cliques: int | None = None,
     rng: int | None = 0,
     synthetic_name: str = "the synthetic table",
-) -> Evaluation:
+) -> TableScores:
     """Score ``synthetic`` against ``real`` (NOT private). Never raises on a value of either table.
 
     The headline ``summary`` is on ``real_domain(real)`` (restricted to the schema's columns when
@@ -333,7 +334,7 @@ def evaluate_tables(
     outside = {
         c.name: (float(np.count_nonzero(scodes[c.name] == c.outside_code)) / ns if ns else 0.0) for c in dom.columns
     }
-    ev = Evaluation(dom, reng, seng, res, outside)
+    ev = TableScores(dom, reng, seng, res, outside)
     if schema is not None:
         missing = [c for c in schema.names if c not in synthetic.columns]
         if missing:
