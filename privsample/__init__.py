@@ -33,8 +33,7 @@ from privsample._version import __version__
 from privsample.errors import InputError
 
 if TYPE_CHECKING:
-    from privsample.api import Release, Synthesizer, load
-    from privsample.data.schema import Schema
+    from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
 
@@ -43,11 +42,14 @@ _LAZY = {
     "load": "privsample.api",
     "Release": "privsample.api",
     "synthesize": "privsample.pipeline",
-    "Schema": "privsample.data.schema",
+    "Schema": "privsample.api",
+    "Categorical": "privsample.api",
+    "Numeric": "privsample.api",
     "Ledger": "privsample.privacy.ledger",
 }
 
 __all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
+__all__ += ["Categorical", "Numeric"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,7 +1,9 @@
 """The Python API, one module per family: ``synthesizer`` (``Synthesizer``, ``load``) and ``release``
-(``Release``, what the research samplers return). ``privsample`` re-exports each public name lazily."""
+(``Release``, what the research samplers return). ``privsample`` re-exports each public name lazily.
+``schema``: ``Schema`` (declared, drafted or privately discovered), ``Categorical``, ``Numeric``."""
 
 from privsample.api.release import Release
+from privsample.api.schema import Categorical, Numeric, Schema
 from privsample.api.synthesizer import OPTIONS, Synthesizer, load
 
-__all__ = ["Synthesizer", "load", "Release", "OPTIONS"]
+__all__ = ["Synthesizer", "load", "Release", "OPTIONS", "Schema", "Categorical", "Numeric"]
