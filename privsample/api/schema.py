@@ -85,11 +85,10 @@ def _column_cells(c: Column) -> tuple[str, str, str, str, str]:
         if not cats:
             shown = "(none: catch-all only)"
         return c.name, "categorical", shown, "yes" if c.nullable else "", c.other or ""
+    desc = f"[{c.lower:g}, {c.upper:g}], {c.bins} bin{'s' if c.bins != 1 else ''}"
     if c.edges is not None:
-        edges = ", ".join(f"{e:g}" for e in c.edges)
-        desc = f"[{c.lower:g}, {c.upper:g}], edges {edges}"
-    else:
-        desc = f"[{c.lower:g}, {c.upper:g}], {c.bins} bin{'s' if c.bins != 1 else ''}"
+        edges = [f"{e:g}" for e in c.edges]
+        desc += ", edges " + ", ".join(edges if len(edges) <= 8 else [*edges[:3], "…", *edges[-2:]])
     if c.integer:
         desc += ", integer"
     return c.name, "numeric", desc, "yes" if c.nullable else "", ""
@@ -115,15 +114,19 @@ class Schema(_BaseSchema):
     """
 
     def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.provenance not in PROVENANCES:
-            raise InputError(f"schema: unknown provenance {self.provenance!r} ({' | '.join(PROVENANCES)})")
+        if isinstance(self.columns, (Categorical, Numeric, str, bytes)) or not hasattr(self.columns, "__iter__"):
+            raise InputError(
+                f"schema columns must be a list of Categorical or Numeric, not {type(self.columns).__name__}"
+            )
+        self.columns = list(self.columns)
         bad = [c for c in self.columns if not isinstance(c, (Categorical, Numeric))]
         if bad:
             raise InputError(f"schema columns must be Categorical or Numeric, not {type(bad[0]).__name__}")
-        empty = [c for c in self.columns if not str(c.name).strip()]
-        if empty:
-            raise InputError("schema has a column with an empty name")
+        if any(not isinstance(c.name, str) or not c.name.strip() for c in self.columns):
+            raise InputError("schema column names must be non-empty text")
+        if self.provenance not in PROVENANCES:
+            raise InputError(f"schema: unknown provenance {self.provenance!r} ({' | '.join(PROVENANCES)})")
+        super().__post_init__()
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "ledger" and value is not None and not isinstance(value, Ledger):
