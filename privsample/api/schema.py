@@ -192,9 +192,10 @@ class Schema(_BaseSchema):
 
         Guarantee: the returned schema is (epsilon, delta)-DP for add/remove-one-record neighbouring tables
         (zCDP accounting, Bun & Steinke 2016): a noisy row count plans the split, then per column noisy
-        type counts, a stability-based histogram of categories (noisy counts above a threshold that
-        spends delta/2; every column gets an ``"(other)"`` catch-all) and private numeric bounds. Only
-        the column names (the header) are treated as public. The cost is in ``schema.ledger`` (a
+        type counts, a stability-based histogram of categories (noisy counts above a threshold; every
+        column gets an ``"(other)"`` catch-all) and private numeric bounds. The thresholds and bounds
+        use delta/2 in all, the conversion from zCDP to (epsilon, delta) the other half. Only the column
+        names (the header) are treated as public. The cost is in ``schema.ledger`` (a
         ``Ledger``: per-step ρ, δ and noise scale; it renders in a notebook), ``save`` keeps it, and a
         ``Synthesizer`` fitted with this schema adds it to its own ledger, so the fit's (epsilon, delta)
         covers discovery and synthesis together.

@@ -78,7 +78,8 @@ class Synthesizer:
         ``data``: a pandas DataFrame, a pyarrow Table, a polars DataFrame, a CSV/Parquet path or a Spark
         DataFrame. A DataFrame is read as the same data written to CSV would be (every value as text), so
         both give the same model for the same ``seed``. ``schema``: a reviewed public schema (a ``Schema``
-        or its YAML/JSON file); without it the domain is discovered privately with a share of the budget.
+        or its YAML/JSON file; an unreviewed ``Schema.draft`` is refused); without it the domain is discovered
+        privately with a share of the budget.
         ``seed``: seeded noise, NOT private (experiments only).
 
         Raises ``InputError`` for bad input before any budget is spent, and on a second call: the
