@@ -34,6 +34,7 @@ from privsample.errors import InputError
 
 if TYPE_CHECKING:
     from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
+    from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
 
@@ -46,9 +47,13 @@ _LAZY = {
     "Categorical": "privsample.api",
     "Numeric": "privsample.api",
     "Ledger": "privsample.privacy.ledger",
+    "draw_kary": "privsample.api.draws",
+    "draw_bernoulli": "privsample.api.draws",
+    "draw_product": "privsample.api.draws",
 }
 
 __all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
+__all__ += ["draw_kary", "draw_bernoulli", "draw_product"]
 __all__ += ["Categorical", "Numeric"]
 
 
