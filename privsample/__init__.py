@@ -33,9 +33,8 @@ from privsample._version import __version__
 from privsample.errors import InputError
 
 if TYPE_CHECKING:
-    from privsample.api import Release, Synthesizer, load
+    from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
     from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
-    from privsample.data.schema import Schema
     from privsample.evaluate import Evaluation
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
@@ -45,7 +44,9 @@ _LAZY = {
     "load": "privsample.api",
     "Release": "privsample.api",
     "synthesize": "privsample.pipeline",
-    "Schema": "privsample.data.schema",
+    "Schema": "privsample.api",
+    "Categorical": "privsample.api",
+    "Numeric": "privsample.api",
     "Ledger": "privsample.privacy.ledger",
     "draw_kary": "privsample.api.draws",
     "draw_bernoulli": "privsample.api.draws",
@@ -57,6 +58,7 @@ _LAZY = {
 __all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
 __all__ += ["draw_kary", "draw_bernoulli", "draw_product"]
 __all__ += ["evaluate", "Evaluation"]
+__all__ += ["Categorical", "Numeric"]
 
 
 def __getattr__(name: str) -> Any:

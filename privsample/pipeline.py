@@ -288,6 +288,30 @@ def make_accountant(
     return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
 
 
+def discover_schema(df, epsilon: float, delta: float, noise: NoiseSource) -> Schema:
+    """The schema of ``df`` discovered under (epsilon, delta)-DP, as ``privsample schema --private-epsilon``
+    discovers it: the whole budget goes to discovery (``private_schema`` with ``rho`` of (epsilon, delta/2)
+    and delta/2 for the category thresholds, ``DISCOVERY_BINS`` bins, at most ``DISCOVERY_MAX_CATEGORIES``
+    categories a column). The schema has provenance "private" and carries the accountant's ledger, so that a
+    later fit with it adds this cost to its own. ``InputError`` for a bad budget, before any spend."""
+    from privsample.data.discovery import private_schema
+
+    check_budget(epsilon, delta)
+    acc = Accountant.from_epsilon_delta(epsilon, delta, delta_slack=delta / 2)
+    s = private_schema(
+        df,
+        acc,
+        noise,
+        rho=acc.rho_total,
+        delta=delta / 2,
+        bins=DISCOVERY_BINS,
+        max_categories=DISCOVERY_MAX_CATEGORIES,
+    )
+    s.ledger = acc.to_dict()
+    s.provenance = "private"
+    return s
+
+
 def in_memory_table(source, engine: str, schema: Schema | None):
     """``source`` as ``read_table`` would read it from CSV when it is an in-memory table (``frame_table``),
     None for a path or a Spark DataFrame; ``InputError`` for anything else (before any budget is spent)."""

@@ -1,9 +1,12 @@
 """The Python API, one module per family: ``synthesizer`` (``Synthesizer``, ``load``) and ``release``
-(``Release``, what the research samplers return). ``privsample`` re-exports each public name lazily."""
+(``Release``, what the research samplers return). ``privsample`` re-exports each public name lazily.
+``schema``: ``Schema`` (declared, drafted or privately discovered), ``Categorical``, ``Numeric``."""
 
 from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
 from privsample.api.release import Release
+from privsample.api.schema import Categorical, Numeric, Schema
 from privsample.api.synthesizer import OPTIONS, Synthesizer, load
 
 __all__ = ["Synthesizer", "load", "Release", "OPTIONS"]
 __all__ += ["draw_kary", "draw_bernoulli", "draw_product"]
+__all__ += ["Schema", "Categorical", "Numeric"]

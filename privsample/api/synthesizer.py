@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from privsample.data.schema import Schema
+from privsample.api.schema import Schema as PublicSchema
+from privsample.data.schema import Schema, check_schema_usable
 from privsample.data.table import table_format
 from privsample.errors import InputError
 from privsample.pipeline import DEFAULT_DELTA, check_budget, in_memory_table, method_options, synthesize
@@ -77,7 +78,8 @@ class Synthesizer:
         ``data``: a pandas DataFrame, a pyarrow Table, a polars DataFrame, a CSV/Parquet path or a Spark
         DataFrame. A DataFrame is read as the same data written to CSV would be (every value as text), so
         both give the same model for the same ``seed``. ``schema``: a reviewed public schema (a ``Schema``
-        or its YAML/JSON file); without it the domain is discovered privately with a share of the budget.
+        or its YAML/JSON file; an unreviewed ``Schema.draft`` is refused); without it the domain is discovered
+        privately with a share of the budget.
         ``seed``: seeded noise, NOT private (experiments only).
 
         Raises ``InputError`` for bad input before any budget is spent, and on a second call: the
@@ -90,6 +92,8 @@ class Synthesizer:
             schema = Schema.load(schema)
         elif schema is not None and not isinstance(schema, Schema):
             raise InputError(f"schema must be a Schema or a schema file, not {type(schema).__name__}")
+        if schema is not None:
+            check_schema_usable(schema)  # an unreviewed draft is refused before the budget is marked spent
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise InputError(f"seed must be an integer or None (got {seed!r})")
         if in_memory_table(data, "auto", schema) is None and isinstance(data, (str, os.PathLike)):
@@ -135,9 +139,11 @@ class Synthesizer:
         return self._fitted()
 
     @property
-    def schema(self) -> Schema | None:
-        """The schema of the fitted model (the reviewed one, or the privately discovered one)."""
-        return self._fitted().schema
+    def schema(self) -> PublicSchema | None:
+        """The schema of the fitted model (the reviewed one, or the privately discovered one), a copy as a
+        ``privsample.Schema``."""
+        schema = self._fitted().schema
+        return None if schema is None else PublicSchema._of(schema)
 
     @property
     def ledger(self) -> Ledger:

@@ -270,14 +270,10 @@ def schema(
     encoding: Optional[str] = encoding_option(),
 ) -> None:
     """Draft a schema: non-private (review it!) or private with --private-epsilon."""
-    from privsample.data.discovery import draft_schema, private_schema
+    from privsample.data.discovery import draft_schema
     from privsample.data.table import read_table
-    from privsample.pipeline import (
-        DISCOVERY_BINS,
-        DISCOVERY_MAX_CATEGORIES,
-        check_budget,
-    )
-    from privsample.privacy import Accountant, make_noise
+    from privsample.pipeline import check_budget, discover_schema
+    from privsample.privacy import make_noise
 
     check_paths({"INPUT": input}, {"-o/--output": output})
     # Private discovery is a release under add/remove neighbours: an empty table is not refused.
@@ -293,20 +289,9 @@ def schema(
         return
     check_budget(private_epsilon, delta)
     warn_seeded(seed)
-    acc = Accountant.from_epsilon_delta(private_epsilon, delta, delta_slack=delta / 2)
-    s = private_schema(
-        df,
-        acc,
-        make_noise(seed, quiet=True),
-        rho=acc.rho_total,
-        delta=delta / 2,
-        bins=DISCOVERY_BINS,
-        max_categories=DISCOVERY_MAX_CATEGORIES,
-    )
-    s.ledger = acc.to_dict()
-    s.provenance = "private"
+    s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True))
     s.save(output)
-    print_ledger(acc.to_dict(), err)
+    print_ledger(s.ledger, err)
     err.print(f"wrote a privately discovered schema to {output}; 'synth --schema' adds its cost to its own ledger")
 
 
