@@ -34,6 +34,8 @@ from privsample.errors import InputError
 
 if TYPE_CHECKING:
     from privsample.api import Release, Synthesizer, load
+    from privsample.api.cube import cube_sample
+    from privsample.api.mbde import mbde_sample
     from privsample.data.schema import Schema
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
@@ -42,12 +44,15 @@ _LAZY = {
     "Synthesizer": "privsample.api",
     "load": "privsample.api",
     "Release": "privsample.api",
+    "cube_sample": "privsample.api.cube",
+    "mbde_sample": "privsample.api.mbde",
     "synthesize": "privsample.pipeline",
     "Schema": "privsample.data.schema",
     "Ledger": "privsample.privacy.ledger",
 }
 
 __all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
+__all__ += ["cube_sample", "mbde_sample"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,7 +1,10 @@
 """The Python API, one module per family: ``synthesizer`` (``Synthesizer``, ``load``) and ``release``
 (``Release``, what the research samplers return). ``privsample`` re-exports each public name lazily."""
 
+from privsample.api.cube import cube_sample
+from privsample.api.mbde import mbde_sample
 from privsample.api.release import Release
 from privsample.api.synthesizer import OPTIONS, Synthesizer, load
 
 __all__ = ["Synthesizer", "load", "Release", "OPTIONS"]
+__all__ += ["cube_sample", "mbde_sample"]
