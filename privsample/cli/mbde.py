@@ -87,7 +87,7 @@ def mbde(
     table = release.table
     write_table(table, output)
     print_ledger(release.ledger, err)
-    err.print(release.rule)
+    err.print(release.rule, markup=False)  # "[lower, upper]" is text, not a style
     err.print(
         f"released {len(table):,} rows of {', '.join(table.columns)} to {output}: {release.guarantee}"
         + ("" if release.private else " [NOT PRIVATE: seeded]")
