@@ -2,9 +2,11 @@
 (``Release``, what the research samplers return). ``privsample`` re-exports each public name lazily."""
 
 from privsample.api.cube import cube_sample
+from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
 from privsample.api.mbde import mbde_sample
 from privsample.api.release import Release
 from privsample.api.synthesizer import OPTIONS, Synthesizer, load
 
 __all__ = ["Synthesizer", "load", "Release", "OPTIONS"]
 __all__ += ["cube_sample", "mbde_sample"]
+__all__ += ["draw_kary", "draw_bernoulli", "draw_product"]
