@@ -194,6 +194,10 @@ def test_bad_argument_types():
         mbde_sample(pd.DataFrame({"a": [1]}), schema=3, columns="a", epsilon=1, samples=1)
     with pytest.raises(InputError, match="seed must be an integer"):
         cube_sample(pd.DataFrame({"a": [1]}), epsilon=1, k=1, seed="x")
+    with pytest.raises(InputError, match="apply to CSV files"):
+        cube_sample(pd.DataFrame({"a": [1]}), epsilon=1, k=1, delimiter=";")
+    with pytest.raises(InputError, match="apply to CSV files"):
+        mbde_sample(pd.DataFrame({"a": [1]}), schema=MBDE_SCHEMA, columns="a", epsilon=1, samples=1, encoding="latin-1")
     with pytest.raises(InputError, match="samples must be an integer"):
         mbde_sample(pd.DataFrame({"a": [1]}), schema=MBDE_SCHEMA, columns="a", epsilon=1, samples=2.5)
 

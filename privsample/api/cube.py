@@ -35,6 +35,7 @@ from typing import Any
 from privsample.api.options import (
     OptionName,
     as_path,
+    check_csv_options,
     check_data,
     check_integer,
     check_number,
@@ -115,6 +116,7 @@ def cube_input(
     from privsample.data.frames import frame_table
 
     kind = check_data(data)
+    check_csv_options(kind, delimiter, encoding)
     check_schema_argument(schema)
     if kind is None:
         eng, enc, sch = load_for_cube(as_path(data), as_path(schema), delimiter=delimiter, encoding=encoding)
@@ -205,7 +207,7 @@ def cube_sample(
         ...
         privsample.cube.sampler.CertificationError: releasing k=2 points certifies only epsilon >= ...
     """
-    check_data(data)
+    check_csv_options(check_data(data), delimiter, encoding)
     check_schema_argument(schema)
     request = cube_request(
         epsilon=epsilon,

@@ -35,6 +35,7 @@ from typing import Any
 from privsample.api.options import (
     OptionName,
     as_path,
+    check_csv_options,
     check_data,
     check_integer,
     check_number,
@@ -169,7 +170,9 @@ def mbde_table(data: Any, *, delimiter: str | None = None, encoding: str | None 
     from privsample.data.frames import frame_table
     from privsample.data.table import read_table
 
-    if check_data(data) is not None:
+    kind = check_data(data)
+    check_csv_options(kind, delimiter, encoding)
+    if kind is not None:
         return frame_table(data, label=INPUT_LABEL)
     return read_table(as_path(data), allow_empty=True, delimiter=delimiter, encoding=encoding)
 
@@ -271,7 +274,7 @@ def mbde_sample(
         >>> release.guarantee
         'ε = 2 in total = 10 samples × per-sample ε 0.2, integral privacy (any two datasets, Husain et al.); ...'
     """
-    check_data(data)
+    check_csv_options(check_data(data), delimiter, encoding)
     check_schema_argument(schema, required=True)
     request = mbde_request(
         columns=columns,

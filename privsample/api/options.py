@@ -77,6 +77,12 @@ def check_data(data: Any) -> str | None:
     return kind
 
 
+def check_csv_options(kind: str | None, delimiter: str | None, encoding: str | None) -> None:
+    """``delimiter`` and ``encoding`` are a CSV file's: refused for an in-memory table (``kind`` not None)."""
+    if kind is not None and (delimiter is not None or encoding is not None):
+        raise InputError("delimiter and encoding apply to CSV files, not to an in-memory table")
+
+
 def check_schema_argument(schema: Any, required: bool = False) -> None:
     """A ``Schema``, a schema file (str or path) or, unless ``required``, None."""
     from privsample.data.schema import Schema
@@ -101,6 +107,7 @@ __all__ = [
     "check_integer",
     "check_number",
     "check_data",
+    "check_csv_options",
     "check_schema_argument",
     "as_path",
 ]
