@@ -22,9 +22,13 @@ The Python API (imported on first use, so that ``import privsample`` stays light
 ``data`` may also be a pyarrow Table, a polars DataFrame or a CSV/Parquet path. ``synth.save("model.zip")``
 writes the model as ``privsample synth --save-model`` does; ``privsample.load("model.zip")`` reads it back.
 
-``Synthesizer`` (fit once, sample at will), ``load`` (a saved model), ``synthesize`` (fit and sample in one
-call), ``Schema`` (the public description of the columns) and ``InputError`` (raised for bad input, before any
-budget is spent).
+Synthetic data: ``Synthesizer`` (fit once, sample at will), ``load`` (a saved model), ``synthesize`` (fit and
+sample in one call). The domain: ``Schema`` (declared with ``Categorical`` and ``Numeric`` columns, drafted
+NON-PRIVATELY with ``Schema.draft``, or discovered privately with ``Schema.discover``). Evaluation (NOT
+private): ``evaluate`` returns an ``Evaluation``. The research samplers, each returning a ``Release`` (the
+draws, the ``Ledger``, the guarantee): ``draw_kary``, ``draw_bernoulli``, ``draw_product`` (samplers from
+distributions), ``cube_sample`` (noise-free sampling on the Boolean cube), ``mbde_sample`` (integrally private
+MBDE). Bad input raises ``InputError`` before any budget is spent.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -34,7 +38,9 @@ from privsample.errors import InputError
 
 if TYPE_CHECKING:
     from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
+    from privsample.api.cube import cube_sample
     from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
+    from privsample.api.mbde import mbde_sample
     from privsample.evaluate import Evaluation
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
@@ -42,23 +48,22 @@ if TYPE_CHECKING:
 _LAZY = {
     "Synthesizer": "privsample.api",
     "load": "privsample.api",
-    "Release": "privsample.api",
     "synthesize": "privsample.pipeline",
     "Schema": "privsample.api",
     "Categorical": "privsample.api",
     "Numeric": "privsample.api",
-    "Ledger": "privsample.privacy.ledger",
+    "evaluate": "privsample.evaluate",  # the package itself: it is callable (privsample/evaluate/__init__.py)
+    "Evaluation": "privsample.evaluate",
     "draw_kary": "privsample.api.draws",
     "draw_bernoulli": "privsample.api.draws",
     "draw_product": "privsample.api.draws",
-    "evaluate": "privsample.evaluate",  # the package itself: it is callable (privsample/evaluate/__init__.py)
-    "Evaluation": "privsample.evaluate",
+    "cube_sample": "privsample.api.cube",
+    "mbde_sample": "privsample.api.mbde",
+    "Release": "privsample.api",
+    "Ledger": "privsample.privacy.ledger",
 }
 
-__all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
-__all__ += ["draw_kary", "draw_bernoulli", "draw_product"]
-__all__ += ["evaluate", "Evaluation"]
-__all__ += ["Categorical", "Numeric"]
+__all__ = [*_LAZY, "InputError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

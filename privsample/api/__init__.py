@@ -1,12 +1,28 @@
-"""The Python API, one module per family: ``synthesizer`` (``Synthesizer``, ``load``) and ``release``
-(``Release``, what the research samplers return). ``privsample`` re-exports each public name lazily.
-``schema``: ``Schema`` (declared, drafted or privately discovered), ``Categorical``, ``Numeric``."""
+"""The Python API, one module per family; ``privsample`` re-exports each public name lazily.
 
+``synthesizer`` (``Synthesizer``, ``load``), ``schema`` (``Schema`` declared, drafted or privately discovered;
+``Categorical``, ``Numeric``), and the research samplers, each returning a ``release.Release``: ``draws``
+(``draw_kary``, ``draw_bernoulli``, ``draw_product``), ``cube`` (``cube_sample``), ``mbde`` (``mbde_sample``).
+``options`` holds the checks of arguments they share."""
+
+from privsample.api.cube import cube_sample
 from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
+from privsample.api.mbde import mbde_sample
 from privsample.api.release import Release
 from privsample.api.schema import Categorical, Numeric, Schema
 from privsample.api.synthesizer import OPTIONS, Synthesizer, load
 
-__all__ = ["Synthesizer", "load", "Release", "OPTIONS"]
-__all__ += ["draw_kary", "draw_bernoulli", "draw_product"]
-__all__ += ["Schema", "Categorical", "Numeric"]
+__all__ = [
+    "Synthesizer",
+    "load",
+    "Schema",
+    "Categorical",
+    "Numeric",
+    "draw_kary",
+    "draw_bernoulli",
+    "draw_product",
+    "cube_sample",
+    "mbde_sample",
+    "Release",
+    "OPTIONS",
+]

@@ -51,37 +51,31 @@ def cube_sample(
     Pure ε-DP for replace-one neighbours with n public: the output, messages and ledger hold the draws and
     public parameters only (never λ* or solver numbers). Values are read by a fixed per-record rule, printed
     whatever the data; a draft or privately discovered schema is refused."""
-    import numpy as np
-
+    from privsample.api.cube import cube_input, cube_release, cube_request
+    from privsample.api.options import cli_option
     from privsample.pipeline import write_table
-    from privsample.privacy import Accountant, make_noise
-    from privsample.cube.sampler import NEIGHBOURING, BooleanCubeSampler
-    from privsample.cube.pipeline import (
-        decode_table,
-        load_for_cube,
-        reading_rule,
-    )
 
-    if not (epsilon > 0 and epsilon < float("inf")):
-        raise PrivsampleError(f"--epsilon must be > 0 and finite (got {epsilon})")
-    warn_seeded(seed)
-    sampler = BooleanCubeSampler(degree=degree, m=m, delta=delta, Delta=big_delta, invalid=invalid)
-    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})
-    eng, enc, sch = load_for_cube(input, schema, delimiter=delimiter, encoding=encoding)
-    if schema is not None:  # header and schema only (public)
-        warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
-    acc = Accountant(epsilon**2 / 2, target=(epsilon, 0.0), neighbouring=NEIGHBOURING)
-    rng = np.random.default_rng(seed)
-    rel = sampler.sample(eng, enc, k, acc, make_noise(seed, quiet=True), epsilon=epsilon, rng=rng)
-    write_table(decode_table(rel.codes, sch, rng), output)
-    err.print(reading_rule(schema is not None), soft_wrap=True)  # every release: never says whether it fired
-    print_ledger(acc.to_dict(), err)
-    # The count and valid fraction are functions of the released draws and the public encoding only.
-    err.print(
-        f"released {len(rel.codes[sch.names[0]]):,} points to {output}: certified pure ε = {rel.epsilon:.4g} "
-        f"(replace-one, n public; p={rel.info['p']}, d={degree}, m={rel.info['m']}); "
-        f"{rel.valid_fraction:.1%} were valid codes ({invalid} for the rest)"
+    request = cube_request(
+        epsilon=epsilon,
+        k=k,
+        m=m,
+        degree=degree,
+        small_delta=delta,
+        big_delta=big_delta,
+        invalid=invalid,
+        seed=seed,
+        option=cli_option,
     )
+    warn_seeded(seed)
+    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})
+    table = cube_input(input, schema, delimiter=delimiter, encoding=encoding)
+    if schema is not None:  # header and schema only (public)
+        warn_unused_file_columns(err, input, table.schema, schema, delimiter=delimiter, encoding=encoding)
+    release = cube_release(request, table)
+    write_table(release.table, output)
+    err.print(release.rule, soft_wrap=True)  # every release: never says whether it fired
+    print_ledger(release.ledger, err)
+    err.print(f"released {len(release.table):,} points to {output}: {release.guarantee}; {'; '.join(release.notes)}")
 
 
 @cube_app.command("bounds")

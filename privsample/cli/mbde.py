@@ -11,7 +11,6 @@ m, T, C*, the columns). Errors concern public facts: flags, the output path, the
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Optional
 
@@ -25,18 +24,6 @@ from privsample.cli.common import (
     print_ledger,
     warn_seeded,
 )
-
-
-def _hidden(text: str) -> tuple[int, ...]:
-    from privsample.errors import InputError
-
-    try:
-        sizes = tuple(int(s) for s in text.split(",") if s.strip())
-    except ValueError:
-        sizes = ()
-    if not sizes or any(s < 1 for s in sizes):
-        raise InputError(f"--hidden must be comma-separated positive layer sizes (got {text!r})")
-    return sizes
 
 
 def mbde(
@@ -73,63 +60,35 @@ def mbde(
     encoding: Optional[str] = encoding_option(),
 ) -> None:
     """Release m rows drawn with MBDE (integral privacy, Husain et al.) from numeric columns with public bounds."""
-    from privsample.data.schema import Schema
-    from privsample.data.table import read_table
-    from privsample.errors import InputError
+    from privsample.api.mbde import mbde_release, mbde_request, mbde_schema, mbde_table
+    from privsample.api.options import cli_option
     from privsample.pipeline import write_table
-    from privsample.privacy import Accountant
-    from privsample.privacy.noise import make_noise
-    from privsample.mbde.density import IP_NEIGHBOURING, step_sizes
-    from privsample.mbde.release import (
-        INPUT_RULE,
-        check_public_schema,
-        indistinguishability_warning,
-        per_sample_epsilon,
-        release_table,
-    )
 
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise InputError(f"--epsilon must be > 0 and finite (got {epsilon})")
-    if samples < 1:
-        raise InputError(f"--samples must be >= 1 (got {samples})")
-    if epochs < 1 or rounds < 1:
-        raise InputError("--epochs and --rounds must be >= 1")
-    eps_s = per_sample_epsilon(epsilon, samples)
-    step_sizes(eps_s, c_star, rounds, schedule)  # validates C* and the schedule before reading data
-    sizes = _hidden(hidden)
-    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})  # before the data are read
-    warn_seeded(seed)
-    msg = indistinguishability_warning(epsilon, samples)
-    if msg:
-        err.print(f"[bold yellow]warning: {msg}[/bold yellow]")
-    sch = Schema.load(schema)
-    check_public_schema(sch)  # before the data are read
-    # n is not public under integral privacy: no refusal for n = 0
-    df = read_table(input, allow_empty=True, delimiter=delimiter, encoding=encoding)
-    acc = Accountant(epsilon**2 / 2, target=(epsilon, 0.0), neighbouring=IP_NEIGHBOURING)
-    table, rel = release_table(
-        df,
-        sch,
-        columns.split(","),
-        epsilon,
-        samples,
-        acc,
-        seed=seed,
-        noise=make_noise(seed, quiet=True),
-        sd=box_sd,
-        warn=False,
-        T=rounds,
+    request = mbde_request(
+        columns=columns,
+        epsilon=epsilon,
+        samples=samples,
+        rounds=rounds,
         c_star=c_star,
         epochs=epochs,
-        hidden=sizes,
+        hidden=hidden,
+        box_sd=box_sd,
         schedule=schedule,
+        seed=seed,
+        option=cli_option,
     )
+    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})  # before the data are read
+    warn_seeded(seed)
+    if request.warning:
+        err.print(f"[bold yellow]warning: {request.warning}[/bold yellow]")
+    sch = mbde_schema(schema)  # before the data are read
+    # n is not public under integral privacy: no refusal for n = 0
+    release = mbde_release(request, sch, mbde_table(input, delimiter=delimiter, encoding=encoding))
+    table = release.table
     write_table(table, output)
-    print_ledger(acc.to_dict(), err)
-    err.print(INPUT_RULE)
+    print_ledger(release.ledger, err)
+    err.print(release.rule, markup=False)  # "[lower, upper]" is text, not a style
     err.print(
-        f"released {len(table):,} rows of {', '.join(table.columns)} to {output}: ε = {epsilon:g} in total "
-        f"= {samples} samples × per-sample ε {eps_s:.4g}, integral privacy (any two datasets, Husain et al.); "
-        f"T={rounds}, C*={c_star:g}, C*·Σθ = {rel.info['c_star'] * sum(rel.info['thetas']):.4g} ≤ ε/4 "
-        "per sample" + ("" if rel.private else " [NOT PRIVATE: seeded]")
+        f"released {len(table):,} rows of {', '.join(table.columns)} to {output}: {release.guarantee}"
+        + ("" if release.private else " [NOT PRIVATE: seeded]")
     )

@@ -100,6 +100,36 @@ def schema_codes(df: pd.DataFrame, schema: Schema) -> dict[str, np.ndarray]:
     return encode(df, schema, release=True)
 
 
+def cube_schema(schema: Schema | str | Path | None) -> Schema | None:
+    """The public schema of a cube release, loaded from its file if need be, refused if it is a draft or was
+    discovered privately (:func:`check_schema_for_cube`); None stays None (the binary reading). No data is read."""
+    if isinstance(schema, (str, Path)):
+        path = schema
+        schema = Schema.load(schema)
+        check_schema_for_cube(schema, str(path))
+    elif schema is not None:
+        check_schema_for_cube(schema)
+    return schema
+
+
+def cube_codes(df: pd.DataFrame, schema: Schema | None, source: str | Path = "the table"):
+    """(engine, encoding, schema) for a table read as ``read_table`` reads a file (all text), by the per-record
+    rule of the module docstring; ``schema`` already checked (:func:`cube_schema`). A table with no data rows
+    is refused (n is public under replace-one). The returned schema is the one the codes are in."""
+    from privsample.data.table import empty_table_error
+    from privsample.marginals import NumpyEngine
+
+    if len(df) == 0:
+        raise empty_table_error(source)  # n is public (replace-one)
+    if schema is None:
+        schema = binary_schema(df.columns)
+        codes = binary_codes(df)
+    else:
+        schema = total_schema(schema)
+        codes = schema_codes(df, schema)
+    return NumpyEngine(codes, schema.domain()), CubeEncoding.from_schema(schema), schema
+
+
 def load_for_cube(
     source: str | Path,
     schema: Schema | str | Path | None = None,
@@ -112,30 +142,16 @@ def load_for_cube(
     ``delimiter`` / ``encoding``: a CSV file's, as for ``read_table`` (default: detected).
 
     The returned schema is the one the codes are in (the total schema when one was given)."""
-    from privsample.data.table import empty_table_error, read_table
-    from privsample.marginals import NumpyEngine
+    from privsample.data.table import read_table
 
-    if isinstance(schema, (str, Path)):
-        path = schema
-        schema = Schema.load(schema)
-        check_schema_for_cube(schema, str(path))
-    elif schema is not None:
-        check_schema_for_cube(schema)
+    schema = cube_schema(schema)  # before the data is read
     df = read_table(
         source,
         delimiter=delimiter,
         encoding=encoding,
         **({"na_values": schema.na_values} if schema is not None else {}),
     )
-    if len(df) == 0:
-        raise empty_table_error(source)  # n is public (replace-one)
-    if schema is None:
-        schema = binary_schema(df.columns)
-        codes = binary_codes(df)
-    else:
-        schema = total_schema(schema)
-        codes = schema_codes(df, schema)
-    return NumpyEngine(codes, schema.domain()), CubeEncoding.from_schema(schema), schema
+    return cube_codes(df, schema, source)
 
 
 def decode_table(codes: dict[str, np.ndarray], schema: Schema, rng: np.random.Generator) -> pd.DataFrame:
@@ -151,6 +167,8 @@ __all__ = [
     "schema_codes",
     "check_schema_for_cube",
     "reading_rule",
+    "cube_schema",
+    "cube_codes",
     "load_for_cube",
     "decode_table",
 ]
