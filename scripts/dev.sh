@@ -13,7 +13,7 @@ setup() {
      || [ setup.py -nt "$STAMP" ]; then
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -c constraints.txt -e ".[test,spark]"
+    "$VENV/bin/python" -m pip install -q -c constraints.txt -e ".[test,spark,docs]"
     touch "$STAMP"
   fi
 }
