@@ -34,6 +34,7 @@ from privsample.errors import InputError
 
 if TYPE_CHECKING:
     from privsample.api import Release, Synthesizer, load
+    from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
     from privsample.data.schema import Schema
     from privsample.pipeline import synthesize
     from privsample.privacy.ledger import Ledger
@@ -45,9 +46,13 @@ _LAZY = {
     "synthesize": "privsample.pipeline",
     "Schema": "privsample.data.schema",
     "Ledger": "privsample.privacy.ledger",
+    "draw_kary": "privsample.api.draws",
+    "draw_bernoulli": "privsample.api.draws",
+    "draw_product": "privsample.api.draws",
 }
 
 __all__ = ["Synthesizer", "load", "synthesize", "Schema", "Ledger", "Release", "InputError", "__version__"]
+__all__ += ["draw_kary", "draw_bernoulli", "draw_product"]
 
 
 def __getattr__(name: str) -> Any:

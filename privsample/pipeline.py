@@ -26,6 +26,7 @@ neighbours).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -167,6 +168,14 @@ def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
     return out
 
 
+def _check_number(flag: str, value, positive: bool = False) -> bool:
+    """``value`` is a finite real number (and > 0 with ``positive``), else ``InputError`` naming ``flag``."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (positive and value <= 0):
+        raise InputError(f"{flag} must be a finite number{' > 0' if positive else ''} (got {value!r})")
+    return True
+
+
 def method_options(
     method: str,
     *,
@@ -187,9 +196,20 @@ def method_options(
             "--method ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
             "add --unsafe-as-published to run it for reproduction only"
         )
+    _check_number("--max-memory-mb", max_memory_mb, positive=True)
+    if iters is not None and (isinstance(iters, bool) or not isinstance(iters, numbers.Integral) or iters < 1):
+        raise InputError(f"--iters must be a whole number >= 1 (got {iters!r})")
+    if max_model_size is not None:
+        _check_number("--max-model-size", max_model_size, positive=True)
+    if eta is not None and not (_check_number("--eta", eta) and 0 < eta <= 1):
+        raise InputError(f"--eta must be in (0, 1] (got {eta!r})")
+    from privsample.synth.ppsyn import SCHEDULES
+
+    if schedule is not None and schedule not in SCHEDULES:
+        raise InputError(f"--schedule must be one of {', '.join(SCHEDULES)} (got {schedule!r})")
     opts: dict = {"max_memory_mb": max_memory_mb}
     if iters is not None:
-        opts["iters"] = iters
+        opts["iters"] = int(iters)
     if method in ("aim", "ppsyn", "ppsyn-paper"):
         if workload is not None:
             opts["workload"] = parse_workload(workload) if isinstance(workload, str) else _workload(workload)

@@ -206,3 +206,28 @@ def test_docstring_examples_run():
     for module in (privsample, privsample.api.synthesizer):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted > 0, module.__name__
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Synthesizer("aim", iters=0),
+        lambda: Synthesizer("aim", iters="many"),
+        lambda: Synthesizer("aim", max_model_size=-1),
+        lambda: Synthesizer("aim", max_memory_mb=float("nan")),
+        lambda: Synthesizer("ppsyn", schedule="fast"),
+        lambda: Synthesizer("ppsyn", schedule="note", eta=2),
+    ],
+)
+def test_bad_options_raise_input_error_at_construction(make):
+    with pytest.raises(InputError):
+        make()
+
+
+def test_bad_sample_arguments_raise_input_error(df):
+    s = Synthesizer("mst", epsilon=2, **FAST).fit(df, seed=1)
+    for rows in ("x", 2.5, -1, True):
+        with pytest.raises(InputError, match="--rows"):
+            s.sample(rows)
+    with pytest.raises(InputError, match="seed"):
+        s.sample(5, seed="x")

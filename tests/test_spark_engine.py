@@ -239,6 +239,12 @@ def test_python_api_takes_a_spark_dataframe(spark, tmp_path):
         synthesize(spark.read.parquet(str(path)), engine="duckdb", **kw)
     odd = spark.createDataFrame([(1.0, "a", "b", "1")], ["x", "k", "c", "d"])  # 'a' in a numeric column
     assert len(synthesize(odd, **kw).table) == 40  # the release rule: a non-number is a missing value
+    from privsample import Synthesizer
+
+    fitted = Synthesizer("mst", epsilon=2.0, iters=20).fit(spark.read.parquet(str(path)), schema=SMALL, seed=5)
+    assert fitted.model.params["engine"] == "spark"
+    drawn = fitted.sample(40, seed=5)
+    assert list(drawn.columns) == list(ref.table.columns) and len(drawn) == 40
 
 
 def test_running_session_with_another_master_warns(spark):

@@ -115,6 +115,8 @@ class Synthesizer:
         Post-processing of the model: no privacy cost. ``seed`` makes the draw reproducible; the same seed
         gives the rows ``privsample sample --seed`` writes."""
         model = self._fitted()
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise InputError(f"seed must be a whole number >= 0 or None (got {seed!r})")
         return model.sample_table(model.resolve_rows(rows), np.random.default_rng(seed))
 
     # -- the fitted model ------------------------------------------------------------------------

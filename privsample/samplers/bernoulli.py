@@ -157,12 +157,14 @@ def bounded_bias_sample(
     samples: int = 1,
     a: Fraction = DEFAULT_CLIP,
     rng: np.random.Generator | None = None,
+    delta_name: str = "--delta",
 ) -> Draws:
     """``samples`` draws of the clip-and-sample product sampler, one per disjoint part of the n x d 0/1 ``X``.
 
     ``delta=None``: pure epsilon-DP, refused unless d eps0(n_part) <= epsilon. Otherwise rho-zCDP with
     rho = d eps0(n_part)^2 / 2, refused unless rho <= cdp_rho(epsilon, delta). The cost is set by n, not
-    chosen: the ledger records it (one spend, parallel composition over the parts)."""
+    chosen: the ledger records it (one spend, parallel composition over the parts). ``delta_name``: how the
+    refusal names the delta option."""
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise InputError(f"epsilon must be > 0 and finite (got {epsilon})")
     a = check_clip(a)
@@ -177,7 +179,7 @@ def bounded_bias_sample(
                 f"pure epsilon = {epsilon:g} over d = {d} column(s) needs n >= {need:,} records per draw "
                 f"(d ln(1 + 1/(a n)) <= epsilon, a = {a}; RSSS Claim 6.3), i.e. n >= {need * m:,} for {m} draw(s); "
                 f"the data give {n_min:,} per draw (certified epsilon {eps:.4g})"
-                + ("; with --delta the columns compose in zCDP and need fewer" if d > 1 else "")
+                + (f"; with {delta_name} the columns compose in zCDP and need fewer" if d > 1 else "")
             )
         rho, guarantee = eps**2 / 2, f"pure epsilon-DP, epsilon = {eps:.6g}"
         extra = {"pure_epsilon": eps}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import numbers
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,6 +55,8 @@ def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Gene
 
 def check_rows(rows: int) -> int:
     """``rows`` as an int, refused (``InputError``) if negative or above ``MAX_ROWS``."""
+    if isinstance(rows, bool) or not isinstance(rows, numbers.Integral):
+        raise InputError(f"--rows must be a whole number (got {rows!r})")
     rows = int(rows)
     if rows < 0:
         raise InputError(f"--rows must be >= 0 (got {rows})")
