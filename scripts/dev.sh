@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Set up .venv (if needed) and run one task: setup | test | demo | bench | bench-full.
+# test: ruff, the user guide's strict build (mkdocs), then pytest.
 # `make <task>` calls this; it also works on machines without make.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ setup() {
      || [ setup.py -nt "$STAMP" ]; then
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -c constraints.txt -e ".[test,spark]"
+    "$VENV/bin/python" -m pip install -q -c constraints.txt -e ".[test,spark,docs]"
     touch "$STAMP"
   fi
 }
@@ -22,7 +23,11 @@ task="${1:-test}"; shift || true
 setup
 case "$task" in
   setup) ;;
-  test) "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check . && exec "$VENV/bin/python" -m pytest -q "$@" ;;
+  test)
+    "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check .
+    site="$(mktemp -d)"; trap 'rm -rf "$site"' EXIT
+    NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$site"   # the guide: no warnings
+    "$VENV/bin/python" -m pytest -q "$@" ;;
   demo) exec "$VENV/bin/privsample" demo -o demo-output "$@" ;;
   bench)
     "$VENV/bin/python" benchmarks/mst_adult.py && "$VENV/bin/python" benchmarks/mbde_paper.py --quick \
