@@ -63,7 +63,25 @@ _LAZY = {
     "Ledger": "privsample.privacy.ledger",
 }
 
-__all__ = [*_LAZY, "InputError", "__version__"]
+__all__ = [
+    "Synthesizer",
+    "load",
+    "synthesize",
+    "Schema",
+    "Categorical",
+    "Numeric",
+    "evaluate",
+    "Evaluation",
+    "draw_kary",
+    "draw_bernoulli",
+    "draw_product",
+    "cube_sample",
+    "mbde_sample",
+    "Release",
+    "Ledger",
+    "InputError",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
