@@ -50,13 +50,23 @@ app.add_typer(cube.cube_app, name="cube")  # private sampling on the Boolean cub
 app.add_typer(draw.draw_app, name="draw")  # DP samplers from distributions
 
 
-def _click_exception() -> type:
-    """Click's usage-error base class: from ``click`` if installed, else the copy typer >= 0.29 bundles."""
+def _click_exceptions() -> tuple[type, ...]:
+    """Click's usage-error base classes: the copy typer >= 0.29 bundles (which it raises even when ``click`` is
+    installed, e.g. by MkDocs) and ``click``'s own, for older typers that use it."""
+    found: list[type] = []
+    try:
+        from typer._click.exceptions import ClickException as Bundled
+
+        found.append(Bundled)
+    except ImportError:
+        pass
     try:
         from click import ClickException
+
+        found.append(ClickException)
     except ImportError:
-        from typer._click.exceptions import ClickException
-    return ClickException
+        pass
+    return tuple(found)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -83,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         sys.exit(code if isinstance(code, int) else 0)
     except Exception as exc:  # click usage errors carry their own exit code
-        if isinstance(exc, _click_exception()):
+        if isinstance(exc, _click_exceptions()):
             exc.show()
             sys.exit(exc.exit_code)
         if os.environ.get("PRIVSAMPLE_DEBUG"):
