@@ -395,7 +395,8 @@ def check_schema_usable(schema: Schema, source: str = "schema") -> None:
     if schema.provenance == "draft-nonprivate":
         raise InputError(
             f"{source} is an unreviewed non-private draft read from the data: review it, then set "
-            "'provenance: user' (or use 'privsample schema --private-epsilon')"
+            "'provenance: user' in its file or call schema.reviewed() in Python (or discover it privately: "
+            "'privsample schema --private-epsilon', Schema.discover)"
         )
     if schema.provenance == "private" and not (schema.ledger or {}).get("entries"):
         raise InputError(
