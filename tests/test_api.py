@@ -201,9 +201,11 @@ def test_empty_dataframe_is_an_input_like_any_other():
 def test_docstring_examples_run():
     import doctest
 
+    import privsample.api.release
     import privsample.api.synthesizer
+    import privsample.privacy.ledger
 
-    for module in (privsample, privsample.api.synthesizer):
+    for module in (privsample, privsample.api.synthesizer, privsample.api.release, privsample.privacy.ledger):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted > 0, module.__name__
 

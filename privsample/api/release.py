@@ -21,7 +21,22 @@ class Release:
     """A private release from Python: ``table`` (the draws, a pandas DataFrame), ``ledger`` (every spend),
     ``guarantee`` (in words, with the neighbouring relation), ``rule`` (how each record was read) and
     ``notes`` (public facts printed by the command line, e.g. part sizes). ``private`` is False for seeded
-    runs (NOT PRIVATE)."""
+    runs (NOT PRIVATE).
+
+    Example (a seeded, NOT private, k-ary draw; a notebook shows the release as HTML)::
+
+        >>> import warnings
+        >>> import pandas as pd
+        >>> import privsample
+        >>> df = pd.DataFrame({"colour": ["red"] * 60 + ["blue"] * 40})
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # the seeded-noise warning
+        ...     release = privsample.draw_kary(df, "colour", categories=["red", "blue"], epsilon=1, seed=0)
+        >>> release.table.shape, release.private
+        ((1, 1), False)
+        >>> "Privacy ledger" in release._repr_html_()
+        True
+    """
 
     table: Any
     ledger: Ledger

@@ -31,7 +31,20 @@ class Ledger(dict):
     and ``ledger["entries"]`` (one dict per spend: label, mechanism, what was measured, noise scale, ρ, δ).
 
     ``phases()`` groups the entries as ``privsample`` prints them, ``to_frame()`` lists every entry as a
-    pandas DataFrame, and a notebook renders the ledger as an HTML table."""
+    pandas DataFrame, and a notebook renders the ledger as an HTML table.
+
+    Example (an accountant's record of one seeded, NOT private, Gaussian measurement)::
+
+        >>> import numpy as np
+        >>> from privsample.privacy import Accountant, SeededNoise, gaussian_measure
+        >>> acc = Accountant.from_epsilon_delta(1.0, 1e-9)
+        >>> _ = gaussian_measure(acc, SeededNoise(0, quiet=True), np.array([5, 7]), 0.01, "1-way/a", measured="a")
+        >>> ledger = Ledger(acc.to_dict())
+        >>> [row["phase"] for row in ledger.phases()], ledger.private
+        (['1-way'], False)
+        >>> list(ledger.to_frame().columns)
+        ['label', 'mechanism', 'measured', 'noise_scale', 'rho', 'delta', 'private']
+    """
 
     @property
     def summary(self) -> dict[str, Any]:
