@@ -25,7 +25,7 @@ from mbi import estimation  # noqa: E402
 # one run): on small junction trees a NumPy step costs about 1 ms more than a compiled XLA step (2.9x at
 # 6k cells), on large ones it is cheaper (0.5x at 0.4M-2M cells), while every new model structure costs
 # XLA 2-7 s of compilation; so NumPy wins below a few thousand iterations at any size. The adaptive
-# mechanisms' rounds (250) and final fits (1000) run in NumPy; MST's long single fit stays in JAX.
+# mechanisms' rounds (250) and final fits (1000) run in NumPy, and so does MST's fit (1000, ``backend="tree"``).
 NUMPY_MAX_ITERS = 2000
 
 
@@ -46,13 +46,20 @@ def estimate(
     ``on_block(iterations_done)`` is called every ``estimation.CALLBACK_EVERY`` iterations (progress bars).
     Fits of at most ``NUMPY_MAX_ITERS`` iterations run the same algorithm in NumPy
     (:mod:`privsample.synth.numpy_md`), which compiles nothing: on the adaptive mechanisms' small
-    per-round models JAX spent 99% of the time compiling. ``backend`` forces "numpy" or "jax".
+    per-round models JAX spent 99% of the time compiling. ``backend`` forces "numpy" or "jax"; "tree" runs
+    :mod:`privsample.synth.tree_md` (the same descent, vectorised for a forest of pairs: MST's model) where
+    it applies, else as "auto".
     ``optimistic_step`` (NumPy path only): a larger first step, see :func:`numpy_md.optimistic_lipschitz`.
     """
     from privsample.synth import numpy_md
 
-    if backend not in ("auto", "numpy", "jax"):
-        raise ValueError(f"backend must be auto, numpy or jax, got {backend!r}")
+    if backend not in ("auto", "numpy", "jax", "tree"):
+        raise ValueError(f"backend must be auto, numpy, jax or tree, got {backend!r}")
+    if backend == "tree" and tol is None and not optimistic_step:
+        from privsample.synth import tree_md
+
+        if tree_md.applies(domain, measurements, warm_start):
+            return tree_md.estimate(domain, measurements, known_total=known_total, iters=iters, on_block=on_block)
     if backend != "jax" and tol is None and measurements and numpy_md.supported(measurements):
         if backend == "numpy" or int(iters) <= NUMPY_MAX_ITERS:
             return numpy_md.estimate(
