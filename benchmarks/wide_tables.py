@@ -427,7 +427,9 @@ def write_figure(rows: list[dict]) -> None:
     for ax, title in zip(axes, ("wall time (s)", "peak RSS (MB)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xlim(20, 250)
         ax.set_xticks(WIDTHS, [str(w) for w in WIDTHS])
+        ax.set_xticks([], minor=True)
         ax.set_xlabel("columns")
         ax.set_title(f"{title}, ε = 1")
         ax.grid(True, which="both", alpha=0.3)
