@@ -322,6 +322,13 @@ def write_md(rows: list[dict]) -> None:
             )
         lines.append("")
     lines += ["## Targets (ε = 1)", ""] + targets(rows) + ["", "## Missing rows", ""] + missing(rows)
+    loads = [float(r["load_before"].split()[0]) for r in rows if r.get("load_before")]
+    if loads:
+        lines += [
+            "",
+            f"Load average (1 min) before the runs: {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores. "
+            "A timed-out run records the peak RSS it reached before it was stopped and no times.",
+        ]
     lines += ["", "## Notes", ""] + NOTES
     (RESULTS / "wide_tables.md").write_text("\n".join(lines) + "\n")
 
@@ -332,6 +339,8 @@ NOTES = [
     "* `engine` overlaps no other phase: the marginal counts requested during selection or measurement "
     "are counted in `engine` only. `select` is the rest of the fit (candidate scoring with the model's "
     "marginals, the exponential mechanism, size checks).",
+    "* Errors and timeouts are kept as results; `--retry-failed` reruns them (with `--timeout`, default 900 s; "
+    "the limit a run had is in its status).",
 ]
 
 
