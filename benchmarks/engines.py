@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+import common
 from common import RESULTS, ROOT, peak_rss_mb
 
 CACHE = ROOT / "benchmarks" / ".cache"
@@ -44,67 +45,18 @@ MST_ITERS = 1000
 EPSILON = 1.0
 
 
-# -- the Bayesian network ---------------------------------------------------------------------------
+# -- the Bayesian network (benchmarks/common.py) ------------------------------------------------------
+KINDS = ["text"] * 5 + ["float"] * 5 + ["int"] * 3 + ["intnum"] * 2
+
+
 def network(seed: int = SEED) -> list[dict]:
     """Nodes in topological order: {name, size, parents, cpt (configs x size), kind}."""
-    rng = np.random.default_rng(seed)
-    kinds = ["text"] * 5 + ["float"] * 5 + ["int"] * 3 + ["intnum"] * 2
-    nodes = []
-    for i in range(D):
-        size = int(rng.integers(2, 11))
-        k = int(min(i, rng.integers(0, 4)))
-        parents = sorted(int(p) for p in rng.choice(i, size=k, replace=False)) if k else []
-        configs = int(np.prod([nodes[p]["size"] for p in parents])) if parents else 1
-        cpt = rng.dirichlet(np.full(size, 0.5), size=configs)
-        nodes.append({"name": f"x{i:02d}", "size": size, "parents": parents, "cpt": cpt, "kind": kinds[i]})
-    return nodes
+    return common.network(D, seed, KINDS)
 
 
 def schema():
     """The public schema of the generated table (codes = the network's values)."""
-    from privsample.data.schema import Categorical, Numeric, Schema
-
-    cols = []
-    for node in network():
-        name, k, kind = node["name"], node["size"], node["kind"]
-        if kind == "text":  # the last value is written as a missing value
-            cols.append(Categorical(name, tuple(f"{name}_{v}" for v in range(k - 1)), nullable=True))
-        elif kind == "float":
-            cols.append(Numeric(name, 0.0, float(k), bins=k))
-        elif kind == "int":
-            cols.append(Categorical(name, tuple(str(v) for v in range(k))))
-        else:
-            cols.append(Numeric(name, 0, k - 1, bins=k, integer=True))
-    return Schema(cols)
-
-
-def sample_codes(nodes: list[dict], n: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """n ancestral samples of the network: one code array per node."""
-    codes: list[np.ndarray] = []
-    for node in nodes:
-        config = np.zeros(n, dtype=np.int64)
-        for p in node["parents"]:
-            config = config * nodes[p]["size"] + codes[p]
-        cdf = np.cumsum(node["cpt"], axis=1)[config]
-        u = rng.random(n)
-        codes.append(np.minimum((u[:, None] > cdf).sum(axis=1), node["size"] - 1).astype(np.int64))
-    return codes
-
-
-def to_arrow(nodes: list[dict], codes: list[np.ndarray], rng: np.random.Generator):
-    import pyarrow as pa
-
-    cols = {}
-    for node, c in zip(nodes, codes):
-        name, k, kind = node["name"], node["size"], node["kind"]
-        if kind == "text":
-            labels = np.array([f"{name}_{v}" for v in range(k - 1)] + [None], dtype=object)
-            cols[name] = pa.array(labels[c], type=pa.string())
-        elif kind == "float":
-            cols[name] = pa.array(c + rng.random(len(c)))
-        else:
-            cols[name] = pa.array(c)
-    return pa.table(cols)
+    return common.network_schema(network())
 
 
 def data_path(rows: int) -> Path:
@@ -113,30 +65,7 @@ def data_path(rows: int) -> Path:
 
 def data_file(rows: int) -> Path:
     """The cached Parquet file of ``rows`` rows, written in chunks on first use."""
-    import pyarrow.parquet as pq
-
-    path = data_path(rows)
-    if path.exists():
-        return path
-    CACHE.mkdir(parents=True, exist_ok=True)
-    nodes = network()
-    rng = np.random.default_rng(SEED + rows)
-    tmp = path.with_suffix(".tmp")
-    writer = None
-    t0 = time.perf_counter()
-    for start in range(0, rows, CHUNK):
-        n = min(CHUNK, rows - start)
-        table = to_arrow(nodes, sample_codes(nodes, n, rng), rng)
-        if writer is None:
-            writer = pq.ParquetWriter(tmp, table.schema, compression="snappy")
-        writer.write_table(table, row_group_size=CHUNK)
-    writer.close()
-    os.replace(tmp, path)
-    print(
-        f"wrote {path} ({rows:,} rows, {path.stat().st_size / 2**20:.0f} MB) in {time.perf_counter() - t0:.0f}s",
-        flush=True,
-    )
-    return path
+    return common.write_network_table(network(), rows, data_path(rows), SEED + rows, CHUNK)
 
 
 # -- one measurement (in a fresh interpreter) --------------------------------------------------------
@@ -270,35 +199,7 @@ def _engine_classes():
 # -- the driver -----------------------------------------------------------------------------------------
 def run_measured(args: list[str]) -> dict:
     """Run a worker; peak RSS of its whole process tree (the JVM included for Spark), sampled every 0.1 s."""
-    import subprocess
-    import sys
-
-    import psutil
-
-    t0 = time.perf_counter()
-    p = subprocess.Popen(
-        [sys.executable, __file__, "--worker", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
-    peak = 0
-    proc = psutil.Process(p.pid)
-    while p.poll() is None:
-        try:
-            tree = [proc] + proc.children(recursive=True)
-            peak = max(peak, sum(q.memory_info().rss for q in tree if q.is_running()))
-        except psutil.Error:
-            pass
-        time.sleep(0.1)
-    stdout, stderr = p.communicate()
-    if p.returncode != 0:
-        raise RuntimeError(stderr[-3000:])
-    row = json.loads(stdout.strip().splitlines()[-1])
-    row["peak_rss_mb"] = max(peak / 2**20, row.pop("self_rss_mb"))
-    row["process_s"] = time.perf_counter() - t0
-    return row
+    return common.run_measured(__file__, args)
 
 
 def load_avg() -> str:

@@ -31,11 +31,11 @@ case "$task" in
   demo) exec "$VENV/bin/privsample" demo -o demo-output "$@" ;;
   bench)
     "$VENV/bin/python" benchmarks/mst_adult.py && "$VENV/bin/python" benchmarks/mbde_paper.py --quick \
-      && "$VENV/bin/python" benchmarks/cube_solver.py --quick
+      && "$VENV/bin/python" benchmarks/cube_solver.py --quick && "$VENV/bin/python" benchmarks/wide_tables.py --quick
     exec "$VENV/bin/python" benchmarks/ppsyn_paper.py "$@" ;;
   bench-full)
     for b in numpy_md samplers_accuracy engines "mbde_paper --no-finite" "mst_adult --full" aim_adult cube_solver \
-             cube_study ppsyn_time; do
+             cube_study ppsyn_time wide_tables; do
       # shellcheck disable=SC2086
       "$VENV/bin/python" benchmarks/${b%% *}.py ${b#"${b%% *}"}
     done
