@@ -265,7 +265,7 @@ _SYMBOLS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # numpy's let
 
 
 def _local_index(rank: dict, attrs) -> dict:
-    """Subscripts for one elimination: the attributes it involves, numbered 0, 1, ... in domain order.
+    """Subscripts for one einsum: the attributes it involves, numbered 0, 1, ... in domain order.
 
     NumPy's einsum takes at most 52 subscripts, so numbering every attribute of the table would fail on
     tables of more than 52 columns; numbering only those of the call, in the same relative order, gives
@@ -386,10 +386,11 @@ class ModelMarginals:
         factors = [(list(cl), f) for cl, f in (self._factors if factors is None else factors)]
         keep = set(clique)
         todo = {a for cl, _ in factors for a in cl} - keep
-        index = _local_index(self._index, [a for cl, _ in factors for a in cl] + list(clique))
+        rank = self._index
         while todo:
-            z, inv, factors = _pop_variable(factors, todo, sizes, index)
-            scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=index.__getitem__)
+            z, inv, factors = _pop_variable(factors, todo, sizes, rank)
+            scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=rank.__getitem__)
+            index = _local_index(rank, [a for cl, _ in inv for a in cl])
             ops = []
             for cl, f in inv:
                 ops += [f, [index[a] for a in cl]]
@@ -403,6 +404,7 @@ class ModelMarginals:
         out = np.ones(())
         for cl, f in factors:
             scope = [a for a in clique if a in acc_attrs or a in cl]
+            index = _local_index(rank, list(acc_attrs) + list(cl))
             out = np.einsum(out, [index[a] for a in acc_attrs], f, [index[a] for a in cl], [index[a] for a in scope])
             m = out.max()
             out = out / m if m > 0 else out
