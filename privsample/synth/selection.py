@@ -6,6 +6,7 @@ never on the data.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from functools import lru_cache
@@ -287,26 +288,36 @@ def _subtree(tree, clique: Clique) -> tuple[list, list]:
     """The nodes (sorted) and edges (J < k) of the smallest subtree of the junction tree whose
     super-cliques hold ``clique``'s attributes: leaves whose clique attributes their neighbour also
     holds are pruned, in passes over the nodes in sorted order until none is. Cached on the tree (it
-    depends only on its structure)."""
+    depends only on its structure).
+
+    The passes are replayed as events (pass, position): a node can only become prunable when a
+    neighbour is pruned, so only the leaves of the whole tree and the neighbours of pruned nodes are
+    looked at (the same nodes are pruned in the same order as by full passes, in time that grows with
+    the pruned nodes instead of the tree times the passes)."""
     cache = tree.__dict__.setdefault("_subtrees", {})
     hit = cache.get(clique)
     if hit is None:
-        sets = tree.__dict__.get("_super_sets")
-        if sets is None:
-            sets = tree._super_sets = {J: frozenset(J) for J in tree.supers}
+        info = tree.__dict__.get("_subtree_info")
+        if info is None:
+            order = sorted(tree.supers)
+            info = tree._subtree_info = (
+                {J: frozenset(J) for J in tree.supers},
+                {J: i for i, J in enumerate(order)},
+                [J for J in order if len(tree.neighbors[J]) <= 1],
+            )
+        sets, pos, leaves = info
         want = set(clique)
         nodes = set(tree.supers)
-        order = sorted(nodes)
-        changed = True
-        while changed:
-            changed = False
-            for J in order:
-                if J not in nodes:  # pruned in an earlier pass
-                    continue
-                nb = [k for k in tree.neighbors[J] if k in nodes]
-                if len(nodes) > 1 and len(nb) <= 1 and want & sets[J] <= (sets[nb[0]] if nb else frozenset()):
-                    nodes.discard(J)
-                    changed = True
+        heap = [(0, pos[J], J) for J in leaves]  # already in (pass, position) order
+        while heap and len(nodes) > 1:
+            sweep, i, J = heapq.heappop(heap)
+            if J not in nodes:
+                continue
+            nb = [k for k in tree.neighbors[J] if k in nodes]
+            if len(nb) <= 1 and want & sets[J] <= (sets[nb[0]] if nb else frozenset()):
+                nodes.discard(J)
+                for k in nb:  # visited later in this pass, or in the next one
+                    heapq.heappush(heap, (sweep if pos[k] > i else sweep + 1, pos[k], k))
         kept = sorted(nodes)
         edges = [(J, k) for J in kept for k in tree.neighbors[J] if k in nodes and J < k]
         hit = cache[clique] = (kept, edges)
@@ -329,6 +340,11 @@ class ModelMarginals:
         self.attrs = list(model.domain.attributes)
         self._index = {a: i for i, a in enumerate(self.attrs)}  # attribute -> domain rank
         self._marg = {tuple(cl): np.asarray(model.marginals[cl].values, dtype=float) for cl in model.marginals.cliques}
+        self._sets = {mc: frozenset(mc) for mc in self._marg}
+        self._holding: dict[str, list] = {}  # attribute -> the model cliques holding it, in the order of _marg
+        for mc in self._marg:
+            for a in mc:
+                self._holding.setdefault(a, []).append(mc)
         self._factors = []
         self._log_factors = []
         self._tree = self._beliefs = None  # the calibrated junction tree, on first use
@@ -339,9 +355,10 @@ class ModelMarginals:
 
     def __call__(self, clique: Clique) -> np.ndarray:
         clique = tuple(clique)
-        for mc, vals in self._marg.items():
-            if set(clique) <= set(mc):
-                return numpy_md.sum_to(vals, mc, clique).ravel()
+        want = set(clique)
+        for mc in self._holding.get(clique[0], ()) if clique else self._marg:  # the first model clique holding it
+            if want <= self._sets[mc]:
+                return numpy_md.sum_to(self._marg[mc], mc, clique).ravel()
         out_attrs, out = self._eliminate(clique, self._tree_factors(clique))
         s = out.sum()
         if not np.isfinite(s) or s <= 0:  # underflow (seen with paper mode's models): the same in log space
