@@ -7,122 +7,195 @@
  *
  * graph_cells(sizes, nbr, covered) -> int, or -1 when a product does not fit in 63 bits (then the
  * caller uses Python's exact integers). sizes: sequence of ints; nbr: sequence of neighbour bit masks
- * (at most 64 attributes); covered: bit mask of the attributes in some clique.
+ * (Python ints, any number of attributes up to MAXA); covered: bit mask of the attributes in some clique.
+ * Masks are held as arrays of W 64-bit words.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-#define MAXA 64
+#define MAXA 4096
 
 static int overflow;
+static int W; /* words per mask */
 
-static int64_t cells(uint64_t mask, const int64_t *size) {
+#define BIT(m, i) ((m)[(i) >> 6] >> ((i) & 63) & 1)
+#define SET(m, i) ((m)[(i) >> 6] |= 1ULL << ((i) & 63))
+#define CLR(m, i) ((m)[(i) >> 6] &= ~(1ULL << ((i) & 63)))
+
+static int64_t cells(const uint64_t *mask, const int64_t *size) {
     int64_t out = 1;
-    while (mask) {
-        int i = __builtin_ctzll(mask);
-        if (__builtin_mul_overflow(out, size[i], &out)) { overflow = 1; return INT64_MAX; }
-        mask &= mask - 1;
+    for (int w = 0; w < W; w++) {
+        uint64_t m = mask[w];
+        while (m) {
+            int i = w * 64 + __builtin_ctzll(m);
+            if (__builtin_mul_overflow(out, size[i], &out)) { overflow = 1; return INT64_MAX; }
+            m &= m - 1;
+        }
     }
     return out;
 }
 
-static int connected(const uint64_t *nbr, int n) {
-    uint64_t seen = 1;
-    int todo[MAXA], top = 0;
+static int popcount(const uint64_t *m) {
+    int c = 0;
+    for (int w = 0; w < W; w++) c += __builtin_popcountll(m[w]);
+    return c;
+}
+
+static int connected(uint64_t *nbr, int n, int *todo, uint64_t *seen) {
+    memset(seen, 0, W * sizeof(uint64_t));
+    int top = 0;
+    SET(seen, 0);
     todo[top++] = 0;
     while (top) {
         int i = todo[--top];
-        uint64_t fresh = nbr[i] & ~seen;
-        seen |= fresh;
-        while (fresh) {
-            todo[top++] = __builtin_ctzll(fresh);
-            fresh &= fresh - 1;
+        const uint64_t *ni = nbr + (size_t)i * W;
+        for (int w = 0; w < W; w++) {
+            uint64_t fresh = ni[w] & ~seen[w];
+            seen[w] |= fresh;
+            while (fresh) {
+                todo[top++] = w * 64 + __builtin_ctzll(fresh);
+                fresh &= fresh - 1;
+            }
         }
     }
-    return seen == (n == 64 ? ~0ULL : ((1ULL << n) - 1));
+    return popcount(seen) == n;
+}
+
+/* the low W words of a Python int, into out */
+static int to_words(PyObject *v, uint64_t *out) {
+    Py_INCREF(v);
+    PyObject *shift = PyLong_FromLong(64);
+    if (!shift) { Py_DECREF(v); return -1; }
+    for (int w = 0; w < W; w++) {
+        out[w] = PyLong_AsUnsignedLongLongMask(v);
+        if (PyErr_Occurred()) { Py_DECREF(v); Py_DECREF(shift); return -1; }
+        if (w + 1 < W) {
+            PyObject *next = PyNumber_Rshift(v, shift);
+            Py_DECREF(v);
+            if (!next) { Py_DECREF(shift); return -1; }
+            v = next;
+        }
+    }
+    Py_DECREF(v);
+    Py_DECREF(shift);
+    return 0;
 }
 
 static PyObject *graph_cells(PyObject *self, PyObject *args) {
     PyObject *osize, *onbr, *ocov;
-    if (!PyArg_ParseTuple(args, "OOO", &osize, &onbr, &ocov)) return NULL;
+    int greedy_only = 0;
+    if (!PyArg_ParseTuple(args, "OOO|p", &osize, &onbr, &ocov, &greedy_only)) return NULL;
     Py_ssize_t n = PySequence_Length(osize);
     if (n < 0 || n > MAXA || PySequence_Length(onbr) != n) {
-        PyErr_SetString(PyExc_ValueError, "graph_cells: at most 64 attributes, one mask each");
+        PyErr_SetString(PyExc_ValueError, "graph_cells: at most 4096 attributes, one mask each");
         return NULL;
     }
-    int64_t size[MAXA];
-    uint64_t nbr[MAXA];
+    W = n ? (int)((n + 63) / 64) : 1;
+    int64_t *size = malloc(sizeof(int64_t) * (n ? n : 1));
+    uint64_t *nbr = calloc((size_t)(n ? n : 1) * W, sizeof(uint64_t));
+    uint64_t *elim = calloc((size_t)(n ? n : 1) * W, sizeof(uint64_t));
+    uint64_t *maximal = calloc((size_t)(n ? n : 1) * W, sizeof(uint64_t));
+    uint64_t *covered = calloc(W, sizeof(uint64_t)), *tmp = calloc(W, sizeof(uint64_t));
+    int *unmarked = malloc(sizeof(int) * (n ? n : 1)), *order = malloc(sizeof(int) * (n ? n : 1));
+    PyObject *result = NULL;
+    if (!size || !nbr || !elim || !maximal || !covered || !tmp || !unmarked || !order) {
+        PyErr_NoMemory();
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *s = PySequence_GetItem(osize, i), *m = PySequence_GetItem(onbr, i);
-        if (!s || !m) { Py_XDECREF(s); Py_XDECREF(m); return NULL; }
+        if (!s || !m) { Py_XDECREF(s); Py_XDECREF(m); goto done; }
         size[i] = PyLong_AsLongLong(s);
-        nbr[i] = PyLong_AsUnsignedLongLongMask(m);
+        int bad = to_words(m, nbr + (size_t)i * W);
         Py_DECREF(s); Py_DECREF(m);
-        if (PyErr_Occurred()) return NULL;
+        if (bad || PyErr_Occurred()) goto done;
     }
-    uint64_t covered = PyLong_AsUnsignedLongLongMask(ocov);
-    if (PyErr_Occurred()) return NULL;
+    if (to_words(ocov, covered)) goto done;
     overflow = 0;
     int64_t total = 0;
     int64_t n_edges = 0;
-    for (int i = 0; i < n; i++) n_edges += __builtin_popcountll(nbr[i]);
+    for (int i = 0; i < n; i++) n_edges += popcount(nbr + (size_t)i * W);
     n_edges /= 2;
-    if (n_edges && n_edges == n - 1 && connected(nbr, (int)n)) { /* a tree: its edges are the cliques */
+    if (!greedy_only && n_edges && n_edges == n - 1 && connected(nbr, (int)n, unmarked, tmp)) {
+        /* a tree: its edges are the cliques */
         for (int x = 0; x < n; x++)
             for (int y = x + 1; y < n; y++)
-                if (nbr[x] >> y & 1) {
+                if (BIT(nbr + (size_t)x * W, y)) {
                     int64_t c;
                     if (__builtin_mul_overflow(size[x], size[y], &c) || __builtin_add_overflow(total, c, &total))
                         overflow = 1;
                 }
-        return PyLong_FromLongLong(overflow ? -1 : total);
+        result = PyLong_FromLongLong(overflow ? -1 : total);
+        goto done;
     }
-    int unmarked[MAXA], left = (int)n;
+    int left = (int)n;
     for (int i = 0; i < n; i++) unmarked[i] = i;
-    uint64_t elim[MAXA];
     for (int step = 0; step < n; step++) {
         int best = 0;
         int64_t bestkey = 0;
         for (int u = 0; u < left; u++) { /* the first minimum, in domain order (unmarked stays sorted) */
             int i = unmarked[u];
-            int64_t key = (covered >> i & 1) ? cells(nbr[i] | (1ULL << i), size) : 1;
+            int64_t key = 1;
+            if (BIT(covered, i)) {
+                memcpy(tmp, nbr + (size_t)i * W, W * sizeof(uint64_t));
+                SET(tmp, i);
+                key = cells(tmp, size);
+            }
             if (u == 0 || key < bestkey) { best = u; bestkey = key; }
         }
         int a = unmarked[best];
         for (int u = best; u < left - 1; u++) unmarked[u] = unmarked[u + 1];
         left--;
-        elim[step] = nbr[a] | (1ULL << a);
-        uint64_t rest = nbr[a];
-        while (rest) { /* fill in: a's neighbours become a clique; a leaves the graph */
-            int j = __builtin_ctzll(rest);
-            nbr[j] = (nbr[j] | nbr[a]) & ~(1ULL << j) & ~(1ULL << a);
-            rest &= rest - 1;
+        uint64_t *na = nbr + (size_t)a * W, *e = elim + (size_t)step * W;
+        memcpy(e, na, W * sizeof(uint64_t));
+        SET(e, a);
+        for (int w = 0; w < W; w++) { /* fill in: a's neighbours become a clique; a leaves the graph */
+            uint64_t rest = na[w];
+            while (rest) {
+                int j = w * 64 + __builtin_ctzll(rest);
+                uint64_t *nj = nbr + (size_t)j * W;
+                for (int v = 0; v < W; v++) nj[v] |= na[v];
+                CLR(nj, j);
+                CLR(nj, a);
+                rest &= rest - 1;
+            }
         }
     }
     /* stable sort by size (bits) descending, as Python's sorted(key=-bit_count) */
+    int *bits = unmarked; /* reused */
+    for (int i = 0; i < n; i++) { order[i] = i; bits[i] = popcount(elim + (size_t)i * W); }
     for (int i = 1; i < n; i++) {
-        uint64_t m = elim[i];
-        int j = i - 1;
-        while (j >= 0 && __builtin_popcountll(elim[j]) < __builtin_popcountll(m)) { elim[j + 1] = elim[j]; j--; }
-        elim[j + 1] = m;
+        int o = order[i], j = i - 1;
+        while (j >= 0 && bits[order[j]] < bits[o]) { order[j + 1] = order[j]; j--; }
+        order[j + 1] = o;
     }
-    uint64_t maximal[MAXA];
     int nm = 0;
     for (int i = 0; i < n; i++) {
+        const uint64_t *m = elim + (size_t)order[i] * W;
         int inside = 0;
-        for (int k = 0; k < nm && !inside; k++) inside = (elim[i] & maximal[k]) == elim[i];
-        if (!inside) maximal[nm++] = elim[i];
+        for (int k = 0; k < nm && !inside; k++) {
+            const uint64_t *mk = maximal + (size_t)k * W;
+            inside = 1;
+            for (int w = 0; w < W && inside; w++) inside = (m[w] & mk[w]) == m[w];
+        }
+        if (!inside) memcpy(maximal + (size_t)(nm++) * W, m, W * sizeof(uint64_t));
     }
     for (int k = 0; k < nm; k++) {
-        int64_t c = cells(maximal[k], size);
+        int64_t c = cells(maximal + (size_t)k * W, size);
         if (__builtin_add_overflow(total, c, &total)) overflow = 1;
     }
-    return PyLong_FromLongLong(overflow ? -1 : total);
+    result = PyLong_FromLongLong(overflow ? -1 : total);
+done:
+    free(size); free(nbr); free(elim); free(maximal); free(covered); free(tmp); free(unmarked); free(order);
+    return result;
 }
 
 static PyMethodDef methods[] = {
-    {"graph_cells", graph_cells, METH_VARARGS, "Junction-tree cells of a clique graph (see the module source)."},
+    {"graph_cells", graph_cells, METH_VARARGS,
+     "Junction-tree cells of a clique graph (see the module source); greedy_only skips the tree case."},
     {NULL, NULL, 0, NULL},
 };
 

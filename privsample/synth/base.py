@@ -208,13 +208,48 @@ class WorkloadSynthesizer(Synthesizer):
             or list(candidates)
         )
 
-    def _extra_memory_mb(self, domain, candidates) -> float:
-        return 0.0
+    cell_bytes = 16  # per cell of the candidates scored in a round: the data's marginal and the model's
+
+    def candidate_census(self, domain) -> tuple[int, int, tuple[str, ...], tuple[str, ...] | None]:
+        """(how many, at most how many cells in all, the largest, the smallest multi-way or None) of the
+        candidates a fit scores, from the domain and the workload options only (public). The default
+        workload is counted without listing its cliques (:func:`selection.clique_census`: the candidates
+        are its cliques and their subsets, and every subset of a clique within max_cells is within it, so
+        the cells are a bound); a given workload is listed (its size is the caller's)."""
+        from privsample.synth.selection import candidate_weights, clique_census, model_size_mb
+
+        if self.workload is not None:
+            cands = list(candidate_weights(self._workload(domain)))
+            multi = [cl for cl in cands if len(cl) > 1]
+            one_way = [(a,) for a in domain.attributes]
+            smallest = min(multi, key=lambda cl: model_size_mb(domain, one_way + [cl])) if multi else None
+            largest = max(cands, key=domain.size)
+            return len(cands), sum(domain.size(cl) for cl in cands), largest, smallest
+        census: dict = {}
+        for k in range(min(self.workload_k, len(domain.attributes)), 0, -1):  # as _workload falls back
+            census = clique_census(domain, k, self.max_cells)
+            if k in census:
+                break
+        else:
+            census = clique_census(domain, 1, None)
+        count = sum(c[0] for c in census.values())
+        cells = sum(c[1] for c in census.values())
+        largest = max((c[2] for c in census.values()), key=domain.size)
+        # the pair of the two smallest attributes adds least to the one-way model, and lies in the cliques
+        # of the k smallest attributes, the smallest k-way clique
+        smallest = None
+        if max(census) > 1:
+            order = sorted(domain.attributes, key=lambda a: domain.size((a,)))
+            smallest = tuple(domain.canonical(order[:2]))
+        return count, cells, largest, smallest
 
     def check_size(self, domain) -> float:
-        """Refuse (before any spend) a max_model_size too small for the one-way model or for every
-        multi-way candidate, or a run whose estimated memory exceeds max_memory_mb."""
-        from privsample.synth.selection import candidate_weights, model_size_mb
+        """Refuse (before any spend, from the domain and the options only) a max_model_size too small for
+        the one-way model or for every multi-way candidate, or a run whose estimated memory exceeds
+        max_memory_mb: the model (at most max_model_size, in the estimator's copies) and one round's
+        marginals of every candidate (``cell_bytes`` per cell). Runs in time linear in the width for the
+        default workloads (no candidate is listed)."""
+        from privsample.synth.selection import model_size_mb
 
         one_way = [(a,) for a in domain.attributes]
         base = model_size_mb(domain, one_way)
@@ -222,10 +257,19 @@ class WorkloadSynthesizer(Synthesizer):
             raise InputError(
                 f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone needs {base:.3g} MB"
             )
-        cands = candidate_weights(self._workload(domain))
-        multi = [cl for cl in cands if len(cl) > 1]
-        if multi and not any(model_size_mb(domain, one_way + [cl]) <= self.max_model_size for cl in multi):
+        count, cells, largest, smallest = self.candidate_census(domain)
+        if smallest is not None and model_size_mb(domain, one_way + [smallest]) > self.max_model_size:
             raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
-        mb = self.max_model_size * 24 + 64 + self._extra_memory_mb(domain, cands)
-        refuse_if_too_big(mb, self.max_memory_mb, f"{self.name.upper()} with this max_model_size")
+        model_mb = self.max_model_size * 24 + 64
+        rounds_mb = self.cell_bytes * cells / 2**20
+        mb = model_mb + rounds_mb
+        if mb > self.max_memory_mb:
+            raise ResourceLimitError(
+                f"{self.name.upper()} would need about {mb:,.0f} MB, above the limit of {self.max_memory_mb:,.0f} MB: "
+                f"{model_mb:,.0f} MB for a model of up to max_model_size {self.max_model_size:g} MB and "
+                f"{rounds_mb:,.0f} MB for the marginals of its {count:,} candidates (up to {cells:,} cells; the "
+                f"largest, {','.join(largest)}, has {domain.size(largest):,}). Merge categories or coarsen bins of "
+                f"the largest columns ({', '.join(largest)}), lower max_cells or give a smaller workload, lower "
+                "max_model_size, or raise --max-memory-mb; nothing was spent"
+            )
         return mb

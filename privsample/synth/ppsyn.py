@@ -214,9 +214,9 @@ class PPSyn(WorkloadSynthesizer):
         self.round_factor = 16  # annealed schedule: T = round_factor * d
         self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
 
-    def _extra_memory_mb(self, domain, candidates) -> float:
-        biggest = max((domain.size(cl) for cl in candidates), default=1)
-        return 40 * biggest * len(candidates) / 2**20  # cached partition paths
+    # per candidate cell in a round: the data's and the model's marginals (8 + 8), and the cached options
+    # (:func:`public_options`: the model marginal, 8, and every option's labels in small integers)
+    cell_bytes = 32
 
     @contextmanager
     def _reading(self, step: str):

@@ -100,9 +100,15 @@ def clique_options(v: np.ndarray, max_parts: int) -> list[Option]:
         while path.has(k) and path.parts(k) < min(n, max_parts + 1):
             ks.append(k)
             k = 2 * k + 1
-        opts = [Option(lab, path.parts(k)) for k, lab in zip(ks, path.labels_at(ks))]
-    opts.append(Option(np.arange(n, dtype=np.int64), n))
+        opts = [Option(_compact(lab, path.parts(k)), path.parts(k)) for k, lab in zip(ks, path.labels_at(ks))]
+    opts.append(Option(_compact(np.arange(n), n), n))
     return opts
+
+
+def _compact(labels: np.ndarray, parts: int) -> np.ndarray:
+    """Labels in the smallest unsigned integer type that holds them (1 or 2 bytes a cell instead of 8: the
+    options of every candidate are cached across rounds). The same values, so the same sums."""
+    return labels.astype(np.min_scalar_type(max(parts - 1, 0)))
 
 
 def public_options(

@@ -6,6 +6,7 @@ never on the data.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from functools import lru_cache
@@ -30,6 +31,40 @@ def default_workload(domain, k: int = 2, max_cells: int | None = 10_000) -> list
     if max_cells is not None:
         cls = [c for c in cls if domain.size(c) <= max_cells]
     return [(c, 1.0) for c in cls]
+
+
+def clique_census(domain, k: int, max_cells: int | None) -> dict[int, tuple[int, int, Clique]]:
+    """For j = 1..k: (how many, total cells, the largest) of the j-way cliques of ``domain`` with at most
+    ``max_cells`` cells (any size if None), without listing them: attributes are grouped by size and the
+    cliques counted by how many of each size they take, so the work grows with the number of distinct
+    sizes, not with d^k. Public: reads only the domain. j missing: no such clique."""
+    by_size: dict[int, list[str]] = {}
+    for a, n in zip(domain.attributes, domain.shape):
+        by_size.setdefault(int(n), []).append(a)
+    states: dict[tuple[int, int], tuple[int, tuple]] = {(0, 1): (1, ())}  # (j, cells) -> (count, an example)
+    for v, names in by_size.items():
+        new = dict(states)
+        for (j, p), (c, ex) in states.items():
+            q = p
+            for t in range(1, min(len(names), k - j) + 1):
+                q *= v
+                if max_cells is not None and q > max_cells:
+                    break
+                old = new.get((j + t, q))
+                cnt = c * math.comb(len(names), t)
+                new[(j + t, q)] = (old[0] + cnt, old[1]) if old else (cnt, ex + ((v, t),))
+        states = new
+    out: dict[int, tuple[int, int, Clique]] = {}
+    best: dict[int, int] = {}
+    for (j, p), (c, ex) in sorted(states.items()):
+        if j == 0:
+            continue
+        n, cells, largest = out.get(j, (0, 0, ()))
+        if p >= best.get(j, 0):
+            best[j] = p
+            largest = tuple(domain.canonical([a for v, t in ex for a in by_size[v][:t]]))
+        out[j] = (n + c, cells + c * p, largest)
+    return out
 
 
 def check_workload(domain, workload: Iterable[tuple[Sequence[str], float]]) -> list[tuple[Clique, float]]:
@@ -58,10 +93,22 @@ def downward_closure(cliques: Iterable[Clique]) -> list[Clique]:
 
 
 def candidate_weights(workload: Sequence[tuple[Clique, float]]) -> dict[Clique, float]:
-    """AIM's candidate weights c(cl) = sum over workload (W, w) of w * |cl ∩ W|, over the downward closure."""
+    """AIM's candidate weights c(cl) = sum over workload (W, w) of w * |cl ∩ W|, over the downward closure.
+
+    Since |cl ∩ W| counts the attributes of cl in W, c(cl) = sum over a in cl of A(a), A(a) = the total
+    weight of the workload cliques holding a: linear in the workload instead of quadratic. The sums are
+    exact (integers, or fractions for non-integer weights) and rounded once, so integer weights (the
+    default workloads) give the same floats as the direct sum."""
+    from fractions import Fraction
+
     cands = downward_closure(cl for cl, _ in workload)
-    sets = [(set(W), w) for W, w in workload]
-    return {cl: float(sum(w * len(set(cl) & W) for W, w in sets)) for cl in cands}
+    integral = all(float(w).is_integer() for _, w in workload)
+    per_attr: dict = {}
+    for W, w in workload:
+        v = int(w) if integral else Fraction(w)
+        for a in set(W):
+            per_attr[a] = per_attr.get(a, 0) + v
+    return {cl: float(sum(per_attr.get(a, 0) for a in set(cl))) for cl in cands}
 
 
 def model_size_mb(domain, cliques: Sequence[Clique]) -> float:
@@ -99,9 +146,9 @@ def junction_tree_cells(domain, cliques: Sequence[Clique]) -> int:
 @lru_cache(maxsize=1 << 16)
 def graph_cells(size: tuple[int, ...], nbr: tuple[int, ...], covered: int) -> int:
     """:func:`junction_tree_cells` of the graph (``nbr``, ``covered``) over attributes of these sizes:
-    the C version (``_graphcells.c``, about 50x faster) when it was built and the sizes fit in 63 bits,
-    else :func:`graph_cells_py` (the reference; equality is tested)."""
-    if _native_cells is not None and len(size) <= 64:
+    the C version (``_graphcells.c``, about 50x faster, any number of attributes) when it was built and
+    the sizes fit in 63 bits, else :func:`graph_cells_py` (the reference; equality is tested)."""
+    if _native_cells is not None:
         out = _native_cells.graph_cells(size, nbr, covered)
         if out >= 0:
             return out
@@ -218,6 +265,15 @@ def _pop_variable(factors, todo: set, sizes: dict, rank: dict | None = None):
 _SYMBOLS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # numpy's letters for subscripts 0, 1, ...
 
 
+def _local_index(rank: dict, attrs) -> dict:
+    """Subscripts for one einsum: the attributes it involves, numbered 0, 1, ... in domain order.
+
+    NumPy's einsum takes at most 52 subscripts, so numbering every attribute of the table would fail on
+    tables of more than 52 columns; numbering only those of the call, in the same relative order, gives
+    the same einsum specifications up to renaming (the same contraction orders and numbers)."""
+    return {a: i for i, a in enumerate(sorted(set(attrs), key=rank.__getitem__))}
+
+
 def _einsum_path(ops: list, out: list) -> list:
     """The contraction order ``np.einsum(..., optimize=True)`` chooses (greedy) for interleaved operands,
     from :func:`numpy_md._einsum_path`'s cache (keyed by the spec numpy builds from these subscripts, and
@@ -232,26 +288,36 @@ def _subtree(tree, clique: Clique) -> tuple[list, list]:
     """The nodes (sorted) and edges (J < k) of the smallest subtree of the junction tree whose
     super-cliques hold ``clique``'s attributes: leaves whose clique attributes their neighbour also
     holds are pruned, in passes over the nodes in sorted order until none is. Cached on the tree (it
-    depends only on its structure)."""
+    depends only on its structure).
+
+    The passes are replayed as events (pass, position): a node can only become prunable when a
+    neighbour is pruned, so only the leaves of the whole tree and the neighbours of pruned nodes are
+    looked at (the same nodes are pruned in the same order as by full passes, in time that grows with
+    the pruned nodes instead of the tree times the passes)."""
     cache = tree.__dict__.setdefault("_subtrees", {})
     hit = cache.get(clique)
     if hit is None:
-        sets = tree.__dict__.get("_super_sets")
-        if sets is None:
-            sets = tree._super_sets = {J: frozenset(J) for J in tree.supers}
+        info = tree.__dict__.get("_subtree_info")
+        if info is None:
+            order = sorted(tree.supers)
+            info = tree._subtree_info = (
+                {J: frozenset(J) for J in tree.supers},
+                {J: i for i, J in enumerate(order)},
+                [J for J in order if len(tree.neighbors[J]) <= 1],
+            )
+        sets, pos, leaves = info
         want = set(clique)
         nodes = set(tree.supers)
-        order = sorted(nodes)
-        changed = True
-        while changed:
-            changed = False
-            for J in order:
-                if J not in nodes:  # pruned in an earlier pass
-                    continue
-                nb = [k for k in tree.neighbors[J] if k in nodes]
-                if len(nodes) > 1 and len(nb) <= 1 and want & sets[J] <= (sets[nb[0]] if nb else frozenset()):
-                    nodes.discard(J)
-                    changed = True
+        heap = [(0, pos[J], J) for J in leaves]  # already in (pass, position) order
+        while heap and len(nodes) > 1:
+            sweep, i, J = heapq.heappop(heap)
+            if J not in nodes:
+                continue
+            nb = [k for k in tree.neighbors[J] if k in nodes]
+            if len(nb) <= 1 and want & sets[J] <= (sets[nb[0]] if nb else frozenset()):
+                nodes.discard(J)
+                for k in nb:  # visited later in this pass, or in the next one
+                    heapq.heappush(heap, (sweep if pos[k] > i else sweep + 1, pos[k], k))
         kept = sorted(nodes)
         edges = [(J, k) for J in kept for k in tree.neighbors[J] if k in nodes and J < k]
         hit = cache[clique] = (kept, edges)
@@ -272,8 +338,13 @@ class ModelMarginals:
         self.model = model
         self.total = float(model.total)
         self.attrs = list(model.domain.attributes)
-        self._index = {a: i for i, a in enumerate(self.attrs)}  # attribute -> einsum subscript (and domain rank)
+        self._index = {a: i for i, a in enumerate(self.attrs)}  # attribute -> domain rank
         self._marg = {tuple(cl): np.asarray(model.marginals[cl].values, dtype=float) for cl in model.marginals.cliques}
+        self._sets = {mc: frozenset(mc) for mc in self._marg}
+        self._holding: dict[str, list] = {}  # attribute -> the model cliques holding it, in the order of _marg
+        for mc in self._marg:
+            for a in mc:
+                self._holding.setdefault(a, []).append(mc)
         self._factors = []
         self._log_factors = []
         self._tree = self._beliefs = None  # the calibrated junction tree, on first use
@@ -284,9 +355,10 @@ class ModelMarginals:
 
     def __call__(self, clique: Clique) -> np.ndarray:
         clique = tuple(clique)
-        for mc, vals in self._marg.items():
-            if set(clique) <= set(mc):
-                return numpy_md.sum_to(vals, mc, clique).ravel()
+        want = set(clique)
+        for mc in self._holding.get(clique[0], ()) if clique else self._marg:  # the first model clique holding it
+            if want <= self._sets[mc]:
+                return numpy_md.sum_to(self._marg[mc], mc, clique).ravel()
         out_attrs, out = self._eliminate(clique, self._tree_factors(clique))
         s = out.sum()
         if not np.isfinite(s) or s <= 0:  # underflow (seen with paper mode's models): the same in log space
@@ -331,10 +403,11 @@ class ModelMarginals:
         factors = [(list(cl), f) for cl, f in (self._factors if factors is None else factors)]
         keep = set(clique)
         todo = {a for cl, _ in factors for a in cl} - keep
-        index = self._index
+        rank = self._index
         while todo:
-            z, inv, factors = _pop_variable(factors, todo, sizes, index)
-            scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=index.__getitem__)
+            z, inv, factors = _pop_variable(factors, todo, sizes, rank)
+            scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=rank.__getitem__)
+            index = _local_index(rank, [a for cl, _ in inv for a in cl])
             ops = []
             for cl, f in inv:
                 ops += [f, [index[a] for a in cl]]
@@ -348,6 +421,7 @@ class ModelMarginals:
         out = np.ones(())
         for cl, f in factors:
             scope = [a for a in clique if a in acc_attrs or a in cl]
+            index = _local_index(rank, list(acc_attrs) + list(cl))
             out = np.einsum(out, [index[a] for a in acc_attrs], f, [index[a] for a in cl], [index[a] for a in scope])
             m = out.max()
             out = out / m if m > 0 else out
