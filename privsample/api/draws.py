@@ -24,7 +24,6 @@ and the release NOT PRIVATE (``Release.private`` is False; a ``UserWarning`` say
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from privsample.api.options import check_csv_options, check_data, check_integer, check_number
 from privsample.api.release import Release
 from privsample.errors import InputError
 
@@ -113,19 +113,17 @@ def read_input(
     """(table, columns): the data as ``read_table`` reads a file of it, and the columns to sample (default:
     all), checked against the header. Missing cells are handled per record by each sampler's public rule,
     never refused."""
-    from privsample.data.frames import ACCEPTED, frame_kind, frame_table
+    from privsample.data.frames import frame_table
 
-    if frame_kind(data) is not None:
-        if delimiter is not None or encoding is not None:
-            raise InputError("delimiter and encoding apply to CSV files, not to an in-memory table")
+    kind = check_data(data)
+    check_csv_options(kind, delimiter, encoding)
+    if kind is not None:
         df, where = frame_table(data, label="the input table"), "the input table"
-    elif isinstance(data, (str, os.PathLike)):
+    else:
         from privsample.data.table import read_table
 
         fe.before_read(data)
         df, where = read_table(data, delimiter=delimiter, encoding=encoding), str(data)
-    else:
-        raise InputError(f"expected {ACCEPTED}, not {type(data).__name__}")
     if columns is None:
         columns = [str(c) for c in df.columns]
     missing = [c for c in columns if c not in df.columns]
@@ -151,9 +149,7 @@ def binary_matrix(df, columns: list[str]) -> np.ndarray:
 
 # -- checks of public parameters (before the data are read) --------------------------------------------
 def _number(value, param: str, fe: Frontend) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating, Fraction)):
-        raise InputError(f"{fe.name(param)} must be a number (got {value!r})")
-    return float(value)
+    return check_number(value, fe.name(param))
 
 
 def _check_epsilon(epsilon, fe: Frontend) -> float:
@@ -180,9 +176,9 @@ def _check_delta(delta, fe: Frontend) -> float:
 def _check_int(value, param: str, fe: Frontend, *, optional: bool = False) -> int | None:
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{fe.name(param)} must be an integer{' or None' if optional else ''} (got {value!r})")
-    return int(value)
+    if optional and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+        raise InputError(f"{fe.name(param)} must be an integer or None (got {value!r})")
+    return check_integer(value, fe.name(param))
 
 
 def _refuse_accuracy(what: str, need: int, m: int, n: int, alpha: float, skip: bool, fe: Frontend) -> None:
