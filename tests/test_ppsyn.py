@@ -573,3 +573,115 @@ def test_one_cell_domain_stops_after_initialisation():
     acc = Accountant.from_epsilon_delta(1.0, 1e-9)
     model = PPSyn(iters=20).fit(NumpyEngine(codes, dom), acc, SeededNoise(0, quiet=True))
     assert model.info["rounds"] == [] and acc.spent <= acc.rho_total
+
+
+# -- the candidate subsets of the annealed schedule ----------------------------------------------------
+
+
+def test_random_order_is_a_uniform_permutation():
+    noise = SeededNoise(3, quiet=True)
+    for n in (0, 1, 2, 7, 50):
+        assert sorted(ppsyn_steps.random_order(n, noise)) == list(range(n))
+    first = np.bincount([next(ppsyn_steps.random_order(5, noise)) for _ in range(5000)], minlength=5)
+    last = np.bincount([list(ppsyn_steps.random_order(5, noise))[-1] for _ in range(5000)], minlength=5)
+    assert np.all(np.abs(first - 1000) < 120) and np.all(np.abs(last - 1000) < 120)
+
+
+def test_candidate_subset_is_a_uniform_subset_of_the_fitting_candidates():
+    dom = pgm.Domain([f"a{i}" for i in range(7)], [2, 3, 4, 5, 6, 7, 8])
+    cands = list(ppsyn.candidate_weights([(c, 1.0) for c in itertools.combinations(dom.attributes, 3)]))
+    model_cliques = [("a0", "a1"), ("a5",)]
+    limit = 0.001  # MB: some triples do not fit
+    fitting = ppsyn_steps.size_filter(dom, model_cliques, cands, limit)
+    assert 5 < len(fitting) < len(cands)
+    assert ppsyn_steps.candidate_subset(dom, model_cliques, cands, limit, None, None) == fitting
+    assert ppsyn_steps.candidate_subset(dom, model_cliques, cands, limit, len(cands), None) == fitting
+    noise = SeededNoise(1, quiet=True)
+    seen = np.zeros(len(fitting))
+    for _ in range(600):
+        sub = ppsyn_steps.candidate_subset(dom, model_cliques, cands, limit, 5, noise)
+        assert len(sub) == 5 and sub == [c for c in fitting if c in sub]  # fitting ones, in candidate order
+        seen += [c in sub for c in fitting]
+    share = seen / 600
+    assert np.all(np.abs(share - 5 / len(fitting)) < 0.04)  # 600 draws: sd 0.012
+
+
+def _subset_fit(engine, cap=8, seed=0, **kw):
+    """A 3-way annealed fit with at most ``cap`` candidates a round, recording every round's subset, the
+    cliques whose options were built, the EM's number of scores and the data reads."""
+    synth = PPSyn(workload_k=3, rounds=5, iters=100, max_model_size=1.0, max_candidates=cap, **kw)
+    eng = RecordingEngine(engine, synth)
+    subsets, option_cliques, scores = [], [], []
+
+    def subset(*args, **kw):
+        assert synth.data_step is None  # public: no data step is running, and the engine is not read
+        eng.planning = True
+        try:
+            out = ppsyn_steps.candidate_subset(*args, **kw)
+        finally:
+            eng.planning = False
+        subsets.append(list(out))
+        return out
+
+    def options(mu, *args, **kw):
+        out = ppsyn_steps.public_options(mu, *args, **kw)
+        option_cliques.append((list(mu), sum(o.parts > 1 for opts in out.values() for o in opts)))
+        return out
+
+    def select(accountant, noise, q, *args, **kw):
+        scores.append(len(q))
+        return real_select(accountant, noise, q, *args, **kw)
+
+    real_select = ppsyn_steps.exponential_select
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ppsyn, "candidate_subset", subset)
+        mp.setattr(ppsyn, "public_options", options)
+        mp.setattr(ppsyn_steps, "exponential_select", select)
+        acc = Accountant.from_epsilon_delta(2.0, 1e-9)
+        model = synth.fit(eng, acc, SeededNoise(seed, quiet=True))
+    return model, acc, subsets, option_cliques, scores
+
+
+def _five_columns(n=3000, seed=0, independent=False):
+    rng = np.random.default_rng(seed)
+    dom = pgm.Domain(["a", "b", "c", "d", "e"], [3, 4, 4, 5, 2])
+    cols = {"a": rng.integers(0, 3, n)}
+    for prev, a, k in (("a", "b", 4), ("b", "c", 4), ("c", "d", 5), ("d", "e", 2)):
+        noise = rng.integers(0, k, n)
+        cols[a] = noise if independent else np.where(rng.random(n) < 0.8, cols[prev] % k, noise)
+    return dom, cols
+
+
+def test_round_subsets_do_not_depend_on_the_data():
+    """Neighbouring tables (one record removed) and an unrelated table over the same domain get the same
+    first subset under the same seed (so does any table: only the public state and the randomness choose
+    it), and every exponential mechanism runs over the options of that round's subset and nothing else."""
+    dom, cols = _five_columns()
+    _, other = _five_columns(seed=1, independent=True)
+    tables = [cols, {a: v[1:] for a, v in cols.items()}, other]
+    runs = [_subset_fit(NumpyEngine(t, dom)) for t in tables]
+    cands = list(ppsyn.candidate_weights([(c, 1.0) for c in itertools.combinations(dom.attributes, 3)]))
+    assert len(cands) > 8  # the cap is binding
+    assert runs[0][2][0] == runs[1][2][0] == runs[2][2][0]
+    for model, acc, subsets, option_cliques, scores in runs:
+        exact_spend(acc)
+        rounds = model.info["rounds"]
+        assert rounds and len(subsets) == len(option_cliques) == len(scores) == len(rounds)
+        assert len({tuple(s) for s in subsets}) > 1  # a new draw every round
+        for r, sub, (opts, opts_parts), k in zip(rounds, subsets, option_cliques, scores):
+            assert 1 <= len(sub) <= 8 and set(sub) <= set(cands)
+            assert opts == sub  # model marginals and options of the subset only
+            assert tuple(r["clique"]) in sub
+            assert k == opts_parts  # one score per option of more than one part, of the subset's cliques
+        sel = [e for e in acc.ledger if e.label.startswith("ppsyn/select/")]
+        assert [e.details["candidates"] for e in sel] == scores
+
+
+def test_a_workload_within_the_cap_is_scored_whole_and_unchanged():
+    """With no more candidates than max_candidates nothing is drawn: the fit equals the uncapped one."""
+    dom, cols = _five_columns()
+    a = _subset_fit(NumpyEngine(cols, dom), cap=None)
+    b = _subset_fit(NumpyEngine(cols, dom), cap=10_000)
+    assert a[2] == b[2] and a[4] == b[4]
+    assert [(e.label, e.rho) for e in a[1].ledger] == [(e.label, e.rho) for e in b[1].ledger]
+    assert a[0].info["rounds"] == b[0].info["rounds"]

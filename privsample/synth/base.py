@@ -243,6 +243,10 @@ class WorkloadSynthesizer(Synthesizer):
             smallest = tuple(domain.canonical(order[:2]))
         return count, cells, largest, smallest
 
+    def round_cells(self, domain, count: int, cells: int, largest) -> int:
+        """At most how many candidate cells one round scores, given the census (every candidate's here)."""
+        return cells
+
     def check_size(self, domain) -> float:
         """Refuse (before any spend, from the domain and the options only) a max_model_size too small for
         the one-way model or for every multi-way candidate, or a run whose estimated memory exceeds
@@ -261,6 +265,7 @@ class WorkloadSynthesizer(Synthesizer):
         if smallest is not None and model_size_mb(domain, one_way + [smallest]) > self.max_model_size:
             raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
         model_mb = self.max_model_size * 24 + 64
+        cells = self.round_cells(domain, count, cells, largest)
         rounds_mb = self.cell_bytes * cells / 2**20
         mb = model_mb + rounds_mb
         if mb > self.max_memory_mb:

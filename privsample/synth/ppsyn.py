@@ -10,7 +10,10 @@ accountant has left. Proof sketch (it covers the steps both schedules below shar
   (a model-size filter), the model marginals mu_w, their partition paths (Alg. 3/4 run on mu_w, *never* on the
   data), the plans and the round's budgets are functions of H only (:func:`public_plan`, :func:`public_options`,
   :func:`round_budgets`, :func:`budget_rule` receive no data). Only the steps in DATA_STEPS read the data.
-* Selection: the exponential mechanism on a quality of sensitivity Δ (below), rho_sel-zCDP.
+* Selection: the exponential mechanism on a quality of sensitivity Δ (below), rho_sel-zCDP. The annealed
+  schedule scores at most ``max_candidates`` candidates a round, drawn uniformly among those that fit the size
+  filter with randomness independent of the data (:func:`candidate_subset`); the EM's guarantee holds given
+  that public subset, so the round is still rho_sel-zCDP (the subset could be published at no cost).
 * Measurement: Q·x_w, the integer sums of x_w over the groups of the chosen partition, with discrete Gaussian
   noise sigma_m = (2 rho_m)^(-1/2). Every record is in one cell, hence in one group: L2 sensitivity 1,
   rho_m-zCDP given its public parameters.
@@ -80,6 +83,7 @@ from privsample.synth.ppsyn_steps import (
     GroupErrors,
     _Spender,
     budget_rule,
+    candidate_subset,
     one_way_budgets,
     public_options,
     public_plan,
@@ -97,6 +101,7 @@ ANNEALED_ROUND_ITERS = 50  # with the optimistic step (measured: benchmarks/resu
 ANNEALED_FINAL_ITERS = 100  # the last refit: 1000 steps over-fit (benchmarks/results/ppsyn_dp_variants.md)
 ANNEALED_INIT_ITERS = 1000  # the one-way model the first round selects from (same file)
 DP_MAX_MODEL_SIZE = 0.5  # MB: the annealed schedule's default size limit (same file)
+DP_MAX_CANDIDATES = 1000  # annealed schedule: candidates scored a round (benchmarks/results/ppsyn_wide.md)
 PAPER_MAX_MODEL_SIZE = 80.0  # MB: the static size filter of paper mode and the note schedule
 
 
@@ -156,13 +161,18 @@ class PPSyn(WorkloadSynthesizer):
         option_parts: int = 64,
         quality: str = "group",
         optimistic_step: bool | None = None,
+        max_candidates: int | None = DP_MAX_CANDIDATES,
     ):
         """``budget_floor=True`` departs from the paper's rule: see :func:`budget_rule` (still rho-zCDP: a public
         rule).
 
         ``max_model_size`` (MB) and ``optimistic_step`` default to 0.5 MB and on for PPSyn-DP's annealed
         schedule, 80 MB and off (mbi's step) for paper mode and the note schedule
-        (benchmarks/results/ppsyn_dp_variants.md has the measurements)."""
+        (benchmarks/results/ppsyn_dp_variants.md has the measurements).
+
+        ``max_candidates`` (annealed schedule): a round scores at most this many candidates, drawn
+        uniformly, independently of the data, among those that fit the size limit (None: all of them; a
+        workload with at most this many candidates is scored whole, so nothing is drawn)."""
         if mode not in ("dp", "paper"):
             raise InputError(f"PPSyn mode must be 'dp' or 'paper', got {mode!r}")
         if schedule not in SCHEDULES:
@@ -184,12 +194,15 @@ class PPSyn(WorkloadSynthesizer):
             raise InputError("rounds must be >= 1")
         if int(workload_k) < 1:
             raise InputError("workload_k must be >= 1")
+        if max_candidates is not None and int(max_candidates) < 1:
+            raise InputError("max_candidates must be >= 1 (or None: every candidate)")
         self.mode = mode
         self.eta = float(eta)
         self.workload = workload
         self.workload_k = int(workload_k)
         self.max_cells = max_cells
         self.max_model_size = float(max_model_size)
+        self.max_candidates = None if max_candidates is None else int(max_candidates)
         self.rounds = rounds
         self.iters = int(iters)
         # the annealed schedule refits every round from a warm start with the optimistic step, and fits the
@@ -217,6 +230,11 @@ class PPSyn(WorkloadSynthesizer):
     # per candidate cell in a round: the data's and the model's marginals (8 + 8), and the cached options
     # (:func:`public_options`: the model marginal, 8, and every option's labels in small integers)
     cell_bytes = 32
+
+    def round_cells(self, domain, count, cells, largest):
+        """The annealed schedule scores at most ``max_candidates`` candidates a round."""
+        cap = self.max_candidates if (self.mode == "dp" and self.schedule == "annealed") else None
+        return cells if cap is None or count <= cap else min(cells, cap * domain.size(largest))
 
     @contextmanager
     def _reading(self, step: str):
@@ -314,6 +332,7 @@ class PPSyn(WorkloadSynthesizer):
             "T": T,
             "max_rounds": 10 * T,
             "max_model_size": self.max_model_size,
+            "max_candidates": self.max_candidates,
             "max_parts": self.max_parts,
             "option_parts": self.option_parts,
             "budget_floor": self.budget_floor,
@@ -438,6 +457,7 @@ class PPSyn(WorkloadSynthesizer):
         rho_m, rho_sel = self.alpha * rho_round, (1 - self.alpha) * rho_round
         option_cache: dict = {}
         group_errors: dict = {}  # clique -> GroupErrors of its current options (public)
+        subsets = self.max_candidates is not None and len(candidates) > self.max_candidates  # rounds draw subsets
         fitted = None  # ModelMarginals of the current model, once built
         log = []
         t = 0
@@ -460,8 +480,15 @@ class PPSyn(WorkloadSynthesizer):
             sigma = sigma_for_rho(rho_m)
             spent_after = accountant.spent + rho_m + rho_sel
             size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
-            with phase("size filter"):
-                small = self._fitting(domain, model, candidates, size_limit)
+            with phase("size filter"):  # public: the model, the size limit and data-independent randomness
+                small = candidate_subset(
+                    domain, model.cliques, candidates, size_limit, self.max_candidates, spender.noise
+                )
+                if subsets:  # a drawn subset: keep the caches of this round's candidates only (bounded memory)
+                    keep = set(small)
+                    for cache in (option_cache, group_errors):
+                        for cl in [c for c in cache if c not in keep]:
+                            del cache[cl]
             with phase("model marginals"):
                 marg = fitted if fitted is not None else ModelMarginals(model)  # the last refit's, if any
                 mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}

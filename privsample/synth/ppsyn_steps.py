@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.mechanisms import epsilon_for_rho, exponential_select, gaussian_measure, sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
+from privsample.samplers.exact_draw import uniform_below
 from privsample.synth.partition import PartitionPath, paper_stop, partition_path, partition_sums, plan_reference
+from privsample.synth.selection import size_filter
 
 Clique = tuple[str, ...]
 
@@ -36,6 +38,45 @@ OPTION_REFRESH = 0.2  # public_options: recompute a clique's paths once its mode
 
 
 # -- public planning (no data) ---------------------------------------------------------------------
+
+
+def random_order(n: int, noise: NoiseSource) -> Iterator[int]:
+    """0, ..., n − 1 in a uniformly random order, drawn lazily (the caller may stop early) with
+    :func:`privsample.samplers.exact_draw.uniform_below`: the OS CSPRNG, or the seeded generator of a NOT
+    PRIVATE run. Independent of the data. Each new index is uniform over those not yet given (draws that
+    repeat one are redrawn); once half are given, the rest follow in a Fisher–Yates shuffle."""
+    seen: set[int] = set()
+    while 2 * len(seen) < n:
+        i = uniform_below(n, noise)
+        if i not in seen:
+            seen.add(i)
+            yield i
+    rest = [i for i in range(n) if i not in seen]
+    for j in range(len(rest) - 1, 0, -1):
+        k = uniform_below(j + 1, noise)
+        rest[j], rest[k] = rest[k], rest[j]
+    yield from rest
+
+
+def candidate_subset(
+    domain, model_cliques: Sequence[Clique], candidates: Sequence[Clique], limit_mb: float, cap: int | None, noise
+) -> list[Clique]:
+    """The candidates a round of the annealed schedule scores: those that keep the model within
+    ``limit_mb`` (:func:`privsample.synth.selection.size_filter`; the one-way ones if none does), and, when
+    there are more than ``cap`` candidates, at most ``cap`` of them, uniform among those that fit: the
+    first ``cap`` that fit in a :func:`random_order` of all candidates (a uniform random subset of the
+    fitting ones, drawn without testing them all). A function of the public state and of randomness
+    independent of the data, never of the data. Returned in the order of ``candidates``."""
+    if cap is None or len(candidates) <= cap:
+        out = size_filter(domain, model_cliques, candidates, limit_mb)
+    else:
+        order = (candidates[i] for i in random_order(len(candidates), noise))
+        rank = {}
+        for cl in size_filter(domain, model_cliques, order, limit_mb, limit=cap):
+            rank[cl] = len(rank)
+        position = {cl: i for i, cl in enumerate(candidates) if cl in rank}
+        out = sorted(rank, key=position.__getitem__)
+    return out or [cl for cl in candidates if len(cl) == 1] or list(candidates)
 
 
 def one_way_budgets(cells: Sequence[int], rho_init: float) -> np.ndarray:
@@ -322,6 +363,8 @@ __all__ = [
     "QUALITY_SENSITIVITY",
     "OPTION_REFRESH",
     "one_way_budgets",
+    "random_order",
+    "candidate_subset",
     "RoundBudgets",
     "round_budgets",
     "Plan",

@@ -216,9 +216,14 @@ def _connected(nbr: list[int]) -> bool:
 
 
 def size_filter(
-    domain, model_cliques: Sequence[Clique], candidates: Iterable[Clique], size_limit_mb: float
+    domain,
+    model_cliques: Sequence[Clique],
+    candidates: Iterable[Clique],
+    size_limit_mb: float,
+    limit: int | None = None,
 ) -> list[Clique]:
-    """Candidates that keep the model under ``size_limit_mb``, plus any already inside the model's cliques."""
+    """Candidates that keep the model under ``size_limit_mb``, plus any already inside the model's cliques
+    (in the order given; ``limit``: only the first ``limit`` of them, and ``candidates`` is read no further)."""
     model_cliques = [tuple(c) for c in model_cliques]
     closure = set()
     for c in model_cliques:
@@ -232,6 +237,8 @@ def size_filter(
             or graph_cells(size, *clique_graph(domain, [cl], start=graph)) * 8 / 2**20 <= size_limit_mb
         ):
             out.append(cl)
+            if limit is not None and len(out) >= limit:
+                break
     return out
 
 
