@@ -48,6 +48,7 @@ unchanged; how they were measured: benchmarks/results/ppsyn_dp_variants.md.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import warnings
@@ -85,6 +86,7 @@ from privsample.synth.ppsyn_steps import (
     budget_rule,
     candidate_subset,
     one_way_budgets,
+    random_order,
     public_options,
     public_plan,
     release_contribution,
@@ -223,6 +225,7 @@ class PPSyn(WorkloadSynthesizer):
         self.optimistic_step = warm if optimistic_step is None else bool(optimistic_step)
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
+        self.candidate_refresh = 1.0
         self.option_refresh = OPTION_REFRESH  # experiments may override these two (public choices)
         self.round_factor = 16  # annealed schedule: T = round_factor * d
         self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
@@ -458,6 +461,8 @@ class PPSyn(WorkloadSynthesizer):
         option_cache: dict = {}
         group_errors: dict = {}  # clique -> GroupErrors of its current options (public)
         subsets = self.max_candidates is not None and len(candidates) > self.max_candidates  # rounds draw subsets
+        data_cache: dict = {}  # the data's marginals of the subset's cliques, while they stay in it
+        small: list = []
         fitted = None  # ModelMarginals of the current model, once built
         log = []
         t = 0
@@ -481,12 +486,16 @@ class PPSyn(WorkloadSynthesizer):
             spent_after = accountant.spent + rho_m + rho_sel
             size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
             with phase("size filter"):  # public: the model, the size limit and data-independent randomness
+                keep = []
+                if subsets and self.candidate_refresh < 1:  # a random share of the last subset is kept
+                    n_keep = round((1 - self.candidate_refresh) * len(small))
+                    keep = [small[i] for i in itertools.islice(random_order(len(small), spender.noise), n_keep)]
                 small = candidate_subset(
-                    domain, model.cliques, candidates, size_limit, self.max_candidates, spender.noise
+                    domain, model.cliques, candidates, size_limit, self.max_candidates, spender.noise, keep
                 )
                 if subsets:  # a drawn subset: keep the caches of this round's candidates only (bounded memory)
                     keep = set(small)
-                    for cache in (option_cache, group_errors):
+                    for cache in (option_cache, group_errors, data_cache):
                         for cl in [c for c in cache if c not in keep]:
                             del cache[cl]
             with phase("model marginals"):
@@ -502,7 +511,11 @@ class PPSyn(WorkloadSynthesizer):
             noise_err = math.sqrt(2 / math.pi) * sigma
 
             with phase("selection"):
-                x = self._read(engine, small, "select")  # reads D
+                if subsets:
+                    data_cache.update(self._read(engine, [cl for cl in small if cl not in data_cache], "select"))
+                    x = data_cache
+                else:
+                    x = self._read(engine, small, "select")  # reads D
                 if self.quality == "group":  # all options of a clique in one bincount
                     gain = []
                     for cl in small:

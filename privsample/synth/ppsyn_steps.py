@@ -59,21 +59,28 @@ def random_order(n: int, noise: NoiseSource) -> Iterator[int]:
 
 
 def candidate_subset(
-    domain, model_cliques: Sequence[Clique], candidates: Sequence[Clique], limit_mb: float, cap: int | None, noise
+    domain,
+    model_cliques: Sequence[Clique],
+    candidates: Sequence[Clique],
+    limit_mb: float,
+    cap: int | None,
+    noise,
+    keep: Sequence[Clique] = (),
 ) -> list[Clique]:
     """The candidates a round of the annealed schedule scores: those that keep the model within
     ``limit_mb`` (:func:`privsample.synth.selection.size_filter`; the one-way ones if none does), and, when
     there are more than ``cap`` candidates, at most ``cap`` of them, uniform among those that fit: the
     first ``cap`` that fit in a :func:`random_order` of all candidates (a uniform random subset of the
     fitting ones, drawn without testing them all). A function of the public state and of randomness
-    independent of the data, never of the data. Returned in the order of ``candidates``."""
+    independent of the data, never of the data. Returned in the order of ``candidates``. ``keep``: cliques
+    (drawn earlier, independently of the data) taken first when they fit, the rest drawn as above."""
     if cap is None or len(candidates) <= cap:
         out = size_filter(domain, model_cliques, candidates, limit_mb)
     else:
+        rank = dict.fromkeys(size_filter(domain, model_cliques, keep, limit_mb, limit=cap))
         order = (candidates[i] for i in random_order(len(candidates), noise))
-        rank = {}
-        for cl in size_filter(domain, model_cliques, order, limit_mb, limit=cap):
-            rank[cl] = len(rank)
+        order = (cl for cl in order if cl not in rank)
+        rank.update(dict.fromkeys(size_filter(domain, model_cliques, order, limit_mb, limit=cap - len(rank))))
         position = {cl: i for i, cl in enumerate(candidates) if cl in rank}
         out = sorted(rank, key=position.__getitem__)
     return out or [cl for cl in candidates if len(cl) == 1] or list(candidates)
