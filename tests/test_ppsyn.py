@@ -604,6 +604,8 @@ def test_candidate_subset_is_a_uniform_subset_of_the_fitting_candidates():
         seen += [c in sub for c in fitting]
     share = seen / 600
     assert np.all(np.abs(share - 5 / len(fitting)) < 0.04)  # 600 draws: sd 0.012
+    kept = ppsyn_steps.candidate_subset(dom, model_cliques, cands, limit, 5, noise, keep=sub[:3] + [cands[-1]])
+    assert len(kept) == 5 and set(sub[:3]) <= set(kept) and set(kept) <= set(fitting)  # cands[-1] does not fit
 
 
 def _subset_fit(engine, cap=8, seed=0, **kw):
