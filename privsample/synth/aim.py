@@ -69,6 +69,7 @@ class AIM(WorkloadSynthesizer):
         alpha: float = 0.9,
         max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
         cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB,
+        optimistic_step: bool = False,
     ):
         """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase.
         ``cache_limit_mb``: drop JAX's compiled code after a round when the process exceeds this much
@@ -90,7 +91,7 @@ class AIM(WorkloadSynthesizer):
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
         self.cache_limit_mb = cache_limit_mb
-        self.optimistic_step = False  # experiments: see numpy_md.optimistic_lipschitz (reference: off)
+        self.optimistic_step = bool(optimistic_step)  # see numpy_md.optimistic_lipschitz
 
     def fit(
         self,
