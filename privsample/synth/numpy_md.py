@@ -94,7 +94,8 @@ def _logsumexp_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np
 
 
 class JunctionTree:
-    """mbi's junction tree for a set of model cliques, with Shafer-Shenoy message passing in log space."""
+    """mbi's junction tree for a set of model cliques: Shafer-Shenoy message passing (linear or log space) and
+    Hugin sweeps (:meth:`hugin_beliefs`, what the estimator uses)."""
 
     def __init__(self, domain, cliques: Sequence[Clique]):
         from mbi import junction_tree
