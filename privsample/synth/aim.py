@@ -73,7 +73,8 @@ class AIM(WorkloadSynthesizer):
     ):
         """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase.
         ``cache_limit_mb``: drop JAX's compiled code after a round when the process exceeds this much
-        memory (None: never; 0: after every round), see :func:`pgm.trim_jax_caches`."""
+        memory (None: never; 0: after every round), see :func:`pgm.trim_jax_caches`. ``optimistic_step``: the
+        fits start from the larger step of :func:`numpy_md.optimistic_lipschitz` (off: mbi's, as the reference)."""
         if not 0 < alpha < 1:
             raise InputError("alpha must be in (0, 1)")
         if max_model_size <= 0:
