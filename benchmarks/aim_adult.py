@@ -27,6 +27,22 @@ PUBLISHED = {
 }
 
 
+def variant_options(variant: str) -> dict:
+    """AIM options of a variant: ``iters-1000``, or ``r<N>`` / ``opt-r<N>`` (N warm-started iterations per
+    round, with mbi's first step / the optimistic one), optionally ``-f<M>`` (M final iterations)."""
+    if variant == "iters-1000":
+        return {"round_iters": 1000}
+    out: dict = {}
+    for part in variant.split("-"):
+        if part == "opt":
+            out["optimistic_step"] = True
+        elif part[:1] == "r" and part[1:].isdigit():
+            out["round_iters"] = int(part[1:])
+        elif part[:1] == "f" and part[1:].isdigit():
+            out["final_iters"] = int(part[1:])
+    return out
+
+
 def worker(epsilon: float, seed: int, variant: str) -> dict:
     import numpy as np
 
@@ -43,7 +59,7 @@ def worker(epsilon: float, seed: int, variant: str) -> dict:
 
         pgm.NUMPY_MAX_ITERS = 0
     limit = {"keep-caches": None, "clear-every-round": 0.0}.get(variant, JIT_CACHE_LIMIT_MB)
-    extra = {"iters-1000": {"round_iters": 1000}}.get(variant, {})
+    extra = variant_options(variant)
     model = AIM(cache_limit_mb=limit, **extra).fit(eng, acc, SeededNoise(seed, quiet=True))
     codes = model.sample(rng=np.random.default_rng(seed))
     wall, rss = process_wall_s(), peak_rss_mb()
@@ -69,21 +85,29 @@ def worker(epsilon: float, seed: int, variant: str) -> dict:
 def main() -> None:
     ap = worker_parser()
     ap.add_argument("--variants", default="ours,jax-only")
+    ap.add_argument("--seeds", default=None, help="comma-separated seeds (default: --seed)")
+    ap.add_argument("--csv", default="aim_adult.csv", help="results file name under benchmarks/results")
+    ap.add_argument("--no-md", action="store_true", help="do not rewrite aim_adult.md")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args.epsilon, args.seed, args.variant)))
         return
     rows = []
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else [args.seed]
     for eps in [float(e) for e in args.epsilons.split(",")]:
-        for variant in args.variants.split(","):
-            r = run_worker(__file__, ["--epsilon", str(eps), "--seed", str(args.seed), "--variant", variant])
-            rows.append(r)
-            print(
-                f"eps={eps:g} {variant:11s} 2-way {r['err2']:.4f} 3-way {r['err3']:.4f} wall {r['wall_s']:.0f}s "
-                f"(estimation {r['estimate_s']:.0f}s, {r['rounds']} rounds) peak {r['rss_mb']:.0f} MB",
-                flush=True,
-            )
-    write_csv(RESULTS / "aim_adult.csv", rows)
+        for seed in seeds:
+            for variant in args.variants.split(","):
+                r = run_worker(__file__, ["--epsilon", str(eps), "--seed", str(seed), "--variant", variant])
+                rows.append(r)
+                print(
+                    f"eps={eps:g} seed={seed} {variant:11s} 2-way {r['err2']:.4f} 3-way {r['err3']:.4f} "
+                    f"wall {r['wall_s']:.0f}s "
+                    f"(estimation {r['estimate_s']:.0f}s, {r['rounds']} rounds) peak {r['rss_mb']:.0f} MB",
+                    flush=True,
+                )
+    write_csv(RESULTS / args.csv, rows)
+    if args.no_md:
+        return
     lines = [
         "# AIM on discretised Adult (delta = 1e-9, seed %d, one run each)" % args.seed,
         "",

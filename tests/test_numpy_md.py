@@ -107,8 +107,26 @@ def test_linear_and_log_space_message_passing_agree():
     for scale in (1.0, 50.0):
         theta = {c: rng.normal(0, scale, tree.shape[c]) for c in tree.cliques}
         lin, log = tree.beliefs(theta, 100.0), tree.log_beliefs(tree._init(theta), 100.0)
+        hugin = tree.hugin_beliefs(theta, 100.0)
         for J in tree.supers:
             np.testing.assert_allclose(lin[J], log[J], rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(hugin[J], log[J], rtol=1e-9, atol=1e-12)
+
+
+def test_hugin_sweeps_match_shafer_shenoy_on_a_forest_with_tiny_values():
+    from mbi import Domain
+
+    dom = Domain(["a", "b", "c", "d", "e", "f", "g"], [3, 4, 2, 5, 3, 2, 4])
+    cliques = [("a", "b"), ("b", "c"), ("b", "d"), ("d", "e"), ("f", "g")]  # two trees and a lone attribute
+    rng = np.random.default_rng(7)
+    for scale in (1.0, 300.0):  # 300: some cells underflow to 0 in linear space, not a whole belief
+        one, other = numpy_md.JunctionTree(dom, cliques), numpy_md.JunctionTree(dom, cliques)
+        theta = {c: rng.normal(0, scale, one.shape[c]) for c in cliques}
+        ss, hugin = one.beliefs(theta, 10.0), other.hugin_beliefs(theta, 10.0)
+        assert not one.log_space and not other.log_space
+        for J in one.supers:
+            np.testing.assert_allclose(hugin[J], ss[J], rtol=1e-9, atol=1e-12)
+            assert hugin[J].sum() == pytest.approx(10.0)
 
 
 @pytest.mark.parametrize("warm", [False, True])

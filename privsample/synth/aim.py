@@ -69,10 +69,12 @@ class AIM(WorkloadSynthesizer):
         alpha: float = 0.9,
         max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
         cache_limit_mb: float | None = JIT_CACHE_LIMIT_MB,
+        optimistic_step: bool = False,
     ):
         """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase.
         ``cache_limit_mb``: drop JAX's compiled code after a round when the process exceeds this much
-        memory (None: never; 0: after every round), see :func:`pgm.trim_jax_caches`."""
+        memory (None: never; 0: after every round), see :func:`pgm.trim_jax_caches`. ``optimistic_step``: the
+        fits start from the larger step of :func:`numpy_md.optimistic_lipschitz` (off: mbi's, as the reference)."""
         if not 0 < alpha < 1:
             raise InputError("alpha must be in (0, 1)")
         if max_model_size <= 0:
@@ -90,7 +92,7 @@ class AIM(WorkloadSynthesizer):
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
         self.cache_limit_mb = cache_limit_mb
-        self.optimistic_step = False  # experiments: see numpy_md.optimistic_lipschitz (reference: off)
+        self.optimistic_step = bool(optimistic_step)  # see numpy_md.optimistic_lipschitz
 
     def fit(
         self,

@@ -94,7 +94,8 @@ def _logsumexp_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np
 
 
 class JunctionTree:
-    """mbi's junction tree for a set of model cliques, with Shafer-Shenoy message passing in log space."""
+    """mbi's junction tree for a set of model cliques: Shafer-Shenoy message passing (linear or log space) and
+    Hugin sweeps (:meth:`hugin_beliefs`, what the estimator uses)."""
 
     def __init__(self, domain, cliques: Sequence[Clique]):
         from mbi import junction_tree
@@ -116,8 +117,8 @@ class JunctionTree:
         self.index = {c: _cell_index(self.shape[self.home[c]], self.home[c], c) for c in self.cliques}
 
     def marginals(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
-        """The model's marginals on its own cliques (each summing to ``total``)."""
-        b = self.beliefs(theta, total)
+        """The model's marginals on its own cliques (each summing to ``total``), by :meth:`hugin_beliefs`."""
+        b = self.hugin_beliefs(theta, total)
         out = {}
         for c in self.cliques:
             J, idx = self.home[c], self.index[c]
@@ -154,6 +155,67 @@ class JunctionTree:
             b = phi[J]
             for k in self.neighbors[J]:
                 b *= _broadcast(lin[(k, J)], self.sep[(k, J)], J)
+            z = b.sum()
+            if not (np.isfinite(z) and z > 0):
+                self.log_space = True
+                return self.log_beliefs(self._init(theta), total)
+            b *= total / z
+        return phi
+
+    def _rooted(self) -> list[tuple[Clique, Clique | None]]:
+        """(super-clique, its parent or None) with every child before its parent: each tree of the forest
+        rooted at its largest super-clique (first in domain order among equals). Cached."""
+        hit = self.__dict__.get("_post")
+        if hit is None:
+            seen: set = set()
+            hit = []
+            for r in sorted(self.supers, key=lambda J: -math.prod(self.shape[J])):
+                if r in seen:
+                    continue
+                seen.add(r)
+                pre, stack = [], [(r, None)]
+                while stack:
+                    J, p = stack.pop()
+                    pre.append((J, p))
+                    for k in self.neighbors[J]:
+                        if k not in seen:
+                            seen.add(k)
+                            stack.append((k, J))
+                hit += reversed(pre)
+            self._post = hit
+        return hit
+
+    def hugin_beliefs(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
+        """:meth:`beliefs` by two sweeps that update the super-cliques' tables in place (Hugin): collect
+        multiplies every child's message into its parent's table; distribute sends each child its
+        parent's belief summed onto their separator, divided by the child's own message (0 where that is
+        0: the child's table is 0 there). Each table is read about twice per neighbour with no
+        temporary copy, where Shafer-Shenoy multiplies a node's table with all but one incoming message
+        once per neighbour: on large trees (AIM's models of wide tables) this is several times faster.
+        Equal to :meth:`beliefs` up to float rounding (tested)."""
+        if self.log_space:
+            return self.log_beliefs(self._init(theta), total)
+        phi = self._init(theta)
+        for v in phi.values():
+            v -= v.max()
+            np.exp(v, out=v)
+        post = self._rooted()
+        up: dict[Clique, np.ndarray] = {}  # child -> its message to its parent, over sep[(parent, child)]
+        for J, p in post:  # collect: children first
+            b = phi[J]
+            for k in self.neighbors[J]:
+                if k != p:
+                    b *= _broadcast(up[k], self.sep[(J, k)], J)
+            if p is not None:
+                m = sum_to(b, J, self.sep[(p, J)])
+                top = m.max()
+                up[J] = m / top if top > 0 else m
+        for J, p in reversed(post):  # distribute: parents first
+            b = phi[J]
+            if p is not None:
+                s = self.sep[(p, J)]
+                m = sum_to(phi[p], p, s)
+                b *= _broadcast(np.divide(m, up[J], out=np.zeros_like(m), where=up[J] > 0), s, J)
             z = b.sum()
             if not (np.isfinite(z) and z > 0):
                 self.log_space = True
