@@ -131,6 +131,7 @@ def instrument(clock: Clock, engines: list) -> None:
 
     table_mod.read_table = clock.wrap("engine", table_mod.read_table)
     encoding.encode = clock.wrap("engine", encoding.encode)
+    encoding.read_codes = clock.wrap("engine", encoding.read_codes)
     NumpyEngine.marginals = clock.wrap("engine", NumpyEngine.marginals)
     init = NumpyEngine.__init__
 

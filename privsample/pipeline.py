@@ -414,6 +414,26 @@ def synthesize(
             delimiter=delimiter,
             encoding=encoding,
         )
+    elif frame is None and schema is not None:
+        # A reviewed schema and a file: read and code it a batch at a time, so that the table itself is
+        # never in memory, only its codes (the same codes as ``encode(read_table(...), release=True)``).
+        from privsample.data.encoding import read_codes
+
+        with progress_phase(progress, "read table"):
+            coding = release_domain(schema, other)
+            codes = read_codes(
+                source,
+                coding,
+                na_values=schema.na_values,
+                allow_empty=True,
+                delimiter=delimiter,
+                encoding=encoding,
+            )
+        with progress_phase(progress, "encode table", accountant=accountant):
+            schema = coding
+            synth.check_size(schema.domain())
+            eng = NumpyEngine(codes, schema.domain())
+        del codes
     else:
         with progress_phase(progress, "read table"):
             df = (
@@ -453,7 +473,8 @@ def synthesize(
         with progress_phase(progress, "encode table", accountant=accountant):
             schema = release_domain(schema, other)
             synth.check_size(schema.domain())
-            eng = NumpyEngine(encode(df, schema, release=True), schema.domain())
+            eng = NumpyEngine(encode(df, schema, release=True, compact=True), schema.domain())
+        del df, frame  # only the codes are needed from here on
 
     try:
         model = synth.fit(eng, accountant, noise, progress, schema=schema)

@@ -6,6 +6,7 @@ import codecs
 import datetime
 import decimal
 import gzip
+import itertools
 import tempfile
 from pathlib import Path
 
@@ -415,6 +416,21 @@ def test_batches_many_cliques(tmp_path, monkeypatch):
     assert_same(a, ref.marginals(cliques))
     with pytest.raises(InputError):
         DuckDBEngine(p, SMALL).marginals([("x", "nope")])
+
+
+def test_bounded_query_results_give_the_same_counts(tmp_path):
+    """``max_result`` (and ``max_sets``) only split the counting into more queries: the same counts."""
+    p = write(tmp_path, "x,k,c,d\n1,1,a,1\n2,,b,2\n9,9,,3\n9,4,a,3\n3,3,b,1\n")
+    cliques = [c for k in (1, 2, 3) for c in itertools.combinations(SMALL.names, k)]
+    ref = NumpyEngine(encode(read_table(p), SMALL), SMALL.domain()).marginals(cliques)
+    queries = []
+    for max_result, max_sets in [(sql_engine.MAX_RESULT, 64), (1, 64), (100, 64), (10**9, 3)]:
+        eng = DuckDBEngine(p, SMALL, cache_mb=0, batching="sets")  # a group per clique
+        eng.max_result, eng.max_sets = max_result, max_sets
+        assert_same(eng.marginals(cliques), ref)
+        queries.append(eng.stats["queries"])
+        eng.close()
+    assert queries == [1, 4, 2, 2]  # the 4 triples are counted (up to 5 rows each), the rest summed out
 
 
 # -- random small tables: both engines accept the same files and agree ----------------------------------------

@@ -13,13 +13,14 @@ import math
 import copy
 import dataclasses
 import re
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
-from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
+from privsample.data.schema import DEFAULT_NA_VALUES, DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
 from privsample.errors import InputError
 
 # Problem kinds (shared with the DuckDB engine so that both report the same way).
@@ -69,18 +70,44 @@ def value_text(value: Any) -> str:
 
 
 # -- encode -----------------------------------------------------------------------------------------
-def _raise_first(column: Column, problem: np.ndarray, series: pd.Series) -> None:
+def code_dtype(size: int) -> np.dtype:
+    """The smallest unsigned integer dtype that holds the codes 0 .. size - 1 (int64 beyond uint32)."""
+    for t in (np.uint8, np.uint16, np.uint32):
+        if size - 1 <= np.iinfo(t).max:
+            return np.dtype(t)
+    return np.dtype(np.int64)
+
+
+def _is_arrow_text(values: Any) -> bool:
+    """``values`` is an Arrow string array (coded through Arrow's dictionary encoding)."""
+    import pyarrow as pa
+
+    return isinstance(values, pa.Array) and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))
+
+
+def _factorize(values: Any) -> tuple[np.ndarray, Sequence]:
+    """(index of each value into the distinct values, -1 for a missing one; the distinct values) of a pandas
+    Series, or of an Arrow string array (``read_table`` turns it into the same ``str`` values, None for null)."""
+    if not _is_arrow_text(values):
+        return pd.factorize(values, use_na_sentinel=True)
+    import pyarrow.compute as pc
+
+    d = pc.dictionary_encode(values)
+    return pc.fill_null(d.indices, -1).to_numpy(zero_copy_only=False), d.dictionary.to_pylist()
+
+
+def _raise_first(column: Column, problem: np.ndarray, series: Any) -> None:
     bad = np.flatnonzero(problem)
     if bad.size:
         i = int(bad[0])
-        value = series.iloc[i]
+        value = series[i].as_py() if _is_arrow_text(series) else series.iloc[i]
         if pd.api.types.is_scalar(value) and pd.isna(value):
             value = None
         raise InputError(describe_problem(column, int(problem[i]), value, i + 1))
 
 
-def _encode_categorical(col: Categorical, s: pd.Series, other: bool, release: bool = False) -> np.ndarray:
-    idx, uniques = pd.factorize(s, use_na_sentinel=True)
+def _encode_categorical(col: Categorical, s: Any, other: bool, release: bool = False) -> np.ndarray:
+    idx, uniques = _factorize(s)
     lookup = {c: i for i, c in enumerate(col.categories)}
     if col.other is not None:
         lookup[col.other] = col.other_code
@@ -122,18 +149,18 @@ def parse_number(value: Any) -> float | None:
     return float(text) if _NUMBER.fullmatch(text) else None
 
 
-def _as_float(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(float values with NaN for missing, 'not a number' mask)."""
-    if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+def _as_float(s: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(float values with NaN for missing, 'not a number' mask) of a Series or an Arrow string array."""
+    if not _is_arrow_text(s) and (pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype)):
         return s.to_numpy(dtype=np.float64, na_value=np.nan), np.zeros(len(s), dtype=bool)
-    idx, uniques = pd.factorize(s, use_na_sentinel=True)  # parse each distinct value once
+    idx, uniques = _factorize(s)  # parse each distinct value once
     parsed = [parse_number(u) for u in uniques]
     ux = np.array([np.nan if p is None else p for p in parsed] + [np.nan], dtype=np.float64)
     ubad = np.array([p is None for p in parsed] + [False], dtype=bool)
     return ux[idx], ubad[idx]  # idx -1 (missing) picks the sentinel at the end
 
 
-def _encode_numeric(col: Numeric, s: pd.Series, clip: bool, release: bool = False) -> np.ndarray:
+def _encode_numeric(col: Numeric, s: Any, clip: bool, release: bool = False) -> np.ndarray:
     x, bad = _as_float(s)
     missing = np.isnan(x) & ~bad
     out = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
@@ -157,10 +184,37 @@ def _encode_numeric(col: Numeric, s: pd.Series, clip: bool, release: bool = Fals
     return codes
 
 
+def _encode_columns(
+    columns: Iterable[tuple[Column, Any]], *, clip: bool, other: bool, release: bool, compact: bool
+) -> list[np.ndarray]:
+    """The codes of each (schema column, values) in turn (see ``encode``); ``compact``: in ``code_dtype``."""
+    out: list[np.ndarray] = []
+    keep = None
+    for col, s in columns:
+        if isinstance(col, Categorical):
+            c = _encode_categorical(col, s, other, release)
+        else:
+            c = _encode_numeric(col, s, clip, release)
+        if release:
+            keep = c >= 0 if keep is None else keep & (c >= 0)
+        # only a left-out record (release) has a negative code: its wrapped-around value is dropped below
+        out.append(c.astype(code_dtype(col.size), copy=False) if compact else c)
+    if keep is not None and not keep.all():
+        out = [c[keep] for c in out]
+    return out
+
+
 def encode(
-    df: pd.DataFrame, schema: Schema, *, clip: bool = False, other: bool = False, release: bool = False
+    df: pd.DataFrame,
+    schema: Schema,
+    *,
+    clip: bool = False,
+    other: bool = False,
+    release: bool = False,
+    compact: bool = False,
 ) -> dict[str, np.ndarray]:
-    """{column: int64 codes} in schema order (layout: ``privsample.data.schema``).
+    """{column: int64 codes} in schema order (layout: ``privsample.data.schema``); ``compact``: each
+    column's codes in the smallest unsigned dtype that holds them (``code_dtype``), the same values.
 
     Strict (``release=False``, for validation and evaluation, which are not releases): bad values
     raise InputError naming the column, the first bad 1-based data row and the value: a non-number
@@ -182,22 +236,68 @@ def encode(
     ``release_schema`` gives every column a code for every value, so that nothing is left out.
     Columns of ``df`` not in the schema are ignored.
     """
-    out: dict[str, np.ndarray] = {}
-    for col in schema.columns:
-        if col.name not in df.columns:
-            raise InputError(f"column '{col.name}' is in the schema but not in the data")
-        s = df[col.name]
-        if isinstance(s, pd.DataFrame):
-            raise InputError(f"column '{col.name}' appears more than once in the data")
-        s = s.reset_index(drop=True)
-        if isinstance(col, Categorical):
-            out[col.name] = _encode_categorical(col, s, other, release)
-        else:
-            out[col.name] = _encode_numeric(col, s, clip, release)
-    if release and out:
-        keep = np.logical_and.reduce([c >= 0 for c in out.values()])
-        if not keep.all():
-            out = {k: v[keep] for k, v in out.items()}
+
+    def columns() -> Iterator[tuple[Column, pd.Series]]:
+        for col in schema.columns:
+            if col.name not in df.columns:
+                raise InputError(f"column '{col.name}' is in the schema but not in the data")
+            s = df[col.name]
+            if isinstance(s, pd.DataFrame):
+                raise InputError(f"column '{col.name}' appears more than once in the data")
+            yield col, s.reset_index(drop=True)
+
+    codes = _encode_columns(columns(), clip=clip, other=other, release=release, compact=compact)
+    return dict(zip(schema.names, codes))
+
+
+def read_codes(
+    path: str | Path,
+    schema: Schema,
+    *,
+    na_values: Sequence[str] = DEFAULT_NA_VALUES,
+    allow_empty: bool = False,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    batch_rows: int | None = None,
+) -> dict[str, np.ndarray]:
+    """``encode(read_table(path, ...), schema, release=True, compact=True)`` without the table in memory.
+
+    The file is read in Arrow batches (``table_batches``, ``batch_rows`` rows each) and each batch is coded
+    column by column by the same rules, text columns through Arrow's dictionary encoding (each distinct
+    value looked up or parsed once, as ``encode`` does); only the codes are kept. The codes are identical to
+    ``encode``'s, in the same order; every bad file raises ``InputError`` as ``read_table`` does. A schema
+    column missing from the file is refused before the records are read.
+    """
+    from privsample.data.table import BATCH_ROWS, empty_table_error, table_batches, to_pandas_column
+
+    p = Path(path)
+    parts: list[list[np.ndarray]] = [[] for _ in schema.columns]
+    rows = 0
+    with table_batches(
+        p, na_values=na_values, delimiter=delimiter, encoding=encoding, batch_rows=batch_rows or BATCH_ROWS
+    ) as (names, kinds, batches):
+        where = {name: i for i, name in enumerate(names)}
+        for col in schema.columns:
+            if col.name not in where:
+                raise InputError(f"column '{col.name}' is in the schema but not in the data")
+        for batch in batches:
+            rows += batch.num_rows
+
+            def columns(batch=batch) -> Iterator[tuple[Column, Any]]:
+                for col in schema.columns:
+                    i = where[col.name]
+                    values = batch.column(i)
+                    yield col, values if _is_arrow_text(values) else pd.Series(to_pandas_column(values, kinds[i]))
+
+            for part, c in zip(parts, _encode_columns(columns(), clip=True, other=False, release=True, compact=True)):
+                part.append(c)
+            del batch
+    if rows == 0 and not allow_empty:
+        raise empty_table_error(p)
+    out = {}
+    for col, part in zip(schema.columns, parts):
+        out[col.name] = np.concatenate(part) if part else np.zeros(0, dtype=code_dtype(col.size))
+        part.clear()
     return out
 
 

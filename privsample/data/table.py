@@ -32,7 +32,8 @@ import re
 import shutil
 import tempfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -439,7 +440,11 @@ def empty_table_error(source: str | Path) -> InputError:
 
 
 # -- in-memory reading --------------------------------------------------------------------------------
-def _to_pandas(col, kind: str) -> pd.Series | np.ndarray:
+BATCH_ROWS = 1 << 17  # rows per Arrow batch of ``table_batches``
+
+
+def to_pandas_column(col, kind: str) -> pd.Series | np.ndarray:
+    """An Arrow column (or array) of kind ``kind`` (``column_kind``) as ``read_table`` returns it."""
     import pyarrow.compute as pc
 
     if kind == "float":
@@ -451,6 +456,37 @@ def _to_pandas(col, kind: str) -> pd.Series | np.ndarray:
         mask = col.is_null().to_numpy(zero_copy_only=False)
         return pd.Series(pd.arrays.IntegerArray(values, mask))
     return pd.Series(col.to_numpy(zero_copy_only=False), dtype=object)
+
+
+@contextmanager
+def _cleaned_source(p: Path, na_values: Sequence[str], delimiter: str | None, encoding: str | None):
+    """(DuckDB connection, cleaning SQL, column names, column kinds) of the file at ``p`` (``source_sql``);
+    the connection is closed and any UTF-8 copy removed on exit."""
+    import duckdb
+
+    con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
+    workdir = None
+
+    def make_workdir() -> str:
+        nonlocal workdir
+        try:
+            workdir = tempfile.mkdtemp(prefix="privsample-read-")
+        except OSError as exc:
+            raise InputError(
+                f"cannot create a temporary directory for a UTF-8 copy of {p} in "
+                f"{tempfile.gettempdir()}: {exc.strerror}"
+            ) from None
+        return workdir
+
+    try:
+        sql, names, kinds = source_sql(
+            con, p, tuple(na_values), delimiter=delimiter, encoding=encoding, workdir=make_workdir
+        )
+        yield con, sql, names, kinds
+    finally:
+        con.close()
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def read_table(
@@ -472,38 +508,49 @@ def read_table(
     no rows is an error unless ``allow_empty`` (release paths under add/remove neighbours, where
     refusing n = 0 but not n = 1 would itself reveal something).
     """
-    import duckdb
-
     p = Path(path)
-    con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
-    workdir = None
-
-    def make_workdir() -> str:
-        nonlocal workdir
-        try:
-            workdir = tempfile.mkdtemp(prefix="privsample-read-")
-        except OSError as exc:
-            raise InputError(
-                f"cannot create a temporary directory for a UTF-8 copy of {p} in "
-                f"{tempfile.gettempdir()}: {exc.strerror}"
-            ) from None
-        return workdir
-
-    try:
-        sql, names, kinds = source_sql(
-            con, p, tuple(na_values), delimiter=delimiter, encoding=encoding, workdir=make_workdir
-        )
+    with _cleaned_source(p, na_values, delimiter, encoding) as (con, sql, names, kinds):
         try:
             table = con.sql(sql).to_arrow_table()
         except InputError:
             raise
         except Exception as exc:  # noqa: BLE001 - any reader failure is bad input
             raise duckdb_input_error(exc, p) from None
-    finally:
-        con.close()
-        if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
     if table.num_rows == 0 and not allow_empty:
         raise empty_table_error(p)
-    data = {name: _to_pandas(table.column(i), kind) for i, (name, kind) in enumerate(zip(names, kinds))}
+    data = {name: to_pandas_column(table.column(i), kind) for i, (name, kind) in enumerate(zip(names, kinds))}
     return pd.DataFrame(data, index=pd.RangeIndex(table.num_rows))
+
+
+@contextmanager
+def table_batches(
+    path: str | Path,
+    *,
+    na_values: Sequence[str] = DEFAULT_NA_VALUES,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator[tuple[list[str], list[str], Iterator]]:
+    """The file at ``path`` as ``read_table`` reads it (same cleaning, same errors), a batch at a time:
+    ``with table_batches(path) as (names, kinds, batches)``; ``batches`` yields Arrow record batches of at
+    most ``batch_rows`` rows in file order, column i of kind ``kinds[i]`` (``to_pandas_column`` turns it into
+    ``read_table``'s column). Only one batch is in memory at a time. A bad file raises ``InputError``,
+    on entry or while iterating."""
+    p = Path(path)
+    with _cleaned_source(p, na_values, delimiter, encoding) as (con, sql, names, kinds):
+        yield names, kinds, _batches(con, sql, p, batch_rows)
+
+
+def _batches(con, sql: str, p: Path, batch_rows: int) -> Iterator:
+    try:
+        reader = con.sql(sql).to_arrow_reader(batch_rows)
+    except Exception as exc:  # noqa: BLE001 - any reader failure is bad input
+        raise duckdb_input_error(exc, p) from None
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except Exception as exc:  # noqa: BLE001
+            raise duckdb_input_error(exc, p) from None
+        yield batch

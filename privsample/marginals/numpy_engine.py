@@ -1,4 +1,8 @@
-"""In-memory marginal engine: integer codes in NumPy arrays, counts by ``np.bincount``."""
+"""In-memory marginal engine: integer codes in NumPy arrays, counts by ``np.bincount``.
+
+Each column's codes are held in the smallest unsigned dtype of its domain (``code_dtype``: one byte a
+cell for up to 256 values); a clique's flat cell index is computed in the smallest one that holds its
+cells. The counts are exact whatever the dtypes."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from privsample.data.encoding import code_dtype
 from privsample.marginals.base import Clique, MarginalEngine
 
 CACHE_BYTES = 64 * 2**20
@@ -16,7 +21,7 @@ class NumpyEngine(MarginalEngine):
 
     def __init__(self, codes: Mapping[str, np.ndarray], domain):
         self.domain = domain
-        self._codes = {a: np.asarray(codes[a], dtype=np.int64) for a in domain.attributes}
+        self._codes = {a: _compact(a, codes[a], domain[a]) for a in domain.attributes}
         lengths = {len(v) for v in self._codes.values()}
         if len(lengths) > 1:
             raise ValueError("columns have different lengths")
@@ -44,16 +49,41 @@ class NumpyEngine(MarginalEngine):
                 if not cl:
                     hit = np.array(self.n, dtype=np.int64)
                 else:
-                    idx = np.ravel_multi_index([self._codes[a] for a in cl], shape)
-                    hit = np.bincount(idx, minlength=int(np.prod(shape))).astype(np.int64).reshape(shape)
+                    cells = int(np.prod(shape))
+                    hit = np.bincount(self._flat_index(cl, shape, cells), minlength=cells)
+                    hit = hit.astype(np.int64).reshape(shape)
                 if self._cache_bytes + hit.nbytes <= CACHE_BYTES:  # mechanisms re-ask small cliques often
                     self._cache[cl] = hit
                     self._cache_bytes += hit.nbytes
             out[cl] = hit
         return out
 
+    def _flat_index(self, clique: Clique, shape: tuple[int, ...], cells: int) -> np.ndarray:
+        """Each record's cell of ``clique`` in C order (as ``np.ravel_multi_index``), in ``code_dtype(cells + 1)``
+        (room for every index and every axis length)."""
+        if len(clique) == 1:
+            return self._codes[clique[0]]
+        t = code_dtype(cells + 1)
+        idx = self._codes[clique[0]].astype(t)
+        for a, k in zip(clique[1:], shape[1:]):
+            idx *= t.type(k)
+            idx += self._codes[a]  # its dtype is no wider than t (domain[a] <= cells)
+        return idx
+
     def total(self) -> int:
         return self.n
 
     def codes(self, attribute: str) -> np.ndarray:
         return self._codes[attribute]
+
+
+def _compact(name: str, values, size: int) -> np.ndarray:
+    """The codes of column ``name`` in ``code_dtype(size)``; ValueError unless they lie in [0, size)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iu":
+        arr = np.asarray(values, dtype=np.int64)
+    if arr.ndim != 1:
+        raise ValueError(f"codes of column '{name}' must be a 1-D array")
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= size):
+        raise ValueError(f"codes of column '{name}' must lie in [0, {size})")
+    return arr.astype(code_dtype(size), copy=False)

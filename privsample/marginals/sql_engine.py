@@ -34,6 +34,7 @@ from privsample.marginals.sql import Dialect, coding_sql, counts_sql, null_count
 MAX_SETS = 64  # grouping sets per query
 MAX_COLS = 60  # distinct columns per query
 MAX_CELLS = 2**16  # joint batching: cells of one group's joint table
+MAX_RESULT = 2**23  # values (rows x columns) a counting query may return, rows bounded by the cells
 CACHE_MB = 256.0
 BATCHING = ("joint", "sets")
 
@@ -44,6 +45,7 @@ class CodedTableEngine(MarginalEngine):
     dialect: Dialect
     max_cells = MAX_CELLS
     max_sets = MAX_SETS
+    max_result = MAX_RESULT
 
     def _setup(
         self,
@@ -136,16 +138,27 @@ class CodedTableEngine(MarginalEngine):
 
     def _count(self, keys: list[Key]) -> dict[Key, np.ndarray]:
         """Count ``keys`` (and cache them): group them (``_plan``), count the groups' unions as
-        GROUPING SETS, up to ``max_sets`` per query, and sum each clique out of its union."""
+        GROUPING SETS, up to ``max_sets`` per query and within ``max_result`` values of result (the
+        memory of the fetched counts), and sum each clique out of its union."""
         groups = self._plan(keys)
+        shape = self.schema.shape
+        # a query returns a row per cell that holds a record (at most n), each with 2 values a column + 1
+        rows = lambda u: min(int(np.prod([shape[j] for j in u], dtype=np.float64)), max(self.n, 1))  # noqa: E731
         joint: dict[Key, np.ndarray] = {}
         batch: list[Key] = []
+        held = 0  # rows the batch may return
         for union in [u for u, _ in groups] + [None]:
-            if batch and (union is None or len(batch) >= self.max_sets or len(set().union(*batch, union)) > MAX_COLS):
+            if batch and (
+                union is None
+                or len(batch) >= self.max_sets
+                or len(set().union(*batch, union)) > MAX_COLS
+                or (held + rows(union)) * (2 * len(set().union(*batch, union)) + 1) > self.max_result
+            ):
                 joint.update(self._count_sets(batch))
-                batch = []
+                batch, held = [], 0
             if union is not None:
                 batch.append(union)
+                held += rows(union)
         got = dict(joint)
         for union, members in groups:
             for key in members:
