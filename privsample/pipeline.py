@@ -60,11 +60,14 @@ ENGINES = ("auto", "numpy", "duckdb", "spark")
 # memory (peak RSS about 14-18x the file size for Parquet, ``benchmarks/results/engines.md``; about
 # 10x for CSV), else DuckDB out of core.
 AUTO_SHARE = {"parquet": 40, "csv.gz": 40, "csv": 20}  # numpy while file size * share <= available memory
+# With a reviewed schema the file is coded a batch at a time and only the codes (1-4 bytes a cell) are held:
+# peak RSS about 5x the Parquet file on the 100-column, 1,000,000-row table of benchmarks/wide_tables.py.
+AUTO_SHARE_CODED = {"parquet": 10, "csv.gz": 10, "csv": 3}
 
 
 def choose_engine(source, engine: str, schema: Schema | None) -> str:
     """The engine to use: ``engine``, or for ``auto`` Spark for a Spark DataFrame, else NumPy or DuckDB
-    by file size (``AUTO_SHARE``)."""
+    by file size (``AUTO_SHARE``, or ``AUTO_SHARE_CODED`` with a schema)."""
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     from privsample.marginals.spark_engine import is_dataframe  # does not import pyspark
@@ -84,7 +87,7 @@ def choose_engine(source, engine: str, schema: Schema | None) -> str:
     if fmt == "csv" and path.name.lower().endswith(".gz"):
         fmt = "csv.gz"
     size, available = path.stat().st_size, psutil.virtual_memory().available
-    if size * AUTO_SHARE[fmt] <= available:
+    if size * (AUTO_SHARE if schema is None else AUTO_SHARE_CODED)[fmt] <= available:
         return "numpy"
     if schema is None:
         raise InputError(

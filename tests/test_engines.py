@@ -553,6 +553,8 @@ def test_choose_engine(tmp_path, monkeypatch):
     assert pipeline.choose_engine(p, "auto", SMALL) == "numpy"
     assert pipeline.choose_engine(p, "duckdb", None) == "duckdb"
     monkeypatch.setitem(pipeline.AUTO_SHARE, "parquet", 10**12)  # as if the file were larger than memory
+    assert pipeline.choose_engine(p, "auto", SMALL) == "numpy"  # with a schema only the codes are held
+    monkeypatch.setitem(pipeline.AUTO_SHARE_CODED, "parquet", 10**12)
     assert pipeline.choose_engine(p, "auto", SMALL) == "duckdb"
     with pytest.raises(InputError, match="--schema"):
         pipeline.choose_engine(p, "auto", None)
@@ -569,7 +571,7 @@ def test_synth_auto_engine_on_large_file_uses_duckdb(tmp_path, monkeypatch):
     p = random_parquet(tmp_path, n=2000)
     kw = dict(epsilon=2.0, method="mst", schema=SMALL, rows=50, seed=3, method_options={"iters": 30})
     a = pipeline.synthesize(p, engine="numpy", **kw)
-    monkeypatch.setitem(pipeline.AUTO_SHARE, "parquet", 10**12)
+    monkeypatch.setitem(pipeline.AUTO_SHARE_CODED, "parquet", 10**12)
     b = pipeline.synthesize(p, engine="auto", engine_options={"memory_limit": "256MB"}, **kw)
     assert a.model.params["engine"] == "numpy" and b.model.params["engine"] == "duckdb"
     pd.testing.assert_frame_equal(a.table, b.table)

@@ -174,3 +174,17 @@ def test_a_temporary_directory_is_made_only_for_a_copy(tmp_path, monkeypatch):
     p = write(tmp_path, codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le"), "u.csv")
     with pytest.raises(InputError, match="cannot create a temporary directory for a UTF-8 copy"):
         read_table(p)
+
+
+def test_a_reader_stopped_by_ctrl_c_is_an_interrupt_not_bad_input():
+    """DuckDB turns Ctrl-C during a query into InterruptException; reading must not report it as a bad file
+    (exit 2) but stop as interrupted (KeyboardInterrupt: the CLI exits 130)."""
+    import duckdb
+
+    from privsample.data.table import duckdb_input_error
+
+    with pytest.raises(KeyboardInterrupt):
+        duckdb_input_error(duckdb.InterruptException("INTERRUPT Error: Query interrupted"), "t.csv")
+    with pytest.raises(KeyboardInterrupt):  # what the Arrow batch reader raises
+        duckdb_input_error(RuntimeError("Query interrupted"), "t.csv")
+    assert isinstance(duckdb_input_error(duckdb.InvalidInputException("CSV Error on Line: 3"), "t.csv"), InputError)

@@ -412,8 +412,15 @@ def _reason(exc: BaseException) -> str:
 
 
 def duckdb_input_error(exc: BaseException, source: str | Path) -> InputError:
-    """Turn a (multi-line) DuckDB reader error into a one-line InputError naming the file and line."""
+    """Turn a (multi-line) DuckDB reader error into a one-line InputError naming the file and line.
+
+    A query stopped by Ctrl-C is not bad input: DuckDB's InterruptException (or, from a batch reader, the
+    RuntimeError "Query interrupted") is raised again as the KeyboardInterrupt it was (the CLI exits 130)."""
+    import duckdb
+
     text = str(exc)
+    if isinstance(exc, duckdb.InterruptException) or (isinstance(exc, RuntimeError) and "Query interrupted" in text):
+        raise KeyboardInterrupt from None
     m = re.search(r"CSV Error on Line: (\d+)", text)
     where = f"line {m.group(1)}: " if m else ""
     if mm := re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text):
