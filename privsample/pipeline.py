@@ -188,6 +188,7 @@ def method_options(
     max_model_size=None,
     eta=None,
     schedule=None,
+    max_candidates=None,
     unsafe_as_published: bool = False,
 ) -> dict:
     """Keyword options for ``make_synthesizer`` from the command line's flags (or the Python API's keywords);
@@ -210,6 +211,10 @@ def method_options(
 
     if schedule is not None and schedule not in SCHEDULES:
         raise InputError(f"--schedule must be one of {', '.join(SCHEDULES)} (got {schedule!r})")
+    if max_candidates is not None and (
+        isinstance(max_candidates, bool) or not isinstance(max_candidates, numbers.Integral) or max_candidates < 1
+    ):
+        raise InputError(f"--max-candidates must be a whole number >= 1 (got {max_candidates!r})")
     opts: dict = {"max_memory_mb": max_memory_mb}
     if iters is not None:
         opts["iters"] = int(iters)
@@ -224,6 +229,12 @@ def method_options(
         if method != "ppsyn":
             raise InputError(f"--schedule applies to ppsyn, not {method}")
         opts["schedule"] = schedule
+    if max_candidates is not None:
+        if method != "ppsyn":
+            raise InputError(f"--max-candidates applies to ppsyn, not {method}")
+        if schedule == "note":
+            raise InputError("--max-candidates applies to ppsyn's annealed schedule, not --schedule note")
+        opts["max_candidates"] = int(max_candidates)
     if eta is not None:
         if method != "ppsyn-paper" and not (method == "ppsyn" and schedule == "note"):
             raise InputError(

@@ -219,6 +219,10 @@ def test_docstring_examples_run():
         lambda: Synthesizer("aim", max_memory_mb=float("nan")),
         lambda: Synthesizer("ppsyn", schedule="fast"),
         lambda: Synthesizer("ppsyn", schedule="note", eta=2),
+        lambda: Synthesizer("ppsyn", max_candidates=0),
+        lambda: Synthesizer("ppsyn", max_candidates=2.5),
+        lambda: Synthesizer("aim", max_candidates=10),
+        lambda: Synthesizer("ppsyn", schedule="note", max_candidates=10),
     ],
 )
 def test_bad_options_raise_input_error_at_construction(make):
@@ -243,3 +247,34 @@ def test_every_public_name_is_exported_and_documented():
     for name in privsample.__all__:
         if name != "__version__":
             assert getattr(privsample, name).__doc__, name
+
+
+def test_max_candidates_reaches_ppsyn_from_python_and_the_command_line(df, tmp_path):
+    """``max_candidates`` is passed to PPSyn-DP (recorded in the model's parameters), from both front ends."""
+    from privsample.cli import main
+
+    s = Synthesizer("ppsyn", epsilon=2, max_candidates=3, iters=20).fit(df, seed=1)
+    assert s.model.params["max_candidates"] == 3
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    out, model = tmp_path / "s.csv", tmp_path / "m.zip"
+    args = [
+        "synth",
+        str(src),
+        "-o",
+        str(out),
+        "--save-model",
+        str(model),
+        "--seed",
+        "1",
+        "-q",
+        "--iters",
+        "20",
+        "-e",
+        "2",
+    ]
+    try:
+        main([*args, "--max-candidates", "3"])
+    except SystemExit as done:
+        assert done.code in (0, None)
+    assert privsample.load(model).model.params["max_candidates"] == 3

@@ -31,7 +31,16 @@ from privsample.privacy.ledger import Ledger
 from privsample.synth import METHODS
 from privsample.synth.model import SynthModel
 
-OPTIONS = ("iters", "workload", "max_model_size", "eta", "schedule", "max_memory_mb", "unsafe_as_published")
+OPTIONS = (
+    "iters",
+    "workload",
+    "max_model_size",
+    "eta",
+    "schedule",
+    "max_candidates",
+    "max_memory_mb",
+    "unsafe_as_published",
+)
 
 
 class Synthesizer:
@@ -40,7 +49,7 @@ class Synthesizer:
     ``method``: ``"ppsyn"`` (PPSyn-DP, the default), ``"aim"`` or ``"mst"``. ``epsilon`` > 0 and ``delta`` in
     (0, 1): the whole budget of the fit, schema discovery included. ``options``: the method's options, as
     the command line's flags (``iters``, ``workload`` as ``"a,b;c,d"`` or a list of column tuples,
-    ``max_model_size`` in MB, ``schedule``, ``eta``, ``max_memory_mb``).
+    ``max_model_size`` in MB, ``schedule``, ``eta``, ``max_candidates``, ``max_memory_mb``).
 
     Guarantee: the fitted model is (epsilon, delta)-DP under add/remove-one neighbours (zCDP accounting,
     ``.ledger``); sampling is post-processing and costs nothing. With a ``seed`` the noise is seeded and

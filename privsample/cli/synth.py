@@ -127,6 +127,12 @@ def synth(
         help="PPSyn-DP budget schedule: annealed (default) or note (the paper's rounds made private: "
         "a noisy contribution and the η rule).",
     ),
+    max_candidates: Optional[int] = typer.Option(
+        None,
+        "--max-candidates",
+        help="PPSyn-DP: candidate marginals scored a round (default 1000; more are drawn at random, "
+        "independently of the data).",
+    ),
     eta: Optional[float] = typer.Option(
         None, "--eta", help="PPSyn target error ratio η in (0, 1] (--schedule note and ppsyn-paper)."
     ),
@@ -157,6 +163,7 @@ def synth(
         max_model_size=max_model_size,
         eta=eta,
         schedule=schedule,
+        max_candidates=max_candidates,
         unsafe_as_published=unsafe_as_published,
     )
     check_paths(
