@@ -181,6 +181,18 @@ def worker(name: str, method: str, epsilon: float, seed: int) -> dict:
     from privsample.synth.selection import model_size_mb
 
     path, sch = table(name)
+    attrs = json.loads(os.environ.get("PPSYN_ATTRS", "{}"))  # experiments: PPSyn attributes to override
+    if attrs:
+        from privsample.synth.ppsyn import PPSyn
+
+        fit = PPSyn.fit
+
+        def fit_with(self, *a, **k):
+            for key_, value in attrs.items():
+                setattr(self, key_, value)
+            return fit(self, *a, **k)
+
+        PPSyn.fit = fit_with
     clock, engines = Clock(), []
     instrument(clock, engines)
     t0 = time.perf_counter()

@@ -228,6 +228,8 @@ class PPSyn(WorkloadSynthesizer):
         self.candidate_refresh = 1.0
         self.option_refresh = OPTION_REFRESH  # experiments may override these two (public choices)
         self.round_factor = 16  # annealed schedule: T = round_factor * d
+        self.round_width_cap: int | None = None  # annealed schedule: T = round_factor * min(d, cap) (None: d)
+        self.one_way_share = 0.1  # the initialisation's share of rho (PrivSyn's split)
         self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
 
     # per candidate cell in a round: the data's and the model's marginals (8 + 8), and the cached options
@@ -287,12 +289,13 @@ class PPSyn(WorkloadSynthesizer):
         candidates = list(self._weights)
         progress("plan workload", step=1, steps=1, accountant=accountant, message="candidate marginals")
         annealed = not unsafe and self.schedule == "annealed"
-        T = int(self.rounds or (self.round_factor * d if annealed else d))
+        width = d if self.round_width_cap is None else min(d, int(self.round_width_cap))
+        T = int(self.rounds or (self.round_factor * width if annealed else d))
         spender = _Spender(accountant, noise, unsafe)
 
         # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn split of 0.1 rho.
         one_way = [cl for cl in candidates if len(cl) == 1]
-        budgets = one_way_budgets([domain.size(cl) for cl in one_way], 0.1 * rho)
+        budgets = one_way_budgets([domain.size(cl) for cl in one_way], self.one_way_share * rho)
         progress("measure 1-way", step=0, steps=len(one_way), accountant=accountant)
         answers = self._read(engine, one_way, "init")
         measurements: list[pgm.LinearMeasurement] = []
