@@ -27,6 +27,8 @@ to 0), sampled to 100,000 records. Ratios < 1 beat the baseline.
     python benchmarks/wide_tables.py --tables wide-100x1000000 --methods mst --epsilons 1
     python benchmarks/wide_tables.py --retry-failed # rerun the errors and timeouts of earlier runs
 Results (finished runs are kept and skipped): benchmarks/results/wide_tables.{csv,md,png}.
+Experiments: ``PPSYN_ATTRS='{"one_way_share": 0.2}'`` (a JSON of PPSyn attributes) overrides PPSyn's settings
+in ``--worker`` runs (benchmarks/results/ppsyn_wide.md); such runs are not the defaults' results.
 """
 
 from __future__ import annotations
