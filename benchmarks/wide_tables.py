@@ -27,6 +27,8 @@ to 0), sampled to 100,000 records. Ratios < 1 beat the baseline.
     python benchmarks/wide_tables.py --tables wide-100x1000000 --methods mst --epsilons 1
     python benchmarks/wide_tables.py --retry-failed # rerun the errors and timeouts of earlier runs
 Results (finished runs are kept and skipped): benchmarks/results/wide_tables.{csv,md,png}.
+Experiments: ``PPSYN_ATTRS='{"one_way_share": 0.2}'`` (a JSON of PPSyn attributes) overrides PPSyn's settings
+in ``--worker`` runs (benchmarks/results/ppsyn_wide.md); such runs are not the defaults' results.
 """
 
 from __future__ import annotations
@@ -181,6 +183,18 @@ def worker(name: str, method: str, epsilon: float, seed: int) -> dict:
     from privsample.synth.selection import model_size_mb
 
     path, sch = table(name)
+    attrs = json.loads(os.environ.get("PPSYN_ATTRS", "{}"))  # experiments: PPSyn attributes to override
+    if attrs:
+        from privsample.synth.ppsyn import PPSyn
+
+        fit = PPSyn.fit
+
+        def fit_with(self, *a, **k):
+            for key_, value in attrs.items():
+                setattr(self, key_, value)
+            return fit(self, *a, **k)
+
+        PPSyn.fit = fit_with
     clock, engines = Clock(), []
     instrument(clock, engines)
     t0 = time.perf_counter()

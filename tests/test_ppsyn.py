@@ -497,6 +497,17 @@ def test_annealed_first_model_is_the_converged_one_way_fit():
     assert PPSyn(schedule="note").init_iters == PPSyn(schedule="note").round_iters
 
 
+def test_one_way_share_and_rounds_are_functions_of_the_width_only():
+    """PrivSyn's 0.1 of rho and T = 16 d up to 25 columns (Adult, BR2000: unchanged); beyond, the annealed
+    schedule gives the one-way marginals 0.1 d / 25 of rho (at most 0.2) and caps T at 16 * 25."""
+    share = ppsyn_steps.one_way_share
+    assert [share(d) for d in (2, 14, 25, 30, 50, 100, 200)] == pytest.approx([0.1, 0.1, 0.1, 0.12, 0.2, 0.2, 0.2])
+    assert share(100, annealed=False) == 0.1  # the note schedule and paper mode keep PrivSyn's split
+    synth = PPSyn()
+    assert synth.round_factor == 16 and synth.round_width_cap == ppsyn_steps.WIDE_COLUMNS == 25
+    assert synth.one_way_share is None
+
+
 def test_annealed_selection_is_calibrated_to_the_quality_sensitivity(dp_fit):
     """Every EM in the annealed schedule is run with Δ = max c_w of that round's candidates (quality "group")."""
     eng, acc, model, plans, rules, schedule = dp_fit

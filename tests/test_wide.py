@@ -53,6 +53,10 @@ def test_wide_fit_spends_its_budget_and_samples_every_column(wide, method):
     assert 0 < spent <= Fraction(ledger["summary"]["rho_total"])
     out = s.sample(50, seed=0)
     assert out.shape == (50, WIDTH) and list(out.columns) == list(df.columns)
+    if method == "ppsyn":  # past 25 columns: T = 16 * 25 rounds and 0.2 of rho for the one-way marginals
+        assert s.model.params["T"] == 16 * 25 and s.model.params["one_way_share"] == 0.2
+        init = sum(Fraction(e["rho"]) for e in ledger["entries"] if "/init/" in e["label"])
+        assert float(init) == pytest.approx(0.2 * float(spent), rel=1e-6)
 
 
 def test_model_marginals_of_a_wide_model_match_mbi():

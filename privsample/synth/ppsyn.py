@@ -4,8 +4,10 @@
 ``mode="dp"`` (default), PPSyn-DP. Guarantee: rho-zCDP under add/remove one record, with rho = everything the
 accountant has left. Proof sketch (it covers the steps both schedules below share):
 * Initialisation (Alg. 1) measures the one-way marginal of every attribute of the workload with discrete
-  Gaussian noise; attribute i gets rho_i = 0.1 rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's split).
-  Each marginal has L2 sensitivity 1, so this costs sum rho_i = 0.1 rho.
+  Gaussian noise; attribute i gets rho_i = s rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's split).
+  The share s is a function of the number of columns d only (:func:`one_way_share`): PrivSyn's 0.1, and for
+  the annealed schedule on d > 25 columns 0.1 d / 25, at most 0.2. Each marginal has L2 sensitivity 1, so
+  this costs sum rho_i = s rho.
 * In each round, given the public state H (all earlier outputs, hence the fitted model p̂), the candidates
   (a model-size filter), the model marginals mu_w, their partition paths (Alg. 3/4 run on mu_w, *never* on the
   data), the plans and the round's budgets are functions of H only (:func:`public_plan`, :func:`public_options`,
@@ -22,18 +24,18 @@ accountant has left. Proof sketch (it covers the steps both schedules below shar
   privacy filter (Feldman & Zrnic 2021; Whitehouse et al. 2023) gives rho-zCDP overall. Estimation
   (Private-PGM) and sampling are post-processing.
 
-``schedule="annealed"`` (default): AIM's budget schedule. After initialisation, 0.9 rho is cut into T = 16 d
-rounds of rho_r, alpha = 0.9 of which measures (rho_m) and 0.1 selects (rho_sel). The exponential mechanism
-picks a (clique w, partition P) pair among public options (:func:`public_options`: P_1, P_3, P_7, ... of w's
-path, up to ``option_parts`` parts, and the identity, AIM's measurement) by q(w, P) = c_w (G_w(P) − sqrt(2/pi)
-sigma_m |P|) with G_w(P) = ||Q_P (x_w − mu_w)||₁ (``quality="group"``): one record moves one cell of x_w, hence
-one group sum, by 1, so Δ = max c_w, AIM's sensitivity (tested: attained). ``quality="gain"`` scores
-C_w − misfit_w(P) (:func:`misfit`), and one record moves misfit by at most 2, so Δ = 3 max c_w
-(SELECT_SENSITIVITY; tested). After the refit, if the model marginal moved less than sqrt(2/pi) sigma_m |P|,
-sigma_m halves and the selection epsilon doubles (AIM's annealing); when less than two rounds' budget remains,
-the last round spends exactly what is left. There is no contribution release and eta is not used. The
-defaults (model-size limit, refit steps, path refresh, quality) are public choices, so the argument above is
-unchanged; how they were measured: benchmarks/results/ppsyn_dp_variants.md.
+``schedule="annealed"`` (default): AIM's budget schedule. After initialisation, (1 − s) rho is cut into T = 16
+min(d, 25) rounds of rho_r (AIM's T = 16 d up to 25 columns; a function of d only), alpha = 0.9 of which measures
+(rho_m) and 0.1 selects (rho_sel). The exponential mechanism picks a (clique w, partition P) pair among public
+options (:func:`public_options`: P_1, P_3, P_7, ... of w's path, up to ``option_parts`` parts, and the identity,
+AIM's measurement) by q(w, P) = c_w (G_w(P) − sqrt(2/pi) sigma_m |P|) with G_w(P) = ||Q_P (x_w − mu_w)||₁
+(``quality="group"``): one record moves one cell of x_w, hence one group sum, by 1, so Δ = max c_w, AIM's
+sensitivity (tested: attained). ``quality="gain"`` scores C_w − misfit_w(P) (:func:`misfit`), and one record moves
+misfit by at most 2, so Δ = 3 max c_w (SELECT_SENSITIVITY; tested). After the refit, if the model marginal moved
+less than sqrt(2/pi) sigma_m |P|, sigma_m halves and the selection epsilon doubles (AIM's annealing); when less than
+two rounds' budget remains, the last round spends exactly what is left. There is no contribution release and eta is
+not used. The defaults (model-size limit, refit steps, path refresh, quality, T, s) are public choices, so the argument
+above is unchanged; how they were measured: benchmarks/results/ppsyn_dp_variants.md.
 
 ``schedule="note"``: the paper's rounds made private (T = d, eta = 0.7). Each round: 1. budgets
 (:func:`round_budgets`); 2. candidates (static 80 MB size filter); 3. the public plan (:func:`public_plan`);
@@ -80,12 +82,14 @@ from privsample.synth.partition import PartitionPath, PartitionQuery, paper_stop
 from privsample.synth.ppsyn_steps import (
     OPTION_REFRESH,
     PAPER_NOTE,
+    WIDE_COLUMNS,
     QUALITY_SENSITIVITY,
     GroupErrors,
     _Spender,
     budget_rule,
     candidate_subset,
     one_way_budgets,
+    one_way_share,
     random_order,
     public_options,
     public_plan,
@@ -118,10 +122,13 @@ class PPSyn(WorkloadSynthesizer):
     """PPSyn: PPSyn-DP by default (rho-zCDP); ``mode="paper"`` replicates the published, non-private algorithm.
 
     Defaults: 3-way workload (cliques ≤ max_cells cells), Alg. 4 capped at max_parts parts, at most 10T
-    rounds. ``schedule="annealed"`` (default): T = 16 d, alpha 0.9, size filter growing with the budget
-    spent up to 0.5 MB, a converged one-way model (1000 steps), optimistic refit steps, 50 steps per
-    round and 100 for the last fit;
-    ``schedule="note"`` and paper mode: eta 0.7, T = d, static 80 MB size filter, mbi's refit steps.
+    rounds. ``schedule="annealed"`` (default): T = 16 min(d, 25), one-way share 0.1 of rho up to 25 columns
+    and 0.1 d / 25 (at most 0.2) beyond (:func:`one_way_share`; on wider tables the one-way marginals carry
+    most pairs of columns and fewer, larger rounds measure more cliques: benchmarks/results/ppsyn_wide.md),
+    alpha 0.9, size filter growing with the budget spent up to 0.5 MB, a converged one-way model (1000
+    steps), optimistic refit steps, 50 steps per round and 100 for the last fit;
+    ``schedule="note"`` and paper mode: one-way share 0.1, eta 0.7, T = d, static 80 MB size filter, mbi's
+    refit steps.
 
     ``mode="paper"`` runs the published Algorithms 1–4 (the paper states no sensitivity for the selection; the
     EM runs with Δ = 1). It is NOT differentially private:
@@ -227,7 +234,9 @@ class PPSyn(WorkloadSynthesizer):
         self.max_memory_mb = float(max_memory_mb)
         self.candidate_refresh = 1.0
         self.option_refresh = OPTION_REFRESH  # experiments may override these two (public choices)
-        self.round_factor = 16  # annealed schedule: T = round_factor * d
+        self.round_factor = 16  # annealed schedule: T = round_factor * min(d, round_width_cap)
+        self.round_width_cap: int | None = WIDE_COLUMNS  # None: T = round_factor * d
+        self.one_way_share: float | None = None  # the initialisation's share of rho (None: one_way_share(d))
         self.data_step: str | None = None  # which of DATA_STEPS is reading the data right now (None: none)
 
     # per candidate cell in a round: the data's and the model's marginals (8 + 8), and the cached options
@@ -287,12 +296,14 @@ class PPSyn(WorkloadSynthesizer):
         candidates = list(self._weights)
         progress("plan workload", step=1, steps=1, accountant=accountant, message="candidate marginals")
         annealed = not unsafe and self.schedule == "annealed"
-        T = int(self.rounds or (self.round_factor * d if annealed else d))
+        width = d if self.round_width_cap is None else min(d, int(self.round_width_cap))  # public: d
+        T = int(self.rounds or (self.round_factor * width if annealed else d))
+        share = one_way_share(d, annealed) if self.one_way_share is None else float(self.one_way_share)
         spender = _Spender(accountant, noise, unsafe)
 
-        # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn split of 0.1 rho.
+        # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn's split of share * rho.
         one_way = [cl for cl in candidates if len(cl) == 1]
-        budgets = one_way_budgets([domain.size(cl) for cl in one_way], 0.1 * rho)
+        budgets = one_way_budgets([domain.size(cl) for cl in one_way], share * rho)
         progress("measure 1-way", step=0, steps=len(one_way), accountant=accountant)
         answers = self._read(engine, one_way, "init")
         measurements: list[pgm.LinearMeasurement] = []
@@ -333,6 +344,7 @@ class PPSyn(WorkloadSynthesizer):
             "alpha": self.alpha,
             "eta": self.eta,
             "T": T,
+            "one_way_share": share,
             "max_rounds": 10 * T,
             "max_model_size": self.max_model_size,
             "max_candidates": self.max_candidates,

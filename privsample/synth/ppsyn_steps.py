@@ -35,6 +35,9 @@ CONTRIBUTION_GRANULARITY = 1e-3  # g in the C̃ release (release_contribution)
 SELECT_SENSITIVITY = 3.0  # annealed schedule, quality "gain": |Δ(C_w − misfit_w(P))| ≤ 1 + 2 per unit of weight
 QUALITY_SENSITIVITY = {"group": 1.0, "gain": SELECT_SENSITIVITY}  # per unit of workload weight
 OPTION_REFRESH = 0.2  # public_options: recompute a clique's paths once its model marginal moved this much (L1 share)
+ONE_WAY_SHARE = 0.1  # PrivSyn's split: the initialisation's share of rho
+WIDE_ONE_WAY_SHARE = 0.2  # the annealed schedule's share from 2 * WIDE_COLUMNS columns on
+WIDE_COLUMNS = 25  # the annealed schedule: T = 16 min(d, WIDE_COLUMNS), see one_way_share
 
 
 # -- public planning (no data) ---------------------------------------------------------------------
@@ -84,6 +87,15 @@ def candidate_subset(
         position = {cl: i for i, cl in enumerate(candidates) if cl in rank}
         out = sorted(rank, key=position.__getitem__)
     return out or [cl for cl in candidates if len(cl) == 1] or list(candidates)
+
+
+def one_way_share(d: int, annealed: bool = True) -> float:
+    """The initialisation's share of rho, a function of the number of columns d only (public): PrivSyn's 0.1,
+    and for the annealed schedule on more than WIDE_COLUMNS columns 0.1 d / WIDE_COLUMNS, at most 0.2
+    (benchmarks/results/ppsyn_wide.md)."""
+    if not annealed:
+        return ONE_WAY_SHARE
+    return min(WIDE_ONE_WAY_SHARE, ONE_WAY_SHARE * max(1.0, d / WIDE_COLUMNS))
 
 
 def one_way_budgets(cells: Sequence[int], rho_init: float) -> np.ndarray:
@@ -369,6 +381,10 @@ __all__ = [
     "SELECT_SENSITIVITY",
     "QUALITY_SENSITIVITY",
     "OPTION_REFRESH",
+    "ONE_WAY_SHARE",
+    "WIDE_ONE_WAY_SHARE",
+    "WIDE_COLUMNS",
+    "one_way_share",
     "one_way_budgets",
     "random_order",
     "candidate_subset",
