@@ -4,18 +4,15 @@
 ``mode="dp"`` (default), PPSyn-DP. Guarantee: rho-zCDP under add/remove one record, with rho = everything the
 accountant has left. Proof sketch (it covers the steps both schedules below share):
 * Initialisation (Alg. 1) measures the one-way marginal of every attribute of the workload with discrete
-  Gaussian noise; attribute i gets rho_i = s rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's split).
-  The share s is a function of the number of columns d only (:func:`one_way_share`): PrivSyn's 0.1, and for
-  the annealed schedule on d > 25 columns 0.1 d / 25, at most 0.2. Each marginal has L2 sensitivity 1, so
-  this costs sum rho_i = s rho.
+  Gaussian noise; attribute i gets rho_i = s rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's split; s a
+  function of the width d only, :func:`one_way_share`). Each has L2 sensitivity 1: this costs s rho.
 * In each round, given the public state H (all earlier outputs, hence the fitted model p̂), the candidates
   (a model-size filter), the model marginals mu_w, their partition paths (Alg. 3/4 run on mu_w, *never* on the
   data), the plans and the round's budgets are functions of H only (:func:`public_plan`, :func:`public_options`,
   :func:`round_budgets`, :func:`budget_rule` receive no data). Only the steps in DATA_STEPS read the data.
-* Selection: the exponential mechanism on a quality of sensitivity Δ (below), rho_sel-zCDP. The annealed
-  schedule scores at most ``max_candidates`` candidates a round, drawn uniformly among those that fit the size
-  filter with randomness independent of the data (:func:`candidate_subset`); the EM's guarantee holds given
-  that public subset, so the round is still rho_sel-zCDP (the subset could be published at no cost).
+* Selection: the exponential mechanism on a quality of sensitivity Δ (below), rho_sel-zCDP given the public
+  candidates; the annealed schedule scores at most ``max_candidates``, drawn independently of the data
+  (:func:`candidate_subset`).
 * Measurement: Q·x_w, the integer sums of x_w over the groups of the chosen partition, with discrete Gaussian
   noise sigma_m = (2 rho_m)^(-1/2). Every record is in one cell, hence in one group: L2 sensitivity 1,
   rho_m-zCDP given its public parameters.
@@ -33,9 +30,9 @@ AIM's measurement) by q(w, P) = c_w (G_w(P) − sqrt(2/pi) sigma_m |P|) with G_w
 sensitivity (tested: attained). ``quality="gain"`` scores C_w − misfit_w(P) (:func:`misfit`), and one record moves
 misfit by at most 2, so Δ = 3 max c_w (SELECT_SENSITIVITY; tested). After the refit, if the model marginal moved
 less than sqrt(2/pi) sigma_m |P|, sigma_m halves and the selection epsilon doubles (AIM's annealing); when less than
-two rounds' budget remains, the last round spends exactly what is left. There is no contribution release and eta is
-not used. The defaults (model-size limit, refit steps, path refresh, quality, T, s) are public choices, so the argument
-above is unchanged; how they were measured: benchmarks/results/ppsyn_dp_variants.md.
+two rounds' budget remains, the last round spends exactly what is left. No contribution release; eta unused. The
+defaults (size limit, refit steps, path refresh, quality, T, s) are public choices (measured in
+benchmarks/results/ppsyn_dp_variants.md and ppsyn_wide.md).
 
 ``schedule="note"``: the paper's rounds made private (T = d, eta = 0.7). Each round: 1. budgets
 (:func:`round_budgets`); 2. candidates (static 80 MB size filter); 3. the public plan (:func:`public_plan`);
