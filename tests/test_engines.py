@@ -410,7 +410,7 @@ def test_relation_table_and_join_sources(tmp_path, monkeypatch):
 
 def test_batches_many_cliques(tmp_path, monkeypatch):
     p = write(tmp_path, "x,k,c,d\n1,1,a,1\n2,,b,2\n9,9,,3\n9,4,a,3\n")
-    monkeypatch.setattr(sql_engine, "MAX_SETS", 2)
+    monkeypatch.setattr(sql_engine.CodedTableEngine, "max_sets", 2)  # two grouping sets a query
     cliques = [("x",), ("k", "x"), ("c", "d"), ("d",), ("x", "k", "c", "d"), ("d", "x")]
     a, ref = DuckDBEngine(p, SMALL).marginals(cliques), NumpyEngine(encode(read_table(p), SMALL), SMALL.domain())
     assert_same(a, ref.marginals(cliques))
