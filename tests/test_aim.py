@@ -146,25 +146,41 @@ def test_size_filter_keyed_by_graph_equals_rebuilding_each_model():
         assert size_filter(dom, model, cands, limit) == want
 
 
-def test_c_graph_cells_equal_the_python_reference():
+@pytest.mark.parametrize(
+    "seed, runs, widths, sizes, cliques, tree_p, tree_only",
+    [
+        (11, 500, (2, 16), (1, 120), (0, 12), 0.2, False),  # small graphs; a chain added to some
+        (5, 30, (60, 200), (1, 12), (0, 150), 0.3, True),  # beyond 64 attributes; some graphs a chain only
+    ],
+)
+def test_c_graph_cells_equal_the_python_reference(seed, runs, widths, sizes, cliques, tree_p, tree_only):
     """The C junction-tree size (_graphcells.c) equals the Python reference on random clique graphs,
-    trees included, and hands sizes beyond 63 bits back to Python's exact integers."""
+    trees included, on small graphs and beyond 64 attributes."""
     from privsample.synth import selection as S
 
     if S._native_cells is None:
         pytest.skip("the C extension was not built")
-    rng = np.random.default_rng(11)
-    for _ in range(500):
-        k = int(rng.integers(2, 16))
-        dom = pgm.Domain([f"a{i}" for i in range(k)], [int(x) for x in rng.integers(1, 120, size=k)])
+    rng = np.random.default_rng(seed)
+    for _ in range(runs):
+        k = int(rng.integers(*widths))
+        dom = pgm.Domain([f"a{i}" for i in range(k)], [int(x) for x in rng.integers(*sizes, size=k)])
         cls = [
             tuple(sorted(set(rng.choice(dom.attributes, size=int(rng.integers(1, 4)))), key=dom.attributes.index))
-            for _ in range(int(rng.integers(0, 12)))
+            for _ in range(int(rng.integers(*cliques)))
         ]
-        cls += [(dom.attributes[i], dom.attributes[i + 1]) for i in range(k - 1)] if rng.random() < 0.2 else []
+        if rng.random() < tree_p:
+            chain = [(dom.attributes[i], dom.attributes[i + 1]) for i in range(k - 1)]
+            cls = chain if tree_only else cls + chain
         nbr, cov = S.clique_graph(dom, cls)
         size = tuple(int(x) for x in dom.shape)
         assert S._native_cells.graph_cells(size, nbr, cov) == S.graph_cells_py(size, nbr, cov)
+
+
+def test_c_graph_cells_hand_sizes_beyond_63_bits_back_to_python():
+    from privsample.synth import selection as S
+
+    if S._native_cells is None:
+        pytest.skip("the C extension was not built")
     dom = pgm.Domain([f"a{i}" for i in range(20)], [10**4] * 20)
     nbr, cov = S.clique_graph(dom, [tuple(dom.attributes)])
     size = tuple(int(x) for x in dom.shape)

@@ -77,24 +77,6 @@ def test_model_marginals_of_a_wide_model_match_mbi():
         )
 
 
-def test_c_graph_cells_equal_the_python_reference_beyond_64_attributes():
-    if S._native_cells is None:
-        pytest.skip("the C extension was not built")
-    rng = np.random.default_rng(5)
-    for _ in range(30):
-        k = int(rng.integers(60, 200))
-        dom = pgm.Domain([f"a{i}" for i in range(k)], [int(x) for x in rng.integers(1, 12, size=k)])
-        cls = [
-            tuple(sorted(set(rng.choice(dom.attributes, size=int(rng.integers(1, 4)))), key=dom.attributes.index))
-            for _ in range(int(rng.integers(0, 150)))
-        ]
-        if rng.random() < 0.3:  # a tree over every attribute
-            cls = [(dom.attributes[i], dom.attributes[i + 1]) for i in range(k - 1)]
-        nbr, cov = S.clique_graph(dom, cls)
-        size = tuple(int(x) for x in dom.shape)
-        assert S._native_cells.graph_cells(size, nbr, cov) == S.graph_cells_py(size, nbr, cov)
-
-
 @pytest.mark.parametrize("k,max_cells", [(2, None), (2, 30), (3, 100), (3, 10_000)])
 def test_clique_census_counts_what_listing_would(k, max_cells):
     rng = np.random.default_rng(k)
