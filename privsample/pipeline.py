@@ -201,8 +201,7 @@ def method_options(
             "add --unsafe-as-published to run it for reproduction only"
         )
     _check_number("--max-memory-mb", max_memory_mb, positive=True)
-    if iters is not None and (isinstance(iters, bool) or not isinstance(iters, numbers.Integral) or iters < 1):
-        raise InputError(f"--iters must be a whole number >= 1 (got {iters!r})")
+    _check_count("--iters", iters)
     if max_model_size is not None:
         _check_number("--max-model-size", max_model_size, positive=True)
     if eta is not None and not (_check_number("--eta", eta) and 0 < eta <= 1):
@@ -211,10 +210,7 @@ def method_options(
 
     if schedule is not None and schedule not in SCHEDULES:
         raise InputError(f"--schedule must be one of {', '.join(SCHEDULES)} (got {schedule!r})")
-    if max_candidates is not None and (
-        isinstance(max_candidates, bool) or not isinstance(max_candidates, numbers.Integral) or max_candidates < 1
-    ):
-        raise InputError(f"--max-candidates must be a whole number >= 1 (got {max_candidates!r})")
+    _check_count("--max-candidates", max_candidates)
     opts: dict = {"max_memory_mb": max_memory_mb}
     if iters is not None:
         opts["iters"] = int(iters)
@@ -243,6 +239,12 @@ def method_options(
             )
         opts["eta"] = eta
     return opts
+
+
+def _check_count(flag: str, value) -> None:
+    """None, or a whole number >= 1 (not a bool), else InputError naming ``flag``."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
+        raise InputError(f"{flag} must be a whole number >= 1 (got {value!r})")
 
 
 def _workload(cliques) -> list[tuple[tuple[str, ...], float]]:

@@ -102,8 +102,8 @@ def synth(
         "auto",
         "--engine",
         help="Marginal engine: numpy (in memory), duckdb (out of core, "
-        "needs --schema), spark (needs --schema) or auto: numpy when the file is smaller than "
-        "1/40 (Parquet, .csv.gz) or 1/20 (CSV) of the available memory, else duckdb.",
+        "needs --schema), spark (needs --schema) or auto: numpy when the file is well under the "
+        "available memory (1/40 of it for Parquet without --schema, 1/10 with), else duckdb.",
     ),
     spark_master: str = typer.Option(
         "local[2]",
