@@ -362,14 +362,20 @@ NOTES = [
     "* PPSyn-DP scores at most `max_candidates` = 1,000 candidates a round, drawn uniformly among those that fit, "
     "independently of the data (100 columns have about 160,000 3-way candidates); at 25 columns this is within "
     "the seed-to-seed spread of scoring them all (`ppsyn_wide.md`).",
-    "* AIM misses the 10-minute target on wide tables. Its model grows with the budget spent up to "
-    "`max_model_size` (80 MB, the reference default) and every round refits it with 250 warm-started "
-    "iterations: at 50 columns x 100,000 rows the last rounds' models are about 42 MB and each refit takes "
-    "35-40 s; at 100 columns the model reaches 80 MB (about 0.3 s an iteration). Fewer iterations a round "
-    "raised AIM's error on Adult beyond the seeds' spread, so they are not the default (`aim_wide.md`). "
-    "The estimator's message passing (Hugin sweeps) made the 25-column fit 321 s -> 85 s with the same answers "
-    "up to float rounding. With 1,000,000 rows the noise is smaller relative to the counts, so the annealing "
-    "fires later and the rounds and the model grow: 25 columns x 1,000,000 rows did not finish in 900 s.",
+    "* AIM misses the 10-minute target: 100 columns x 1,000,000 rows took 1,715 s (2.9x the limit; load 2-6 on "
+    "2 cores during the run, so an idle machine's time is lower), in 1.4 GB, with the lowest 2-way error of the three "
+    "(ratio 0.56; MST 0.59, PPSyn-DP 0.99). Estimation 1,021 s, candidate scoring and size checks 650 s, 94 rounds. "
+    "Why: AIM's model grows with the budget spent up to `max_model_size` (80 MB, the reference default) and every "
+    "round refits it with 250 warm-started iterations and scores all 4,950 pair candidates on it. The first 85 "
+    "rounds (model under 2 MB) take about 3 s each; once the size filter lets the junction tree reach 46 MB (at 65% "
+    "of the budget) a round takes 60-90 s (refit 40-70 s, scoring 20-27 s), and the final fit (1,000 iterations) of "
+    "the 60 MB model several minutes (`aim_wide.md`). With 1,000,000 rows the noise is smaller relative to the "
+    "counts, so AIM anneals later and runs more rounds than at 100,000. Fewer iterations a round raised AIM's error "
+    "on Adult beyond the seeds' spread, so they are not the default. Exact speed-ups so far (answers equal up to "
+    "float rounding): Hugin sweeps in the estimator, marginals across the model's components as products, empty "
+    "separators skipped, reused tables. AIM on 25 columns x 1,000,000 rows did not finish in 2,400 s (peak 1.7 GB): "
+    "traced, by round 48 of at most 107 (40% of the budget) its junction tree is 13 MB and each refit takes 30-37 s; "
+    "with fewer columns the measured cliques share attributes sooner, so the tree grows earlier than at 100 columns.",
     "* PPSyn-DP beyond 25 columns: T = 16 min(d, 25) rounds and a one-way share of min(0.2, 0.1 d / 25) of the "
     "budget (functions of d only; `ppsyn_wide.md`). It stays near independent columns from 100 columns on.",
     "* MST's error on NLTCS (ratio 0.52) is what a tree can do there: the noise-free Chow-Liu tree of NLTCS has a "
