@@ -21,6 +21,10 @@ schema cannot hold is left out). The rule is per record, so it is 1-stable under
 neighbours and the guarantee above holds for the raw table; no message, exit code or decision depends
 on how many records it touched. An empty table is released from like any other (n = 0 and n = 1 are
 neighbours).
+
+A public table (``public``, AIM only, with a reviewed schema) is read and coded by the same rule into a
+marginal engine of its own, before any spend; it is the user's declared public input, charged nothing and
+listed in the ledger as such (``privsample.synth.public``).
 """
 
 from __future__ import annotations
@@ -369,6 +373,7 @@ def synthesize(
     delimiter: str | None = None,
     encoding: str | None = None,
     sample: bool = True,
+    public=None,
 ) -> SynthResult:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table.
 
@@ -387,6 +392,9 @@ def synthesize(
     a byte-order mark, else UTF-8).
     ``sample``: False leaves ``table`` None, for callers that stream the rows (``SynthModel.sample_chunks``
     with ``np.random.default_rng(seed)``, as here, gives the same rows).
+    ``public``: a public table (path or in-memory table) with the schema's columns, for ``method="aim"`` with a
+    ``schema``: coded by the same rule, measured at no privacy cost (``privsample.synth.aim``). Read with the
+    same ``delimiter``/``encoding``; a missing column or no rows is an ``InputError`` before any spend.
     """
     from privsample.data.encoding import encode
     from privsample.data.table import read_table
@@ -402,9 +410,16 @@ def synthesize(
         schema = Schema.load(schema)
     if schema is not None:
         check_schema_usable(schema)
+    check_public(public, method, schema)
     frame = in_memory_table(source, engine, schema)  # None for a path or a Spark DataFrame
     synth = make_synthesizer(method, **(method_options or {}))
     accountant, d_disc = make_accountant(epsilon, delta, schema, schema_share)
+    pub = None
+    if public is not None:  # public: read and coded before anything private, at no cost
+        from privsample.synth.public import read_public
+
+        with progress_phase(progress, "read public table", message="no privacy cost"):
+            pub = read_public(public, release_domain(schema, other), delimiter=delimiter, encoding=encoding)
     noise = noise if noise is not None else make_noise(seed)  # seeded noise warns: NOT private
     rng = np.random.default_rng(seed)  # sampling/decoding randomness (post-processing)
 
@@ -417,7 +432,7 @@ def synthesize(
         if schema is None:
             raise InputError(f"--engine {engine} needs --schema (private discovery reads the table in memory)")
         schema = release_domain(schema, other)
-        synth.check_size(schema.domain())
+        synth.check_size(schema.domain(), schema)
         eng = make_engine(
             engine,
             source,
@@ -447,7 +462,7 @@ def synthesize(
             )
         with progress_phase(progress, "encode table", accountant=accountant):
             schema = coding
-            synth.check_size(schema.domain())
+            synth.check_size(schema.domain(), schema)
             eng = NumpyEngine(codes, schema.domain())
         del codes
     else:
@@ -488,12 +503,12 @@ def synthesize(
             check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend
         with progress_phase(progress, "encode table", accountant=accountant):
             schema = release_domain(schema, other)
-            synth.check_size(schema.domain())
+            synth.check_size(schema.domain(), schema)
             eng = NumpyEngine(encode(df, schema, release=True, compact=True), schema.domain())
         del df, frame  # only the codes are needed from here on
 
     try:
-        model = synth.fit(eng, accountant, noise, progress, schema=schema)
+        model = synth.fit(eng, accountant, noise, progress, schema=schema, **({"public": pub} if pub else {}))
     finally:
         getattr(eng, "close", lambda: None)()
     model.params.update({"epsilon": epsilon, "delta": delta, "seed": seed, "engine": engine})
@@ -504,6 +519,21 @@ def synthesize(
         ):
             table = model.sample_table(rows, rng)
     return SynthResult(model=model, table=table, accountant=accountant, schema=schema)
+
+
+def check_public(public, method: str, schema: Schema | None) -> None:
+    """``InputError`` unless a public table can be used: ``method`` takes one, and the schema is reviewed."""
+    if public is None:
+        return
+    from privsample.synth.public import PUBLIC_ONLY
+
+    if method not in PUBLIC_ONLY:
+        raise InputError(f"--public is supported by aim, not {method}")
+    if schema is None:
+        raise InputError(
+            "--public needs --schema: both tables are coded by the same schema "
+            "('privsample schema PUBLIC' drafts one from the public table at no privacy cost)"
+        )
 
 
 def table_kind(path: str | Path) -> str:

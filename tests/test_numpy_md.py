@@ -148,3 +148,26 @@ def test_one_way_fast_path_is_bit_identical_to_the_general_loop(warm, monkeypatc
             np.testing.assert_allclose(
                 np.asarray(fast.marginals[cl].values), np.asarray(mbi_fit.marginals[cl].values), atol=0, rtol=1e-6
             )  # float rounding over 300 steps
+
+
+def test_reused_tables_give_bit_identical_fits(monkeypatch):
+    """The estimator's calibrations reuse the super-cliques' tables (``work``): the fit is bit-identical to one
+    that allocates them every time, including marginals that are a super-clique's own table."""
+    rng = np.random.default_rng(0)
+    d = 30
+    dom = pgm.Domain([f"x{i:02d}" for i in range(d)], [int(s) for s in rng.integers(2, 12, d)])
+    cls = [(a,) for a in dom.attributes] + [(f"x{i:02d}", f"x{i + 1:02d}") for i in range(0, d - 1, 2)]
+    cls += [("x00", "x05", "x09"), ("x03", "x04")]
+    ms = [pgm.LinearMeasurement(rng.random(dom.size(c)) * 1e4 / dom.size(c), c, stddev=10.0) for c in cls]
+    tree = numpy_md.JunctionTree(dom, [("x00", "x01"), ("x02",)])  # each clique is its own super-clique
+    work: dict = {}
+    first = tree.marginals({c: rng.normal(size=tree.shape[c]) for c in tree.cliques}, 1.0, work)
+    kept = {c: v.copy() for c, v in first.items()}
+    tree.marginals({c: rng.normal(size=tree.shape[c]) for c in tree.cliques}, 1.0, work)
+    assert all(np.array_equal(first[c], kept[c]) for c in kept)  # the next calibration did not overwrite them
+    reused = pgm.estimate(dom, ms, iters=100, known_total=1e4, backend="numpy")
+    orig = numpy_md.JunctionTree.marginals
+    monkeypatch.setattr(numpy_md.JunctionTree, "marginals", lambda self, th, tot, work=None: orig(self, th, tot))
+    fresh = pgm.estimate(dom, ms, iters=100, known_total=1e4, backend="numpy")
+    for c in fresh.cliques:
+        assert np.array_equal(np.asarray(reused.potentials[c].values), np.asarray(fresh.potentials[c].values))

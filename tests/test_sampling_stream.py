@@ -25,7 +25,11 @@ from privsample.synth.mst import MST
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
-    """A small MST model (categorical, integer and nullable float columns), saved as a .zip."""
+    return small_model(tmp_path_factory)
+
+
+def small_model(tmp_path_factory):
+    """A small MST model (categorical, integer and nullable float columns), saved as a .zip: (model, path)."""
     rng = np.random.default_rng(0)
     n = 3000
     a = rng.integers(0, 3, n)
@@ -36,8 +40,8 @@ def fitted(tmp_path_factory):
     schema = Schema(
         columns=[
             Categorical("a", ("x", "y", "z")),
-            Numeric("b", lower=0, upper=4, bins=4, integer=True),
-            Numeric("c", lower=0.0, upper=1.0, bins=4, nullable=True),
+            Numeric("b", lower=0, upper=4, bins=4, integer=True),  # bins {0}, {1}, {2}, {3, 4}
+            Numeric("c", lower=0.0, upper=1.0, bins=4, nullable=True),  # bins of width 0.25, then <null>
         ],
         provenance="user",
     )

@@ -94,12 +94,19 @@ def _column_cells(c: Column) -> tuple[str, str, str, str, str]:
     return c.name, "numeric", desc, "yes" if c.nullable else "", ""
 
 
+def _forbid_text(entry: dict[str, Any]) -> str:
+    """One forbid entry as ``a=x, b=y|z``."""
+    return ", ".join(f"{k}={'|'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in entry.items())
+
+
 class Schema(_BaseSchema):
     """Ordered public columns (``Categorical``, ``Numeric``) and where they came from (``provenance``).
 
     ``Schema(columns)`` declares a schema in code: columns in order, provenance ``"user"`` (a person
     declares every category and bound as public knowledge; nothing is read from the data). Other
-    keywords: ``na_values`` (texts read as missing), ``provenance``, ``ledger``, ``notes``, ``discovery``.
+    keywords: ``na_values`` (texts read as missing), ``provenance``, ``ledger``, ``notes``, ``discovery``,
+    ``forbid`` (structural zeros: combinations that cannot occur, e.g. ``[{"sex": "Male", "relationship":
+    "Wife"}]``; public, so the synthesizers fix them at zero at no privacy cost; see the user guide).
     ``Schema.draft`` (NON-PRIVATE, refused by ``Synthesizer`` until ``reviewed``) and ``Schema.discover``
     ((epsilon, delta)-DP, its cost in ``ledger``) read one off a table; ``Schema.load`` reads a YAML/JSON
     file and ``save`` writes one (provenance, ledger and discovery report included).
@@ -320,6 +327,7 @@ class Schema(_BaseSchema):
         for name, kind, desc, nullable, other in rows:
             extra = (", nullable" if nullable else "") + (f", catch-all {other!r}" if other else "")
             lines.append(f"  {name:<{w_name}}  {kind:<{w_kind}}  {desc}{extra}".rstrip())
+        lines += [f"forbid: {_forbid_text(e)}" for e in self.forbid]
         lines += [f"note: {note}" for note in self.notes if not str(note).startswith(DRAFT_NOTE_PREFIX)]
         return "\n".join(lines)
 
@@ -337,7 +345,8 @@ class Schema(_BaseSchema):
                 opts = f", edges={list(c.edges)!r}" if c.edges is not None else f", bins={c.bins}"
                 opts += (", integer=True" if c.integer else "") + (", nullable=True" if c.nullable else "")
                 cols.append(f"Numeric({c.name!r}, {c.lower:g}, {c.upper:g}{opts})")
-        text = f"Schema([{', '.join(cols)}], provenance={self.provenance!r})"
+        forbid = f", forbid={self.forbid!r}" if self.forbid else ""
+        text = f"Schema([{', '.join(cols)}], provenance={self.provenance!r}{forbid})"
         if self.provenance == "draft-nonprivate":
             text = "<NON-PRIVATE DRAFT: review, then .reviewed()> " + text
         return text

@@ -26,7 +26,14 @@ from privsample.api.schema import Schema as PublicSchema
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.data.table import table_format
 from privsample.errors import InputError
-from privsample.pipeline import DEFAULT_DELTA, check_budget, in_memory_table, method_options, synthesize
+from privsample.pipeline import (
+    DEFAULT_DELTA,
+    check_budget,
+    check_public,
+    in_memory_table,
+    method_options,
+    synthesize,
+)
 from privsample.privacy.ledger import Ledger
 from privsample.synth import METHODS
 from privsample.synth.model import SynthModel
@@ -81,7 +88,9 @@ class Synthesizer:
         self._spent = False
 
     # -- fitting (spends the budget) -------------------------------------------------------------
-    def fit(self, data: Any, schema: Schema | str | Path | None = None, seed: int | None = None) -> Synthesizer:
+    def fit(
+        self, data: Any, schema: Schema | str | Path | None = None, seed: int | None = None, public: Any = None
+    ) -> Synthesizer:
         """Fit on ``data`` under (epsilon, delta)-DP; returns ``self``.
 
         ``data``: a pandas DataFrame, a pyarrow Table, a polars DataFrame, a CSV/Parquet path or a Spark
@@ -90,6 +99,9 @@ class Synthesizer:
         or its YAML/JSON file; an unreviewed ``Schema.draft`` is refused); without it the domain is discovered
         privately with a share of the budget.
         ``seed``: seeded noise, NOT private (experiments only).
+        ``public``: a public table (a DataFrame or a CSV/Parquet path) with the schema's columns, for ``"aim"``
+        with a ``schema``: AIM may measure its marginals instead of the private ones, at no privacy cost (the
+        ledger lists it as a public input); see the guide's "Public data" page.
 
         Raises ``InputError`` for bad input before any budget is spent, and on a second call: the
         budget of a fitted (or attempted) fit is spent."""
@@ -105,6 +117,11 @@ class Synthesizer:
             check_schema_usable(schema)  # an unreviewed draft is refused before the budget is marked spent
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise InputError(f"seed must be an integer or None (got {seed!r})")
+        check_public(public, self.method, schema)
+        if isinstance(public, (str, os.PathLike)):
+            from privsample.synth.public import check_public_file
+
+            check_public_file(public)
         if in_memory_table(data, "auto", schema) is None and isinstance(data, (str, os.PathLike)):
             table_format(data)  # a file that exists, CSV or Parquet (an in-memory table's names are checked above)
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
@@ -117,20 +134,42 @@ class Synthesizer:
             seed=seed,
             method_options=self._method_options,
             sample=False,
+            public=public,
         )
         self._model = res.model
         return self
 
     # -- sampling (post-processing, no privacy cost) ------------------------------------------------
-    def sample(self, rows: int | None = None, seed: int | None = None):
+    def sample(self, rows: int | None = None, seed: int | None = None, where: Any = None):
         """A synthetic table (pandas DataFrame) of ``rows`` rows (default: the model's noisy row count).
 
         Post-processing of the model: no privacy cost. ``seed`` makes the draw reproducible; the same seed
-        gives the rows ``privsample sample --seed`` writes."""
+        gives the rows ``privsample sample --seed`` writes (with the same ``where``).
+
+        ``where``: conditional generation. A mapping column -> a value, a list of values (any of), or for a
+        numeric column a ``(lo, hi)`` range (closed; ``None`` for an open end), e.g. ``{"sex": "Female",
+        "age": (30, 40)}``; or the text form ``"sex=Female; age=30..40"``. The records are drawn exactly
+        from the model's distribution given the condition, so every record satisfies it; the default
+        ``rows`` is the noisy row count times the condition's probability under the model (at least 1).
+        ``InputError`` for an unknown column or value, an empty range, or a condition the model gives
+        probability zero.
+
+        Example::
+
+            >>> s = privsample.load("model.zip")  # doctest: +SKIP
+            >>> s.sample(1000, seed=0, where={"sex": "Female", "age": (30, 40)})  # doctest: +SKIP
+        """
         model = self._fitted()
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
             raise InputError(f"seed must be a whole number >= 0 or None (got {seed!r})")
-        return model.sample_table(model.resolve_rows(rows), np.random.default_rng(seed))
+        if where is None:
+            return model.sample_table(model.resolve_rows(rows), np.random.default_rng(seed))
+        return model.sample_table(model.resolve_rows(rows, where), np.random.default_rng(seed), where=where)
+
+    def condition_probability(self, where: Any) -> float:
+        """The probability, under the fitted model, that a record satisfies ``where`` (as in ``sample``):
+        post-processing of the model, no privacy cost."""
+        return self._fitted().condition_probability(where)
 
     # -- the fitted model ------------------------------------------------------------------------
     def _fitted(self) -> SynthModel:

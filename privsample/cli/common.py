@@ -141,6 +141,8 @@ def print_ledger(ledger: dict, console: Console = out) -> None:
         t.add_row(*row)
     console.print(t)
     console.print(led.total_line() + f"; neighbours: {led.summary.get('neighbouring', 'add/remove one record')}")
+    for line in led.public_lines():
+        console.print(line, highlight=False, soft_wrap=True)
     if not led.summary.get("private", True):
         console.print("[bold red]NOT PRIVATE: seeded noise was used (reproducible experiment only).[/bold red]")
 

@@ -110,6 +110,12 @@ def synth(
         "--spark-master",
         help="Spark master URL for --engine spark (local[N], spark://host:7077, k8s://..., yarn).",
     ),
+    public: Optional[Path] = typer.Option(
+        None,
+        "--public",
+        help="AIM: a public table with the schema's columns (needs --schema), measured at no privacy cost when "
+        "it helps (joint selection of public and private marginals).",
+    ),
     iters: Optional[int] = typer.Option(None, "--iters", help="Private-PGM estimation iterations."),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="Refuse models estimated above this size."),
     workload: Optional[str] = typer.Option(
@@ -166,8 +172,15 @@ def synth(
         max_candidates=max_candidates,
         unsafe_as_published=unsafe_as_published,
     )
+    from privsample.pipeline import check_public
+
+    check_public(public, method, schema)
+    if public is not None:
+        from privsample.synth.public import check_public_file
+
+        check_public_file(public)  # an existing CSV/Parquet file, before anything else
     check_paths(
-        {"INPUT": input, "--schema": schema},
+        {"INPUT": input, "--schema": schema, "--public": public},
         {"-o/--output": output, "--save-model": save_model},
         model_folders("--save-model", save_model),
     )
@@ -199,6 +212,7 @@ def synth(
             delimiter=delimiter,
             encoding=encoding,
             sample=False,
+            public=public,
         )
     n = res.model.resolve_rows(rows)  # the default: the noisy row count, unless it is mostly noise
     check_output_size(res.model, n, output)
@@ -216,14 +230,17 @@ def synth(
     )
 
 
-def _write_sample(model, rows: int, seed, output: Path, quiet: bool) -> int:
-    """Sample ``rows`` rows from ``model`` and write them to ``output`` in chunks (bounded memory); a
-    progress bar when there is more than one chunk."""
+def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None) -> int:
+    """Sample ``rows`` rows from ``model`` (given the condition ``where``, if any) and write them to ``output``
+    in chunks (bounded memory); a progress bar when there is more than one chunk."""
     import numpy as np
 
     from privsample.pipeline import write_chunks
 
-    chunks = model.sample_chunks(rows, np.random.default_rng(seed))
+    if where is None:
+        chunks = model.sample_chunks(rows, np.random.default_rng(seed))
+    else:
+        chunks = model.sample_chunks(rows, np.random.default_rng(seed), where=where)
     if quiet or rows <= model.chunk_rows:
         return write_chunks(chunks, output)
     with RichProgress(err) as progress:
@@ -246,6 +263,14 @@ def sample(
         "fits on disk.",
     ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for sampling (post-processing; no privacy cost)."),
+    where: Optional[str] = typer.Option(
+        None,
+        "--where",
+        help="Draw from the model given a condition, exactly (no privacy cost): clauses separated by ';', "
+        "col=value, col=v1,v2 (any of), col=lo..hi for a numeric column (closed; either end may be empty), "
+        'col=<null> (missing), e.g. "sex=Female; age=30..40". Every row satisfies it. Default --rows: the '
+        "noisy row count times the condition's probability under the model.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line (warnings are still shown)."),
 ) -> None:
     """Draw more synthetic rows from a saved model (no privacy cost)."""
@@ -254,15 +279,22 @@ def sample(
 
     if rows is not None:
         check_rows(rows)
+    if where is not None:
+        from privsample.data.condition import Where
+
+        where = Where.parse(where)  # syntax: before the model is read
     check_paths({"MODEL": model}, {"-o/--output": output})
     m = SynthModel.load(model)
-    n = m.resolve_rows(rows)
+    n = m.resolve_rows(rows, where)
+    if where is not None:
+        m.check_condition(where)  # an impossible condition: refused before anything is written
     check_output_size(m, n, output)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
-    written = _write_sample(m, n, seed, output, quiet=quiet)  # in chunks: bounded memory
+    written = _write_sample(m, n, seed, output, quiet=quiet, where=where)  # in chunks: bounded memory
     if not quiet:
-        err.print(f"wrote {written:,} rows to {output} (sampling costs no privacy budget)")
+        given = f" given {where}" if where is not None else ""
+        err.print(f"wrote {written:,} rows{given} to {output} (sampling costs no privacy budget)", markup=False)
 
 
 def schema(
@@ -286,13 +318,22 @@ def schema(
     # Private discovery is a release under add/remove neighbours: an empty table is not refused.
     df = read_table(input, allow_empty=private_epsilon is not None, delimiter=delimiter, encoding=encoding)
     if private_epsilon is None:
+        from privsample.data.discovery import suggest_forbid
+
         s = draft_schema(df)
-        s.save(output)
+        suggested = suggest_forbid(df, s)
+        s.save(output, suggested_forbid=suggested)
         err.print(
             "[bold yellow]NON-PRIVATE DRAFT: categories and bounds were read directly from the data. Review "
             f"and edit {output} (drop rare categories, use public bounds), then set 'provenance: user'. "
             "It carries no privacy guarantee.[/bold yellow]"
         )
+        if suggested:
+            err.print(
+                f"[bold yellow]{len(suggested)} NON-PRIVATE candidate structural zero(s) (empty cells of the "
+                f"data) are listed for review in {output}; none is used until you move it under 'forbid'."
+                "[/bold yellow]"
+            )
         return
     check_budget(private_epsilon, delta)
     warn_seeded(seed)
@@ -380,6 +421,12 @@ def evaluate(
         help="A privacy ledger (JSON: a model's model.json, "
         "or a ledger with 'summary' and 'entries') to show beside the errors.",
     ),
+    where: Optional[str] = typer.Option(
+        None,
+        "--where",
+        help="Score a subgroup: both tables filtered to the records that satisfy this condition (the syntax "
+        "of 'sample --where', e.g. \"sex=Female; age=30..40\").",
+    ),
 ) -> None:
     """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
 
@@ -396,6 +443,10 @@ def evaluate(
     from privsample.evaluate.guarantee import load_guarantee
 
     load_guarantee(model, ledger)  # a bad model or ledger: one line, before anything else is printed
+    if where is not None:
+        from privsample.data.condition import Where
+
+        Where.parse(where)  # bad syntax: one line, before anything is printed
     _evaluate(
         real,
         synthetic,
@@ -407,6 +458,7 @@ def evaluate(
         ledger=ledger,
         delimiter=delimiter,
         encoding=encoding,
+        where=where,
     )
 
 
@@ -423,6 +475,7 @@ def _evaluate(
     title: str = "privsample evaluation",
     delimiter: str | None = None,
     encoding: str | None = None,
+    where: str | None = None,
 ) -> dict:
     """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
     summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
@@ -450,7 +503,10 @@ def _evaluate(
         max_cliques=max_cliques,
         delimiter=delimiter,
         encoding=encoding,
+        where=where,
     )
+    if where is not None:
+        out.print(f"subgroup: {where} ({ev.n_real:,} real and {ev.n_synthetic:,} synthetic records)", markup=False)
     if ev.left_out:
         warn_unused_columns(err, ev.left_out, ev.scores.schema, real, schema_path)
     res, schema_res = ev.summary, ev.schema_summary

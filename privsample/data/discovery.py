@@ -1,8 +1,10 @@
 """Schema discovery: a loudly non-private draft, and differentially private discovery.
 
 ``draft_schema`` reads categories and bounds straight off the data (NO privacy guarantee; a person
-must review it). ``private_schema`` discovers types, categories and bounds with differential
-privacy under add/remove-one-record neighbours and charges its cost to the accountant:
+must review it); ``suggest_forbid`` lists empty cells among frequent values of pairs of its categorical
+columns as candidate structural zeros (NON-PRIVATE too, for the same review). ``private_schema``
+discovers types, categories and bounds with differential privacy under add/remove-one-record
+neighbours and charges its cost to the accountant:
 
 * the number of records: one discrete Gaussian count (Canonne, Kamath & Steinke 2020), from which,
   with public parameters only, ``plan_discovery`` sizes the discovery budget (post-processing; both in
@@ -22,6 +24,7 @@ parses it to a finite float.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -206,6 +209,60 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
             other = _other_label(cats)
         columns.append(Categorical(name, tuple(cats), nullable=nullable, other=other))
     return Schema(columns, provenance="draft-nonprivate", notes=notes)
+
+
+SUGGEST_MIN_SHARE = 0.01  # a value is frequent when it holds at least this share of the records
+SUGGEST_MIN_EXPECTED = 10.0  # an empty cell is suggested when independence expects at least this many records
+SUGGEST_MAX_PAIRS = 300  # pairs of categorical columns looked at (the first ones, schema order)
+SUGGEST_MAX = 20  # suggestions listed
+SUGGEST_MAX_PER_PAIR = 5  # ... at most this many per pair of columns, so that one dense pair does not fill the list
+
+
+def suggest_forbid(
+    df: pd.DataFrame,
+    schema: Schema,
+    *,
+    min_share: float = SUGGEST_MIN_SHARE,
+    min_expected: float = SUGGEST_MIN_EXPECTED,
+    max_pairs: int = SUGGEST_MAX_PAIRS,
+    max_suggestions: int = SUGGEST_MAX,
+) -> list[dict[str, str]]:
+    """NON-PRIVATE candidate structural zeros: ``{a: value, b: value}`` for empty cells of ``df``.
+
+    For pairs of categorical columns (the first ``max_pairs`` in schema order), among values holding at
+    least ``min_share`` of the records, a combination no record has although independence would expect
+    at least ``min_expected`` records; the ``max_suggestions`` with the largest expectation, largest
+    first (at most ``SUGGEST_MAX_PER_PAIR`` per pair). It reads the data directly: the list is for a
+    person to review, keeping only combinations that are impossible by public knowledge (an empty cell
+    may be merely rare). Cost: one count per pair.
+    """
+    from privsample.data.encoding import encode
+
+    cats = [c for c in schema.columns if isinstance(c, Categorical) and len(c.categories) > 1]
+    if len(df) == 0 or len(cats) < 2:
+        return []
+    sub = Schema(cats, na_values=schema.na_values, provenance="draft-nonprivate")
+    codes = encode(df[[c.name for c in cats]], sub, release=True)
+    n = len(next(iter(codes.values())))
+    if n == 0:
+        return []
+    freq = {}
+    for c in cats:
+        share = np.bincount(codes[c.name], minlength=c.size)[: len(c.categories)] / n
+        freq[c.name] = (share, share >= min_share)
+    found = []
+    for a, b in list(itertools.combinations(cats, 2))[:max_pairs]:
+        (pa, fa), (pb, fb) = freq[a.name], freq[b.name]
+        if not (fa.any() and fb.any()):
+            continue
+        joint = np.bincount(codes[a.name] * b.size + codes[b.name], minlength=a.size * b.size).reshape(a.size, b.size)
+        expected = n * np.outer(pa, pb)
+        empty = (joint[: len(a.categories), : len(b.categories)] == 0) & np.outer(fa, fb) & (expected >= min_expected)
+        cells = sorted(zip(*np.nonzero(empty)), key=lambda ij: -expected[ij])[:SUGGEST_MAX_PER_PAIR]
+        for i, j in cells:
+            found.append((-float(expected[i, j]), a.name, a.categories[i], b.name, b.categories[j]))
+    found.sort()
+    return [{an: av, bn: bv} for _, an, av, bn, bv in found[:max_suggestions]]
 
 
 # ---------------------------------------------------------------------------------------------------

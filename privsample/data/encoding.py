@@ -357,7 +357,53 @@ def _decode_numeric(col: Numeric, c: np.ndarray, rng: np.random.Generator) -> pd
     return np.where(null, np.nan, x)
 
 
-def decode(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema, rng: np.random.Generator) -> pd.DataFrame:
+def _decode_within(
+    col: Numeric, c: np.ndarray, rng: np.random.Generator, intervals: Sequence[tuple[float, float]]
+) -> pd.Series | np.ndarray:
+    """As ``_decode_numeric``, but each value is drawn uniformly in its bin ∩ ``intervals`` (closed, merged,
+    sorted; integer columns: whole-number ends), i.e. from its decoded distribution given that it lies in
+    them. Every bin of ``c`` (the null code aside) must meet them (weight > 0, ``condition.bin_share``)."""
+    edges = col.bin_edges
+    k = int(col.bins)
+    null = (c == col.null_code) if col.nullable else np.zeros(len(c), dtype=bool)
+    values = np.zeros(len(c), dtype=np.int64 if col.integer else float)
+    for b in np.unique(c[~null]):
+        idx = np.flatnonzero((c == b) & ~null)
+        lo, hi, last = float(edges[b]), float(edges[b + 1]), int(b) == k - 1
+        if col.integer:
+            ilo, ihi = math.ceil(lo), (math.floor(hi) if last else math.ceil(hi) - 1)
+            if ihi < ilo:  # no integer in the bin: its rounded midpoint (which lies in the intervals)
+                values[idx] = round((lo + hi) / 2)
+                continue
+            pieces = [(max(ilo, int(a)), min(ihi, int(b2))) for a, b2 in intervals if max(ilo, a) <= min(ihi, b2)]
+            starts = np.array([p[0] for p in pieces], dtype=np.int64)
+            cum = np.cumsum([p[1] - p[0] + 1 for p in pieces])
+            j = rng.integers(0, int(cum[-1]), size=idx.size)  # the j-th allowed integer of the bin
+            piece = np.searchsorted(cum, j, side="right")
+            values[idx] = starts[piece] + j - np.concatenate([[0], cum[:-1]])[piece]
+            continue
+        if hi <= lo:
+            values[idx] = lo
+            continue
+        pieces = [(max(lo, a), min(hi, b2)) for a, b2 in intervals if min(hi, b2) - max(lo, a) > 0]
+        a = np.array([p[0] for p in pieces])
+        z = np.array([p[1] for p in pieces])
+        cum = np.cumsum(z - a)
+        t = rng.random(idx.size) * cum[-1]
+        piece = np.minimum(np.searchsorted(cum, t, side="right"), len(pieces) - 1)
+        x = np.clip(a[piece] + (t - np.concatenate([[0.0], cum[:-1]])[piece]), a[piece], z[piece])
+        values[idx] = x if last else np.minimum(x, np.nextafter(hi, -np.inf))
+    if col.integer:
+        return pd.Series(pd.arrays.IntegerArray(values, null)) if col.nullable else values
+    return np.where(null, np.nan, values)
+
+
+def decode(
+    codes: Mapping[str, np.ndarray] | np.ndarray,
+    schema: Schema,
+    rng: np.random.Generator,
+    within: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+) -> pd.DataFrame:
     """Records from codes ({column: codes} or a 2-D array with columns in schema order).
 
     Categorical: code -> its category; the other code -> the ``other`` label; the null code -> None
@@ -366,6 +412,8 @@ def decode(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema, rng: np
     i.e. in ``[ceil(lo), ceil(hi) - 1]`` (last bin ``[ceil(lo), floor(hi)]``), falling back to
     ``round(midpoint)`` when the bin holds no integer (such a value need not re-encode to its bin).
     The null code -> NaN (float) or ``pd.NA`` (integer columns, which are then ``Int64``; else ``int64``).
+    ``within`` (numeric column -> allowed closed intervals, ``condition.ColumnCondition.intervals``): that
+    column's values are drawn within bin ∩ intervals (conditional sampling; every bin must meet them).
     Vectorised; draws come from ``rng`` column by column in schema order.
     """
     cols = _code_columns(codes, schema)
@@ -380,6 +428,8 @@ def decode(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema, rng: np
                 dtype=object,
             )
             data[col.name] = pd.Series(labels[c], dtype=object)
+        elif within and col.name in within:
+            data[col.name] = _decode_within(col, c, rng, within[col.name])
         else:
             data[col.name] = _decode_numeric(col, c, rng)
     n = len(next(iter(cols.values()))) if cols else 0

@@ -14,6 +14,11 @@ Bounds are finite and ``upper - lower`` is a finite float, so every arithmetic o
 midpoints, decoding) stays finite; integer columns keep within +-``MAX_INTEGER_BOUND`` (2**52), where
 half-integer bin edges are exact floats.
 
+``forbid`` lists structural zeros: combinations of values of two or more columns that cannot occur
+(e.g. ``{sex: Male, relationship: Wife}``). They are public, like the rest of the schema, so the
+synthesizers fix those cells at zero at no privacy cost. A numeric column's range ``lo..hi`` forbids
+the bins lying entirely inside it (a bin only partly inside stays allowed).
+
 Schema files are strict: an unknown key (at the top or in a column) is refused with a suggestion, so a
 misspelled optional key cannot be silently ignored. ``version`` (default 1) names the file format:
 later formats add keys on purpose under a higher version.
@@ -39,11 +44,26 @@ PROVENANCES = ("user", "private", "draft-nonprivate")
 SCHEMA_VERSION = 1  # the file format this version reads and writes
 MAX_INTEGER_BOUND = 2**52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
 MAX_FLOAT_BOUND = sys.float_info.max / 2  # bounds within +-this always have a finite upper - lower
-SCHEMA_KEYS = ("version", "provenance", "columns", "na_values", "notes", "ledger", "discovery")
+SCHEMA_KEYS = ("version", "provenance", "columns", "na_values", "notes", "ledger", "discovery", "forbid")
+SUGGESTED_FORBID_KEY = "suggested_forbid"  # a draft's candidate zeros (JSON): refused until reviewed and renamed
 COLUMN_KEYS = {
     "categorical": ("name", "type", "categories", "nullable", "other"),
     "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable"),
 }
+
+
+def mbi_domain(names, sizes):
+    """``mbi.Domain(names, sizes)``. Importing mbi before the synthesizers have set JAX up (float64, no
+    compilation cache: ``privsample.synth.jax_setup``) makes it warn about JAX's defaults, which says nothing
+    useful to a user who only reads or evaluates tables: that import is quiet here; the set-up still applies
+    when a synthesizer runs."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from mbi import Domain
+
+    return Domain(list(names), [int(n) for n in sizes])
 
 
 @dataclass(frozen=True)
@@ -212,6 +232,123 @@ def _check_keys(d: dict, allowed: tuple[str, ...], source: str, where: str) -> N
         raise InputError(f"{source}: {where}unknown key {str(key)!r} ({hint}allowed: {', '.join(allowed)})")
 
 
+def _range_bounds(text: str, col: Numeric, where: str) -> tuple[float, float]:
+    """``lo..hi`` (either end may be left out: the column's bound) as two floats."""
+    lo_s, _, hi_s = text.partition("..")
+    try:
+        lo = float(lo_s) if lo_s.strip() else col.lower
+        hi = float(hi_s) if hi_s.strip() else col.upper
+    except ValueError:
+        raise InputError(f"{where}: {text!r} is not a range lo..hi of numbers for column '{col.name}'") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise InputError(f"{where}: range {text!r} of column '{col.name}' needs finite lo <= hi")
+    return lo, hi
+
+
+def forbidden_bins(col: Numeric, value: Any, where: str = "forbid") -> tuple[int, ...]:
+    """The bins of ``col`` lying entirely inside ``value`` (a number x, i.e. x..x, or a text ``lo..hi``).
+
+    An integer column's bin holds whole numbers (its label's run a–b), and lies inside when a and b do;
+    another bin [e_i, e_i+1) lies inside when lo <= e_i and e_i+1 <= hi. No bin inside is an error."""
+    if isinstance(value, bool):
+        raise InputError(f"{where}: {value!r} is not a value of numeric column '{col.name}' (use a range lo..hi)")
+    if isinstance(value, (int, float)):
+        lo = hi = float(value)
+        text = f"{value:g}"
+    elif isinstance(value, str) and ".." in value:
+        lo, hi = _range_bounds(value, col, where)
+        text = value
+    else:
+        raise InputError(f"{where}: {value!r} is not a number or a range lo..hi for numeric column '{col.name}'")
+    e = col.bin_edges
+    b = len(e) - 1
+    out = []
+    for i in range(b):
+        if col.integer:
+            a_i = math.ceil(e[i])
+            b_i = math.floor(e[i + 1]) if i == b - 1 else math.ceil(e[i + 1]) - 1
+            inside = lo <= a_i and b_i <= hi
+        else:
+            inside = lo <= e[i] and e[i + 1] <= hi
+        if inside:
+            out.append(i)
+    if not out:
+        raise InputError(f"{where}: range {text!r} holds no whole bin of column '{col.name}' (see its bins)")
+    return tuple(out)
+
+
+def parse_forbid(entries: Any, columns: list, source: str = "schema") -> list[dict[str, Any]]:
+    """Check ``forbid`` entries against the columns; return them normalised (column -> value or list).
+
+    Each entry maps 2 or more columns to a value or a list of values: categories of a categorical column
+    (as text), numbers or ranges ``lo..hi`` of a numeric one. It forbids every combination of the listed
+    values. An unknown column or value, a single-column entry or a range holding no whole bin is an
+    ``InputError`` naming it."""
+    if entries is None:
+        return []
+    if not isinstance(entries, (list, tuple)):
+        raise InputError(f"{source}: 'forbid' must be a list of mappings column -> value(s)")
+    by_name = {c.name: c for c in columns}
+    out = []
+    for i, entry in enumerate(entries):
+        where = f"{source}: forbid entry #{i + 1}"
+        if not isinstance(entry, dict) or not entry:
+            raise InputError(f"{where} must be a mapping column -> value(s), e.g. {{sex: Male, relationship: Wife}}")
+        for name in entry:
+            if name not in by_name:
+                close = difflib.get_close_matches(str(name), list(by_name), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise InputError(f"{where}: unknown column {str(name)!r}{hint}")
+        if len(entry) < 2:
+            (name,) = entry
+            raise InputError(
+                f"{where} names only column '{name}': an entry needs 2 or more columns "
+                "(to rule out a value of one column, leave it out of the column's categories)"
+            )
+        norm: dict[str, Any] = {}
+        for name, value in entry.items():
+            col = by_name[name]
+            values = list(value) if isinstance(value, (list, tuple)) else [value]
+            if not values:
+                raise InputError(f"{where}: column '{name}' lists no value")
+            if isinstance(col, Categorical):
+                labels = set(col.categories) | ({col.other} if col.other is not None else set())
+                values = [str(v) for v in values]
+                for v in values:
+                    if v not in labels:
+                        close = difflib.get_close_matches(v, list(labels), n=1)
+                        hint = f" (did you mean '{close[0]}'?)" if close else ""
+                        raise InputError(f"{where}: {v!r} is not a category of column '{name}'{hint}")
+            else:
+                for v in values:
+                    forbidden_bins(col, v, where)
+            norm[str(name)] = values[0] if len(values) == 1 else values
+        out.append(norm)
+    return out
+
+
+def forbid_codes(schema: "Schema") -> list[dict[str, tuple[int, ...]]]:
+    """Every ``forbid`` entry of ``schema`` as column -> the codes it forbids (categories' and bins' codes).
+
+    An entry forbids the cells of the product of its columns' code sets. Codes are those of
+    ``schema``'s columns; adding a catch-all or a null code (``release_domain``) leaves them unchanged."""
+    out = []
+    for entry in schema.forbid:
+        codes: dict[str, tuple[int, ...]] = {}
+        for name, value in entry.items():
+            col = schema[name]
+            values = value if isinstance(value, list) else [value]
+            if isinstance(col, Categorical):
+                index = {c: i for i, c in enumerate(col.categories)}
+                if col.other is not None:
+                    index[col.other] = col.other_code
+                codes[name] = tuple(sorted({index[str(v)] for v in values}))
+            else:
+                codes[name] = tuple(sorted({b for v in values for b in forbidden_bins(col, v)}))
+        out.append(codes)
+    return out
+
+
 class NamedColumns:
     """Access by name to an ordered ``columns`` list of objects with a ``name``."""
 
@@ -245,6 +382,7 @@ class Schema(NamedColumns):
     ledger: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     discovery: dict[str, Any] | None = None  # private discovery's plan and per-column report (noisy/public values)
+    forbid: list[dict[str, Any]] = field(default_factory=list)  # structural zeros (public), see ``parse_forbid``
 
     def __post_init__(self):
         names = [c.name for c in self.columns]
@@ -254,6 +392,7 @@ class Schema(NamedColumns):
         if dup:
             raise InputError(f"schema lists column(s) more than once: {', '.join(sorted(dup))}")
         self.na_values = tuple(self.na_values)
+        self.forbid = parse_forbid(self.forbid, self.columns)
 
     # -- access: names, schema[name], name in schema (``NamedColumns``) --------------------------
     @property
@@ -262,9 +401,7 @@ class Schema(NamedColumns):
 
     def domain(self):
         """The finite domain as an ``mbi.Domain`` (attribute order = schema order)."""
-        from mbi import Domain
-
-        return Domain(self.names, self.shape)
+        return mbi_domain(self.names, self.shape)
 
     def domain_dict(self) -> dict[str, int]:
         return {c.name: c.size for c in self.columns}
@@ -284,6 +421,8 @@ class Schema(NamedColumns):
             d["ledger"] = self.ledger
         if self.discovery is not None:
             d["discovery"] = self.discovery
+        if self.forbid:
+            d["forbid"] = [dict(e) for e in self.forbid]
         return d
 
     @classmethod
@@ -297,6 +436,11 @@ class Schema(NamedColumns):
             raise InputError(
                 f"{source}: schema format version {version} is newer than this privsample reads "
                 f"(version {SCHEMA_VERSION}); upgrade privsample"
+            )
+        if SUGGESTED_FORBID_KEY in d:
+            raise InputError(
+                f"{source}: '{SUGGESTED_FORBID_KEY}' lists NON-PRIVATE candidates read from the data: keep only "
+                "combinations that are impossible by public knowledge, move them under 'forbid', delete the key"
             )
         _check_keys(d, SCHEMA_KEYS, source, "")
         cols: list[Column] = []
@@ -349,13 +493,19 @@ class Schema(NamedColumns):
             d.get("ledger"),
             list(d.get("notes", [])),
             discovery,
+            parse_forbid(d.get("forbid"), cols, source),
         )
 
-    def save(self, path: str | Path) -> None:
-        """Write YAML (``.yaml``/``.yml``) or JSON, atomically."""
+    def save(self, path: str | Path, suggested_forbid: list[dict[str, Any]] | None = None) -> None:
+        """Write YAML (``.yaml``/``.yml``) or JSON, atomically.
+
+        ``suggested_forbid`` (a draft's NON-PRIVATE candidate zeros, ``discovery.suggest_forbid``): written as
+        a commented-out ``forbid:`` block in YAML, as a ``suggested_forbid`` key in JSON, which the loader
+        refuses until a person has reviewed it and renamed it; never added to ``forbid`` here."""
         from privsample.io import atomic_write_text
 
         path = Path(path)
+        d = self.to_dict()
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml
 
@@ -365,9 +515,21 @@ class Schema(NamedColumns):
                     "# NON-PRIVATE DRAFT: categories and bounds below were read directly from the data.\n"
                     "# Review and edit (remove rare categories, use public bounds) before using it.\n"
                 )
-            text = header + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+            text = header + yaml.safe_dump(d, sort_keys=False, allow_unicode=True)
+            if suggested_forbid:
+                block = yaml.safe_dump(
+                    {"forbid": suggested_forbid}, sort_keys=False, allow_unicode=True, default_flow_style=None
+                )
+                text += (
+                    "# NON-PRIVATE SUGGESTIONS: combinations no record has among frequent values, read directly\n"
+                    "# from the data. An empty cell may be merely rare: keep only combinations that are\n"
+                    "# impossible by public knowledge, and uncomment them (one 'forbid:' key) to use them.\n"
+                    + "".join(f"# {line}\n" for line in block.splitlines())
+                )
         else:
-            text = json.dumps(self.to_dict(), indent=2)
+            if suggested_forbid:
+                d[SUGGESTED_FORBID_KEY] = list(suggested_forbid)
+            text = json.dumps(d, indent=2)
         atomic_write_text(path, text)
 
     @classmethod

@@ -77,6 +77,7 @@ def evaluate(
     max_cliques: int | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    where: Any = None,
 ) -> Evaluation:
     """Score ``synthetic`` against ``real`` by workload error, as ``privsample evaluate`` (NOT private).
 
@@ -89,7 +90,9 @@ def evaluate(
     share of real records it merges or clips per column. ``model`` (a fitted ``Synthesizer``, a
     ``SynthModel`` or a saved model) or ``ledger`` (a ledger dict or its JSON file): the release's method,
     ε, δ and privacy ledger, shown beside the errors. ``delimiter``, ``encoding``: of the real table's CSV
-    file (default: detected).
+    file (default: detected). ``where`` (a condition, as ``Synthesizer.sample(where=...)``: a mapping or
+    ``"sex=Female; age=30..40"``): score a subgroup, both tables filtered to the records that satisfy it
+    (checked against ``schema`` when one is given).
 
     NOT PRIVATE: the result holds exact statistics of the real table; keep it with the data owner. Bad input
     raises ``InputError`` (one line, as the command line prints it)."""
@@ -108,6 +111,8 @@ def evaluate(
     rdf = _table(real, "the real table", sch, delimiter=delimiter, encoding=encoding)
     synthetic_label = str(synthetic) if isinstance(synthetic, (str, os.PathLike)) else "the synthetic table"
     sdf = _table(synthetic, synthetic_label, sch)
+    if where is not None:
+        rdf, sdf = _subgroup(where, sch, rdf, sdf, synthetic_label)
     scores = evaluate_tables(
         rdf,
         sdf,
@@ -127,6 +132,22 @@ def evaluate(
         left_out=[str(c) for c in rdf.columns if sch is not None and str(c) not in sch],
         inputs={"real": real, "synthetic": synthetic, "schema": schema, "model": model, "ledger": ledger},
     )
+
+
+def _subgroup(where: Any, schema, real, synthetic, synthetic_label: str):
+    """The records of both tables that satisfy ``where``; ``InputError`` if either table has none."""
+    from privsample.data.condition import Where
+
+    where = Where.parse(where)
+    if schema is not None:
+        where.resolve(schema)  # the columns and values must be the schema's
+    out = []
+    for df, label in ((real, "the real table"), (synthetic, synthetic_label)):
+        sub = df[where.mask(df)].reset_index(drop=True)
+        if len(sub) == 0:
+            raise InputError(f"no record of {label} satisfies the condition '{where}'")
+        out.append(sub)
+    return out[0], out[1]
 
 
 class _CallableModule(types.ModuleType):

@@ -163,9 +163,9 @@ class EvalDomain(NamedColumns):
     columns: list[EvalColumn]
 
     def domain(self):
-        from mbi import Domain
+        from privsample.data.schema import mbi_domain
 
-        return Domain(self.names, [c.size for c in self.columns])
+        return mbi_domain(self.names, [c.size for c in self.columns])
 
     def encode(self, df: pd.DataFrame, source: str = "the table") -> dict[str, np.ndarray]:
         """{column: codes}; only a missing column (a header problem, public) raises ``InputError``."""

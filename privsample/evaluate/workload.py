@@ -30,9 +30,9 @@ def all_cliques(attributes: Sequence[str], k: int) -> list[Clique]:
 
 def _as_domain(domain: Any):
     if isinstance(domain, Mapping):
-        from mbi import Domain
+        from privsample.data.schema import mbi_domain
 
-        return Domain(list(domain), [int(v) for v in domain.values()])
+        return mbi_domain(list(domain), domain.values())
     return domain
 
 

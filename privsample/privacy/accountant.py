@@ -9,6 +9,9 @@ approximate part (thresholded histograms for private schema discovery) add their
 ``delta_spent``; that is refused beyond ``delta_slack`` the same way. The overall guarantee is then
 (epsilon, delta)-DP with delta = delta_slack + cdp_delta(rho_total, epsilon).
 
+Public inputs. A table the user declares public (``note_public``) is listed beside the ledger as
+"public input, no privacy cost": reading it spends nothing, and it is never an entry.
+
 Rounding. The running total is kept exactly (``fractions.Fraction`` of the float spends), so the
 check ``spent + rho <= total`` has no rounding error, and ``remaining`` is rounded *down*, so
 spending ``remaining`` always succeeds and never overruns.
@@ -23,6 +26,9 @@ from typing import Any, Iterable
 
 from privsample.errors import PrivsampleError
 from privsample.privacy.conversion import cdp_epsilon, cdp_rho
+
+
+PUBLIC_NOTE = "public input, no privacy cost"
 
 
 class BudgetExceeded(PrivsampleError):
@@ -83,6 +89,7 @@ class Accountant:
         self._spent = Fraction(0)
         self._delta_spent = Fraction(0)
         self.ledger: list[LedgerEntry] = []
+        self.public_inputs: list[dict[str, Any]] = []  # declared public by the user: listed, never charged
 
     @classmethod
     def from_epsilon_delta(cls, epsilon: float, delta: float, *, delta_slack: float = 0.0, **kw) -> "Accountant":
@@ -165,6 +172,12 @@ class Accountant:
                 **e.details,
             )
 
+    def note_public(self, name: str, rows: int, fingerprint: str) -> None:
+        """List a public input (its name, rows and a fingerprint of its content) beside the ledger; no spend."""
+        self.public_inputs.append(
+            {"name": str(name), "rows": int(rows), "fingerprint": str(fingerprint), "privacy": PUBLIC_NOTE}
+        )
+
     # -- reporting -------------------------------------------------------------------------------
     @property
     def private(self) -> bool:
@@ -198,7 +211,10 @@ class Accountant:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary(), "entries": [e.to_dict() for e in self.ledger]}
+        out = {"summary": self.summary(), "entries": [e.to_dict() for e in self.ledger]}
+        if self.public_inputs:  # only then: a ledger without public inputs is as it always was
+            out["public_inputs"] = [dict(p) for p in self.public_inputs]
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Accountant":
@@ -210,4 +226,6 @@ class Accountant:
             neighbouring=s.get("neighbouring", "add/remove one record"),
         )
         acc.absorb(LedgerEntry.from_dict(e) for e in d["entries"])
+        for p in d.get("public_inputs") or []:
+            acc.note_public(p["name"], p["rows"], p["fingerprint"])
         return acc

@@ -55,6 +55,19 @@ class Ledger(dict):
         return list(self.get("entries") or [])
 
     @property
+    def public_inputs(self) -> list[dict[str, Any]]:
+        """Tables the user declared public (name, rows, fingerprint): listed, never charged."""
+        return list(self.get("public_inputs") or [])
+
+    def public_lines(self) -> list[str]:
+        """One line per public input: 'public input, no privacy cost: NAME (ROWS rows, sha256 PREFIX...)'."""
+        return [
+            f"{p.get('privacy', 'public input, no privacy cost')}: {p.get('name')} ({int(p.get('rows', 0)):,} rows, "
+            f"{str(p.get('fingerprint', ''))[:19]}...)"
+            for p in self.public_inputs
+        ]
+
+    @property
     def private(self) -> bool:
         """False when any spend drew seeded (non-secure) noise, or the run was marked NOT PRIVATE."""
         return bool(self.summary.get("private", True)) and all(e.get("private", True) for e in self.entries)
@@ -158,9 +171,11 @@ class Ledger(dict):
         warning = "" if self.private else "<p><strong>NOT PRIVATE: seeded or unsafe settings.</strong></p>"
         return (
             f"<div><strong>{self.title()}</strong>{warning}<table><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table><p>{html.escape(self.total_line())}</p></div>"
+            f"<tbody>{body}</tbody></table><p>{html.escape(self.total_line())}</p>"
+            + "".join(f"<p>{html.escape(line)}</p>" for line in self.public_lines())
+            + "</div>"
         )
 
     def __str__(self) -> str:
         lines = [f"{r[0]}: {r[1]} step(s), {r[2]}, ρ={r[3]}, cum. ε={r[6]}" for r in self.phase_table()]
-        return "\n".join(lines + [self.total_line()])
+        return "\n".join(lines + [self.total_line()] + self.public_lines())

@@ -14,6 +14,22 @@ Privacy (rho-zCDP, add/remove one record), with rho = everything the accountant 
   annealing decision depend only on earlier outputs. The last round spends exactly what remains;
   the accountant refuses any overrun, so the total is <= rho on every run, and adaptive composition
   of zCDP under a filter gives rho-zCDP overall. Estimation and sampling are post-processing.
+* Structural zeros (the schema's public ``forbid``, :mod:`privsample.synth.zeros`) cost nothing: their
+  cliques are in every model (and in the size filter), their cells fixed at zero in every fit.
+
+Public data (``public``), as in JAM (Fuentes, Mullins, McKenna, Miklau & Sheldon 2024, "Joint Selection:
+Adaptively Incorporating Public Information for Private Synthetic Data"): every round but the last also offers
+each clique not yet measured publicly as a public candidate, scored
+q_pub(cl) = c(cl) * (||x_cl - mu_cl||_1 - ||x_cl - p_cl||_1), where p_cl is the public marginal rescaled to the
+model's estimated total (a noisy output). One exponential mechanism picks among the private and public
+candidates; each L1 term changes by <= 1 per record, so q_pub changes by <= 2 c(cl), and the mechanism's
+sensitivity is the max of these bounds over all candidates offered. A public pick adds the rescaled public
+marginal as a measurement with the stddev sigma that a private one would have had (JAM weighs public and private
+measurements alike) and spends nothing beyond the selection. The schedule (when to stop, the model-size limit)
+counts the measurement budget a public round did not spend as spent, as JAM's fixed rounds do, and the last
+round, private candidates only, measures with everything that remains, saved budget included; a public round
+never anneals (AIM's rule compares a private measurement with its noise). The ledger is AIM's, less the
+measurements of public rounds, with a larger last measurement; the total spent is rho, as AIM's.
 """
 
 from __future__ import annotations
@@ -44,10 +60,40 @@ from privsample.synth.base import (
     rounds_bound,
 )
 from privsample.synth.model import SynthModel
+from privsample.synth.public import PublicData
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
+from privsample.synth.zeros import StructuralZeros
 
 
 WARM_ROUND_ITERS = 250
+
+
+def public_scores(cliques, weights, model_err, answers, shares, total: float) -> np.ndarray:
+    """JAM's score of each public candidate: c(cl) * (||x_cl - mu_cl||_1 - ||x_cl - total * share_cl||_1).
+
+    ``model_err``: ||x_cl - mu_cl||_1 per clique; ``shares``: the public marginal as shares of its rows.
+    Sensitivity: x_cl changes in one cell by 1 per added/removed record, so each L1 term changes by <= 1 and
+    the score by <= 2 c(cl) (``selection_sensitivity``)."""
+    return np.array(
+        [
+            weights[cl] * (e - np.abs(answers[cl].ravel() - total * shares[cl]).sum())
+            for cl, e in zip(cliques, model_err)
+        ]
+    )
+
+
+def selection_sensitivity(cliques, weights, *, public=()) -> float:
+    """The exponential mechanism's sensitivity: the max over ALL candidates offered of their scores' sensitivity,
+    c(cl) for a private candidate (``cliques``) and 2 c(cl) for a public one (``public``, ``public_scores``);
+    1 if all are 0."""
+    top = max([weights[cl] for cl in cliques] + [2.0 * weights[cl] for cl in public])
+    return float(top) if top > 0 else 1.0
+
+
+def with_public(measurements, public_meas, total) -> list:
+    """The private measurements and the public ones (shares rescaled to the current estimated total)."""
+    scale = float(total) if total else 1.0
+    return measurements + [pgm.LinearMeasurement(scale * p, cl, stddev=s) for cl, p, s in public_meas]
 
 
 class AIM(WorkloadSynthesizer):
@@ -102,12 +148,17 @@ class AIM(WorkloadSynthesizer):
         progress: Progress = no_progress,
         *,
         schema=None,
+        public: PublicData | None = None,
     ) -> SynthModel:
+        """``public``: a public table on the same domain (``privsample.synth.public``), measured at no cost."""
         domain = engine.domain
         attrs = list(domain.attributes)
         d = len(attrs)
         with progress_phase(progress, "plan workload", accountant=accountant, message="candidate marginals"):
-            self.check_size(domain)
+            self.check_size(domain, schema)
+            zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
+            if public is not None:
+                public.check_domain(domain)
             rho = accountant.remaining
             if rho <= 0:
                 raise BudgetExceeded("no privacy budget left for AIM")
@@ -135,8 +186,22 @@ class AIM(WorkloadSynthesizer):
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else None
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
+        if public is not None:
+            accountant.note_public(public.name, public.rows, public.fingerprint)
+        public_meas: list[tuple[tuple[str, ...], np.ndarray, float]] = []  # (clique, share of each cell, stddev)
+        # The measurement budget that public rounds did not spend: the schedule counts it as spent (so the rounds,
+        # their noise and the model-size limit follow AIM's budget), and the last measurement spends it.
+        saved = 0.0
+        measured_public: set[tuple[str, ...]] = set()
         model = estimate_phase(
-            progress, accountant, "estimate (initial)", self.round_iters, domain, measurements, known_total=total or 1.0
+            progress,
+            accountant,
+            "estimate (initial)",
+            self.round_iters,
+            domain,
+            measurements,
+            known_total=total or 1.0,
+            zeros=zeros,
         )
         bound = rounds_bound(0, accountant.remaining, rho_for_sigma(sigma) + rho_sel)
         progress("rounds", step=0, steps=AtMost(bound), accountant=accountant, message=ROUNDS_NOTE)
@@ -147,42 +212,69 @@ class AIM(WorkloadSynthesizer):
         terminate = False
         while not terminate:
             t += 1
-            remaining = accountant.remaining
+            remaining = accountant.remaining - saved  # the schedule's remaining budget (AIM's, see ``saved``)
             cost = rho_for_sigma(sigma) + rho_sel
             if remaining < 2 * cost:
                 # last round: spend exactly what remains
                 rho_sel = (1 - self.alpha) * remaining
                 sigma = math.sqrt(1 / (2 * self.alpha * remaining))
                 terminate = True
-            spent_after = accountant.spent + rho_for_sigma(sigma) + rho_sel
+            spent_after = accountant.spent + saved + rho_for_sigma(sigma) + rho_sel
             size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
             small = self._fitting(domain, model, candidates, size_limit)
             answers = engine.marginals(small)
             marg = ModelMarginals(model)
             est = {cl: marg(cl) for cl in small}
+            model_err = np.array([np.abs(answers[cl].ravel() - est[cl]).sum() for cl in small])
             errors = np.array(
                 [
-                    weights[cl]
-                    * (np.abs(answers[cl].ravel() - est[cl]).sum() - math.sqrt(2 / math.pi) * sigma * domain.size(cl))
-                    for cl in small
+                    weights[cl] * (e - math.sqrt(2 / math.pi) * sigma * domain.size(cl))
+                    for cl, e in zip(small, model_err)
                 ]
             )
-            delta_q = max(weights[cl] for cl in small)
-            if delta_q <= 0:
-                delta_q = 1.0
+            # public candidates: not in the last round (it spends what remains, privately), and each public marginal
+            # at most once (measuring it again would only double its weight)
+            pub_cl = [] if public is None or terminate else [cl for cl in small if cl not in measured_public]
+            shares = {}
+            if pub_cl:
+                pub = public.engine.marginals(pub_cl)
+                shares = {cl: pub[cl].ravel().astype(float) / public.rows for cl in pub_cl}
+                err_of = dict(zip(small, model_err))
+                pub_err = [err_of[cl] for cl in pub_cl]
+                errors = np.concatenate(
+                    [errors, public_scores(pub_cl, weights, pub_err, answers, shares, float(model.total))]
+                )
+            delta_q = selection_sensitivity(small, weights, public=pub_cl)
             idx = exponential_select(
-                accountant, noise, errors, rho_sel, f"aim/select/{t}", measured="clique", sensitivity=delta_q
+                accountant,
+                noise,
+                errors,
+                rho_sel,
+                f"aim/select/{t}",
+                measured="clique (private or public)" if pub_cl else "clique",
+                sensitivity=delta_q,
             )
-            cl = small[idx]
-            rho_m = accountant.remaining if terminate else rho_for_sigma(sigma)
-            y, s = gaussian_measure(accountant, noise, answers[cl], rho_m, f"aim/measure/{t}", measured=",".join(cl))
-            measurements.append(pgm.LinearMeasurement(y.astype(float).ravel(), cl, stddev=s))
-            if len(cl) == 1:
-                identity.append((y.astype(float).ravel(), s))
-                total = pgm.identity_total(identity)
+            from_public = idx >= len(small)
+            cl = pub_cl[idx - len(small)] if from_public else small[idx]
+            if from_public:  # no spend: the public marginal, weighed as a private one of this round
+                s = sigma
+                public_meas.append((cl, shares[cl], s))
+                saved += rho_for_sigma(sigma)
+                measured_public.add(cl)
+            else:
+                rho_m = accountant.remaining if terminate else rho_for_sigma(sigma)
+                y, s = gaussian_measure(
+                    accountant, noise, answers[cl], rho_m, f"aim/measure/{t}", measured=",".join(cl)
+                )
+                measurements.append(pgm.LinearMeasurement(y.astype(float).ravel(), cl, stddev=s))
+                if len(cl) == 1:
+                    identity.append((y.astype(float).ravel(), s))
+                    total = pgm.identity_total(identity)
             z = est[cl]
-            what = f"{','.join(cl)} ({domain.size(cl)} cells, σ={s:.3g})"
+            what = f"{','.join(cl)}{' (public)' if from_public else ''} ({domain.size(cl)} cells, σ={s:.3g})"
             log.append({"round": t, "clique": list(cl), "sigma": s, "cells": int(domain.size(cl))})
+            if public is not None:
+                log[-1]["source"] = "public" if from_public else "private"
             t_est = time.perf_counter()
             if terminate:  # the rounds are over: the final fit is a phase of its own
                 progress("rounds", step=t, steps=t, accountant=accountant, message=what)
@@ -192,29 +284,33 @@ class AIM(WorkloadSynthesizer):
                     "estimate (final)",
                     self.final_iters,
                     domain,
-                    measurements,
+                    with_public(measurements, public_meas, total),
                     known_total=total,
                     warm_start=model,
                     optimistic_step=self.optimistic_step,
+                    zeros=zeros,
                 )
             else:
                 model = pgm.estimate(
                     domain,
-                    measurements,
+                    with_public(measurements, public_meas, total),
                     known_total=total,
                     iters=self.round_iters,
                     warm_start=model,
                     optimistic_step=self.optimistic_step,
+                    zeros=zeros,
                 )
             est_seconds += time.perf_counter() - t_est
             cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)
             if terminate:
                 break
             w = ModelMarginals(model)(cl)
-            if np.abs(w - z).sum() <= math.sqrt(2 / math.pi) * sigma * domain.size(cl):
+            # AIM's rule compares the change with a private measurement's noise at sigma: private rounds only
+            # (a noise-free public measurement says nothing about sigma; JAM does not anneal at all)
+            if not from_public and np.abs(w - z).sum() <= math.sqrt(2 / math.pi) * sigma * domain.size(cl):
                 sigma /= 2  # anneal
                 rho_sel *= 4  # eps_r *= 2
-            bound = rounds_bound(t, accountant.remaining, rho_for_sigma(sigma) + rho_sel)
+            bound = rounds_bound(t, accountant.remaining - saved, rho_for_sigma(sigma) + rho_sel)
             progress("rounds", step=t, steps=AtMost(bound), accountant=accountant, message=what)
             if t > 100 * T:  # safety net; never reached with the annealing schedule above
                 progress("rounds", step=t, steps=t, accountant=accountant, message=what)
@@ -229,6 +325,9 @@ class AIM(WorkloadSynthesizer):
             "workload_size": len(workload),
             "T": T,
         }
+        if public is not None:
+            info["public"] = public.describe()
+            info["public_rounds"] = len(public_meas)
         return SynthModel(
             mechanism="aim",
             domain={a: int(n) for a, n in zip(attrs, domain.shape)},

@@ -159,8 +159,9 @@ class Synthesizer(ABC):
     ):
         """Spend ``accountant.remaining`` and return a SynthModel."""
 
-    def check_size(self, domain) -> float:
-        """Estimated peak memory (MB) of fitting on ``domain``; raise before any spend if too big."""
+    def check_size(self, domain, schema=None) -> float:
+        """Estimated peak memory (MB) of fitting on ``domain`` (with ``schema``'s structural zeros, if any);
+        raise before any spend if too big."""
         return 0.0
 
 
@@ -247,19 +248,22 @@ class WorkloadSynthesizer(Synthesizer):
         """At most how many candidate cells one round scores, given the census (every candidate's here)."""
         return cells
 
-    def check_size(self, domain) -> float:
+    def check_size(self, domain, schema=None) -> float:
         """Refuse (before any spend, from the domain and the options only) a max_model_size too small for
-        the one-way model or for every multi-way candidate, or a run whose estimated memory exceeds
+        the one-way model (with the cliques of ``schema``'s structural zeros, which every model holds) or for
+        every multi-way candidate, or a run whose estimated memory exceeds
         max_memory_mb: the model (at most max_model_size, in the estimator's copies) and one round's
         marginals of every candidate (``cell_bytes`` per cell). Runs in time linear in the width for the
         default workloads (no candidate is listed)."""
         from privsample.synth.selection import model_size_mb
+        from privsample.synth.zeros import StructuralZeros, with_zeros
 
-        one_way = [(a,) for a in domain.attributes]
+        one_way = with_zeros([(a,) for a in domain.attributes], StructuralZeros.from_schema(schema, domain))
         base = model_size_mb(domain, one_way)
         if base > self.max_model_size:
             raise InputError(
                 f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone needs {base:.3g} MB"
+                + (" with the schema's 'forbid' cliques" if schema is not None and schema.forbid else "")
             )
         count, cells, largest, smallest = self.candidate_census(domain)
         if smallest is not None and model_size_mb(domain, one_way + [smallest]) > self.max_model_size:

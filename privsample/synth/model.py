@@ -53,6 +53,39 @@ def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Gene
     return order[starts[c] + offs]
 
 
+def decompress_weighted(
+    codes: np.ndarray, mapping: np.ndarray, weights: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """As ``decompress_codes``, but within each preimage in proportion to ``weights`` (over the original
+    codes): the original codes given a condition of these weights. Every drawn compressed code must have a
+    preimage of positive weight."""
+    mapping = np.asarray(mapping, dtype=np.int64)
+    w = np.asarray(weights, dtype=float)
+    order = np.argsort(mapping, kind="stable")
+    counts = np.bincount(mapping, minlength=int(mapping.max()) + 1)
+    ends = np.cumsum(counts)
+    cw = np.cumsum(w[order])
+    base = np.concatenate([[0.0], cw])[ends - counts]  # the weight before each preimage
+    total = cw[ends - 1] - base
+    # the last code of positive weight in each preimage, where a draw rounded up to the end is put
+    positive = np.flatnonzero(w[order] > 0)
+    last = positive[np.maximum(np.searchsorted(positive, ends, side="left") - 1, 0)]
+    c = np.asarray(codes, dtype=np.int64)
+    t = base[c] + rng.random(c.shape) * total[c]
+    pos = np.minimum(np.searchsorted(cw, t, side="right"), last[c])
+    return order[pos]
+
+
+def condition_weights(where, schema: Schema | None) -> tuple[Any, dict]:
+    """(``Where``, column -> ``ColumnCondition``) of a condition on a model with this schema."""
+    from privsample.data.condition import Where
+
+    where = Where.parse(where)
+    if schema is None:
+        raise InputError("this model has no schema: conditions name the schema's columns and values")
+    return where, where.resolve(schema)
+
+
 def check_rows(rows: int) -> int:
     """``rows`` as an int, refused (``InputError``) if negative or above ``MAX_ROWS``."""
     if isinstance(rows, bool) or not isinstance(rows, numbers.Integral):
@@ -90,8 +123,9 @@ class SynthModel:
         """The model's noisy estimate of the number of records."""
         return max(1, int(round(float(self.model.total))))
 
-    def resolve_rows(self, rows: int | None) -> int:
-        """The number of rows to draw: ``rows``, or by default the noisy row count.
+    def resolve_rows(self, rows: int | None, where: Any = None) -> int:
+        """The number of rows to draw: ``rows``, or by default the noisy row count (with ``where``: times
+        the condition's probability under the model, rounded, at least 1).
 
         The default is refused (``InputError``, pass ``rows``) above ``MAX_DEFAULT_ROWS``, or above
         ``NOISY_DEFAULT_FREE`` when the count's noise standard deviation (public: it follows from the noise
@@ -99,6 +133,9 @@ class SynthModel:
         can draw billions). The rule reads only the noisy count and public values: post-processing."""
         if rows is not None:
             return check_rows(rows)
+        if where is not None:
+            n = self.resolve_rows(None)
+            return max(1, int(round(n * self.condition_probability(where))))
         n = self.estimated_rows
         sd = self.info.get("total_sd")
         noisy = isinstance(sd, (int, float)) and math.isfinite(sd) and sd > NOISY_DEFAULT_SD * n
@@ -115,13 +152,56 @@ class SynthModel:
             )
         return n
 
-    def sample(self, rows: int | None = None, rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
-        """``rows`` records as codes (default: ``resolve_rows``), drawn at once."""
+    def sample(
+        self, rows: int | None = None, rng: np.random.Generator | None = None, where: Any = None
+    ) -> dict[str, np.ndarray]:
+        """``rows`` records as codes (default: ``resolve_rows``), drawn at once; ``where``: see ``sample_table``."""
         rng = rng if rng is not None else np.random.default_rng()
-        return self._draw_codes(self.resolve_rows(rows), rng, self._sampler())
+        n = self.resolve_rows(rows, where)
+        return self._draw_codes(n, rng, self._sampler(where))
 
-    def _sampler(self):
-        return pgm.record_sampler(self.model)
+    def condition_probability(self, where: Any) -> float:
+        """The probability under the model that a record satisfies the condition ``where`` (a text such as
+        ``"sex=Female; age=30..40"`` or a mapping, see :mod:`privsample.data.condition`). Post-processing of
+        the model. ``InputError`` for an unknown column or value, an empty range or bad syntax."""
+        return math.exp(self._conditioned(where)[3])
+
+    def check_condition(self, where: Any):
+        """The parsed condition (``privsample.data.condition.Where``); ``InputError`` if it is malformed, does
+        not fit the schema, or has probability zero under the model."""
+        self._sampler(where)
+        return self._conditioned(where)[0]
+
+    def _conditioned(self, where: Any) -> tuple:
+        """(``Where``, column conditions, draw, log-probability) of a condition, the last one cached."""
+        from privsample.data.condition import Where
+
+        where = Where.parse(where)
+        hit = self.__dict__.get("_last_condition")
+        if hit is not None and hit[0] == str(where):
+            return hit[1]
+        where, columns = condition_weights(where, self.schema)
+        evidence = {}
+        for a, cc in columns.items():
+            m = self.compression.get(a)
+            if m is None:
+                evidence[a] = cc.weights
+            else:  # a compressed code holds its preimage uniformly: its weight is the preimage's mean weight
+                m = np.asarray(m, dtype=np.int64)
+                evidence[a] = np.bincount(m, weights=cc.weights) / np.bincount(m)
+        draw = pgm.record_sampler(self.model, evidence)
+        out = (where, columns, draw, float(draw.log_probability))
+        self.__dict__["_last_condition"] = (str(where), out)
+        return out
+
+    def _sampler(self, where: Any = None):
+        if where is None:
+            return pgm.record_sampler(self.model)
+        where, columns, draw, logp = self._conditioned(where)
+        if not math.exp(logp) > 0:
+            raise InputError(f"the condition '{where}' has probability zero under the model: no record satisfies it")
+        draw.columns = columns
+        return draw
 
     def _draw_codes(self, rows: int, rng: np.random.Generator, draw) -> dict[str, np.ndarray]:
         codes = (
@@ -129,18 +209,24 @@ class SynthModel:
             if rows > 0
             else {a: np.zeros(0, dtype=np.int64) for a in self.model.domain.attributes}
         )
+        columns = getattr(draw, "columns", {})
         for a, m in self.compression.items():
-            codes[a] = decompress_codes(codes[a], m, rng)
+            if a in columns:
+                codes[a] = decompress_weighted(codes[a], m, columns[a].weights, rng)
+            else:
+                codes[a] = decompress_codes(codes[a], m, rng)
         return {a: codes[a] for a in self.domain}
 
-    def _decode(self, codes: dict[str, np.ndarray], rng: np.random.Generator):
+    def _decode(self, codes: dict[str, np.ndarray], rng: np.random.Generator, draw=None):
         import pandas as pd
 
         if self.schema is None:
             return pd.DataFrame(codes)
         from privsample.data.encoding import decode
 
-        return decode(codes, self.schema, rng)
+        columns = getattr(draw, "columns", {})
+        within = {a: cc.intervals for a, cc in columns.items() if cc.intervals is not None}
+        return decode(codes, self.schema, rng, within) if within else decode(codes, self.schema, rng)
 
     @property
     def chunk_rows(self) -> int:
@@ -148,29 +234,42 @@ class SynthModel:
         return max(1_000, min(CHUNK_ROWS, CHUNK_CELLS // max(1, len(self.domain))))
 
     def sample_chunks(
-        self, rows: int | None = None, rng: np.random.Generator | None = None, chunk_rows: int | None = None
+        self,
+        rows: int | None = None,
+        rng: np.random.Generator | None = None,
+        chunk_rows: int | None = None,
+        where: Any = None,
     ) -> Iterator:
         """Decoded synthetic tables (pandas DataFrames) of at most ``chunk_rows`` rows each (default:
         ``self.chunk_rows``), ``rows`` in all (default: ``resolve_rows``); at least one (an empty table for
         0 rows). Memory is bounded by the chunk size whatever ``rows`` is. Every row has the model's
         distribution, chunked or not (the stratification of the draws is within a chunk); the first chunk
-        equals ``sample_table`` of as many rows with the same generator."""
+        equals ``sample_table`` of as many rows with the same generator. ``where``: see ``sample_table``."""
         rng = rng if rng is not None else np.random.default_rng()
-        n = self.resolve_rows(rows)
+        n = self.resolve_rows(rows, where)
+        draw = self._sampler(where)
         chunk_rows = max(1, int(chunk_rows if chunk_rows is not None else self.chunk_rows))
-        draw = self._sampler()
         done = 0
         while True:
             k = min(chunk_rows, n - done)
-            yield self._decode(self._draw_codes(k, rng, draw), rng)
+            yield self._decode(self._draw_codes(k, rng, draw), rng, draw)
             done += k
             if done >= n:
                 return
 
-    def sample_table(self, rows: int | None = None, rng: np.random.Generator | None = None):
-        """A decoded synthetic table (pandas DataFrame) in the schema's columns, in memory."""
+    def sample_table(self, rows: int | None = None, rng: np.random.Generator | None = None, where: Any = None):
+        """A decoded synthetic table (pandas DataFrame) in the schema's columns, in memory.
+
+        ``where`` (a text such as ``"sex=Female; age=30..40"`` or a mapping column -> value, list of values
+        or ``(lo, hi)`` range, see :mod:`privsample.data.condition`): records drawn exactly from the model's
+        conditional distribution given the condition (evidence entered into the junction tree, no
+        rejection), so every record satisfies it; the default ``rows`` is the noisy row count times the
+        condition's probability. Post-processing of the model: no privacy cost. ``InputError`` for an unknown
+        column or value, an empty range, bad syntax, or a condition of probability zero under the model."""
         rng = rng if rng is not None else np.random.default_rng()
-        return self._decode(self.sample(rows, rng), rng)
+        n = self.resolve_rows(rows, where)
+        draw = self._sampler(where)
+        return self._decode(self._draw_codes(n, rng, draw), rng, draw)
 
     # -- persistence ----------------------------------------------------------------------------
     def _payload(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

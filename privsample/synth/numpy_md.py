@@ -116,14 +116,19 @@ class JunctionTree:
         self.log_space = False  # set once the linear-space sweep underflows: later sweeps go straight to logs
         self.index = {c: _cell_index(self.shape[self.home[c]], self.home[c], c) for c in self.cliques}
 
-    def marginals(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
-        """The model's marginals on its own cliques (each summing to ``total``), by :meth:`hugin_beliefs`."""
-        b = self.hugin_beliefs(theta, total)
+    def marginals(
+        self, theta: dict[Clique, np.ndarray], total: float, work: dict | None = None
+    ) -> dict[Clique, np.ndarray]:
+        """The model's marginals on its own cliques (each summing to ``total``), by :meth:`hugin_beliefs`.
+        ``work``: a dict kept by the caller between calls, whose super-clique tables are reused (see there)."""
+        b = self.hugin_beliefs(theta, total, work)
         out = {}
         for c in self.cliques:
             J, idx = self.home[c], self.index[c]
             if idx is None:
                 out[c] = sum_to(b[J], J, c)
+                if work is not None and np.may_share_memory(out[c], b[J]):  # the next call overwrites b[J]
+                    out[c] = out[c].copy()
             else:
                 out[c] = np.bincount(idx, weights=b[J].reshape(-1), minlength=math.prod(self.shape[c])).reshape(
                     self.shape[c]
@@ -185,17 +190,23 @@ class JunctionTree:
             self._post = hit
         return hit
 
-    def hugin_beliefs(self, theta: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
+    def hugin_beliefs(
+        self, theta: dict[Clique, np.ndarray], total: float, work: dict | None = None
+    ) -> dict[Clique, np.ndarray]:
         """:meth:`beliefs` by two sweeps that update the super-cliques' tables in place (Hugin): collect
         multiplies every child's message into its parent's table; distribute sends each child its
         parent's belief summed onto their separator, divided by the child's own message (0 where that is
-        0: the child's table is 0 there). Each table is read about twice per neighbour with no
+        0: the child's table is 0 there). An empty separator (mbi joins the graph's connected components
+        by such edges) carries a number, which the normalisation to ``total`` cancels: it is skipped.
+        Each table is read about twice per neighbour with no
         temporary copy, where Shafer-Shenoy multiplies a node's table with all but one incoming message
         once per neighbour: on large trees (AIM's models of wide tables) this is several times faster.
-        Equal to :meth:`beliefs` up to float rounding (tested)."""
+        Equal to :meth:`beliefs` up to float rounding (tested). ``work`` (a dict the caller keeps between calls):
+        the tables are computed in the arrays it holds from the last call, which the result then overwrites:
+        a fit's hundreds of calibrations allocate (and the system zeroes) each large table once, not every time."""
         if self.log_space:
             return self.log_beliefs(self._init(theta), total)
-        phi = self._init(theta)
+        phi = self._init(theta, work)
         for v in phi.values():
             v -= v.max()
             np.exp(v, out=v)
@@ -204,15 +215,15 @@ class JunctionTree:
         for J, p in post:  # collect: children first
             b = phi[J]
             for k in self.neighbors[J]:
-                if k != p:
+                if k != p and self.sep[(J, k)]:
                     b *= _broadcast(up[k], self.sep[(J, k)], J)
-            if p is not None:
+            if p is not None and self.sep[(p, J)]:
                 m = sum_to(b, J, self.sep[(p, J)])
                 top = m.max()
                 up[J] = m / top if top > 0 else m
         for J, p in reversed(post):  # distribute: parents first
             b = phi[J]
-            if p is not None:
+            if p is not None and self.sep[(p, J)]:
                 s = self.sep[(p, J)]
                 m = sum_to(phi[p], p, s)
                 b *= _broadcast(np.divide(m, up[J], out=np.zeros_like(m), where=up[J] > 0), s, J)
@@ -223,9 +234,20 @@ class JunctionTree:
             b *= total / z
         return phi
 
-    def _init(self, theta: dict[Clique, np.ndarray]) -> dict[Clique, np.ndarray]:
-        """Log-potentials of the super-cliques: the sum of the potentials of the cliques they hold."""
-        init = {J: np.zeros(self.shape[J]) for J in self.supers}
+    def _init(self, theta: dict[Clique, np.ndarray], work: dict | None = None) -> dict[Clique, np.ndarray]:
+        """Log-potentials of the super-cliques: the sum of the potentials of the cliques they hold (in the
+        arrays of ``work``, filled with 0, when it has them; then ``work`` holds the new arrays)."""
+        if work is None:
+            init = {J: np.zeros(self.shape[J]) for J in self.supers}
+        else:
+            init = {}
+            for J in self.supers:
+                buf = work.get(J)
+                if buf is None:
+                    buf = work[J] = np.zeros(self.shape[J])
+                else:
+                    buf.fill(0.0)
+                init[J] = buf
         for c in self.cliques:
             J, idx = self.home[c], self.index[c]
             if idx is None:
@@ -342,11 +364,12 @@ class _Loss:
         return loss, g
 
 
-def model_cliques(measurements) -> list[Clique]:
-    """The model's cliques: the maximal measured cliques (as mbi's loss function chooses them)."""
+def model_cliques(measurements, extra: Sequence[Clique] = ()) -> list[Clique]:
+    """The model's cliques: the maximal measured cliques (as mbi's loss function chooses them), with
+    ``extra`` cliques (structural zeros' columns, :mod:`privsample.synth.zeros`) counted as measured."""
     from mbi.clique_utils import maximal_subset
 
-    return [tuple(c) for c in maximal_subset([tuple(M.clique) for M in measurements])]
+    return [tuple(c) for c in maximal_subset([tuple(M.clique) for M in measurements] + [tuple(c) for c in extra])]
 
 
 def supported(measurements) -> bool:
@@ -387,15 +410,21 @@ def estimate(
     warm_start=None,
     on_block=None,
     optimistic_step: bool = False,
+    zeros=None,
 ):
     """Mirror descent as mbi's ``MirrorDescent().estimate`` (module docstring); returns an mbi MarkovRandomField.
 
     ``optimistic_step``: start from the step of :func:`optimistic_lipschitz` instead of mbi's (Armijo
-    backtracks from there); off by default, so the default answers equal mbi's."""
+    backtracks from there); off by default, so the default answers equal mbi's.
+    ``zeros``: a :class:`~privsample.synth.zeros.StructuralZeros`: its cliques join the model, the noisy
+    counts of forbidden cells are set to 0, and the forbidden cells' log-potentials are fixed at
+    ``zeros.NEG`` (the gradient there is zeroed), so the fitted model gives them probability exactly 0."""
     from mbi.clique_utils import clique_mapping, reverse_clique_mapping
     from mbi.marginal_loss import calculate_l2_lipschitz_from_metadata
 
-    cliques = model_cliques(measurements)
+    if zeros is not None:
+        measurements = zeros.zero_measurements(measurements)
+    cliques = model_cliques(measurements, zeros.cliques if zeros is not None else ())
     shape = {c: tuple(domain.project(c).shape) for c in cliques}
     total = float(known_total)
 
@@ -407,6 +436,15 @@ def estimate(
             for c2 in mapping[c]:
                 f = old[c2]
                 theta[c] = theta[c] + _broadcast(np.asarray(f.values, float), tuple(f.domain.attributes), c)
+    masks = {}
+    if zeros is not None:
+        from privsample.synth.zeros import NEG
+
+        for c in cliques:
+            m = zeros.mask(c)
+            if m is not None and m.any():
+                masks[c] = m
+                theta[c][m] = NEG
 
     L = (
         optimistic_lipschitz(domain, measurements)
@@ -414,7 +452,7 @@ def estimate(
         else calculate_l2_lipschitz_from_metadata(domain, measurements)
     )
     alpha = 2.0 / (float(L) * total)
-    if _is_product(cliques, measurements):
+    if not masks and _is_product(cliques, measurements):
         theta, mu = _product_descent(cliques, measurements, theta, total, alpha, int(iters), on_block)
         return _field(domain, cliques, theta, mu, total)
     tree = _tree(domain, tuple(cliques))
@@ -425,18 +463,26 @@ def estimate(
         shape,
         dict(zip(domain.attributes, domain.shape)),
     )
-    mu = tree.marginals(theta, total)
-    loss, g = loss_fn(mu)
+    work: dict = {}  # the super-clique tables, reused by every calibration of this fit
+    mu = tree.marginals(theta, total, work)
+
+    def gradient(mu):
+        loss, g = loss_fn(mu)
+        for c, m in masks.items():  # forbidden cells never move
+            g[c][m] = 0.0
+        return loss, g
+
+    loss, g = gradient(mu)
     blocks = math.ceil(int(iters) / STEPS_PER_BLOCK)
     for b in range(blocks):
         for _ in range(STEPS_PER_BLOCK):
             theta2 = {c: theta[c] - alpha * g[c] for c in cliques}
-            mu2 = tree.marginals(theta2, total)
+            mu2 = tree.marginals(theta2, total, work)
             loss2 = loss_fn(mu2, grad=False)
             if loss - loss2 >= 0.5 * alpha * sum(float(np.vdot(g[c], mu[c] - mu2[c])) for c in cliques):
                 alpha *= 1.01
                 theta, mu = theta2, mu2
-                loss, g = loss_fn(mu)
+                loss, g = gradient(mu)
             else:
                 alpha *= 0.5
         if on_block is not None:

@@ -40,6 +40,7 @@ def estimate(
     on_block=None,
     backend: str = "auto",
     optimistic_step: bool = False,
+    zeros=None,
 ) -> MarkovRandomField:
     """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019).
 
@@ -50,27 +51,37 @@ def estimate(
     :mod:`privsample.synth.tree_md` (the same descent, vectorised for a forest of pairs: MST's model) where
     it applies, else as "auto".
     ``optimistic_step`` (NumPy path only): a larger first step, see :func:`numpy_md.optimistic_lipschitz`.
+    ``zeros``: structural zeros (:class:`~privsample.synth.zeros.StructuralZeros`) to fix at probability 0.
+    A fit with zeros always runs the NumPy estimator, whatever ``backend`` and ``iters`` (neither mbi's JAX
+    estimator nor the tree descent can hold cells fixed), and refuses ``tol`` and other query types.
     """
     from privsample.synth import numpy_md
 
     if backend not in ("auto", "numpy", "jax", "tree"):
         raise ValueError(f"backend must be auto, numpy, jax or tree, got {backend!r}")
-    if backend == "tree" and tol is None and not optimistic_step:
+    if zeros is not None and (tol is not None or not numpy_md.supported(measurements)):
+        from privsample.errors import InputError
+
+        raise InputError(
+            "a schema with 'forbid' is fitted by the NumPy estimator, which takes no convergence tolerance (tol)"
+        )
+    if backend == "tree" and tol is None and not optimistic_step and zeros is None:
         from privsample.synth import tree_md
 
         if tree_md.applies(domain, measurements, warm_start):
             return tree_md.estimate(domain, measurements, known_total=known_total, iters=iters, on_block=on_block)
-    if backend != "jax" and tol is None and measurements and numpy_md.supported(measurements):
-        if backend == "numpy" or int(iters) <= NUMPY_MAX_ITERS:
-            return numpy_md.estimate(
-                domain,
-                measurements,
-                known_total=known_total,
-                iters=iters,
-                warm_start=warm_start,
-                on_block=on_block,
-                optimistic_step=optimistic_step,
-            )
+    numpy_path = backend != "jax" and tol is None and measurements and numpy_md.supported(measurements)
+    if zeros is not None or (numpy_path and (backend == "numpy" or int(iters) <= NUMPY_MAX_ITERS)):
+        return numpy_md.estimate(  # structural zeros: always here (the cells stay fixed at zero)
+            domain,
+            measurements,
+            known_total=known_total,
+            iters=iters,
+            warm_start=warm_start,
+            on_block=on_block,
+            optimistic_step=optimistic_step,
+            zeros=zeros,
+        )
     callback = None
     if on_block is not None:
         done = [0]
@@ -170,17 +181,20 @@ def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ma
     return MarkovRandomField(potentials=potentials, marginals=marginals, total=total)
 
 
-def record_sampler(model: MarkovRandomField):
+def record_sampler(model: MarkovRandomField, evidence: dict[str, np.ndarray] | None = None):
     """``draw(rows, seed)``: what ``sample_model(model, rows, seed)`` returns, with the junction tree
-    calibrated once, for drawing a large table in chunks."""
+    calibrated once, for drawing a large table in chunks. ``evidence`` (attribute -> weights over the
+    model's codes): records from the model conditioned on it (:class:`tree_sampler.RecordSampler`); then
+    ``draw.log_probability`` is the log of the evidence's probability under the model."""
     from privsample.synth.tree_sampler import RecordSampler
 
     pots = {tuple(cl): model.potentials[cl].values for cl in model.cliques}
-    sampler = RecordSampler(model.domain, pots, float(model.total))
+    sampler = RecordSampler(model.domain, pots, float(model.total), evidence)
 
     def draw(rows: int, seed: int) -> dict[str, np.ndarray]:
         return sampler.draw(int(rows), np.random.default_rng(int(seed) % (2**63)))
 
+    draw.log_probability = sampler.log_probability
     return draw
 
 

@@ -20,6 +20,8 @@ accountant has left. Proof sketch (it covers the steps both schedules below shar
   also refuses any overrun); the last round spends exactly what remains. Adaptive composition of zCDP under a
   privacy filter (Feldman & Zrnic 2021; Whitehouse et al. 2023) gives rho-zCDP overall. Estimation
   (Private-PGM) and sampling are post-processing.
+* Structural zeros (the schema's public ``forbid``, :mod:`privsample.synth.zeros`) cost nothing: their
+  cliques are in every model (and in the size filter), their cells fixed at zero in every fit.
 
 ``schedule="annealed"`` (default): AIM's budget schedule. After initialisation, (1 − s) rho is cut into T = 16
 min(d, 25) rounds of rho_r (AIM's T = 16 d up to 25 columns; a function of d only), alpha = 0.9 of which measures
@@ -95,6 +97,7 @@ from privsample.synth.ppsyn_steps import (
     selection_gain,
 )
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
+from privsample.synth.zeros import StructuralZeros
 
 Clique = tuple[str, ...]
 
@@ -272,7 +275,8 @@ class PPSyn(WorkloadSynthesizer):
         attrs = list(domain.attributes)
         d = len(attrs)
         progress("plan workload", step=0, steps=1, accountant=accountant, message="candidate marginals")
-        self.check_size(domain)
+        self.check_size(domain, schema)
+        self._zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
         rho = accountant.remaining  # this fit's budget: what is left after, e.g., private schema discovery
         spent_before = accountant.spent
         if rho <= 0:
@@ -314,7 +318,14 @@ class PPSyn(WorkloadSynthesizer):
         total = pgm.identity_total(identity) if identity else 1.0
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
         model = estimate_phase(
-            progress, accountant, "estimate (initial)", self.init_iters, domain, measurements, known_total=total
+            progress,
+            accountant,
+            "estimate (initial)",
+            self.init_iters,
+            domain,
+            measurements,
+            known_total=total,
+            zeros=self._zeros,
         )
 
         state = dict(
@@ -390,7 +401,12 @@ class PPSyn(WorkloadSynthesizer):
         """Refit after a round; the final refit (``final_iters``) is a progress phase of its own."""
         iters = self.final_iters if final else self.round_iters
         t0 = time.perf_counter()
-        kw = dict(known_total=total, warm_start=model, optimistic_step=self.optimistic_step)
+        kw = dict(
+            known_total=total,
+            warm_start=model,
+            optimistic_step=self.optimistic_step,
+            zeros=getattr(self, "_zeros", None),
+        )
         if final:
             model = estimate_phase(progress, accountant, "estimate (final)", iters, domain, measurements, **kw)
         else:

@@ -14,6 +14,13 @@ more than fitting the model; this module calibrates the tree with :class:`numpy_
 samples with vectorised NumPy in well under a second. It also orders parents by the domain's attribute
 order, never by iterating over a set, so a seed gives the same records in every process.
 
+Evidence (conditional sampling): weights ``w_a >= 0`` over the codes of some attributes multiply the model's
+distribution, ``p(x | E) ∝ p(x) prod_a w_a(x_a)``; they are entered into the log-potentials of a
+junction-tree clique holding each attribute (``log w``, ``-inf`` where 0), the tree is recalibrated in log
+space (exact zeros stay zero) and the records are drawn ancestrally from it: exactly the conditional
+distribution, no rejection. ``log_probability`` is ``log E_p[prod_a w_a]`` (the probability of the
+condition, for 0/1 weights), from the log partition functions with and without the evidence.
+
 Post-processing only: it reads the model, never records, and costs no privacy budget. The randomness
 is for sampling, not privacy noise, so a seeded NumPy generator is appropriate.
 """
@@ -57,15 +64,53 @@ def conditional_cdf(marginal: np.ndarray) -> np.ndarray:
     return cdf
 
 
+def log_partition(tree: numpy_md.JunctionTree, init: dict) -> float:
+    """log of the sum over all cells of exp(the model's log-potential), given the super-cliques'
+    log-potentials ``init`` (:meth:`JunctionTree._init`, possibly with evidence added): one collect sweep
+    in log space per tree of the forest; ``-inf`` when every cell has weight 0."""
+    up: dict = {}
+    logz = 0.0
+    with np.errstate(divide="ignore"):
+        for J, p in tree._rooted():
+            b = init[J]
+            for k in tree.neighbors[J]:
+                if k != p:
+                    b = b + numpy_md._broadcast(up[k], tree.sep[(J, k)], J)
+            if p is None:
+                m = float(b.max())
+                logz += m + float(np.log(np.exp(b - m).sum())) if np.isfinite(m) else -np.inf
+            else:
+                up[J] = numpy_md._logsumexp_to(b, J, tree.sep[(p, J)])
+    return logz
+
+
 class RecordSampler:
     """Ancestral sampling prepared once (junction tree calibrated, conditional CDFs built), so that a
     large table can be drawn in chunks without recomputing them: ``draw(rows, rng)`` per chunk. Every
-    record of every chunk has the model's distribution; the stratification is within a chunk."""
+    record of every chunk has the model's distribution (given ``evidence``: attribute -> weights over its
+    codes, see the module docstring); the stratification is within a chunk. With evidence of probability 0
+    (``log_probability == -inf``) nothing can be drawn: ``draw`` raises ``ValueError``."""
 
-    def __init__(self, domain, potentials: dict, total: float):
+    def __init__(self, domain, potentials: dict, total: float, evidence: dict | None = None):
         potentials = {tuple(c): np.asarray(t, dtype=float) for c, t in potentials.items()}
         tree = numpy_md._tree(domain, tuple(potentials))
-        beliefs = tree.beliefs(potentials, float(total))
+        self.log_probability = 0.0
+        if evidence:
+            init = tree._init(potentials)
+            base = log_partition(tree, init)
+            with np.errstate(divide="ignore"):
+                for a, w in evidence.items():
+                    J = next(J for J in tree.supers if a in J)
+                    init[J] = init[J] + numpy_md._broadcast(np.log(np.asarray(w, dtype=float)), (a,), J)
+            self.log_probability = log_partition(tree, init) - base
+            if not np.isfinite(self.log_probability):
+                self.log_probability = -np.inf
+                self.attributes, self.steps = list(domain.attributes), None
+                return
+            with np.errstate(divide="ignore", invalid="ignore"):
+                beliefs = tree.log_beliefs(init, float(total))
+        else:
+            beliefs = tree.beliefs(potentials, float(total))
         position = {a: i for i, a in enumerate(domain.attributes)}
         size = dict(zip(domain.attributes, domain.shape))
         self.attributes = list(domain.attributes)
@@ -84,6 +129,8 @@ class RecordSampler:
 
     def draw(self, rows: int, rng: np.random.Generator) -> dict:
         """``rows`` records (attribute -> int64 codes)."""
+        if self.steps is None:
+            raise ValueError("the evidence has probability 0 under the model: no record can be drawn")
         done: dict = {}
         for col, parents, sizes, cdf in self.steps:
             if parents:
@@ -101,4 +148,4 @@ def sample_records(domain, potentials: dict, total: float, rows: int, rng: np.ra
     return RecordSampler(domain, potentials, total).draw(rows, rng)
 
 
-__all__ = ["RecordSampler", "sample_records", "stratified_draw", "conditional_cdf"]
+__all__ = ["RecordSampler", "log_partition", "sample_records", "stratified_draw", "conditional_cdf"]

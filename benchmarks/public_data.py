@@ -1,0 +1,315 @@
+"""Benchmark: AIM with and without a biased public table (joint selection of public and private marginals).
+
+Discretised Adult (../shared/data/adult.csv) is split once, independently of the runs: the public table is a
+sample of ``PUBLIC_ROWS`` records drawn with weight ``BIAS`` for one group (``--bias sex``: sex code 0, about a
+third of Adult; ``--bias age``: age codes below 30) and 1 for the others, so it over-represents that group; the
+private table is the rest. Variants, each in a fresh subprocess:
+* ``aim``: AIM on the private table (published settings: 2-way workload, max_model_size 80, T = 16 d);
+* ``aim+public``: the same with the public table (``AIM.fit(..., public=...)``);
+* ``public-only``: the public table itself taken as the synthetic table (no privacy cost, no fit): how far the
+  biased sample is from the private one.
+Errors: mean L1 distance between normalised marginals of the private table and the synthetic one, over all 2-way
+and all 3-way marginals. Seeded noise for reproducibility: these runs are NOT private.
+
+    python benchmarks/public_data.py                          # eps 0.1, 0.3, 1; seeds 0-2; bias sex
+    python benchmarks/public_data.py --epsilons 1 --seeds 0   # one epsilon, one seed
+Results: benchmarks/results/public_data_<bias>.csv (each run adds or replaces its rows) and public_data.md /
+public_data.png, written from the CSVs after every grid (``--report``: only rewrite them).
+"""
+
+from __future__ import annotations
+
+import json
+
+from common import DATA, RESULTS, run_worker, worker_parser, write_csv
+
+PUBLIC_ROWS = 2500
+BIAS = 4.0
+SPLIT_SEED = 12345
+
+
+def split(bias: str):
+    """(private engine, public codes, domain) of the biased split (fixed seed: the same in every run)."""
+    import numpy as np
+    import pandas as pd
+
+    from privsample.marginals import NumpyEngine
+    from privsample.synth import pgm
+
+    dom = json.loads((DATA / "adult-domain.json").read_text())
+    df = pd.read_csv(DATA / "adult.csv")
+    domain = pgm.Domain(list(dom), [int(v) for v in dom.values()])
+    group = (df["sex"] == 0).to_numpy() if bias == "sex" else (df["age"] < 30 - 17).to_numpy()
+    w = np.where(group, BIAS, 1.0)
+    rng = np.random.default_rng(SPLIT_SEED)
+    pub_idx = rng.choice(len(df), size=PUBLIC_ROWS, replace=False, p=w / w.sum())
+    is_pub = np.zeros(len(df), dtype=bool)
+    is_pub[pub_idx] = True
+    codes = {a: df[a].to_numpy().astype("int64") for a in dom}
+    private = NumpyEngine({a: c[~is_pub] for a, c in codes.items()}, domain)
+    public = {a: c[is_pub] for a, c in codes.items()}
+    return private, public, domain, float(group[~is_pub].mean()), float(group[is_pub].mean())
+
+
+def worker(epsilon: float, seed: int, variant: str, bias: str) -> dict:
+    import numpy as np
+
+    from privsample.evaluate.workload import all_cliques, workload_error
+    from privsample.marginals import NumpyEngine
+    from privsample.privacy import Accountant, SeededNoise
+    from privsample.synth.aim import AIM
+    from privsample.synth.public import public_data
+
+    eng, pub_codes, domain, share_priv, share_pub = split(bias)
+    attrs = list(domain.attributes)
+    row = {"bias": bias, "variant": variant, "epsilon": epsilon, "seed": seed}
+    if variant == "public-only":
+        syn, info, rho = NumpyEngine(pub_codes, domain), {"rounds": [], "public_rounds": ""}, 0.0
+    else:
+        acc = Accountant.from_epsilon_delta(epsilon, 1e-9)
+        pub = public_data(pub_codes, domain, f"adult-public-{bias}") if variant == "aim+public" else None
+        model = AIM().fit(eng, acc, SeededNoise(seed, quiet=True), public=pub)
+        syn, info, rho = NumpyEngine(model.sample(rng=np.random.default_rng(seed)), domain), model.info, acc.spent
+    row.update(
+        {
+            "err2": workload_error(eng, syn, all_cliques(attrs, 2)),
+            "err3": workload_error(eng, syn, all_cliques(attrs, 3)),
+            "rounds": len(info["rounds"]),
+            "public_rounds": info.get("public_rounds", 0),
+            "rho_spent": rho,
+            "group_share_private": round(share_priv, 4),
+            "group_share_public": round(share_pub, 4),
+        }
+    )
+    return row
+
+
+KEY = ("bias", "variant", "epsilon", "seed")
+NUMERIC = ("epsilon", "err2", "err3", "rho_spent", "group_share_private", "group_share_public", "process_s")
+
+
+def load_rows(bias: str) -> list[dict]:
+    """The rows of results/public_data_<bias>.csv (numbers parsed; empty if there is none)."""
+    import csv
+
+    path = RESULTS / f"public_data_{bias}.csv"
+    if not path.exists():
+        return []
+    rows = list(csv.DictReader(open(path)))
+    for r in rows:
+        for k in NUMERIC:
+            r[k] = float(r[k])
+        r["seed"], r["rounds"] = int(r["seed"]), int(r["rounds"])
+    return rows
+
+
+def save_row(row: dict) -> None:
+    """Add ``row`` to results/public_data_<bias>.csv, replacing a row of the same (variant, epsilon, seed)."""
+    rows = [r for r in load_rows(row["bias"]) if tuple(r[k] for k in KEY) != tuple(row[k] for k in KEY)]
+    write_csv(RESULTS / f"public_data_{row['bias']}.csv", [*rows, row])
+
+
+def main() -> None:
+    ap = worker_parser(default_epsilons="0.1,0.3,1")
+    ap.add_argument("--variants", default="aim,aim+public")
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--bias", default="sex", choices=["sex", "age"])
+    ap.add_argument("--report", action="store_true", help="only rewrite public_data.md/.png from the CSVs")
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.epsilon, args.seed, args.variant, args.bias)))
+        return
+    if not args.report:
+        common = ["--bias", args.bias]
+        r = run_worker(__file__, ["--variant", "public-only", *common])
+        save_row(r)
+        print(f"public-only: 2-way {r['err2']:.4f} 3-way {r['err3']:.4f}", flush=True)
+        for eps in [float(e) for e in args.epsilons.split(",")]:
+            for seed in [int(s) for s in args.seeds.split(",")]:
+                for variant in args.variants.split(","):
+                    args_ = ["--epsilon", str(eps), "--seed", str(seed), "--variant", variant, *common]
+                    r = run_worker(__file__, args_)
+                    save_row(r)  # after every run: an interrupted grid keeps what it measured
+                    print(
+                        f"eps={eps:g} seed={seed} {variant:10s} 2-way {r['err2']:.4f} 3-way {r['err3']:.4f} "
+                        f"rounds {r['rounds']} (public {r['public_rounds']}) {r['process_s']:.0f}s",
+                        flush=True,
+                    )
+    report()
+
+
+GRID_EPS, GRID_SEEDS, VARIANTS = (0.1, 0.3, 1.0), (0, 1, 2), ("aim", "aim+public")
+SPLIT_TEXT = {"sex": "sex code 0", "age": "age codes below 30"}
+
+
+def _errs(rows: list[dict], eps: float, variant: str, key: str = "err2") -> list[float]:
+    return [r[key] for r in sorted(rows, key=lambda r: r["seed"]) if r["epsilon"] == eps and r["variant"] == variant]
+
+
+def verdict(aim: list[float], pub: list[float]) -> str:
+    """aim+public against aim at one epsilon, by the range of the seeds (lower error is better)."""
+    if not aim or not pub:
+        return "not compared (a variant was not run)"
+    m_aim, m_pub = sum(aim) / len(aim), sum(pub) / len(pub)
+    head = f"aim+public {m_pub:.4f} against aim {m_aim:.4f} ({m_pub / m_aim - 1:+.0%})"
+    seeds = f"{len(pub)} seed(s) against {len(aim)}"
+    if max(len(aim), len(pub)) < 2:
+        return f"{head}; {seeds}: no spread to judge by"
+    if max(pub) < min(aim):
+        word = "lower beyond the seeds' spread (every aim+public seed below every aim seed)"
+    elif min(pub) > max(aim):
+        word = "higher beyond the seeds' spread (every aim+public seed above every aim seed)"
+    else:
+        word = "within the seeds' spread (the ranges overlap)"
+    if min(len(aim), len(pub)) < 2:
+        seeds += ": the spread of one side only"
+    return f"{head}, {word}; {seeds}"
+
+
+def report() -> None:
+    """Write results/public_data.md and public_data.png from the CSVs of every split measured."""
+    import matplotlib
+    import numpy as np
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = {b: rows for b in ("sex", "age") if (rows := load_rows(b))}
+    L = [
+        "# AIM with a biased public table (discretised Adult, δ = 1e-9)",
+        "",
+        "Generated by `python benchmarks/public_data.py` from `results/public_data_<split>.csv` (each run adds its "
+        "rows; `--report` only rewrites this page and the figure). The public table is "
+        f"{PUBLIC_ROWS:,} records of discretised Adult drawn with weight {BIAS:g} for one group (the *split*: "
+        f"`--bias sex`: {SPLIT_TEXT['sex']}; `--bias age`: {SPLIT_TEXT['age']}); the private table is the other "
+        "records. AIM with the published settings (2-way workload, max_model_size 80, T = 16 d), without (`aim`) "
+        "and with (`aim+public`) the public table; errors are the mean L1 distance between normalised marginals "
+        "of the private table and the synthetic one, over all 2-way and all 3-way marginals. Seeded noise: these "
+        "runs are NOT private. Run one at a time on a shared 2-core machine: the times are indicative only.",
+        "",
+        "![2-way error against ε](public_data.png)",
+        "",
+        "Figure: 2-way error against ε; lines join the means over seeds, bars span the seeds' min–max, dots are "
+        "single seeds; the dashed line is the public table's own error (taken as the synthetic table, no fit).",
+        "",
+        "## Which cells were run",
+        "",
+        "Grid: ε ∈ {0.1, 0.3, 1} × seeds {0, 1, 2} × {aim, aim+public} for each split.",
+        "",
+        "| split | ε | aim: seeds run | aim+public: seeds run | not run |",
+        "|---|---|---|---|---|",
+    ]
+    for b in ("sex", "age"):
+        rows = data.get(b, [])
+        for eps in GRID_EPS:
+            done = {v: sorted(r["seed"] for r in rows if r["variant"] == v and r["epsilon"] == eps) for v in VARIANTS}
+            missing = [f"{v} seed {s}" for v in VARIANTS for s in GRID_SEEDS if s not in done[v]]
+            cells = [", ".join(map(str, done[v])) or "–" for v in VARIANTS]
+            L.append(f"| {b} | {eps:g} | {cells[0]} | {cells[1]} | {'; '.join(missing) or '–'} |")
+    for b, rows in data.items():
+        pub = next(r for r in rows if r["variant"] == "public-only")
+        L += [
+            "",
+            f"## Split `{b}` ({SPLIT_TEXT[b]}: {pub['group_share_public']:.0%} of the public table, "
+            f"{pub['group_share_private']:.0%} of the private one)",
+            "",
+            "| ε | variant | seeds | 2-way: mean (min–max) | 2-way per seed | 3-way: mean (min–max) | rounds (public) "
+            "| wall (s) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for eps in GRID_EPS:
+            for v in VARIANTS:
+                rs = sorted((r for r in rows if r["epsilon"] == eps and r["variant"] == v), key=lambda r: r["seed"])
+                if not rs:
+                    continue
+                e2, e3 = np.array([r["err2"] for r in rs]), np.array([r["err3"] for r in rs])
+                per_seed = ", ".join(f"{r['seed']}: {r['err2']:.4f}" for r in rs)
+                rounds = np.mean([r["rounds"] for r in rs])
+                prounds = np.mean([float(r["public_rounds"] or 0) for r in rs])
+                L.append(
+                    f"| {eps:g} | {v} | {len(rs)} | {e2.mean():.4f} ({e2.min():.4f}–{e2.max():.4f}) | {per_seed} | "
+                    f"{e3.mean():.4f} ({e3.min():.4f}–{e3.max():.4f}) | {rounds:.0f} ({prounds:.0f}) | "
+                    f"{np.mean([r['process_s'] for r in rs]):.0f} |"
+                )
+        L.append(f"| – | public table as is | – | {pub['err2']:.4f} | – | {pub['err3']:.4f} | – | – |")
+        L += ["", "aim+public against aim, by ε (mean 2-way error over the seeds run):", ""]
+        for eps in GRID_EPS:
+            L.append(f"* ε = {eps:g}: {verdict(_errs(rows, eps, 'aim'), _errs(rows, eps, 'aim+public'))}.")
+    L += ["", READING.strip(), ""]
+    (RESULTS / "public_data.md").write_text("\n".join(L))
+
+    fig, axes = plt.subplots(1, len(data), figsize=(5.2 * len(data), 4), squeeze=False)
+    for ax, (b, rows) in zip(axes[0], data.items()):
+        for v, color, dx, up in (("aim", "tab:blue", 0.97, True), ("aim+public", "tab:orange", 1.03, False)):
+            eps = [e for e in GRID_EPS if _errs(rows, e, v)]
+            errs = [np.array(_errs(rows, e, v)) for e in eps]
+            x = np.array(eps) * dx  # a small offset so the two variants' bars do not hide each other
+            mean = np.array([e.mean() for e in errs])
+            yerr = [mean - [e.min() for e in errs], [e.max() for e in errs] - mean]
+            ax.errorbar(x, mean, yerr=yerr, fmt="o-", color=color, capsize=4, label=f"{v} (mean, min–max)")
+            for xi, e in zip(x, errs):
+                ax.plot([xi] * len(e), e, ".", color=color, alpha=0.5)
+                ax.annotate(
+                    f"n={len(e)}",
+                    (xi, e.max() if up else e.min()),
+                    textcoords="offset points",
+                    xytext=(-18 if up else 4, 6 if up else -12),
+                    fontsize=7,
+                    color=color,
+                )
+        pub = next(r for r in rows if r["variant"] == "public-only")
+        ax.axhline(pub["err2"], color="gray", ls="--", label="public table as is")
+        ax.set_xscale("log")
+        ax.set_xticks(GRID_EPS, [f"{e:g}" for e in GRID_EPS])
+        ax.minorticks_off()
+        ax.set_ylim(0, None)
+        ax.set_xlabel("ε (δ = 1e-9)")
+        ax.set_ylabel("2-way error (mean L1)")
+        ax.set_title(f"discretised Adult, public table biased by {b}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "public_data.png", dpi=110)
+    plt.close(fig)
+
+
+READING = """
+## Reading
+
+Written for the cells listed above (a rerun rewrites the tables, the comparisons and the figure, not this text).
+With three seeds at most, a range is the min–max of three runs, not a confidence interval.
+
+* The public table alone is far from the private one (2-way error 0.351 on the sex split, 0.316 on the age
+  split: worse than AIM without it even at ε = 0.1), yet joint selection takes some of its marginals (the
+  `(public)` count of rounds): 16–33 at ε = 0.1, 10–15 at ε = 0.3, 3–5 at ε = 1.
+* ε = 0.1: clearly better. Sex split: mean 2-way error 0.198 with the public table against 0.247 without
+  (−20%); each of the three runs with it (0.193–0.205) is below each run without it (0.221–0.269). The 3-way
+  error drops likewise (0.329 against 0.404). Age split, one run with the public table: 0.188 against AIM's
+  three runs 0.226–0.263 (−24% on their mean).
+* ε = 0.3: mixed. Sex split, no clear gain: seed 0 gained 11% (0.1245 against 0.1399), seeds 1 and 2 lost 5%
+  and 2% (0.1436 against 0.1373, 0.1465 against 0.1431); the means differ by 1% (0.138 against 0.140), well
+  inside the seeds' spread. Age split, a small gain: each of the three runs with the public table
+  (0.129–0.139) is below each run without it (0.140–0.147); means 0.136 against 0.144 (−6%).
+* ε = 1: the same mean error with and without the public table (sex: 0.0852 against 0.0850; age: 0.0823
+  against 0.0835, ranges overlapping), but the runs with it vary more (sex: 0.0824–0.0866 against
+  0.0847–0.0852; age: 0.0787–0.0862 against 0.0796–0.0856).
+* So "clearly better at ε ≤ 0.3" holds at ε = 0.1 (−20% and −24%), not at ε = 0.3 in general (−1% on the sex
+  split, −6% on the age split). "Never worse beyond noise" holds for the means in these cells, at ε = 1 only
+  just (the sex split's mean with the public table sits at the top of AIM's narrow range). Single runs can be
+  slightly worse: on the sex split two of the three runs with the public table are above all three without it
+  at ε = 0.3 and at ε = 1 (by up to 2%); on the age split one at ε = 1 (by under 1%).
+* It is slower at small ε (100–550 s against about 10 s per run here): public candidates carry no noise
+  penalty, so large marginals (age × native-country, fnlwgt × capital-gain) are picked early and every later
+  fit runs on a larger model (within the same 80 MB limit). At ε = 1 the times are the same.
+* Two earlier designs, measured the same way (sex split, ε = 0.1; those rows are not in the CSV) and dropped:
+  annealing after public rounds too (AIM's rule) cut the rounds to 7 (3 public) and *raised* the 2-way error
+  to 0.276 (seed 0), 0.270 (seed 1), 0.291 (seed 2), against 0.269, 0.221, 0.250 without public data; not
+  counting a public round's saved measurement in the schedule let the rounds run on (public picks cost only
+  their selection) for many minutes. The shipped design counts it as spent (AIM's number of rounds) and spends
+  it in the last measurement.
+
+Not run at all: a "pre-train on public" baseline.
+"""
+
+
+if __name__ == "__main__":
+    main()

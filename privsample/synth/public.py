@@ -1,0 +1,113 @@
+"""Public data for the adaptive mechanisms: a table the user declares public, coded by the private table's schema.
+
+Following Fuentes, Mullins, McKenna, Miklau & Sheldon (2024), "Joint Selection: Adaptively Incorporating Public
+Information for Private Synthetic Data", AIM may measure a marginal of a public table instead of the private
+one (``privsample.synth.aim``). This module reads and codes that table and holds it in its own marginal engine.
+
+Guarantee. The public table is public by the user's declaration: reading, coding and measuring it costs no
+privacy budget, and messages may name its values. It is coded by the same per-record rule as the private table
+(``encode(..., release=True)``: values outside the schema are clipped, sent to the catch-all or the null code,
+or the record is left out), so the two tables share one domain. The ledger lists it as "public input, no privacy
+cost" with its name, number of rows and a SHA-256 fingerprint of its codes (``Accountant.note_public``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from privsample.errors import InputError
+from privsample.marginals.base import MarginalEngine
+
+PUBLIC_ONLY = ("aim",)  # the methods that accept public data
+
+
+@dataclass
+class PublicData:
+    """A public table's marginals (``engine``), its name, its number of coded rows and a fingerprint."""
+
+    engine: MarginalEngine
+    name: str
+    rows: int
+    fingerprint: str
+
+    def describe(self) -> dict[str, Any]:
+        from privsample.privacy.accountant import PUBLIC_NOTE
+
+        return {"name": self.name, "rows": self.rows, "fingerprint": self.fingerprint, "privacy": PUBLIC_NOTE}
+
+    def check_domain(self, domain) -> None:
+        """``InputError`` unless the public table is coded on ``domain`` (same columns, same sizes, same order)."""
+        mine = [(a, int(n)) for a, n in zip(self.engine.domain.attributes, self.engine.domain.shape)]
+        theirs = [(a, int(n)) for a, n in zip(domain.attributes, domain.shape)]
+        if mine != theirs:
+            raise InputError(f"public table {self.name}: its schema differs from the private table's")
+
+
+def fingerprint(codes: Mapping[str, np.ndarray], names) -> str:
+    """'sha256:HEX' of the coded table: column names and codes (as little-endian int64), in schema order."""
+    h = hashlib.sha256()
+    for name in names:
+        h.update(name.encode("utf-8") + b"\0")
+        h.update(np.ascontiguousarray(codes[name], dtype="<i8").tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+def public_data(codes: Mapping[str, np.ndarray], domain, name: str) -> PublicData:
+    """``PublicData`` of already coded records on ``domain``; ``InputError`` when there are none."""
+    from privsample.marginals import NumpyEngine
+
+    eng = NumpyEngine(codes, domain)
+    if eng.n == 0:
+        raise InputError(f"public table {name}: no records (a public table needs at least one record the schema holds)")
+    return PublicData(engine=eng, name=name, rows=int(eng.n), fingerprint=fingerprint(codes, domain.attributes))
+
+
+def read_public(source, schema, *, delimiter: str | None = None, encoding: str | None = None) -> PublicData:
+    """The public table ``source`` (a CSV/Parquet path, or an in-memory table as ``Synthesizer.fit`` takes)
+    coded by ``schema`` (the coding schema of the private table) by the release rule.
+
+    ``InputError`` (one line naming the public table) for a column of the schema missing from it, no rows, or
+    any other reading problem."""
+    from privsample.data.encoding import encode, read_codes
+    from privsample.data.frames import frame_kind, frame_table
+
+    kind = frame_kind(source)
+    if kind is None and not isinstance(source, (str, Path)):
+        raise InputError(f"public table: expected a CSV/Parquet path or a DataFrame, not {type(source).__name__}")
+    name = Path(source).name if kind is None else f"(in-memory {type(source).__name__})"
+    try:
+        if kind is None:
+            codes = read_codes(Path(source), schema, na_values=schema.na_values, delimiter=delimiter, encoding=encoding)
+        else:
+            df = frame_table(source, na_values=schema.na_values, label="the public table")
+            codes = encode(df, schema, release=True, compact=True)
+    except InputError as exc:
+        raise _public_error(exc, source, name) from None
+    return public_data(codes, schema.domain(), name)
+
+
+def _public_error(exc: InputError, source, name: str) -> InputError:
+    """``exc`` as one line that says it is about the public table."""
+    text = str(exc)
+    for prefix in (f"{source}: ", f"{name}: "):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    return InputError(f"public table {name}: {text}")
+
+
+def check_public_file(path) -> None:
+    """``InputError`` unless ``path`` is an existing CSV/Parquet file (before anything is read)."""
+    from privsample.data.table import table_format
+
+    try:
+        table_format(path)
+    except InputError as exc:
+        raise _public_error(exc, path, Path(path).name) from None
+
+
+__all__ = ["PublicData", "public_data", "read_public", "check_public_file", "fingerprint", "PUBLIC_ONLY"]

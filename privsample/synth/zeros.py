@@ -1,0 +1,111 @@
+"""Structural zeros: cells of the domain that cannot occur, from the schema's public ``forbid`` list.
+
+A schema's ``forbid`` entries (``privsample.data.schema.parse_forbid``) name combinations of values
+of two or more columns that cannot occur (``{sex: Male, relationship: Wife}``). They are public, like
+the rest of the schema, so using them costs no privacy budget. The synthesizers use them in three ways,
+all post-processing of noisy measurements and public facts:
+
+* every entry's columns are a clique of the model (:attr:`StructuralZeros.cliques`), so the junction
+  tree and its size checks include them;
+* in every model clique covering an entry, the log-potential of a forbidden cell is fixed at ``NEG``
+  (``exp(NEG)`` is exactly 0 in float64) and the mirror-descent gradient there is zeroed, so the
+  model gives those cells probability exactly 0 however long it is fitted;
+* a noisy count of a forbidden cell (identity or weighted identity query, or a partition group made
+  only of forbidden cells) is replaced by 0 before estimation: the true count is 0.
+
+Sampling then never draws a forbidden combination: the conditional probability of a forbidden value
+is exactly 0 (``tree_sampler``). Potentials stay finite, so a constrained model saves and loads like
+any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+Clique = tuple[str, ...]
+
+NEG = -1e9  # log-potential of a forbidden cell: exp(NEG + anything a fit reaches) is exactly 0
+
+
+@dataclass(frozen=True)
+class StructuralZeros:
+    """Forbidden cells on a domain: ``entries`` is a list of (columns, codes forbidden per column);
+    an entry forbids every cell of the product of its code sets."""
+
+    domain: object  # mbi Domain
+    entries: tuple[tuple[Clique, tuple[tuple[int, ...], ...]], ...]
+
+    @classmethod
+    def from_schema(cls, schema, domain) -> "StructuralZeros | None":
+        """The zeros of ``schema.forbid`` on ``domain`` (None if there are none). Codes are the schema's,
+        which a catch-all or null code added by the release path leaves unchanged."""
+        from privsample.data.schema import forbid_codes
+
+        if schema is None or not getattr(schema, "forbid", None):
+            return None
+        order = {a: i for i, a in enumerate(domain.attributes)}
+        entries = []
+        for codes in forbid_codes(schema):
+            cols = tuple(sorted(codes, key=order.__getitem__))
+            entries.append((cols, tuple(tuple(codes[a]) for a in cols)))
+        return cls(domain, tuple(entries))
+
+    @property
+    def cliques(self) -> list[Clique]:
+        """Every entry's columns (domain order), each once."""
+        return list(dict.fromkeys(cols for cols, _ in self.entries))
+
+    def mask(self, clique: Sequence[str]) -> np.ndarray | None:
+        """Boolean table over ``clique`` (its axis order): True at the cells some entry inside it forbids;
+        None if no entry lies inside ``clique``."""
+        clique = tuple(clique)
+        out = None
+        for cols, codes in self.entries:
+            if not set(cols) <= set(clique):
+                continue
+            if out is None:
+                out = np.zeros(tuple(int(self.domain[a]) for a in clique), dtype=bool)
+            axes = [
+                np.asarray(codes[cols.index(a)]) if a in cols else np.arange(out.shape[i]) for i, a in enumerate(clique)
+            ]
+            out[np.ix_(*axes)] = True
+        return out
+
+    def zero_measurements(self, measurements) -> list:
+        """The measurements with every noisy count of a forbidden cell set to 0 (post-processing)."""
+        from mbi import LinearMeasurement
+        from mbi.marginal_loss import DatavectorQuery, WeightedQuery
+
+        from privsample.synth.partition import PartitionQuery
+
+        out = []
+        for M in measurements:
+            m = self.mask(M.clique)
+            if m is None:
+                out.append(M)
+                continue
+            flat = m.ravel()
+            y = np.array(M.noisy_measurement, dtype=float).ravel()
+            if isinstance(M.query, (DatavectorQuery, WeightedQuery)) and y.size == flat.size:
+                y[flat] = 0.0
+            elif isinstance(M.query, PartitionQuery):
+                labels = np.asarray(M.query.labels)
+                allowed = np.bincount(labels, weights=(~flat).astype(float), minlength=int(M.query.k))
+                y[allowed[: y.size] == 0] = 0.0  # a group made only of forbidden cells
+            else:
+                out.append(M)
+                continue
+            out.append(LinearMeasurement(y, tuple(M.clique), stddev=M.stddev, query=M.query))
+        return out
+
+
+def with_zeros(cliques: Sequence[Clique], zeros: StructuralZeros | None) -> list[Clique]:
+    """``cliques`` plus the zeros' cliques (for size checks of the model a fit would build)."""
+    out = [tuple(c) for c in cliques]
+    return out + (zeros.cliques if zeros is not None else [])
+
+
+__all__ = ["NEG", "StructuralZeros", "with_zeros"]

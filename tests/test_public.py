@@ -1,0 +1,206 @@
+"""Public data for AIM (joint selection of public and private marginals): the ledger, the selection's
+sensitivity, free public measurements, bad input, the command line and the Python API."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import privsample
+from privsample import InputError, Synthesizer
+from privsample.privacy import Accountant, SeededNoise
+from privsample.synth import pgm
+from privsample.synth.aim import AIM, public_scores, selection_sensitivity
+from privsample.synth.public import public_data
+from privsample.synth.selection import candidate_weights
+from tests.test_cli import run, small_schema, small_table
+
+DOMAIN = pgm.Domain(["a", "b", "c", "d"], [3, 4, 5, 5])
+
+
+def chain(n: int, seed: int, flip: float = 0.2) -> dict[str, np.ndarray]:
+    """Codes of a chain a -> b -> c -> d; ``flip`` sets how often b departs from a."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 3, n)
+    b = (a + (rng.random(n) < flip)) % 4
+    c = (b * 2 + rng.integers(0, 2, n)) % 5
+    d = (c + (rng.random(n) < 0.1)) % 5
+    return {"a": a, "b": b, "c": c, "d": d}
+
+
+def fit(public=None, seed=0, eps=2.0):
+    from privsample.marginals import NumpyEngine
+
+    acc = Accountant.from_epsilon_delta(eps, 1e-9)
+    model = AIM(max_model_size=1.0, rounds=6, iters=60).fit(
+        NumpyEngine(chain(3000, 0), DOMAIN), acc, SeededNoise(seed, quiet=True), public=public
+    )
+    return acc, model
+
+
+def ledger_rows(acc):
+    return [(e.label, e.rho) for e in acc.ledger]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    pub = chain(1500, 1, flip=0.3)  # another sample, with a weaker a-b link: biased
+    perm = np.random.default_rng(2).permutation(1500)
+    doubled = {k: np.concatenate([v[perm], v]) for k, v in pub.items()}  # other rows, the same shares
+    return {
+        "none": fit(),
+        "pub": fit(public_data(pub, DOMAIN, "pub.csv")),
+        "doubled": fit(public_data(doubled, DOMAIN, "doubled.csv")),
+        "same": fit(public_data(chain(3000, 0), DOMAIN, "copy.csv")),  # the private table itself: public wins
+    }
+
+
+def test_public_rows_never_change_the_ledger(runs):
+    (acc_p, m_p), (acc_d, m_d), (acc_0, _) = runs["pub"], runs["doubled"], runs["none"]
+    assert ledger_rows(acc_p) == ledger_rows(acc_d)  # same labels and rho values
+    assert m_p.info["rounds"] == m_d.info["rounds"] and m_p.info["public_rounds"] > 0  # public picks happened
+    assert acc_p.public_inputs[0]["fingerprint"] != acc_d.public_inputs[0]["fingerprint"]
+    assert (acc_p.public_inputs[0]["rows"], acc_d.public_inputs[0]["rows"]) == (1500, 3000)
+    assert acc_p.public_inputs[0]["privacy"] == "public input, no privacy cost"
+    for acc, _ in runs.values():  # every run spends exactly the budget, as without public data
+        total = sum(Fraction(e.rho) for e in acc.ledger)
+        assert total <= Fraction(acc.rho_total) and float(total) == pytest.approx(acc_0.spent, rel=1e-12)
+    init = [r for r in ledger_rows(acc_0) if r[0].startswith("aim/init/")]
+    assert [r for r in ledger_rows(acc_p) if r[0].startswith("aim/init/")] == init
+    assert "public_inputs" not in acc_0.to_dict() and m_p.ledger["public_inputs"] == acc_p.public_inputs
+    assert m_p.info["public"]["name"] == "pub.csv"
+
+
+def test_public_measurements_are_free(runs):
+    acc, model = runs["same"]
+    rounds = model.info["rounds"]
+    assert model.info["public_rounds"] == sum(r["source"] == "public" for r in rounds) > 0
+    labels = {e.label for e in acc.ledger}
+    for r in rounds:
+        assert f"aim/select/{r['round']}" in labels
+        assert (f"aim/measure/{r['round']}" in labels) == (r["source"] == "private")
+    assert rounds[-1]["source"] == "private"  # the last round spends what remains on a private measurement
+    assert "source" not in runs["none"][1].info["rounds"][0]
+
+
+def test_selection_sensitivity_includes_the_public_scores(runs):
+    weights = candidate_weights([(cl, 1.0) for cl in itertools.combinations("abcd", 2)])  # AIM's default
+    top = max(weights.values())
+
+    def sens(acc):
+        return [e.details["sensitivity"] for e in acc.ledger if e.label.startswith("aim/select/")]
+
+    with_public, without = sens(runs["pub"][0]), sens(runs["none"][0])
+    # every clique is offered here (a tiny domain): 2 x the top weight while public candidates are offered,
+    # the private top weight in the last round (private candidates only) and without public data
+    assert with_public[:-1] == [2.0 * top] * (len(with_public) - 1) and with_public[-1] == top
+    assert set(without) == {top}
+    w = {("a",): 1.0, ("a", "b"): 3.0}
+    assert selection_sensitivity([("a",), ("a", "b")], w, public=[("a",), ("a", "b")]) == 6.0
+    assert selection_sensitivity([("a",), ("a", "b")], w, public=[("a",)]) == 3.0  # max over all offered
+    assert selection_sensitivity([("a",)], w, public=[("a", "b")]) == 6.0
+    assert selection_sensitivity([("a",), ("a", "b")], w) == 3.0
+
+
+def test_a_public_score_moves_by_twice_its_weight():
+    """The bound 2 c(cl) is reached: one added record moves both L1 terms, in opposite directions."""
+    cl, w = ("a",), {("a",): 1.5}
+    mu, share, total = np.array([2.0, 5.0]), np.array([0.6, 0.4]), 10.0  # public marginal: [6, 4]
+    x = {cl: np.array([3, 4])}
+    x1 = {cl: np.array([4, 4])}  # one record added to cell 0
+    err = lambda x: np.array([np.abs(x[cl] - mu).sum()])  # noqa: E731
+    q0 = public_scores([cl], w, err(x), x, {cl: share}, total)[0]
+    q1 = public_scores([cl], w, err(x1), x1, {cl: share}, total)[0]
+    assert abs(q1 - q0) == pytest.approx(2 * 1.5)
+
+
+def test_a_public_table_on_another_domain_is_refused_before_any_spend():
+    from privsample.marginals import NumpyEngine
+
+    other = pgm.Domain(["a", "b", "c", "d"], [3, 4, 5, 6])
+    pub = public_data(chain(100, 1), other, "p.csv")
+    acc = Accountant(1.0)
+    with pytest.raises(InputError, match="public table p.csv: its schema differs"):
+        AIM(rounds=4, iters=10).fit(NumpyEngine(chain(100, 0), DOMAIN), acc, SeededNoise(0, quiet=True), public=pub)
+    assert acc.spent == 0 and not acc.ledger
+    with pytest.raises(InputError, match="public table q.csv: no records"):
+        public_data({k: v[:0] for k, v in chain(10, 1).items()}, DOMAIN, "q.csv")
+
+
+# -- command line and Python API ----------------------------------------------------------------------
+@pytest.fixture
+def files(tmp_path):
+    csv, pub, sch = tmp_path / "data.csv", tmp_path / "public.csv", tmp_path / "schema.yaml"
+    small_table(300, 0).to_csv(csv, index=False)
+    small_table(200, 1).to_csv(pub, index=False)
+    sch.write_text(yaml.safe_dump(small_schema()))
+    return csv, pub, sch
+
+
+AIM_FAST = ["--method", "aim", "--iters", "30", "--max-model-size", "1", "--seed", "0"]
+
+
+def test_cli_synth_with_public(files, tmp_path, capsys):
+    csv, pub, sch = files
+    out = tmp_path / "synth.csv"
+    code, text = run(["synth", csv, "-e", "1", "-o", out, "-s", sch, "--public", pub, *AIM_FAST], capsys)
+    assert code == 0, text
+    assert len(pd.read_csv(out)) > 0
+    assert "public input, no privacy cost: public.csv (200 rows, sha256:" in text
+
+
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("mst", "error: --public is supported by aim, not mst"),
+        ("no schema", "error: --public needs --schema"),
+        ("missing column", "error: public table public.csv: column 'flag' is in the schema but not in the data"),
+        ("empty", "error: public table public.csv: the table has no data rows"),
+        ("nothing fits", "error: public table public.csv: no records"),
+        ("absent", "error: public table public.csv: data file not found: "),
+    ],
+)
+def test_cli_public_errors_exit_2_one_line(case, expected, files, tmp_path, capsys):
+    csv, pub, sch = files
+    argv = ["synth", csv, "-e", "1", "-o", tmp_path / "o.csv", "-s", sch, "--public", pub, "-m", "aim", "-q"]
+    if case == "mst":
+        argv[argv.index("aim")] = "mst"
+    elif case == "no schema":
+        argv = [a for a in argv if a not in ("-s", sch)]
+    elif case == "missing column":
+        small_table(50, 1).drop(columns=["flag"]).to_csv(pub, index=False)
+    elif case == "empty":
+        pub.write_text("color,size,flag\n")
+    elif case == "nothing fits":
+        pd.DataFrame({"color": ["pink"] * 5, "size": [1] * 5, "flag": ["y"] * 5}).to_csv(pub, index=False)
+    elif case == "absent":
+        pub.unlink()
+    code, text = run(argv, capsys)
+    lines = text.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and expected in lines[0], text
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_synthesizer_api_with_public(files, tmp_path):
+    from privsample.data.schema import Schema
+
+    schema = Schema.from_dict(small_schema())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded noise: NOT private (a reproducible test)
+        s = Synthesizer("aim", epsilon=1, iters=30, max_model_size=1).fit(
+            small_table(300, 0), schema=schema, public=small_table(200, 1), seed=0
+        )
+        assert len(s.sample(50, seed=0)) == 50
+    (p,) = s.ledger.public_inputs
+    assert p["rows"] == 200 and p["fingerprint"].startswith("sha256:") and p["privacy"].startswith("public input")
+    assert "public input, no privacy cost" in str(s.ledger)
+    s.save(tmp_path / "model.zip")
+    assert privsample.load(tmp_path / "model.zip").ledger.public_inputs == [p]  # kept in model.json
+    with pytest.raises(InputError, match="--public is supported by aim, not mst"):
+        Synthesizer("mst", epsilon=1).fit(small_table(300, 0), schema=schema, public=small_table(200, 1))
