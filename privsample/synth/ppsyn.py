@@ -76,6 +76,7 @@ from privsample.synth.base import (
     no_progress,
     rounds_bound,
 )
+from privsample.synth.aim import public_scores
 from privsample.synth.model import SynthModel
 from privsample.synth.partition import PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums
 from privsample.synth.ppsyn_steps import (
@@ -91,11 +92,13 @@ from privsample.synth.ppsyn_steps import (
     one_way_share,
     random_order,
     public_options,
+    public_path_options,
     public_plan,
     release_contribution,
     round_budgets,
     selection_gain,
 )
+from privsample.synth.public import PublicData
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 from privsample.synth.zeros import StructuralZeros
 
@@ -270,12 +273,19 @@ class PPSyn(WorkloadSynthesizer):
         progress: Progress = no_progress,
         *,
         schema=None,
+        public: PublicData | None = None,
     ) -> SynthModel:
+        """``public``: a public table on the same domain (``privsample.synth.public``; annealed schedule only),
+        measured at no cost and used for public partition plans (module docstring, "Public data")."""
         domain = engine.domain
         attrs = list(domain.attributes)
         d = len(attrs)
         progress("plan workload", step=0, steps=1, accountant=accountant, message="candidate marginals")
         self.check_size(domain, schema)
+        if public is not None:
+            self.check_public()
+            public.check_domain(domain)
+        self._public = public
         self._zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
         rho = accountant.remaining  # this fit's budget: what is left after, e.g., private schema discovery
         spent_before = accountant.spent
@@ -317,6 +327,8 @@ class PPSyn(WorkloadSynthesizer):
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
         total = pgm.identity_total(identity) if identity else 1.0
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
+        if public is not None:
+            accountant.note_public(public.name, public.rows, public.fingerprint)
         model = estimate_phase(
             progress,
             accountant,
@@ -381,6 +393,9 @@ class PPSyn(WorkloadSynthesizer):
             "candidates": len(candidates),
             "T": T,
         }
+        if public is not None:
+            info["public"] = public.describe()
+            info["public_rounds"] = sum(r.get("source") == "public" for r in log)
         return SynthModel(
             mechanism="ppsyn-paper" if unsafe else "ppsyn",
             domain={a: int(n) for a, n in zip(attrs, domain.shape)},
@@ -393,6 +408,13 @@ class PPSyn(WorkloadSynthesizer):
         )
 
     # -- shared helpers --------------------------------------------------------------------------------
+    def check_public(self) -> None:
+        """``InputError`` unless this configuration takes a public table: PPSyn-DP's annealed schedule only."""
+        if self.mode == "paper":
+            raise InputError("--public needs PPSyn-DP: ppsyn-paper (mode 'paper') takes no public table")
+        if self.schedule != "annealed":
+            raise InputError(f"--public needs PPSyn-DP's annealed schedule, not schedule {self.schedule!r}")
+
     def _candidates(self, domain, model, candidates):
         # the static size filter of paper mode and the note schedule
         return self._fitting(domain, model, candidates, self.max_model_size)
@@ -489,6 +511,15 @@ class PPSyn(WorkloadSynthesizer):
         data_cache: dict = {}  # the data's marginals of the subset's cliques, while they stay in it
         small: list = []
         fitted = None  # ModelMarginals of the current model, once built
+        # public data (module docstring, "Public data"): the public marginals and their paths' options (public,
+        # kept while their clique is a candidate), the cliques measured publicly, and the measurement budget that
+        # public rounds did not spend (the schedule counts it as spent; the last measurement spends it)
+        public = getattr(self, "_public", None)
+        pub_counts: dict = {}
+        pub_options: dict = {}
+        pub_errors: dict = {}
+        measured_public: set = set()
+        saved = 0.0
         log = []
         t = 0
         final = False
@@ -501,14 +532,14 @@ class PPSyn(WorkloadSynthesizer):
         )
         while not final:
             t += 1
-            remaining = accountant.remaining
+            remaining = accountant.remaining - saved  # the schedule's remaining budget (see ``saved``)
             if remaining <= 1e-12 * rho:
                 break
             if remaining < 2 * (rho_m + rho_sel) or t >= 10 * T:
                 final = True
                 rho_sel, rho_m = (1 - self.alpha) * remaining, self.alpha * remaining
             sigma = sigma_for_rho(rho_m)
-            spent_after = accountant.spent + rho_m + rho_sel
+            spent_after = accountant.spent + saved + rho_m + rho_sel
             size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
             with phase("size filter"):  # public: the model, the size limit and data-independent randomness
                 keep = []
@@ -520,7 +551,7 @@ class PPSyn(WorkloadSynthesizer):
                 )
                 if subsets:  # a drawn subset: keep the caches of this round's candidates only (bounded memory)
                     keep = set(small)
-                    for cache in (option_cache, group_errors, data_cache):
+                    for cache in (option_cache, group_errors, data_cache, pub_counts, pub_options, pub_errors):
                         for cl in [c for c in cache if c not in keep]:
                             del cache[cl]
             with phase("model marginals"):
@@ -530,9 +561,22 @@ class PPSyn(WorkloadSynthesizer):
                 options = public_options(
                     mu, min(self.max_parts, self.option_parts), option_cache, self.option_refresh
                 )  # public
+                if public is not None:  # the public partition plan: paths on the public marginals
+                    new = [cl for cl in small if cl not in pub_counts]
+                    if new:
+                        got = public.engine.marginals(new)
+                        pub_counts.update({cl: np.asarray(got[cl], float).reshape(mu[cl].shape) for cl in new})
+                    popts = public_path_options(
+                        {cl: pub_counts[cl] for cl in small}, min(self.max_parts, self.option_parts), pub_options
+                    )
             pairs = [(cl, o) for cl in small for o in options[cl] if o.parts > 1]  # P_0 measures only the total
             if not pairs:  # every candidate has one cell (public: the domain): nothing left to measure
                 break
+            n_model = len(pairs)  # pairs[:n_model]: the model paths' options; then the public paths' options
+            if public is not None:
+                pairs += [(cl, o) for cl in small for o in popts[cl]]
+            # JAM's public options: not in the last round (it spends what remains, privately), each clique once
+            pub_cl = [] if public is None or final else [cl for cl in small if cl not in measured_public]
             noise_err = math.sqrt(2 / math.pi) * sigma
 
             with phase("selection"):
@@ -548,31 +592,59 @@ class PPSyn(WorkloadSynthesizer):
                         if ge is None or ge.options is not options[cl]:
                             ge = group_errors[cl] = GroupErrors(options[cl])
                         gain += [g for g, o in zip(ge(x[cl], mu[cl]), options[cl]) if o.parts > 1]
+                    for cl in small if public is not None else ():
+                        ge = pub_errors.get(cl)
+                        if ge is None or ge.options is not popts[cl]:
+                            ge = pub_errors[cl] = GroupErrors(popts[cl])
+                        gain += list(ge(x[cl], mu[cl])) if popts[cl] else []
                 else:
                     gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
                 quality = np.array([weights[cl] * (g - noise_err * o.parts) for g, (cl, o) in zip(gain, pairs)])
                 c_max = max(weights[cl] for cl in small)
-                idx = spender.select(
-                    quality, rho_sel, f"select/{t}", sensitivity=QUALITY_SENSITIVITY[self.quality] * (c_max or 1.0)
+                delta_q = QUALITY_SENSITIVITY[self.quality] * (c_max or 1.0)
+                shares = {}
+                if pub_cl:  # JAM's scores, sensitivity 2 c_w: the EM's sensitivity is the max over all options
+                    shares = {cl: pub_counts[cl].ravel() / public.rows for cl in pub_cl}
+                    model_err = [float(np.abs(np.ravel(x[cl]) - mu[cl].ravel()).sum()) for cl in pub_cl]
+                    xs = {cl: x[cl] for cl in pub_cl}
+                    quality = np.concatenate([quality, public_scores(pub_cl, weights, model_err, xs, shares, total)])
+                    delta_q = max(delta_q, 2.0 * max(weights[cl] for cl in pub_cl))
+                what = {"measured": "clique and partition (private or public)"} if pub_cl else {}
+                idx = spender.select(quality, rho_sel, f"select/{t}", sensitivity=delta_q, **what)
+            source = {} if public is None else {"source": "public" if idx >= len(pairs) else "private"}
+            if idx >= len(pairs):  # a public pick: the public marginal, weighed as a private one of this round
+                cl = pub_cl[idx - len(pairs)]
+                measurements.append(pgm.LinearMeasurement(total * shares[cl], cl, stddev=sigma))
+                measured_public.add(cl)
+                saved += rho_m
+                model = self._refit(domain, model, measurements, total, False)
+                fitted = ModelMarginals(model)
+                bound = rounds_bound(t, accountant.remaining - saved, rho_m + rho_sel, 10 * T)
+                parts = int(domain.size(cl))
+                self._log(
+                    log, progress, accountant, t, cl, parts, 0.0, sigma, domain, AtMost(bound), final=False, **source
                 )
+                continue  # a public round never anneals (AIM's rule compares a private measurement with its noise)
             cl, opt = pairs[idx]
+            if public is not None:
+                source["path"] = "model" if idx < n_model else "public"
             if final:
                 rho_m = accountant.remaining  # spend exactly what is left
             labels, parts, y, sigma = self._measure_partition(engine, spender, cl, opt.labels, opt.parts, rho_m, t)
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
             if final:  # the rounds are over: the final refit is a phase of its own
-                self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, t, final=True)
+                self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, t, final=True, **source)
                 model = self._refit(domain, model, measurements, total, True, progress, accountant)
                 break
             model = self._refit(domain, model, measurements, total, False)  # timed in SynthModel.timings
             fitted = ModelMarginals(model)  # the next round's model marginals too
             moved = float(np.abs(fitted(cl) - mu[cl].ravel()).sum())
             # public diagnostics only (the model and sigma); the selection scores read the data and stay out
-            extra = dict(final=False, moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts)
+            extra = dict(final=False, moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts, **source)
             rho_used = rho_m
             if moved <= math.sqrt(2 / math.pi) * sigma * parts:
                 rho_m, rho_sel = 4 * rho_m, 4 * rho_sel  # anneal: sigma / 2, eps_sel * 2
-            bound = rounds_bound(t, accountant.remaining, rho_m + rho_sel, 10 * T)
+            bound = rounds_bound(t, accountant.remaining - saved, rho_m + rho_sel, 10 * T)
             self._log(log, progress, accountant, t, cl, parts, rho_used, sigma, domain, AtMost(bound), **extra)
         return model, log
 

@@ -2,8 +2,9 @@
 its module docstring has the proof they serve (rho-zCDP under add/remove one record).
 
 * Public planning: :func:`one_way_budgets`, :func:`round_budgets`, :func:`public_plan`, :func:`public_options`
-  (:func:`clique_options`) and :func:`budget_rule` take model marginals and budgets, never the data. Their
-  outputs are functions of the public state (all earlier outputs), so they cost no privacy.
+  (:func:`clique_options`) and :func:`budget_rule` take model marginals and budgets, never the data;
+  :func:`public_path_options` takes a declared public table's marginals. Their outputs are functions of the
+  public state (all earlier outputs, the public table), so they cost no privacy.
 * The selection qualities: :func:`selection_gain`, :class:`GroupErrors` and :func:`misfit` read the data's
   marginal x; they are the scores of the exponential mechanism, and their docstrings give the sensitivities
   (QUALITY_SENSITIVITY, per unit of workload weight: 1 for "group", SELECT_SENSITIVITY = 3 for "gain").
@@ -197,6 +198,29 @@ def public_options(
         out[cl] = opts = clique_options(v, max_parts)
         if cache is not None:
             cache[cl] = (np.array(v, dtype=float), opts)
+    return out
+
+
+def public_path_options(
+    public_counts: Mapping[Clique, np.ndarray], max_parts: int, cache: dict | None = None
+) -> dict[Clique, list[Option]]:
+    """The public partition plan (PPSyn-DP with a public table): for every clique, the partitions P_1, P_3,
+    P_7, ... (up to ``max_parts`` parts, fewer than the clique's cells) of the Alg. 3/4 path computed on the
+    PUBLIC table's marginal ``public_counts[cl]`` (shaped by the clique's domain), a function of the public
+    table only. The paper computes its paths on the true counts x_w, so that each group holds cells of
+    similar count; the public marginal stands in for x_w at no privacy cost (the model path of
+    :func:`public_options` stands in for it with what the model knows). Neither P_0 (the total only) nor the
+    identity (already an option of :func:`public_options`) is offered. ``cache`` (clique -> options) keeps
+    them for the whole fit: the public marginal does not change."""
+    out = {}
+    for cl, v in public_counts.items():
+        if cache is not None and cl in cache:
+            out[cl] = cache[cl]
+            continue
+        n = int(np.size(v))
+        out[cl] = [o for o in clique_options(np.asarray(v, dtype=float), max_parts) if 1 < o.parts < n]
+        if cache is not None:
+            cache[cl] = out[cl]
     return out
 
 
@@ -395,6 +419,7 @@ __all__ = [
     "Option",
     "clique_options",
     "public_options",
+    "public_path_options",
     "selection_gain",
     "GroupErrors",
     "misfit",
