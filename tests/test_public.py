@@ -158,7 +158,7 @@ def test_cli_synth_with_public(files, tmp_path, capsys):
 @pytest.mark.parametrize(
     "case, expected",
     [
-        ("mst", "error: --public is supported by aim, not mst"),
+        ("mst", "error: --public is supported by aim and ppsyn, not mst"),
         ("no schema", "error: --public needs --schema"),
         ("missing column", "error: public table public.csv: column 'flag' is in the schema but not in the data"),
         ("empty", "error: public table public.csv: the table has no data rows"),
@@ -202,5 +202,5 @@ def test_synthesizer_api_with_public(files, tmp_path):
     assert "public input, no privacy cost" in str(s.ledger)
     s.save(tmp_path / "model.zip")
     assert privsample.load(tmp_path / "model.zip").ledger.public_inputs == [p]  # kept in model.json
-    with pytest.raises(InputError, match="--public is supported by aim, not mst"):
+    with pytest.raises(InputError, match="--public is supported by aim and ppsyn, not mst"):
         Synthesizer("mst", epsilon=1).fit(small_table(300, 0), schema=schema, public=small_table(200, 1))
