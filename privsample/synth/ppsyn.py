@@ -36,6 +36,19 @@ two rounds' budget remains, the last round spends exactly what is left. No contr
 defaults (size limit, refit steps, path refresh, quality, T, s) are public choices (measured in
 benchmarks/results/ppsyn_dp_variants.md and ppsyn_wide.md).
 
+Public data (``public``, annealed schedule only; the note schedule and paper mode refuse it). JAM's options
+(Fuentes, Mullins, McKenna, Miklau & Sheldon 2024, as in :mod:`privsample.synth.aim`): every round but the last
+also offers (w, public) for each candidate not yet measured publicly, scored c_w (||x_w − mu_w||₁ − ||x_w − N̂ p_w||₁)
+(p_w the public shares, N̂ the model's total): sensitivity 2 c_w, and the EM's Δ is the max over all options offered.
+A public pick adds N̂ p_w as a measurement with the round's sigma_m and spends nothing beyond its selection; the
+schedule counts the saved rho_m as spent, the last round (private options only) spends everything left, and a
+public round never anneals. The public partition plan: the paper cuts the TRUE marginal x_w so that each group
+holds cells of similar count (Alg. 3/4 minimise the reconstruction error on x_w); the model path stands in for
+x_w with mu_w, the public marginal is a second stand-in, free and independent of what the model already knows. So
+the partitions P_1, P_3, ... of the path on the public counts (:func:`public_path_options`, computed once per
+clique) are offered as extra private measurements beside the model path's: P is public, so q(w, P) keeps the
+sensitivity c_w (3 c_w for "gain"). Without a public table the fit is unchanged (same ledger and seeded output).
+
 ``schedule="note"``: the paper's rounds made private (T = d, eta = 0.7). Each round: 1. budgets
 (:func:`round_budgets`); 2. candidates (static 80 MB size filter); 3. the public plan (:func:`public_plan`);
 4. selection on q_w = C_w(D) − E_w, C_w = ||x_w − mu_w||₁ (1-Lipschitz in the data) and E_w fixed given H: Δ = 1;
