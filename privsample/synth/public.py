@@ -23,7 +23,7 @@ import numpy as np
 from privsample.errors import InputError
 from privsample.marginals.base import MarginalEngine
 
-PUBLIC_ONLY = ("aim",)  # the methods that accept public data
+PUBLIC_ONLY = ("aim", "mst")  # the methods that accept public data
 
 
 @dataclass
