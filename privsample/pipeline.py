@@ -22,8 +22,8 @@ neighbours and the guarantee above holds for the raw table; no message, exit cod
 on how many records it touched. An empty table is released from like any other (n = 0 and n = 1 are
 neighbours).
 
-A public table (``public``, AIM and PPSyn-DP, with a reviewed schema) is read and coded by the same rule into a
-marginal engine of its own, before any spend; it is the user's declared public input, charged nothing and
+A public table (``public``, AIM, MST and PPSyn-DP, with a reviewed schema) is read and coded by the same rule
+into a marginal engine of its own, before any spend; it is the user's declared public input, charged nothing and
 listed in the ledger as such (``privsample.synth.public``).
 """
 
@@ -392,10 +392,10 @@ def synthesize(
     a byte-order mark, else UTF-8).
     ``sample``: False leaves ``table`` None, for callers that stream the rows (``SynthModel.sample_chunks``
     with ``np.random.default_rng(seed)``, as here, gives the same rows).
-    ``public``: a public table (path or in-memory table) with the schema's columns, for ``method="aim"`` or
-    ``"ppsyn"`` with a ``schema``: coded by the same rule, measured at no privacy cost (``privsample.synth.aim``,
-    ``privsample.synth.ppsyn``). Read with the
-    same ``delimiter``/``encoding``; a missing column or no rows is an ``InputError`` before any spend.
+    ``public``: a public table (path or in-memory table) with the schema's columns, for ``method`` "aim", "mst" or
+    "ppsyn" with a ``schema``: coded by the same rule, measured at no privacy cost (``privsample.synth.aim``,
+    ``mst``, ``ppsyn``). Read with the same ``delimiter``/``encoding``; a missing column or no rows is an
+    ``InputError`` before any spend.
     """
     from privsample.data.encoding import encode
     from privsample.data.table import read_table
@@ -531,7 +531,7 @@ def check_public(public, method: str, schema: Schema | None) -> None:
     from privsample.synth.public import PUBLIC_ONLY
 
     if method not in PUBLIC_ONLY:
-        raise InputError(f"--public is supported by {' and '.join(PUBLIC_ONLY)}, not {method}")
+        raise InputError(f"--public is supported by {', '.join(PUBLIC_ONLY)}, not {method}")
     if schema is None:
         raise InputError(
             "--public needs --schema: both tables are coded by the same schema "

@@ -158,7 +158,7 @@ def test_cli_synth_with_public(files, tmp_path, capsys):
 @pytest.mark.parametrize(
     "case, expected",
     [
-        ("mst", "error: --public is supported by aim and ppsyn, not mst"),
+        ("ppsyn-paper", "error: --public is supported by aim, mst, ppsyn, not ppsyn-paper"),
         ("no schema", "error: --public needs --schema"),
         ("missing column", "error: public table public.csv: column 'flag' is in the schema but not in the data"),
         ("empty", "error: public table public.csv: the table has no data rows"),
@@ -169,8 +169,9 @@ def test_cli_synth_with_public(files, tmp_path, capsys):
 def test_cli_public_errors_exit_2_one_line(case, expected, files, tmp_path, capsys):
     csv, pub, sch = files
     argv = ["synth", csv, "-e", "1", "-o", tmp_path / "o.csv", "-s", sch, "--public", pub, "-m", "aim", "-q"]
-    if case == "mst":
-        argv[argv.index("aim")] = "mst"
+    if case == "ppsyn-paper":
+        argv[argv.index("aim")] = "ppsyn-paper"
+        argv.append("--unsafe-as-published")
     elif case == "no schema":
         argv = [a for a in argv if a not in ("-s", sch)]
     elif case == "missing column":
@@ -202,5 +203,7 @@ def test_synthesizer_api_with_public(files, tmp_path):
     assert "public input, no privacy cost" in str(s.ledger)
     s.save(tmp_path / "model.zip")
     assert privsample.load(tmp_path / "model.zip").ledger.public_inputs == [p]  # kept in model.json
-    with pytest.raises(InputError, match="--public is supported by aim and ppsyn, not mst"):
-        Synthesizer("mst", epsilon=1).fit(small_table(300, 0), schema=schema, public=small_table(200, 1))
+    with pytest.raises(InputError, match="--public is supported by aim, mst, ppsyn, not ppsyn-paper"):
+        Synthesizer("ppsyn-paper", epsilon=1, unsafe_as_published=True).fit(
+            small_table(300, 0), schema=schema, public=small_table(200, 1)
+        )

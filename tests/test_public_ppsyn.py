@@ -233,7 +233,7 @@ def test_cli_ppsyn_with_public(files, tmp_path, capsys):
         (["--schedule", "note"], "error: --public needs PPSyn-DP's annealed schedule, not schedule 'note'"),
         (
             ["-m", "ppsyn-paper", "--unsafe-as-published"],
-            "error: --public is supported by aim and ppsyn, not ppsyn-paper",
+            "error: --public is supported by aim, mst, ppsyn, not ppsyn-paper",
         ),
     ],
 )

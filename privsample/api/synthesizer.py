@@ -100,9 +100,9 @@ class Synthesizer:
         privately with a share of the budget.
         ``seed``: seeded noise, NOT private (experiments only).
         ``public``: a public table (a DataFrame or a CSV/Parquet path) with the schema's columns, for ``"aim"``
-        or ``"ppsyn"`` (annealed schedule) with a ``schema``: the method may measure its marginals instead of the
-        private ones, at no privacy cost (the ledger lists it as a public input); see the guide's "Public data"
-        page.
+        ``"mst"`` or ``"ppsyn"`` (annealed schedule) with a ``schema``: the method may take its marginals instead
+        of measuring the private ones, at no privacy cost (the ledger lists it as a public input); see the guide's
+        "Public data" page.
 
         Raises ``InputError`` for bad input before any budget is spent, and on a second call: the
         budget of a fitted (or attempted) fit is spent."""

@@ -113,8 +113,8 @@ def synth(
     public: Optional[Path] = typer.Option(
         None,
         "--public",
-        help="AIM and PPSyn-DP: a public table with the schema's columns (needs --schema), measured at no privacy "
-        "cost when it helps (joint selection of public and private marginals).",
+        help="AIM, MST, PPSyn-DP: a public table with the schema's columns (needs --schema), measured at no "
+        "privacy cost when it helps (joint selection of public and private marginals).",
     ),
     iters: Optional[int] = typer.Option(None, "--iters", help="Private-PGM estimation iterations."),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="Refuse models estimated above this size."),

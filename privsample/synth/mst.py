@@ -22,6 +22,19 @@ compressed (a merged code would be decompressed onto forbidden values), and step
 that keep the junction tree of the tree and the zeros' cliques within ``max_memory_mb`` (a public filter:
 the domain, the zeros and the edges already drawn). Without zeros every pair is offered, as in the reference.
 
+Public data (``public``), after JAM (Fuentes, Mullins, McKenna, Miklau & Sheldon 2024, "Joint Selection:
+Adaptively Incorporating Public Information for Private Synthetic Data"): each draw of step 2 offers every pair
+joining two components twice, scored as the error each would remove, with sigma2 = sqrt(3 (d-1)/(2 rho)) the
+noise of a step-3 measurement if every edge were private (public): private q = ||x_ab - mu_ab||_1 -
+sqrt(2/pi) sigma2 cells_ab, public q = ||x_ab - mu_ab||_1 - ||x_ab - N p_ab||_1 (p_ab: the public pair's shares
+on the compressed domain, N the noisy total). The private score moves by <= 1 per record, the public one by <= 2
+(two L1 terms), so these draws run with sensitivity 2 (same epsilon: a flatter choice). A public pick adds
+N p_ab as a measurement with stddev sigma2 and spends nothing; step 3 measures the private picks only, splitting
+the 2-way third over them (their number is an output of step 2: post-processing). The last draw offers private
+options only if no private edge was picked yet, so step 3 spends the rest and the total is rho, as without. Both
+scores are errors removed, so they compare (JAM's rule); keeping MST's private score and adding the noise term to
+the public one instead took public pairs far more often and was worse on Adult. Without ``public``: unchanged.
+
 Estimation: 1000 mirror-descent iterations (the reference runs 10,000) by :mod:`privsample.synth.tree_md`,
 the NumPy descent specialised to MST's tree of pairs. This changes only the post-processing of the same
 noisy measurements: what is measured, the noise and the ledger are those of the reference design. Stopping
@@ -31,6 +44,7 @@ earlier did not raise the workload error in our runs (``benchmarks/results/mst_a
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from typing import Any
 
@@ -51,6 +65,7 @@ from privsample.synth.base import (
     refuse_if_too_big,
 )
 from privsample.synth.model import SynthModel
+from privsample.synth.public import PublicData
 from privsample.synth.zeros import StructuralZeros
 
 # mbi's estimation keeps several copies of every potential/marginal (state, gradient, line search).
@@ -111,6 +126,21 @@ def weighted_simplex_projection(t: np.ndarray, w: np.ndarray, total: float) -> n
     mu = np.maximum(t - hi / w, 0.0)
     s = mu.sum()
     return mu * (total / s) if s > 0 else np.full_like(t, total / t.size)
+
+
+def edge_scores(model_err, cells, sigma2: float, answers, shares, total: float) -> tuple[np.ndarray, np.ndarray]:
+    """(private, public) scores of the pairs offered in a draw with public data: the error each option removes.
+
+    private: ||x - mu||_1 - sqrt(2/pi) sigma2 cells (``model_err`` - the expected L1 noise of a measurement at
+    sigma2, a public number), sensitivity 1; public: ||x - mu||_1 - ||x - total * share||_1, sensitivity 2 (one
+    record moves x in one cell by 1, so each L1 term by <= 1). ``answers``/``shares``: one array per pair."""
+    err = np.asarray(model_err, float)
+    private = err - math.sqrt(2 / math.pi) * sigma2 * np.asarray(cells, float)
+    public = err - np.array([np.abs(np.ravel(x) - total * np.ravel(p)).sum() for x, p in zip(answers, shares)])
+    return private, public
+
+
+PUBLIC_SENSITIVITY = 2.0  # the selection's sensitivity whenever public options are offered (``edge_scores``)
 
 
 def _find(parent: dict, a):
@@ -182,11 +212,15 @@ class MST(Synthesizer):
         progress: Progress = no_progress,
         *,
         schema=None,
+        public: PublicData | None = None,
     ) -> SynthModel:
+        """``public``: a public table on the same domain (``privsample.synth.public``), measured at no cost."""
         domain = engine.domain
         attrs = list(domain.attributes)
         d = len(attrs)
         self.check_size(domain, schema)
+        if public is not None:
+            public.check_domain(domain)
         zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
         fixed = {a for cl in zeros.cliques for a in cl} if zeros is not None else set()
         rho = accountant.remaining
@@ -254,35 +288,65 @@ class MST(Synthesizer):
         parent = {a: a for a in attrs}
         tree: list[tuple[str, str]] = []
         rho_sel = (rho / 3.0) / max(d - 1, 1)
+        # public data: the pairs' public shares on the compressed domain, and the noise scale a step-3 measurement
+        # would have if every edge were private (public: rho and d)
+        pub_shares: dict[tuple[str, str], np.ndarray] = {}
+        public_tree: list[tuple[str, str]] = []  # the edges picked from the public table (no measurement)
+        sigma2 = math.sqrt(1.0 / (2.0 * (rho / 3.0) / max(d - 1, 1)))
+        if public is not None:
+            accountant.note_public(public.name, public.rows, public.fingerprint)
+            pub = public.engine.marginals(pairs)
+            pub_shares = {p: compress_counts(pub[p], p, mapping).astype(float).ravel() / public.rows for p in pairs}
         for r in range(d - 1):
             cands = [p for p in pairs if _find(parent, p[0]) != _find(parent, p[1])]
             if zeros is not None:
                 cands = self._fitting_pairs(cdomain, tree, zeros, cands)
                 if not cands:
                     break
-            scores = np.array([weights[p] for p in cands])
+            # the last draw offers public options only if an edge is private already: step 3 spends the rest
+            offer = public is not None and (r < d - 2 or len(public_tree) < len(tree))
+            if offer:
+                x = [compress_counts(two[p], p, mapping) for p in cands]
+                priv_q, pub_q = edge_scores(
+                    [weights[p] for p in cands],
+                    [cdomain.size(p) for p in cands],
+                    sigma2,
+                    x,
+                    [pub_shares[p] for p in cands],
+                    total,
+                )
+                scores = np.concatenate([priv_q, pub_q])
+            else:
+                scores = np.array([weights[p] for p in cands])
             idx = exponential_select(
                 accountant,
                 noise,
                 scores,
                 rho_sel,
                 f"mst/select/{r + 1}",
-                measured="spanning-tree edge",
-                sensitivity=1.0,
+                measured="spanning-tree edge (private or public)" if offer else "spanning-tree edge",
+                sensitivity=PUBLIC_SENSITIVITY if offer else 1.0,
             )
-            a, b = cands[idx]
+            from_public = idx >= len(cands)
+            a, b = cands[idx - len(cands) if from_public else idx]
             parent[_find(parent, a)] = _find(parent, b)
             tree.append((a, b))
-            progress("select tree", step=r + 1, steps=d - 1, accountant=accountant, message=f"{a} – {b}")
+            if from_public:
+                public_tree.append((a, b))
+            what = f"{a} – {b}{' (public)' if from_public else ''}"
+            progress("select tree", step=r + 1, steps=d - 1, accountant=accountant, message=what)
         timings["select"] = time.perf_counter() - t1
 
         # 3. measure the tree edges on the compressed domain (rest of the budget).
         t2 = time.perf_counter()
         log2 = []
-        if tree:
-            progress("measure 2-way", step=0, steps=len(tree), accountant=accountant)
-        for r, (a, b) in enumerate(tree):
-            left = len(tree) - r
+        # a public pick: the public pair rescaled to the noisy total, weighted as a private one (stddev sigma2)
+        log_pub = [pgm.LinearMeasurement(total * pub_shares[p], p, stddev=sigma2) for p in public_tree]
+        measure = [p for p in tree if p not in public_tree]  # the private picks share the 2-way third
+        if measure:
+            progress("measure 2-way", step=0, steps=len(measure), accountant=accountant)
+        for r, (a, b) in enumerate(measure):
+            left = len(measure) - r
             rho2 = accountant.remaining if left == 1 else accountant.remaining / left
             x = compress_counts(two[(a, b)], (a, b), mapping)
             y, s = gaussian_measure(
@@ -295,7 +359,7 @@ class MST(Synthesizer):
                 compressed=bool(a in mapping or b in mapping),
             )
             log2.append(pgm.LinearMeasurement(y.astype(float).ravel(), (a, b), stddev=s))
-            progress("measure 2-way", step=r + 1, steps=len(tree), accountant=accountant, message=f"{a},{b}")
+            progress("measure 2-way", step=r + 1, steps=len(measure), accountant=accountant, message=f"{a},{b}")
         timings["measure_2way"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
@@ -305,7 +369,7 @@ class MST(Synthesizer):
             "estimate",
             self.iters,
             cdomain,
-            log1c + log2 + prior,
+            log1c + log2 + log_pub + prior,
             known_total=total,
             tol=self.tol,
             backend="tree",
@@ -318,6 +382,9 @@ class MST(Synthesizer):
             "estimated_total": total,
             "total_sd": pgm.identity_total_sd(list(one_way.values())),
         }
+        if public is not None:
+            info["public"] = public.describe()
+            info["public_edges"] = [list(e) for e in public_tree]
         return SynthModel(
             mechanism="mst",
             domain={a: int(sizes[a]) for a in attrs},

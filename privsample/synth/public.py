@@ -1,8 +1,8 @@
 """Public data for the adaptive mechanisms: a table the user declares public, coded by the private table's schema.
 
 Following Fuentes, Mullins, McKenna, Miklau & Sheldon (2024), "Joint Selection: Adaptively Incorporating Public
-Information for Private Synthetic Data", AIM and PPSyn-DP may measure a marginal of a public table instead of the
-private one (``privsample.synth.aim``, ``privsample.synth.ppsyn``). This module reads and codes that table and
+Information for Private Synthetic Data", AIM, MST and PPSyn-DP may measure a marginal of a public table instead of
+the private one (``privsample.synth.aim``, ``mst``, ``ppsyn``). This module reads and codes that table and
 holds it in its own marginal engine.
 
 Guarantee. The public table is public by the user's declaration: reading, coding and measuring it costs no
@@ -24,7 +24,7 @@ import numpy as np
 from privsample.errors import InputError
 from privsample.marginals.base import MarginalEngine
 
-PUBLIC_ONLY = ("aim", "ppsyn")  # the methods that accept public data
+PUBLIC_ONLY = ("aim", "mst", "ppsyn")  # the methods that accept public data
 
 
 @dataclass
