@@ -149,7 +149,10 @@ class Reservation:
         self.budget._update(update)
 
     def cancel(self) -> None:
-        self.budget._update(lambda data: data.__setitem__("releases", [r for r in data["releases"] if r["id"] != self.id]))
+        def drop(data: dict) -> None:
+            data["releases"] = [r for r in data["releases"] if r["id"] != self.id]
+
+        self.budget._update(drop)
 
 
 class Budget:
@@ -408,10 +411,55 @@ def as_budget(budget: Any) -> Budget | None:
     raise InputError(f"budget must be a Budget or a budget file path, not {type(budget).__name__}")
 
 
+def pure_charge(command: str, mechanism: str, epsilon: float, neighbouring: str) -> dict:
+    """The charge of a pure epsilon-DP run: rho = epsilon²/2, delta = 0."""
+    return {
+        "command": command,
+        "mechanism": mechanism,
+        "rho": float(epsilon) ** 2 / 2,
+        "delta": 0.0,
+        "neighbouring": neighbouring,
+        "epsilon_asked": float(epsilon),
+        "delta_asked": 0.0,
+    }
+
+
+def zcdp_charge(command: str, mechanism: str, epsilon: float, delta: float, neighbouring: str) -> dict:
+    """The charge of a rho-zCDP run with rho = cdp_rho(epsilon, delta): (rho, 0)."""
+    return {
+        "command": command,
+        "mechanism": mechanism,
+        "rho": cdp_rho(epsilon, delta),
+        "delta": 0.0,
+        "neighbouring": neighbouring,
+        "epsilon_asked": float(epsilon),
+        "delta_asked": float(delta),
+    }
+
+
+def charged(budget: Any, seed: Any, charge: dict, source: Any, run, output: str = "in-memory result"):
+    """``run()`` with ``charge`` reserved on ``budget`` (a ``Budget`` or its file) for its whole length."""
+    budget = as_budget(budget)
+    refuse_seeded(budget, seed)
+    with budget.spending(**charge, source=source, output=output):
+        return run()
+
+
 def refuse_seeded(budget: Any, seed: Any) -> None:
     """A seeded run is NOT private: it cannot be charged to a budget file."""
     if budget is not None and seed is not None:
         raise InputError("a seeded run is NOT private and cannot be charged to a budget file: drop the seed")
 
 
-__all__ = ["Budget", "Reservation", "fingerprint", "as_budget", "refuse_seeded", "file_charge", "relation_of"]
+__all__ = [
+    "Budget",
+    "Reservation",
+    "fingerprint",
+    "as_budget",
+    "refuse_seeded",
+    "file_charge",
+    "relation_of",
+    "pure_charge",
+    "zcdp_charge",
+    "charged",
+]
