@@ -320,7 +320,7 @@ def synth_charge(
     acc, _ = make_accountant(epsilon, delta, schema, schema_share)
     return {
         "command": command,
-        "mechanism": method + ("" if schema is not None else " + private schema discovery"),
+        "mechanism": method + ("" if schema is not None else " + discovery"),
         "rho": acc.rho_total,
         "delta": acc.delta_slack,
         "neighbouring": acc.neighbouring,
@@ -436,13 +436,13 @@ def synthesize(
     or the run is refused (``BudgetExceeded``) (``privsample.privacy.budget``).
     """
     if budget is not None:
+        args = dict(locals(), budget=None)  # the arguments, before any other local name
         from privsample.privacy.budget import as_budget, refuse_seeded
 
-        args = dict(locals(), budget=None)
         budget = as_budget(budget)
         refuse_seeded(budget, seed)
         charge = synth_charge(epsilon, delta, schema, schema_share, method)
-        with budget.spending(**charge, source=source, output="in-memory result") as _:
+        with budget.spending(**charge, source=source, output="in-memory result"):
             return synthesize(**args)
     from privsample.data.encoding import encode
     from privsample.data.table import read_table

@@ -241,7 +241,7 @@ def cube_charge(request: CubeRequest) -> dict:
     from privsample.cube.sampler import NEIGHBOURING
     from privsample.privacy.budget import pure_charge
 
-    return pure_charge("cube sample", "BSV noise-free cube sampler", request.epsilon, NEIGHBOURING)
+    return pure_charge("cube sample", "BSV cube sampler", request.epsilon, NEIGHBOURING)
 
 
 __all__ = ["cube_sample", "cube_charge", "cube_request", "cube_input", "cube_release", "CubeRequest", "CubeInput"]

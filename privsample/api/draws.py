@@ -167,8 +167,7 @@ def draw_charge(kind: str, epsilon, delta, fe: Frontend) -> dict:
     from privsample.samplers.parallel import NEIGHBOURING
 
     epsilon = _check_epsilon(epsilon, fe)
-    what = {"kary": "k-ary sampler (RSSS Alg. 3)", "bernoulli": "bounded-bias sampler (RSSS Thm 6.1/6.4)"}
-    what["product"] = "product sampler (RSSS Alg. 4)"
+    what = {"kary": "RSSS k-ary", "bernoulli": "RSSS bounded-bias", "product": "RSSS product"}
     if delta is None:
         return pure_charge(f"draw {kind}", what[kind], epsilon, NEIGHBOURING)
     return zcdp_charge(f"draw {kind}", what[kind], epsilon, _check_delta(delta, fe), NEIGHBOURING)
@@ -301,9 +300,9 @@ def draw_kary(
         'per-part n: 5 × 600 ('
     """
     if budget is not None:  # charged before the data are read, or refused
+        args = dict(locals(), budget=None)  # the arguments, before any other local name
         from privsample.privacy.budget import charged
 
-        args = dict(locals(), budget=None)
         charge = draw_charge("kary", epsilon, None, frontend)
         return charged(budget, seed, charge, data, lambda: draw_kary(**args))
     import pandas as pd
@@ -431,9 +430,9 @@ def draw_bernoulli(
         True
     """
     if budget is not None:  # charged before the data are read, or refused
+        args = dict(locals(), budget=None)  # the arguments, before any other local name
         from privsample.privacy.budget import charged
 
-        args = dict(locals(), budget=None)
         charge = draw_charge("bernoulli", epsilon, delta, frontend)
         return charged(budget, seed, charge, data, lambda: draw_bernoulli(**args))
     import pandas as pd
@@ -546,9 +545,9 @@ def draw_product(
         'product/draw'
     """
     if budget is not None:  # charged before the data are read, or refused
+        args = dict(locals(), budget=None)  # the arguments, before any other local name
         from privsample.privacy.budget import charged
 
-        args = dict(locals(), budget=None)
         charge = draw_charge("product", epsilon, delta, frontend)
         return charged(budget, seed, charge, data, lambda: draw_product(**args))
     import pandas as pd

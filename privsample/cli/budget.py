@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich import box
 from rich.table import Table
 
 from privsample.cli.common import err, out
@@ -53,26 +54,24 @@ def show(file: Path = typer.Argument(..., help="A budget file.")) -> None:
     data = b.read()
     title = f"Privacy budget {file.name}" + (f" ({data['dataset']})" if data.get("dataset") else "")
     t = Table(title=title + f": ({data['epsilon']:g}, {data['delta']:g})-DP, {data['neighbouring']} neighbours")
-    for col in ("#", "date", "command", "mechanism", "asked (ε, δ)", "ρ", "δ", "status", "output", "input"):
-        t.add_column(col, justify="right" if col in ("#", "ρ", "δ") else "left")
-    for i, r in enumerate(data["releases"], 1):
-        asked = ""
-        if r.get("epsilon") is not None:
-            asked = f"({r['epsilon']:g}, {r['run_delta']:g})" if r.get("run_delta") else f"pure {r['epsilon']:g}"
-        fp = str(r.get("input_fingerprint") or "")
+    t.box = box.SIMPLE_HEAD
+    widths = {"date": 10, "command": 7, "mechanism": 9, "output": 10}
+    for col in ("date", "command", "mechanism", "ε", "ρ", "δ", "status", "output"):
+        t.add_column(col, justify="right" if col in ("ρ", "δ") else "left", overflow="fold", min_width=widths.get(col))
+    for r in data["releases"]:
+        asked = "" if r.get("epsilon") is None else f"{r['epsilon']:g}"  # the run's own --epsilon
         t.add_row(
-            str(i),
-            str(r.get("date", ""))[:19].replace("T", " "),
+            str(r.get("date", ""))[:10],
             str(r.get("command", "")),
             str(r.get("mechanism", "")),
             asked,
-            f"{r['rho']:.6g}",
-            f"{r['delta']:.3g}" if r["delta"] else "0",
+            f"{r['rho']:.4g}",
+            f"{r['delta']:.2g}" if r["delta"] else "0",
             str(r.get("status", "")),
-            str(r.get("output") or ""),
-            fp[:19] + ("…" if len(fp) > 19 else ""),
+            ", ".join(Path(o).name for o in str(r.get("output") or "").split(", ") if o),
         )
     out.print(t)
+    out.print(f"full record (dates, output paths, SHA-256 of each input): {file}", highlight=False)
     spent = data["spent"]
     rho_left, delta_left = b.remaining(data)
     out.print(
