@@ -320,3 +320,28 @@ def test_python_api_charges_and_refuses(data, tmp_path):
     assert len(rel.table) == 1 and ro.read()["releases"][0]["rho"] == 0.1**2 / 2
     with pytest.raises(InputError, match="replace-one"):
         privsample.draw_product(df.assign(color=1), ["color"], epsilon=0.5, budget=b, skip_accuracy_check=True)
+
+
+def test_schema_discover_cube_and_mbde_are_charged(tmp_path):
+    import privsample
+    from privsample.data.schema import Numeric
+
+    rng = np.random.default_rng(1)
+    b = privsample.Budget.create(tmp_path / "b.json", epsilon=1, delta=1e-9)
+    df = pd.DataFrame({"x": rng.normal(40, 10, 200).clip(0, 100), "c": rng.choice(["a", "b"], 200)})
+    s = privsample.Schema.discover(df, 0.3, 1e-9, budget=b)
+    assert s.provenance == "private"
+    (r,) = b.read()["releases"]
+    assert r["rho"] == cdp_rho(0.3, 5e-10) and r["delta"] == 5e-10 and r["command"] == "schema --private-epsilon"
+    sch = privsample.Schema([Numeric("x", 0.0, 100.0)], provenance="user")
+    rel = privsample.mbde_sample(
+        df, schema=sch, columns="x", epsilon=0.1, samples=2, rounds=1, epochs=2, hidden="4", budget=b
+    )  # integral privacy: fits an add/remove file
+    assert len(rel.table) == 2 and b.read()["releases"][1]["rho"] == 0.1**2 / 2
+    bits = pd.DataFrame(rng.integers(0, 2, size=(100, 3)), columns=["a", "b", "c"])
+    with pytest.raises(InputError, match="replace-one"):  # cube: replace-one, refused in an add/remove file
+        privsample.cube_sample(bits, epsilon=0.5, k=1, degree=1, budget=b)
+    ro = privsample.Budget.create(tmp_path / "r.json", epsilon=1, delta=1e-9, neighbouring="replace-one")
+    with pytest.raises(BudgetExceeded, match="no data was read"):  # pure 5-DP costs 12.5, far above rho(1, 1e-9)
+        privsample.cube_sample(bits, epsilon=5, k=1, degree=1, budget=ro)
+    assert ro.read()["releases"] == [] and len(b.read()["releases"]) == 2
