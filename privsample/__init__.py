@@ -28,7 +28,8 @@ NON-PRIVATELY with ``Schema.draft``, or discovered privately with ``Schema.disco
 private): ``evaluate`` returns an ``Evaluation``. The research samplers, each returning a ``Release`` (the
 draws, the ``Ledger``, the guarantee): ``draw_kary``, ``draw_bernoulli``, ``draw_product`` (samplers from
 distributions), ``cube_sample`` (noise-free sampling on the Boolean cube), ``mbde_sample`` (integrally private
-MBDE). Bad input raises ``InputError`` before any budget is spent.
+MBDE). Bad input raises ``InputError`` before any budget is spent. ``Budget`` (``Budget.create``/``Budget.open``):
+a privacy budget file that composes releases from one dataset, passed as ``budget=`` to each of them.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from privsample.api.mbde import mbde_sample
     from privsample.evaluate import Evaluation
     from privsample.pipeline import synthesize
+    from privsample.privacy.budget import Budget
     from privsample.privacy.ledger import Ledger
 
 _LAZY = {
@@ -61,6 +63,7 @@ _LAZY = {
     "mbde_sample": "privsample.api.mbde",
     "Release": "privsample.api",
     "Ledger": "privsample.privacy.ledger",
+    "Budget": "privsample.privacy.budget",
 }
 
 __all__ = [
@@ -79,6 +82,7 @@ __all__ = [
     "mbde_sample",
     "Release",
     "Ledger",
+    "Budget",
     "InputError",
     "__version__",
 ]

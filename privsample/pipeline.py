@@ -308,6 +308,42 @@ def make_accountant(
     return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
 
 
+def synth_charge(
+    epsilon: float, delta: float, schema, schema_share: float | None, method: str, command: str = "synth"
+) -> dict:
+    """What a synthesis run is charged in a budget file, from its options and the (public) schema only: its
+    accountant's whole ρ and δ slack (``privsample.privacy.budget``)."""
+    if isinstance(schema, (str, Path)):
+        schema = Schema.load(schema)
+    if schema is not None:
+        check_schema_usable(schema)
+    acc, _ = make_accountant(epsilon, delta, schema, schema_share)
+    return {
+        "command": command,
+        "mechanism": method + ("" if schema is not None else " + discovery"),
+        "rho": acc.rho_total,
+        "delta": acc.delta_slack,
+        "neighbouring": acc.neighbouring,
+        "epsilon_asked": epsilon,
+        "delta_asked": delta,
+    }
+
+
+def discovery_charge(epsilon: float, delta: float) -> dict:
+    """What ``discover_schema`` (``privsample schema --private-epsilon``) is charged in a budget file."""
+    check_budget(epsilon, delta)
+    acc = Accountant.from_epsilon_delta(epsilon, delta, delta_slack=delta / 2)
+    return {
+        "command": "schema --private-epsilon",
+        "mechanism": "private schema discovery",
+        "rho": acc.rho_total,
+        "delta": acc.delta_slack,
+        "neighbouring": acc.neighbouring,
+        "epsilon_asked": epsilon,
+        "delta_asked": delta,
+    }
+
+
 def discover_schema(df, epsilon: float, delta: float, noise: NoiseSource) -> Schema:
     """The schema of ``df`` discovered under (epsilon, delta)-DP, as ``privsample schema --private-epsilon``
     discovers it: the whole budget goes to discovery (``private_schema`` with ``rho`` of (epsilon, delta/2)
@@ -374,6 +410,7 @@ def synthesize(
     encoding: str | None = None,
     sample: bool = True,
     public=None,
+    budget=None,
 ) -> SynthResult:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table.
 
@@ -396,7 +433,18 @@ def synthesize(
     "ppsyn" with a ``schema``: coded by the same rule, measured at no privacy cost (``privsample.synth.aim``,
     ``mst``, ``ppsyn``). Read with the same ``delimiter``/``encoding``; a missing column or no rows is an
     ``InputError`` before any spend.
+    ``budget``: a ``Budget`` (or its file): the run's whole budget is charged to it before the data are read,
+    or the run is refused (``BudgetExceeded``) (``privsample.privacy.budget``).
     """
+    if budget is not None:
+        args = dict(locals(), budget=None)  # the arguments, before any other local name
+        from privsample.privacy.budget import as_budget, refuse_seeded
+
+        budget = as_budget(budget)
+        refuse_seeded(budget, seed)
+        charge = synth_charge(epsilon, delta, schema, schema_share, method)
+        with budget.spending(**charge, source=source, output="in-memory result"):
+            return synthesize(**args)
     from privsample.data.encoding import encode
     from privsample.data.table import read_table
     from privsample.marginals import NumpyEngine
@@ -687,6 +735,8 @@ __all__ = [
     "estimate_output_bytes",
     "make_accountant",
     "check_budget",
+    "synth_charge",
+    "discovery_charge",
     "SynthResult",
     "Categorical",
     "release_domain",

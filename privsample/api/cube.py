@@ -166,6 +166,7 @@ def cube_sample(
     seed: int | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    budget: Any = None,
 ) -> Release:
     """Release ``k`` points drawn from BSV's noise-free private density on the Boolean cube, if Thm 12.2
     certifies ``epsilon`` (``privsample cube sample``).
@@ -181,7 +182,8 @@ def cube_sample(
     privately discovered schema is refused). ``m``: size of the reduced space (default 4L); ``degree``: the
     marginal degree d; ``small_delta`` / ``big_delta``: BSV's δ and Δ (density between δ/m and Δ/m);
     ``invalid``: draws that are not valid one-hot codes are ``"repair"``-ed or ``"drop"``-ped;
-    ``delimiter`` / ``encoding``: a CSV file's. ``seed``: seeded NumPy noise, NOT private (a warning;
+    ``delimiter`` / ``encoding``: a CSV file's. ``budget``: a ``Budget`` (or its file) charged ε²/2 first.
+    ``seed``: seeded NumPy noise, NOT private (a warning;
     ``release.private`` is False).
 
     Returns a ``Release``: ``table`` (the draws, decoded to the columns, as the command writes them),
@@ -221,7 +223,25 @@ def cube_sample(
     )
     if request.seed is not None:
         warnings.warn(seeded_warning(request.seed), UserWarning, stacklevel=2)
+    if budget is not None:  # pure epsilon-DP: charged epsilon²/2 before the data are read, or refused
+        from privsample.privacy.budget import charged
+
+        return charged(
+            budget,
+            request.seed,
+            cube_charge(request),
+            data,
+            lambda: cube_release(request, cube_input(data, schema, delimiter=delimiter, encoding=encoding)),
+        )
     return cube_release(request, cube_input(data, schema, delimiter=delimiter, encoding=encoding))
 
 
-__all__ = ["cube_sample", "cube_request", "cube_input", "cube_release", "CubeRequest", "CubeInput"]
+def cube_charge(request: CubeRequest) -> dict:
+    """What ``cube sample`` is charged in a budget file: pure epsilon-DP, rho = epsilon²/2, replace-one."""
+    from privsample.cube.sampler import NEIGHBOURING
+    from privsample.privacy.budget import pure_charge
+
+    return pure_charge("cube sample", "BSV cube sampler", request.epsilon, NEIGHBOURING)
+
+
+__all__ = ["cube_sample", "cube_charge", "cube_request", "cube_input", "cube_release", "CubeRequest", "CubeInput"]

@@ -159,6 +159,20 @@ def _check_epsilon(epsilon, fe: Frontend) -> float:
     return epsilon
 
 
+def draw_charge(kind: str, epsilon, delta, fe: Frontend) -> dict:
+    """What ``draw KIND`` is charged in a budget file (``privsample.privacy.budget``), from its options alone:
+    kary and bernoulli without delta are pure epsilon-DP (rho = epsilon²/2); product and bernoulli with delta
+    are rho(epsilon, delta)-zCDP. Replace-one neighbours with n public."""
+    from privsample.privacy.budget import pure_charge, zcdp_charge
+    from privsample.samplers.parallel import NEIGHBOURING
+
+    epsilon = _check_epsilon(epsilon, fe)
+    what = {"kary": "RSSS k-ary", "bernoulli": "RSSS bounded-bias", "product": "RSSS product"}
+    if delta is None:
+        return pure_charge(f"draw {kind}", what[kind], epsilon, NEIGHBOURING)
+    return zcdp_charge(f"draw {kind}", what[kind], epsilon, _check_delta(delta, fe), NEIGHBOURING)
+
+
 def _check_alpha(alpha, fe: Frontend) -> float:
     alpha = _number(alpha, "alpha", fe)
     if not (0 < alpha < 1):
@@ -249,6 +263,7 @@ def draw_kary(
     delimiter: str | None = None,
     encoding: str | None = None,
     frontend: Frontend = PYTHON,
+    budget: Any = None,
 ) -> Release:
     """k-ary sampler (RSSS Alg. 3, Thm 1.4): ``samples`` draws from the distribution of ``column``, one per
     disjoint part of the data. Pure epsilon-DP.
@@ -284,6 +299,12 @@ def draw_kary(
         >>> release.notes[0][:21]
         'per-part n: 5 × 600 ('
     """
+    if budget is not None:  # charged before the data are read, or refused
+        args = dict(locals(), budget=None)  # the arguments, before any other local name
+        from privsample.privacy.budget import charged
+
+        charge = draw_charge("kary", epsilon, None, frontend)
+        return charged(budget, seed, charge, data, lambda: draw_kary(**args))
     import pandas as pd
 
     from privsample.privacy import Accountant
@@ -379,6 +400,7 @@ def draw_bernoulli(
     delimiter: str | None = None,
     encoding: str | None = None,
     frontend: Frontend = PYTHON,
+    budget: Any = None,
 ) -> Release:
     """Bounded-bias sampler (RSSS Thms 6.1/6.4): per column, the mean clipped to [a, 1 - a] (a = ``clip``),
     then one Bernoulli draw; no added noise. ``samples`` draws, one per disjoint part of the data.
@@ -407,6 +429,12 @@ def draw_bernoulli(
         >>> release.guarantee.startswith("pure ε-DP")
         True
     """
+    if budget is not None:  # charged before the data are read, or refused
+        args = dict(locals(), budget=None)  # the arguments, before any other local name
+        from privsample.privacy.budget import charged
+
+        charge = draw_charge("bernoulli", epsilon, delta, frontend)
+        return charged(budget, seed, charge, data, lambda: draw_bernoulli(**args))
     import pandas as pd
 
     from privsample.privacy import Accountant
@@ -487,6 +515,7 @@ def draw_product(
     delimiter: str | None = None,
     encoding: str | None = None,
     frontend: Frontend = PYTHON,
+    budget: Any = None,
 ) -> Release:
     """General product sampler (RSSS Alg. 4, Thm 5.1): bucketing of the columns by noisy truncated means,
     then fresh noisy means and one Bernoulli draw per column. ``samples`` draws, one per disjoint part.
@@ -515,6 +544,12 @@ def draw_product(
         >>> release.ledger.entries[0]["label"]
         'product/draw'
     """
+    if budget is not None:  # charged before the data are read, or refused
+        args = dict(locals(), budget=None)  # the arguments, before any other local name
+        from privsample.privacy.budget import charged
+
+        charge = draw_charge("product", epsilon, delta, frontend)
+        return charged(budget, seed, charge, data, lambda: draw_product(**args))
     import pandas as pd
 
     from privsample.privacy import Accountant

@@ -231,6 +231,7 @@ def mbde_sample(
     seed: int | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    budget: Any = None,
 ) -> Release:
     """Release ``samples`` rows of the numeric ``columns`` drawn with MBDE (``privsample mbde``).
 
@@ -245,7 +246,8 @@ def mbde_sample(
     ``columns``: names, as a list or ``"a,b"``. ``rounds``: boosting rounds T; ``c_star``: the classifier bound
     C*; ``epochs``: training epochs per round; ``hidden``: hidden layer sizes (``"25,25,25"`` or a list);
     ``box_sd``: the public bounds map to ±this many standard deviations of q0; ``schedule``: ``"paper"``
-    (θ_t = r^t) or ``"finite"``; ``delimiter`` / ``encoding``: a CSV file's. ``seed``: seeded NumPy noise, NOT
+    (θ_t = r^t) or ``"finite"``; ``delimiter`` / ``encoding``: a CSV file's. ``budget``: a ``Budget`` (or its
+    file) charged ε²/2 first. ``seed``: seeded NumPy noise, NOT
     private (a warning; ``release.private`` is False). When the per-sample ε is so small that the rows are
     practically draws from q0, a warning says so (also in ``release.notes``).
 
@@ -293,7 +295,26 @@ def mbde_sample(
     if request.warning:
         warnings.warn(request.warning, UserWarning, stacklevel=2)
     sch = mbde_schema(schema)
+    if budget is not None:  # epsilon-DP for any relation: charged epsilon²/2 before the data are read, or refused
+        from privsample.privacy.budget import charged
+
+        return charged(
+            budget,
+            request.seed,
+            mbde_charge(request),
+            data,
+            lambda: mbde_release(request, sch, mbde_table(data, delimiter=delimiter, encoding=encoding)),
+        )
     return mbde_release(request, sch, mbde_table(data, delimiter=delimiter, encoding=encoding))
 
 
-__all__ = ["mbde_sample", "mbde_request", "mbde_schema", "mbde_table", "mbde_release", "MBDERequest"]
+def mbde_charge(request: MBDERequest) -> dict:
+    """What ``mbde`` is charged in a budget file: epsilon-integral privacy, so epsilon-DP for every neighbouring
+    relation (rho = epsilon²/2 fits any file)."""
+    from privsample.mbde.density import IP_NEIGHBOURING
+    from privsample.privacy.budget import pure_charge
+
+    return pure_charge("mbde", "MBDE (integral privacy)", request.epsilon, IP_NEIGHBOURING)
+
+
+__all__ = ["mbde_sample", "mbde_charge", "mbde_request", "mbde_schema", "mbde_table", "mbde_release", "MBDERequest"]

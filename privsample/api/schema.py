@@ -193,6 +193,7 @@ class Schema(_BaseSchema):
         delta: float = DEFAULT_DISCOVERY_DELTA,
         *,
         seed: int | None = None,
+        budget: Any = None,
     ) -> Schema:
         """A schema discovered under (``epsilon``, ``delta``)-DP, as ``privsample schema data.csv
         --private-epsilon EPSILON --delta DELTA`` discovers it (the same mechanisms, budget split and file).
@@ -209,9 +210,10 @@ class Schema(_BaseSchema):
 
         ``data``: a pandas DataFrame, a pyarrow Table, a polars DataFrame or a CSV/Parquet path (a table
         without rows is an input like any other). ``seed``: seeded NumPy noise, NOT PRIVATE (reproducible
-        experiments only); the ledger then says ``private: False``. ``InputError`` for bad input (epsilon
-        <= 0, delta not in (0, 1), a non-table object, empty or duplicate column names), before any
-        budget is spent.
+        experiments only); the ledger then says ``private: False``. ``budget``: a ``Budget`` (or its file) charged
+        (ρ(epsilon, delta/2), delta/2) before the data are read, or refusing the run (``BudgetExceeded``).
+        ``InputError`` for bad input (epsilon <= 0, delta not in (0, 1), a non-table object, empty or duplicate
+        column names), before any budget is spent.
 
         Example::
 
@@ -232,6 +234,13 @@ class Schema(_BaseSchema):
         check_budget(epsilon, delta)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
             raise InputError(f"seed must be an integer or None (got {seed!r})")
+        if budget is not None:  # ``budget``: a Budget (or its file) charged (rho(eps, delta/2), delta/2) first
+            from privsample.pipeline import discovery_charge
+            from privsample.privacy.budget import charged
+
+            return charged(
+                budget, seed, discovery_charge(epsilon, delta), data, lambda: cls.discover(data, epsilon, delta)
+            )
         df = _read(data, allow_empty=True)  # a release under add/remove neighbours: n = 0 is not refused
         return cls._of(discover_schema(df, epsilon, delta, make_noise(seed)))
 

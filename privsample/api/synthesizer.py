@@ -60,7 +60,8 @@ class Synthesizer:
 
     Guarantee: the fitted model is (epsilon, delta)-DP under add/remove-one neighbours (zCDP accounting,
     ``.ledger``); sampling is post-processing and costs nothing. With a ``seed`` the noise is seeded and
-    the model is NOT private.
+    the model is NOT private. ``budget``: a ``Budget`` (or its file) that ``fit`` charges the whole
+    (epsilon, delta) to before reading the data, or is refused by (``BudgetExceeded``).
 
     Example::
 
@@ -72,7 +73,11 @@ class Synthesizer:
         (100, 2)
     """
 
-    def __init__(self, method: str = "ppsyn", epsilon: float = 1.0, delta: float = DEFAULT_DELTA, **options: Any):
+    def __init__(
+        self, method: str = "ppsyn", epsilon: float = 1.0, delta: float = DEFAULT_DELTA, *, budget=None, **options: Any
+    ):
+        from privsample.privacy.budget import as_budget
+
         if method not in METHODS:
             raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
         check_budget(epsilon, delta)
@@ -82,6 +87,7 @@ class Synthesizer:
         self.method = method
         self.epsilon = epsilon
         self.delta = delta
+        self.budget = as_budget(budget)
         self.options = dict(options)
         self._method_options = method_options(method, **options)
         self._model: SynthModel | None = None
@@ -125,6 +131,10 @@ class Synthesizer:
             check_public_file(public)
         if in_memory_table(data, "auto", schema) is None and isinstance(data, (str, os.PathLike)):
             table_format(data)  # a file that exists, CSV or Parquet (an in-memory table's names are checked above)
+        if self.budget is not None:
+            from privsample.privacy.budget import refuse_seeded
+
+            refuse_seeded(self.budget, seed)
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
         res = synthesize(
             data,
@@ -136,6 +146,7 @@ class Synthesizer:
             method_options=self._method_options,
             sample=False,
             public=public,
+            budget=self.budget,
         )
         self._model = res.model
         return self

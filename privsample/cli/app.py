@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from privsample.cli import cube, draw, mbde, synth
+from privsample.cli import budget, cube, draw, mbde, synth
 from privsample.cli.common import err
 from privsample.errors import PrivsampleError
 
@@ -48,6 +48,7 @@ for command in (synth.synth, synth.sample, synth.schema, synth.check, synth.eval
 app.command("mbde")(mbde.mbde)  # MBDE, integral privacy
 app.add_typer(cube.cube_app, name="cube")  # private sampling on the Boolean cube
 app.add_typer(draw.draw_app, name="draw")  # DP samplers from distributions
+app.add_typer(budget.budget_app, name="budget")  # privacy budget files across releases
 
 
 def _click_exceptions() -> tuple[type, ...]:

@@ -209,3 +209,29 @@ def warn_unused_file_columns(console, table, schema, schema_path, *, delimiter=N
             f"of {Path(schema_path).name} {'are' if len(missing) > 1 else 'is'} not in the data{hint}"
         )
     return warn_unused_columns(console, names, schema, table, schema_path)
+
+
+# -- the privacy budget file shared by the release commands ------------------------------------------
+BUDGET_HELP = (
+    "Privacy budget file ('privsample budget init'): this run's whole budget is charged to it before the data "
+    "are read, or the run is refused (exit 2) when the file's total would be exceeded. Env: PRIVSAMPLE_BUDGET_FILE."
+)
+
+
+def budget_option():
+    return typer.Option(None, "--budget-file", envvar="PRIVSAMPLE_BUDGET_FILE", help=BUDGET_HELP)
+
+
+def budget_spending(budget_file: Optional[Path], seed: Optional[int], charge, source, outputs: Iterable):
+    """A context that charges ``charge()`` (a dict for ``Budget.reserve``) to ``budget_file`` for the whole
+    run, recording the output names and the fingerprint of ``source``; does nothing without a file."""
+    from contextlib import nullcontext
+
+    if budget_file is None:
+        return nullcontext()
+    from privsample.privacy.budget import Budget, refuse_seeded
+
+    budget = Budget.open(budget_file)
+    refuse_seeded(budget, seed)
+    names = ", ".join(str(p) for p in outputs if p is not None)
+    return budget.spending(**charge(), source=source, output=names)

@@ -14,6 +14,8 @@ from typing import Optional
 import typer
 
 from privsample.cli.common import (
+    budget_option,
+    budget_spending,
     check_paths,
     delimiter_option,
     encoding_option,
@@ -45,13 +47,14 @@ def cube_sample(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
+    budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """Release k points drawn from BSV's noise-free private density, if Thm 12.2 certifies --epsilon.
 
     Pure ε-DP for replace-one neighbours with n public: the output, messages and ledger hold the draws and
     public parameters only (never λ* or solver numbers). Values are read by a fixed per-record rule, printed
     whatever the data; a draft or privately discovered schema is refused."""
-    from privsample.api.cube import cube_input, cube_release, cube_request
+    from privsample.api.cube import cube_charge, cube_input, cube_release, cube_request
     from privsample.api.options import cli_option
     from privsample.pipeline import write_table
 
@@ -67,12 +70,13 @@ def cube_sample(
         option=cli_option,
     )
     warn_seeded(seed)
-    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})
-    table = cube_input(input, schema, delimiter=delimiter, encoding=encoding)
-    if schema is not None:  # header and schema only (public)
-        warn_unused_file_columns(err, input, table.schema, schema, delimiter=delimiter, encoding=encoding)
-    release = cube_release(request, table)
-    write_table(release.table, output)
+    check_paths({"INPUT": input, "--schema": schema, "--budget-file": budget_file}, {"-o/--output": output})
+    with budget_spending(budget_file, seed, lambda: cube_charge(request), input, (output,)):  # before reading
+        table = cube_input(input, schema, delimiter=delimiter, encoding=encoding)
+        if schema is not None:  # header and schema only (public)
+            warn_unused_file_columns(err, input, table.schema, schema, delimiter=delimiter, encoding=encoding)
+        release = cube_release(request, table)
+        write_table(release.table, output)
     err.print(release.rule, soft_wrap=True)  # every release: never says whether it fired
     print_ledger(release.ledger, err)
     err.print(f"released {len(release.table):,} points to {output}: {release.guarantee}; {'; '.join(release.notes)}")

@@ -23,12 +23,15 @@ print the release's ledger, guarantee, input rule and part sizes.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from privsample.cli.common import (
+    budget_option,
+    budget_spending,
     check_paths,
     delimiter_option,
     encoding_option,
@@ -117,6 +120,7 @@ def draw_kary(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise and draws (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
+    budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """k-ary sampler (RSSS Alg. 3): noisy histogram, projection onto the simplex, one draw per part. Pure ε-DP.
 
@@ -124,24 +128,27 @@ def draw_kary(
     outcome '(other)' (written as code k with --k), or the declared category named by --other. The rule is
     fixed before the data are read and applied to every record (none is dropped: n stays public), so the
     guarantee is unchanged; the accuracy bound is for the k' = k + 1 (or k with --other) mapped outcomes."""
+    from privsample.api.draws import draw_charge
     from privsample.api.draws import draw_kary as run
 
-    release = run(
-        input,
-        column,
-        epsilon=epsilon,
-        categories=categories,
-        k=k,
-        other=other,
-        samples=samples,
-        alpha=alpha,
-        skip_accuracy_check=skip_accuracy_check,
-        seed=seed,
-        delimiter=delimiter,
-        encoding=encoding,
-        frontend=_Flags(output),
-    )
-    _finish(release, output)
+    charge = partial(draw_charge, "kary", epsilon, None, _Flags(output))
+    with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
+        release = run(
+            input,
+            column,
+            epsilon=epsilon,
+            categories=categories,
+            k=k,
+            other=other,
+            samples=samples,
+            alpha=alpha,
+            skip_accuracy_check=skip_accuracy_check,
+            seed=seed,
+            delimiter=delimiter,
+            encoding=encoding,
+            frontend=_Flags(output),
+        )
+        _finish(release, output)
 
 
 @draw_app.command("bernoulli")
@@ -164,27 +171,31 @@ def draw_bernoulli(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
+    budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """Bounded-bias sampler (RSSS Thms 6.1/6.4): clipped column means, one Bernoulli per column, no added noise.
 
     Accurate for biases in [1/3, 2/3]; private for any data."""
+    from privsample.api.draws import draw_charge
     from privsample.api.draws import draw_bernoulli as run
 
-    release = run(
-        input,
-        columns,
-        epsilon=epsilon,
-        delta=delta,
-        clip=clip,
-        samples=samples,
-        alpha=alpha,
-        skip_accuracy_check=skip_accuracy_check,
-        seed=seed,
-        delimiter=delimiter,
-        encoding=encoding,
-        frontend=_Flags(output),
-    )
-    _finish(release, output)
+    charge = partial(draw_charge, "bernoulli", epsilon, delta, _Flags(output))
+    with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
+        release = run(
+            input,
+            columns,
+            epsilon=epsilon,
+            delta=delta,
+            clip=clip,
+            samples=samples,
+            alpha=alpha,
+            skip_accuracy_check=skip_accuracy_check,
+            seed=seed,
+            delimiter=delimiter,
+            encoding=encoding,
+            frontend=_Flags(output),
+        )
+        _finish(release, output)
 
 
 @draw_app.command("product")
@@ -202,22 +213,26 @@ def draw_product(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise and draws (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
+    budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """General product sampler (RSSS Alg. 4): bucketing by noisy truncated means, then fresh noisy means and
     one Bernoulli per column. ρ-zCDP, converted to (ε, δ)-DP."""
+    from privsample.api.draws import draw_charge
     from privsample.api.draws import draw_product as run
 
-    release = run(
-        input,
-        columns,
-        epsilon=epsilon,
-        delta=delta,
-        samples=samples,
-        alpha=alpha,
-        skip_accuracy_check=skip_accuracy_check,
-        seed=seed,
-        delimiter=delimiter,
-        encoding=encoding,
-        frontend=_Flags(output),
-    )
-    _finish(release, output)
+    charge = partial(draw_charge, "product", epsilon, delta, _Flags(output))
+    with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
+        release = run(
+            input,
+            columns,
+            epsilon=epsilon,
+            delta=delta,
+            samples=samples,
+            alpha=alpha,
+            skip_accuracy_check=skip_accuracy_check,
+            seed=seed,
+            delimiter=delimiter,
+            encoding=encoding,
+            frontend=_Flags(output),
+        )
+        _finish(release, output)

@@ -17,6 +17,8 @@ from typing import Optional
 import typer
 
 from privsample.cli.common import (
+    budget_option,
+    budget_spending,
     check_paths,
     delimiter_option,
     encoding_option,
@@ -58,9 +60,10 @@ def mbde(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE draws (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
+    budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """Release m rows drawn with MBDE (integral privacy, Husain et al.) from numeric columns with public bounds."""
-    from privsample.api.mbde import mbde_release, mbde_request, mbde_schema, mbde_table
+    from privsample.api.mbde import mbde_charge, mbde_release, mbde_request, mbde_schema, mbde_table
     from privsample.api.options import cli_option
     from privsample.pipeline import write_table
 
@@ -77,15 +80,18 @@ def mbde(
         seed=seed,
         option=cli_option,
     )
-    check_paths({"INPUT": input, "--schema": schema}, {"-o/--output": output})  # before the data are read
+    check_paths(
+        {"INPUT": input, "--schema": schema, "--budget-file": budget_file}, {"-o/--output": output}
+    )  # before the data are read
     warn_seeded(seed)
     if request.warning:
         err.print(f"[bold yellow]warning: {request.warning}[/bold yellow]")
     sch = mbde_schema(schema)  # before the data are read
     # n is not public under integral privacy: no refusal for n = 0
-    release = mbde_release(request, sch, mbde_table(input, delimiter=delimiter, encoding=encoding))
-    table = release.table
-    write_table(table, output)
+    with budget_spending(budget_file, seed, lambda: mbde_charge(request), input, (output,)):  # before reading
+        release = mbde_release(request, sch, mbde_table(input, delimiter=delimiter, encoding=encoding))
+        table = release.table
+        write_table(table, output)
     print_ledger(release.ledger, err)
     err.print(release.rule, markup=False)  # "[lower, upper]" is text, not a style
     err.print(

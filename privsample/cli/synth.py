@@ -17,6 +17,8 @@ from rich.table import Table
 
 from privsample.cli.common import (
     RichProgress,
+    budget_option,
+    budget_spending,
     check_paths,
     delimiter_option,
     encoding_option,
@@ -150,10 +152,11 @@ def synth(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or ledger."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
+    budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
     from privsample.data.table import check_delimiter, check_encoding
-    from privsample.pipeline import check_budget, check_output_size, method_options, synthesize
+    from privsample.pipeline import check_budget, method_options
     from privsample.synth.model import check_rows
 
     check_budget(epsilon, delta)
@@ -180,10 +183,60 @@ def synth(
 
         check_public_file(public)  # an existing CSV/Parquet file, before anything else
     check_paths(
-        {"INPUT": input, "--schema": schema, "--public": public},
+        {"INPUT": input, "--schema": schema, "--public": public, "--budget-file": budget_file},
         {"-o/--output": output, "--save-model": save_model},
         model_folders("--save-model", save_model),
     )
+    from functools import partial
+
+    from privsample.pipeline import synth_charge
+
+    charge = partial(synth_charge, epsilon, delta, schema, None, method)
+    with budget_spending(budget_file, seed, charge, input, (output, save_model)):  # before the data are read
+        _synth(
+            input,
+            output,
+            epsilon,
+            delta,
+            method,
+            schema,
+            rows,
+            save_model,
+            seed,
+            clip,
+            other,
+            engine,
+            spark_master,
+            public,
+            opts,
+            quiet,
+            delimiter,
+            encoding,
+        )
+
+
+def _synth(
+    input,
+    output,
+    epsilon,
+    delta,
+    method,
+    schema,
+    rows,
+    save_model,
+    seed,
+    clip,
+    other,
+    engine,
+    spark_master,
+    public,
+    opts,
+    quiet,
+    delimiter,
+    encoding,
+) -> None:
+    from privsample.pipeline import check_output_size, synthesize
+
     if schema is not None:  # header and schema only (public): before any work
         from privsample.data.schema import Schema, check_schema_usable
 
@@ -307,14 +360,27 @@ def schema(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded NON-PRIVATE noise (experiments only)."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
+    budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """Draft a schema: non-private (review it!) or private with --private-epsilon."""
+    from functools import partial
+
+    from privsample.pipeline import discovery_charge
+
+    check_paths({"INPUT": input, "--budget-file": budget_file}, {"-o/--output": output})
+    if private_epsilon is None:
+        budget_file = None  # a draft is not a private release: nothing to charge (the env var may be set)
+    charge = partial(discovery_charge, private_epsilon, delta)
+    with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
+        _schema(input, output, private_epsilon, delta, seed, delimiter, encoding)
+
+
+def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) -> None:
     from privsample.data.discovery import draft_schema
     from privsample.data.table import read_table
     from privsample.pipeline import check_budget, discover_schema
     from privsample.privacy import make_noise
 
-    check_paths({"INPUT": input}, {"-o/--output": output})
     # Private discovery is a release under add/remove neighbours: an empty table is not refused.
     df = read_table(input, allow_empty=private_epsilon is not None, delimiter=delimiter, encoding=encoding)
     if private_epsilon is None:

@@ -29,6 +29,8 @@ from privsample.privacy.conversion import cdp_epsilon, cdp_rho
 
 
 PUBLIC_NOTE = "public input, no privacy cost"
+# Called with each entry ``spend`` records (not ``absorb``): a budget file keeps the charge of a run that spent.
+SPEND_HOOKS: list = []
 
 
 class BudgetExceeded(PrivsampleError):
@@ -90,6 +92,7 @@ class Accountant:
         self._delta_spent = Fraction(0)
         self.ledger: list[LedgerEntry] = []
         self.public_inputs: list[dict[str, Any]] = []  # declared public by the user: listed, never charged
+        self._absorbing = False
 
     @classmethod
     def from_epsilon_delta(cls, epsilon: float, delta: float, *, delta_slack: float = 0.0, **kw) -> "Accountant":
@@ -156,10 +159,20 @@ class Accountant:
             details=details,
         )
         self.ledger.append(entry)
+        if not getattr(self, "_absorbing", False):
+            for hook in list(SPEND_HOOKS):
+                hook(entry)
         return entry
 
     def absorb(self, entries: Iterable[LedgerEntry]) -> None:
         """Add spends made elsewhere (e.g. private schema discovery) to this ledger and total."""
+        self._absorbing = True
+        try:
+            self._absorb(entries)
+        finally:
+            self._absorbing = False
+
+    def _absorb(self, entries: Iterable[LedgerEntry]) -> None:
         for e in entries:
             self.spend(
                 e.rho,

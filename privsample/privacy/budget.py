@@ -1,0 +1,465 @@
+"""A privacy budget that lasts across releases: a JSON file holding a total (ε, δ) for one dataset and every
+release charged to it, composed under zCDP.
+
+Guarantee. Release i is charged (ρ_i, δ_i): it is δ_i-approximate ρ_i-zCDP (Bun & Steinke 2016, Def. 8.1)
+under the file's neighbouring relation. Approximate zCDP composes (Bun & Steinke 2016, Lemma 8.3), also when
+the i-th release is chosen after seeing the earlier ones: the releases together are (Σδ_i)-approximate
+(Σρ_i)-zCDP, which implies (ε, Σδ_i + δ_conv(Σρ_i, ε))-DP with δ_conv the tight conversion of Canonne, Kamath
+and Steinke (2020) (``cdp_delta``; any order α > 1 of that bound is valid, so its numerical minimum is too).
+A release is accepted iff, with it, ``cdp_delta(Σρ_i, ε) <= δ - Σδ_i``: the file's (ε, δ) target then holds.
+The sums are exact (``Fraction``) and rounded up; ``δ - Σδ_i`` is one float subtraction, as the accountant's
+own ``cdp_rho(ε, δ - δ_slack)`` is, so a single run of the file's own (ε, δ) fits exactly.
+
+What a run is charged: its whole budget, fixed by its options before any record is read (the accountant it
+builds: ``rho_total`` and its δ slack). Synthesis and private schema discovery: (cdp_rho(ε, δ - δ_s), δ_s),
+add/remove neighbours (a synth run with a privately discovered schema is charged its whole budget, which
+already covers the discovery: counted twice if that schema was charged too, which is conservative). Pure
+ε-DP (cube, draw kary, draw bernoulli without δ, MBDE): ρ = ε²/2 (Bun & Steinke 2016, Prop. 1.4), δ = 0.
+ρ-zCDP samplers (draw product, draw bernoulli with δ): (cdp_rho(ε, δ), 0).
+
+Neighbouring relations. A file is for add/remove-one neighbours (default) or replace-one neighbours (n
+public). MBDE is integrally private (any two datasets): it fits either. In an add/remove file, replace-one
+releases are refused (they say nothing about adding a record). In a replace-one file an add/remove
+ρ-zCDP release counts 4ρ (group privacy for 2 records: a replacement is a removal and an addition, Bun &
+Steinke 2016, Prop. 1.9); one with δ_s > 0 (private discovery) is refused.
+
+Reservations. ``Budget.spending`` takes an exclusive lock (``fcntl.flock`` on FILE.lock), re-reads the file,
+checks the run fits, appends a "reserved" release for its whole charge, writes atomically (temporary file,
+``os.replace``) and unlocks, all before the data are read; so two runs that start at once cannot both take
+the last of the budget. At the end the release is marked "spent" with its output name and the input's
+fingerprint; a run that fails before any spend (no accountant recorded one) removes its reservation, one that
+fails after keeps its charge ("failed (charged)"). A run that dies leaves "reserved": still counted.
+
+The file is the steward's private record, not a release: it holds the SHA-256 of each input file and the
+output names. A damaged file (bad JSON, wrong version, negative or non-finite numbers, totals that do not
+add up, a history beyond the total) is an ``InputError``; it is never reset.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import tempfile
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterator
+
+from privsample.errors import InputError
+from privsample.privacy import accountant as _accountant
+from privsample.privacy.accountant import BudgetExceeded
+from privsample.privacy.conversion import _check_eps_delta, cdp_delta, cdp_epsilon, cdp_rho
+
+VERSION = 1
+ADD_REMOVE = "add/remove one record"
+REPLACE_ONE = "replace one record (n public)"
+ANY_TWO = "any two datasets"
+RELATIONS = {"add-remove": ADD_REMOVE, "replace-one": REPLACE_ONE}
+ENV = "PRIVSAMPLE_BUDGET_FILE"
+IN_MEMORY = "in-memory"
+
+
+def relation_of(neighbouring: str) -> str:
+    """ADD_REMOVE, REPLACE_ONE or ANY_TWO for a ledger's neighbouring text."""
+    text = neighbouring.lower()
+    if "any two" in text or "integral" in text:
+        return ANY_TWO
+    if "replace" in text:
+        return REPLACE_ONE
+    return ADD_REMOVE
+
+
+def file_charge(rho: float, delta: float, run: str, file: str, what: str) -> float:
+    """The ρ a run's (ρ, δ) under relation ``run`` counts in a file for relation ``file`` (module docstring)."""
+    if run in (file, ANY_TWO):
+        return rho
+    if file == ADD_REMOVE:  # run is replace-one
+        raise InputError(
+            f"{what} is private for replace-one neighbours with n public, which says nothing about adding or "
+            "removing a record: charge it to a budget file made with --neighbouring replace-one"
+        )
+    if delta > 0:
+        raise InputError(
+            f"{what} is (ρ, δ)-private for add/remove neighbours with δ > 0 (private discovery), which has no "
+            "replace-one charge here: pass a reviewed --schema, or use an add/remove budget file"
+        )
+    return 4 * rho  # group privacy: a replacement is two add/remove steps, (2^2)ρ
+
+
+def fingerprint(source: Any) -> str:
+    """'sha256:HEX' of a local file's bytes; for an in-memory table, of its values (pandas), else 'in-memory'."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            return f"not a local file: {source}"
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return "sha256:" + h.hexdigest()
+    try:
+        import pandas as pd
+
+        if isinstance(source, pd.DataFrame):
+            h = hashlib.sha256(",".join(map(str, source.columns)).encode())
+            h.update(pd.util.hash_pandas_object(source, index=False).values.tobytes())
+            return "values:" + h.hexdigest()
+    except Exception:  # an object pandas cannot hash: no fingerprint
+        pass
+    return IN_MEMORY
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _up(x: Fraction) -> float:
+    f = float(x)
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+def _number(value: Any, what: str, path: Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise InputError(f"damaged budget file {path}: {what} must be a finite number >= 0 (got {value!r})")
+    return float(value)
+
+
+@dataclass
+class Reservation:
+    """A release being made: its id in the file, what it is charged, and where it is written."""
+
+    budget: "Budget"
+    id: str
+    rho: float
+    delta: float
+    output: str | None = None
+    fingerprint: str | None = None
+
+    def finish(self, status: str = "spent") -> None:
+        def update(data: dict) -> None:
+            for r in data["releases"]:
+                if r["id"] == self.id:
+                    r.update(status=status, output=self.output, input_fingerprint=self.fingerprint)
+
+        self.budget._update(update)
+
+    def cancel(self) -> None:
+        def drop(data: dict) -> None:
+            data["releases"] = [r for r in data["releases"] if r["id"] != self.id]
+
+        self.budget._update(drop)
+
+
+class Budget:
+    """A budget file: ``Budget.create(path, epsilon=, delta=)`` makes one, ``Budget.open(path)`` opens one;
+    ``spending(...)`` charges a run (module docstring). The state is re-read from the file at every use."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    # -- making and reading ---------------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike,
+        *,
+        epsilon: float,
+        delta: float,
+        dataset: str | None = None,
+        neighbouring: str = "add-remove",
+    ) -> "Budget":
+        """A new budget file for (epsilon, delta)-DP in total; ``InputError`` if ``path`` exists."""
+        _check_eps_delta(epsilon, delta)
+        if neighbouring not in RELATIONS:
+            raise InputError(f"neighbouring must be one of {', '.join(RELATIONS)} (got {neighbouring!r})")
+        path = Path(path)
+        data = {
+            "version": VERSION,
+            "dataset": dataset or "",
+            "epsilon": float(epsilon),
+            "delta": float(delta),
+            "neighbouring": RELATIONS[neighbouring],
+            "created": _now(),
+            "releases": [],
+            "spent": {"rho": 0.0, "delta": 0.0},
+        }
+        try:
+            with open(path, "x", encoding="utf-8") as fh:  # refuses to overwrite, even in a race
+                json.dump(data, fh, indent=2)
+        except FileExistsError:
+            raise InputError(f"{path} exists: a budget file is never overwritten") from None
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        return cls(path)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "Budget":
+        """An existing budget file, checked (``InputError`` if missing or damaged)."""
+        b = cls(path)
+        b.read()
+        return b
+
+    def read(self) -> dict:
+        """The file's content, checked (``InputError`` naming the damage)."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError(f"budget file {self.path} does not exist ('privsample budget init' makes one)") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read budget file {self.path}: {exc}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"damaged budget file {self.path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        return self._check(data)
+
+    def _check(self, data: Any) -> dict:
+        p = self.path
+        if not isinstance(data, dict) or data.get("version") != VERSION:
+            got = data.get("version") if isinstance(data, dict) else type(data).__name__
+            raise InputError(f"damaged budget file {p}: version {got!r}, expected {VERSION}")
+        try:
+            _check_eps_delta(data.get("epsilon"), data.get("delta"))
+        except InputError as exc:
+            raise InputError(f"damaged budget file {p}: {exc}") from None
+        if data.get("neighbouring") not in RELATIONS.values():
+            raise InputError(f"damaged budget file {p}: unknown neighbouring {data.get('neighbouring')!r}")
+        releases, spent = data.get("releases"), data.get("spent")
+        if not isinstance(releases, list) or not isinstance(spent, dict):
+            raise InputError(f"damaged budget file {p}: 'releases' must be a list and 'spent' an object")
+        rho, delta = Fraction(0), Fraction(0)
+        for i, r in enumerate(releases):
+            if not isinstance(r, dict) or not isinstance(r.get("id"), str):
+                raise InputError(f"damaged budget file {p}: release {i + 1} is not a release")
+            rho += Fraction(_number(r.get("rho"), f"release {i + 1}'s rho", p))
+            delta += Fraction(_number(r.get("delta"), f"release {i + 1}'s delta", p))
+        s_rho, s_delta = _number(spent.get("rho"), "spent rho", p), _number(spent.get("delta"), "spent delta", p)
+        if s_rho != _up(rho) or s_delta != _up(delta):
+            raise InputError(
+                f"damaged budget file {p}: the totals (rho {s_rho:.6g}, delta {s_delta:.3g}) are not the sum of "
+                f"its releases (rho {float(rho):.6g}, delta {float(delta):.3g})"
+            )
+        if not self._fits(data, Fraction(0), Fraction(0)):
+            raise InputError(f"damaged budget file {p}: its releases exceed its total (ε, δ)")
+        return data
+
+    # -- the rule ---------------------------------------------------------------------------------------
+    @staticmethod
+    def _sums(data: dict) -> tuple[Fraction, Fraction]:
+        rs = data["releases"]
+        return sum((Fraction(r["rho"]) for r in rs), Fraction(0)), sum((Fraction(r["delta"]) for r in rs), Fraction(0))
+
+    def _fits(self, data: dict, rho: Fraction, delta: Fraction) -> bool:
+        """Whether the releases plus (rho, delta) keep cdp_delta(Σρ, ε) <= δ - Σδ."""
+        r, d = self._sums(data)
+        r, d = _up(r + rho), _up(d + delta)
+        room = data["delta"] - d
+        return room > 0 and (r == 0 or cdp_delta(r, data["epsilon"]) <= room)
+
+    def remaining(self, data: dict | None = None) -> tuple[float, float]:
+        """(ρ, δ) left: a further pure-zCDP release of ρ fits (ρ rounded down), and the δ left for it."""
+        data = data or self.read()
+        r, d = self._sums(data)
+        room = data["delta"] - _up(d)
+        if room <= 0:
+            return 0.0, 0.0
+        rho = Fraction(cdp_rho(data["epsilon"], room)) - r
+        f = float(rho)
+        if Fraction(f) > rho:
+            f = math.nextafter(f, -math.inf)
+        while f > 0 and not self._fits(data, Fraction(f), Fraction(0)):  # rounding of the sums: step down
+            f = math.nextafter(f, -math.inf)
+        return max(f, 0.0), room
+
+    def epsilon_left(self, data: dict | None = None) -> float:
+        """ε of a further release at the file's δ whose cost is the remaining ρ (``cdp_epsilon``)."""
+        data = data or self.read()
+        rho, _ = self.remaining(data)
+        return cdp_epsilon(rho, data["delta"]) if rho > 0 else 0.0
+
+    def epsilon_spent(self, data: dict | None = None) -> float:
+        """ε at which the releases so far are (ε, δ)-DP, δ the file's."""
+        data = data or self.read()
+        r, d = self._sums(data)
+        room = data["delta"] - _up(d)
+        return cdp_epsilon(_up(r), room) if r > 0 and room > 0 else 0.0
+
+    # -- charging ---------------------------------------------------------------------------------------
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        import fcntl
+
+        lock = self.path.with_name(self.path.name + ".lock")
+        try:
+            fh = open(lock, "a")
+        except OSError as exc:
+            raise InputError(f"cannot lock budget file {self.path}: {exc.strerror}") from None
+        with fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _write(self, data: dict) -> None:
+        r, d = self._sums(data)
+        data["spent"] = {"rho": _up(r), "delta": _up(d)}
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=2)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _update(self, change) -> dict:
+        with self._locked():
+            data = self.read()
+            change(data)
+            self._write(data)
+            return data
+
+    def reserve(
+        self,
+        *,
+        command: str,
+        mechanism: str,
+        rho: float,
+        delta: float = 0.0,
+        neighbouring: str = ADD_REMOVE,
+        epsilon_asked: float | None = None,
+        delta_asked: float | None = None,
+        output: str | None = None,
+    ) -> Reservation:
+        """Charge a run's whole (ρ, δ) (under ``neighbouring``) as "reserved", or refuse it (``BudgetExceeded``)
+        with what is left. Locked: re-read, check, append and write are one step."""
+        if not (math.isfinite(rho) and rho >= 0 and math.isfinite(delta) and 0 <= delta < 1):
+            raise InputError(f"invalid charge rho={rho!r}, delta={delta!r}")
+        holder: dict = {}
+
+        def add(data: dict) -> None:
+            run = relation_of(neighbouring)
+            charge = file_charge(rho, delta, run, data["neighbouring"], command)
+            if not self._fits(data, Fraction(charge), Fraction(delta)):
+                left, room = self.remaining(data)
+                raise BudgetExceeded(
+                    f"budget file {self.path} refuses {command}: it would cost ρ={charge:.6g}"
+                    + (f", δ={delta:.3g}" if delta else "")
+                    + f" but only ρ={left:.6g} (ε≈{self.epsilon_left(data):.4g} at δ={data['delta']:g}) and "
+                    f"δ={max(room, 0.0):.3g} of ({data['epsilon']:g}, {data['delta']:g}) remain (no data was read)"
+                )
+            entry = {
+                "id": uuid.uuid4().hex[:12],
+                "command": command,
+                "mechanism": mechanism,
+                "neighbouring": neighbouring,
+                "epsilon": epsilon_asked,
+                "run_delta": delta_asked,
+                "rho": float(charge),
+                "delta": float(delta),
+                "date": _now(),
+                "status": "reserved",
+                "output": output,
+                "input_fingerprint": None,
+            }
+            data["releases"].append(entry)
+            holder["entry"] = entry
+
+        self._update(add)
+        e = holder["entry"]
+        return Reservation(self, e["id"], e["rho"], e["delta"], output=output)
+
+    @contextmanager
+    def spending(self, *, source: Any = None, **charge: Any) -> Iterator[Reservation]:
+        """Reserve (``reserve(**charge)``), run the body, then mark the release spent with the input's
+        fingerprint; on failure, remove the reservation unless an accountant recorded a spend meanwhile."""
+        res = self.reserve(**charge)
+        spent: list = []
+        hook = spent.append
+        _accountant.SPEND_HOOKS.append(hook)
+        try:
+            res.fingerprint = fingerprint(source) if source is not None else IN_MEMORY
+            yield res
+        except BaseException:
+            _accountant.SPEND_HOOKS.remove(hook)
+            if spent:
+                res.finish("failed (charged)")
+            else:
+                res.cancel()
+            raise
+        _accountant.SPEND_HOOKS.remove(hook)
+        res.finish("spent")
+
+    def __repr__(self) -> str:
+        return f"Budget({str(self.path)!r})"
+
+
+def as_budget(budget: Any) -> Budget | None:
+    """None, a ``Budget``, or a path opened as one (``InputError`` if it is missing or damaged)."""
+    if budget is None or isinstance(budget, Budget):
+        return budget
+    if isinstance(budget, (str, os.PathLike)):
+        return Budget.open(budget)
+    raise InputError(f"budget must be a Budget or a budget file path, not {type(budget).__name__}")
+
+
+def pure_charge(command: str, mechanism: str, epsilon: float, neighbouring: str) -> dict:
+    """The charge of a pure epsilon-DP run: rho = epsilon²/2, delta = 0."""
+    return {
+        "command": command,
+        "mechanism": mechanism,
+        "rho": float(epsilon) ** 2 / 2,
+        "delta": 0.0,
+        "neighbouring": neighbouring,
+        "epsilon_asked": float(epsilon),
+        "delta_asked": 0.0,
+    }
+
+
+def zcdp_charge(command: str, mechanism: str, epsilon: float, delta: float, neighbouring: str) -> dict:
+    """The charge of a rho-zCDP run with rho = cdp_rho(epsilon, delta): (rho, 0)."""
+    return {
+        "command": command,
+        "mechanism": mechanism,
+        "rho": cdp_rho(epsilon, delta),
+        "delta": 0.0,
+        "neighbouring": neighbouring,
+        "epsilon_asked": float(epsilon),
+        "delta_asked": float(delta),
+    }
+
+
+def charged(budget: Any, seed: Any, charge: dict, source: Any, run, output: str = "in-memory result"):
+    """``run()`` with ``charge`` reserved on ``budget`` (a ``Budget`` or its file) for its whole length."""
+    budget = as_budget(budget)
+    refuse_seeded(budget, seed)
+    with budget.spending(**charge, source=source, output=output):
+        return run()
+
+
+def refuse_seeded(budget: Any, seed: Any) -> None:
+    """A seeded run is NOT private: it cannot be charged to a budget file."""
+    if budget is not None and seed is not None:
+        raise InputError("a seeded run is NOT private and cannot be charged to a budget file: drop the seed")
+
+
+__all__ = [
+    "Budget",
+    "Reservation",
+    "fingerprint",
+    "as_budget",
+    "refuse_seeded",
+    "file_charge",
+    "relation_of",
+    "pure_charge",
+    "zcdp_charge",
+    "charged",
+]

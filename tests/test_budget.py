@@ -1,0 +1,347 @@
+"""Privacy budget files: composition across releases, refusal before any record is read, locked reservations
+(two processes racing), damaged files, neighbouring relations, the CLI and the Python API."""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from privsample.cli import main
+from privsample.errors import InputError
+from privsample.privacy import Accountant, BudgetExceeded
+from privsample.privacy.budget import ADD_REMOVE, REPLACE_ONE, Budget, fingerprint
+from privsample.privacy.conversion import cdp_delta, cdp_rho
+
+FAST = ["--iters", "20", "--quiet", "--method", "mst"]
+
+
+def run(argv, capsys=None) -> tuple[int, str]:
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    text = capsys.readouterr().err if capsys is not None else ""
+    return code, text
+
+
+@pytest.fixture
+def data(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pd.DataFrame({"color": rng.choice(["red", "green", "blue"], n), "flag": rng.choice(["y", "n"], n)})
+    csv = tmp_path / "data.csv"
+    df.to_csv(csv, index=False)
+    sch = tmp_path / "schema.yaml"
+    sch.write_text(
+        yaml.safe_dump(
+            {
+                "provenance": "user",
+                "columns": [
+                    {"name": "color", "type": "categorical", "categories": ["red", "green", "blue"]},
+                    {"name": "flag", "type": "categorical", "categories": ["y", "n"]},
+                ],
+            }
+        )
+    )
+    return csv, sch
+
+
+def holds(data: dict) -> bool:
+    """The file's (eps, delta) target, checked independently: sum(delta_i) + cdp_delta(sum(rho_i), eps) <= delta."""
+    rho = sum(Fraction(r["rho"]) for r in data["releases"])
+    d = sum(Fraction(r["delta"]) for r in data["releases"])
+    return float(d) + (cdp_delta(float(rho), data["epsilon"]) if rho else 0.0) <= data["delta"] * (1 + 1e-12)
+
+
+def no_reading(monkeypatch):
+    """Make every way of reading a table fail loudly: a refused run must not call any of them."""
+
+    def boom(*a, **k):
+        raise AssertionError("the data were read")
+
+    import privsample.data.encoding as encoding
+    import privsample.data.table as table
+    import privsample.privacy.budget as budget
+
+    for mod, name in ((table, "read_table"), (table, "table_columns"), (encoding, "read_codes")):
+        monkeypatch.setattr(mod, name, boom)
+    monkeypatch.setattr(budget, "fingerprint", boom)
+
+
+# -- the rule ------------------------------------------------------------------------------------------
+def test_create_refuses_to_overwrite_and_bad_totals(tmp_path):
+    p = tmp_path / "b.json"
+    Budget.create(p, epsilon=1, delta=1e-9, dataset="adult")
+    with pytest.raises(InputError, match="never overwritten"):
+        Budget.create(p, epsilon=2, delta=1e-9)
+    assert json.loads(p.read_text())["epsilon"] == 1
+    for eps, delta in ((0, 1e-9), (1, 0), (1, 1), (math.inf, 1e-9)):
+        with pytest.raises(InputError):
+            Budget.create(tmp_path / "c.json", epsilon=eps, delta=delta)
+
+
+def test_exact_fit_accepted_and_a_hair_more_refused(tmp_path):
+    # one charge of the whole rho fits exactly; any more is refused
+    b = Budget.create(tmp_path / "a.json", epsilon=1, delta=1e-6)
+    whole = cdp_rho(1, 1e-6)
+    assert b.remaining()[0] == whole
+    b.reserve(command="t", mechanism="m", rho=whole)
+    with pytest.raises(BudgetExceeded, match="refuses"):
+        b.reserve(command="t", mechanism="m", rho=1e-15)
+    assert holds(b.read())
+    # with a delta part: (cdp_rho(eps, delta - d), d) fits exactly, as a synth run's accountant is built
+    b = Budget.create(tmp_path / "b.json", epsilon=1, delta=1e-6)
+    rho = cdp_rho(1, 1e-6 - 1e-7)
+    with pytest.raises(BudgetExceeded, match="refuses"):
+        b.reserve(command="t", mechanism="m", rho=math.nextafter(rho * (1 + 1e-9), 1), delta=1e-7)
+    b.reserve(command="t", mechanism="m", rho=rho, delta=1e-7)
+    assert b.read()["releases"][0]["delta"] == 1e-7 and holds(b.read())
+
+
+def test_composition_is_the_sum(tmp_path):
+    """Three charges of a third each fit; a fourth of any size does not (a rule that composed by max, or
+    forgot the delta parts, would accept it)."""
+    b = Budget.create(tmp_path / "a.json", epsilon=2, delta=1e-6)
+    third = cdp_rho(2, 1e-6 - 3e-8) / 3
+    for _ in range(3):
+        b.reserve(command="t", mechanism="m", rho=third * (1 - 1e-9), delta=1e-8)
+    with pytest.raises(BudgetExceeded, match="refuses"):
+        b.reserve(command="t", mechanism="m", rho=third * 1e-3)
+    with pytest.raises(BudgetExceeded, match="refuses"):  # no rho, but delta: the delta parts add up too
+        b.reserve(command="t", mechanism="m", rho=0.0, delta=1e-6 - 3e-8)
+    assert holds(b.read())
+    left, _ = b.remaining()
+    b.reserve(command="t", mechanism="m", rho=left)  # exactly what remains fits
+    assert holds(b.read()) and b.remaining()[0] == 0.0
+
+
+def test_failure_before_spend_cancels_after_spend_keeps(tmp_path):
+    b = Budget.create(tmp_path / "a.json", epsilon=1, delta=1e-9)
+    with pytest.raises(ValueError):
+        with b.spending(command="t", mechanism="m", rho=0.001):
+            raise ValueError("bad input, nothing spent")
+    assert b.read()["releases"] == []
+    with pytest.raises(ValueError):
+        with b.spending(command="t", mechanism="m", rho=0.001):
+            Accountant(0.001).spend(0.0005, "step")
+            raise ValueError("failed after a spend")
+    (r,) = b.read()["releases"]
+    assert r["status"] == "failed (charged)" and r["rho"] == 0.001
+    # absorbing an earlier ledger (a private schema's) is not a spend of this run
+    with pytest.raises(ValueError):
+        with b.spending(command="t", mechanism="m", rho=0.001):
+            acc = Accountant(0.01)
+            acc.absorb(Accountant(0.01).ledger + [Accountant(0.01).spend(0.001, "schema")])
+            raise ValueError("failed before a spend")
+    assert len(b.read()["releases"]) == 2  # the failure before a spend: removed (the charge above was kept)
+
+
+# -- damaged files -------------------------------------------------------------------------------------
+def _damage(data: dict, case: str):
+    if case == "json":
+        return "{not json"
+    if case == "version":
+        data["version"] = 99
+    elif case == "negative":
+        data["releases"][0]["rho"] = -0.001
+    elif case == "totals":
+        data["spent"]["rho"] = 0.0
+    elif case == "overrun":
+        data["releases"][0]["rho"] = data["spent"]["rho"] = 1.0
+    elif case == "nan":
+        data["releases"][0]["delta"] = float("nan")
+    elif case == "epsilon":
+        data["epsilon"] = -1
+    elif case == "releases":
+        data["releases"] = {"a": 1}
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("case", ["json", "version", "negative", "totals", "overrun", "nan", "epsilon", "releases"])
+def test_damaged_file_is_an_error_never_reset(case, tmp_path, capsys):
+    p = tmp_path / "b.json"
+    b = Budget.create(p, epsilon=1, delta=1e-9)
+    b.reserve(command="t", mechanism="m", rho=0.001)
+    p.write_text(_damage(json.loads(p.read_text()), case))
+    before = p.read_text()
+    with pytest.raises(InputError, match="damaged budget file"):
+        Budget.open(p)
+    with pytest.raises(InputError, match="damaged budget file"):
+        b.reserve(command="t", mechanism="m", rho=0.0001)
+    code, text = run(["budget", "show", p], capsys)
+    assert code == 2 and text.count("\n") == 1 and "damaged budget file" in text
+    assert p.read_text() == before  # never reset or rewritten
+
+
+# -- two processes at once -------------------------------------------------------------------------------
+def _race(path, barrier, results):
+    from privsample.privacy.budget import Budget
+
+    b = Budget(path)
+    barrier.wait()
+    try:
+        with b.spending(command="race", mechanism="m", rho=0.01):
+            results.put("won")
+    except Exception as exc:  # BudgetExceeded
+        results.put(type(exc).__name__)
+
+
+def test_two_processes_racing_exactly_one_wins(tmp_path):
+    p = tmp_path / "b.json"
+    Budget.create(p, epsilon=1, delta=1e-9)  # rho 0.0150: fits one charge of 0.01, not two
+    ctx = mp.get_context("fork")
+    for _ in range(5):
+        p.unlink()
+        Budget.create(p, epsilon=1, delta=1e-9)
+        barrier, results = ctx.Barrier(2), ctx.Queue()
+        procs = [ctx.Process(target=_race, args=(str(p), barrier, results)) for _ in range(2)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(60)
+        outcomes = sorted(results.get(timeout=5) for _ in range(2))
+        assert outcomes == ["BudgetExceeded", "won"]
+        data = Budget.open(p).read()
+        assert [r["status"] for r in data["releases"]] == ["spent"] and holds(data)
+
+
+# -- the command line --------------------------------------------------------------------------------------
+def test_synth_runs_compose_and_an_overrun_is_refused_before_reading(data, tmp_path, capsys, monkeypatch):
+    csv, sch = data
+    bf = tmp_path / "steward.budget.json"
+    assert run(["budget", "init", bf, "--epsilon", 1, "--delta", 1e-9, "--dataset", "toy"], capsys)[0] == 0
+    assert run(["budget", "init", bf, "--epsilon", 2], capsys)[0] == 2  # never overwritten
+    for i in (1, 2):  # 2 x rho(0.6) = 0.0112 of rho(1) = 0.0150
+        code, text = run(
+            ["synth", csv, "-o", tmp_path / f"s{i}.csv", "-e", 0.6, "-s", sch, "--budget-file", bf] + FAST, capsys
+        )
+        assert code == 0, text
+    releases = Budget.open(bf).read()["releases"]
+    assert [r["status"] for r in releases] == ["spent", "spent"]
+    assert all(r["rho"] == cdp_rho(0.6, 1e-9) and r["delta"] == 0 for r in releases)
+    assert releases[1]["output"] == str(tmp_path / "s2.csv")
+    assert (
+        releases[0]["input_fingerprint"]
+        == fingerprint(csv)
+        == "sha256:" + __import__("hashlib").sha256(csv.read_bytes()).hexdigest()
+    )
+    before = bf.read_text()
+    no_reading(monkeypatch)
+    code, text = run(
+        ["synth", csv, "-o", tmp_path / "s3.csv", "-e", 0.6, "-s", sch, "--budget-file", bf] + FAST, capsys
+    )
+    assert code == 2 and text.count("\n") == 1 and "refuses synth" in text and "remain" in text, text
+    assert not (tmp_path / "s3.csv").exists() and bf.read_text() == before
+    monkeypatch.undo()
+    code = run(["budget", "show", bf])[0]
+    shown = capsys.readouterr().out
+    assert code == 0 and "s2.csv" in shown and "remaining: ρ" in shown and shown.count(" synth ") == 2
+
+
+def test_env_var_schema_and_own_budget_fits_exactly(data, tmp_path, capsys, monkeypatch):
+    csv, sch = data
+    bf = tmp_path / "b.json"
+    Budget.create(bf, epsilon=1, delta=1e-9)
+    monkeypatch.setenv("PRIVSAMPLE_BUDGET_FILE", str(bf))
+    # a run of the file's own (eps, delta), with private discovery's delta slack: fits exactly
+    code, text = run(["synth", csv, "-o", tmp_path / "s.csv", "-e", 1, "-d", 1e-9] + FAST, capsys)
+    assert code == 0, text
+    (r,) = Budget.open(bf).read()["releases"]
+    assert r["delta"] == pytest.approx(1e-10) and r["rho"] == cdp_rho(1, 1e-9 - 1e-10) and holds(Budget.open(bf).read())
+    code, text = run(["schema", csv, "-o", tmp_path / "p.yaml", "--private-epsilon", 0.01], capsys)
+    assert code == 2 and "refuses schema --private-epsilon" in text
+    code, text = run(["schema", csv, "-o", tmp_path / "d.yaml"], capsys)  # a draft is not charged
+    assert code == 0 and len(Budget.open(bf).read()["releases"]) == 1
+    code, text = run(["synth", csv, "-o", tmp_path / "t.csv", "-e", 1, "--seed", 1] + FAST, capsys)
+    assert code == 2 and "seeded run is NOT private" in text
+
+
+def test_failed_run_before_spending_leaves_no_charge(data, tmp_path, capsys):
+    csv, sch = data
+    bf = tmp_path / "b.json"
+    Budget.create(bf, epsilon=1, delta=1e-9)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("color,flag\n")  # no rows: fine; make the header miss a schema column instead
+    bad.write_text("colour,flag\nred,y\n")
+    code, text = run(["synth", bad, "-o", tmp_path / "s.csv", "-e", 0.5, "-s", sch, "--budget-file", bf] + FAST, capsys)
+    assert code == 2 and "not in the data" in text
+    assert Budget.open(bf).read()["releases"] == []
+
+
+def test_neighbouring_relations(data, tmp_path, capsys):
+    csv, sch = data
+    ar, ro = tmp_path / "ar.json", tmp_path / "ro.json"
+    Budget.create(ar, epsilon=2, delta=1e-9)
+    assert run(["budget", "init", ro, "--epsilon", 2, "--neighbouring", "replace-one"], capsys)[0] == 0
+    assert (
+        Budget.open(ro).read()["neighbouring"] == REPLACE_ONE and Budget.open(ar).read()["neighbouring"] == ADD_REMOVE
+    )
+    kary = ["draw", "kary", csv, "-c", "color", "--categories", "red,green,blue", "-e", 0.1, "--skip-accuracy-check"]
+    code, text = run(kary + ["-o", tmp_path / "k.csv", "--budget-file", ar], capsys)
+    assert code == 2 and "replace-one" in text and not (tmp_path / "k.csv").exists()
+    code, text = run(kary + ["-o", tmp_path / "k.csv", "--budget-file", ro], capsys)
+    assert code == 0, text
+    (r,) = Budget.open(ro).read()["releases"]
+    assert r["rho"] == 0.1**2 / 2 and r["command"] == "draw kary" and r["output"] == str(tmp_path / "k.csv")
+    # add/remove synth with a reviewed schema counts 4 rho in a replace-one file; with discovery it is refused
+    code, text = run(["synth", csv, "-o", tmp_path / "s.csv", "-e", 0.5, "-s", sch, "--budget-file", ro] + FAST, capsys)
+    assert code == 0, text
+    assert Budget.open(ro).read()["releases"][1]["rho"] == 4 * cdp_rho(0.5, 1e-9)
+    code, text = run(["synth", csv, "-o", tmp_path / "t.csv", "-e", 0.5, "--budget-file", ro] + FAST, capsys)
+    assert code == 2 and "δ > 0" in text
+
+
+# -- the Python API ------------------------------------------------------------------------------------------
+def test_python_api_charges_and_refuses(data, tmp_path):
+    import privsample
+
+    csv, sch = data
+    df = pd.read_csv(csv)
+    b = privsample.Budget.create(tmp_path / "b.json", epsilon=1, delta=1e-9)
+    s = privsample.Synthesizer("mst", epsilon=0.6, budget=b, iters=20).fit(df, schema=sch)
+    assert s.fitted
+    privsample.synthesize(csv, epsilon=0.6, method="mst", schema=sch, budget=str(b.path), method_options={"iters": 20})
+    rs = privsample.Budget.open(b.path).read()["releases"]
+    assert [r["input_fingerprint"][:7] for r in rs] == ["values:", "sha256:"]
+    with pytest.raises(BudgetExceeded, match="refuses synth"):
+        privsample.Synthesizer("mst", epsilon=0.6, budget=b).fit(df, schema=sch)
+    ro = privsample.Budget.create(tmp_path / "r.json", epsilon=1, delta=1e-9, neighbouring="replace-one")
+    rel = privsample.draw_kary(
+        df, "color", categories=["red", "green", "blue"], epsilon=0.1, budget=ro, skip_accuracy_check=True
+    )
+    assert len(rel.table) == 1 and ro.read()["releases"][0]["rho"] == 0.1**2 / 2
+    with pytest.raises(InputError, match="replace-one"):
+        privsample.draw_product(df.assign(color=1), ["color"], epsilon=0.5, budget=b, skip_accuracy_check=True)
+
+
+def test_schema_discover_cube_and_mbde_are_charged(tmp_path):
+    import privsample
+    from privsample.data.schema import Numeric
+
+    rng = np.random.default_rng(1)
+    b = privsample.Budget.create(tmp_path / "b.json", epsilon=1, delta=1e-9)
+    df = pd.DataFrame({"x": rng.normal(40, 10, 200).clip(0, 100), "c": rng.choice(["a", "b"], 200)})
+    s = privsample.Schema.discover(df, 0.3, 1e-9, budget=b)
+    assert s.provenance == "private"
+    (r,) = b.read()["releases"]
+    assert r["rho"] == cdp_rho(0.3, 5e-10) and r["delta"] == 5e-10 and r["command"] == "schema --private-epsilon"
+    sch = privsample.Schema([Numeric("x", 0.0, 100.0)], provenance="user")
+    rel = privsample.mbde_sample(
+        df, schema=sch, columns="x", epsilon=0.1, samples=2, rounds=1, epochs=2, hidden="4", budget=b
+    )  # integral privacy: fits an add/remove file
+    assert len(rel.table) == 2 and b.read()["releases"][1]["rho"] == 0.1**2 / 2
+    bits = pd.DataFrame(rng.integers(0, 2, size=(100, 3)), columns=["a", "b", "c"])
+    with pytest.raises(InputError, match="replace-one"):  # cube: replace-one, refused in an add/remove file
+        privsample.cube_sample(bits, epsilon=0.5, k=1, degree=1, budget=b)
+    ro = privsample.Budget.create(tmp_path / "r.json", epsilon=1, delta=1e-9, neighbouring="replace-one")
+    with pytest.raises(BudgetExceeded, match="no data was read"):  # pure 5-DP costs 12.5, far above rho(1, 1e-9)
+        privsample.cube_sample(bits, epsilon=5, k=1, degree=1, budget=ro)
+    assert ro.read()["releases"] == [] and len(b.read()["releases"]) == 2
