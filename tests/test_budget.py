@@ -243,7 +243,7 @@ def test_synth_runs_compose_and_an_overrun_is_refused_before_reading(data, tmp_p
     monkeypatch.undo()
     code = run(["budget", "show", bf])[0]
     shown = capsys.readouterr().out
-    assert code == 0 and "s2.csv" in shown and "remaining: ρ" in shown and shown.count(" synth ") == 2
+    assert code == 0 and "s2.csv" in shown and "remaining: ρ" in shown and shown.count(" synth ") == 3  # 2 rows, 1 hint
 
 
 def test_env_var_schema_and_own_budget_fits_exactly(data, tmp_path, capsys, monkeypatch):

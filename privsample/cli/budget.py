@@ -8,6 +8,8 @@ holds the SHA-256 fingerprint of each input file.
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 from typing import Optional
 
@@ -79,8 +81,23 @@ def show(file: Path = typer.Argument(..., help="A budget file.")) -> None:
         f"{data['delta']:g})-DP so far",
         highlight=False,
     )
-    out.print(
-        f"remaining: ρ = {rho_left:.6g} (δ = {delta_left:.3g} left), i.e. ε ≈ {b.epsilon_left(data):.4f} at "
-        f"δ = {data['delta']:g} for one more run",
-        highlight=False,
-    )
+    out.print(f"remaining: ρ = {rho_left:.6g} (δ = {delta_left:.3g} left)", highlight=False)
+    if rho_left > 0:  # what one more run may ask for: its own ε at its own δ (synth's default δ)
+        from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
+        from privsample.privacy.conversion import cdp_epsilon
+
+        disc = cdp_epsilon(rho_left, (1 - DISCOVERY_DELTA_SHARE) * DEFAULT_DELTA)
+        out.print(
+            f"one more run fits up to: synth --epsilon {_floor(disc)} (δ = {DEFAULT_DELTA:g}, schema discovered), "
+            f"--epsilon {_floor(cdp_epsilon(rho_left, DEFAULT_DELTA))} with a reviewed schema; a pure ε-DP release "
+            f"(cube, draw kary, mbde) up to ε = {_floor(math.sqrt(2 * rho_left))}",
+            highlight=False,
+        )
+
+
+def _floor(x: float) -> str:
+    """``x`` rounded down to 4 significant digits (a bound the user may type and still fit)."""
+    if x <= 0:
+        return "0"
+    step = 10 ** (math.floor(math.log10(x)) - 3)
+    return f"{math.floor(x / step) * step:.4g}"

@@ -353,8 +353,9 @@ class Budget:
                 raise BudgetExceeded(
                     f"budget file {self.path} refuses {command}: it would cost ρ={charge:.6g}"
                     + (f", δ={delta:.3g}" if delta else "")
-                    + f" but only ρ={left:.6g} (ε≈{self.epsilon_left(data):.4g} at δ={data['delta']:g}) and "
-                    f"δ={max(room, 0.0):.3g} of ({data['epsilon']:g}, {data['delta']:g}) remain (no data was read)"
+                    + f" but only ρ={left:.6g} and δ={max(room, 0.0):.3g} of ({data['epsilon']:g}, "
+                    f"{data['delta']:g}) remain (no data was read; 'privsample budget show {self.path}' says what "
+                    "one more run may ask for)"
                 )
             entry = {
                 "id": uuid.uuid4().hex[:12],
