@@ -28,7 +28,8 @@ NON-PRIVATELY with ``Schema.draft``, or discovered privately with ``Schema.disco
 private): ``evaluate`` returns an ``Evaluation``. The research samplers, each returning a ``Release`` (the
 draws, the ``Ledger``, the guarantee): ``draw_kary``, ``draw_bernoulli``, ``draw_product`` (samplers from
 distributions), ``cube_sample`` (noise-free sampling on the Boolean cube), ``mbde_sample`` (integrally private
-MBDE). Bad input raises ``InputError`` before any budget is spent.
+MBDE). ``plan`` forecasts a fit (budget split, noise, time, memory) from the header and file size, reading no
+record. Bad input raises ``InputError`` before any budget is spent.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from privsample.errors import InputError
 
 if TYPE_CHECKING:
     from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
+    from privsample.api.plan import plan
     from privsample.api.cube import cube_sample
     from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
     from privsample.api.mbde import mbde_sample
@@ -61,6 +63,7 @@ _LAZY = {
     "mbde_sample": "privsample.api.mbde",
     "Release": "privsample.api",
     "Ledger": "privsample.privacy.ledger",
+    "plan": "privsample.api.plan",
 }
 
 __all__ = [
@@ -79,6 +82,7 @@ __all__ = [
     "mbde_sample",
     "Release",
     "Ledger",
+    "plan",
     "InputError",
     "__version__",
 ]

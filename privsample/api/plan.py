@@ -305,14 +305,16 @@ def plan(
     rows: int | None = None,
     max_memory_mb: float | None = None,
     probe: bool = True,
+    delimiter: str | None = None,
+    encoding: str | None = None,
 ) -> Plan:
     """The plan of ``privsample synth`` on the table at ``source`` for each epsilon (a number, a list or
     '0.3,1,3') and method (default: mst, aim and ppsyn), without reading a record (module docstring).
 
     ``schema``: a reviewed or private schema (path or ``Schema``); without it the plan includes private
     discovery. ``rows``: the number of records if you know it (else estimated from the file size).
-    ``probe``: time this machine (about 0.2 s); False assumes the reference speed. ``InputError`` for bad
-    input."""
+    ``probe``: time this machine (about 0.2 s); False assumes the reference speed. ``delimiter`` /
+    ``encoding``: a CSV file's (default: detected from the header line; UTF-8). ``InputError`` for bad input."""
     from privsample.data.schema import Schema, check_schema_usable
     from privsample.data.table import table_format
     from privsample.pipeline import (
@@ -344,7 +346,7 @@ def plan(
         schema = Schema.load(schema)
     if schema is not None:
         check_schema_usable(schema)
-    names = header_names(path)
+    names = header_names(path, delimiter, encoding)
     size = path.stat().st_size
     if schema is not None:
         missing = [c.name for c in schema.columns if c.name not in names]
