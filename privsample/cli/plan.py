@@ -30,7 +30,7 @@ def plan(
     data: Path = typer.Argument(..., help="Table to plan for (CSV, CSV.gz or Parquet): only its header and size."),
     epsilon: str = typer.Option(..., "--epsilon", "-e", help="Privacy budget ε, or a list to compare: 0.3,1,3."),
     delta: float = typer.Option(1e-9, "--delta", "-d", help="Privacy parameter δ in (0, 1)."),
-    schema: Optional[Path] = typer.Option(None, "--schema", help="Reviewed schema (YAML/JSON); else discovery."),
+    schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Reviewed schema (YAML/JSON); else discovery."),
     method: Optional[str] = typer.Option(None, "--method", "-m", help="mst | aim | ppsyn (default: all three)."),
     rows: Optional[int] = typer.Option(None, "--rows", help="Number of records, if known (else from the size)."),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="The memory limit the run would have."),
