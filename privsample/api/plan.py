@@ -98,7 +98,7 @@ def row_bytes(schema, columns: int) -> float:
 def estimate_rows(path: Path, size: int, schema, columns: int) -> int:
     """Rows estimated from the file size alone (bytes / expected bytes a row). Public; a rough guess."""
     name = path.name.lower()
-    if name.endswith(".parquet") or name.endswith(".pq"):
+    if table_kind_is_parquet(name):
         return max(1, int(size / (PARQUET_CELL_BYTES * columns)))
     ratio = GZIP_RATIO if name.endswith(".gz") else 1.0
     return max(1, int(size * ratio / row_bytes(schema, columns)))
@@ -417,8 +417,20 @@ def plan(
         max_memory_mb=float(max_memory_mb),
         speed=speed,
         rows=out,
-        verdict=_verdict(out, n),
+        verdict=_rows_warning(path, rows) + _verdict(out, n),
     )
+
+
+def _rows_warning(path: Path, rows: int | None) -> list[str]:
+    """A compressed file's size says little about its rows: say so (public: the file name)."""
+    name = path.name.lower()
+    if rows is None and (name.endswith(".gz") or table_kind_is_parquet(name)):
+        return ["the row estimate of a compressed file (gzip, Parquet) can be off by 10x or more: pass --rows"]
+    return []
+
+
+def table_kind_is_parquet(name: str) -> bool:
+    return name.endswith((".parquet", ".pq"))
 
 
 def _verdict(rows: list[MethodPlan], n: int) -> list[str]:
@@ -432,7 +444,7 @@ def _verdict(rows: list[MethodPlan], n: int) -> list[str]:
         if r.min_category_records is not None and r.method == rows[0].method:
             lines.append(f"at ε={r.epsilon:g}, categories below ~{r.min_category_records:,} records merge into (other)")
     ok = [r for r in rows if r.method not in refused]
-    if ok:
+    if len({r.method for r in ok}) > 1:
         eps = max(r.epsilon for r in ok)
         at = [r for r in ok if r.epsilon == eps]
         quick = [r for r in at if r.seconds <= 600]
