@@ -133,3 +133,31 @@ def test_bad_input(garbage_csv, tmp_path, capsys, args, what):
     code, out, err = run(args, capsys)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and what in err
+
+
+@pytest.mark.parametrize("method", ["mst", "aim", "ppsyn"])
+def test_noise_matches_a_fit(tmp_path, method):
+    """The plan's sigma of the first measurements is the noise scale a seeded fit's ledger records."""
+    import numpy as np
+    import pandas as pd
+
+    from privsample.pipeline import synthesize
+
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.csv"
+    pd.DataFrame({c: rng.integers(0, k, 400).astype(str) for c, k in (("color", 3), ("size", 10), ("flag", 2))}).to_csv(
+        data, index=False
+    )
+    s = schema_file(tmp_path)
+    r = plan(data, epsilon=1, schema=s, method=method, probe=False).rows[0]
+    fit = synthesize(data, epsilon=1, schema=s, method=method, seed=1, sample=False, method_options={"iters": 20})
+    entries = fit.accountant.to_dict()["entries"]
+    gauss = [e for e in entries if e["mechanism"] == "discrete Gaussian"]
+    if method == "ppsyn":  # PrivSyn's split: the largest column's sigma is the smallest
+        scales = [e["noise_scale"] for e in gauss if "init/" in e["label"]]
+        assert min(scales) == pytest.approx(r.noise["sigma_1way_min"]) and max(scales) == pytest.approx(
+            r.noise["sigma_1way"]
+        )
+    else:
+        assert gauss[0]["noise_scale"] == pytest.approx(r.noise["sigma_1way"])
+    assert sum(e["rho"] for e in entries) == pytest.approx(r.rho_synth)
