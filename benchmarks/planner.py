@@ -2,9 +2,11 @@
 
 ``--fit`` fits the calibration the planner keeps (``privsample/api/plan_calibration.json``) on the runs of
 ``benchmarks/results/wide_tables.csv`` (status ok, both epsilons): per method, seconds = exp(a + b_k log f_k)
-by least squares on the logs, and peak RSS = c0 + c_k f_k by non-negative least squares, with the public
-features of ``privsample.api.plan.features`` (rows, columns, cells of all pairs, rho); and it stores the
-speed probe's time on this machine (``speed_probe``), so that a plan scales by the probe at planning time.
+by bounded least squares on the logs, and peak RSS = c0 + c_k f_k by non-negative least
+squares, with the public features of ``privsample.api.plan.features`` (rows, columns, cells of all pairs, rho);
+and it stores the speed probe's time on this machine per unit of load factor, and the runs' mean load factor
+(``plan.load_factor`` of the load average before each), so that a plan scales by the probe and the load
+average at planning time (``plan.machine_speed``).
 
 The default run plans, then runs, MST, AIM and PPSyn-DP at epsilon = 1 on Adult (discretised, with its
 domain), NLTCS and ACS (with their domains) and the generator's wide tables of 25 and 50 columns x 100,000
@@ -80,16 +82,16 @@ def table_csv(name: str):
 
 def fit() -> None:
     """Fit the calibration on wide_tables.csv and write plan_calibration.json."""
-    from scipy.optimize import nnls
+    from scipy.optimize import lsq_linear, nnls
 
-    from privsample.api.plan import CALIBRATION, features, speed_probe
+    from privsample.api.plan import CALIBRATION, features, load_factor, speed_probe
     from privsample.privacy.conversion import cdp_rho
 
     rows = [r for r in csv.DictReader(open(RESULTS / "wide_tables.csv")) if r["status"] == "ok"]
     cache: dict = {}
     out = {"methods": {}}
     for m in METHODS:
-        X, y, M, z = [], [], [], []
+        X, y, M, z, loads = [], [], [], [], []
         for r in rows:
             if r["method"] != m:
                 continue
@@ -99,10 +101,15 @@ def fit() -> None:
             f = features(n, sizes, cdp_rho(float(r["epsilon"]), 1e-9))
             X.append([1.0] + [math.log(f[k]) for k in LOG_FEATURES])
             y.append(math.log(float(r["total_s"])))
+            loads.append(load_factor(float(r["load_before"].split()[0])))
             M.append([1.0] + [f[k] * MEM_FEATURES[k] for k in MEM_FEATURES])
             z.append(float(r["peak_rss_mb"]))
         X, y = np.array(X), np.array(y)
-        coef = np.linalg.lstsq(X, y, rcond=None)[0]
+        # exponents of rows and columns >= 0 (more records or columns never take less time); pair cells and rho
+        # in [-1, 1] (a finer domain fills the model-size limit with fewer cliques): without bounds, AIM's 8 runs
+        # give rows a negative exponent (an artefact of too few runs)
+        lo, hi = [-np.inf, 0, 0, -1, -1], [np.inf, 4, 4, 1, 1]
+        coef = lsq_linear(X, y, bounds=(lo, hi)).x
         cm, _ = nnls(np.array(M), np.array(z))
         fitted = np.exp(X @ coef) / np.exp(y)
         print(m, len(y), "time ratio range", fitted.min().round(2), fitted.max().round(2))
@@ -113,8 +120,11 @@ def fit() -> None:
                 "linear": {k: [float(c), MEM_FEATURES[k]] for k, c in zip(MEM_FEATURES, cm[1:])},
             },
             "fitted_on": len(y),
+            "load_factor": float(np.exp(np.mean(np.log(loads)))),
         }
-    out["probe_seconds"] = float(np.median([speed_probe() for _ in range(5)]))
+    # the probe's reference: its time now, over this moment's load factor (times are per unit of load factor)
+    out["probe_seconds"] = float(np.median([speed_probe() for _ in range(5)])) / load_factor(os.getloadavg()[0])
+    out["load_factor"] = float(np.exp(np.mean([np.log(out["methods"][m]["load_factor"]) for m in METHODS])))
     out["source"] = "benchmarks/results/wide_tables.csv (ok runs, eps 1 and 0.3), fitted by benchmarks/planner.py"
     out["memory"] = "peak RSS MB = intercept + sum c * feature * scale (features: rows*cols, cells of all pairs, cols)"
     CALIBRATION.write_text(json.dumps(out, indent=2) + "\n")
@@ -155,7 +165,7 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--tables", default=",".join(TABLES))
     ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--timeout", type=float, default=150.0)
+    ap.add_argument("--timeout", type=float, default=200.0)
     args = ap.parse_args()
     if args.fit:
         return fit()

@@ -148,6 +148,26 @@ def speed_probe() -> float:
     return 3 * sorted(times)[1]
 
 
+def load_factor(load: float, cores: int | None = None) -> float:
+    """How much slower a CPU-bound run is expected to be at this 1-minute load average: (load + 1) / cores,
+    at least 1 (a run shares the cores with ``load`` others)."""
+    import os
+
+    cores = cores or os.cpu_count() or 1
+    return max(1.0, (float(load) + 1.0) / cores)
+
+
+def machine_speed(calibration: dict) -> float:
+    """Time factor against the calibration runs: the geometric mean of the probe's (``speed_probe`` over its
+    reference at the runs' load) and of the load average's (``load_factor`` over the runs'), two noisy views of
+    the same slowdown; in [0.25, 8]."""
+    import os
+
+    probe = speed_probe() / (calibration["probe_seconds"] * calibration["load_factor"])
+    load = load_factor(os.getloadavg()[0]) / calibration["load_factor"]
+    return min(max(math.sqrt(probe * load), 0.25), 8.0)
+
+
 # -- the plan --------------------------------------------------------------------------------------
 @dataclass
 class MethodPlan:
@@ -363,8 +383,7 @@ def plan(
     d = len(sizes)
     n = rows if rows is not None else estimate_rows(path, size, schema, len(names))
     calibration = load_calibration()
-    speed = (speed_probe() / calibration["probe_seconds"]) if probe else 1.0
-    speed = min(max(speed, 0.25), 8.0)
+    speed = machine_speed(calibration) if probe else 1.0
     out: list[MethodPlan] = []
     checks = {m: _size_check(m, domain, schema, max_memory_mb) for m in methods}
     model = {m: _model_mb(m, domain) for m in methods}
