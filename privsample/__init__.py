@@ -28,8 +28,9 @@ NON-PRIVATELY with ``Schema.draft``, or discovered privately with ``Schema.disco
 private): ``evaluate`` returns an ``Evaluation``. The research samplers, each returning a ``Release`` (the
 draws, the ``Ledger``, the guarantee): ``draw_kary``, ``draw_bernoulli``, ``draw_product`` (samplers from
 distributions), ``cube_sample`` (noise-free sampling on the Boolean cube), ``mbde_sample`` (integrally private
-MBDE). Bad input raises ``InputError`` before any budget is spent. ``Budget`` (``Budget.create``/``Budget.open``):
-a privacy budget file that composes releases from one dataset, passed as ``budget=`` to each of them.
+MBDE). ``plan`` forecasts a fit (budget split, noise, time, memory) from the header and file size, reading no
+record. ``Budget`` (``Budget.create``/``Budget.open``): a privacy budget file that composes releases from one
+dataset, passed as ``budget=`` to each of them. Bad input raises ``InputError`` before any budget is spent.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ from privsample.errors import InputError
 
 if TYPE_CHECKING:
     from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
+    from privsample.api.plan import plan
     from privsample.api.cube import cube_sample
     from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
     from privsample.api.mbde import mbde_sample
@@ -64,6 +66,7 @@ _LAZY = {
     "Release": "privsample.api",
     "Ledger": "privsample.privacy.ledger",
     "Budget": "privsample.privacy.budget",
+    "plan": "privsample.api.plan",
 }
 
 __all__ = [
@@ -83,6 +86,7 @@ __all__ = [
     "Release",
     "Ledger",
     "Budget",
+    "plan",
     "InputError",
     "__version__",
 ]

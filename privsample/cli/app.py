@@ -14,6 +14,7 @@ import sys
 import typer
 
 from privsample.cli import budget, cube, draw, mbde, synth
+from privsample.cli.plan import plan
 from privsample.cli.common import err
 from privsample.errors import PrivsampleError
 
@@ -46,6 +47,7 @@ app = typer.Typer(
 for command in (synth.synth, synth.sample, synth.schema, synth.check, synth.evaluate, synth.demo):
     app.command()(command)
 app.command("mbde")(mbde.mbde)  # MBDE, integral privacy
+app.command("plan")(plan)  # a forecast before the first spend (reads no record)
 app.add_typer(cube.cube_app, name="cube")  # private sampling on the Boolean cube
 app.add_typer(draw.draw_app, name="draw")  # DP samplers from distributions
 app.add_typer(budget.budget_app, name="budget")  # privacy budget files across releases

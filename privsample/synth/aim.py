@@ -140,6 +140,11 @@ class AIM(WorkloadSynthesizer):
         self.cache_limit_mb = cache_limit_mb
         self.optimistic_step = bool(optimistic_step)  # see numpy_md.optimistic_lipschitz
 
+    def rounds_and_sigma(self, rho: float, d: int) -> tuple[int, float, float]:
+        """(rounds T, initial sigma, initial rho_sel) for a fit given ``rho`` on ``d`` columns (public)."""
+        T = int(self.rounds or 16 * d)
+        return T, math.sqrt(T / (2 * self.alpha * rho)), (1 - self.alpha) * rho / T
+
     def fit(
         self,
         engine: MarginalEngine,
@@ -166,9 +171,7 @@ class AIM(WorkloadSynthesizer):
             workload = self._workload(domain)
             weights = candidate_weights(workload)
             candidates = list(weights)
-        T = int(self.rounds or 16 * d)
-        sigma = math.sqrt(T / (2 * self.alpha * rho))
-        rho_sel = (1 - self.alpha) * rho / T
+        T, sigma, rho_sel = self.rounds_and_sigma(rho, d)
 
         # Initialisation: one-way candidates, identity queries.
         one_way = [cl for cl in candidates if len(cl) == 1]

@@ -52,7 +52,7 @@ import numpy as np
 
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant
-from privsample.privacy.mechanisms import exponential_select, gaussian_measure
+from privsample.privacy.mechanisms import exponential_select, gaussian_measure, sigma_for_rho
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
 from privsample.synth.base import (
@@ -141,6 +141,20 @@ def edge_scores(model_err, cells, sigma2: float, answers, shares, total: float) 
 
 
 PUBLIC_SENSITIVITY = 2.0  # the selection's sensitivity whenever public options are offered (``edge_scores``)
+
+
+def budget_split(rho: float, d: int) -> dict[str, float]:
+    """MST's split of ``rho`` over ``d`` columns (module docstring, steps 1-3), public: each 1-way measurement,
+    each tree draw and each 2-way measurement (the last 2-way one spends what remains), and their noise scales."""
+    rho_1way = rho / 3.0 / d
+    rho_pair = (rho / 3.0) / max(d - 1, 1)
+    return {
+        "rho_1way": rho_1way,
+        "rho_select": rho_pair,
+        "rho_2way": rho_pair,
+        "sigma_1way": sigma_for_rho(rho_1way),
+        "sigma_2way": math.sqrt(1.0 / (2.0 * (rho / 3.0) / max(d - 1, 1))),
+    }
 
 
 def _find(parent: dict, a):
@@ -235,7 +249,8 @@ class MST(Synthesizer):
         # 1. one-way marginals (rho/3).
         progress("measure 1-way", step=0, steps=d, accountant=accountant)
         ones = engine.marginals([(a,) for a in attrs])
-        rho1 = rho / 3.0 / d
+        split = budget_split(rho, d)
+        rho1 = split["rho_1way"]
         log1: list[pgm.LinearMeasurement] = []
         one_way: dict[str, tuple[np.ndarray, float]] = {}
         for i, a in enumerate(attrs):
@@ -287,12 +302,12 @@ class MST(Synthesizer):
             weights[(a, b)] = float(np.abs(x - mu).sum())
         parent = {a: a for a in attrs}
         tree: list[tuple[str, str]] = []
-        rho_sel = (rho / 3.0) / max(d - 1, 1)
+        rho_sel = split["rho_select"]
         # public data: the pairs' public shares on the compressed domain, and the noise scale a step-3 measurement
         # would have if every edge were private (public: rho and d)
         pub_shares: dict[tuple[str, str], np.ndarray] = {}
         public_tree: list[tuple[str, str]] = []  # the edges picked from the public table (no measurement)
-        sigma2 = math.sqrt(1.0 / (2.0 * (rho / 3.0) / max(d - 1, 1)))
+        sigma2 = split["sigma_2way"]
         if public is not None:
             accountant.note_public(public.name, public.rows, public.fingerprint)
             pub = public.engine.marginals(pairs)

@@ -264,6 +264,19 @@ class PPSyn(WorkloadSynthesizer):
         cap = self.max_candidates if (self.mode == "dp" and self.schedule == "annealed") else None
         return cells if cap is None or count <= cap else min(cells, cap * domain.size(largest))
 
+    def rounds_and_share(self, d: int) -> tuple[int, float]:
+        """(rounds T, the initialisation's share of rho) on ``d`` columns: public (class docstring)."""
+        annealed = self.mode != "paper" and self.schedule == "annealed"
+        width = d if self.round_width_cap is None else min(d, int(self.round_width_cap))  # public: d
+        T = int(self.rounds or (self.round_factor * width if annealed else d))
+        share = one_way_share(d, annealed) if self.one_way_share is None else float(self.one_way_share)
+        return T, share
+
+    def round_split(self, rho_left: float, T: int) -> tuple[float, float]:
+        """The annealed schedule's first rounds: (rho_m, rho_sel) when ``rho_left`` is cut into ``T`` rounds."""
+        rho_round = rho_left / T
+        return self.alpha * rho_round, (1 - self.alpha) * rho_round
+
     @contextmanager
     def _reading(self, step: str):
         """Marks the only places that read the data (initialisation, selection, contribution, measurement)."""
@@ -320,9 +333,7 @@ class PPSyn(WorkloadSynthesizer):
         candidates = list(self._weights)
         progress("plan workload", step=1, steps=1, accountant=accountant, message="candidate marginals")
         annealed = not unsafe and self.schedule == "annealed"
-        width = d if self.round_width_cap is None else min(d, int(self.round_width_cap))  # public: d
-        T = int(self.rounds or (self.round_factor * width if annealed else d))
-        share = one_way_share(d, annealed) if self.one_way_share is None else float(self.one_way_share)
+        T, share = self.rounds_and_share(d)
         spender = _Spender(accountant, noise, unsafe)
 
         # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn's split of share * rho.
@@ -516,8 +527,7 @@ class PPSyn(WorkloadSynthesizer):
         # the rounds share what this fit was given (rho) less what it spent on initialisation; the accountant's
         # spend before the fit (spent_before: schema discovery) is already outside rho
         spent = accountant.spent - spent_before
-        rho_round = (rho - spent) / T if spent < rho else 0.0
-        rho_m, rho_sel = self.alpha * rho_round, (1 - self.alpha) * rho_round
+        rho_m, rho_sel = self.round_split(rho - spent if spent < rho else 0.0, T)
         option_cache: dict = {}
         group_errors: dict = {}  # clique -> GroupErrors of its current options (public)
         subsets = self.max_candidates is not None and len(candidates) > self.max_candidates  # rounds draw subsets

@@ -1,0 +1,284 @@
+"""Benchmark: the planner's time and memory forecasts (``privsample plan``) against real runs.
+
+``--fit`` fits the calibration the planner keeps (``privsample/api/plan_calibration.json``) on the runs of
+``benchmarks/results/wide_tables.csv`` (status ok, both epsilons): per method, seconds = exp(a + b_k log f_k)
+by bounded least squares on the logs, and peak RSS = c0 + c_k f_k by non-negative least
+squares, with the public features of ``privsample.api.plan.features`` (rows, columns, cells of all pairs, rho);
+and it stores the speed probe's time on this machine per unit of load factor, and the runs' mean load factor
+(``plan.load_factor`` of the load average before each), so that a plan scales by the probe and the load
+average at planning time (``plan.machine_speed``).
+
+The default run plans, then runs, MST, AIM and PPSyn-DP at epsilon = 1 on Adult (discretised, with its
+domain), NLTCS and ACS (with their domains) and the generator's wide tables of 25 and 50 columns x 100,000
+rows (written as CSV, with their schema): each run ``privsample.pipeline.synthesize`` in a fresh process
+(seeded noise: NOT private), its wall time and peak RSS against the plan's, and the ratio. The planner gets
+the schema and the file only (its row count is its own estimate from the file size). AIM on 50 columns
+takes about 20 minutes, past this benchmark's time limit (``--timeout``): it is reported as such.
+
+    python benchmarks/planner.py --fit        # refit the calibration from wide_tables.csv
+    python benchmarks/planner.py              # forecasts against runs (about 10 minutes)
+Results: benchmarks/results/planner.md and planner.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import common
+from common import DATA, RESULTS, ROOT
+
+CSV_PATH = RESULTS / "planner.csv"
+MD_PATH = RESULTS / "planner.md"
+CACHE = ROOT / "benchmarks" / ".cache"
+TABLES = ("adult", "nltcs", "acs", "wide-25x100000", "wide-50x100000")
+METHODS = ("mst", "aim", "ppsyn")
+LOG_FEATURES = ("rows", "cols", "pair_cells", "rho")
+MEM_FEATURES = {"cells": 1e-6, "pair_cells": 1e-6, "cols": 1.0}  # rows*cols as "cells"
+
+
+def sizes_of(name: str) -> tuple[list[int], int]:
+    """(domain sizes, rows) of a benchmark table, public."""
+    import wide_tables
+
+    if name in ("adult", "acs", "nltcs"):
+        dom = json.loads((DATA / f"{name}-domain.json").read_text())
+        rows = {"adult": 48_842, "acs": 47_461, "nltcs": 21_574}[name]
+        return list(dom.values()), rows
+    cols, rows = wide_tables.table_shape(name)
+    schema = common.network_schema(wide_tables.wide_network(cols))
+    return list(schema.domain().shape), rows
+
+
+def table_csv(name: str):
+    """(CSV path, schema path) of a benchmark table (the wide tables written as CSV on first use)."""
+    from privsample.data.schema import Categorical, Schema
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    spath = CACHE / f"{name}.schema.yaml"
+    if name in ("adult", "acs", "nltcs"):
+        dom = json.loads((DATA / f"{name}-domain.json").read_text())
+        if not spath.exists():
+            Schema([Categorical(a, tuple(str(v) for v in range(n))) for a, n in dom.items()]).save(spath)
+        return DATA / f"{name}.csv", spath
+    import pandas as pd
+    import wide_tables
+
+    path = CACHE / f"{name}.csv"
+    if not path.exists():
+        pq, schema = wide_tables.table(name)
+        pd.read_parquet(pq).to_csv(path, index=False)
+        schema.save(spath)
+    return path, spath
+
+
+def fit() -> None:
+    """Fit the calibration on wide_tables.csv and write plan_calibration.json."""
+    from scipy.optimize import lsq_linear, nnls
+
+    from privsample.api.plan import CALIBRATION, features, load_factor, speed_probe
+    from privsample.privacy.conversion import cdp_rho
+
+    rows = [r for r in csv.DictReader(open(RESULTS / "wide_tables.csv")) if r["status"] == "ok"]
+    cache: dict = {}
+    out = {"methods": {}}
+    for m in METHODS:
+        X, y, M, z, loads = [], [], [], [], []
+        for r in rows:
+            if r["method"] != m:
+                continue
+            if r["table"] not in cache:
+                cache[r["table"]] = sizes_of(r["table"])
+            sizes, n = cache[r["table"]]
+            f = features(n, sizes, cdp_rho(float(r["epsilon"]), 1e-9))
+            X.append([1.0] + [math.log(f[k]) for k in LOG_FEATURES])
+            y.append(math.log(float(r["total_s"])))
+            loads.append(load_factor(float(r["load_before"].split()[0])))
+            M.append([1.0] + [f[k] * MEM_FEATURES[k] for k in MEM_FEATURES])
+            z.append(float(r["peak_rss_mb"]))
+        X, y = np.array(X), np.array(y)
+        # exponents of rows and columns >= 0 (more records or columns never take less time); pair cells and rho
+        # in [-1, 1] (a finer domain fills the model-size limit with fewer cliques): without bounds, AIM's 8 runs
+        # give rows a negative exponent (an artefact of too few runs)
+        lo, hi = [-np.inf, 0, 0, -1, -1], [np.inf, 4, 4, 1, 1]
+        coef = lsq_linear(X, y, bounds=(lo, hi)).x
+        cm, _ = nnls(np.array(M), np.array(z))
+        fitted = np.exp(X @ coef) / np.exp(y)
+        print(m, len(y), "time ratio range", fitted.min().round(2), fitted.max().round(2))
+        out["methods"][m] = {
+            "time": {"intercept": float(coef[0]), "log": {k: float(b) for k, b in zip(LOG_FEATURES, coef[1:])}},
+            "memory": {
+                "intercept": float(cm[0]),
+                "linear": {k: [float(c), MEM_FEATURES[k]] for k, c in zip(MEM_FEATURES, cm[1:])},
+            },
+            "fitted_on": len(y),
+            "load_factor": float(np.exp(np.mean(np.log(loads)))),
+        }
+    # the probe's reference: its time now, over this moment's load factor (times are per unit of load factor)
+    out["probe_seconds"] = float(np.median([speed_probe() for _ in range(5)])) / load_factor(os.getloadavg()[0])
+    out["load_factor"] = float(np.exp(np.mean([np.log(out["methods"][m]["load_factor"]) for m in METHODS])))
+    out["source"] = "benchmarks/results/wide_tables.csv (ok runs, eps 1 and 0.3), fitted by benchmarks/planner.py"
+    out["memory"] = "peak RSS MB = intercept + sum c * feature * scale (features: rows*cols, cells of all pairs, cols)"
+    CALIBRATION.write_text(json.dumps(out, indent=2) + "\n")
+    print("wrote", CALIBRATION)
+
+
+def worker(name: str, method: str, epsilon: float) -> dict:
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    from privsample.pipeline import synthesize
+
+    path, spath = table_csv(name)
+    t0 = time.perf_counter()
+    res = synthesize(path, epsilon=epsilon, method=method, schema=spath, seed=0, engine="numpy")
+    wall = time.perf_counter() - t0
+    return {"wall_s": wall, "peak_rss_mb": common.peak_rss_mb(), "rows_out": len(res.table)}
+
+
+def run(name: str, method: str, epsilon: float, timeout: float) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, __file__, "--worker", "--table", name, "--method", method, "--epsilon", str(epsilon)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"status": f"timeout ({timeout:.0f} s)"}
+    if p.returncode != 0:
+        return {"status": "error: " + (p.stderr.strip().splitlines() or ["?"])[-1][:200]}
+    return {"status": "ok", **json.loads(p.stdout.strip().splitlines()[-1])}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fit", action="store_true")
+    ap.add_argument("--worker", action="store_true")
+    ap.add_argument("--table", default="adult")
+    ap.add_argument("--method", default="mst")
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--timeout", type=float, default=200.0)
+    ap.add_argument("--md", action="store_true", help="rewrite planner.md from planner.csv")
+    args = ap.parse_args()
+    if args.fit:
+        return fit()
+    if args.md:
+        return write_md([_typed(r) for r in csv.DictReader(open(CSV_PATH))])
+    if args.worker:
+        print(json.dumps(worker(args.table, args.method, args.epsilon)))
+        return
+    from privsample.api.plan import plan
+
+    results = []
+    for name in args.tables.split(","):
+        path, spath = table_csv(name)
+        for method in args.methods.split(","):
+            load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+            p = plan(path, epsilon=args.epsilon, schema=spath, method=method)
+            row = p.rows[0]
+            if method == "aim" and name.startswith("wide-50"):
+                res = {"status": "skipped (about 20 min, wide_tables.md)"}
+            else:
+                res = run(name, method, args.epsilon, args.timeout)
+            r = {
+                "table": name,
+                "method": method,
+                "epsilon": args.epsilon,
+                "rows_est": p.rows_estimate,
+                "rows_true": sizes_of(name)[1],
+                "speed": round(p.speed, 2),
+                "pred_s": row.seconds,
+                "pred_mb": row.peak_rss_mb,
+                "load_before": load,
+                **res,
+            }
+            if res.get("status") == "ok":
+                r["time_ratio"] = row.seconds / res["wall_s"]
+                r["mem_ratio"] = row.peak_rss_mb / res["peak_rss_mb"]
+            print(json.dumps(r), flush=True)
+            results.append(r)
+    keys = sorted({k for r in results for k in r}, key=lambda k: list(results[0]).index(k) if k in results[0] else 99)
+    with open(CSV_PATH, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(results)
+    write_md(results)
+
+
+def _typed(r: dict) -> dict:
+    """A row of planner.csv with its numbers as numbers."""
+    out: dict = {}
+    for k, v in r.items():
+        try:
+            out[k] = int(v) if k.startswith("rows") else float(v) if v != "" and k not in ("load_before",) else v
+        except ValueError:
+            out[k] = v
+    return {k: v for k, v in out.items() if v != ""}
+
+
+NOTES = """
+## Notes
+
+* Calibration: `python benchmarks/planner.py --fit` on the 48 finished runs of `wide_tables.csv` (ACS, NLTCS and
+  the generator's tables of 25-200 columns, 10^5 and 10^6 rows, ε = 1 and 0.3). On those runs the formulas are
+  within 0.6-1.5x for MST and PPSyn-DP and 0.4-1.5x for AIM (8 runs only). Adult is not in the fit: its rows here
+  are out of sample; ACS, NLTCS and the wide tables are (the same data, run here from CSV with the planner's own
+  row estimate). The one miss, PPSyn-DP on Adult (0.31), is out of sample: Adult's columns have many more values
+  (up to 100) than the fitted tables', and the fitted PPSyn-DP formula lowers the time as the pair cells grow.
+  In this run the other forecasts lean high (1.3-1.7x): conservative.
+* The row count is the planner's own estimate from the file size and the schema's label lengths (1.6x high on
+  the wide tables, where the labels and bounds overstate the bytes a row takes; 0.9x on Adult).
+* Load: the machine's 2 cores were shared with other work throughout (1-minute load average 4-8, i.e. two to four
+  runnable processes per core), so measured times vary by 1.5-2x between runs of the same fit. The speed factor
+  (`speed`) is the geometric mean of a 0.2 s probe and the load average against the calibration runs'; in a
+  first run of this benchmark (probe alone) it ranged 0.7-3.5 at similar loads, and 3 of 13 times fell outside 2x.
+* AIM's time depends on how many rounds it runs and how large its model grows, which the data decide; the
+  formula follows its width and budget only. AIM on 50 columns (about 20 minutes in `wide_tables.md`) is
+  skipped to keep this benchmark near 10 minutes.
+"""
+
+
+def write_md(results: list[dict]) -> None:
+    def f(x, d=1):
+        return "" if x is None or x == "" else f"{float(x):,.{d}f}"
+
+    lines = [
+        "# Planner forecasts against real runs (`benchmarks/planner.py`)",
+        "",
+        "Each run: `privsample.pipeline.synthesize` with the table's reviewed schema, NumPy engine, ε = 1, seeded "
+        "noise (NOT private), in a fresh process; wall time of the call (reading, fit, sampling as many rows as the "
+        "table has), peak RSS of the process. The plan sees the header, the file size and the schema only (its "
+        "row count is estimated from the bytes). Ratio = predicted / measured (target: between 0.5 and 2). The "
+        "machine has 2 cores shared with other work: load average (1, 5, 15 min) before each run.",
+        "",
+        "| table | method | rows (est. / true) | speed | pred. s | meas. s | ratio | pred. MB | meas. MB | ratio | "
+        "load | status |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['table']} | {r['method']} | {r['rows_est']:,} / {r['rows_true']:,} | {r['speed']} | "
+            f"{f(r['pred_s'])} | {f(r.get('wall_s'))} | {f(r.get('time_ratio'), 2)} | {f(r['pred_mb'], 0)} | "
+            f"{f(r.get('peak_rss_mb'), 0)} | {f(r.get('mem_ratio'), 2)} | {r['load_before']} | {r['status']} |"
+        )
+    ok = [r for r in results if r.get("status") == "ok"]
+    within = [r for r in ok if 0.5 <= r["time_ratio"] <= 2]
+    mem_within = [r for r in ok if 0.5 <= r["mem_ratio"] <= 2]
+    lines += [
+        "",
+        f"Within 2x: time {len(within)} of {len(ok)} runs, peak memory {len(mem_within)} of {len(ok)}.",
+        NOTES,
+    ]
+    MD_PATH.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

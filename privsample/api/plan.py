@@ -1,0 +1,486 @@
+"""A plan before the first spend: what ``privsample synth`` would do at each epsilon, from public facts only.
+
+``plan(path, epsilon=[0.3, 1, 3], schema=..., method=...)`` reads the column names (a CSV file's header line
+alone, or a Parquet file's schema) and the file's size in bytes, never a record, and states per epsilon and
+method: the budget split (``make_accountant``, ``plan_discovery`` and the synthesizers' own split functions:
+``mst.budget_split``, ``AIM.rounds_and_sigma``, ``PPSyn.rounds_and_share``), the smallest category frequency
+discovery releases (``min_category_records``, from a row count ESTIMATED from the file size), the noise of
+each measured marginal, the model's size, and time and peak memory on this machine (a calibration fitted on
+benchmarks/results, ``plan_calibration.json``, scaled by a ~0.2 s speed probe).
+
+Privacy: nothing here reads the data, so nothing is spent and nothing needs a proof; the output is a function
+of the header, the file size, the schema and the options. It is a forecast, not a measurement: the row count
+(unless ``rows`` is given) is a guess from the bytes, and the times and memory come from fitted formulas (their
+accuracy on the benchmark tables: benchmarks/results/planner.md).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from privsample.errors import InputError
+
+PLAN_METHODS = ("mst", "aim", "ppsyn")
+CALIBRATION = Path(__file__).with_name("plan_calibration.json")
+HEADER_MAX = 1 << 20  # bytes searched for the end of the header line
+CELL_BYTES = 5.0  # without a schema: bytes a CSV cell takes, delimiter included (a guess; 2 for small codes)
+GZIP_RATIO = 4.0  # without better knowledge: a gzipped CSV is about 4x smaller
+PARQUET_CELL_BYTES = 1.0  # a compressed Parquet cell (a guess)
+TYPICAL_CELLS = 17  # without a schema: values a discovered column is assumed to have (16 bins + null)
+
+
+# -- public facts about the file ---------------------------------------------------------------------
+def header_names(path: Path, delimiter: str | None = None, encoding: str | None = None) -> list[str]:
+    """The column names from the first non-blank line of a CSV file (bytes up to its end only), or from a
+    Parquet file's schema (its footer). Never reads a record."""
+    from privsample.data.table import WHITESPACE, _detect_delimiter, _parquet_names, check_delimiter, table_format
+
+    fmt = table_format(path)
+    if fmt == "parquet":
+        return _parquet_names(path)
+    delimiter = check_delimiter(delimiter)
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    raw = b""
+    try:
+        with opener(path, "rb") as fh:
+            while len(raw) < HEADER_MAX:
+                line = fh.readline(HEADER_MAX)
+                if not line:
+                    break
+                raw += line
+                if raw.count(b'"') % 2 == 0 and raw.strip(b" \t\r\n\xef\xbb\xbf"):  # a whole, non-blank line
+                    break
+                if raw.count(b'"') % 2 == 0:
+                    raw = b""  # a blank line before the header
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot read the header ({exc.__class__.__name__})") from None
+    try:
+        text = raw.decode(encoding or "utf-8-sig")
+    except (UnicodeDecodeError, LookupError):
+        raise InputError(f"{path}: cannot decode the header line as {encoding or 'UTF-8'}: pass --encoding") from None
+    if not text.strip():
+        raise InputError(f"{path}: no header line")
+    delimiter = delimiter or _detect_delimiter(path, text.rstrip("\r\n"))
+    row = next(csv.reader(io.StringIO(text), delimiter=delimiter, quotechar='"', doublequote=True, strict=False))
+    names = [f.strip(WHITESPACE) or f"Unnamed: {i}" for i, f in enumerate(row)]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"{path}: duplicate column name(s) in the header: {', '.join(repr(d) for d in dup)}")
+    return names
+
+
+def row_bytes(schema, columns: int) -> float:
+    """Bytes a CSV row is expected to take: from the schema's values (the mean label length of a categorical
+    column, the digits of a numeric column's bounds), else ``CELL_BYTES`` a column. Public."""
+    if schema is None:
+        return CELL_BYTES * columns
+    from privsample.data.schema import Categorical
+
+    total = 1.0  # newline
+    for c in schema.columns:
+        if isinstance(c, Categorical):
+            labels = [str(v) for v in c.categories] or ["x"]
+            total += sum(len(v) for v in labels) / len(labels) + 1
+        else:
+            lo, hi = getattr(c, "lower", 0), getattr(c, "upper", 0)
+            total += max(len(f"{lo:g}"), len(f"{hi:g}")) + 1
+    return total
+
+
+def estimate_rows(path: Path, size: int, schema, columns: int) -> int:
+    """Rows estimated from the file size alone (bytes / expected bytes a row). Public; a rough guess."""
+    name = path.name.lower()
+    if table_kind_is_parquet(name):
+        return max(1, int(size / (PARQUET_CELL_BYTES * columns)))
+    ratio = GZIP_RATIO if name.endswith(".gz") else 1.0
+    return max(1, int(size * ratio / row_bytes(schema, columns)))
+
+
+# -- time and memory --------------------------------------------------------------------------------
+def features(rows: float, sizes: Sequence[int], rho: float) -> dict[str, float]:
+    """Public features of a run for the calibration: rows, columns, rows x columns, cells of all pairs, budget."""
+    s = [float(x) for x in sizes]
+    total, squares = sum(s), sum(x * x for x in s)
+    return {
+        "rows": float(rows),
+        "cols": float(len(s)),
+        "cells": float(rows) * len(s),
+        "pair_cells": max((total * total - squares) / 2.0, 1.0),
+        "rho": float(rho),
+    }
+
+
+def predict(method: str, feats: dict[str, float], calibration: dict, speed: float) -> tuple[float, float]:
+    """(seconds, peak RSS MB) from the calibration's formulas: seconds = speed * exp(a + sum b_k log f_k)
+    and MB = c0 + sum c_k f_k (coefficients per method, fitted by benchmarks/planner.py)."""
+    m = calibration["methods"][method]
+    log_t = m["time"]["intercept"] + sum(b * math.log(feats[k]) for k, b in m["time"]["log"].items())
+    seconds = speed * math.exp(log_t)
+    mb = m["memory"]["intercept"] + sum(c * feats[k] * scale for k, (c, scale) in m["memory"]["linear"].items())
+    return seconds, mb
+
+
+def load_calibration() -> dict:
+    with open(CALIBRATION, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def speed_probe() -> float:
+    """Seconds a fixed NumPy job takes here now (counts and a sort, about 0.2 s on the reference machine)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)  # not noise: a fixed workload
+    x = rng.integers(0, 1000, 2_000_000)
+    times = []
+    for _ in range(3):  # three rounds, the median (robust to one hiccup), scaled to the three rounds' time
+        t0 = time.perf_counter()
+        np.bincount(x * 7 % 997, minlength=1000)
+        np.sort(x[:500_000])
+        times.append(time.perf_counter() - t0)
+    return 3 * sorted(times)[1]
+
+
+def load_factor(load: float, cores: int | None = None) -> float:
+    """How much slower a CPU-bound run is expected to be at this 1-minute load average: (load + 1) / cores,
+    at least 1 (a run shares the cores with ``load`` others)."""
+    import os
+
+    cores = cores or os.cpu_count() or 1
+    return max(1.0, (float(load) + 1.0) / cores)
+
+
+def machine_speed(calibration: dict) -> float:
+    """Time factor against the calibration runs: the geometric mean of the probe's (``speed_probe`` over its
+    reference at the runs' load) and of the load average's (``load_factor`` over the runs'), two noisy views of
+    the same slowdown; in [0.25, 8]."""
+    import os
+
+    probe = speed_probe() / (calibration["probe_seconds"] * calibration["load_factor"])
+    load = load_factor(os.getloadavg()[0]) / calibration["load_factor"]
+    return min(max(math.sqrt(probe * load), 0.25), 8.0)
+
+
+# -- the plan --------------------------------------------------------------------------------------
+@dataclass
+class MethodPlan:
+    """One method at one epsilon."""
+
+    epsilon: float
+    method: str
+    rho_total: float
+    rho_discovery: float  # row count and columns together (0 with a schema)
+    rho_synth: float
+    budget: dict[str, Any]  # the synthesizer's split (per-measurement rho, rounds)
+    noise: dict[str, Any]  # sigma of the measured marginals, also as a share of the estimated rows
+    min_category_records: int | None  # discovery only
+    model_mb: float | None
+    memory_bound_mb: float | None  # the size check run before any spend (refused above --max-memory-mb)
+    seconds: float
+    peak_rss_mb: float
+    verdict: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What ``privsample synth`` would do, per epsilon and method (``rows``: one entry each)."""
+
+    path: str
+    file_bytes: int
+    columns: list[str]
+    rows_estimate: int
+    rows_from: str  # "file size (estimate)" or "given"
+    schema: bool
+    delta: float
+    max_memory_mb: float
+    speed: float  # this machine's probe time over the reference's (1: as fast)
+    rows: list[MethodPlan]
+    verdict: list[str]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Plan":
+        d = dict(d)
+        d["rows"] = [MethodPlan(**r) for r in d["rows"]]
+        return cls(**d)
+
+
+def parse_epsilons(value) -> list[float]:
+    """A number, a list of numbers or text such as '0.3,1,3' -> finite epsilons > 0 (InputError otherwise)."""
+    items = value.split(",") if isinstance(value, str) else (value if isinstance(value, (list, tuple)) else [value])
+    out = []
+    for it in items:
+        try:
+            e = float(it.strip()) if isinstance(it, str) else float(it)
+        except (TypeError, ValueError):
+            raise InputError(f"--epsilon must be a number or a list such as 0.3,1,3 (got {value!r})") from None
+        if isinstance(it, bool) or not math.isfinite(e) or e <= 0:
+            raise InputError(f"--epsilon must be finite numbers > 0 (got {it!r})")
+        out.append(e)
+    if not out:
+        raise InputError("--epsilon names no value")
+    return out
+
+
+def _synth(method: str, max_memory_mb: float):
+    from privsample.synth import make_synthesizer
+
+    return make_synthesizer(method, max_memory_mb=max_memory_mb)
+
+
+def _size_check(method: str, domain, schema, limit: float) -> tuple[float | None, str | None]:
+    """(memory bound MB of the pre-spend size check, or None; a refusal message, or None)."""
+    from privsample.errors import PrivsampleError
+
+    try:
+        mb = _synth(method, 1e18).check_size(domain, schema)
+    except PrivsampleError as exc:  # max_model_size too small: refused whatever the memory limit
+        return None, " ".join(str(exc).split())
+    if mb > limit:
+        return mb, f"this domain needs --max-memory-mb {math.ceil(mb / 100) * 100:.0f}"
+    return mb, None
+
+
+def _model_mb(method: str, domain) -> float:
+    """Largest model the fit may build (MB): MST the heaviest spanning tree of pairs; AIM and PPSyn-DP the
+    junction tree of their whole workload, capped at max_model_size."""
+    from privsample.synth.mst import _find
+    from privsample.synth.selection import model_size_mb
+
+    attrs, sizes = list(domain.attributes), dict(zip(domain.attributes, domain.shape))
+    if method == "mst":
+        parent = {a: a for a in attrs}
+        cells = float(sum(sizes.values()))
+        for w, a, b in sorted(((sizes[a] * sizes[b], a, b) for i, a in enumerate(attrs) for b in attrs[i + 1 :]))[::-1]:
+            ra, rb = _find(parent, a), _find(parent, b)
+            if ra != rb:
+                parent[ra] = rb
+                cells += w
+        return cells * 8 / 2**20
+    synth = _synth(method, 1e18)
+    try:
+        whole = model_size_mb(domain, list(synth._workload(domain)))
+    except Exception:  # noqa: BLE001 - a huge workload: the cap applies
+        whole = math.inf
+    return min(whole, synth.max_model_size)
+
+
+def _noise(method: str, rho: float, d: int, sizes: Sequence[int], n: int) -> tuple[dict, dict]:
+    """(budget split, noise) of ``method`` given ``rho`` for the synthesizer, from its own split functions."""
+    from privsample.privacy.mechanisms import rho_for_sigma, sigma_for_rho
+
+    if method == "mst":
+        from privsample.synth.mst import budget_split
+
+        b = budget_split(rho, d)
+        sig1, sig2 = b["sigma_1way"], sigma_for_rho(b["rho_2way"])
+        budget = {k: b[k] for k in ("rho_1way", "rho_select", "rho_2way")}
+        budget.update({"one_way": d, "tree_edges": d - 1})
+        noise = {"sigma_1way": sig1, "sigma_2way": sig2}
+    elif method == "aim":
+        synth = _synth("aim", 1e18)
+        T, sigma, rho_sel = synth.rounds_and_sigma(rho, d)
+        rho_left = rho - d * rho_for_sigma(sigma)  # after the one-way initialisation
+        best = sigma_for_rho(synth.alpha * rho_left)  # one measurement with everything left: the floor
+        budget = {"rounds_T": T, "rho_1way": rho_for_sigma(sigma), "rho_select": rho_sel}
+        noise = {"sigma_1way": sigma, "sigma_2way": sigma, "sigma_min": best, "sigma_max": sigma}
+    else:
+        from privsample.synth.ppsyn_steps import one_way_budgets
+
+        synth = _synth("ppsyn", 1e18)
+        T, share = synth.rounds_and_share(d)
+        init = one_way_budgets(list(sizes), share * rho)
+        rho_m, rho_sel = synth.round_split(rho - float(init.sum()), T)
+        sig1 = [sigma_for_rho(float(r)) for r in init]
+        sig_m = sigma_for_rho(rho_m)
+        budget = {"rounds_T": T, "one_way_share": share, "rho_measure": rho_m, "rho_select": rho_sel}
+        noise = {
+            "sigma_1way": max(sig1),
+            "sigma_1way_min": min(sig1),
+            "sigma_2way": sig_m,
+            "sigma_min": sigma_for_rho(synth.alpha * (rho - float(init.sum()))),
+            "sigma_max": sig_m,
+        }
+    noise["share_of_rows"] = {k: v / max(n, 1) for k, v in noise.items()}
+    return budget, noise
+
+
+def plan(
+    source: str | Path,
+    *,
+    epsilon: float | Sequence[float] | str = 1.0,
+    delta: float | None = None,
+    schema=None,
+    method: str | Sequence[str] | None = None,
+    rows: int | None = None,
+    max_memory_mb: float | None = None,
+    probe: bool = True,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+) -> Plan:
+    """The plan of ``privsample synth`` on the table at ``source`` for each epsilon (a number, a list or
+    '0.3,1,3') and method (default: mst, aim and ppsyn), without reading a record (module docstring).
+
+    ``schema``: a reviewed or private schema (path or ``Schema``); without it the plan includes private
+    discovery. ``rows``: the number of records if you know it (else estimated from the file size).
+    ``probe``: time this machine (about 0.2 s); False assumes the reference speed. ``delimiter`` /
+    ``encoding``: a CSV file's (default: detected from the header line; UTF-8). ``InputError`` for bad input."""
+    from privsample.data.schema import Schema, check_schema_usable
+    from privsample.data.table import table_format
+    from privsample.pipeline import (
+        DEFAULT_DELTA,
+        DEFAULT_MAX_MEMORY_MB,
+        DISCOVERY_BINS,
+        _check_number,
+        check_budget,
+        make_accountant,
+        release_domain,
+        worst_case_domain,
+    )
+
+    epsilons = parse_epsilons(epsilon)
+    delta = DEFAULT_DELTA if delta is None else delta
+    max_memory_mb = DEFAULT_MAX_MEMORY_MB if max_memory_mb is None else max_memory_mb
+    _check_number("--max-memory-mb", max_memory_mb, positive=True)
+    for e in epsilons:
+        check_budget(e, delta)
+    methods = [method] if isinstance(method, str) else list(method or PLAN_METHODS)
+    for m in methods:
+        if m not in PLAN_METHODS:
+            raise InputError(f"unknown method '{m}' for the plan (choose from: {', '.join(PLAN_METHODS)})")
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+        raise InputError(f"--rows must be a whole number >= 1 (got {rows!r})")
+    path = Path(source)
+    table_format(path)  # missing file, directory, unknown type: InputError
+    if isinstance(schema, (str, Path)):
+        schema = Schema.load(schema)
+    if schema is not None:
+        check_schema_usable(schema)
+    names = header_names(path, delimiter, encoding)
+    size = path.stat().st_size
+    if schema is not None:
+        missing = [c.name for c in schema.columns if c.name not in names]
+        if missing:
+            raise InputError(f"the schema's column(s) {', '.join(missing)} are not in the header of {path}")
+        coding = release_domain(schema, other=False)
+        domain = coding.domain()
+        sizes = list(domain.shape)
+    else:
+        domain = worst_case_domain(names)  # what the pipeline's size check uses before discovery
+        sizes = [DISCOVERY_BINS + 1] * len(names)  # typical discovered sizes, for time and noise
+    d = len(sizes)
+    n = rows if rows is not None else estimate_rows(path, size, schema, len(names))
+    calibration = load_calibration()
+    speed = machine_speed(calibration) if probe else 1.0
+    out: list[MethodPlan] = []
+    checks = {m: _size_check(m, domain, schema, max_memory_mb) for m in methods}
+    model = {m: _model_mb(m, domain) for m in methods}
+    for e in epsilons:
+        acc, d_disc = make_accountant(e, delta, schema, None)
+        rho_total, rho_synth, rho_disc, need = acc.rho_total, acc.remaining, 0.0, None
+        if schema is None:
+            from privsample.data.discovery_plan import COUNT_SHARE, _round_down, plan_discovery
+            from fractions import Fraction
+
+            count_rho = _round_down(Fraction(COUNT_SHARE) * Fraction(rho_total))
+            rho_cols, details = plan_discovery(rho_total, d_disc, float(n), len(names), count_rho=count_rho)
+            rho_disc = count_rho + rho_cols
+            rho_synth = rho_total - rho_disc
+            need = details["min_category_records"]
+        for m in methods:
+            budget, noise = _noise(m, rho_synth, d, sizes, n)
+            secs, mb = predict(m, features(n, sizes, rho_synth), calibration, speed)
+            bound, refusal = checks[m]
+            notes = []
+            if refusal:
+                notes.append(refusal)
+            if need is not None:
+                notes.append(f"categories below ~{need:,} records merge into (other)")
+            out.append(
+                MethodPlan(
+                    epsilon=e,
+                    method=m,
+                    rho_total=rho_total,
+                    rho_discovery=rho_disc,
+                    rho_synth=rho_synth,
+                    budget=budget,
+                    noise=noise,
+                    min_category_records=need,
+                    model_mb=model[m],
+                    memory_bound_mb=bound,
+                    seconds=secs,
+                    peak_rss_mb=max(mb, bound or 0.0) if refusal and bound else mb,
+                    verdict=notes,
+                )
+            )
+    return Plan(
+        path=str(path),
+        file_bytes=size,
+        columns=names,
+        rows_estimate=int(n),
+        rows_from="given" if rows is not None else "file size (estimate)",
+        schema=schema is not None,
+        delta=delta,
+        max_memory_mb=float(max_memory_mb),
+        speed=speed,
+        rows=out,
+        verdict=_rows_warning(path, rows) + _verdict(out, n),
+    )
+
+
+def _rows_warning(path: Path, rows: int | None) -> list[str]:
+    """A compressed file's size says little about its rows: say so (public: the file name)."""
+    name = path.name.lower()
+    if rows is None and (name.endswith(".gz") or table_kind_is_parquet(name)):
+        return ["the row estimate of a compressed file (gzip, Parquet) can be off by 10x or more: pass --rows"]
+    return []
+
+
+def table_kind_is_parquet(name: str) -> bool:
+    return name.endswith((".parquet", ".pq"))
+
+
+def _verdict(rows: list[MethodPlan], n: int) -> list[str]:
+    """Short advice from the plan (public)."""
+    lines = []
+    refused = sorted({r.method for r in rows if r.verdict and r.verdict[0].startswith(("this domain", "max_"))})
+    for m in refused:
+        first = next(r for r in rows if r.method == m)
+        lines.append(f"{m}: {first.verdict[0]}")
+    for r in rows:
+        if r.min_category_records is not None and r.method == rows[0].method:
+            lines.append(f"at ε={r.epsilon:g}, categories below ~{r.min_category_records:,} records merge into (other)")
+    ok = [r for r in rows if r.method not in refused]
+    if len({r.method for r in ok}) > 1:
+        eps = max(r.epsilon for r in ok)
+        at = [r for r in ok if r.epsilon == eps]
+        quick = [r for r in at if r.seconds <= 600]
+        pick = next((r for m in ("aim", "ppsyn", "mst") for r in quick if r.method == m), None)
+        if pick is None:
+            pick = min(at, key=lambda r: r.seconds)
+        why = {
+            "aim": "the most accurate on 2-way marginals when it fits in time",
+            "ppsyn": "close to AIM's accuracy in less time",
+            "mst": "the fastest; 2-way structure only along a tree",
+        }[pick.method]
+        lines.append(f"pick {pick.method} (about {_duration(pick.seconds)} at ε={eps:g}): {why}")
+    return lines
+
+
+def _duration(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
+
+
+__all__ = ["plan", "Plan", "MethodPlan", "parse_epsilons", "PLAN_METHODS"]
