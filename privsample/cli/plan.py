@@ -60,7 +60,7 @@ def plan(
     out.print(
         f"{p.path}: {len(p.columns)} columns, {p.file_bytes:,} bytes; "
         + (
-            f"about {p.rows_estimate:,} rows (an estimate from the file size)"
+            f"about {p.rows_estimate:,} rows (an estimate from the file size: --rows N if the count is public)"
             if p.rows_from != "given"
             else f"{p.rows_estimate:,} rows (given)"
         )
