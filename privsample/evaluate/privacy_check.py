@@ -291,6 +291,27 @@ def _check(released: np.ndarray, train: np.ndarray, holdout: np.ndarray, dims: t
     return CheckResult(to_train, to_holdout, auc, se, lo, hi)
 
 
+def check_holdout(real: pd.DataFrame, holdout: pd.DataFrame, columns: Sequence[str], name: str) -> None:
+    """``InputError`` (one line) unless ``holdout`` looks like more records of the real table: the same
+    columns (those scored, when a schema leaves some out), numbers where the real table has numbers."""
+    from privsample.evaluate.tables import _numbers
+
+    for c in columns:
+        if c not in holdout.columns:
+            raise InputError(f"{name}: column '{c}' of the real table is missing (the holdout must have its columns)")
+    known = set(map(str, real.columns))
+    for c in map(str, holdout.columns):
+        if c not in known:
+            raise InputError(f"{name}: column '{c}' is not in the real table (the holdout must have its columns)")
+    if len(holdout) < 2:
+        raise InputError(f"{name}: the privacy check needs at least 2 holdout records")
+    for c in columns:
+        _, rmiss, rbad = _numbers(real[c])
+        _, hmiss, hbad = _numbers(holdout[c])
+        if not rbad.any() and (~rmiss).any() and (~hmiss).any() and hbad[~hmiss].all():
+            raise InputError(f"{name}: column '{c}' holds no numbers, unlike the real table's")
+
+
 def privacy_check(
     real: pd.DataFrame,
     synthetic: pd.DataFrame,
