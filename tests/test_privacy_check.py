@@ -59,7 +59,7 @@ def _dcr(q: pd.DataFrame, r: pd.DataFrame, code: P.Coding) -> np.ndarray:
     parts = P._encode(code, [q, r])
     mq, mr = P._matrix(parts[0], len(q)), P._matrix(parts[1], len(r))
     nv = [int(max(a.max(), b.max())) + 1 for a, b in zip(parts[0][1], parts[1][1])]
-    return P.dcr(mq, mr, len(parts[0][0]), len(code.names), nv)
+    return P.dcr(mq, mr, len(parts[0][0]), len(code.names), nv)[0]
 
 
 def test_dcr_is_the_gower_distance_exactly_whatever_the_chunks(monkeypatch):
@@ -72,6 +72,12 @@ def test_dcr_is_the_gower_distance_exactly_whatever_the_chunks(monkeypatch):
     monkeypatch.setattr(P, "ONE_HOT_MAX", 2)  # city and job compared directly, sex by the product
     np.testing.assert_allclose(_dcr(other, real, code), expected, atol=1e-12)
     assert np.all(_dcr(real, real, code) == 0)
+    monkeypatch.undo()
+    np.testing.assert_allclose(_dcr(real, other, code), _brute_gower(real, other, code), atol=1e-12)
+    parts = P._encode(code, [other, real])
+    nv = [int(max(a.max(), b.max())) + 1 for a, b in zip(parts[0][1], parts[1][1])]
+    both = P.dcr(P._matrix(parts[0], 40), P._matrix(parts[1], 60), len(parts[0][0]), len(code.names), nv)
+    np.testing.assert_allclose(both[1], _brute_gower(real, other, code), atol=1e-12)  # the other way, same pass
 
 
 def test_delong_on_a_case_worked_by_hand():

@@ -117,23 +117,27 @@ def _matrix(parts: tuple[list[np.ndarray], list[np.ndarray]], n: int) -> np.ndar
     return np.column_stack(cols) if cols else np.zeros((n, 0))
 
 
-def dcr(query: np.ndarray, reference: np.ndarray, n_l1: int, n_columns: int, n_values: Sequence[int]) -> np.ndarray:
-    """For each row of ``query``, the distance to its closest row of ``reference`` (both from ``_matrix``:
-    ``n_l1`` L1 features, then one code per categorical column with ``n_values`` values), divided by
-    ``n_columns``. Exact; identical rows are deduplicated; at most ``WORK_ELEMENTS`` distances at once."""
+def dcr(
+    query: np.ndarray, reference: np.ndarray, n_l1: int, n_columns: int, n_values: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distances to closest record both ways, from one pass over the distance matrix: for each row of
+    ``query`` the distance to its closest row of ``reference``, and for each row of ``reference`` to its
+    closest row of ``query`` (both from ``_matrix``: ``n_l1`` L1 features, then one code per categorical
+    column with ``n_values`` values), divided by ``n_columns``. Exact; identical rows are merged first; at
+    most ``WORK_ELEMENTS`` distances are held at once."""
     from threadpoolctl import threadpool_limits
 
-    if len(reference) == 0:
+    if len(reference) == 0 or len(query) == 0:
         raise InputError("cannot measure distances to an empty table")
-    uq, inv = np.unique(query, axis=0, return_inverse=True)
-    ur = np.unique(reference, axis=0)
+    uq, qinv = np.unique(query, axis=0, return_inverse=True)
+    ur, rinv = np.unique(reference, axis=0, return_inverse=True)
     ql1, qcat = uq[:, :n_l1], uq[:, n_l1:].astype(np.int64)
     rl1, rcat = np.ascontiguousarray(ur[:, :n_l1].T), np.ascontiguousarray(ur[:, n_l1:].T.astype(np.int64))
     hot = [j for j, k in enumerate(n_values) if k <= ONE_HOT_MAX]
     direct = [j for j, k in enumerate(n_values) if k > ONE_HOT_MAX]
+    offs = np.cumsum([0] + [n_values[j] for j in hot])
 
     def one_hot(codes: np.ndarray) -> np.ndarray:
-        offs = np.cumsum([0] + [n_values[j] for j in hot])
         m = np.zeros((len(codes), int(offs[-1])), dtype=np.float64)
         for i, j in enumerate(hot):
             m[np.arange(len(codes)), offs[i] + codes[:, j]] = 1.0
@@ -142,15 +146,15 @@ def dcr(query: np.ndarray, reference: np.ndarray, n_l1: int, n_columns: int, n_v
     rhot = one_hot(rcat.T).T.copy() if hot else None
     qhot = one_hot(qcat) if hot else None
     with threadpool_limits(1):  # small products: one BLAS thread is faster and steadier than several
-        best = _closest(ql1, rl1, qcat, rcat, hot, direct, qhot, rhot)
-    return best[inv.ravel()] / max(n_columns, 1)
+        qbest, rbest = _closest(ql1, rl1, qcat, rcat, hot, direct, qhot, rhot, len(ur))
+    scale = max(n_columns, 1)
+    return qbest[qinv.ravel()] / scale, rbest[rinv.ravel()] / scale
 
 
-def _closest(ql1, rl1, qcat, rcat, hot, direct, qhot, rhot) -> np.ndarray:
-    """The chunked minimum (``dcr``); reference columns ``rl1``, ``rcat`` are one row per feature."""
-    ur_n = rl1.shape[1] if rl1.size else rcat.shape[1]
-    best = np.empty(len(ql1))
-    step = max(1, WORK_ELEMENTS // max(ur_n, 1))
+def _closest(ql1, rl1, qcat, rcat, hot, direct, qhot, rhot, ur_n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The chunked row and column minima (``dcr``); reference columns ``rl1``, ``rcat``: one row per feature."""
+    qbest, rbest = np.empty(len(ql1)), np.full(ur_n, np.inf)
+    step = max(1, WORK_ELEMENTS // ur_n)
     d = np.empty((step, ur_n))
     tmp = np.empty((step, ur_n))
     for s in range(0, len(ql1), step):
@@ -167,8 +171,9 @@ def _closest(ql1, rl1, qcat, rcat, hot, direct, qhot, rhot) -> np.ndarray:
             np.subtract(ql1[s:e, j, None], rl1[None, j], out=tt)
             np.abs(tt, out=tt)
             dd += tt
-        dd.min(axis=1, out=best[s:e])
-    return best
+        dd.min(axis=1, out=qbest[s:e])
+        np.minimum(rbest, dd.min(axis=0), out=rbest)
+    return qbest, rbest
 
 
 def delong_auc(positive: np.ndarray, negative: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
@@ -283,11 +288,10 @@ class PrivacyCheck:
         return lines
 
 
-def _check(released: np.ndarray, train: np.ndarray, holdout: np.ndarray, dims: tuple) -> CheckResult:
-    to_train, to_holdout = dcr(released, train, *dims), dcr(released, holdout, *dims)
-    # the attack: a record of REAL or HOLDOUT scores higher the closer it is to the released table
-    member, nonmember = -dcr(train, released, *dims), -dcr(holdout, released, *dims)
-    auc, se, lo, hi = delong_auc(member, nonmember)
+def _check(to_train, from_train, to_holdout, from_holdout) -> CheckResult:
+    """``to_*``: each released record's DCR to REAL and HOLDOUT; ``from_*``: each REAL and HOLDOUT record's DCR
+    to the release, the attack's score (closer: more likely a member)."""
+    auc, se, lo, hi = delong_auc(-from_train, -from_holdout)
     return CheckResult(to_train, to_holdout, auc, se, lo, hi)
 
 
@@ -341,9 +345,13 @@ def privacy_check(
         for a, b, c in zip(parts[0][1], parts[1][1], parts[2][1])
     ]
     dims = (n_l1, len(code.names), n_values)
+    s_tr, tr_s = dcr(sy, tr, *dims)
+    s_ho, ho_s = dcr(sy, ho, *dims)
+    tr_ho, ho_tr = dcr(tr, ho, *dims)
+    zero = np.zeros(len(tr))  # the baseline releases REAL: every REAL record is its own closest record
     return PrivacyCheck(
-        synthetic=_check(sy, tr, ho, dims),
-        baseline=_check(tr, tr, ho, dims),
+        synthetic=_check(s_tr, tr_s, s_ho, ho_s),
+        baseline=_check(zero, zero, tr_ho, ho_tr),
         n_train=n_train,
         n_holdout=n_holdout,
         n_used=m,
