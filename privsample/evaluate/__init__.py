@@ -22,7 +22,9 @@ HTML report). Everything it computes reads the real table exactly: it is not dif
 
 Modules: ``tables`` (the scoring: the real table's own domain, what a schema loses), ``workload`` (the
 metric), ``report`` (the HTML report), ``result`` (:class:`Evaluation`), ``guarantee`` (the release's
-guarantee from its model or ledger), and the paper metrics ``classification`` and ``range_queries``.
+guarantee from its model or ledger), ``privacy_check`` (with a holdout: distances to closest record and a
+membership-inference AUC; evidence, not a guarantee), and the paper metrics ``classification`` and
+``range_queries``.
 """
 
 from __future__ import annotations
