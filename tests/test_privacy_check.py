@@ -69,6 +69,7 @@ def test_dcr_is_the_gower_distance_exactly_whatever_the_chunks(monkeypatch):
     expected = _brute_gower(other, real, code)
     np.testing.assert_allclose(_dcr(other, real, code), expected, atol=1e-12)
     monkeypatch.setattr(P, "WORK_ELEMENTS", 7)  # one query row at a time
+    monkeypatch.setattr(P, "BLOCK", 9)  # reference blocks of 9 rows (the last one shorter)
     monkeypatch.setattr(P, "ONE_HOT_MAX", 2)  # city and job compared directly, sex by the product
     np.testing.assert_allclose(_dcr(other, real, code), expected, atol=1e-12)
     assert np.all(_dcr(real, real, code) == 0)

@@ -46,7 +46,8 @@ from privsample.errors import InputError
 __all__ = ["DCR_SEED", "Coding", "CheckResult", "PrivacyCheck", "coding", "dcr", "delong_auc", "privacy_check"]
 
 DCR_SEED = 0  # the subsample of the larger of REAL and HOLDOUT
-WORK_ELEMENTS = 1 << 17  # distances held at once (two float64 buffers of 1 MB: in cache)
+WORK_ELEMENTS = 1 << 17  # distances held at once (float64 buffers of 1 MB: in cache)
+BLOCK = 4096  # reference rows per block
 ONE_HOT_MAX = 64  # a categorical column with at most this many values goes through the matrix product
 TIE = 1e-9  # two distances closer than this are equal
 Z95 = 1.959963984540054  # the 97.5% quantile of the standard normal
@@ -138,7 +139,7 @@ def dcr(
     offs = np.cumsum([0] + [n_values[j] for j in hot])
 
     def one_hot(codes: np.ndarray) -> np.ndarray:
-        m = np.zeros((len(codes), int(offs[-1])), dtype=np.float64)
+        m = np.zeros((len(codes), int(offs[-1])), dtype=np.float32)
         for i, j in enumerate(hot):
             m[np.arange(len(codes)), offs[i] + codes[:, j]] = 1.0
         return m
@@ -152,27 +153,33 @@ def dcr(
 
 
 def _closest(ql1, rl1, qcat, rcat, hot, direct, qhot, rhot, ur_n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The chunked row and column minima (``dcr``); reference columns ``rl1``, ``rcat``: one row per feature."""
-    qbest, rbest = np.empty(len(ql1)), np.full(ur_n, np.inf)
-    step = max(1, WORK_ELEMENTS // ur_n)
-    d = np.empty((step, ur_n))
-    tmp = np.empty((step, ur_n))
-    for s in range(0, len(ql1), step):
-        e = min(s + step, len(ql1))
-        dd, tt = d[: e - s], tmp[: e - s]
-        if hot:
-            np.matmul(qhot[s:e], rhot, out=dd)
-            np.subtract(float(len(hot)), dd, out=dd)  # mismatches = columns - matches
-        else:
-            dd.fill(0.0)
-        for j in direct:
-            dd += qcat[s:e, j, None] != rcat[None, j]
-        for j in range(ql1.shape[1]):
-            np.subtract(ql1[s:e, j, None], rl1[None, j], out=tt)
-            np.abs(tt, out=tt)
-            dd += tt
-        dd.min(axis=1, out=qbest[s:e])
-        np.minimum(rbest, dd.min(axis=0), out=rbest)
+    """The row and column minima (``dcr``) over blocks of at most ``BLOCK`` reference rows by as many query rows
+    as ``WORK_ELEMENTS`` allows, so that each block's operands stay in cache. Reference columns ``rl1``,
+    ``rcat``, ``rhot``: one row per feature."""
+    qbest, rbest = np.full(len(ql1), np.inf), np.full(ur_n, np.inf)
+    rb = min(BLOCK, ur_n)
+    qb = max(1, WORK_ELEMENTS // rb)
+    d, tmp, prod = np.empty((qb, rb)), np.empty((qb, rb)), np.empty((qb, rb), dtype=np.float32)
+    for r0 in range(0, ur_n, rb):
+        r1 = min(r0 + rb, ur_n)
+        rh = np.ascontiguousarray(rhot[:, r0:r1]) if hot else None
+        for s in range(0, len(ql1), qb):
+            e = min(s + qb, len(ql1))
+            dd, tt = d[: e - s, : r1 - r0], tmp[: e - s, : r1 - r0]
+            if hot:
+                pp = prod[: e - s, : r1 - r0]
+                np.matmul(qhot[s:e], rh, out=pp)  # matching columns: small integers, exact in float32
+                np.subtract(float(len(hot)), pp, out=dd)  # mismatches = columns - matches
+            else:
+                dd.fill(0.0)
+            for j in direct:
+                dd += qcat[s:e, j, None] != rcat[None, j, r0:r1]
+            for j in range(ql1.shape[1]):
+                np.subtract(ql1[s:e, j, None], rl1[None, j, r0:r1], out=tt)
+                np.abs(tt, out=tt)
+                dd += tt
+            np.minimum(qbest[s:e], dd.min(axis=1), out=qbest[s:e])
+            np.minimum(rbest[r0:r1], dd.min(axis=0), out=rbest[r0:r1])
     return qbest, rbest
 
 
