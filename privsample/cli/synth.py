@@ -493,6 +493,13 @@ def evaluate(
         help="Score a subgroup: both tables filtered to the records that satisfy this condition (the syntax "
         "of 'sample --where', e.g. \"sex=Female; age=30..40\").",
     ),
+    holdout: Optional[Path] = typer.Option(
+        None,
+        "--holdout",
+        help="Records of the same population NOT used for training (REAL's columns): add an empirical privacy "
+        "check (distance to closest record, membership-inference AUC, beside the baseline of releasing REAL). "
+        "Evidence, not a guarantee.",
+    ),
 ) -> None:
     """Workload error (mean L1 between normalised marginals) of SYNTHETIC against REAL.
 
@@ -503,7 +510,14 @@ def evaluate(
     if model is not None and ledger is not None:
         raise PrivsampleError("--model and --ledger both give the ledger: pass one of them")
     check_paths(
-        {"REAL": real, "SYNTHETIC": synthetic, "--schema": schema, "--model": model, "--ledger": ledger},
+        {
+            "REAL": real,
+            "SYNTHETIC": synthetic,
+            "--schema": schema,
+            "--model": model,
+            "--ledger": ledger,
+            "--holdout": holdout,
+        },
         {"-r/--report": report},
     )
     from privsample.evaluate.guarantee import load_guarantee
@@ -525,6 +539,7 @@ def evaluate(
         delimiter=delimiter,
         encoding=encoding,
         where=where,
+        holdout=holdout,
     )
 
 
@@ -542,6 +557,7 @@ def _evaluate(
     delimiter: str | None = None,
     encoding: str | None = None,
     where: str | None = None,
+    holdout: Path | None = None,
 ) -> dict:
     """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
     summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
@@ -570,6 +586,7 @@ def _evaluate(
         delimiter=delimiter,
         encoding=encoding,
         where=where,
+        holdout=holdout,
     )
     if where is not None:
         out.print(f"subgroup: {where} ({ev.n_real:,} real and {ev.n_synthetic:,} synthetic records)", markup=False)
@@ -596,10 +613,37 @@ def _evaluate(
         out.print(guarantee_text(ev.guarantee), highlight=False)
         print_ledger(ev.ledger, out)
     _print_losses(ev.scores, schema_path)
+    if ev.privacy is not None:
+        _print_privacy_check(ev.privacy)
     if report is not None:
         ev.to_html(report, title=title)
         err.print(f"wrote report {report}")
     return res
+
+
+def _print_privacy_check(check) -> None:
+    """The empirical privacy check beside its baseline (``privsample.evaluate.privacy_check``; NOT private)."""
+    from privsample.evaluate.privacy_check import NOTICE
+
+    t = Table(title="Empirical privacy check (evidence, not a guarantee; NOT private)")
+    for h in ("released", "DCR to REAL: median, 5%", "DCR to HOLDOUT: median, 5%", "closer to REAL", "attack AUC"):
+        t.add_column(h, justify="left" if h == "released" else "right")
+    for name, r in (("synthetic", check.synthetic), ("baseline: REAL itself", check.baseline)):
+        d = r.as_dict()
+        t.add_row(
+            name,
+            f"{d['dcr_train_median']:.4f}, {d['dcr_train_p5']:.4f}",
+            f"{d['dcr_holdout_median']:.4f}, {d['dcr_holdout_p5']:.4f}",
+            f"{d['closer_to_train']:.3f}",
+            f"{r.auc:.3f} ({r.auc_low:.3f}–{r.auc_high:.3f})",
+        )
+    out.print(t)
+    out.print(
+        f"{check.sizes}. Closer to REAL: share of released records nearer REAL than HOLDOUT (ties one half); attack "
+        "AUC: telling REAL records from HOLDOUT ones by their distance to the release (95% CI, DeLong). The "
+        f"baseline releases REAL itself. {NOTICE[0].upper()}{NOTICE[1:]}.",
+        highlight=False,
+    )
 
 
 def _print_losses(ev, schema_path) -> None:

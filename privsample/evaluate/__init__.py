@@ -22,7 +22,9 @@ HTML report). Everything it computes reads the real table exactly: it is not dif
 
 Modules: ``tables`` (the scoring: the real table's own domain, what a schema loses), ``workload`` (the
 metric), ``report`` (the HTML report), ``result`` (:class:`Evaluation`), ``guarantee`` (the release's
-guarantee from its model or ledger), and the paper metrics ``classification`` and ``range_queries``.
+guarantee from its model or ledger), ``privacy_check`` (with a holdout: distances to closest record and a
+membership-inference AUC; evidence, not a guarantee), and the paper metrics ``classification`` and
+``range_queries``.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def evaluate(
     delimiter: str | None = None,
     encoding: str | None = None,
     where: Any = None,
+    holdout: Any = None,
 ) -> Evaluation:
     """Score ``synthetic`` against ``real`` by workload error, as ``privsample evaluate`` (NOT private).
 
@@ -92,7 +95,11 @@ def evaluate(
     ε, δ and privacy ledger, shown beside the errors. ``delimiter``, ``encoding``: of the real table's CSV
     file (default: detected). ``where`` (a condition, as ``Synthesizer.sample(where=...)``: a mapping or
     ``"sex=Female; age=30..40"``): score a subgroup, both tables filtered to the records that satisfy it
-    (checked against ``schema`` when one is given).
+    (checked against ``schema`` when one is given). ``holdout`` (a table as ``real``: records of the same
+    population that the synthesizer did NOT see, with the real table's columns): also run the empirical
+    privacy check (``privsample.evaluate.privacy_check``: distance to closest record, a membership-inference
+    AUC with its 95% CI, and the baseline of releasing the real table itself) into ``Evaluation.privacy``;
+    evidence, not a guarantee.
 
     NOT PRIVATE: the result holds exact statistics of the real table; keep it with the data owner. Bad input
     raises ``InputError`` (one line, as the command line prints it)."""
@@ -111,8 +118,16 @@ def evaluate(
     rdf = _table(real, "the real table", sch, delimiter=delimiter, encoding=encoding)
     synthetic_label = str(synthetic) if isinstance(synthetic, (str, os.PathLike)) else "the synthetic table"
     sdf = _table(synthetic, synthetic_label, sch)
+    hdf = None
+    if holdout is not None:
+        holdout_label = str(holdout) if isinstance(holdout, (str, os.PathLike)) else "the holdout table"
+        hdf = _table(holdout, holdout_label, sch, delimiter=delimiter, encoding=encoding)
     if where is not None:
         rdf, sdf = _subgroup(where, sch, rdf, sdf, synthetic_label)
+        if hdf is not None:
+            from privsample.data.condition import Where
+
+            hdf = hdf[Where.parse(where).mask(hdf)].reset_index(drop=True)
     scores = evaluate_tables(
         rdf,
         sdf,
@@ -122,15 +137,29 @@ def evaluate(
         rng=0,
         synthetic_name=synthetic_label,
     )
+    privacy = None
+    if hdf is not None:
+        from privsample.evaluate.privacy_check import check_holdout, coding, privacy_check
+
+        check_holdout(rdf, hdf, scores.domain.names, holdout_label)
+        privacy = privacy_check(rdf, sdf, hdf, coding(scores.domain, sch), holdout_name=holdout_label)
     return Evaluation(
         scores,
+        privacy=privacy,
         ledger=led,
         guarantee=guarantee,
         real_name=input_name(real, "the real table"),
         synthetic_name=input_name(synthetic, "the synthetic table"),
         schema_name=input_name(schema, "the schema") if sch is not None else None,
         left_out=[str(c) for c in rdf.columns if sch is not None and str(c) not in sch],
-        inputs={"real": real, "synthetic": synthetic, "schema": schema, "model": model, "ledger": ledger},
+        inputs={
+            "real": real,
+            "synthetic": synthetic,
+            "schema": schema,
+            "model": model,
+            "ledger": ledger,
+            "holdout": holdout,
+        },
     )
 
 

@@ -41,6 +41,10 @@ class Evaluation:
     (``lost``). ``outside``: per column, the share of synthetic records whose value the real table does not
     hold. ``ledger`` and ``guarantee``: the release's privacy ledger (a ``Ledger``) and guarantee, when a
     model or a ledger was given (else None). ``left_out``: real columns the schema does not list.
+    ``privacy`` (with a holdout table): the empirical privacy check, a
+    ``privsample.evaluate.privacy_check.PrivacyCheck`` (its ``table``: distances to closest record, the share
+    closer to the real table, the membership-inference AUC and CI, beside the baseline of releasing the real
+    table; evidence, not a guarantee), else None.
 
     ``to_html(path)`` writes the report of ``privsample evaluate --report``; a notebook shows the errors,
     the loss and the guarantee (``_repr_html_``). Every form says that it is not private.
@@ -69,6 +73,7 @@ class Evaluation:
         schema_name: str | None = None,
         left_out: list[str] | None = None,
         inputs: Mapping[str, Any] | None = None,
+        privacy: Any = None,
     ):
         from privsample.privacy.ledger import Ledger
 
@@ -79,6 +84,7 @@ class Evaluation:
         self.synthetic_name = synthetic_name
         self.schema_name = schema_name
         self.left_out = list(left_out or [])
+        self.privacy = privacy  # ``privsample.evaluate.privacy_check.PrivacyCheck`` (with a holdout) or None
         self._inputs = {k: v for k, v in (inputs or {}).items() if isinstance(v, (str, os.PathLike))}
 
     # -- the numbers ---------------------------------------------------------------------------------
@@ -164,6 +170,7 @@ class Evaluation:
             evaluation=self.scores,
             schema_name=self.schema_name,
             guarantee=self.guarantee,
+            privacy=self.privacy,
         )
         if path is None:
             return build_report_html(*args, **kwargs)
@@ -206,6 +213,8 @@ class Evaluation:
                 lines.append(f"    {name}: {lost}{_pct(out)} outside")
         if self.left_out:
             lines.append(f"  left out (not in the schema): {', '.join(self.left_out)}")
+        if self.privacy is not None:
+            lines += ["  " + line for line in self.privacy.text()]
         if self.guarantee is not None:
             lines.append(f"  {guarantee_text(self.guarantee)}")
         return "\n".join(lines)
@@ -254,6 +263,10 @@ class Evaluation:
             )
         if self.left_out:
             p.append(f"<p>Left out (not in the schema): {esc(', '.join(self.left_out))}.</p>")
+        if self.privacy is not None:
+            from privsample.evaluate.report import privacy_section
+
+            p.append(privacy_section(self.privacy, heading="p"))
         if self.guarantee is not None:
             p.append(f"<p><strong>{esc(guarantee_text(self.guarantee))}</strong></p>")
         if self.ledger is not None:
