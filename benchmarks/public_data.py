@@ -20,7 +20,11 @@ public_data.png, written from the CSVs after every grid (``--report``: only rewr
 from __future__ import annotations
 
 import json
+import sys
+import time
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package, not an installed copy
 from common import DATA, RESULTS, run_worker, worker_parser, write_csv
 
 PUBLIC_ROWS = 2500
@@ -51,13 +55,25 @@ def split(bias: str):
     return private, public, domain, float(group[~is_pub].mean()), float(group[is_pub].mean())
 
 
+def _aim(use: str | None):
+    from privsample.synth.aim import AIM
+
+    return AIM(public_prior=use == "pretrain")
+
+
+# A variant is a method and how it takes the public table: None (not at all), "public" (joint selection, the
+# method's ``fit(..., public=...)``) or "pretrain" (a public prior before the private rounds). Adding a variant
+# is one line here (and a maker in METHODS for a new method, whose fit takes ``public=``).
+METHODS = {"aim": _aim}
+VARIANTS = {"aim": ("aim", None), "aim+public": ("aim", "public"), "aim+pretrain": ("aim", "pretrain")}
+
+
 def worker(epsilon: float, seed: int, variant: str, bias: str) -> dict:
     import numpy as np
 
     from privsample.evaluate.workload import all_cliques, workload_error
     from privsample.marginals import NumpyEngine
     from privsample.privacy import Accountant, SeededNoise
-    from privsample.synth.aim import AIM
     from privsample.synth.public import public_data
 
     eng, pub_codes, domain, share_priv, share_pub = split(bias)
@@ -67,8 +83,9 @@ def worker(epsilon: float, seed: int, variant: str, bias: str) -> dict:
         syn, info, rho = NumpyEngine(pub_codes, domain), {"rounds": [], "public_rounds": ""}, 0.0
     else:
         acc = Accountant.from_epsilon_delta(epsilon, 1e-9)
-        pub = public_data(pub_codes, domain, f"adult-public-{bias}") if variant == "aim+public" else None
-        model = AIM().fit(eng, acc, SeededNoise(seed, quiet=True), public=pub)
+        method, use = VARIANTS[variant]
+        pub = public_data(pub_codes, domain, f"adult-public-{bias}") if use else None
+        model = METHODS[method](use).fit(eng, acc, SeededNoise(seed, quiet=True), public=pub)
         syn, info, rho = NumpyEngine(model.sample(rng=np.random.default_rng(seed)), domain), model.info, acc.spent
     row.update(
         {
@@ -77,6 +94,7 @@ def worker(epsilon: float, seed: int, variant: str, bias: str) -> dict:
             "rounds": len(info["rounds"]),
             "public_rounds": info.get("public_rounds", 0),
             "rho_spent": rho,
+            "cpu_s": round(time.process_time(), 1),  # this process's CPU time: less sensitive to a shared machine
             "group_share_private": round(share_priv, 4),
             "group_share_public": round(share_pub, 4),
         }
@@ -85,7 +103,7 @@ def worker(epsilon: float, seed: int, variant: str, bias: str) -> dict:
 
 
 KEY = ("bias", "variant", "epsilon", "seed")
-NUMERIC = ("epsilon", "err2", "err3", "rho_spent", "group_share_private", "group_share_public", "process_s")
+NUMERIC = ("epsilon", "err2", "err3", "rho_spent", "group_share_private", "group_share_public", "process_s", "cpu_s")
 
 
 def load_rows(bias: str) -> list[dict]:
@@ -98,7 +116,7 @@ def load_rows(bias: str) -> list[dict]:
     rows = list(csv.DictReader(open(path)))
     for r in rows:
         for k in NUMERIC:
-            r[k] = float(r[k])
+            r[k] = float(r[k]) if r.get(k) not in (None, "") else float("nan")  # cpu_s: absent in older rows
         r["seed"], r["rounds"] = int(r["seed"]), int(r["rounds"])
     return rows
 
@@ -111,9 +129,9 @@ def save_row(row: dict) -> None:
 
 def main() -> None:
     ap = worker_parser(default_epsilons="0.1,0.3,1")
-    ap.add_argument("--variants", default="aim,aim+public")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"some of {', '.join(VARIANTS)}")
     ap.add_argument("--seeds", default="0,1,2")
-    ap.add_argument("--bias", default="sex", choices=["sex", "age"])
+    ap.add_argument("--bias", default="sex", choices=list(SPLIT_TEXT))
     ap.add_argument("--report", action="store_true", help="only rewrite public_data.md/.png from the CSVs")
     args = ap.parse_args()
     if args.worker:
@@ -138,30 +156,32 @@ def main() -> None:
     report()
 
 
-GRID_EPS, GRID_SEEDS, VARIANTS = (0.1, 0.3, 1.0), (0, 1, 2), ("aim", "aim+public")
+GRID_EPS, GRID_SEEDS = (0.1, 0.3, 1.0), (0, 1, 2)
 SPLIT_TEXT = {"sex": "sex code 0", "age": "age codes below 30"}
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
 def _errs(rows: list[dict], eps: float, variant: str, key: str = "err2") -> list[float]:
     return [r[key] for r in sorted(rows, key=lambda r: r["seed"]) if r["epsilon"] == eps and r["variant"] == variant]
 
 
-def verdict(aim: list[float], pub: list[float]) -> str:
-    """aim+public against aim at one epsilon, by the range of the seeds (lower error is better)."""
-    if not aim or not pub:
+def verdict(base: list[float], other: list[float], names: tuple[str, str] = ("aim", "aim+public")) -> str:
+    """``names[1]`` against ``names[0]`` at one epsilon, by the range of the seeds (lower error is better)."""
+    b, o = names
+    if not base or not other:
         return "not compared (a variant was not run)"
-    m_aim, m_pub = sum(aim) / len(aim), sum(pub) / len(pub)
-    head = f"aim+public {m_pub:.4f} against aim {m_aim:.4f} ({m_pub / m_aim - 1:+.0%})"
-    seeds = f"{len(pub)} seed(s) against {len(aim)}"
-    if max(len(aim), len(pub)) < 2:
+    m_b, m_o = sum(base) / len(base), sum(other) / len(other)
+    head = f"{o} {m_o:.4f} against {b} {m_b:.4f} ({m_o / m_b - 1:+.0%})"
+    seeds = f"{len(other)} seed(s) against {len(base)}"
+    if max(len(base), len(other)) < 2:
         return f"{head}; {seeds}: no spread to judge by"
-    if max(pub) < min(aim):
-        word = "lower beyond the seeds' spread (every aim+public seed below every aim seed)"
-    elif min(pub) > max(aim):
-        word = "higher beyond the seeds' spread (every aim+public seed above every aim seed)"
+    if max(other) < min(base):
+        word = f"lower beyond the seeds' spread (every {o} seed below every {b} seed)"
+    elif min(other) > max(base):
+        word = f"higher beyond the seeds' spread (every {o} seed above every {b} seed)"
     else:
         word = "within the seeds' spread (the ranges overlap)"
-    if min(len(aim), len(pub)) < 2:
+    if min(len(base), len(other)) < 2:
         seeds += ": the spread of one side only"
     return f"{head}, {word}; {seeds}"
 
@@ -174,18 +194,22 @@ def report() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    data = {b: rows for b in ("sex", "age") if (rows := load_rows(b))}
+    data = {b: rows for b in SPLIT_TEXT if (rows := load_rows(b))}
+    present = [v for v in VARIANTS if any(r["variant"] == v for rows in data.values() for r in rows)]
     L = [
-        "# AIM with a biased public table (discretised Adult, δ = 1e-9)",
+        "# Public data for AIM: joint selection and a public prior (discretised Adult, δ = 1e-9)",
         "",
         "Generated by `python benchmarks/public_data.py` from `results/public_data_<split>.csv` (each run adds its "
         "rows; `--report` only rewrites this page and the figure). The public table is "
         f"{PUBLIC_ROWS:,} records of discretised Adult drawn with weight {BIAS:g} for one group (the *split*: "
         f"`--bias sex`: {SPLIT_TEXT['sex']}; `--bias age`: {SPLIT_TEXT['age']}); the private table is the other "
-        "records. AIM with the published settings (2-way workload, max_model_size 80, T = 16 d), without (`aim`) "
-        "and with (`aim+public`) the public table; errors are the mean L1 distance between normalised marginals "
-        "of the private table and the synthetic one, over all 2-way and all 3-way marginals. Seeded noise: these "
-        "runs are NOT private. Run one at a time on a shared 2-core machine: the times are indicative only.",
+        "records. AIM with the published settings (2-way workload, max_model_size 80, T = 16 d): without the "
+        "public table (`aim`), with it by joint selection (`aim+public`, JAM) and with it as a prior "
+        "(`aim+pretrain`: its one-way marginals and the two-way marginals of a maximum spanning tree of its "
+        "mutual information measured before the first round, then AIM's private rounds). Errors are the mean L1 "
+        "distance between normalised marginals of the private table and the synthetic one, over all 2-way and "
+        "all 3-way marginals. Seeded noise: these runs are NOT private. Run one at a time on a shared 2-core "
+        "machine: the times are indicative only.",
         "",
         "![2-way error against ε](public_data.png)",
         "",
@@ -194,18 +218,17 @@ def report() -> None:
         "",
         "## Which cells were run",
         "",
-        "Grid: ε ∈ {0.1, 0.3, 1} × seeds {0, 1, 2} × {aim, aim+public} for each split.",
+        f"Grid: ε ∈ {{0.1, 0.3, 1}} × seeds {{0, 1, 2}} × {{{', '.join(present)}}} for each split.",
         "",
-        "| split | ε | aim: seeds run | aim+public: seeds run | not run |",
-        "|---|---|---|---|---|",
+        "| split | ε | " + " | ".join(f"{v}: seeds run" for v in present) + " | not run |",
+        "|---|---|" + "---|" * len(present) + "---|",
     ]
-    for b in ("sex", "age"):
-        rows = data.get(b, [])
+    for b, rows in data.items():
         for eps in GRID_EPS:
-            done = {v: sorted(r["seed"] for r in rows if r["variant"] == v and r["epsilon"] == eps) for v in VARIANTS}
-            missing = [f"{v} seed {s}" for v in VARIANTS for s in GRID_SEEDS if s not in done[v]]
-            cells = [", ".join(map(str, done[v])) or "–" for v in VARIANTS]
-            L.append(f"| {b} | {eps:g} | {cells[0]} | {cells[1]} | {'; '.join(missing) or '–'} |")
+            done = {v: sorted(r["seed"] for r in rows if r["variant"] == v and r["epsilon"] == eps) for v in present}
+            missing = [f"{v} seed {s}" for v in present for s in GRID_SEEDS if s not in done[v]]
+            cells = [", ".join(map(str, done[v])) or "–" for v in present]
+            L.append(f"| {b} | {eps:g} | {' | '.join(cells)} | {'; '.join(missing) or '–'} |")
     for b, rows in data.items():
         pub = next(r for r in rows if r["variant"] == "public-only")
         L += [
@@ -214,11 +237,11 @@ def report() -> None:
             f"{pub['group_share_private']:.0%} of the private one)",
             "",
             "| ε | variant | seeds | 2-way: mean (min–max) | 2-way per seed | 3-way: mean (min–max) | rounds (public) "
-            "| wall (s) |",
-            "|---|---|---|---|---|---|---|---|",
+            "| wall (s) | CPU (s) |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for eps in GRID_EPS:
-            for v in VARIANTS:
+            for v in present:
                 rs = sorted((r for r in rows if r["epsilon"] == eps and r["variant"] == v), key=lambda r: r["seed"])
                 if not rs:
                     continue
@@ -229,21 +252,28 @@ def report() -> None:
                 L.append(
                     f"| {eps:g} | {v} | {len(rs)} | {e2.mean():.4f} ({e2.min():.4f}–{e2.max():.4f}) | {per_seed} | "
                     f"{e3.mean():.4f} ({e3.min():.4f}–{e3.max():.4f}) | {rounds:.0f} ({prounds:.0f}) | "
-                    f"{np.mean([r['process_s'] for r in rs]):.0f} |"
+                    f"{np.mean([r['process_s'] for r in rs]):.0f} | {np.mean([r['cpu_s'] for r in rs]):.0f} |"
                 )
-        L.append(f"| – | public table as is | – | {pub['err2']:.4f} | – | {pub['err3']:.4f} | – | – |")
-        L += ["", "aim+public against aim, by ε (mean 2-way error over the seeds run):", ""]
-        for eps in GRID_EPS:
-            L.append(f"* ε = {eps:g}: {verdict(_errs(rows, eps, 'aim'), _errs(rows, eps, 'aim+public'))}.")
+        L.append(f"| – | public table as is | – | {pub['err2']:.4f} | – | {pub['err3']:.4f} | – | – | – |")
+        for v in present:
+            base = VARIANTS[v][0]
+            if v == base or base not in present:
+                continue
+            L += ["", f"{v} against {base}, by ε (mean 2-way error over the seeds run):", ""]
+            for eps in GRID_EPS:
+                L.append(f"* ε = {eps:g}: {verdict(_errs(rows, eps, base), _errs(rows, eps, v), (base, v))}.")
     L += ["", READING.strip(), ""]
     (RESULTS / "public_data.md").write_text("\n".join(L))
 
     fig, axes = plt.subplots(1, len(data), figsize=(5.2 * len(data), 4), squeeze=False)
     for ax, (b, rows) in zip(axes[0], data.items()):
-        for v, color, dx, up in (("aim", "tab:blue", 0.97, True), ("aim+public", "tab:orange", 1.03, False)):
+        for i, v in enumerate(present):
+            color, dx, up = COLORS[i % len(COLORS)], 1 + 0.03 * (i - (len(present) - 1) / 2), i % 2 == 0
             eps = [e for e in GRID_EPS if _errs(rows, e, v)]
+            if not eps:
+                continue
             errs = [np.array(_errs(rows, e, v)) for e in eps]
-            x = np.array(eps) * dx  # a small offset so the two variants' bars do not hide each other
+            x = np.array(eps) * dx  # a small offset so the variants' bars do not hide each other
             mean = np.array([e.mean() for e in errs])
             yerr = [mean - [e.min() for e in errs], [e.max() for e in errs] - mean]
             ax.errorbar(x, mean, yerr=yerr, fmt="o-", color=color, capsize=4, label=f"{v} (mean, min–max)")
