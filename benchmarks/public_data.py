@@ -5,7 +5,9 @@ sample of ``PUBLIC_ROWS`` records drawn with weight ``BIAS`` for one group (``--
 third of Adult; ``--bias age``: age codes below 30) and 1 for the others, so it over-represents that group; the
 private table is the rest. Variants, each in a fresh subprocess:
 * ``aim``: AIM on the private table (published settings: 2-way workload, max_model_size 80, T = 16 d);
-* ``aim+public``: the same with the public table (``AIM.fit(..., public=...)``);
+* ``aim+public``: the same with the public table by joint selection (``AIM.fit(..., public=...)``);
+* ``aim+pretrain``: the public table as a prior (``AIM(public_prior=True)``): its one-ways and a Chow-Liu tree of
+  two-ways measured before the private rounds;
 * ``public-only``: the public table itself taken as the synthetic table (no privacy cost, no fit): how far the
   biased sample is from the private one.
 Errors: mean L1 distance between normalised marginals of the private table and the synthetic one, over all 2-way
@@ -306,38 +308,23 @@ READING = """
 ## Reading
 
 Written for the cells listed above (a rerun rewrites the tables, the comparisons and the figure, not this text).
-With three seeds at most, a range is the min–max of three runs, not a confidence interval.
+With three seeds at most, a range is the min–max of three runs, not a confidence interval. At ε = 0.1 the
+selection's exponential mechanism is close to uniform (ε per round about 1e-3), so single runs vary a lot.
 
-* The public table alone is far from the private one (2-way error 0.351 on the sex split, 0.316 on the age
-  split: worse than AIM without it even at ε = 0.1), yet joint selection takes some of its marginals (the
-  `(public)` count of rounds): 16–33 at ε = 0.1, 10–15 at ε = 0.3, 3–5 at ε = 1.
-* ε = 0.1: clearly better. Sex split: mean 2-way error 0.198 with the public table against 0.247 without
-  (−20%); each of the three runs with it (0.193–0.205) is below each run without it (0.221–0.269). The 3-way
-  error drops likewise (0.329 against 0.404). Age split, one run with the public table: 0.188 against AIM's
-  three runs 0.226–0.263 (−24% on their mean).
-* ε = 0.3: mixed. Sex split, no clear gain: seed 0 gained 11% (0.1245 against 0.1399), seeds 1 and 2 lost 5%
-  and 2% (0.1436 against 0.1373, 0.1465 against 0.1431); the means differ by 1% (0.138 against 0.140), well
-  inside the seeds' spread. Age split, a small gain: each of the three runs with the public table
-  (0.129–0.139) is below each run without it (0.140–0.147); means 0.136 against 0.144 (−6%).
-* ε = 1: the same mean error with and without the public table (sex: 0.0852 against 0.0850; age: 0.0823
-  against 0.0835, ranges overlapping), but the runs with it vary more (sex: 0.0824–0.0866 against
-  0.0847–0.0852; age: 0.0787–0.0862 against 0.0796–0.0856).
-* So "clearly better at ε ≤ 0.3" holds at ε = 0.1 (−20% and −24%), not at ε = 0.3 in general (−1% on the sex
-  split, −6% on the age split). "Never worse beyond noise" holds for the means in these cells, at ε = 1 only
-  just (the sex split's mean with the public table sits at the top of AIM's narrow range). Single runs can be
-  slightly worse: on the sex split two of the three runs with the public table are above all three without it
-  at ε = 0.3 and at ε = 1 (by up to 2%); on the age split one at ε = 1 (by under 1%).
-* It is slower at small ε (100–550 s against about 10 s per run here): public candidates carry no noise
-  penalty, so large marginals (age × native-country, fnlwgt × capital-gain) are picked early and every later
-  fit runs on a larger model (within the same 80 MB limit). At ε = 1 the times are the same.
-* Two earlier designs, measured the same way (sex split, ε = 0.1; those rows are not in the CSV) and dropped:
-  annealing after public rounds too (AIM's rule) cut the rounds to 7 (3 public) and *raised* the 2-way error
-  to 0.276 (seed 0), 0.270 (seed 1), 0.291 (seed 2), against 0.269, 0.221, 0.250 without public data; not
-  counting a public round's saved measurement in the schedule let the rounds run on (public picks cost only
-  their selection) for many minutes. The shipped design counts it as spent (AIM's number of rounds) and spends
-  it in the last measurement.
-
-Not run at all: a "pre-train on public" baseline.
+* Speed. Joint selection now keeps every candidate within a model of 2^17 cells (1 MB; `public_max_cells`). Sex
+  split, ε = 0.1, seed 0: 34 s against 546 s before (the earlier design, no cap; 442 s mean over three seeds);
+  a profile of the earlier run put 98% of its time in the model fits (445 of 452 s), the last one alone 143 s,
+  on a junction tree that grew to 20 MB. The cost: the gain at ε = 0.1 on the sex split is smaller, −12% on
+  the mean (0.216 against 0.247) instead of −20% (0.198) without the cap, and the ranges now overlap
+  (0.198–0.236 against 0.221–0.269). `public_max_cells=float("inf")` restores the earlier behaviour.
+* aim+pretrain (a public Chow–Liu prior, then private AIM) is a real baseline: on the sex split it matches joint
+  selection at ε = 0.1 (0.223 against 0.216), is a little better at ε = 0.3 (0.137 against 0.145, AIM 0.140),
+  but hurts at ε = 1 (0.098 against AIM's 0.085 on seed 0): the biased prior, weighted like a measurement at the
+  first round's σ, is never outweighed. It is also slower at larger ε (the prior's tree plus the private picks
+  make larger models).
+* Joint selection at ε = 0.3 and 1 is within the seeds' spread of AIM (sex: 0.145 against 0.140, 0.085 against
+  0.085), with a wider spread at ε = 0.3 (0.133–0.160).
+* The age split was rerun at ε = 0.1 only (the rows at ε = 0.3 and 1 of the earlier design were dropped).
 """
 
 
