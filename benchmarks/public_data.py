@@ -316,12 +316,13 @@ selection's exponential mechanism is close to uniform (ε per round about 1e-3),
   a profile of the earlier run put 98% of its time in the model fits (445 of 452 s), the last one alone 143 s,
   on a junction tree that grew to 20 MB. The cost: the gain at ε = 0.1 on the sex split is smaller, −12% on
   the mean (0.216 against 0.247) instead of −20% (0.198) without the cap, and the ranges now overlap
-  (0.198–0.236 against 0.221–0.269). `public_max_cells=float("inf")` restores the earlier behaviour.
+  (0.198–0.236 against 0.221–0.269); age split, −11% (0.219 against 0.247; 0.200–0.236 against 0.226–0.263).
+  `public_max_cells=float("inf")` restores the earlier behaviour.
 * aim+pretrain (a public Chow–Liu prior, then private AIM) is a real baseline: on the sex split it matches joint
   selection at ε = 0.1 (0.223 against 0.216), is a little better at ε = 0.3 (0.137 against 0.145, AIM 0.140),
-  but hurts at ε = 1 (0.098 against AIM's 0.085 on seed 0): the biased prior, weighted like a measurement at the
-  first round's σ, is never outweighed. It is also slower at larger ε (the prior's tree plus the private picks
-  make larger models).
+  but hurts at ε = 1 (0.099 against AIM's 0.085, every seed worse): the biased prior, weighted like a measurement
+  at the first round's σ, is never outweighed. Age split, ε = 0.1: 0.220, the same as joint selection. It is also
+  slower at larger ε (about 140 s at ε = 1: the prior's tree plus the private picks make larger models).
 * Joint selection at ε = 0.3 and 1 is within the seeds' spread of AIM (sex: 0.145 against 0.140, 0.085 against
   0.085), with a wider spread at ε = 0.3 (0.133–0.160).
 * The age split was rerun at ε = 0.1 only (the rows at ε = 0.3 and 1 of the earlier design were dropped).
