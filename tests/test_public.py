@@ -16,7 +16,7 @@ import privsample
 from privsample import InputError, Synthesizer
 from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import pgm
-from privsample.synth.aim import AIM, public_scores, selection_sensitivity
+from privsample.synth.aim import AIM, prior_cliques, public_fitting, public_scores, selection_sensitivity
 from privsample.synth.public import public_data
 from privsample.synth.selection import candidate_weights
 from tests.test_cli import run, small_schema, small_table
@@ -34,11 +34,11 @@ def chain(n: int, seed: int, flip: float = 0.2) -> dict[str, np.ndarray]:
     return {"a": a, "b": b, "c": c, "d": d}
 
 
-def fit(public=None, seed=0, eps=2.0):
+def fit(public=None, seed=0, eps=2.0, **kw):
     from privsample.marginals import NumpyEngine
 
     acc = Accountant.from_epsilon_delta(eps, 1e-9)
-    model = AIM(max_model_size=1.0, rounds=6, iters=60).fit(
+    model = AIM(max_model_size=1.0, rounds=6, iters=60, **kw).fit(
         NumpyEngine(chain(3000, 0), DOMAIN), acc, SeededNoise(seed, quiet=True), public=public
     )
     return acc, model
@@ -131,6 +131,36 @@ def test_a_public_table_on_another_domain_is_refused_before_any_spend():
     assert acc.spent == 0 and not acc.ledger
     with pytest.raises(InputError, match="public table q.csv: no records"):
         public_data({k: v[:0] for k, v in chain(10, 1).items()}, DOMAIN, "q.csv")
+
+
+def test_public_candidates_keep_the_model_within_the_cap():
+    """With joint selection a candidate must keep the junction tree within ``max_cells`` cells, fill-in included."""
+    dom = pgm.Domain(["a", "b", "c", "d"], [10, 10, 10, 10])
+    model = [("a", "b"), ("b", "c")]  # 210 cells (d on its own: 10); (c, d) extends the chain: 300; (a, c) fills in
+    assert public_fitting(dom, model, [("c", "d"), ("a", "c"), ("a", "b")], 300) == [("c", "d"), ("a", "b")]
+    assert public_fitting(dom, model, [("c", "d"), ("a", "c"), ("a", "b")], 299) == [("a", "b")]
+    assert public_fitting(dom, model, [("c", "d"), ("a", "c")], 1010) == [("c", "d"), ("a", "c")]  # (a, b, c)
+
+
+def test_public_prior_is_a_public_tree_and_spends_as_aim():
+    """aim+pretrain: the public one-ways and a maximum spanning tree of public mutual information enter first;
+    the rounds are AIM's private ones (AIM's sensitivity, no public rounds), the whole budget is spent, and the
+    public table's rows never change the output (only its shares enter)."""
+    pub = chain(1500, 1, flip=0.3)
+    perm = np.random.default_rng(2).permutation(1500)
+    doubled = {k: np.concatenate([v[perm], v]) for k, v in pub.items()}
+    acc, m = fit(public_data(pub, DOMAIN, "pub.csv"), public_prior=True)
+    acc2, m2 = fit(public_data(doubled, DOMAIN, "doubled.csv"), public_prior=True)
+    acc0, _ = fit()
+    prior = [tuple(cl) for cl in m.info["public_prior"]]
+    assert prior[:4] == [("a",), ("b",), ("c",), ("d",)]
+    assert set(prior[4:]) == {("a", "b"), ("b", "c"), ("c", "d")} and len(prior) == 7  # the chain: the MI tree
+    assert m.info["public_rounds"] == 0 and all(r["source"] == "private" for r in m.info["rounds"])
+    top = max(candidate_weights([(cl, 1.0) for cl in itertools.combinations("abcd", 2)]).values())
+    assert {e.details["sensitivity"] for e in acc.ledger if e.label.startswith("aim/select/")} == {top}
+    assert float(sum(Fraction(e.rho) for e in acc.ledger)) == pytest.approx(acc0.spent, rel=1e-12)
+    assert ledger_rows(acc) == ledger_rows(acc2) and m.info["rounds"] == m2.info["rounds"]
+    assert prior_cliques(public_data(pub, DOMAIN, "p"), [("a",), ("b",)]) == [("a",), ("b",)]  # no two-way: none
 
 
 # -- command line and Python API ----------------------------------------------------------------------
