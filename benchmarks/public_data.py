@@ -66,8 +66,28 @@ def _aim(use: str | None):
 # A variant is a method and how it takes the public table: None (not at all), "public" (joint selection, the
 # method's ``fit(..., public=...)``) or "pretrain" (a public prior before the private rounds). Adding a variant
 # is one line here (and a maker in METHODS for a new method, whose fit takes ``public=``).
-METHODS = {"aim": _aim}
-VARIANTS = {"aim": ("aim", None), "aim+public": ("aim", "public"), "aim+pretrain": ("aim", "pretrain")}
+def _mst(use: str | None):
+    from privsample.synth.mst import MST
+
+    return MST()
+
+
+def _ppsyn(use: str | None):
+    from privsample.synth.ppsyn import PPSyn
+
+    return PPSyn()
+
+
+METHODS = {"aim": _aim, "mst": _mst, "ppsyn": _ppsyn}
+VARIANTS = {
+    "aim": ("aim", None),
+    "aim+public": ("aim", "public"),
+    "aim+pretrain": ("aim", "pretrain"),
+    "mst": ("mst", None),
+    "mst+public": ("mst", "public"),
+    "ppsyn": ("ppsyn", None),
+    "ppsyn+public": ("ppsyn", "public"),
+}
 
 
 def worker(epsilon: float, seed: int, variant: str, bias: str) -> dict:

@@ -68,27 +68,13 @@ from privsample.synth.base import (
     rounds_bound,
 )
 from privsample.synth.model import SynthModel
-from privsample.synth.public import PublicData
+from privsample.synth.public import PublicData, public_scores
 from privsample.synth.selection import ModelMarginals, candidate_weights, clique_graph, graph_cells, model_size_mb
 from privsample.synth.zeros import StructuralZeros
 
 
 WARM_ROUND_ITERS = 250
 PUBLIC_MAX_CELLS = 2**17
-
-
-def public_scores(cliques, weights, model_err, answers, shares, total: float) -> np.ndarray:
-    """JAM's score of each public candidate: c(cl) * (||x_cl - mu_cl||_1 - ||x_cl - total * share_cl||_1).
-
-    ``model_err``: ||x_cl - mu_cl||_1 per clique; ``shares``: the public marginal as shares of its rows.
-    Sensitivity: x_cl changes in one cell by 1 per added/removed record, so each L1 term changes by <= 1 and
-    the score by <= 2 c(cl) (``selection_sensitivity``)."""
-    return np.array(
-        [
-            weights[cl] * (e - np.abs(answers[cl].ravel() - total * shares[cl]).sum())
-            for cl, e in zip(cliques, model_err)
-        ]
-    )
 
 
 def selection_sensitivity(cliques, weights, *, public=()) -> float:

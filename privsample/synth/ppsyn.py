@@ -89,7 +89,6 @@ from privsample.synth.base import (
     no_progress,
     rounds_bound,
 )
-from privsample.synth.aim import public_scores
 from privsample.synth.model import SynthModel
 from privsample.synth.partition import PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums
 from privsample.synth.ppsyn_steps import (
@@ -111,7 +110,7 @@ from privsample.synth.ppsyn_steps import (
     round_budgets,
     selection_gain,
 )
-from privsample.synth.public import PublicData
+from privsample.synth.public import PublicData, public_scores
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 from privsample.synth.zeros import StructuralZeros
 

@@ -2,8 +2,8 @@
 
 Following Fuentes, Mullins, McKenna, Miklau & Sheldon (2024), "Joint Selection: Adaptively Incorporating Public
 Information for Private Synthetic Data", AIM, MST and PPSyn-DP may measure a marginal of a public table instead of
-the private one (``privsample.synth.aim``, ``mst``, ``ppsyn``). This module reads and codes that table and
-holds it in its own marginal engine.
+the private one (``privsample.synth.aim``, ``mst``, ``ppsyn``). This module reads and codes that table, holds
+it in its own marginal engine, and gives JAM's score of a public candidate (``public_scores``, sensitivity 2c).
 
 Guarantee. The public table is public by the user's declaration: reading, coding and measuring it costs no
 privacy budget, and messages may name its values. It is coded by the same per-record rule as the private table
@@ -47,6 +47,20 @@ class PublicData:
         theirs = [(a, int(n)) for a, n in zip(domain.attributes, domain.shape)]
         if mine != theirs:
             raise InputError(f"public table {self.name}: its schema differs from the private table's")
+
+
+def public_scores(cliques, weights, model_err, answers, shares, total: float) -> np.ndarray:
+    """JAM's score of each public candidate: c(cl) * (||x_cl - mu_cl||_1 - ||x_cl - total * share_cl||_1).
+
+    ``model_err``: ||x_cl - mu_cl||_1 per clique; ``shares``: the public marginal as shares of its rows.
+    Sensitivity: x_cl changes in one cell by 1 per added/removed record, so each L1 term changes by <= 1 and
+    the score by <= 2 c(cl) (``privsample.synth.aim.selection_sensitivity``)."""
+    return np.array(
+        [
+            weights[cl] * (e - np.abs(answers[cl].ravel() - total * shares[cl]).sum())
+            for cl, e in zip(cliques, model_err)
+        ]
+    )
 
 
 def fingerprint(codes: Mapping[str, np.ndarray], names) -> str:
@@ -111,4 +125,12 @@ def check_public_file(path) -> None:
         raise _public_error(exc, path, Path(path).name) from None
 
 
-__all__ = ["PublicData", "public_data", "read_public", "check_public_file", "fingerprint", "PUBLIC_ONLY"]
+__all__ = [
+    "PublicData",
+    "public_data",
+    "public_scores",
+    "read_public",
+    "check_public_file",
+    "fingerprint",
+    "PUBLIC_ONLY",
+]
