@@ -74,7 +74,7 @@ from privsample.synth.zeros import StructuralZeros
 
 
 WARM_ROUND_ITERS = 250
-PUBLIC_MAX_CELLS = 2**17
+PUBLIC_MAX_CELLS = 2**19
 
 
 def selection_sensitivity(cliques, weights, *, public=()) -> float:
@@ -155,7 +155,7 @@ class AIM(WorkloadSynthesizer):
     ):
         """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase.
         ``public_max_cells``: the junction-tree cells a pick may bring the model to with joint selection (None:
-        ``PUBLIC_MAX_CELLS``, 1 MB of cells); ``public_prior``: the public table enters as a prior, not by joint
+        ``PUBLIC_MAX_CELLS``, 4 MB of cells); ``public_prior``: the public table enters as a prior, not by joint
         selection (module doc).
         ``cache_limit_mb``: drop JAX's compiled code after a round when the process exceeds this much
         memory (None: never; 0: after every round), see :func:`pgm.trim_jax_caches`. ``optimistic_step``: the
