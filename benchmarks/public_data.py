@@ -113,8 +113,9 @@ def worker(epsilon: float, seed: int, variant: str, bias: str) -> dict:
         {
             "err2": workload_error(eng, syn, all_cliques(attrs, 2)),
             "err3": workload_error(eng, syn, all_cliques(attrs, 3)),
-            "rounds": len(info["rounds"]),
-            "public_rounds": info.get("public_rounds", 0),
+            # MST: its tree's draws (d - 1) and the edges taken from the public table
+            "rounds": len(info["rounds"]) if "rounds" in info else len(attrs) - 1,
+            "public_rounds": info.get("public_rounds", len(info.get("public_edges", []))),
             "rho_spent": rho,
             "cpu_s": round(time.process_time(), 1),  # this process's CPU time: less sensitive to a shared machine
             "group_share_private": round(share_priv, 4),
