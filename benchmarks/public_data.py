@@ -332,21 +332,27 @@ Written for the cells listed above (a rerun rewrites the tables, the comparisons
 With three seeds at most, a range is the min–max of three runs, not a confidence interval. At ε = 0.1 the
 selection's exponential mechanism is close to uniform (ε per round about 1e-3), so single runs vary a lot.
 
-* Speed. Joint selection now keeps every candidate within a model of 2^17 cells (1 MB; `public_max_cells`). Sex
-  split, ε = 0.1, seed 0: 34 s against 546 s before (the earlier design, no cap; 442 s mean over three seeds);
-  a profile of the earlier run put 98% of its time in the model fits (445 of 452 s), the last one alone 143 s,
-  on a junction tree that grew to 20 MB. The cost: the gain at ε = 0.1 on the sex split is smaller, −12% on
-  the mean (0.216 against 0.247) instead of −20% (0.198) without the cap, and the ranges now overlap
-  (0.198–0.236 against 0.221–0.269); age split, −11% (0.219 against 0.247; 0.200–0.236 against 0.226–0.263).
-  `public_max_cells=float("inf")` restores the earlier behaviour.
-* aim+pretrain (a public Chow–Liu prior, then private AIM) is a real baseline: on the sex split it matches joint
-  selection at ε = 0.1 (0.223 against 0.216), is a little better at ε = 0.3 (0.137 against 0.145, AIM 0.140),
-  but hurts at ε = 1 (0.099 against AIM's 0.085, every seed worse): the biased prior, weighted like a measurement
-  at the first round's σ, is never outweighed. Age split, ε = 0.1: 0.220, the same as joint selection. It is also
-  slower at larger ε (about 140 s at ε = 1: the prior's tree plus the private picks make larger models).
-* Joint selection at ε = 0.3 and 1 is within the seeds' spread of AIM (sex: 0.145 against 0.140, 0.085 against
-  0.085), with a wider spread at ε = 0.3 (0.133–0.160).
-* The age split was rerun at ε = 0.1 only (the rows at ε = 0.3 and 1 of the earlier design were dropped).
+* Speed. Joint selection keeps every candidate within a model of 2^19 cells (4 MB; `public_max_cells`). Before
+  the cap, a run on the sex split at ε = 0.1 took 442 s on the mean of three seeds (546 s for seed 0; AIM alone:
+  under 15 s); a profile put 98% of its time in the model fits (445 of 452 s), the last one alone 143 s, on a
+  junction tree that grew to 20 MB. Caps measured on the sex split (three seeds unless said; wall times on a
+  loaded machine): 2^17 cells, ε = 0.1: 0.216 (0.198–0.236), about 30 s, and ε = 0.3: 0.145 (0.133–0.160), worse
+  than AIM's 0.140; 2^19 cells: ε = 0.1: 0.189 (0.188–0.191), ε = 0.3: 0.136 (0.128–0.144), 15–45 s a run with
+  the machine to itself (up to 3 minutes with the test suite running beside it); 2^21 cells: ε = 0.1, seed 0:
+  0.202 in 180 s (stopped there); no cap: 0.198 (0.193–0.205). 2^19 is the default: as accurate as no cap (more,
+  on these seeds) at a tenth of the time. `public_max_cells=float("inf")` restores the uncapped behaviour.
+* aim+pretrain (a public Chow–Liu prior, then private AIM) is a real baseline, but below joint selection where
+  the public table helps: sex split 0.223 at ε = 0.1 (joint selection 0.189), 0.137 at ε = 0.3 (0.136, AIM
+  0.140), and it hurts at ε = 1 (0.099 against AIM's 0.085, every seed worse): the biased prior, weighted like a
+  measurement at the first round's σ, is never outweighed. It is also slower at larger ε (about 140 s at ε = 1:
+  the prior's tree plus the private picks make larger models).
+* Joint selection is never worse than AIM beyond the seeds' spread, clearly better at ε = 0.1 on both splits
+  (every run below every run without) and 3–5% better on the mean at ε = 0.3, within the spread.
+* MST and PPSyn-DP with the public table: see their rows; MST's "rounds" are its tree's d − 1 draws and its
+  public rounds the edges taken from the public table; PPSyn-DP's public rounds count public marginals only (its
+  public partition plan measures privately, so those rounds count as private).
+* ACS across groups was not run: the ACS table here has 23 unnamed binary columns and no state, region or year
+  column to split on (a split on a binary column would be a resample, not a shift between groups).
 """
 
 
