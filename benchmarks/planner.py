@@ -37,11 +37,14 @@ import common
 from common import DATA, RESULTS, ROOT
 
 CSV_PATH = RESULTS / "planner.csv"
+CALIB_PATH = RESULTS / "planner_calibration.csv"  # extra calibration runs (Adult, BR2000; --calibrate)
+CALIB_TABLES = ("adult", "br2000")
+CALIB_EPSILONS = (0.3, 1.0, 3.0)
+KNOWN = {"adult": 48_842, "acs": 47_461, "nltcs": 21_574, "br2000": 38_000}  # rows of the shared tables
 MD_PATH = RESULTS / "planner.md"
 CACHE = ROOT / "benchmarks" / ".cache"
 TABLES = ("adult", "nltcs", "acs", "wide-25x100000", "wide-50x100000")
 METHODS = ("mst", "aim", "ppsyn")
-LOG_FEATURES = ("rows", "cols", "pair_cells", "rho")
 MEM_FEATURES = {"cells": 1e-6, "pair_cells": 1e-6, "cols": 1.0}  # rows*cols as "cells"
 
 
@@ -49,10 +52,9 @@ def sizes_of(name: str) -> tuple[list[int], int]:
     """(domain sizes, rows) of a benchmark table, public."""
     import wide_tables
 
-    if name in ("adult", "acs", "nltcs"):
+    if name in KNOWN:
         dom = json.loads((DATA / f"{name}-domain.json").read_text())
-        rows = {"adult": 48_842, "acs": 47_461, "nltcs": 21_574}[name]
-        return list(dom.values()), rows
+        return list(dom.values()), KNOWN[name]
     cols, rows = wide_tables.table_shape(name)
     schema = common.network_schema(wide_tables.wide_network(cols))
     return list(schema.domain().shape), rows
@@ -64,7 +66,7 @@ def table_csv(name: str):
 
     CACHE.mkdir(parents=True, exist_ok=True)
     spath = CACHE / f"{name}.schema.yaml"
-    if name in ("adult", "acs", "nltcs"):
+    if name in KNOWN:
         dom = json.loads((DATA / f"{name}-domain.json").read_text())
         if not spath.exists():
             Schema([Categorical(a, tuple(str(v) for v in range(n))) for a, n in dom.items()]).save(spath)
@@ -80,18 +82,47 @@ def table_csv(name: str):
     return path, spath
 
 
+# time features per method (log-linear), and their exponent bounds: rows and columns never lower the time; the
+# others in [-1, 1] (a finer domain can mean fewer rounds: PPSyn-DP and AIM anneal sooner when each measured
+# marginal has more cells, and fill their model-size limit with fewer cliques)
+TIME_FEATURES = {
+    "mst": ("rows", "cols", "pair_cells", "rho"),
+    "aim": ("rows", "cols", "pair_cells", "rho"),
+    "ppsyn": ("rows", "cols", "max_pair_cells", "rho"),
+}
+BOUNDS = {"rows": (0, 4), "cols": (0, 4)}
+
+
+def calibration_runs() -> list[dict]:
+    """The finished runs the calibration is fitted on: wide_tables.csv and planner_calibration.csv."""
+    rows = [r for r in csv.DictReader(open(RESULTS / "wide_tables.csv")) if r["status"] == "ok"]
+    if CALIB_PATH.exists():
+        rows += [r for r in csv.DictReader(open(CALIB_PATH)) if r["status"] == "ok"]
+    return rows
+
+
+def _lsq(X, y, names):
+    from scipy.optimize import lsq_linear
+
+    lo = [-np.inf] + [BOUNDS.get(k, (-1, 1))[0] for k in names]
+    hi = [np.inf] + [BOUNDS.get(k, (-1, 1))[1] for k in names]
+    return lsq_linear(X, y, bounds=(lo, hi)).x
+
+
 def fit() -> None:
-    """Fit the calibration on wide_tables.csv and write plan_calibration.json."""
-    from scipy.optimize import lsq_linear, nnls
+    """Fit the calibration on calibration_runs() and write plan_calibration.json, with its in-sample range and a
+    leave-one-table-out check (each table's runs predicted by a fit without that table)."""
+    from scipy.optimize import nnls
 
     from privsample.api.plan import CALIBRATION, features, load_factor, speed_probe
     from privsample.privacy.conversion import cdp_rho
 
-    rows = [r for r in csv.DictReader(open(RESULTS / "wide_tables.csv")) if r["status"] == "ok"]
+    rows = calibration_runs()
     cache: dict = {}
     out = {"methods": {}}
     for m in METHODS:
-        X, y, M, z, loads = [], [], [], [], []
+        names = TIME_FEATURES[m]
+        X, y, M, z, loads, tables = [], [], [], [], [], []
         for r in rows:
             if r["method"] != m:
                 continue
@@ -99,33 +130,44 @@ def fit() -> None:
                 cache[r["table"]] = sizes_of(r["table"])
             sizes, n = cache[r["table"]]
             f = features(n, sizes, cdp_rho(float(r["epsilon"]), 1e-9))
-            X.append([1.0] + [math.log(f[k]) for k in LOG_FEATURES])
+            X.append([1.0] + [math.log(f[k]) for k in names])
             y.append(math.log(float(r["total_s"])))
             loads.append(load_factor(float(r["load_before"].split()[0])))
             M.append([1.0] + [f[k] * MEM_FEATURES[k] for k in MEM_FEATURES])
             z.append(float(r["peak_rss_mb"]))
+            tables.append(r["table"])
         X, y = np.array(X), np.array(y)
-        # exponents of rows and columns >= 0 (more records or columns never take less time); pair cells and rho
-        # in [-1, 1] (a finer domain fills the model-size limit with fewer cliques): without bounds, AIM's 8 runs
-        # give rows a negative exponent (an artefact of too few runs)
-        lo, hi = [-np.inf, 0, 0, -1, -1], [np.inf, 4, 4, 1, 1]
-        coef = lsq_linear(X, y, bounds=(lo, hi)).x
+        coef = _lsq(X, y, names)
         cm, _ = nnls(np.array(M), np.array(z))
-        fitted = np.exp(X @ coef) / np.exp(y)
-        print(m, len(y), "time ratio range", fitted.min().round(2), fitted.max().round(2))
+        fitted = np.exp(X @ coef - y)
+        loto = {}
+        for t in dict.fromkeys(tables):
+            keep = np.array([u != t for u in tables])
+            c = _lsq(X[keep], y[keep], names)
+            loto[t] = [round(float(v), 2) for v in np.exp(X[~keep] @ c - y[~keep])]
+        lo_all = [v for vs in loto.values() for v in vs]
+        print(m, len(y), "in-sample", fitted.min().round(2), fitted.max().round(2), "loto", min(lo_all), max(lo_all))
         out["methods"][m] = {
-            "time": {"intercept": float(coef[0]), "log": {k: float(b) for k, b in zip(LOG_FEATURES, coef[1:])}},
+            "time": {"intercept": float(coef[0]), "log": {k: float(b) for k, b in zip(names, coef[1:])}},
             "memory": {
                 "intercept": float(cm[0]),
                 "linear": {k: [float(c), MEM_FEATURES[k]] for k, c in zip(MEM_FEATURES, cm[1:])},
             },
             "fitted_on": len(y),
             "load_factor": float(np.exp(np.mean(np.log(loads)))),
+            "check": {
+                "in_sample": [round(float(fitted.min()), 2), round(float(fitted.max()), 2)],
+                "leave_one_table_out": loto,
+            },
         }
     # the probe's reference: its time now, over this moment's load factor (times are per unit of load factor)
     out["probe_seconds"] = float(np.median([speed_probe() for _ in range(5)])) / load_factor(os.getloadavg()[0])
     out["load_factor"] = float(np.exp(np.mean([np.log(out["methods"][m]["load_factor"]) for m in METHODS])))
-    out["source"] = "benchmarks/results/wide_tables.csv (ok runs, eps 1 and 0.3), fitted by benchmarks/planner.py"
+    out["source"] = (
+        "benchmarks/results/wide_tables.csv (ok runs: ACS, NLTCS and the generator's wide tables, eps 1 and 0.3) and "
+        "benchmarks/results/planner_calibration.csv (Adult and BR2000, eps 0.3, 1 and 3, run from CSV by "
+        "benchmarks/planner.py --calibrate), fitted by benchmarks/planner.py --fit"
+    )
     out["memory"] = "peak RSS MB = intercept + sum c * feature * scale (features: rows*cols, cells of all pairs, cols)"
     CALIBRATION.write_text(json.dumps(out, indent=2) + "\n")
     print("wrote", CALIBRATION)
@@ -156,9 +198,36 @@ def run(name: str, method: str, epsilon: float, timeout: float) -> dict:
     return {"status": "ok", **json.loads(p.stdout.strip().splitlines()[-1])}
 
 
+def calibrate(tables: list[str], methods: list[str], epsilons: list[float], timeout: float) -> None:
+    """Real runs for the calibration (appended to planner_calibration.csv): each table, method and epsilon."""
+    new = not CALIB_PATH.exists()
+    with open(CALIB_PATH, "a", newline="") as fh:
+        keys = ["table", "method", "epsilon", "status", "total_s", "peak_rss_mb", "load_before", "when"]
+        w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
+        if new:
+            w.writeheader()
+        for name in tables:
+            for method in methods:
+                for eps in epsilons:
+                    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+                    res = run(name, method, eps, timeout)
+                    r = {"table": name, "method": method, "epsilon": eps, "load_before": load, **res}
+                    r["total_s"] = res.get("wall_s", "")
+                    r["when"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+                    print(json.dumps(r), flush=True)
+                    w.writerow(r)
+                    fh.flush()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fit", action="store_true")
+    ap.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="real runs of --tables (default Adult, BR2000) at "
+        "epsilon 0.3, 1, 3 for the calibration (planner_calibration.csv)",
+    )
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--table", default="adult")
     ap.add_argument("--method", default="mst")
@@ -170,6 +239,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.fit:
         return fit()
+    if args.calibrate:
+        tables = args.tables.split(",") if args.tables != ",".join(TABLES) else list(CALIB_TABLES)
+        return calibrate(tables, args.methods.split(","), list(CALIB_EPSILONS), args.timeout)
     if args.md:
         return write_md([_typed(r) for r in csv.DictReader(open(CSV_PATH))])
     if args.worker:
