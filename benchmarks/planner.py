@@ -109,7 +109,7 @@ def _lsq(X, y, names):
     return lsq_linear(X, y, bounds=(lo, hi)).x
 
 
-def fit() -> None:
+def fit(probe: bool = False) -> None:
     """Fit the calibration on calibration_runs() and write plan_calibration.json, with its in-sample range and a
     leave-one-table-out check (each table's runs predicted by a fit without that table)."""
     from scipy.optimize import nnls
@@ -160,8 +160,14 @@ def fit() -> None:
                 "leave_one_table_out": loto,
             },
         }
-    # the probe's reference: its time now, over this moment's load factor (times are per unit of load factor)
-    out["probe_seconds"] = float(np.median([speed_probe() for _ in range(5)])) / load_factor(os.getloadavg()[0])
+    # the probe's reference: its time now, over this moment's load factor (times are per unit of load factor); a
+    # machine constant, kept from the previous calibration unless --probe (measure it on an idle machine: the
+    # load average overstates the slowdown of a short probe, so a reference taken under load is too small)
+    old = json.loads(CALIBRATION.read_text()) if CALIBRATION.exists() else {}
+    if probe or "probe_seconds" not in old:
+        out["probe_seconds"] = float(np.median([speed_probe() for _ in range(5)])) / load_factor(os.getloadavg()[0])
+    else:
+        out["probe_seconds"] = old["probe_seconds"]
     out["load_factor"] = float(np.exp(np.mean([np.log(out["methods"][m]["load_factor"]) for m in METHODS])))
     out["source"] = (
         "benchmarks/results/wide_tables.csv (ok runs: ACS, NLTCS and the generator's wide tables, eps 1 and 0.3) and "
@@ -222,6 +228,7 @@ def calibrate(tables: list[str], methods: list[str], epsilons: list[float], time
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fit", action="store_true")
+    ap.add_argument("--probe", action="store_true", help="with --fit: measure the speed probe's reference again")
     ap.add_argument(
         "--calibrate",
         action="store_true",
@@ -238,7 +245,7 @@ def main() -> None:
     ap.add_argument("--md", action="store_true", help="rewrite planner.md from planner.csv")
     args = ap.parse_args()
     if args.fit:
-        return fit()
+        return fit(args.probe)
     if args.calibrate:
         tables = args.tables.split(",") if args.tables != ",".join(TABLES) else list(CALIB_TABLES)
         return calibrate(tables, args.methods.split(","), list(CALIB_EPSILONS), args.timeout)
@@ -318,6 +325,37 @@ NOTES = """
 """
 
 
+def fit_check_lines() -> list[str]:
+    """The calibration's own check (from plan_calibration.json): per method, the time features, the fitted/measured
+    range on the runs it was fitted on, and leave-one-table-out (each table predicted by a fit without it)."""
+    from privsample.api.plan import load_calibration
+
+    cal = load_calibration()
+    lines = [
+        "## Calibration check (time)",
+        "",
+        "Fitted / measured time on the calibration runs (in-sample), and leave-one-table-out: each table's runs "
+        "predicted by the formula fitted without that table (the runs' own load, no speed factor).",
+        "",
+        "| method | runs | time features (exponent) | in-sample | leave-one-table-out | worst table out |",
+        "|---|---:|---|---|---|---|",
+    ]
+    for m, c in cal["methods"].items():
+        check = c.get("check")
+        if not check:
+            continue
+        feats = ", ".join(f"{k} ({b:+.2f})" for k, b in c["time"]["log"].items())
+        loto = check["leave_one_table_out"]
+        flat = [v for vs in loto.values() for v in vs]
+        worst = max(loto, key=lambda t: max(abs(math.log(v)) for v in loto[t]))
+        lo, hi = check["in_sample"]
+        lines.append(
+            f"| {m} | {c['fitted_on']} | {feats} | {lo:.2f}-{hi:.2f} | {min(flat):.2f}-{max(flat):.2f} | "
+            f"{worst} ({', '.join(f'{v:.2f}' for v in loto[worst])}) |"
+        )
+    return lines
+
+
 def write_md(results: list[dict]) -> None:
     def f(x, d=1):
         return "" if x is None or x == "" else f"{float(x):,.{d}f}"
@@ -347,6 +385,8 @@ def write_md(results: list[dict]) -> None:
     lines += [
         "",
         f"Within 2x: time {len(within)} of {len(ok)} runs, peak memory {len(mem_within)} of {len(ok)}.",
+        "",
+        *fit_check_lines(),
         NOTES,
     ]
     MD_PATH.write_text("\n".join(lines) + "\n")
