@@ -168,18 +168,18 @@ def fit(probe: bool = False) -> None:
                 "leave_one_table_out": loto,
             },
         }
-    # the probe's reference: its time now, over this moment's load factor (times are per unit of load factor); a
-    # machine constant, kept from the previous calibration unless --probe (measure it on an idle machine: the
-    # load average overstates the slowdown of a short probe, so a reference taken under load is too small)
-    old = json.loads(CALIBRATION.read_text()) if CALIBRATION.exists() else {}
-    if probe or "probe_seconds" not in old:
-        out["probe_seconds"] = float(np.median([speed_probe() for _ in range(5)])) / load_factor(os.getloadavg()[0])
-    else:
-        out["probe_seconds"] = old["probe_seconds"]
     out["load_factor"] = float(np.exp(np.mean([np.log(out["methods"][m]["load_factor"]) for m in METHODS])))
     # how much the load average before a run says about its time (the methods' mean exponent, in [0, 1]): the
-    # load part of the speed factor is raised to it (plan.machine_speed)
-    out["load_exponent"] = float(np.mean([out["methods"][m]["time"]["load"] for m in METHODS]))
+    # load part of the speed factor and the probe's reference are scaled by the load factor to this power
+    out["load_exponent"] = k = float(np.mean([out["methods"][m]["time"]["load"] for m in METHODS]))
+    # the probe's reference: its time now over this moment's load factor ** k; a machine constant, kept from the
+    # previous calibration unless --probe (measure it on an idle machine, load average below 1)
+    old = json.loads(CALIBRATION.read_text()) if CALIBRATION.exists() else {}
+    if probe or "probe_seconds" not in old:
+        t = float(np.median([speed_probe() for _ in range(5)]))
+        out["probe_seconds"] = t / load_factor(os.getloadavg()[0]) ** k
+    else:
+        out["probe_seconds"] = old["probe_seconds"]
     out["source"] = (
         "benchmarks/results/planner_calibration.csv (Adult, BR2000, NLTCS and ACS at eps 0.3, 1 and 3, this build, "
         "run from CSV by benchmarks/planner.py --calibrate) and benchmarks/results/wide_tables.csv (ok runs: ACS, "
@@ -324,7 +324,7 @@ NOTES = """
   earlier build, from Parquet, 25-200 columns, 10^5 and 10^6 rows, ε = 1 and 0.3). Time = exp(a + Σ b_k log f_k)
   in public features (the estimated rows, columns, cells of all pairs or, for PPSyn-DP, of the largest pair, and
   ρ), by bounded least squares on log time; two covariates are fitted but not used in forecasts: an offset for
-  the `wide_tables.csv` runs (the earlier build took 1.4-2.5x longer on the same tables) and the exponent of the
+  the `wide_tables.csv` runs (the earlier build took 1.4-2.2x longer, by the fitted offsets) and the exponent of the
   run's load factor (about 0: the load average before a run barely explains its time here; the speed factor
   uses the methods' mean exponent). The runs of this table are not in the fit, but the same tables at the same
   ε are: the leave-one-table-out column above is the out-of-sample check.

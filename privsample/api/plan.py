@@ -163,13 +163,14 @@ def load_factor(load: float, cores: int | None = None) -> float:
 
 def machine_speed(calibration: dict) -> float:
     """Time factor against the calibration runs: the geometric mean of the probe's (``speed_probe`` over its
-    reference at the runs' load) and of the load average's (``load_factor`` over the runs', raised to the
-    calibration's ``load_exponent``: how much the load average before a run explained its time), two noisy views
-    of the same slowdown; in [0.25, 8]."""
+    reference scaled to the runs' load) and of the load average's (``load_factor`` over the runs'), two noisy views
+    of the same slowdown; both load scalings raised to the calibration's ``load_exponent`` (how much the load
+    average before a run explained its time); in [0.25, 8]."""
     import os
 
-    probe = speed_probe() / (calibration["probe_seconds"] * calibration["load_factor"])
-    load = (load_factor(os.getloadavg()[0]) / calibration["load_factor"]) ** calibration.get("load_exponent", 1.0)
+    k = calibration.get("load_exponent", 1.0)
+    probe = speed_probe() / (calibration["probe_seconds"] * calibration["load_factor"] ** k)
+    load = (load_factor(os.getloadavg()[0]) / calibration["load_factor"]) ** k
     return min(max(math.sqrt(probe * load), 0.25), 8.0)
 
 
