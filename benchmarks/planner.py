@@ -1,12 +1,13 @@
 """Benchmark: the planner's time and memory forecasts (``privsample plan``) against real runs.
 
-``--fit`` fits the calibration the planner keeps (``privsample/api/plan_calibration.json``) on the runs of
-``benchmarks/results/wide_tables.csv`` (status ok, both epsilons): per method, seconds = exp(a + b_k log f_k)
-by bounded least squares on the logs, and peak RSS = c0 + c_k f_k by non-negative least
-squares, with the public features of ``privsample.api.plan.features`` (rows, columns, cells of all pairs, rho);
-and it stores the speed probe's time on this machine per unit of load factor, and the runs' mean load factor
-(``plan.load_factor`` of the load average before each), so that a plan scales by the probe and the load
-average at planning time (``plan.machine_speed``).
+``--calibrate`` runs Adult and BR2000 (or ``--tables``) with each method at epsilon 0.3, 1 and 3, from CSV as
+below, into ``benchmarks/results/planner_calibration.csv``. ``--fit`` fits the calibration the planner keeps
+(``privsample/api/plan_calibration.json``) on those runs and the finished runs of
+``benchmarks/results/wide_tables.csv`` (an earlier build: a fitted time offset, not used in forecasts): per
+method, seconds = exp(a + b_k log f_k) by bounded least squares on the logs, in the public features of
+``privsample.api.plan.features`` (``TIME_FEATURES``), and peak RSS = c0 + c_k f_k by non-negative least squares;
+it also fits the exponent of the runs' load factor, and reports the in-sample range and a leave-one-table-out
+check. ``--fit --probe`` measures the speed probe's reference again (on an idle machine).
 
 The default run plans, then runs, MST, AIM and PPSyn-DP at epsilon = 1 on Adult (discretised, with its
 domain), NLTCS and ACS (with their domains) and the generator's wide tables of 25 and 50 columns x 100,000
@@ -15,7 +16,8 @@ rows (written as CSV, with their schema): each run ``privsample.pipeline.synthes
 the schema and the file only (its row count is its own estimate from the file size). AIM on 50 columns
 takes about 20 minutes, past this benchmark's time limit (``--timeout``): it is reported as such.
 
-    python benchmarks/planner.py --fit        # refit the calibration from wide_tables.csv
+    python benchmarks/planner.py --calibrate  # calibration runs (Adult, BR2000; about 10 minutes)
+    python benchmarks/planner.py --fit        # refit the calibration
     python benchmarks/planner.py              # forecasts against runs (about 10 minutes)
 Results: benchmarks/results/planner.md and planner.csv.
 """
