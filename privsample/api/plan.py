@@ -106,14 +106,18 @@ def estimate_rows(path: Path, size: int, schema, columns: int) -> int:
 
 # -- time and memory --------------------------------------------------------------------------------
 def features(rows: float, sizes: Sequence[int], rho: float) -> dict[str, float]:
-    """Public features of a run for the calibration: rows, columns, rows x columns, cells of all pairs, budget."""
+    """Public features of a run for the calibration: rows, columns, rows x columns, cells of all pairs, cells of
+    the largest pair (the two largest columns), the geometric mean of the columns' sizes, budget."""
     s = [float(x) for x in sizes]
     total, squares = sum(s), sum(x * x for x in s)
+    top = sorted(s)[-2:]
     return {
         "rows": float(rows),
         "cols": float(len(s)),
         "cells": float(rows) * len(s),
         "pair_cells": max((total * total - squares) / 2.0, 1.0),
+        "max_pair_cells": max(math.prod(top), 1.0) if len(top) == 2 else 1.0,
+        "size_gmean": math.exp(sum(math.log(max(x, 1.0)) for x in s) / max(len(s), 1)),
         "rho": float(rho),
     }
 
@@ -159,12 +163,14 @@ def load_factor(load: float, cores: int | None = None) -> float:
 
 def machine_speed(calibration: dict) -> float:
     """Time factor against the calibration runs: the geometric mean of the probe's (``speed_probe`` over its
-    reference at the runs' load) and of the load average's (``load_factor`` over the runs'), two noisy views of
-    the same slowdown; in [0.25, 8]."""
+    reference scaled to the runs' load) and of the load average's (``load_factor`` over the runs'), two noisy views
+    of the same slowdown; both load scalings raised to the calibration's ``load_exponent`` (how much the load
+    average before a run explained its time); in [0.25, 8]."""
     import os
 
-    probe = speed_probe() / (calibration["probe_seconds"] * calibration["load_factor"])
-    load = load_factor(os.getloadavg()[0]) / calibration["load_factor"]
+    k = calibration.get("load_exponent", 1.0)
+    probe = speed_probe() / (calibration["probe_seconds"] * calibration["load_factor"] ** k)
+    load = (load_factor(os.getloadavg()[0]) / calibration["load_factor"]) ** k
     return min(max(math.sqrt(probe * load), 0.25), 8.0)
 
 
