@@ -189,98 +189,54 @@ def synth(
     )
     from functools import partial
 
-    from privsample.pipeline import synth_charge
+    from privsample.pipeline import check_output_size, synth_charge, synthesize
 
     charge = partial(synth_charge, epsilon, delta, schema, None, method)
     with budget_spending(budget_file, seed, charge, input, (output, save_model)):  # before the data are read
-        _synth(
-            input,
-            output,
-            epsilon,
-            delta,
-            method,
-            schema,
-            rows,
-            save_model,
-            seed,
-            clip,
-            other,
-            engine,
-            spark_master,
-            public,
-            opts,
-            quiet,
-            delimiter,
-            encoding,
+        if schema is not None:  # header and schema only (public): before any work
+            from privsample.data.schema import Schema, check_schema_usable
+
+            sch = Schema.load(schema)
+            check_schema_usable(sch)
+            warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
+        if not quiet:
+            from privsample.pipeline import RELEASE_RULE
+
+            err.print(f"note: {RELEASE_RULE}", highlight=False)
+        with RichProgress(err, enabled=not quiet) as progress:
+            res = synthesize(
+                input,
+                epsilon=epsilon,
+                delta=delta,
+                method=method,
+                schema=schema,
+                rows=rows,
+                seed=seed,
+                clip=clip,
+                other=other,
+                engine=engine,
+                spark_master=spark_master,
+                method_options=opts,
+                progress=progress,
+                delimiter=delimiter,
+                encoding=encoding,
+                sample=False,
+                public=public,
+            )
+        n = res.model.resolve_rows(rows)  # the default: the noisy row count, unless it is mostly noise
+        check_output_size(res.model, n, output)
+        if save_model is not None:
+            res.model.save(save_model)
+        # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
+        written = _write_sample(res.model, n, seed, output, quiet)
+        if not quiet:
+            print_ledger(res.accountant.to_dict(), err)
+        if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
+            print_discovery(res.schema, err, quiet=quiet)
+        err.print(
+            f"wrote {written:,} synthetic rows to {output}"  # no run time: it depends on the data
+            + (f" and the model to {save_model}" if save_model else "")
         )
-
-
-def _synth(
-    input,
-    output,
-    epsilon,
-    delta,
-    method,
-    schema,
-    rows,
-    save_model,
-    seed,
-    clip,
-    other,
-    engine,
-    spark_master,
-    public,
-    opts,
-    quiet,
-    delimiter,
-    encoding,
-) -> None:
-    from privsample.pipeline import check_output_size, synthesize
-
-    if schema is not None:  # header and schema only (public): before any work
-        from privsample.data.schema import Schema, check_schema_usable
-
-        sch = Schema.load(schema)
-        check_schema_usable(sch)
-        warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
-    if not quiet:
-        from privsample.pipeline import RELEASE_RULE
-
-        err.print(f"note: {RELEASE_RULE}", highlight=False)
-    with RichProgress(err, enabled=not quiet) as progress:
-        res = synthesize(
-            input,
-            epsilon=epsilon,
-            delta=delta,
-            method=method,
-            schema=schema,
-            rows=rows,
-            seed=seed,
-            clip=clip,
-            other=other,
-            engine=engine,
-            spark_master=spark_master,
-            method_options=opts,
-            progress=progress,
-            delimiter=delimiter,
-            encoding=encoding,
-            sample=False,
-            public=public,
-        )
-    n = res.model.resolve_rows(rows)  # the default: the noisy row count, unless it is mostly noise
-    check_output_size(res.model, n, output)
-    if save_model is not None:
-        res.model.save(save_model)
-    # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
-    written = _write_sample(res.model, n, seed, output, quiet)
-    if not quiet:
-        print_ledger(res.accountant.to_dict(), err)
-    if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
-        print_discovery(res.schema, err, quiet=quiet)
-    err.print(
-        f"wrote {written:,} synthetic rows to {output}"  # no run time: it depends on the data
-        + (f" and the model to {save_model}" if save_model else "")
-    )
 
 
 def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None) -> int:
