@@ -34,3 +34,17 @@ def shared_file(name: str) -> Path:
     if not path.exists():
         pytest.skip(_reason([name]))
     return path
+
+
+@pytest.fixture
+def public_files(tmp_path):
+    """(private CSV, public CSV, reviewed schema) of the small table of ``tests.test_cli``: the public-data tests'."""
+    import yaml
+
+    from tests.test_cli import small_schema, small_table
+
+    csv, pub, sch = tmp_path / "data.csv", tmp_path / "public.csv", tmp_path / "schema.yaml"
+    small_table(300, 0).to_csv(csv, index=False)
+    small_table(200, 1).to_csv(pub, index=False)
+    sch.write_text(yaml.safe_dump(small_schema()))
+    return csv, pub, sch

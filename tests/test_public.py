@@ -10,7 +10,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 import privsample
 from privsample import InputError, Synthesizer
@@ -164,20 +163,11 @@ def test_public_prior_is_a_public_tree_and_spends_as_aim():
 
 
 # -- command line and Python API ----------------------------------------------------------------------
-@pytest.fixture
-def files(tmp_path):
-    csv, pub, sch = tmp_path / "data.csv", tmp_path / "public.csv", tmp_path / "schema.yaml"
-    small_table(300, 0).to_csv(csv, index=False)
-    small_table(200, 1).to_csv(pub, index=False)
-    sch.write_text(yaml.safe_dump(small_schema()))
-    return csv, pub, sch
-
-
 AIM_FAST = ["--method", "aim", "--iters", "30", "--max-model-size", "1", "--seed", "0"]
 
 
-def test_cli_synth_with_public(files, tmp_path, capsys):
-    csv, pub, sch = files
+def test_cli_synth_with_public(public_files, tmp_path, capsys):
+    csv, pub, sch = public_files
     out = tmp_path / "synth.csv"
     code, text = run(["synth", csv, "-e", "1", "-o", out, "-s", sch, "--public", pub, *AIM_FAST], capsys)
     assert code == 0, text
@@ -196,8 +186,8 @@ def test_cli_synth_with_public(files, tmp_path, capsys):
         ("absent", "error: public table public.csv: data file not found: "),
     ],
 )
-def test_cli_public_errors_exit_2_one_line(case, expected, files, tmp_path, capsys):
-    csv, pub, sch = files
+def test_cli_public_errors_exit_2_one_line(case, expected, public_files, tmp_path, capsys):
+    csv, pub, sch = public_files
     argv = ["synth", csv, "-e", "1", "-o", tmp_path / "o.csv", "-s", sch, "--public", pub, "-m", "aim", "-q"]
     if case == "ppsyn-paper":
         argv[argv.index("aim")] = "ppsyn-paper"
@@ -218,7 +208,7 @@ def test_cli_public_errors_exit_2_one_line(case, expected, files, tmp_path, caps
     assert not (tmp_path / "o.csv").exists()
 
 
-def test_synthesizer_api_with_public(files, tmp_path):
+def test_synthesizer_api_with_public(public_files, tmp_path):
     from privsample.data.schema import Schema
 
     schema = Schema.from_dict(small_schema())

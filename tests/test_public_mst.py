@@ -11,7 +11,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from privsample import InputError, Synthesizer
 from privsample.privacy import Accountant, SeededNoise
@@ -160,17 +159,8 @@ def test_a_public_table_on_another_domain_is_refused_before_any_spend():
 
 
 # -- command line and Python API ----------------------------------------------------------------------
-@pytest.fixture
-def files(tmp_path):
-    csv, pub, sch = tmp_path / "data.csv", tmp_path / "public.csv", tmp_path / "schema.yaml"
-    small_table(300, 0).to_csv(csv, index=False)
-    small_table(200, 1).to_csv(pub, index=False)
-    sch.write_text(yaml.safe_dump(small_schema()))
-    return csv, pub, sch
-
-
-def test_cli_mst_with_public(files, tmp_path, capsys):
-    csv, pub, sch = files
+def test_cli_mst_with_public(public_files, tmp_path, capsys):
+    csv, pub, sch = public_files
     out = tmp_path / "synth.csv"
     argv = ["synth", csv, "-e", "1", "-o", out, "-s", sch, "--public", pub, "-m", "mst", "--iters", "30", "--seed", "0"]
     code, text = run(argv, capsys)
@@ -188,8 +178,8 @@ def test_cli_mst_with_public(files, tmp_path, capsys):
         ("not a table", "error: public table public.txt: "),
     ],
 )
-def test_cli_mst_bad_public_exits_2_one_line(case, expected, files, tmp_path, capsys):
-    csv, pub, sch = files
+def test_cli_mst_bad_public_exits_2_one_line(case, expected, public_files, tmp_path, capsys):
+    csv, pub, sch = public_files
     if case == "missing column":
         small_table(50, 1).drop(columns=["flag"]).to_csv(pub, index=False)
     elif case == "empty":

@@ -12,7 +12,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from privsample import InputError, Synthesizer
 from privsample.marginals import NumpyEngine
@@ -191,17 +190,8 @@ def test_note_schedule_and_paper_mode_refuse_a_public_table_before_any_spend(kw)
 
 
 # -- command line and Python API ----------------------------------------------------------------------
-@pytest.fixture
-def files(tmp_path):
-    csv, pub, sch = tmp_path / "data.csv", tmp_path / "public.csv", tmp_path / "schema.yaml"
-    small_table(300, 0).to_csv(csv, index=False)
-    small_table(200, 1).to_csv(pub, index=False)
-    sch.write_text(yaml.safe_dump(small_schema()))
-    return csv, pub, sch
-
-
-def test_cli_ppsyn_with_public(files, tmp_path, capsys):
-    csv, pub, sch = files
+def test_cli_ppsyn_with_public(public_files, tmp_path, capsys):
+    csv, pub, sch = public_files
     out = tmp_path / "synth.csv"
     argv = [
         "synth",
@@ -237,8 +227,8 @@ def test_cli_ppsyn_with_public(files, tmp_path, capsys):
         ),
     ],
 )
-def test_cli_refusals_exit_2_one_line(extra, expected, files, tmp_path, capsys):
-    csv, pub, sch = files
+def test_cli_refusals_exit_2_one_line(extra, expected, public_files, tmp_path, capsys):
+    csv, pub, sch = public_files
     argv = ["synth", csv, "-e", "1", "-o", tmp_path / "o.csv", "-s", sch, "--public", pub, "-m", "ppsyn", "-q", *extra]
     code, text = run(argv, capsys)
     lines = text.strip().splitlines()
@@ -246,7 +236,7 @@ def test_cli_refusals_exit_2_one_line(extra, expected, files, tmp_path, capsys):
     assert not (tmp_path / "o.csv").exists()
 
 
-def test_synthesizer_api_ppsyn_with_public(files):
+def test_synthesizer_api_ppsyn_with_public(public_files):
     from privsample.data.schema import Schema
 
     schema = Schema.from_dict(small_schema())
