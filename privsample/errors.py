@@ -13,3 +13,17 @@ class InputError(PrivsampleError):
 
 class ResourceLimitError(PrivsampleError):
     """A request would exceed a memory/size limit; refused before any budget is spent."""
+
+
+class DataError(InputError):
+    """Bad input found in the records themselves, after the data was opened (a line that is not a well-formed
+    CSV record, text not valid in its encoding).
+
+    Its message names no line, field count or value: the refusal depends on the records, so it tells only that
+    the file is not well-formed, and a release run charged to a budget file stays charged (probing is not free).
+    ``detail`` holds the reader's own description (with line numbers and record text): NOT private, for the
+    data owner only (``privsample check`` prints it); release paths never show it."""
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(message)
+        self.detail = detail

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import tempfile
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from privsample.data.schema import DEFAULT_OTHER_LABEL, Schema
 from privsample.data.schema import Categorical as C
 from privsample.data.schema import Numeric as N
 from privsample.data.table import read_table
-from privsample.errors import InputError
+from privsample.errors import DataError, InputError
 
 ALL_KINDS = Schema(
     [
@@ -245,15 +246,24 @@ def test_read_table_gzip_and_parquet(tmp_path):
         (b"a,b\n1,\xff\xfe\n", "UTF-8"),
         (b"a,\xffb\n1,2\n", "not valid UTF-8 text (the default); pass --encoding"),
         (b"\xff\xfea,b\n1,2\n3", "not valid UTF-16 text (its byte-order mark says UTF-16 LE)"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not valid UTF-8"),
+        (b"PK\x03\x04\x00\x00\n", "binary"),
     ],
 )
 def test_read_table_bad_csv(tmp_path, content, fragment):
+    """One line naming the file; a problem in the records (a ``DataError``) names no line, field count or value
+    (its ``detail``, for ``check``, does)."""
     p = tmp_path / "bad.csv"
     p.write_bytes(content)
     with pytest.raises(InputError, match="bad.csv") as err:
         read_table(p)
-    assert fragment in str(err.value) and "\n" not in str(err.value)
+    message = str(err.value)
+    assert "\n" not in message
+    if isinstance(err.value, DataError):
+        assert "not a well-formed CSV table" in message and not re.search(r"\d", message.replace(str(p), ""))
+        assert fragment in err.value.detail
+    else:
+        assert fragment in message
 
 
 def test_read_table_bad_paths(tmp_path):

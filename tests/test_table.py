@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 import gzip
 
 import pytest
@@ -14,7 +15,7 @@ from privsample.data.table import (
     read_table,
     table_columns,
 )
-from privsample.errors import InputError
+from privsample.errors import DataError, InputError
 
 ROWS = "1;2,5;x\n3;4;y\n"
 
@@ -117,7 +118,7 @@ def test_latin1_reads_every_byte(tmp_path):
 @pytest.mark.parametrize(
     "data, kw, fragment",
     [
-        ("a;b\n1;Müller\n".encode("latin-1"), {}, "not valid UTF-8 text (the default); pass --encoding"),
+        ("a;b\n1;Müller\n".encode("latin-1"), {}, "not valid UTF-8 text; pass --encoding"),
         (b"a;b\n" + b"1;x\n" * 30000 + "1;Müller\n".encode("latin-1"), {}, "not valid UTF-8 text"),  # past the sniff
         (
             codecs.BOM_UTF16_LE + "a;b\n1;x\n".encode("utf-16-le") + b"\x00\xd8",
@@ -132,12 +133,15 @@ def test_latin1_reads_every_byte(tmp_path):
     ],
 )
 def test_a_file_not_valid_in_its_encoding_is_one_line_without_bytes_or_lines(tmp_path, data, kw, fragment):
+    """A record not valid in the encoding is found while reading: the refusal (a DataError, charged to a budget
+    file) names no line and no bytes; the reader's description is kept in ``detail`` for ``check``."""
     p = write(tmp_path, data)
-    with pytest.raises(InputError) as err:
+    with pytest.raises(DataError) as err:
         read_table(p, **kw)
     text = str(err.value)
-    assert fragment in text and "--encoding" in text and "\n" not in text
-    assert "ller" not in text and "line" not in text and "\\x" not in text
+    assert "not a well-formed CSV table" in text and "--encoding" in text and "\n" not in text
+    assert "ller" not in text and "\\x" not in text and not re.search(r"\d", text.replace(str(p), ""))
+    assert fragment in err.value.detail
 
 
 def test_utf16_without_a_mark_and_bad_encodings(tmp_path):
@@ -146,6 +150,8 @@ def test_utf16_without_a_mark_and_bad_encodings(tmp_path):
         read_table(p)
     assert read_table(p, encoding="utf-16-be").to_dict("list") == {"colour": ["red"], "size": ["1"]}
     with pytest.raises(InputError, match="binary"):
+        read_table(write(tmp_path, b"PK\x03\x04\x14\x00\x00\x00\x08\x00\n\x00", "b.csv"))
+    with pytest.raises(InputError, match="not valid UTF-8 text"):  # decided by the first line alone
         read_table(write(tmp_path, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "b.csv"))
     assert check_encoding(None) is None and check_encoding("Latin-1") == "iso8859-1"
     for bad in ("klingon", "base64", "rot13"):

@@ -367,26 +367,38 @@ def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) ->
 
 def check(
     input: Path = typer.Argument(..., help="The sensitive table (CSV or Parquet)."),
-    schema: Path = typer.Option(..., "--schema", "-s", help="The schema a release would use (YAML/JSON)."),
+    schema: Optional[Path] = typer.Option(
+        None, "--schema", "-s", help="The schema a release would use (YAML/JSON); without it, only the CSV's lines."
+    ),
     examples: int = typer.Option(5, "--examples", min=0, help="Example values (with rows) to show per problem."),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
 ) -> None:
-    """NOT PRIVATE: list the values of INPUT that SCHEMA does not hold, for the data owner.
+    """NOT PRIVATE: list the lines of INPUT that are not well-formed CSV records and the values that SCHEMA does
+    not hold, for the data owner.
 
-    Names values, rows and exact counts: never publish its output. Exit 0 when every value fits, 2 otherwise."""
+    Names values, rows and exact counts: never publish its output. Exit 0 when every line and value fits, 2
+    otherwise."""
     from privsample.data.schema import Schema
     from privsample.data.table import read_table
     from privsample.data.validate import KIND_TEXT, left_out, validate
+    from privsample.errors import DataError
     from privsample.pipeline import release_domain
 
-    sch = Schema.load(schema)
-    rel = release_domain(sch, other=False)
-    df = read_table(input, na_values=sch.na_values, allow_empty=True, delimiter=delimiter, encoding=encoding)
+    sch = Schema.load(schema) if schema is not None else None
+    rel = release_domain(sch, other=False) if sch is not None else None
     err.print(
         "[bold yellow]NOT PRIVATE: this check names values, rows and exact counts of the data. It is for "
         "the data owner; do not release its output.[/bold yellow]"
     )
+    na = {"na_values": sch.na_values} if sch is not None else {}
+    try:
+        df = read_table(input, **na, allow_empty=True, delimiter=delimiter, encoding=encoding)
+    except DataError as exc:
+        _list_malformed(input, delimiter, encoding, examples, exc)
+    if sch is None:
+        out.print(f"all {len(df):,} data rows of {input} are well-formed CSV records (pass --schema to check values)")
+        return
     warn_unused_columns(err, df.columns, sch, input, schema)
     problems = validate(df, sch, examples=examples, release=rel)
     if not problems:
@@ -404,6 +416,28 @@ def check(
     raise PrivsampleError(
         f"{sum(cp.total for cp in problems):,} value(s) in {len(problems)} column(s) are outside "
         f"the schema; a release would leave out {dropped:,} of {len(df):,} rows (NOT PRIVATE)"
+    )
+
+
+def _list_malformed(input: Path, delimiter, encoding, examples: int, exc) -> None:
+    """``check`` on a file that is not well-formed CSV: its malformed lines (NOT PRIVATE), then exit 2."""
+    from privsample.data.table import malformed_lines
+
+    try:
+        count, lines = malformed_lines(input, delimiter=delimiter, encoding=encoding, limit=max(examples, 1))
+    except PrivsampleError:
+        count, lines = 0, []
+    if not lines:  # e.g. text not valid in a transcoded encoding: the reader's own description
+        raise PrivsampleError(f"{exc.detail or exc} (NOT PRIVATE)")
+    t = Table(title=f"Lines of {input.name} that are not well-formed CSV records (NOT PRIVATE)")
+    for col in ("line", "problem", "text"):
+        t.add_column(col, justify="right" if col == "line" else "left")
+    for line, problem, text in lines:
+        t.add_row(f"{line:,}", problem, text.replace("\n", "\\n"))
+    out.print(t)
+    raise PrivsampleError(
+        f"{count:,} line(s) of {input} are not well-formed CSV records: a release reading this file stops, "
+        "charged, naming no line (NOT PRIVATE)"
     )
 
 

@@ -43,7 +43,7 @@ import pandas as pd
 from privsample.data.cells import WHITESPACE
 from privsample.data.schema import DEFAULT_NA_VALUES
 from privsample.data.sql_dialect import DUCKDB, clean_sql, sql_ident, sql_str
-from privsample.errors import InputError
+from privsample.errors import DataError, InputError
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 _SNIFF = 1 << 16  # bytes inspected for a byte-order mark and NUL (binary) content
@@ -212,6 +212,15 @@ def _encoding_error(p: Path, encoding: str, why: str) -> InputError:
     return InputError(f"{p}: not valid {label} text ({why}); {ENCODING_HINT}")
 
 
+def _header_text(head: bytes, codec: str) -> str:
+    """The start of the file up to the end of its header line (blank lines before it included), decoded from the
+    first bytes ``head`` with undecodable bytes as U+FFFD: what may be checked before any record is read."""
+    text = codecs.getincrementaldecoder(codec)(errors="replace").decode(head, final=len(head) < _SNIFF)
+    stream = io.StringIO(text)
+    _header_line(stream)
+    return text[: stream.tell()]
+
+
 def _header_line(text) -> str | None:
     """The first non-blank line of ``text`` (continued while a quote is open), or None."""
     blank = WHITESPACE + '"' + "".join(DELIMITERS)
@@ -262,26 +271,24 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
     if not head:
         raise InputError(f"{p}: the file is empty (no header, no rows)")
     codec, why = _resolve_encoding(head, encoding)
-    try:
-        start = codecs.getincrementaldecoder(codec)().decode(head, final=len(head) < _SNIFF)
-    except UnicodeDecodeError:
-        start = None
-    nul = "\x00" in start if start is not None else (codec == "utf-8-sig" and b"\x00" in head)
-    if nul:  # (UTF-16 bytes hold NULs: only a decoded NUL counts there)
+    # Only the header line (and blank lines before it) may refuse the file here: the records are private, and a
+    # record that is not valid text is refused later, while reading, by ``malformed_error`` (naming no line).
+    lead = _header_text(head, codec)
+    if "\x00" in lead:  # (UTF-16 bytes hold NULs: only a decoded NUL counts there)
         utf16 = _utf16_without_bom(head)
         if utf16 and utf16 != encoding:
             raise InputError(f"{p}: looks like UTF-16 text without a byte-order mark: pass --encoding {utf16}")
-        raise InputError(f"{p}: looks like a binary file, not CSV text (it contains NUL bytes)")
-    if start is None:
+        raise InputError(f"{p}: looks like a binary file, not CSV text (its header holds NUL bytes)")
+    if "\ufffd" in lead:
         raise _encoding_error(p, codec, why)
     record: list[str] | None = None
     skip = 0
     try:
-        with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=codec, newline="") as text:
+        with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=codec, errors="replace", newline="") as text:
             line = _header_line(text)
             if line is not None and delimiter is None:
                 delimiter = _detect_delimiter(p, line)
-        with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=codec, newline="") as text:
+        with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=codec, errors="replace", newline="") as text:
             reader = csv.reader(text, delimiter=delimiter or ",", quotechar='"', doublequote=True, strict=False)
             for row in reader:
                 if any(field.strip(WHITESPACE) for field in row):
@@ -294,6 +301,8 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
         raise InputError(f"{p}: cannot parse the CSV header ({_reason(exc)})") from None
     if record is None:
         raise InputError(f"{p}: no header row (the file has only blank lines)")
+    if any("\ufffd" in f for f in record):
+        raise _encoding_error(p, codec, why)
     names = [f.strip(WHITESPACE) or f"Unnamed: {i}" for i, f in enumerate(record)]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -322,7 +331,7 @@ def transcode(path: str | Path, layout: CsvLayout, directory: str | Path) -> Pat
             dst.write(decoder.decode(b"", final=True).encode("utf-8"))
     except UnicodeDecodeError:
         target.unlink(missing_ok=True)
-        raise _encoding_error(p, layout.encoding, layout.chosen_by) from None
+        raise malformed_error(p, str(_encoding_error(p, layout.encoding, layout.chosen_by))) from None
     except (OSError, EOFError, zlib.error) as exc:
         target.unlink(missing_ok=True)
         if isinstance(exc, OSError) and exc.filename == str(target):
@@ -346,6 +355,48 @@ def _parquet_names(p: Path) -> list[str]:
     return names
 
 
+def _csv_scan(read: Path, layout: CsvLayout, duck: str, rejects: bool = False) -> str:
+    """DuckDB's ``read_csv`` of the file at ``read`` (in DuckDB's encoding ``duck``) as every reader reads it: all
+    columns text, strict RFC 4180; ``rejects`` skips the lines that do not parse and stores them in DuckDB's
+    ``reject_errors`` table instead (for ``malformed_lines``)."""
+    names = layout.names
+    cols = "{" + ", ".join(f"{sql_str(n)}: 'VARCHAR'" for n in names) + "}"
+    fnn = "[" + ", ".join(sql_str(n) for n in names) + "]"
+    errors = "ignore_errors = true, store_rejects = true" if rejects else "ignore_errors = false"
+    return (
+        f"read_csv({sql_str(str(read))}, header = true, skip = {layout.skip}, delim = {sql_str(layout.delimiter)}, "
+        f"quote = '\"', escape = '\"', auto_detect = false, columns = {cols}, force_not_null = {fnn}, "
+        f"strict_mode = true, null_padding = false, {errors}, encoding = {sql_str(duck)})"
+    )
+
+
+def malformed_lines(
+    path: str | Path, *, delimiter: str | None = None, encoding: str | None = None, limit: int = 20
+) -> tuple[int, list[tuple[int, str, str]]]:
+    """NOT PRIVATE, for the data owner (``privsample check``): the lines of a CSV file that do not read as
+    records of its header's columns, as (how many, the first ``limit`` as (line number, problem, line text))."""
+    import duckdb
+
+    p = Path(path)
+    layout = csv_layout(p, delimiter, encoding)
+    with tempfile.TemporaryDirectory(prefix="privsample-check-") as tmp:
+        read, duck = p, layout.duckdb_encoding
+        if duck is None:
+            read, duck = transcode(p, layout, tmp), "utf-8"
+        con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
+        try:
+            con.sql(f"SELECT count(*) FROM {_csv_scan(read, layout, duck, rejects=True)}").fetchall()
+            found = con.sql(
+                "SELECT line, min(error_type), min(csv_line) FROM reject_errors GROUP BY line ORDER BY line"
+            ).fetchall()
+        except Exception as exc:  # noqa: BLE001 - any reader failure is bad input
+            raise InputError(f"{p}: cannot list the malformed lines ({_reason(exc)})") from None
+        finally:
+            con.close()
+    lines = [(int(line), str(kind).lower(), str(text)[:200]) for line, kind, text in found]
+    return len(lines), lines[:limit]
+
+
 def source_sql(
     con,
     path: str | Path,
@@ -367,19 +418,13 @@ def source_sql(
         raise InputError(f"{p}: the file is empty (0 bytes)")
     if fmt == "csv":
         layout = csv_layout(p, delimiter, encoding)
-        names, skip = list(layout.names), layout.skip
+        names = list(layout.names)
         read, duck = p, layout.duckdb_encoding
         if duck is None:
             if workdir is None:
                 raise ValueError("source_sql needs a workdir to read a file that must be transcoded")
             read, duck = transcode(p, layout, workdir() if callable(workdir) else workdir), "utf-8"
-        cols = "{" + ", ".join(f"{sql_str(n)}: 'VARCHAR'" for n in names) + "}"
-        fnn = "[" + ", ".join(sql_str(n) for n in names) + "]"
-        scan = (
-            f"read_csv({sql_str(str(read))}, header = true, skip = {skip}, delim = {sql_str(layout.delimiter)}, "
-            f"quote = '\"', escape = '\"', auto_detect = false, columns = {cols}, force_not_null = {fnn}, "
-            f"strict_mode = true, null_padding = false, ignore_errors = false, encoding = {sql_str(duck)})"
-        )
+        scan = _csv_scan(read, layout, duck)
         types = ["VARCHAR"] * len(names)
     else:
         names = _parquet_names(p)
@@ -411,8 +456,20 @@ def _reason(exc: BaseException) -> str:
     return text[:200]
 
 
+def malformed_error(source: str | Path, detail: str = "") -> DataError:
+    """The one refusal for records that are not well-formed CSV: it names no line, field count or value (the
+    reader's description, with those, is kept in ``detail`` for ``privsample check``)."""
+    return DataError(
+        f"{source}: not a well-formed CSV table (a line with a wrong number of fields, a quote left open, or text "
+        f"not valid in its encoding: see --encoding); the records are private, so no line is named: "
+        f"'privsample check {source}' lists them (NOT private)",
+        detail,
+    )
+
+
 def duckdb_input_error(exc: BaseException, source: str | Path) -> InputError:
-    """Turn a (multi-line) DuckDB reader error into a one-line InputError naming the file and line.
+    """Turn a DuckDB reader error while reading records into ``malformed_error`` (a ``DataError``: a release path
+    shows no line, field count or value); its ``detail`` is one line naming the file and line, for ``check``.
 
     A query stopped by Ctrl-C is not bad input: DuckDB's InterruptException (or, from a batch reader, the
     RuntimeError "Query interrupted") is raised again as the KeyboardInterrupt it was (the CLI exits 130)."""
@@ -427,8 +484,8 @@ def duckdb_input_error(exc: BaseException, source: str | Path) -> InputError:
         reason = f"expected {mm.group(1)} fields (as in the header), found {mm.group(2)}"
     elif "unterminated quote" in text:
         reason = "a quoted value is not terminated"
-    elif "Invalid unicode" in text or "not utf-8" in text:  # no line number: the file as a whole is refused
-        return InputError(f"{source}: not valid UTF-8 text; {ENCODING_HINT}")
+    elif "Invalid unicode" in text or "not utf-8" in text:
+        reason = f"not valid UTF-8 text; {ENCODING_HINT}"
     elif "Maximum line size" in text:
         reason = "a line exceeds the CSV reader's maximum line size"
     elif "Parquet" in text or "magic bytes" in text:
@@ -439,7 +496,7 @@ def duckdb_input_error(exc: BaseException, source: str | Path) -> InputError:
         reason = cand[0][:200] if cand else "cannot parse the CSV"
     else:
         reason = _reason(exc)
-    return InputError(f"{source}: {where}{reason}")
+    return malformed_error(source, f"{source}: {where}{reason}")
 
 
 def empty_table_error(source: str | Path) -> InputError:

@@ -29,8 +29,16 @@ import numpy as np
 from privsample.data.cells import WHITESPACE
 from privsample.data.schema import Schema
 from privsample.data.sql_dialect import SPARK, clean_sql
-from privsample.data.table import FORMATS, check_delimiter, column_kind, csv_layout, java_encoding, table_format
-from privsample.errors import InputError
+from privsample.data.table import (
+    FORMATS,
+    check_delimiter,
+    column_kind,
+    csv_layout,
+    java_encoding,
+    malformed_error,
+    table_format,
+)
+from privsample.errors import DataError, InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
 
 DEFAULT_MASTER = "local[2]"
@@ -146,6 +154,21 @@ def spark_reason(exc: BaseException) -> str:
         return re.sub(r"\s*SQLSTATE: \w+\s*$", "", msg).strip()[:300] or cls
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return (lines[0] if lines else type(exc).__name__)[:300]
+
+
+def spark_read_error(exc: BaseException, label: str) -> DataError:
+    """The refusal of a Spark job that failed while reading the records: Spark's messages may quote a record
+    (``Malformed CSV record: ...``), so the message names only the kind of failure and keeps Spark's own
+    reason in ``detail`` (NOT private). A malformed record gives ``malformed_error``, as with DuckDB."""
+    reason = spark_reason(exc)
+    if re.search(r"malformed|MALFORMED", str(exc)):
+        return malformed_error(label, f"{label}: {reason}")
+    kind = re.findall(r"\[([A-Z][A-Z_]+(?:\.[A-Z_]+)*)\]", str(exc))
+    return DataError(
+        f"{label}: Spark failed while reading the records ({kind[-1] if kind else type(exc).__name__}); its "
+        "message is not shown, as it may quote a record: 'privsample check' or --engine duckdb names the cause",
+        f"{label}: {reason}",
+    )
 
 
 # -- the engine ---------------------------------------------------------------------------------------
@@ -281,7 +304,7 @@ class SparkEngine(CodedTableEngine):
         try:
             df = self.spark.sql(coded_sql)
         except Exception as exc:  # noqa: BLE001
-            raise InputError(f"{self._label}: {spark_reason(exc)}") from None
+            raise spark_read_error(exc, self._label) from None
         self._persisted = df.persist(StorageLevel.MEMORY_AND_DISK)
         return self._view(self._persisted)
 
@@ -296,7 +319,7 @@ class SparkEngine(CodedTableEngine):
                 rows = df.collect()
                 table = pa.table({c: [r[i] for r in rows] for i, c in enumerate(df.columns)})
         except Exception as exc:  # noqa: BLE001
-            raise InputError(f"{self._label}: {spark_reason(exc)}") from None
+            raise spark_read_error(exc, self._label) from None
         return arrow_columns(table, nulls)
 
     def close(self) -> None:

@@ -28,7 +28,8 @@ checks the run fits, appends a "reserved" release for its whole charge, writes a
 ``os.replace``) and unlocks, all before the data are read; so two runs that start at once cannot both take
 the last of the budget. At the end the release is marked "spent" with its output name and the input's
 fingerprint; a run that fails before any spend (no accountant recorded one) removes its reservation, one that
-fails after keeps its charge ("failed (charged)"). A run that dies leaves "reserved": still counted.
+fails after, or whose records are refused (``DataError``: not a well-formed table), keeps its charge
+("failed (charged)"). A run that dies leaves "reserved": still counted.
 
 The file is the steward's private record, not a release: it holds the SHA-256 of each input file and the
 output names. A damaged file (bad JSON, wrong version, negative or non-finite numbers, totals that do not
@@ -50,7 +51,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterator
 
-from privsample.errors import InputError
+from privsample.errors import DataError, InputError
 from privsample.privacy import accountant as _accountant
 from privsample.privacy.accountant import BudgetExceeded
 from privsample.privacy.conversion import _check_eps_delta, cdp_delta, cdp_epsilon, cdp_rho
@@ -381,7 +382,8 @@ class Budget:
     @contextmanager
     def spending(self, *, source: Any = None, **charge: Any) -> Iterator[Reservation]:
         """Reserve (``reserve(**charge)``), run the body, then mark the release spent with the input's
-        fingerprint; on failure, remove the reservation unless an accountant recorded a spend meanwhile."""
+        fingerprint; on failure, remove the reservation unless an accountant recorded a spend meanwhile or the
+        records themselves were refused (``DataError``: that refusal depends on the data, so it is charged)."""
         res = self.reserve(**charge)
         spent: list = []
         hook = spent.append
@@ -389,9 +391,9 @@ class Budget:
         try:
             res.fingerprint = fingerprint(source) if source is not None else IN_MEMORY
             yield res
-        except BaseException:
+        except BaseException as exc:
             _accountant.SPEND_HOOKS.remove(hook)
-            if spent:
+            if spent or isinstance(exc, DataError):
                 res.finish("failed (charged)")
             else:
                 res.cancel()
