@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import multiprocessing as mp
@@ -145,27 +146,62 @@ def test_failure_before_spend_cancels_after_spend_keeps(tmp_path):
 
 
 # -- damaged files -------------------------------------------------------------------------------------
+def digest(obj) -> str:
+    """SHA-256 of the canonical JSON, as the budget file's chain is documented."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def total(*xs: float) -> float:
+    """The exact sum rounded up to a float, as a budget file's totals are kept."""
+    exact = sum(map(Fraction, xs), Fraction(0))
+    f = float(exact)
+    return math.nextafter(f, math.inf) if Fraction(f) < exact else f
+
+
+def reseal(data: dict) -> dict:
+    """The chain recomputed by hand, from the documented format alone: what anyone holding the file can do."""
+    body = ("header_hash", "records", "spent", "chain_head")
+    data["header_hash"] = prev = digest({k: v for k, v in data.items() if k not in body})
+    for r in data["records"]:
+        r["prev"] = prev
+        r["hash"] = prev = digest({k: v for k, v in r.items() if k != "hash"})
+    data["chain_head"] = prev
+    return data
+
+
 def _damage(data: dict, case: str):
     if case == "json":
         return "{not json"
     if case == "version":
         data["version"] = 99
-    elif case == "negative":
-        data["releases"][0]["rho"] = -0.001
+    elif case == "negative":  # resealed: the numbers are checked, not only the chain
+        data["records"][0]["rho"] = -0.001
+        reseal(data)
     elif case == "totals":
         data["spent"]["rho"] = 0.0
     elif case == "overrun":
-        data["releases"][0]["rho"] = data["spent"]["rho"] = 1.0
+        data["records"][0]["rho"] = data["spent"]["rho"] = 1.0
+        reseal(data)
     elif case == "nan":
-        data["releases"][0]["delta"] = float("nan")
+        data["records"][0]["delta"] = float("nan")
+        reseal(data)
     elif case == "epsilon":
         data["epsilon"] = -1
-    elif case == "releases":
-        data["releases"] = {"a": 1}
+    elif case == "records":
+        data["records"] = {"a": 1}
+    elif case == "not_for_release":
+        del data["not_for_release"]
+        reseal(data)
+    elif case == "edited":  # totals kept consistent, chain not recomputed
+        data["records"][0]["rho"] = data["spent"]["rho"] = 0.0001
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("case", ["json", "version", "negative", "totals", "overrun", "nan", "epsilon", "releases"])
+DAMAGE = ["json", "version", "negative", "totals", "overrun", "nan", "epsilon", "records", "not_for_release", "edited"]
+
+
+@pytest.mark.parametrize("case", DAMAGE)
 def test_damaged_file_is_an_error_never_reset(case, tmp_path, capsys):
     p = tmp_path / "b.json"
     b = Budget.create(p, epsilon=1, delta=1e-9)
@@ -179,6 +215,147 @@ def test_damaged_file_is_an_error_never_reset(case, tmp_path, capsys):
     code, text = run(["budget", "show", p], capsys)
     assert code == 2 and text.count("\n") == 1 and "damaged budget file" in text
     assert p.read_text() == before  # never reset or rewritten
+
+
+# -- the hash chain ------------------------------------------------------------------------------------------
+def _history(p) -> tuple[Budget, list[str]]:
+    """A file with a spent release, a cancelled one and one in progress: 5 records; the chain heads after each
+    charge (what a release's ledger may record)."""
+    b = Budget.create(p, epsilon=1, delta=1e-6, dataset="toy")
+    heads = []
+    with b.spending(command="t", mechanism="m", rho=0.001, delta=1e-8, epsilon_asked=0.5) as res:
+        heads.append(res.chain_head)
+    with pytest.raises(ValueError):
+        with b.spending(command="t", mechanism="m", rho=0.002) as res:
+            heads.append(res.chain_head)
+            raise ValueError("fails before any spend")
+    heads.append(b.reserve(command="t", mechanism="m", rho=0.003).chain_head)
+    return b, heads
+
+
+def test_chain_of_a_history_and_its_head(tmp_path, capsys):
+    b, heads = _history(tmp_path / "b.json")
+    data = json.loads(b.path.read_text())
+    assert data["not_for_release"] is True and len(data["salt"]) == 64
+    assert [r["kind"] for r in data["records"]] == ["reserve", "finish", "reserve", "cancel", "reserve"]
+    assert [r["hash"] for r in data["records"] if r["kind"] == "reserve"] == heads  # each head: its charge
+    assert data["chain_head"] == data["records"][-1]["hash"] == b.chain_head()
+    assert json.dumps(reseal(json.loads(b.path.read_text()))) == json.dumps(data)  # the documented format
+    view = b.read()
+    assert [(r["rho"], r["status"]) for r in view["releases"]] == [(0.001, "spent"), (0.003, "reserved")]
+    assert view["cancelled"] == 1 and view["spent"]["rho"] == total(0.001, 0.003)
+    assert "releases" not in data  # the view is not written
+    code = run(["budget", "show", b.path])[0]
+    shown = capsys.readouterr().out
+    assert code == 0 and f"chain head: {b.chain_head()}" in shown and "1 run(s) failed before any spend" in shown
+
+
+@pytest.mark.parametrize("field", ["rho", "delta", "epsilon"])
+def test_edited_past_release_is_refused(field, tmp_path, capsys):
+    """An edit of a past charge with the totals kept consistent: refused, naming the record."""
+    b, _ = _history(tmp_path / "b.json")
+    data = json.loads(b.path.read_text())
+    data["records"][0][field] = data["records"][0][field] / 2
+    rhos, deltas = [data["records"][i]["rho"] for i in (0, 4)], [data["records"][i]["delta"] for i in (0, 4)]
+    data["spent"] = {"rho": total(*rhos), "delta": total(*deltas)}
+    resealed = tmp_path / "resealed.json"
+    resealed.write_text(json.dumps(reseal(json.loads(json.dumps(data)))))
+    assert Budget.open(resealed).read()["releases"][0][field] == data["records"][0][field]  # totals consistent
+    b.path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"record 1 of 5 was edited"):
+        Budget.open(b.path)
+    # the edited record's own hash recomputed: the next record no longer follows it
+    data["records"][0]["hash"] = digest({k: v for k, v in data["records"][0].items() if k != "hash"})
+    b.path.write_text(json.dumps(data))
+    code, text = run(["budget", "show", b.path], capsys)
+    assert code == 2 and text.count("\n") == 1 and "record 2 of 5 does not follow record 1" in text
+
+
+def test_removed_reordered_inserted_records_and_edited_header_are_refused(tmp_path):
+    b, _ = _history(tmp_path / "b.json")
+    good = json.loads(b.path.read_text())
+
+    def refused(change, match):
+        data = json.loads(json.dumps(good))
+        change(data)
+        b.path.write_text(json.dumps(data))
+        with pytest.raises(InputError, match=match):
+            Budget.open(b.path)
+
+    def drop(i):
+        return lambda d: d["records"].pop(i)
+
+    refused(drop(3), "record 4 of 4 does not follow record 3")  # the cancel: the failed run would count again
+    refused(drop(0), "record 1 of 4 does not follow the header")
+    refused(lambda d: d["records"].reverse(), "record 1 of 5 does not follow the header")
+    refused(lambda d: d["records"].insert(2, dict(d["records"][2])), "record 4 of 6 does not follow record 3")
+    refused(lambda d: d["records"][1].update(output="elsewhere.csv"), "record 2 of 5 was edited")
+
+    def drop_last(d):  # the last charge removed and the totals fixed: the chain head says so
+        d["records"].pop()
+        d["spent"]["rho"] = 0.001
+
+    refused(drop_last, "chain head is not its last record")
+    for key, value in (("epsilon", 2.0), ("delta", 1e-5), ("neighbouring", REPLACE_ONE), ("dataset", "other")):
+        refused(lambda d: d.update({key: value}), "its header .* was edited")
+    refused(lambda d: d.update(not_for_release=False), "not_for_release")
+    b.path.write_text(json.dumps(good))
+    assert Budget.open(b.path).read()["chain_head"] == good["chain_head"]
+
+
+def test_a_chain_recomputed_by_hand_is_accepted_only_a_recorded_head_shows_it(tmp_path):
+    """The documented limit: no secret key, so whoever holds the file can rewrite its history and recompute the
+    chain. A chain head recorded elsewhere at a charge (a release's ledger) no longer occurs in the file."""
+    b, heads = _history(tmp_path / "b.json")
+    data = json.loads(b.path.read_text())
+    data["records"][0]["rho"] = 0.0001
+    data["spent"]["rho"] = total(0.0001, 0.003)
+    b.path.write_text(json.dumps(reseal(data)))
+    assert Budget.open(b.path).read()["releases"][0]["rho"] == 0.0001  # accepted
+    hashes = [r["hash"] for r in data["records"]]
+    assert not any(h in hashes for h in heads)  # every recorded head is gone: an auditor sees the rewrite
+
+
+def test_finish_and_cancel_only_a_release_in_progress(tmp_path):
+    b = Budget.create(tmp_path / "b.json", epsilon=1, delta=1e-9)
+    res = b.reserve(command="t", mechanism="m", rho=0.001)
+    res.finish()
+    with pytest.raises(InputError, match="not in progress"):
+        res.cancel()  # a spent release keeps its charge
+    with pytest.raises(InputError, match="not in progress"):
+        res.finish("failed (charged)")
+    (r,) = b.read()["releases"]
+    assert r["status"] == "spent" and len(b.read()["records"]) == 2
+
+
+def test_version_1_file_is_refused_until_upgraded(tmp_path, capsys):
+    p = tmp_path / "old.json"
+    rel = {"command": "synth", "mechanism": "mst", "neighbouring": ADD_REMOVE, "epsilon": 0.5, "run_delta": 1e-9}
+    releases = [
+        {**rel, "id": "a1", "rho": 0.001, "delta": 0.0, "date": "2024-01-01", "status": "spent", "output": "x.csv"},
+        {**rel, "id": "b2", "rho": 0.002, "delta": 1e-10, "date": "2024-02-01", "status": "failed (charged)"},
+        {**rel, "id": "c3", "rho": 0.003, "delta": 0.0, "date": "2024-03-01", "status": "reserved"},
+    ]
+    releases[0]["input_fingerprint"] = "sha256:" + "ab" * 32
+    old = {"version": 1, "dataset": "d", "epsilon": 1.0, "delta": 1e-9, "neighbouring": ADD_REMOVE}
+    old.update(created="2024-01-01", releases=releases, spent={"rho": total(0.001, 0.002, 0.003), "delta": 1e-10})
+    p.write_text(json.dumps(old))
+    code, text = run(["budget", "show", p], capsys)
+    assert code == 2 and text.count("\n") == 1 and "version 1" in text and "budget upgrade" in text
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({**old, "spent": {"rho": 0.0, "delta": 0.0}}))
+    code, text = run(["budget", "upgrade", broken], capsys)
+    assert code == 2 and "not the sum" in text and json.loads(broken.read_text())["version"] == 1
+    code, text = run(["budget", "upgrade", p], capsys)
+    assert code == 0 and "3 releases" in text, text
+    data = Budget.open(p).read()
+    assert data["upgraded_from_version"] == 1 and data["not_for_release"] is True and data["created"] == "2024-01-01"
+    got = [(r["id"], r["rho"], r["delta"], r["status"], r["date"]) for r in data["releases"]]
+    assert got == [(r["id"], r["rho"], r["delta"], r["status"], r["date"]) for r in releases]
+    assert data["releases"][0]["input_fingerprint"] == releases[0]["input_fingerprint"]
+    assert data["releases"][0]["output"] == "x.csv" and len(data["records"]) == 5
+    code, text = run(["budget", "upgrade", p], capsys)
+    assert code == 2 and "already" in text
 
 
 # -- two processes at once -------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""Command line for privacy budget files: ``privsample budget init | show``.
+"""Command line for privacy budget files: ``privsample budget init | show | upgrade``.
 
 A budget file holds a total (ε, δ) for one dataset and every release charged to it (``--budget-file`` on
-``synth``, ``schema --private-epsilon``, ``mbde``, ``cube sample`` and ``draw ...``), composed under zCDP
-(``privsample.privacy.budget``). It is the steward's private record, not a release: it names the outputs and
-holds the SHA-256 fingerprint of each input file.
+``synth``, ``schema --private-epsilon``, ``mbde``, ``cube sample`` and ``draw ...``), composed under zCDP and
+kept as an append-only hash chain (``privsample.privacy.budget``). It is the steward's private record, not a
+release: it names the outputs and holds the SHA-256 fingerprint of each input file.
 """
 
 from __future__ import annotations
@@ -73,7 +73,13 @@ def show(file: Path = typer.Argument(..., help="A budget file.")) -> None:
             ", ".join(Path(o).name for o in str(r.get("output") or "").split(", ") if o),
         )
     out.print(t)
-    out.print(f"full record (dates, output paths, SHA-256 of each input): {file}", highlight=False)
+    if data.get("cancelled"):
+        out.print(f"{data['cancelled']} run(s) failed before any spend: reservation cancelled, no charge")
+    out.print(f"full record (dates, output paths, SHA-256 of each input; not for release): {file}", highlight=False)
+    out.print(
+        f"chain head: {b.chain_head(data)} ({len(data['records'])} records; a release's ledger may record it)",
+        highlight=False,
+    )
     spent = data["spent"]
     rho_left, delta_left = b.remaining(data)
     out.print(
@@ -93,6 +99,20 @@ def show(file: Path = typer.Argument(..., help="A budget file.")) -> None:
             f"(cube, draw kary, mbde) up to ε = {_floor(math.sqrt(2 * rho_left))}",
             highlight=False,
         )
+
+
+@budget_app.command("upgrade")
+def upgrade(file: Path = typer.Argument(..., help="A budget file of version 1 (no hash chain).")) -> None:
+    """Rewrite a version-1 budget FILE as a hash chain of the same releases (the current format)."""
+    from privsample.privacy.budget import Budget
+
+    b = Budget.upgrade(file)
+    data = b.read()
+    err.print(
+        f"upgraded {file}: {len(data['releases'])} releases, now an append-only hash chain (chain head "
+        f"{b.chain_head(data)})",
+        highlight=False,
+    )
 
 
 def _floor(x: float) -> str:

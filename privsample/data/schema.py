@@ -42,6 +42,25 @@ DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
 DEFAULT_OTHER_LABEL = "(other)"
 PROVENANCES = ("user", "private", "draft-nonprivate")
 SCHEMA_VERSION = 1  # the file format this version reads and writes
+# The fields of a saved schema (privsample.privacy.released): public (the format and the column names, and every
+# field of a schema a person wrote), or, in a privately discovered schema, mechanism outputs (kinds, categories,
+# bounds, bins and nullability chosen from noisy counts; the discovery's noisy figures, ledger and notes). A
+# field in neither list fails the leak test (tests/test_leaks.py) until it is declared here.
+PUBLIC_FIELDS = ("version", "provenance", "na_values*", "columns[].name", "forbid*")
+RELEASED_FIELDS = (
+    "columns[].type",
+    "columns[].categories*",
+    "columns[].other",
+    "columns[].lower",
+    "columns[].upper",
+    "columns[].bins",
+    "columns[].edges*",
+    "columns[].integer",
+    "columns[].nullable",
+    "notes*",
+    "ledger.*",
+    "discovery.*",
+)
 MAX_INTEGER_BOUND = 2**52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
 MAX_FLOAT_BOUND = sys.float_info.max / 2  # bounds within +-this always have a finite upper - lower
 SCHEMA_KEYS = ("version", "provenance", "columns", "na_values", "notes", "ledger", "discovery", "forbid")

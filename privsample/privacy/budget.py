@@ -1,5 +1,5 @@
 """A privacy budget that lasts across releases: a JSON file holding a total (ε, δ) for one dataset and every
-release charged to it, composed under zCDP.
+release charged to it, composed under zCDP, kept as an append-only hash chain.
 
 Guarantee. Release i is charged (ρ_i, δ_i): it is δ_i-approximate ρ_i-zCDP (Bun & Steinke 2016, Def. 8.1)
 under the file's neighbouring relation. Approximate zCDP composes (Bun & Steinke 2016, Lemma 8.3), also when
@@ -23,17 +23,31 @@ releases are refused (they say nothing about adding a record). In a replace-one 
 ρ-zCDP release counts 4ρ (group privacy for 2 records: a replacement is a removal and an addition, Bun &
 Steinke 2016, Prop. 1.9); one with δ_s > 0 (private discovery) is refused.
 
-Reservations. ``Budget.spending`` takes an exclusive lock (``fcntl.flock`` on FILE.lock), re-reads the file,
-checks the run fits, appends a "reserved" release for its whole charge, writes atomically (temporary file,
-``os.replace``) and unlocks, all before the data are read; so two runs that start at once cannot both take
-the last of the budget. At the end the release is marked "spent" with its output name and the input's
-fingerprint; a run that fails before any spend (no accountant recorded one) removes its reservation, one that
-fails after, or whose records are refused (``DataError``: not a well-formed table), keeps its charge
-("failed (charged)"). A run that dies leaves "reserved": still counted.
+Reservations. ``Budget.spending`` takes an exclusive lock (``fcntl.flock`` on FILE.lock, which needs a local
+filesystem), re-reads the file, checks the run fits, appends a "reserve" record for its whole charge, writes
+atomically (temporary file, ``os.replace``) and unlocks, all before the data are read; so two runs that start
+at once cannot both take the last of the budget. At the end a "finish" record marks it "spent" with its output
+name and the input's fingerprint; a run that fails before any spend (no accountant recorded one) appends a
+"cancel" record (its charge no longer counts), one that fails after, or whose records are refused
+(``DataError``: not a well-formed table), keeps its charge ("failed (charged)"). A run that dies leaves
+"reserved": still counted.
 
-The file is the steward's private record, not a release: it holds the SHA-256 of each input file and the
-output names. A damaged file (bad JSON, wrong version, negative or non-finite numbers, totals that do not
-add up, a history beyond the total) is an ``InputError``; it is never reset.
+The chain. Records are never rewritten or removed. The header (every top-level key but ``header_hash``,
+``records``, ``spent`` and ``chain_head``; it holds a random 256-bit ``salt``) has ``header_hash`` = SHA-256 of
+its canonical JSON (``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, UTF-8). Record i
+carries ``prev``, the hash of record i - 1 (of the header for the first), and ``hash`` = SHA-256 of the
+canonical JSON of the record without ``hash`` (so with ``prev``). ``chain_head`` is the last record's hash (the
+header's when there is none). Opening a file recomputes all of it and the totals: an edited, removed, inserted
+or reordered record, or an edited header (ε, δ, relation), is refused naming the record. This guards against
+mistakes, not against the steward: there is no secret key, so whoever holds the file can delete it, make a
+new one, or edit it and recompute the chain; a chain head recorded elsewhere (a release's ledger) is what
+shows such a rewrite. The salt makes the head reveal nothing of the file to someone without it.
+
+The file is the steward's private record, not a release (``"not_for_release": true``): it holds the SHA-256 of
+each input file and the output names. A damaged file (bad JSON, wrong version, negative or non-finite numbers,
+totals that do not add up, a broken chain, a history beyond the total) is an ``InputError``; it is never
+reset. A version-1 file (no chain) is refused until ``Budget.upgrade`` (``privsample budget upgrade``) rewrites
+it as a chain of the same releases.
 """
 
 from __future__ import annotations
@@ -43,6 +57,7 @@ import hashlib
 import json
 import math
 import os
+import secrets
 import tempfile
 import uuid
 from contextlib import contextmanager
@@ -56,13 +71,18 @@ from privsample.privacy import accountant as _accountant
 from privsample.privacy.accountant import BudgetExceeded
 from privsample.privacy.conversion import _check_eps_delta, cdp_delta, cdp_epsilon, cdp_rho
 
-VERSION = 1
+VERSION = 2
 ADD_REMOVE = "add/remove one record"
 REPLACE_ONE = "replace one record (n public)"
 ANY_TWO = "any two datasets"
 RELATIONS = {"add-remove": ADD_REMOVE, "replace-one": REPLACE_ONE}
 ENV = "PRIVSAMPLE_BUDGET_FILE"
 IN_MEMORY = "in-memory"
+# the file's own keys besides its header (everything else is the header, covered by ``header_hash``)
+_BODY = ("header_hash", "records", "spent", "chain_head")
+_KINDS = ("reserve", "finish", "cancel")
+_FINAL = ("spent", "failed (charged)")
+_DERIVED = ("releases", "cancelled")  # what ``read`` adds: never written
 
 
 def relation_of(neighbouring: str) -> str:
@@ -130,9 +150,72 @@ def _number(value: Any, what: str, path: Path) -> float:
     return float(value)
 
 
+def _digest(obj: Any) -> str:
+    """SHA-256 (hex) of ``obj``'s canonical JSON: sorted keys, no spaces, UTF-8 (lone surrogates kept)."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _header(data: dict) -> dict:
+    """The file's header: every top-level key but the chain, its records and the totals."""
+    return {k: v for k, v in data.items() if k not in _BODY}
+
+
+def _seal(record: dict, prev: str) -> dict:
+    """``record`` chained after ``prev``: with ``prev`` and its own ``hash`` (over the record and ``prev``)."""
+    record = {k: v for k, v in record.items() if k not in ("prev", "hash")}
+    record["prev"] = prev
+    record["hash"] = _digest(record)
+    return record
+
+
+def _replay(records: Any, header_hash: str, path: Path) -> tuple[list[dict], int, str]:
+    """Check the chain of ``records`` from ``header_hash`` and replay it: (the releases that count, each with
+    its status, output and input fingerprint; how many reservations were cancelled; the chain head)."""
+
+    def bad(i: int, what: str) -> InputError:
+        return InputError(f"damaged budget file {path}: record {i + 1} of {len(records)} {what}")
+
+    if not isinstance(records, list):
+        raise InputError(f"damaged budget file {path}: 'records' must be a list")
+    releases: dict[str, dict] = {}
+    seen: set[str] = set()
+    cancelled, prev = 0, header_hash
+    for i, r in enumerate(records):
+        if not isinstance(r, dict) or r.get("kind") not in _KINDS or not isinstance(r.get("id"), str):
+            raise bad(i, "is not a record")
+        if r.get("prev") != prev:
+            after = f"record {i}" if i else "the header"
+            raise bad(i, f"does not follow {after} (a record was edited, removed, inserted or reordered)")
+        if r.get("hash") != _digest({k: v for k, v in r.items() if k != "hash"}):
+            raise bad(i, "was edited (its hash does not match)")
+        prev, rid = r["hash"], r["id"]
+        if r["kind"] == "reserve":
+            if rid in seen:
+                raise bad(i, "reuses the id of an earlier release")
+            seen.add(rid)
+            rho = _number(r.get("rho"), f"record {i + 1}'s rho", path)
+            delta = _number(r.get("delta"), f"record {i + 1}'s delta", path)
+            view = {k: v for k, v in r.items() if k not in ("kind", "prev", "hash")}
+            releases[rid] = {**view, "rho": rho, "delta": delta, "status": "reserved", "input_fingerprint": None}
+        elif releases.get(rid, {}).get("status") != "reserved":
+            raise bad(i, f"{'finishes' if r['kind'] == 'finish' else 'cancels'} no release in progress")
+        elif r["kind"] == "cancel":
+            del releases[rid]
+            cancelled += 1
+        else:
+            if r.get("status") not in _FINAL:
+                raise bad(i, f"has an unknown status (one of {', '.join(_FINAL)})")
+            releases[rid].update(
+                status=r["status"], output=r.get("output"), input_fingerprint=r.get("input_fingerprint")
+            )
+    return list(releases.values()), cancelled, prev
+
+
 @dataclass
 class Reservation:
-    """A release being made: its id in the file, what it is charged, and where it is written."""
+    """A release being made: its id in the file, what it is charged, where it is written, and the file's chain
+    head right after its charge (``chain_head``, the hash of its "reserve" record)."""
 
     budget: "Budget"
     id: str
@@ -140,20 +223,20 @@ class Reservation:
     delta: float
     output: str | None = None
     fingerprint: str | None = None
+    chain_head: str | None = None
 
     def finish(self, status: str = "spent") -> None:
-        def update(data: dict) -> None:
-            for r in data["releases"]:
-                if r["id"] == self.id:
-                    r.update(status=status, output=self.output, input_fingerprint=self.fingerprint)
-
-        self.budget._update(update)
+        """Append a "finish" record: the release is ``status`` ("spent" or "failed (charged)"), with its
+        output and input fingerprint."""
+        if status not in _FINAL:
+            raise InputError(f"status must be one of {', '.join(_FINAL)} (got {status!r})")
+        record = {"kind": "finish", "id": self.id, "status": status}
+        record.update(output=self.output, input_fingerprint=self.fingerprint)
+        self.budget._update(lambda data: self.budget._append(data, record))
 
     def cancel(self) -> None:
-        def drop(data: dict) -> None:
-            data["releases"] = [r for r in data["releases"] if r["id"] != self.id]
-
-        self.budget._update(drop)
+        """Append a "cancel" record: the reservation no longer counts (a run that failed before any spend)."""
+        self.budget._update(lambda data: self.budget._append(data, {"kind": "cancel", "id": self.id}))
 
 
 class Budget:
@@ -179,24 +262,34 @@ class Budget:
         if neighbouring not in RELATIONS:
             raise InputError(f"neighbouring must be one of {', '.join(RELATIONS)} (got {neighbouring!r})")
         path = Path(path)
-        data = {
+        header = {
             "version": VERSION,
+            "not_for_release": True,
             "dataset": dataset or "",
             "epsilon": float(epsilon),
             "delta": float(delta),
             "neighbouring": RELATIONS[neighbouring],
             "created": _now(),
-            "releases": [],
-            "spent": {"rho": 0.0, "delta": 0.0},
+            "salt": secrets.token_hex(32),
         }
         try:
             with open(path, "x", encoding="utf-8") as fh:  # refuses to overwrite, even in a race
-                json.dump(data, fh, indent=2)
+                json.dump(cls._body(header, []), fh, indent=2)
         except FileExistsError:
             raise InputError(f"{path} exists: a budget file is never overwritten") from None
         except OSError as exc:
             raise InputError(f"cannot write {path}: {exc.strerror}") from None
         return cls(path)
+
+    @staticmethod
+    def _body(header: dict, records: list[dict]) -> dict:
+        """The file's content: ``header``, its hash, ``records`` chained after it, totals and chain head."""
+        data = {**header, "header_hash": _digest(header), "records": []}
+        for r in records:
+            data["records"].append(_seal(r, data["records"][-1]["hash"] if data["records"] else data["header_hash"]))
+        data["spent"] = {"rho": 0.0, "delta": 0.0}
+        data["chain_head"] = data["records"][-1]["hash"] if data["records"] else data["header_hash"]
+        return data
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Budget":
@@ -205,8 +298,7 @@ class Budget:
         b.read()
         return b
 
-    def read(self) -> dict:
-        """The file's content, checked (``InputError`` naming the damage)."""
+    def _load(self) -> Any:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -214,31 +306,54 @@ class Budget:
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read budget file {self.path}: {exc}") from None
         try:
-            data = json.loads(text)
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"damaged budget file {self.path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+
+    def read(self) -> dict:
+        """The file's content, checked (``InputError`` naming the damage), with ``releases``: the releases that
+        count, each with its status, output and input fingerprint (the chain replayed)."""
+        data = self._load()
+        if isinstance(data, dict) and data.get("version") == 1:
+            raise InputError(
+                f"budget file {self.path} is of version 1, without a hash chain: 'privsample budget upgrade "
+                f"{self.path}' rewrites it as one (every release is kept)"
+            )
         return self._check(data)
 
-    def _check(self, data: Any) -> dict:
+    def _check_header(self, data: Any, version: int) -> None:
         p = self.path
-        if not isinstance(data, dict) or data.get("version") != VERSION:
+        if not isinstance(data, dict) or data.get("version") != version:
             got = data.get("version") if isinstance(data, dict) else type(data).__name__
-            raise InputError(f"damaged budget file {p}: version {got!r}, expected {VERSION}")
+            raise InputError(f"damaged budget file {p}: version {got!r}, expected {version}")
         try:
             _check_eps_delta(data.get("epsilon"), data.get("delta"))
         except InputError as exc:
             raise InputError(f"damaged budget file {p}: {exc}") from None
         if data.get("neighbouring") not in RELATIONS.values():
             raise InputError(f"damaged budget file {p}: unknown neighbouring {data.get('neighbouring')!r}")
-        releases, spent = data.get("releases"), data.get("spent")
-        if not isinstance(releases, list) or not isinstance(spent, dict):
-            raise InputError(f"damaged budget file {p}: 'releases' must be a list and 'spent' an object")
-        rho, delta = Fraction(0), Fraction(0)
-        for i, r in enumerate(releases):
-            if not isinstance(r, dict) or not isinstance(r.get("id"), str):
-                raise InputError(f"damaged budget file {p}: release {i + 1} is not a release")
-            rho += Fraction(_number(r.get("rho"), f"release {i + 1}'s rho", p))
-            delta += Fraction(_number(r.get("delta"), f"release {i + 1}'s delta", p))
+
+    def _check(self, data: Any) -> dict:
+        p = self.path
+        self._check_header(data, VERSION)
+        if data.get("not_for_release") is not True:
+            raise InputError(f'damaged budget file {p}: it must say "not_for_release": true (it holds input hashes)')
+        if data.get("header_hash") != _digest(_header(data)):
+            raise InputError(f"damaged budget file {p}: its header (ε, δ, relation, dataset) was edited")
+        data["releases"], data["cancelled"], head = _replay(data.get("records"), data["header_hash"], p)
+        self._check_totals(data)
+        if data.get("chain_head") != head:
+            raise InputError(
+                f"damaged budget file {p}: its chain head is not its last record's hash (a record was added or "
+                "removed at the end)"
+            )
+        return data
+
+    def _check_totals(self, data: dict) -> None:
+        p, spent = self.path, data.get("spent")
+        if not isinstance(spent, dict):
+            raise InputError(f"damaged budget file {p}: 'spent' must be an object")
+        rho, delta = self._sums(data)
         s_rho, s_delta = _number(spent.get("rho"), "spent rho", p), _number(spent.get("delta"), "spent delta", p)
         if s_rho != _up(rho) or s_delta != _up(delta):
             raise InputError(
@@ -247,7 +362,43 @@ class Budget:
             )
         if not self._fits(data, Fraction(0), Fraction(0)):
             raise InputError(f"damaged budget file {p}: its releases exceed its total (ε, δ)")
-        return data
+
+    def chain_head(self, data: dict | None = None) -> str:
+        """The file's chain head: the hash of its last record (of its header if it has none)."""
+        return (data or self.read())["chain_head"]
+
+    @classmethod
+    def upgrade(cls, path: str | os.PathLike) -> "Budget":
+        """Rewrite a version-1 file (no chain) as a chain of the same releases, in their order; ``InputError``
+        if it is damaged or not of version 1. Its header gains ``not_for_release``, a salt and the date."""
+        b = cls(path)
+        with b._locked():
+            old = b._load()
+            if isinstance(old, dict) and old.get("version") == VERSION:
+                raise InputError(f"budget file {b.path} is of version {VERSION} already: nothing to upgrade")
+            b._check_header(old, 1)
+            releases = old.get("releases")
+            if not isinstance(releases, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("id"), str) for r in releases
+            ):
+                raise InputError(f"damaged budget file {b.path}: 'releases' must be a list of releases")
+            header = {k: old[k] for k in ("dataset", "epsilon", "delta", "neighbouring", "created") if k in old}
+            header.update(version=VERSION, not_for_release=True, salt=secrets.token_hex(32))
+            header.update(upgraded_from_version=1, upgraded=_now())
+            records: list[dict] = []
+            for r in releases:
+                if r.get("status") not in ("reserved",) + _FINAL:
+                    raise InputError(f"damaged budget file {b.path}: a release has an unknown status")
+                keep = {k: v for k, v in r.items() if k not in ("status", "input_fingerprint", "kind", "prev", "hash")}
+                records.append({"kind": "reserve", **keep})
+                if r["status"] != "reserved":
+                    records.append({"kind": "finish", "id": r["id"], "status": r["status"], "output": r.get("output")})
+                    records[-1]["input_fingerprint"] = r.get("input_fingerprint")
+            data = cls._body(header, records)
+            data["releases"], data["cancelled"], _ = _replay(data["records"], data["header_hash"], b.path)
+            b._check_totals({**data, "spent": old.get("spent")})  # the old totals must add up
+            b._write(data)
+        return b
 
     # -- the rule ---------------------------------------------------------------------------------------
     @staticmethod
@@ -310,16 +461,32 @@ class Budget:
     def _write(self, data: dict) -> None:
         r, d = self._sums(data)
         data["spent"] = {"rho": _up(r), "delta": _up(d)}
+        data["chain_head"] = data["records"][-1]["hash"] if data["records"] else data["header_hash"]
+        content = {k: v for k, v in data.items() if k not in _DERIVED}
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
+                json.dump(content, fh, indent=2)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def _append(self, data: dict, record: dict) -> dict:
+        """Chain ``record`` after the last one and replay the chain (a finish or cancel of a release that is
+        not in progress is an ``InputError``); the sealed record."""
+        if record["kind"] != "reserve" and not any(
+            r["id"] == record["id"] and r["status"] == "reserved" for r in data["releases"]
+        ):
+            raise InputError(f"release {record['id']} of {self.path} is not in progress: finished or cancelled already")
+        head = data["records"][-1]["hash"] if data["records"] else data["header_hash"]
+        sealed = _seal(record, head)
+        records = data["records"] + [sealed]
+        data["releases"], data["cancelled"], _ = _replay(records, data["header_hash"], self.path)
+        data["records"] = records
+        return sealed
 
     def _update(self, change) -> dict:
         with self._locked():
@@ -359,6 +526,7 @@ class Budget:
                     "one more run may ask for)"
                 )
             entry = {
+                "kind": "reserve",
                 "id": uuid.uuid4().hex[:12],
                 "command": command,
                 "mechanism": mechanism,
@@ -368,16 +536,13 @@ class Budget:
                 "rho": float(charge),
                 "delta": float(delta),
                 "date": _now(),
-                "status": "reserved",
                 "output": output,
-                "input_fingerprint": None,
             }
-            data["releases"].append(entry)
-            holder["entry"] = entry
+            holder["entry"] = self._append(data, entry)
 
         self._update(add)
         e = holder["entry"]
-        return Reservation(self, e["id"], e["rho"], e["delta"], output=output)
+        return Reservation(self, e["id"], e["rho"], e["delta"], output=output, chain_head=e["hash"])
 
     @contextmanager
     def spending(self, *, source: Any = None, **charge: Any) -> Iterator[Reservation]:
