@@ -28,9 +28,10 @@ NON-PRIVATELY with ``Schema.draft``, or discovered privately with ``Schema.disco
 private): ``evaluate`` returns an ``Evaluation``. The research samplers, each returning a ``Release`` (the
 draws, the ``Ledger``, the guarantee): ``draw_kary``, ``draw_bernoulli``, ``draw_product`` (samplers from
 distributions), ``cube_sample`` (noise-free sampling on the Boolean cube), ``mbde_sample`` (integrally private
-MBDE). ``plan`` forecasts a fit (budget split, noise, time, memory) from the header and file size, reading no
-record. ``Budget`` (``Budget.create``/``Budget.open``): a privacy budget file that composes releases from one
-dataset, passed as ``budget=`` to each of them. Bad input raises ``InputError`` before any budget is spent.
+MBDE). ``plan`` forecasts a fit (budget split, noise, time, memory) from the header alone, for ``rows=N`` or a
+grid of assumed row counts. ``Budget`` (``Budget.create``/``Budget.open``): a privacy budget file that composes
+releases from one dataset, passed as ``budget=`` to each of them. Bad input raises ``InputError`` before any
+budget is spent.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -1,16 +1,21 @@
 """A plan before the first spend: what ``privsample synth`` would do at each epsilon, from public facts only.
 
-``plan(path, epsilon=[0.3, 1, 3], schema=..., method=...)`` reads the column names (a CSV file's header line
-alone, or a Parquet file's schema) and the file's size in bytes, never a record, and states per epsilon and
-method: the budget split (``make_accountant``, ``plan_discovery`` and the synthesizers' own split functions:
-``mst.budget_split``, ``AIM.rounds_and_sigma``, ``PPSyn.rounds_and_share``), the smallest category frequency
-discovery releases (``min_category_records``, from a row count ESTIMATED from the file size), the noise of
-each measured marginal, the model's size, and time and peak memory on this machine (a calibration fitted on
-benchmarks/results, ``plan_calibration.json``, scaled by a ~0.2 s speed probe).
+``plan(path, epsilon=[0.3, 1, 3], schema=..., method=..., rows=...)`` reads the column names (a CSV file's header
+line alone, or a Parquet file's schema) and nothing else of the file, and states per epsilon and method: the budget
+split (``make_accountant``, ``plan_discovery`` and the synthesizers' own split functions: ``mst.budget_split``,
+``AIM.rounds_and_sigma``, ``PPSyn.rounds_and_share``), the smallest category frequency discovery releases
+(``min_category_records``), the noise of each measured marginal, the model's size, and time and peak memory on this
+machine (a calibration fitted on benchmarks/results, ``plan_calibration.json``, scaled by a ~0.2 s speed probe).
 
-Privacy: nothing here reads the data, so nothing is spent and nothing needs a proof; the output is a function
-of the header, the file size, the schema and the options. It is a forecast, not a measurement: the row count
-(unless ``rows`` is given) is a guess from the bytes, and the times and memory come from fitted formulas (their
+The figures that depend on the number of records (discovery's share and threshold, hence the synthesizer's noise
+without a schema; noise as a share of the rows; time and memory) are computed for ``rows`` when the caller states
+it (a public count), else for each row count of a fixed public grid (``GRID_ROWS``): assumed row counts, never
+estimates.
+
+Privacy: nothing here reads the data, so nothing is spent and nothing needs a proof; the output is a function of
+the column names, the schema, the options and this machine's speed. Neither the file's size nor anything else
+computed from its records reaches the output, so two neighbouring files (one record added, removed or changed)
+give the same plan. It is a forecast, not a measurement: the times and memory come from fitted formulas (their
 accuracy on the benchmark tables: benchmarks/results/planner.md).
 """
 
@@ -31,21 +36,18 @@ from privsample.errors import InputError
 PLAN_METHODS = ("mst", "aim", "ppsyn")
 CALIBRATION = Path(__file__).with_name("plan_calibration.json")
 HEADER_MAX = 1 << 20  # bytes searched for the end of the header line
-CELL_BYTES = 5.0  # without a schema: bytes a CSV cell takes, delimiter included (a guess; 2 for small codes)
-GZIP_RATIO = 4.0  # without better knowledge: a gzipped CSV is about 4x smaller
-PARQUET_CELL_BYTES = 1.0  # a compressed Parquet cell (a guess)
-TYPICAL_CELLS = 17  # without a schema: values a discovered column is assumed to have (16 bins + null)
+GRID_ROWS = (1_000, 10_000, 100_000, 1_000_000)  # row counts assumed when the caller states none (public)
 
 
 # -- public facts about the file ---------------------------------------------------------------------
 def header_names(path: Path, delimiter: str | None = None, encoding: str | None = None) -> list[str]:
     """The column names from the first non-blank line of a CSV file (bytes up to its end only), or from a
     Parquet file's schema (its footer). Never reads a record."""
-    from privsample.data.table import WHITESPACE, _detect_delimiter, _parquet_names, check_delimiter, table_format
+    from privsample.data.table import WHITESPACE, detect_delimiter, parquet_names, check_delimiter, table_format
 
     fmt = table_format(path)
     if fmt == "parquet":
-        return _parquet_names(path)
+        return parquet_names(path)
     delimiter = check_delimiter(delimiter)
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     raw = b""
@@ -68,40 +70,13 @@ def header_names(path: Path, delimiter: str | None = None, encoding: str | None 
         raise InputError(f"{path}: cannot decode the header line as {encoding or 'UTF-8'}: pass --encoding") from None
     if not text.strip():
         raise InputError(f"{path}: no header line")
-    delimiter = delimiter or _detect_delimiter(path, text.rstrip("\r\n"))
+    delimiter = delimiter or detect_delimiter(path, text.rstrip("\r\n"))
     row = next(csv.reader(io.StringIO(text), delimiter=delimiter, quotechar='"', doublequote=True, strict=False))
     names = [f.strip(WHITESPACE) or f"Unnamed: {i}" for i, f in enumerate(row)]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"{path}: duplicate column name(s) in the header: {', '.join(repr(d) for d in dup)}")
     return names
-
-
-def row_bytes(schema, columns: int) -> float:
-    """Bytes a CSV row is expected to take: from the schema's values (the mean label length of a categorical
-    column, the digits of a numeric column's bounds), else ``CELL_BYTES`` a column. Public."""
-    if schema is None:
-        return CELL_BYTES * columns
-    from privsample.data.schema import Categorical
-
-    total = 1.0  # newline
-    for c in schema.columns:
-        if isinstance(c, Categorical):
-            labels = [str(v) for v in c.categories] or ["x"]
-            total += sum(len(v) for v in labels) / len(labels) + 1
-        else:
-            lo, hi = getattr(c, "lower", 0), getattr(c, "upper", 0)
-            total += max(len(f"{lo:g}"), len(f"{hi:g}")) + 1
-    return total
-
-
-def estimate_rows(path: Path, size: int, schema, columns: int) -> int:
-    """Rows estimated from the file size alone (bytes / expected bytes a row). Public; a rough guess."""
-    name = path.name.lower()
-    if table_kind_is_parquet(name):
-        return max(1, int(size / (PARQUET_CELL_BYTES * columns)))
-    ratio = GZIP_RATIO if name.endswith(".gz") else 1.0
-    return max(1, int(size * ratio / row_bytes(schema, columns)))
 
 
 # -- time and memory --------------------------------------------------------------------------------
@@ -177,15 +152,16 @@ def machine_speed(calibration: dict) -> float:
 # -- the plan --------------------------------------------------------------------------------------
 @dataclass
 class MethodPlan:
-    """One method at one epsilon."""
+    """One method at one epsilon, for one row count (stated by the caller or assumed from ``GRID_ROWS``)."""
 
     epsilon: float
     method: str
+    row_count: int  # the number of records this entry assumes (``Plan.rows_from`` says where it comes from)
     rho_total: float
     rho_discovery: float  # row count and columns together (0 with a schema)
     rho_synth: float
     budget: dict[str, Any]  # the synthesizer's split (per-measurement rho, rounds)
-    noise: dict[str, Any]  # sigma of the measured marginals, also as a share of the estimated rows
+    noise: dict[str, Any]  # sigma of the measured marginals, also as a share of ``row_count``
     min_category_records: int | None  # discovery only
     model_mb: float | None
     memory_bound_mb: float | None  # the size check run before any spend (refused above --max-memory-mb)
@@ -196,13 +172,16 @@ class MethodPlan:
 
 @dataclass
 class Plan:
-    """What ``privsample synth`` would do, per epsilon and method (``rows``: one entry each)."""
+    """What ``privsample synth`` would do, per row count, epsilon and method (``rows``: one entry each).
+
+    ``row_counts``: the numbers of records the entries assume: ``[rows]`` when the caller stated it
+    (``rows_from`` "given"), else ``GRID_ROWS`` (``rows_from`` "grid"). Nothing here comes from the file but the
+    column names."""
 
     path: str
-    file_bytes: int
     columns: list[str]
-    rows_estimate: int
-    rows_from: str  # "file size (estimate)" or "given"
+    row_counts: list[int]
+    rows_from: str  # "given" or "grid"
     schema: bool
     delta: float
     max_memory_mb: float
@@ -340,7 +319,8 @@ def plan(
     '0.3,1,3') and method (default: mst, aim and ppsyn), without reading a record (module docstring).
 
     ``schema``: a reviewed or private schema (path or ``Schema``); without it the plan includes private
-    discovery. ``rows``: the number of records if you know it (else estimated from the file size).
+    discovery. ``rows``: the number of records, if that count is public; without it the figures that depend on
+    it are stated for each row count of ``GRID_ROWS`` (assumed, not estimated: the file is not measured).
     ``probe``: time this machine (about 0.2 s); False assumes the reference speed. ``delimiter`` /
     ``encoding``: a CSV file's (default: detected from the header line; UTF-8). ``InputError`` for bad input."""
     from privsample.data.schema import Schema, check_schema_usable
@@ -351,7 +331,6 @@ def plan(
         DISCOVERY_BINS,
         _check_number,
         check_budget,
-        make_accountant,
         release_domain,
         worst_case_domain,
     )
@@ -375,7 +354,6 @@ def plan(
     if schema is not None:
         check_schema_usable(schema)
     names = header_names(path, delimiter, encoding)
-    size = path.stat().st_size
     if schema is not None:
         missing = [c.name for c in schema.columns if c.name not in names]
         if missing:
@@ -386,103 +364,119 @@ def plan(
     else:
         domain = worst_case_domain(names)  # what the pipeline's size check uses before discovery
         sizes = [DISCOVERY_BINS + 1] * len(names)  # typical discovered sizes, for time and noise
-    d = len(sizes)
-    n = rows if rows is not None else estimate_rows(path, size, schema, len(names))
+    row_counts = [rows] if rows is not None else list(GRID_ROWS)
     calibration = load_calibration()
     speed = machine_speed(calibration) if probe else 1.0
     out: list[MethodPlan] = []
     checks = {m: _size_check(m, domain, schema, max_memory_mb) for m in methods}
     model = {m: _model_mb(m, domain) for m in methods}
-    for e in epsilons:
-        acc, d_disc = make_accountant(e, delta, schema, None)
-        rho_total, rho_synth, rho_disc, need = acc.rho_total, acc.remaining, 0.0, None
-        if schema is None:
-            from privsample.data.discovery_plan import COUNT_SHARE, _round_down, plan_discovery
-            from fractions import Fraction
-
-            count_rho = _round_down(Fraction(COUNT_SHARE) * Fraction(rho_total))
-            rho_cols, details = plan_discovery(rho_total, d_disc, float(n), len(names), count_rho=count_rho)
-            rho_disc = count_rho + rho_cols
-            rho_synth = rho_total - rho_disc
-            need = details["min_category_records"]
-        for m in methods:
-            budget, noise = _noise(m, rho_synth, d, sizes, n)
-            secs, mb = predict(m, features(n, sizes, rho_synth), calibration, speed)
-            bound, refusal = checks[m]
-            notes = []
-            if refusal:
-                notes.append(refusal)
-            if need is not None:
-                notes.append(f"categories below ~{need:,} records merge into (other)")
-            out.append(
-                MethodPlan(
-                    epsilon=e,
-                    method=m,
-                    rho_total=rho_total,
-                    rho_discovery=rho_disc,
-                    rho_synth=rho_synth,
-                    budget=budget,
-                    noise=noise,
-                    min_category_records=need,
-                    model_mb=model[m],
-                    memory_bound_mb=bound,
-                    seconds=secs,
-                    peak_rss_mb=max(mb, bound or 0.0) if refusal and bound else mb,
-                    verdict=notes,
-                )
-            )
+    for n in row_counts:
+        for e in epsilons:
+            out += _entries(n, e, delta, schema, names, methods, sizes, checks, model, calibration, speed)
     return Plan(
         path=str(path),
-        file_bytes=size,
         columns=names,
-        rows_estimate=int(n),
-        rows_from="given" if rows is not None else "file size (estimate)",
+        row_counts=row_counts,
+        rows_from="given" if rows is not None else "grid",
         schema=schema is not None,
         delta=delta,
         max_memory_mb=float(max_memory_mb),
         speed=speed,
         rows=out,
-        verdict=_rows_warning(path, rows) + _verdict(out, n),
+        verdict=_verdict(out, row_counts, rows is None),
     )
 
 
-def _rows_warning(path: Path, rows: int | None) -> list[str]:
-    """A compressed file's size says little about its rows: say so (public: the file name)."""
-    name = path.name.lower()
-    if rows is None and (name.endswith(".gz") or table_kind_is_parquet(name)):
-        return ["the row estimate of a compressed file (gzip, Parquet) can be off by 10x or more: pass --rows"]
-    return []
+def _entries(n, e, delta, schema, names, methods, sizes, checks, model, calibration, speed) -> list[MethodPlan]:
+    """The entries of ``n`` records at epsilon ``e``, one per method (``plan``'s loop body)."""
+    from privsample.pipeline import make_accountant
+
+    d = len(sizes)
+    acc, d_disc = make_accountant(e, delta, schema, None)
+    rho_total, rho_synth, rho_disc, need = acc.rho_total, acc.remaining, 0.0, None
+    if schema is None:
+        from privsample.data.discovery_plan import COUNT_SHARE, _round_down, plan_discovery
+        from fractions import Fraction
+
+        count_rho = _round_down(Fraction(COUNT_SHARE) * Fraction(rho_total))
+        rho_cols, details = plan_discovery(rho_total, d_disc, float(n), len(names), count_rho=count_rho)
+        rho_disc = count_rho + rho_cols
+        rho_synth = rho_total - rho_disc
+        need = details["min_category_records"]
+    out = []
+    for m in methods:
+        budget, noise = _noise(m, rho_synth, d, sizes, n)
+        secs, mb = predict(m, features(n, sizes, rho_synth), calibration, speed)
+        bound, refusal = checks[m]
+        notes = []
+        if refusal:
+            notes.append(refusal)
+        if need is not None:
+            notes.append(f"categories below ~{need:,} records merge into (other)")
+        out.append(
+            MethodPlan(
+                epsilon=e,
+                method=m,
+                row_count=int(n),
+                rho_total=rho_total,
+                rho_discovery=rho_disc,
+                rho_synth=rho_synth,
+                budget=budget,
+                noise=noise,
+                min_category_records=need,
+                model_mb=model[m],
+                memory_bound_mb=bound,
+                seconds=secs,
+                peak_rss_mb=max(mb, bound or 0.0) if refusal and bound else mb,
+                verdict=notes,
+            )
+        )
+    return out
 
 
-def table_kind_is_parquet(name: str) -> bool:
-    return name.endswith((".parquet", ".pq"))
-
-
-def _verdict(rows: list[MethodPlan], n: int) -> list[str]:
-    """Short advice from the plan (public)."""
+def _verdict(rows: list[MethodPlan], row_counts: list[int], assumed: bool) -> list[str]:
+    """Short advice from the plan (public): refusals, discovery's threshold per epsilon (a given row count only:
+    with assumed counts each entry's ``min_category_records`` states it), the method to pick (per row count when
+    they are assumed: consecutive counts with the same pick share a line)."""
     lines = []
     refused = sorted({r.method for r in rows if r.verdict and r.verdict[0].startswith(("this domain", "max_"))})
     for m in refused:
         first = next(r for r in rows if r.method == m)
         lines.append(f"{m}: {first.verdict[0]}")
-    for r in rows:
+    for r in rows if not assumed else []:  # the thresholds of assumed row counts: each entry's own
         if r.min_category_records is not None and r.method == rows[0].method:
             lines.append(f"at ε={r.epsilon:g}, categories below ~{r.min_category_records:,} records merge into (other)")
     ok = [r for r in rows if r.method not in refused]
     if len({r.method for r in ok}) > 1:
         eps = max(r.epsilon for r in ok)
-        at = [r for r in ok if r.epsilon == eps]
-        quick = [r for r in at if r.seconds <= 600]
-        pick = next((r for m in ("aim", "ppsyn", "mst") for r in quick if r.method == m), None)
-        if pick is None:
-            pick = min(at, key=lambda r: r.seconds)
+        picks = []  # (method, [(n, seconds)]) per run of row counts with the same pick
+        for n in row_counts:
+            at = [r for r in ok if r.epsilon == eps and r.row_count == n]
+            quick = [r for r in at if r.seconds <= 600]
+            pick = next((r for m in ("aim", "ppsyn", "mst") for r in quick if r.method == m), None)
+            if pick is None:
+                pick = min(at, key=lambda r: r.seconds)
+            if picks and picks[-1][0] == pick.method:
+                picks[-1][1].append((n, pick.seconds))
+            else:
+                picks.append((pick.method, [(n, pick.seconds)]))
         why = {
             "aim": "the most accurate on 2-way marginals when it fits in time",
             "ppsyn": "close to AIM's accuracy in less time",
             "mst": "the fastest; 2-way structure only along a tree",
-        }[pick.method]
-        lines.append(f"pick {pick.method} (about {_duration(pick.seconds)} at ε={eps:g}): {why}")
+        }
+        for m, runs in picks:
+            took = " to ".join(dict.fromkeys(_duration(t) for _, t in (runs[0], runs[-1])))
+            where = f"at {_counts([n for n, _ in runs])} rows (assumed), " if assumed else ""
+            lines.append(f"{where}pick {m} (about {took} at ε={eps:g}): {why[m]}")
     return lines
+
+
+def _counts(ns: list[int]) -> str:
+    """'1,000 / 10,000' for two row counts; '1,000 to 1,000,000' for a longer run; '1,000' for one."""
+    if len(ns) > 2:
+        return f"{ns[0]:,} to {ns[-1]:,}"
+    return " / ".join(f"{n:,}" for n in ns)
 
 
 def _duration(s: float) -> str:

@@ -1,6 +1,6 @@
 """``privsample plan``: what a run of ``privsample synth`` would do, before the first spend.
 
-Reads the header line (never a record) and the file's size; see :mod:`privsample.api.plan`.
+Reads the header line (the column names) and nothing else of the file; see :mod:`privsample.api.plan`.
 """
 
 from __future__ import annotations
@@ -22,17 +22,26 @@ def _sigma(r, key: str) -> str:
     v = r.noise.get(key)
     if v is None:
         return ""
-    share = r.noise["share_of_rows"].get(key, 0.0)
-    return f"{_num(v)} ({share:.2%})"
+    return f"{_num(v)} ({_percent(r.noise['share_of_rows'].get(key, 0.0))})"
+
+
+def _percent(share: float) -> str:
+    """A share as a percentage to two significant digits: 17%, 1.7%, 0.0039% (below 0.001%: '<0.001%')."""
+    pct = 100 * share
+    if pct < 0.001:
+        return "<0.001%"
+    return f"{pct:.2g}%" if pct < 10 else f"{pct:.0f}%"
 
 
 def plan(
-    data: Path = typer.Argument(..., help="Table to plan for (CSV, CSV.gz or Parquet): only its header and size."),
+    data: Path = typer.Argument(..., help="Table to plan for (CSV, CSV.gz or Parquet): only its header is read."),
     epsilon: str = typer.Option(..., "--epsilon", "-e", help="Privacy budget ε, or a list to compare: 0.3,1,3."),
     delta: float = typer.Option(1e-9, "--delta", "-d", help="Privacy parameter δ in (0, 1)."),
     schema: Optional[Path] = typer.Option(None, "--schema", "-s", help="Reviewed schema (YAML/JSON); else discovery."),
     method: Optional[str] = typer.Option(None, "--method", "-m", help="mst | aim | ppsyn (default: all three)."),
-    rows: Optional[int] = typer.Option(None, "--rows", help="Number of records, if known (else from the size)."),
+    rows: Optional[int] = typer.Option(
+        None, "--rows", help="Number of records, if public (else a grid of assumed counts)."
+    ),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="The memory limit the run would have."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     delimiter: Optional[str] = delimiter_option(),
@@ -40,7 +49,9 @@ def plan(
 ) -> None:
     """Forecast a synth run: budget split, discovery threshold, noise, model size, time and memory.
 
-    Reads no record: the header line, the file size, and the schema if given. Nothing is spent."""
+    Reads the header line (column names) only, and the schema if given: no record, not the file's size. Figures
+    that depend on the number of records assume --rows N, else each of 1,000 / 10,000 / 100,000 / 1,000,000.
+    Nothing is spent."""
     from privsample.api.plan import plan as make_plan
 
     p = make_plan(
@@ -57,33 +68,51 @@ def plan(
     if as_json:
         print(p.to_json())
         return
+    given = p.rows_from == "given"
     out.print(
-        f"{p.path}: {len(p.columns)} columns, {p.file_bytes:,} bytes; "
-        + (
-            f"about {p.rows_estimate:,} rows (an estimate from the file size: --rows N if the count is public)"
-            if p.rows_from != "given"
-            else f"{p.rows_estimate:,} rows (given)"
-        )
+        f"{p.path}: {len(p.columns)} columns"
         + ("; reviewed schema" if p.schema else "; domain discovered privately (part of the budget)")
-        + f"; δ = {p.delta:g}. No record was read; nothing was spent."
+        + f"; δ = {p.delta:g}. Nothing was read beyond the header; nothing was spent."
     )
-    seen = set()
-    for r in p.rows:  # the budget split, once per epsilon
-        if r.epsilon not in seen:
-            seen.add(r.epsilon)
+    if given:
+        out.print(f"Figures that depend on the number of records assume {p.row_counts[0]:,} rows (given with --rows).")
+    else:
+        out.print(
+            "Figures that depend on the number of records assume the row counts shown "
+            "(pass --rows N if the count is public)."
+        )
+    by = {(r.row_count, r.epsilon, r.method): r for r in p.rows}
+    keys = list(dict.fromkeys((r.epsilon, r.method) for r in p.rows))
+    epsilons = list(dict.fromkeys(r.epsilon for r in p.rows))
+    if given or p.schema:  # the budget split, once per epsilon
+        for e in epsilons:
+            r = by[p.row_counts[0], e, keys[0][1]]
             disc = f"discovery {r.rho_discovery:.3g} ({r.rho_discovery / r.rho_total:.0%}), " if r.rho_discovery else ""
-            out.print(f"ε={r.epsilon:g}: ρ={r.rho_total:.4g} (zCDP): {disc}synthesizer {r.rho_synth:.4g}")
-    t = Table(title="σ: noise sd of a measured cell (share of the rows)")
+            out.print(f"ε={e:g}: ρ={r.rho_total:.4g} (zCDP): {disc}synthesizer {r.rho_synth:.4g}")
+    else:
+        _discovery_table(p, by, keys[0][1], epsilons)
+    if given:
+        _one_table(p, by, keys)
+    else:
+        _grid_tables(p, by, keys)
+    for line in p.verdict:
+        out.print(f"• {line}")
+
+
+def _one_table(p, by, keys) -> None:
+    n = p.row_counts[0]
+    t = Table(title=f"σ: noise sd of a measured cell (share of the {n:,} rows)")
     for col in ("ε", "method", "min cat.", "σ 1-way", "σ 2-way", "model MB", "time", "peak MB"):
         t.add_column(col, justify="left" if col == "method" else "right")
-    for r in p.rows:
+    for e, m in keys:
+        r = by[n, e, m]
         t.add_row(
-            f"{r.epsilon:g}",
-            r.method,
+            f"{e:g}",
+            m,
             f"~{r.min_category_records:,}" if r.min_category_records else "",
             _sigma(r, "sigma_1way"),
-            _sigma(r, "sigma_2way") + (f" ≥{_num(r.noise['sigma_min'])}" if "sigma_min" in r.noise else ""),
-            f"{r.model_mb:,.2f}" if r.model_mb is not None else "",
+            _sigma(r, "sigma_2way") + _floor(r),
+            _model(r),
             _time(r.seconds),
             f"{r.peak_rss_mb:,.0f}",
         )
@@ -93,8 +122,48 @@ def plan(
         " (annealing lowers it, not below the ≥ value); model MB: the largest model the fit may build; time and"
         " peak MB: forecasts for this machine (benchmarks/results/planner.md)."
     )
-    for line in p.verdict:
-        out.print(f"• {line}")
+
+
+def _discovery_table(p, by, method: str, epsilons) -> None:
+    t = Table(title="Discovery: its share of ρ, ~ the records a category needs")
+    for col in ("ε", "ρ (zCDP)", *(f"{n:,} rows" for n in p.row_counts)):
+        t.add_column(col, justify="right")
+    for e in epsilons:
+        at = [by[n, e, method] for n in p.row_counts]
+        cells = (f"{r.rho_discovery / r.rho_total:.0%}, ~{r.min_category_records:,}" for r in at)
+        t.add_row(f"{e:g}", f"{at[0].rho_total:.4g}", *cells)
+    out.print(t)
+
+
+def _grid_tables(p, by, keys) -> None:
+    heads = [f"{n:,} rows" for n in p.row_counts]
+    t = Table(title="σ 2-way: noise sd of a measured cell of a pair (share of the rows)")
+    for col in ("ε", "method", *heads):
+        t.add_column(col, justify="left" if col == "method" else "right")
+    for e, m in keys:
+        t.add_row(f"{e:g}", m, *(_sigma(by[n, e, m], "sigma_2way") + _floor(by[n, e, m]) for n in p.row_counts))
+    out.print(t)
+    t = Table(title="Time and peak memory (MB) on this machine")
+    for col in ("ε", "method", "model MB", *heads):
+        t.add_column(col, justify="left" if col == "method" else "right")
+    for e, m in keys:
+        cells = (f"{_time(by[n, e, m].seconds)}, {by[n, e, m].peak_rss_mb:,.0f}" for n in p.row_counts)
+        t.add_row(f"{e:g}", m, _model(by[p.row_counts[0], e, m]), *cells)
+    out.print(t)
+    out.print(
+        ("Discovery: categories with fewer records than ~ merge into (other); " if not p.schema else "")
+        + "σ 2-way for AIM/PPSyn-DP: the first rounds' (annealing lowers it, not below the ≥ value); σ 1-way and"
+        " the budget details: --json; model MB: the largest model the fit may build; time and peak MB: forecasts"
+        " (benchmarks/results/planner.md)."
+    )
+
+
+def _floor(r) -> str:
+    return f" ≥{_num(r.noise['sigma_min'])}" if "sigma_min" in r.noise else ""
+
+
+def _model(r) -> str:
+    return f"{r.model_mb:,.2f}" if r.model_mb is not None else ""
 
 
 def _time(s: float) -> str:

@@ -232,7 +232,7 @@ def _header_line(text) -> str | None:
     return None
 
 
-def _detect_delimiter(p: Path, line: str) -> str:
+def detect_delimiter(p: Path, line: str) -> str:
     """The one candidate delimiter outside quotes in the header ``line`` (',' if none); refused if several."""
     counts = dict.fromkeys(DELIMITERS, 0)
     quoted = False
@@ -287,7 +287,7 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
         with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=codec, errors="replace", newline="") as text:
             line = _header_line(text)
             if line is not None and delimiter is None:
-                delimiter = _detect_delimiter(p, line)
+                delimiter = detect_delimiter(p, line)
         with _open_bytes(p) as raw, io.TextIOWrapper(raw, encoding=codec, errors="replace", newline="") as text:
             reader = csv.reader(text, delimiter=delimiter or ",", quotechar='"', doublequote=True, strict=False)
             for row in reader:
@@ -340,7 +340,9 @@ def transcode(path: str | Path, layout: CsvLayout, directory: str | Path) -> Pat
     return target
 
 
-def _parquet_names(p: Path) -> list[str]:
+def parquet_names(p: Path) -> list[str]:
+    """The column names of a Parquet file, from its schema (the footer) alone; ``InputError`` for an unreadable
+    file, no columns or duplicate names."""
     import pyarrow.parquet as pq
 
     try:
@@ -427,7 +429,7 @@ def source_sql(
         scan = _csv_scan(read, layout, duck)
         types = ["VARCHAR"] * len(names)
     else:
-        names = _parquet_names(p)
+        names = parquet_names(p)
         scan = f"read_parquet({sql_str(str(p))})"
         try:
             rel = con.sql(f"SELECT * FROM {scan}")
@@ -445,7 +447,7 @@ def table_columns(path: str | Path, *, delimiter: str | None = None, encoding: s
         if p.stat().st_size == 0:
             raise InputError(f"{p}: the file is empty (0 bytes)")
         return list(csv_layout(p, delimiter, encoding).names)
-    return _parquet_names(p)
+    return parquet_names(p)
 
 
 # -- errors -----------------------------------------------------------------------------------------
