@@ -75,7 +75,7 @@ def worker(epsilon: float, seed: int, variant: str) -> dict:
         "fit_s": model.timings["seconds"],
         "estimate_s": model.timings["estimate_seconds"],
         "rounds": len(model.info["rounds"]),
-        "cache_clears": model.info.get("cache_clears", ""),
+        "cache_clears": model.timings.get("cache_clears", ""),
         "rss_mb": rss,
         "rho_spent": acc.spent,
         "rho_total": acc.rho_total,

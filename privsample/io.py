@@ -84,7 +84,7 @@ def atomic_write_bytes(target: str | Path, data: bytes) -> None:
 # -- checks before any work --------------------------------------------------------------------------
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     """Whether two paths name one file: equal once links are resolved, or one inode (hard links)."""
     try:
         if a.resolve() == b.resolve():
@@ -99,7 +99,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _inside(path: Path, folder: Path) -> bool:
     try:
-        return path.resolve().is_relative_to(folder.resolve()) and not _same_file(path, folder)
+        return path.resolve().is_relative_to(folder.resolve()) and not same_file(path, folder)
     except (OSError, RuntimeError):
         return False
 
@@ -148,7 +148,7 @@ def check_paths(
     paths = [(k, p, False) for k, p in given_in] + [(k, p, True) for k, p in given_out]
     for i, (ka, a, a_out) in enumerate(paths):
         for kb, b, b_out in paths[i + 1 :]:
-            if (a_out or b_out) and _same_file(a, b):
+            if (a_out or b_out) and same_file(a, b):
                 raise InputError(
                     f"{ka} and {kb} are the same file ({b}): an output must not overwrite an input or another output"
                 )

@@ -438,6 +438,7 @@ def synthesize(
     """
     if budget is not None:
         args = dict(locals(), budget=None)  # the arguments, before any other local name
+        check_public(public, method, schema, source)  # before the budget file is charged
         from privsample.privacy.budget import as_budget, refuse_seeded
 
         budget = as_budget(budget)
@@ -459,7 +460,7 @@ def synthesize(
         schema = Schema.load(schema)
     if schema is not None:
         check_schema_usable(schema)
-    check_public(public, method, schema)
+    check_public(public, method, schema, source)  # before the accountant is made
     frame = in_memory_table(source, engine, schema)  # None for a path or a Spark DataFrame
     synth = make_synthesizer(method, **(method_options or {}))
     if public is not None and hasattr(synth, "check_public"):
@@ -572,11 +573,13 @@ def synthesize(
     return SynthResult(model=model, table=table, accountant=accountant, schema=schema)
 
 
-def check_public(public, method: str, schema: Schema | None) -> None:
-    """``InputError`` unless a public table can be used: ``method`` takes one, and the schema is reviewed."""
+def check_public(public, method: str, schema: Schema | None, source=None) -> None:
+    """``InputError`` unless a public table can be used: ``method`` takes one, the schema is reviewed, and it is
+    not the private table ``source`` (the same file, a byte-identical copy or an equal in-memory table:
+    ``privsample.synth.public.check_not_private``). Call it before any budget is reserved or spent."""
     if public is None:
         return
-    from privsample.synth.public import PUBLIC_ONLY
+    from privsample.synth.public import PUBLIC_ONLY, check_not_private
 
     if method not in PUBLIC_ONLY:
         raise InputError(f"--public is supported by {', '.join(PUBLIC_ONLY)}, not {method}")
@@ -585,6 +588,9 @@ def check_public(public, method: str, schema: Schema | None) -> None:
             "--public needs --schema: both tables are coded by the same schema "
             "('privsample schema PUBLIC' drafts one from the public table at no privacy cost)"
         )
+    # Reads the private table, but refuses only when it IS the declared public table, where no guarantee is left to
+    # protect (check_not_private); done before the budget file or the accountant is charged.
+    check_not_private(public, source)
 
 
 def table_kind(path: str | Path) -> str:

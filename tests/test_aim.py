@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import time
+import zipfile
 from fractions import Fraction
 
 import numpy as np
@@ -12,6 +15,7 @@ from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import pgm
 from privsample.synth.aim import AIM
+from privsample.synth.model import FOLDER_FILES, ZIP_DATE, SynthModel
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_marginal
 from tests.test_mst import assert_no_timings_saved, toy_engine
 
@@ -49,6 +53,48 @@ def test_saved_aim_model_has_no_timings(fitted, tmp_path):
     _, _, model = fitted
     assert {"seconds", "estimate_seconds"} <= set(model.timings)  # benchmarks/aim_adult.py
     assert_no_timings_saved(model, tmp_path)
+
+
+def test_saved_aim_model_has_no_cache_clears(fitted, tmp_path):
+    """How often AIM dropped JAX's compiled code depends on the memory a fit used, which grows with the number
+    of records: in ``timings`` (benchmarks), never in the saved model."""
+    _, _, model = fitted
+    assert "cache_clears" in model.timings and "cache_clears" not in model.info
+    model.save(tmp_path / "m.zip")
+    assert "cache_clears" not in SynthModel.read_meta(tmp_path / "m.zip")["info"]
+    assert "cache_clears" not in SynthModel.load(tmp_path / "m.zip").info
+
+
+def zip_dates(data: bytes) -> dict[str, tuple]:
+    """The date of every entry of a zip file, and of the entries of any ``.npz`` inside it."""
+    out = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        for info in zf.infolist():
+            out[info.filename] = info.date_time
+            if info.filename.endswith(".npz"):
+                out.update({f"{info.filename}/{k}": v for k, v in zip_dates(zf.read(info)).items()})
+    return out
+
+
+@pytest.mark.parametrize("suffix", [".zip", ""])
+def test_two_saves_of_a_model_are_byte_identical(fitted, tmp_path, monkeypatch, suffix):
+    """Saving writes no time: every zip entry (the .zip and the arrays.npz inside it or in the folder) carries
+    ZIP_DATE, so a save a day later gives the same bytes."""
+    _, _, model = fitted
+    first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    model.save(first)
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + 86_400 + 7)
+    model.save(second)
+    if suffix:
+        assert first.read_bytes() == second.read_bytes()
+        dates = zip_dates(first.read_bytes())
+    else:
+        for name in FOLDER_FILES:
+            assert (first / name).read_bytes() == (second / name).read_bytes()
+        dates = zip_dates((first / "arrays.npz").read_bytes())
+    assert any(k.endswith(".npy") for k in dates) and set(dates.values()) == {ZIP_DATE}, dates
+    assert ZIP_DATE == (1980, 1, 1, 0, 0, 0)
 
 
 def test_candidate_weights_follow_the_reference():

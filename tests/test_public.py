@@ -227,3 +227,76 @@ def test_synthesizer_api_with_public(public_files, tmp_path):
         Synthesizer("ppsyn-paper", epsilon=1, unsafe_as_published=True).fit(
             small_table(300, 0), schema=schema, public=small_table(200, 1)
         )
+
+
+# -- the private table is not a public one -----------------------------------------------------------------
+def same_table(how: str, csv, tmp_path):
+    """The private CSV ``csv`` again, as a public table: the same path (spelt otherwise), a link or a copy."""
+    import os
+    import shutil
+
+    if how == "same path":
+        return csv
+    if how == "spelt otherwise":
+        return tmp_path / "." / csv.name
+    if how == "symlink":
+        (tmp_path / "link.csv").symlink_to(csv)
+        return tmp_path / "link.csv"
+    if how == "hard link":
+        os.link(csv, tmp_path / "hard.csv")
+        return tmp_path / "hard.csv"
+    shutil.copyfile(csv, tmp_path / "copy.csv")  # a byte-identical copy
+    return tmp_path / "copy.csv"
+
+
+@pytest.mark.parametrize("budget", [False, True], ids=["", "budget-file"])
+@pytest.mark.parametrize("how", ["same path", "spelt otherwise", "symlink", "hard link", "copy"])
+def test_cli_refuses_the_private_input_as_public_before_any_charge(how, budget, public_files, tmp_path, capsys):
+    from privsample.privacy.budget import Budget
+
+    csv, _, sch = public_files
+    pub = same_table(how, csv, tmp_path)
+    out, model = tmp_path / "o.csv", tmp_path / "m.zip"
+    argv = ["synth", csv, "-e", "1", "-o", out, "--save-model", model, "-s", sch, "--public", pub, "-m", "aim"]
+    bf = tmp_path / "steward.budget.json"
+    if budget:
+        Budget.create(bf, epsilon=2, delta=1e-9)
+        argv += ["--budget-file", bf]
+    before = bf.read_text() if budget else None
+    code, text = run(argv, capsys)
+    lines = text.strip().splitlines()
+    why = "is a byte-identical copy of" if how == "copy" else "is the private input itself (the same file)"
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: public table {pub.name} {why}"), text
+    assert "must not overlap the private one" in lines[0]
+    assert not out.exists() and not model.exists()
+    if budget:
+        assert bf.read_text() == before and Budget.open(bf).read()["releases"] == []
+
+
+def test_api_refuses_the_private_table_as_public(public_files, tmp_path):
+    from privsample.data.schema import Schema
+    from privsample.pipeline import synthesize
+    from privsample.privacy.budget import Budget
+
+    csv, _, _ = public_files
+    schema = Schema.from_dict(small_schema())
+    df = small_table(300, 0)
+    bf = tmp_path / "steward.budget.json"
+    Budget.create(bf, epsilon=2, delta=1e-9)
+    before = bf.read_text()
+    s = Synthesizer("aim", epsilon=1, iters=30, max_model_size=1, budget=bf)
+    for data, public in [
+        (df, df),
+        (df, small_table(300, 0)),  # an equal DataFrame
+        (csv, csv),
+        (csv, same_table("copy", csv, tmp_path)),
+    ]:
+        with pytest.raises(InputError, match="must not overlap the private one"):
+            s.fit(data, schema=schema, public=public)
+        assert not s.fitted
+        with pytest.raises(InputError, match="must not overlap the private one"):
+            synthesize(data, epsilon=1, method="aim", schema=schema, public=public, budget=bf)
+    assert bf.read_text() == before and Budget.open(bf).read()["releases"] == []
+    assert not s._spent  # refused before the budget was marked spent: the same Synthesizer may fit
+    with pytest.raises(InputError, match="must not overlap"):
+        privsample.Synthesizer("mst", epsilon=1).fit(df, schema=schema, public=df.copy())

@@ -108,7 +108,8 @@ class Synthesizer:
         ``public``: a public table (a DataFrame or a CSV/Parquet path) with the schema's columns, for ``"aim"``
         ``"mst"`` or ``"ppsyn"`` (annealed schedule) with a ``schema``: the method may take its marginals instead
         of measuring the private ones, at no privacy cost (the ledger lists it as a public input); see the guide's
-        "Public data" page.
+        "Public data" page. It must not overlap ``data``: a public table overlapping the private one voids the
+        guarantee for the shared records (the private table itself, or an identical copy, is an ``InputError``).
 
         Raises ``InputError`` for bad input before any budget is spent, and on a second call: the
         budget of a fitted (or attempted) fit is spent."""
@@ -124,7 +125,7 @@ class Synthesizer:
             check_schema_usable(schema)  # an unreviewed draft is refused before the budget is marked spent
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise InputError(f"seed must be an integer or None (got {seed!r})")
-        check_public(public, self.method, schema)
+        check_public(public, self.method, schema, data)  # not the private table itself: before any budget is spent
         if isinstance(public, (str, os.PathLike)):
             from privsample.synth.public import check_public_file
 

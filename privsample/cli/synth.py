@@ -116,7 +116,8 @@ def synth(
         None,
         "--public",
         help="AIM, MST, PPSyn-DP: a public table with the schema's columns (needs --schema), measured at no "
-        "privacy cost when it helps (joint selection of public and private marginals).",
+        "privacy cost when it helps (joint selection of public and private marginals). It must not overlap "
+        "INPUT: records in both lose the guarantee.",
     ),
     iters: Optional[int] = typer.Option(None, "--iters", help="Private-PGM estimation iterations."),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="Refuse models estimated above this size."),
@@ -177,7 +178,7 @@ def synth(
     )
     from privsample.pipeline import check_public
 
-    check_public(public, method, schema)
+    check_public(public, method, schema, input)  # not INPUT itself (nor a copy): before the budget file is charged
     if public is not None:
         from privsample.synth.public import check_public_file
 

@@ -258,7 +258,7 @@ class AIM(WorkloadSynthesizer):
         progress("rounds", step=0, steps=AtMost(bound), accountant=accountant, message=ROUNDS_NOTE)
         log = []
         est_seconds = 0.0
-        cache_clears = 0
+        cache_clears = 0  # memory dependent (hence on the data's size): in ``timings`` only, never saved
         t = 0
         terminate = False
         while not terminate:
@@ -372,11 +372,14 @@ class AIM(WorkloadSynthesizer):
             if t > 100 * T:  # safety net; never reached with the annealing schedule above
                 progress("rounds", step=t, steps=t, accountant=accountant, message=what)
                 break
-        timings = {"seconds": time.perf_counter() - t_start, "estimate_seconds": est_seconds}  # not saved
+        timings = {  # in memory only, never saved: timings and memory use depend on the data
+            "seconds": time.perf_counter() - t_start,
+            "estimate_seconds": est_seconds,
+            "cache_clears": cache_clears,
+        }
         info = {
             "rounds": log,
             "estimated_total": total,
-            "cache_clears": cache_clears,
             "total_sd": pgm.identity_total_sd(identity) if identity else None,
             "model_size_mb": model_size_mb(domain, model.cliques),
             "workload_size": len(workload),

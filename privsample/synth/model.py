@@ -7,7 +7,10 @@ privacy budget and draws from the same distribution as the original.
 
 Everything saved is a function of the noisy measurements, the public schema and the parameters. Wall-clock
 timings of a fit are not: how long the phases that read the data take depends on the data (a timing side
-channel). They live in ``SynthModel.timings`` (in memory, for benchmarks) and are never written.
+channel); nor is the memory a fit used (e.g. how often AIM dropped JAX's compiled code), which grows with the
+number of records. They live in ``SynthModel.timings`` (in memory, for benchmarks) and are never written.
+Nor is the time of saving: every zip entry (of a ``.zip`` model and of ``arrays.npz``) carries the fixed date
+``ZIP_DATE``, so two saves of one model are byte-identical.
 """
 
 from __future__ import annotations
@@ -32,14 +35,25 @@ from privsample.synth import pgm
 
 FORMAT = "privsample-model/1"
 FOLDER_FILES = ("model.json", "arrays.npz")  # what a model saved as a folder holds
-# Timing keys that older versions kept in ``info``: dropped on save, so re-saving such a model does not publish them.
-TIMING_KEYS = frozenset({"seconds", "estimate_seconds", "phase_seconds", "timings"})
+# Timing and memory keys that older versions kept in ``info``: dropped on save, so re-saving such a model does not
+# publish them.
+UNSAVED_INFO_KEYS = frozenset({"seconds", "estimate_seconds", "phase_seconds", "timings", "cache_clears"})
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the date of every zip entry written (the earliest a zip file can hold)
 # The fields of a saved model (privsample.privacy.released): public (format, versions, the options, T = a
 # function of the number of columns) or mechanism outputs (the schema's sizes when it was discovered privately,
 # the selected cliques and noisy total, MST's compression by noisy one-way counts, the rounds and their
 # accounting, the model's arrays). ``schema.*`` fields follow ``privsample.data.schema``'s lists. A field in
 # neither list fails the leak test (tests/test_leaks.py) until it is declared here with its reason.
-PUBLIC_FIELDS = ("format", "privsample_version", "mbi_version", "mechanism", "private", "params.*", "info.T")
+PUBLIC_FIELDS = (
+    "format",
+    "privsample_version",
+    "mbi_version",
+    "mechanism",
+    "private",
+    "params.*",
+    "info.T",
+    "info.public.*",  # the public table: its name, rows and fingerprint
+)
 RELEASED_FIELDS = (
     "domain.*",
     "model.*",
@@ -52,6 +66,9 @@ RELEASED_FIELDS = (
     "info.total_sd",
     "info.model_size_mb",
     "info.workload_size",
+    "info.public_rounds*",
+    "info.public_prior*",
+    "info.public_edges*",
     "ledger.*",
     "arrays:potential_*",
     "arrays:compression_*",
@@ -132,7 +149,8 @@ class SynthModel:
     compression: dict[str, np.ndarray] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)  # public run facts (measured cliques, rounds); saved
-    # wall-clock seconds of the fit's phases: in memory only (benchmarks), never saved (a side channel on the data)
+    # wall-clock seconds of the fit's phases (and AIM's cache clears, memory dependent): in memory only
+    # (benchmarks), never saved (a side channel on the data)
     timings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # -- sampling (no privacy cost) ---------------------------------------------------------
@@ -311,7 +329,7 @@ class SynthModel:
             "model": mmeta,
             "compression": comp,
             "params": self.params,
-            "info": {k: v for k, v in self.info.items() if k not in TIMING_KEYS},
+            "info": {k: v for k, v in self.info.items() if k not in UNSAVED_INFO_KEYS},
             "ledger": self.ledger,
         }
         return meta, arrays
@@ -321,17 +339,16 @@ class SynthModel:
         path = Path(path)
         meta, arrays = self._payload()
         text = json.dumps(meta, indent=1, default=_json_default)
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **arrays)
+        npz = npz_bytes(arrays)
         if path.suffix.lower() == ".zip":
             with atomic_path(path) as tmp:
                 with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-                    zf.writestr("model.json", text)
-                    zf.writestr("arrays.npz", buf.getvalue())
+                    zf.writestr(zip_entry("model.json"), text)
+                    zf.writestr(zip_entry("arrays.npz"), npz)
         else:
             with atomic_path(path, directory=True) as tmp:
                 (tmp / "model.json").write_text(text)
-                (tmp / "arrays.npz").write_bytes(buf.getvalue())
+                (tmp / "arrays.npz").write_bytes(npz)
         return path
 
     @staticmethod
@@ -403,6 +420,25 @@ class SynthModel:
             params=meta.get("params", {}),
             info=meta.get("info", {}),
         )
+
+
+def zip_entry(name: str) -> zipfile.ZipInfo:
+    """A compressed zip entry ``name`` dated ``ZIP_DATE`` (not the time of writing), mode 0644."""
+    info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """``arrays`` as ``np.savez_compressed`` writes them (one ``NAME.npy`` entry each, no pickles), but with
+    every entry dated ``ZIP_DATE``: the same arrays give the same bytes whenever they are written."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, arr in arrays.items():
+            with zf.open(zip_entry(f"{name}.npy"), "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, np.asanyarray(arr), allow_pickle=False)
+    return buf.getvalue()
 
 
 def _is_number(x: Any) -> bool:
