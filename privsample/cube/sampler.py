@@ -22,16 +22,18 @@ draws from the uniform density on the same S (lambda = 1), which does not depend
 a fresh S (it would consume public randomness depending on the data and add a branch per attempt).
 (i) Rejection. Given S: both neighbours accepted, the ratio above holds; both rejected, equal outputs; otherwise
 nothing bounds the ratio. So the release is (eps, beta_X + beta_X')-DP, beta_X = P_S[the solve on X is rejected].
-In exact arithmetic beta = 0 (lambda = 1 is feasible, the QP is feasible at every feasible lambda, the projection
-converges). In floating point no proof bounds beta for every dataset, so no delta is charged: the ledger states the
-pure epsilon. Adversarial tables gave no rejection (tests/test_cube_release.py); that is a measurement, not a bound.
-(ii) Target slack. One replaced record moves each coefficient of the exact target by at most 2/n; two accepted
-targets differ by at most 2/n + 2 eta = (2/n)(1 + n eta). The margin multiplies S_inf by 1 + n eta, which is valid
-if Lemma 12.1 bounds the sensitivity by an increasing concave function of a quantity that its proof bounds through
-the per-coefficient difference of the targets (the L^{1/4} n^{-1/2} form of S_inf suggests the square root of an
-l2 bound, for which the factor would be sqrt(1 + n eta)), if the perturbed targets stay feasible for the LP box,
-and if the accepted h is the exact proximal point for its own target A h (KKT, up to round-off). Lemma 12.1 was not
-recovered from the paper: an assumption, not a proof.
+The exact algorithm always has an answer (lambda = 1 is feasible, the QP is feasible at every feasible lambda), so
+a rejection is the solver stopping short numerically; no proof bounds beta for every dataset, so no delta is
+charged: the ledger states the pure epsilon. Adversarial tables gave no rejection (tests/test_cube_release.py):
+a measurement, not a bound.
+(ii) Target slack. One replaced record moves each coefficient of c_f by at most 2/n; an accepted target is within
+eta of the exact shrunk target, an error that enters Lemma 12.1's chain after the shrinkage step (Lipschitz
+constant >= 1), so it does no more than enlarging 2/n to 2/n + 2 eta = (2/n)(1 + n eta). The margin multiplies
+S_inf by 1 + n eta. That is valid if Lemma 12.1 bounds the sensitivity by an increasing concave function of a
+quantity its proof bounds through the per-coefficient difference (the L^{1/4} n^{-1/2} form of S_inf suggests the
+square root of an l2 bound, for which the factor would be sqrt(1 + n eta)), if the perturbed targets stay feasible
+for the LP box, and if the accepted h is the exact proximal point for its own target A h (KKT, up to round-off).
+Lemma 12.1 was not recovered from the paper: an assumption, not a proof.
 Sampling slack (proved, given numpy's log within 99 ulp). The scores log h - log max h (h normal floats: delta/m
 below the smallest normal is refused) have |log h| < 2^10 and |score| < 2^11, so each is within 100 * 2^-42 of
 log(h / max h), and each draw's log-ratio grows by <= 4 * 100 * 2^-42 < SAMPLING_SLACK = 1e-10. As 2 delta <= 1 <=
