@@ -1,48 +1,47 @@
 """Noise-free private sampling on the Boolean cube (Boedihardjo, Strohmer and Vershynin 2021, Algorithm 2;
 LP/QP of Pierquin, Zimmermann and Boussard 2023).
 
-Guarantee: pure epsilon-DP for **replace-one** neighbours with n public (BSV Thm 12.2), where epsilon
-is :func:`privsample.cube.bounds.certified_epsilon` for (n, p, d, m, delta, Delta, k) times the
-solver margin :func:`solver_margin` (below). Argument: the reduced space S is drawn
-independently of the data and the conditioning test looks only at S; every density h on S that the
-algorithm can output is >= delta/m, and one replaced record moves h* by at most S_inf in sup norm (BSV
-Lemma 12.1, as reconstructed in the note), so h_X(y) <= (1 + m S_inf / delta) h_X'(y) <= e^{eps/k} h_X'(y)
-at the certified epsilon; by the private-sampling lemma (BSV 3.3), k i.i.d. draws are then epsilon-DP.
-There is no added noise: the randomness is the draw of the k indices from h*, which comes from the noise
-source (OpenDP's Gumbel noisy max with scores log h*_i and scale 1 is an exact draw from h*; a seeded
-source is NOT private and says so).
+Guarantee: epsilon-DP for **replace-one** neighbours with n public, epsilon = the certified epsilon of BSV Thm 12.2
+(:func:`privsample.cube.bounds.certified_epsilon`) times :func:`solver_margin`, *provided* the two conditions marked
+(i) and (ii) below hold; neither is proved here. Argument: S is drawn from the public randomness alone, before the
+data is read; every density drawn from is >= delta/m on S, and one replaced record moves the exact h* by at most
+S_inf in sup norm (BSV Lemma 12.1, reconstructed), so h_X(y) <= (1 + m S_inf / delta) h_X'(y) <= e^{eps/k} h_X'(y),
+and k i.i.d. draws are eps-DP (BSV Lemma 3.3). No noise is added: the draws are OpenDP's Gumbel noisy max on the
+scores log(h / max h), an exact draw for those scores (a seeded source is NOT private). Released: the k draws and
+public parameters; never lambda*, residuals, iteration counts, times, or which branch below was taken (messages,
+exit code, ledger and info are the same on every branch).
 
-What is released: the k draws (decoded to the table's columns) and public parameters (n, p, d, m, L,
-delta, Delta, k, the certified epsilon). Nothing computed from the data leaves :meth:`BooleanCubeSampler.sample`
-otherwise: not lambda*, not the solver's residuals, iteration counts or time, not whether a retry or the
-fallback happened. The fraction of draws that are valid codes is a function of the released draws and the
-public encoding only (post-processing), so it may be reported.
+Branches. Decided by public quantities only (n, p, d, m, k, epsilon, delta, Delta, the public rng): the refusal,
+the budget check, drawing S and redrawing it until the conditioning test passes with a round-off allowance
+(:meth:`BooleanCubeSampler.reduced_space`), refusing after ``resample + 1`` draws, and the repair of invalid codes
+(post-processing of the draws). S and the state of the public rng afterwards do not depend on the data. Decided by
+the data, exactly one: the solve of lambda*, h* on that S is *accepted* iff it returns, certifies its lambda*
+bracket, gives a finite h inside [delta/m, Delta/m] exactly and a target A h within eta(n) of b(lambda*) (sup
+norm, coefficient units; +tau and any repair by ``exact_box`` included). Accepted: k draws from h. Rejected: k
+draws from the uniform density on the same S (lambda = 1), which does not depend on the data. There is no retry on
+a fresh S (it would consume public randomness depending on the data and add a branch per attempt).
+(i) Rejection. Given S: both neighbours accepted, the ratio above holds; both rejected, equal outputs; otherwise
+nothing bounds the ratio. So the release is (eps, beta_X + beta_X')-DP, beta_X = P_S[the solve on X is rejected].
+The exact algorithm always has an answer (lambda = 1 is feasible, the QP is feasible at every feasible lambda), so
+a rejection is the solver stopping short numerically; no proof bounds beta for every dataset, so no delta is
+charged: the ledger states the pure epsilon. Adversarial tables gave no rejection (tests/test_cube_release.py):
+a measurement, not a bound.
+(ii) Target slack. One replaced record moves each coefficient of c_f by at most 2/n; an accepted target is within
+eta of the exact shrunk target, an error that enters Lemma 12.1's chain after the shrinkage step (Lipschitz
+constant >= 1), so it does no more than enlarging 2/n to 2/n + 2 eta = (2/n)(1 + n eta). The margin multiplies
+S_inf by 1 + n eta. That is valid if Lemma 12.1 bounds the sensitivity by an increasing concave function of a
+quantity its proof bounds through the per-coefficient difference (the L^{1/4} n^{-1/2} form of S_inf suggests the
+square root of an l2 bound, for which the factor would be sqrt(1 + n eta)), if the perturbed targets stay feasible
+for the LP box, and if the accepted h is the exact proximal point for its own target A h (KKT, up to round-off).
+Lemma 12.1 was not recovered from the paper: an assumption, not a proof.
+Sampling slack (proved, given numpy's log within 99 ulp). The scores log h - log max h (h normal floats: delta/m
+below the smallest normal is refused) have |log h| < 2^10 and |score| < 2^11, so each is within 100 * 2^-42 of
+log(h / max h), and each draw's log-ratio grows by <= 4 * 100 * 2^-42 < SAMPLING_SLACK = 1e-10. As 2 delta <= 1 <=
+Delta - delta, d >= 1 and m >= L >= 2, the certified per-draw epsilon is >= EPS1_FLOOR / sqrt(n) (EPS1_FLOOR = 96),
+so the term SAMPLING_SLACK sqrt(n) / EPS1_FLOOR of the margin covers it.
 
-Solver slack (accounted for by a margin). The density sampled from satisfies delta/m <= h <= Delta/m
-*exactly* (checked in floating point after renormalising; :func:`privsample.cube.qp.exact_box`),
-so the ratio step above holds as stated. The equality constraints hold only up to the solver's accuracy:
-by the QP's KKT conditions the computed h = clip(u + A^T y) is the exact proximal point for the target
-A h, which is accepted only if it is within eta(n) = max(1e-4 / n, 1e-11) of the exact target b(lambda*)
-in sup norm (coefficient units; the lambda* bracket and the +tau included). One replaced record moves
-every coefficient of the exact target by at most 2/n, so the computed targets of two neighbours differ by
-at most 2/n + 2 eta = (2/n)(1 + n eta). Assuming, as for any bound C t^a (0 < a <= 1) in the target
-difference t, that S_inf grows at most linearly under this enlargement, the sensitivity is at most
-(1 + n eta) S_inf and the certified epsilon is multiplied by ``solver_margin(n) = 1 + n eta(n)``. This is
-a margin under a stated assumption (Lemma 12.1 itself was not recovered), not a proof.
-
-Failures (a data-dependent decision, documented). A solve that raises, or whose result is not within
-eta(n) of its target, is retried with a fresh reduced space drawn independently of the data, at most
-``SOLVER_ATTEMPTS`` times in all; if every attempt fails, the k draws come from the uniform density on the
-last S (g = 1, i.e. lambda = 1, which satisfies delta/m <= h <= Delta/m). Nothing reports which of these
-happened: the message, exit code, ledger and release info are the same. What a failure can reveal is
-only through the draws: they come from another independently drawn S, or from the data-independent
-uniform density. In exact arithmetic the exact algorithm never fails (lambda = 1 is always feasible and
-the QP is feasible at every feasible lambda), so these events are floating-point ones; their probability
-is not accounted for in epsilon.
-
-In the ledger (a zCDP accountant) the release is recorded as rho = eps^2 / 2 (pure eps-DP implies
-eps^2/2-zCDP) with the pure epsilon and the neighbouring relation in its details. The spend is recorded
-before the data is read.
+Ledger (zCDP accountant): rho = eps^2 / 2 (pure eps-DP implies eps^2/2-zCDP), with the pure epsilon and the
+neighbouring relation in its details, spent before the data is read.
 """
 
 from __future__ import annotations
@@ -61,9 +60,11 @@ from privsample.privacy.noise import NoiseSource
 NEIGHBOURING = "replace one record (n public)"
 DEFAULT_DELTA, DEFAULT_DELTA_UPPER = 0.25, 4.0
 MAX_DENSE_BYTES = 2 * 2**30  # refuse an S (int8 signs) or a Walsh Gram matrix (float64) bigger than this
-SOLVER_ATTEMPTS = 3  # solves on fresh reduced spaces before the uniform fallback
 TARGET_SLACK_REL = 1e-4  # eta(n) = max(TARGET_SLACK_REL / n, TARGET_SLACK_ABS): accepted target deviation
 TARGET_SLACK_ABS = 1e-11
+SAMPLING_SLACK = 1e-10  # bound on the per-draw log-ratio added by rounding the scores (module docstring)
+EPS1_FLOOR = 96.0  # sqrt(n) times the certified per-draw epsilon is at least this for admissible parameters
+CONDITIONING_ROUNDOFF = 32.0  # the conditioning test's allowance: CONDITIONING_ROUNDOFF L^2 u e^{2d}
 
 
 class CertificationError(InputError):
@@ -76,8 +77,42 @@ def target_slack(n: int) -> float:
 
 
 def solver_margin(n: int) -> float:
-    """1 + n eta(n): the factor on Thm 12.2's epsilon that covers the solver's accepted slack (module docstring)."""
-    return 1.0 + int(n) * target_slack(n)
+    """1 + n eta(n) + SAMPLING_SLACK sqrt(n) / EPS1_FLOOR: the factor on Thm 12.2's epsilon that covers the
+    solver's accepted target slack (an assumption) and the rounding of the sampling scores (proved); module
+    docstring, (ii) and "Sampling slack"."""
+    n = int(n)
+    return 1.0 + n * target_slack(n) + SAMPLING_SLACK * math.sqrt(n) / EPS1_FLOOR
+
+
+def conditioning_allowance(L: int, d: int) -> float:
+    """How far above 1 :func:`privsample.cube.walsh.conditioning_margin` must be for the test to pass: a
+    backward-error allowance for eigvalsh on the L x L integer Gram matrix (|error| <= L u ||G||, ||G|| <= m L,
+    against the threshold m / (4 e^{2d})). A function of public quantities only."""
+    return CONDITIONING_ROUNDOFF * float(L) ** 2 * np.finfo(np.float64).eps * math.exp(2.0 * int(d))
+
+
+def sampling_scores(h: np.ndarray) -> np.ndarray:
+    """log h - log max h: the scores of the noisy-max draw (probabilities proportional to h; h > 0 normal floats).
+    |log h| < 2^10 and |score| < 2^11, so each score is within 100 ulp of 2^11 of its exact value if numpy's log
+    is within 99 ulp; that is what SAMPLING_SLACK covers (no division, so nothing underflows)."""
+    logs = np.log(np.asarray(h, dtype=np.float64))
+    return logs - logs.max()
+
+
+def accept_solution(sol, m: int, n: int, delta: float, Delta: float) -> bool:
+    """Whether a solve on S is sampled from (the one data-dependent branch; module docstring): certified lambda*
+    bracket, target within eta(n) of b(lambda*), finite h inside [delta/m, Delta/m] exactly."""
+    h = np.asarray(sol.h, dtype=np.float64)
+    dev = sol.residuals.get("target", math.inf)
+    return bool(
+        sol.certified
+        and math.isfinite(dev)
+        and dev <= target_slack(n)
+        and h.shape == (m,)
+        and np.all(np.isfinite(h))
+        and float(h.min()) >= delta / m
+        and float(h.max()) <= Delta / m
+    )
 
 
 @dataclass
@@ -130,17 +165,14 @@ class BooleanCubeSampler:
         Delta: float = DEFAULT_DELTA_UPPER,
         resample: int = 20,
         invalid: str = "repair",
-        attempts: int = SOLVER_ATTEMPTS,
     ):
         from privsample.cube.bounds import check_parameters
 
         if int(degree) < 1:
             raise InputError(f"degree must be >= 1, got {degree}")
-        if int(attempts) < 1:
-            raise InputError(f"attempts must be >= 1, got {attempts}")
         check_parameters(delta, Delta)
         self.degree, self.m, self.delta, self.Delta = int(degree), m, float(delta), float(Delta)
-        self.resample, self.invalid, self.attempts = int(resample), invalid, int(attempts)
+        self.resample, self.invalid = int(resample), invalid
 
     # -- public planning -------------------------------------------------------------------------
     def plan(self, encoding: CubeEncoding, n: int, k: int, epsilon: float | None = None) -> dict[str, Any]:
@@ -165,6 +197,8 @@ class BooleanCubeSampler:
                 f"m = {m} is smaller than the number of Walsh features L = {L} (p = {p}, d = {d}): "
                 "the conditioning test cannot pass; use m >= 2L"
             )
+        if self.delta / m < np.finfo(np.float64).tiny:
+            raise InputError(f"delta/m = {self.delta:g}/{m} is below the smallest normal float: raise delta")
         if m * p > MAX_DENSE_BYTES:
             raise InputError(f"m x p = {m} x {p} signs need {m * p / 2**30:.1f} GB: too big for memory")
         if k < 1:
@@ -208,19 +242,21 @@ class BooleanCubeSampler:
 
     # -- the mechanism ------------------------------------------------------------------------------
     def reduced_space(self, p: int, m: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-        """S, drawn independently of the data, redrawn (data-independently) until it is well conditioned."""
-        from privsample.cube.walsh import draw_reduced_space, well_conditioned
+        """S, drawn from the public rng, redrawn until well conditioned (with :func:`conditioning_allowance`):
+        a function of (p, m, d, rng) only, so neither S nor the number of draws depends on the data."""
+        from privsample.cube.walsh import conditioning_margin, draw_reduced_space, walsh_size
 
+        need = 1.0 + conditioning_allowance(walsh_size(p, self.degree), self.degree)
         for attempt in range(1, self.resample + 2):
             S = draw_reduced_space(p, m, rng)
-            if well_conditioned(S, self.degree):
+            if conditioning_margin(S, self.degree) >= need:
                 return S, attempt
         raise InputError(
             f"the reduced space failed the conditioning test {self.resample + 1} times (m = {m}); increase m"
         )
 
     def _solve(self, S: np.ndarray, c_f: np.ndarray, n: int) -> np.ndarray | None:
-        """h on S if the solver succeeds within eta(n) of its target, else None (never raises, prints nothing)."""
+        """h on S if the solve is accepted (:func:`accept_solution`), else None (never raises, prints nothing)."""
         import warnings
 
         from privsample.cube.lp import DEFAULT_TAU
@@ -231,35 +267,21 @@ class BooleanCubeSampler:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 sol = solve(S, c_f, self.degree, self.delta, self.Delta, tau=min(DEFAULT_TAU, eta / 8))
-        except Exception:  # noqa: BLE001 - any failure is data-dependent: retry, never report
+            ok = accept_solution(sol, S.shape[0], n, self.delta, self.Delta)
+        except Exception:  # noqa: BLE001 - a failure is the rejected branch: never reported
             return None
-        h = np.asarray(sol.h, dtype=np.float64)
-        m = S.shape[0]
-        dev = sol.residuals.get("target", math.inf)
-        ok = (
-            sol.certified
-            and math.isfinite(dev)
-            and dev <= eta
-            and h.shape == (m,)
-            and bool(np.all(np.isfinite(h)))
-            and float(h.min()) >= self.delta / m
-            and float(h.max()) <= self.Delta / m
-        )
-        return h if ok else None
+        return np.asarray(sol.h, dtype=np.float64) if ok else None
 
     def density(
         self, engine, encoding: CubeEncoding, m: int, rng: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(S, h): the density to draw from, with the retries and the uniform fallback of the module docstring."""
-        n = engine.total()
-        c_f = encoding.coefficients(engine, self.degree)
-        S = None
-        for _ in range(self.attempts):
-            S, _ = self.reduced_space(encoding.p, m, rng)
-            h = self._solve(S, c_f, n)
-            if h is not None:
-                return S, h
-        return S, np.full(m, 1.0 / m)  # data-independent: the uniform density on S (lambda = 1)
+        """(S, h): S from the public rng before the data is read, then one solve on it; a rejected solve gives
+        the uniform density on the same S (module docstring, branches)."""
+        S, _ = self.reduced_space(encoding.p, m, rng)  # public: nothing below changes S or the rng's state
+        n = engine.total()  # public under replace-one
+        c_f = encoding.coefficients(engine, self.degree)  # the only read of the records
+        h = self._solve(S, c_f, n)
+        return S, (h if h is not None else np.full(m, 1.0 / m))  # rejected: uniform on S (lambda = 1)
 
     def sample(
         self,
@@ -300,7 +322,7 @@ class BooleanCubeSampler:
             m=plan["m"],
         )
         S, h = self.density(engine, encoding, plan["m"], rng)
-        scores = np.log(h)  # h >= delta/m > 0 exactly
+        scores = sampling_scores(h)  # h >= delta/m > 0 exactly; rounding covered by SAMPLING_SLACK
         idx = np.array([noise.exponential(scores, 2.0, 1.0) for _ in range(int(k))], dtype=np.int64)
         bits = S[idx]
         codes, valid = encoding.decode(bits, rng, self.invalid)  # post-processing of the released bits
@@ -314,7 +336,9 @@ __all__ = [
     "CertificationError",
     "default_m",
     "NEIGHBOURING",
-    "SOLVER_ATTEMPTS",
+    "accept_solution",
+    "conditioning_allowance",
+    "sampling_scores",
     "solver_margin",
     "target_slack",
 ]
