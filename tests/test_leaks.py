@@ -56,6 +56,7 @@ import contextlib
 import functools
 import io
 import json
+import os
 import re
 import warnings
 import zipfile
@@ -68,6 +69,10 @@ import pytest
 import yaml
 
 from privsample.cli import main
+from privsample.data import schema as schema_module
+from privsample.privacy.budget import Budget
+from privsample.privacy.released import CLOSE, MARK_ENV, OPEN, is_released_path
+from privsample.synth import model as model_module
 
 # -- the data -------------------------------------------------------------------------------------------------
 N = 400
@@ -186,13 +191,25 @@ class Outcome:
 Chain = Callable[[Path], list]  # run directory -> the argv lists to run in order (stop at the first failure)
 
 
-def release(root: Path, chain: Chain) -> Outcome:
+BUDGET_EPSILON = 1e12  # large enough for every chain (cube sample asks ε = 20,000: ρ = 2e8)
+
+
+def release(root: Path, chain: Chain, relation: str | None = None) -> Outcome:
+    """Run the chain in ``root``; with ``relation`` every command is charged to ``root/budget.json`` (a budget file
+    for that neighbouring relation), which is then compared too."""
     code, texts = 0, []
-    for argv in chain(root):
-        code, text = cli(argv)
-        texts.append(text)
-        if code:
-            break
+    if relation is not None:
+        budget = root / "budget.json"
+        Budget.create(budget, epsilon=BUDGET_EPSILON, delta=1e-3, neighbouring=relation)
+        os.environ["PRIVSAMPLE_BUDGET_FILE"] = str(budget)
+    try:
+        for argv in chain(root):
+            code, text = cli(argv)
+            texts.append(text)
+            if code:
+                break
+    finally:
+        os.environ.pop("PRIVSAMPLE_BUDGET_FILE", None)
     return Outcome(code, "".join(texts), root)
 
 
@@ -201,62 +218,111 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _GLYPHS = re.compile(r"[\u2500-\u259f\u2026]+")  # box drawing, progress bars, block elements, ellipsis
 _NUMBER = re.compile(r"[-+]?(?:\d(?:[\d,]*\d)?(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?")
 _COLUMN = re.compile(r"\b(?:" + "|".join(sorted(ALL_COLUMNS, key=len, reverse=True)) + r")\b")
-_COLUMNS = re.compile(r"<col>(?:\s*[,–\-]\s*<col>|\s+<col>)*")
+_COLUMNS = re.compile(r"<col>(?:\s*[,–\-|]\s*<col>|\s+<col>)*")
+_RELEASED = re.compile(re.escape(OPEN) + "[^" + CLOSE + "]*" + re.escape(CLOSE))
+# The progress bar's own columns: steps done of the phase's steps and the elapsed time (and time left). Their
+# lengths are public or follow noisy decisions (AIM's rounds), and wall-clock time is a timing channel, which no
+# printed figure may carry and this test cannot judge: they are masked by their fixed format, nothing else.
+_PROGRESS = re.compile(r"(?<![\w.])\d+/(?:≤?\d+|\?)(?![\w.])|(?<![\w.])\d+:\d\d:\d\d(?![\w.])|ETA \d+:\d\d:\d\d")
 
 
 def masked_lines(o: Outcome) -> set[str]:
-    """The printed lines with the run directory, public column names, numbers and layout masked."""
+    """The printed lines with the run directory, public column names, marked mechanism outputs (``⟦...⟧``,
+    ``privsample.privacy.released``), the progress bar's steps and times, and layout masked. Every other
+    number is compared as printed."""
     text = _ANSI.sub("", o.text).replace(str(o.root), "<DIR>")
+    text = _RELEASED.sub("<R>", text)
+    text = re.sub(r"<R>(?:\s*[–\-]\s*<R>)+", "<R>", text)  # a range of noisy values vs a single one
     text = _COLUMNS.sub("<cols>", _COLUMN.sub("<col>", text))
-    text = _NUMBER.sub("#", text)
-    text = re.sub(r"#\s*–\s*#", "#", text)  # a range of noise scales vs a single one
+    text = _PROGRESS.sub("<P>", text)
     text = _GLYPHS.sub(" ", text)
     return {" ".join(line.split()) for line in text.splitlines() if line.strip()}
 
 
-NOISY_KEYS = {"nullable"}  # present or not by a noisy count in private discovery
-# Maps keyed by column name hold the columns a noisy step chose (e.g. the columns MST compresses because their
-# noisy one-way counts have small cells): such a map gives the path "<map>.<col>" whether it is empty or not.
-# Arrays named after such a map's entries are left out for the same reason.
-NOISY_ARRAYS = re.compile(r"compression_#")
-
-
-def _key_paths(obj, prefix: str, out: set[str]) -> None:
+def _leaves(obj, prefix: str):
+    """(path, value) of every leaf of a JSON/YAML document: keys joined by '.', list items as '[]'; a map keyed
+    by column names (or an empty map) gives '<col>' keys (a noisy step chooses which columns it holds)."""
     if isinstance(obj, dict):
-        if all(k in ALL_COLUMNS for k in obj):  # a column map (or an empty dict)
-            out.add(f"{prefix}.<col>")
-            for v in obj.values():
-                _key_paths(v, f"{prefix}.<col>", out)
+        if not obj:
+            yield prefix, {}
             return
         for k, v in obj.items():
-            key = "<col>" if k in ALL_COLUMNS else _NUMBER.sub("#", str(k))
-            if key in NOISY_KEYS:
-                continue
-            out.add(f"{prefix}.{key}")
-            _key_paths(v, f"{prefix}.{key}", out)
+            key = "<col>" if k in ALL_COLUMNS else str(k)
+            yield from _leaves(v, f"{prefix}.{key}" if prefix else key)
     elif isinstance(obj, list):
+        if not obj:
+            yield prefix + "[]", []
         for v in obj:
-            _key_paths(v, prefix + "[]", out)
+            yield from _leaves(v, prefix + "[]")
+    else:
+        yield prefix, obj
 
 
-def model_keys(o: Outcome) -> set[str] | None:
-    """Key paths of every JSON/YAML file of the saved model and the names of its arrays (digits masked)."""
-    model = o.root / "model"
-    if not model.exists():
-        return None
-    keys: set[str] = set()
-    for p in sorted(model.rglob("*")):
-        if p.suffix == ".json":
-            _key_paths(json.loads(p.read_text()), p.name, keys)
+def _declared(path: str, public, released) -> str | None:
+    """'public' | 'released' | None for a saved field's path (column names as '*' in the patterns' view)."""
+    plain = path.replace("<col>", "x")
+    if is_released_path(plain, released):
+        return "released"
+    if is_released_path(plain, public):
+        return "public"
+    return None
+
+
+MODEL_LISTS = (model_module.PUBLIC_FIELDS, model_module.RELEASED_FIELDS)
+SCHEMA_LISTS = (schema_module.PUBLIC_FIELDS, schema_module.RELEASED_FIELDS)
+
+
+def _document_fields(name: str, doc, lists, out: set[str], undeclared: set[str]) -> None:
+    for path, value in _leaves(doc, ""):
+        if name.startswith("model") and path.startswith("schema."):
+            kind, shown = _declared(path[len("schema.") :], *SCHEMA_LISTS), path
+        else:
+            kind, shown = _declared(path, *lists), path
+        if kind is None:
+            undeclared.add(f"{name}:{shown}")
+        elif kind == "public":
+            out.add(f"{name}:{shown}={json.dumps(value, sort_keys=True, default=str)}")
+
+
+def saved_fields(o: Outcome) -> tuple[set[str], set[str]]:
+    """(the public fields of every saved model and schema with their values, the fields declared neither public
+    nor released). Mechanism outputs (``RELEASED_FIELDS`` of the model and the schema) are left out; every
+    array of the model is declared by name in the same lists (``arrays:NAME``)."""
+    fields: set[str] = set()
+    undeclared: set[str] = set()
+    for p in sorted(o.root.rglob("*")):
+        rel = str(p.relative_to(o.root))
+        if not p.is_file() or rel.startswith(("public", "data.csv", "budget.json")):
+            continue
+        inside_model = rel.startswith("model")
+        lists = MODEL_LISTS if inside_model else SCHEMA_LISTS
+        if p.suffix == ".json" and inside_model:
+            _document_fields(f"model/{p.name}", json.loads(p.read_text()), lists, fields, undeclared)
         elif p.suffix in (".yaml", ".yml"):
-            _key_paths(yaml.safe_load(p.read_text()), p.name, keys)
+            _document_fields(p.name, yaml.safe_load(p.read_text()), SCHEMA_LISTS, fields, undeclared)
         elif p.suffix == ".npz":
             with np.load(p, allow_pickle=False) as z:
-                names = {_NUMBER.sub("#", k) for k in z.files}
-                keys |= {f"{p.name}:{k}" for k in names if not NOISY_ARRAYS.fullmatch(k)}
-        elif p.is_file():
-            keys.add(_NUMBER.sub("#", p.name))
-    return keys
+                for k in z.files:
+                    kind = _declared(f"arrays:{k}", *MODEL_LISTS)
+                    if kind is None:
+                        undeclared.add(f"{p.name}:{k}")
+                    elif kind == "public":
+                        fields.add(f"{p.name}:{k}={z[k].tolist()}")
+        elif p.suffix == ".json":
+            undeclared.add(rel)  # a JSON file no list declares
+    return fields, undeclared
+
+
+def budget_records(o: Outcome) -> list[tuple] | None:
+    """What the run's budget file says of each release: command, mechanism, charge and status (its ids, dates,
+    output names and the input's SHA-256 are the file's own and not compared)."""
+    path = o.root / "budget.json"
+    if not path.exists():
+        return None
+    return [
+        (r["command"], r["mechanism"], r["neighbouring"], r["rho"], r["delta"], r["status"])
+        for r in Budget.open(path).read()["releases"]
+    ]
 
 
 def _blobs(root: Path):
@@ -312,10 +378,12 @@ _AFFECTED = re.compile(
 
 
 def check_neighbours(d: Outcome, dp: Outcome, needle, layout: bool = True) -> None:
-    """(a), (b), (c) for D and its neighbour D′, and (d) no count of affected records; all problems together.
+    """(a) exit codes, (b) the added value nowhere, (c) the printed lines, the saved public fields and the budget
+    file the same on D and D′ (mechanism outputs masked only where marked), every saved field declared, and
+    (d) no count of affected records; all problems together.
 
     ``layout=False`` skips (c): when private discovery cannot be stable (an empty table), which columns it
-    judges numeric is a noisy decision, and the ledger's phases and the model's keys follow it."""
+    judges numeric is a noisy decision, and the ledger's phases and the model's fields follow it."""
     problems = []
     for name, o in (("D", d), ("D′", dp)):
         counts = sorted({m.group(0) for m in _AFFECTED.finditer(o.text)})
@@ -329,17 +397,23 @@ def check_neighbours(d: Outcome, dp: Outcome, needle, layout: bool = True) -> No
         where = leaks(dp, needle)
         if where:
             problems.append(f"(b) the added record's value {needle!r} shows in: {', '.join(where)}")
-    ld, ldp = (masked_lines(d), masked_lines(dp)) if layout else (set(), set())
-    if ld != ldp:
-        problems.append(
-            f"(c) printed lines differ beyond DP outputs; only on D: {sorted(ld - ldp)}; only on D′: {sorted(ldp - ld)}"
-        )
-    kd, kdp = (model_keys(d), model_keys(dp)) if layout else (None, None)
-    if kd != kdp:
-        problems.append(
-            f"(c) saved model keys differ; only on D: {sorted((kd or set()) - (kdp or set()))}; "
-            f"only on D′: {sorted((kdp or set()) - (kd or set()))}"
-        )
+    (fd, ud), (fdp, udp) = saved_fields(d), saved_fields(dp)
+    if ud | udp:
+        problems.append(f"(c) saved fields declared neither public nor released: {sorted(ud | udp)}")
+    if layout:
+        ld, ldp = masked_lines(d), masked_lines(dp)
+        if ld != ldp:
+            problems.append(
+                f"(c) printed lines differ beyond marked mechanism outputs; only on D: {sorted(ld - ldp)}; "
+                f"only on D′: {sorted(ldp - ld)}"
+            )
+        if fd != fdp:
+            problems.append(
+                f"(c) saved public fields differ; only on D: {sorted(fd - fdp)}; only on D′: {sorted(fdp - fd)}"
+            )
+        bd, bdp = budget_records(d), budget_records(dp)
+        if bd != bdp:
+            problems.append(f"(c) the budget files differ: D {bd}, D′ {bdp}")
     assert not problems, "\n".join(problems) + f"\n--- D output ---\n{d.text}\n--- D′ output ---\n{dp.text}"
 
 
@@ -356,21 +430,22 @@ class Lab:
         self._baselines: dict[str, Outcome] = {}
         self._count = 0
 
-    def run(self, chain: Chain, columns, record=None, how: str = "add", rows=None) -> Outcome:
+    def run(self, chain: Chain, columns, record=None, how: str = "add", rows=None, budget: bool = True) -> Outcome:
+        """The chain on D (``record`` None) or a neighbour, charged to a budget file for the relation ``how``."""
         self._count += 1
         root = self.root / f"run{self._count}"
         root.mkdir()
         write_table(root / "data.csv", columns, record, how, rows)
-        return release(root, chain)
+        return release(root, chain, ("replace-one" if how == "replace" else "add-remove") if budget else None)
 
-    def baseline(self, key: str, chain: Chain, columns) -> Outcome:
+    def baseline(self, key: str, chain: Chain, columns, how: str = "add") -> Outcome:
         """The release on D (computed once per command and reused against every neighbour)."""
         if key not in self._baselines:
-            self._baselines[key] = self.run(chain, columns)
+            self._baselines[key] = self.run(chain, columns, how=how)
         return self._baselines[key]
 
     def neighbours(self, key: str, chain: Chain, columns, record, how: str) -> None:
-        d = self.baseline(key, chain, columns)
+        d = self.baseline(key, chain, columns, how)
         dp = self.run(chain, columns, record, how)
         check_neighbours(d, dp, record[2])
 
@@ -388,8 +463,10 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _plain_console(monkeypatch):
-    """Wide, plain console output, so that line wrapping never depends on the width of a number."""
+    """Wide, plain console output, so that line wrapping never depends on the width of a number; mechanism
+    outputs printed with their mark (``privsample.privacy.released``)."""
     monkeypatch.setenv("COLUMNS", "1000")
+    monkeypatch.setenv(MARK_ENV, "1")
     for var in ("FORCE_COLOR", "TTY_INTERACTIVE", "TTY_COMPATIBLE"):
         monkeypatch.delenv(var, raising=False)
 
@@ -516,12 +593,13 @@ def test_cube_does_not_release_lambda(lab, kind, monkeypatch):
 
     monkeypatch.setattr(cli_module, "print_ledger", record_ledger)
     monkeypatch.setattr(BooleanCubeSampler, "sample", record_sample)
-    o = lab.run(cube_chain(lab, kind == "schema"), BINARY if kind == "binary" else CUBE)
+    o = lab.run(cube_chain(lab, kind == "schema"), BINARY if kind == "binary" else CUBE, how="replace")
     assert o.code == 0, o.text
     assert "λ" not in o.text and "lambda" not in o.text.lower(), o.text
-    found: set[str] = set()
-    _key_paths({"ledger": ledgers, "info": infos}, "", found)
-    lam = sorted(k for k in found if re.fullmatch(r"(lam|lambda|λ)\w*\*?", k.rsplit(".", 1)[-1], re.IGNORECASE))
+    found = {
+        k for path, _ in _leaves({"ledger": ledgers, "info": infos}, "") for k in path.replace("[]", "").split(".")
+    }
+    lam = sorted(k for k in found if re.fullmatch(r"(lam|lambda|λ)\w*\*?", k, re.IGNORECASE))
     dumped = json.dumps({"ledger": ledgers, "info": infos}, default=str, ensure_ascii=False)
     lam += ["a ledger or info text"] if ("λ" in dumped or "lambda" in dumped.lower()) else []
     assert not lam, f"λ* is carried in {lam}"
@@ -645,7 +723,150 @@ def test_draft_schema_refused(lab, command):
         }[command]
         return [draft, run]
 
-    o = lab.run(chain, columns)
+    o = lab.run(chain, columns, budget=False)
     assert yaml.safe_load((o.root / "draft.yaml").read_text())["provenance"] == "draft-nonprivate"
     assert o.code == 2, f"{command} accepted a non-private draft schema (exit {o.code}):\n{o.text}"
     assert not (o.root / "out.csv").exists()
+
+
+# -- a line that is not a well-formed record ------------------------------------------------------------------
+# One rule for every release command (privsample.errors.DataError): once the data is opened the run is charged,
+# and a file with a line that does not read as a record stops it with one line that names no line, field count
+# or value. The refusal tells that the file is not well-formed (the guarantee is for well-formed tables); it
+# costs the run's whole budget, so probing is not free, and nothing else differs from D.
+SECRET = "SECRET-EXTRA-FIELD"
+
+
+def malformed_line(kind: str, columns) -> bytes:
+    values = [TYPICAL[c] for c in columns]
+    if kind == "extra-field":
+        return ",".join(values + [SECRET]).encode()
+    if kind == "stray-quote":
+        return ('"' + ",".join(values)).encode()
+    if kind == "whitespace-only":
+        return b"   "
+    return ",".join(values).encode().replace(b"1", b"1\xff", 1)  # "non-utf8": one byte not valid UTF-8
+
+
+MALFORMED = ("extra-field", "stray-quote", "whitespace-only", "non-utf8")
+
+
+def run_malformed(lab: Lab, chain: Chain, columns, kind: str, how: str) -> Outcome:
+    """The chain on D′: D with one malformed line added (``how`` add) or in place of its last record (replace)."""
+    lab._count += 1
+    root = lab.root / f"run{lab._count}"
+    root.mkdir()
+    write_table(root / "data.csv", columns)
+    lines = (root / "data.csv").read_bytes().rstrip(b"\n").split(b"\n")
+    lines = lines + [malformed_line(kind, columns)] if how == "add" else lines[:-1] + [malformed_line(kind, columns)]
+    (root / "data.csv").write_bytes(b"\n".join(lines) + b"\n")
+    return release(root, chain, "replace-one" if how == "replace" else "add-remove")
+
+
+def check_malformed(d: Outcome, dp: Outcome) -> None:
+    """D releases; D′ stops (exit 2) with the one DataError line, names nothing of the data, writes no output,
+    prints nothing D does not print, and its budget file keeps the failed run's whole charge."""
+    problems = []
+    if d.code != 0:
+        problems.append(f"the release fails on D (exit {d.code})")
+    if dp.code != 2:
+        problems.append(f"exit {dp.code} on D′ with a malformed line (expected 2)")
+    errors = [ln for ln in dp.text.replace(str(dp.root), "<DIR>").splitlines() if ln.startswith("error:")]
+    if len(errors) != 1 or "not a well-formed CSV table" not in errors[0]:
+        problems.append(f"not the one refusal for a malformed file: {errors}")
+    elif re.search(r"\d", errors[0]) or SECRET.lower() in errors[0].lower():
+        problems.append(f"the refusal names a line, a count or a value: {errors[0]}")
+    if leaks(dp, SECRET):
+        problems.append(f"the malformed line's text shows in: {leaks(dp, SECRET)}")
+    extra = {ln for ln in masked_lines(dp) if not ln.startswith("error:")} - masked_lines(d)
+    if extra:
+        problems.append(f"lines printed on D′ only: {sorted(extra)}")
+    written = [p.name for p in dp.root.iterdir() if p.name.startswith("out")]
+    if written:
+        problems.append(f"output written on D′: {written}")
+    bd, bdp = budget_records(d) or [], budget_records(dp) or []
+    if not bdp or bdp[-1][-1] != "failed (charged)" or [r[:-1] for r in bdp] != [r[:-1] for r in bd[: len(bdp)]]:
+        problems.append(f"the budget file does not keep the failed run's charge: D {bd}, D′ {bdp}")
+    assert not problems, "\n".join(problems) + f"\n--- D output ---\n{d.text}\n--- D′ output ---\n{dp.text}"
+
+
+MALFORMED_CHAINS = {
+    "synth-none": (lambda lab: synth_chain("none", "numpy"), MAIN, "add"),
+    "synth-user-numpy": (lambda lab: synth_chain("user", "numpy", lab=lab), MAIN, "add"),
+    "synth-user-duckdb": (lambda lab: synth_chain("user", "duckdb", lab=lab), MAIN, "add"),
+    "synth-private": (lambda lab: synth_chain("private", "numpy", lab=lab), MAIN, "add"),
+    "draw-kary": (
+        lambda lab: lambda d: [["draw", "kary", d / "data.csv", "-o", d / "out.csv", *DRAW_ARGS["kary"]]],
+        MAIN,
+        "replace",
+    ),
+    "cube-binary": (lambda lab: cube_chain(lab, False), BINARY, "replace"),
+    "mbde": (lambda lab: mbde_chain(lab.user_schema), MAIN, "add"),
+}
+
+
+@pytest.mark.parametrize("kind", MALFORMED)
+@pytest.mark.parametrize("command", list(MALFORMED_CHAINS))
+def test_malformed_line(lab, command, kind):
+    make, columns, how = MALFORMED_CHAINS[command]
+    chain = make(lab)
+    d = lab.baseline(f"malformed-{command}", chain, columns, how)
+    check_malformed(d, run_malformed(lab, chain, columns, kind, how))
+
+
+@pytest.mark.slow
+def test_malformed_line_spark(lab):
+    """Spark's reader: the same rule, and no record text in any message (Spark's own logger included)."""
+    from privsample.marginals.spark_engine import _java_home_ok, start_session
+
+    if not _java_home_ok():
+        pytest.skip("Spark needs Java 17+")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start_session("local[2]").stop()
+    chain = synth_chain("user", "spark", lab=lab)
+    d = lab.baseline("malformed-spark", chain, MAIN, "add")
+    check_malformed(d, run_malformed(lab, chain, MAIN, "extra-field", "add"))
+
+
+# -- plan and public data ---------------------------------------------------------------------------------------
+def test_plan_neighbour(lab, monkeypatch):
+    """``plan`` reads the header alone: D and D′ give the same text, number for number (at a fixed machine speed,
+    which the speed probe measures afresh each run)."""
+    from privsample.api import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "machine_speed", lambda calibration: 1.0)
+
+    def chain(d: Path) -> list:
+        return [["plan", d / "data.csv", "--epsilon", "0.3,1"]]
+
+    d = lab.run(chain, MAIN, budget=False)
+    for record in ("outlier-number", "text-in-numeric"):
+        dp = lab.run(chain, MAIN, RECORDS[record], budget=False)
+        assert d.code == dp.code == 0, dp.text
+        assert d.text.replace(str(d.root), "<DIR>") == dp.text.replace(str(dp.root), "<DIR>")
+
+
+def test_public_neighbour(lab):
+    """``--public``: a fixed public table P beside D or D′ (add/remove): the same comparisons as every release."""
+    public = lab.public / "p.csv"
+    write_table(public, MAIN, rows=base_rows()[:200])
+
+    def chain(d: Path) -> list:
+        return [synth_chain("user", "numpy", method="aim", lab=lab)(d)[0] + ["--public", public]]
+
+    for record in ("unseen-category", "outlier-number"):
+        lab.neighbours("synth-public", chain, MAIN, RECORDS[record], "add")
+
+
+def test_public_is_not_the_private_table(lab):
+    """The private table itself (a copy) as --public is refused before anything is charged."""
+
+    def chain(d: Path) -> list:
+        copy = d / "copy.csv"
+        copy.write_bytes((d / "data.csv").read_bytes())
+        return [synth_chain("user", "numpy", lab=lab)(d)[0] + ["--public", copy]]
+
+    o = lab.run(chain, MAIN)
+    assert o.code == 2 and "public table" in o.text, o.text
+    assert budget_records(o) == [] and not (o.root / "out.csv").exists()

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from privsample.privacy.ledger import PHASE_HEADER, Ledger
+from privsample.privacy.released import released
 
 err = Console(stderr=True)
 out = Console()
@@ -90,8 +91,9 @@ class RichProgress:
 
         budget = ""
         if accountant is not None:
-            budget = (
-                f"ρ spent {accountant.spent:.4g} / {accountant.rho_total:.4g} (remaining {accountant.remaining:.4g})"
+            budget = (  # spent and remaining follow the run's noisy decisions (privsample.privacy.released)
+                f"ρ spent {released(accountant.spent, '.4g')} / {accountant.rho_total:.4g} "
+                f"(remaining {released(accountant.remaining, '.4g')})"
             )
         if stage != self.current:
             if self.current is not None:

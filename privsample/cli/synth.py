@@ -31,6 +31,7 @@ from privsample.cli.common import (
     warn_unused_file_columns,
 )
 from privsample.errors import PrivsampleError
+from privsample.privacy.released import released
 
 
 def print_discovery(schema, console: Console = err, quiet: bool = False) -> None:
@@ -47,14 +48,15 @@ def print_discovery(schema, console: Console = err, quiet: bool = False) -> None
         for col, just in (("column", "left"), ("kind", "left"), ("kept", "left"), ("in catch-all (noisy)", "right")):
             t.add_column(col, justify=just)
         for r in discovery_rows(schema):
-            t.add_row(r.column, r.kind, r.kept, "" if r.catch_all_share is None else f"{r.catch_all_share:.0%}")
+            share = "" if r.catch_all_share is None else released(r.catch_all_share, ".0%")
+            t.add_row(r.column, released(r.kind), released(r.kept), share)
         console.print(t)
     lost = collapsed_columns(schema)
     if lost:
         need = min_category_records(schema)
         console.print(
             f"[bold yellow]warning: {', '.join(lost)}: no category was frequent enough to be released at "
-            f"this ε{f' (a category needs about {need:,.0f} records)' if need else ''}; "
+            f"this ε{' (a category needs about ' + released(need, ',.0f') + ' records)' if need else ''}; "
             f"{'these columns hold' if len(lost) > 1 else 'this column holds'} only '(other)'. A reviewed "
             "schema (--schema) or a larger --epsilon keeps them.[/bold yellow]"
         )
@@ -235,7 +237,7 @@ def synth(
         if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
             print_discovery(res.schema, err, quiet=quiet)
         err.print(
-            f"wrote {written:,} synthetic rows to {output}"  # no run time: it depends on the data
+            f"wrote {released(written, ',')} synthetic rows to {output}"  # noisy count; no run time: data-dependent
             + (f" and the model to {save_model}" if save_model else "")
         )
 

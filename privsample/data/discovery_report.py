@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from privsample.privacy.released import released
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 
@@ -72,9 +73,14 @@ def check_not_collapsed(schema: Schema, spent_epsilon: float, epsilon: float) ->
     need = min_category_records(schema)
     names = ", ".join(lost[:8]) + (f" and {len(lost) - 8} more" if len(lost) > 8 else "")
     raise InputError(
-        f"private discovery kept only the catch-all in {len(lost)} of {len(schema.columns)} columns ({names})"
-        + (f"; at epsilon={epsilon:g} a category needs about {need:,.0f} records to be kept" if need else "")
-        + f". Discovery spent epsilon={spent_epsilon:.3g} of {epsilon:g}; nothing was synthesized or written. Give a "
+        f"private discovery kept only the catch-all in {released(len(lost))} of {len(schema.columns)} columns ({names})"
+        + (
+            f"; at epsilon={epsilon:g} a category needs about {released(need, ',.0f')} records to be kept"
+            if need
+            else ""
+        )
+        + f". Discovery spent epsilon={released(spent_epsilon, '.3g')} of {epsilon:g}; nothing was synthesized or "
+        "written. Give a "
         "reviewed schema ('privsample schema data.csv -o s.yaml', review it, set 'provenance: user', then --schema "
         "s.yaml) or a larger --epsilon"
     )

@@ -13,6 +13,7 @@ import html
 from typing import Any
 
 from privsample.privacy.conversion import cdp_epsilon
+from privsample.privacy.released import released
 
 PHASE_HEADER = ("phase", "steps", "mechanism", "ρ", "noise scale", "δ", "cum. ε")
 
@@ -118,13 +119,15 @@ class Ledger(dict):
         target = s.get("target_epsilon_delta")
         delta = target[1] if target else 1e-9
         pure_eps = self.phases()[-1]["cumulative_epsilon"] if self.pure and self.entries else 0.0
+        # What was spent follows the run's noisy decisions (how many rounds, which discovery plan): a mechanism
+        # output (privsample.privacy.released); the total and the target are the public budget.
         return (
-            f"Total ρ = {s.get('rho_spent', 0.0):.6g} of {s.get('rho_total', 0.0):.6g}"
-            + (f", δ-slack {s['delta_spent']:.2g}" if s.get("delta_spent") else "")
+            f"Total ρ = {released(s.get('rho_spent', 0.0), '.6g')} of {s.get('rho_total', 0.0):.6g}"
+            + (f", δ-slack {released(s['delta_spent'], '.2g')}" if s.get("delta_spent") else "")
             + (
-                f" ⇒ pure {pure_eps:.4g}-DP"
+                f" ⇒ pure {released(pure_eps, '.4g')}-DP"
                 if self.pure
-                else f" ⇒ ({s['epsilon_spent']:.4f}, {delta:g})-DP"
+                else f" ⇒ ({released(s['epsilon_spent'], '.4f')}, {delta:g})-DP"
                 if s.get("epsilon_spent") is not None
                 else ""
             )
@@ -143,22 +146,30 @@ class Ledger(dict):
         return "Privacy ledger (pure ε-DP)" if self.pure else "Privacy ledger (zCDP; ε at the target δ)"
 
     def phase_table(self) -> list[tuple[str, ...]]:
-        """``phases()`` as the printed table's text cells (columns: ``PHASE_HEADER``)."""
+        """``phases()`` as the printed table's text cells (columns: ``PHASE_HEADER``). A phase's steps and charges
+        follow the run's noisy decisions (rounds, discovery's plan): marked as mechanism outputs
+        (``privsample.privacy.released``)."""
         out = []
         for r in self.phases():
             sc = r["noise_scale"]
             scale = (
-                "" if sc is None else (f"{sc[0]:.3g}" if sc[1] - sc[0] <= 1e-9 * sc[1] else f"{sc[0]:.3g}–{sc[1]:.3g}")
+                ""
+                if sc is None
+                else (
+                    released(sc[0], ".3g")
+                    if sc[1] - sc[0] <= 1e-9 * sc[1]
+                    else f"{released(sc[0], '.3g')}–{released(sc[1], '.3g')}"
+                )
             )
             out.append(
                 (
                     r["phase"],
-                    str(r["steps"]),
+                    released(r["steps"]),
                     r["mechanism"],
-                    f"{r['rho']:.4g}",
+                    released(r["rho"], ".4g"),
                     scale,
-                    f"{r['delta']:.2g}" if r["delta"] else "",
-                    f"{r['cumulative_epsilon']:.4f}",
+                    released(r["delta"], ".2g") if r["delta"] else "",
+                    released(r["cumulative_epsilon"], ".4f"),
                 )
             )
         return out

@@ -48,6 +48,7 @@ from typing import Sequence
 
 import numpy as np
 
+from privsample.privacy.released import released
 from privsample.errors import InputError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant, BudgetExceeded
@@ -328,7 +329,8 @@ class AIM(WorkloadSynthesizer):
                     identity.append((y.astype(float).ravel(), s))
                     total = pgm.identity_total(identity)
             z = est[cl]
-            what = f"{','.join(cl)}{' (public)' if from_public else ''} ({domain.size(cl)} cells, σ={s:.3g})"
+            size, sig = released(domain.size(cl)), released(s, ".3g")  # the noisily selected marginal and its σ
+            what = f"{','.join(cl)}{' (public)' if from_public else ''} ({size} cells, σ={sig})"
             log.append({"round": t, "clique": list(cl), "sigma": s, "cells": int(domain.size(cl))})
             if public is not None:
                 log[-1]["source"] = "public" if from_public else "private"

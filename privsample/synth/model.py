@@ -57,8 +57,8 @@ PUBLIC_FIELDS = (
 RELEASED_FIELDS = (
     "domain.*",
     "model.*",
-    "compression.*",
-    "info.compressed.*",
+    "compression*",
+    "info.compressed*",
     "info.tree*",
     "info.rounds*",
     "info.candidates",

@@ -71,6 +71,7 @@ from typing import Sequence
 
 import numpy as np
 
+from privsample.privacy.released import released
 from privsample.errors import InputError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant, BudgetExceeded
@@ -491,7 +492,7 @@ class PPSyn(WorkloadSynthesizer):
             step=t,
             steps=steps,
             accountant=accountant,
-            message=f"{','.join(clique)} |P|={parts} ρ={rho_m:.3g}",
+            message=f"{','.join(clique)} |P|={released(parts)} ρ={released(rho_m, '.3g')}",  # noisy selection
         )
 
     # -- PPSyn-DP, annealed schedule (the default) ------------------------------------------------------
