@@ -37,7 +37,7 @@ budget is spent.
 from typing import TYPE_CHECKING, Any
 
 from privsample._version import __version__
-from privsample.errors import InputError
+from privsample.errors import DataError, InputError
 
 if TYPE_CHECKING:
     from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
@@ -89,6 +89,7 @@ __all__ = [
     "Budget",
     "plan",
     "InputError",
+    "DataError",
     "__version__",
 ]
 

@@ -439,8 +439,8 @@ def _list_malformed(input: Path, delimiter, encoding, examples: int, exc) -> Non
         t.add_row(f"{line:,}", problem, text.replace("\n", "\\n"))
     out.print(t)
     raise PrivsampleError(
-        f"{count:,} line(s) of {input} are not well-formed CSV records: a release reading this file stops, "
-        "charged, naming no line (NOT PRIVATE)"
+        f"{count:,} line(s) of {input} are not well-formed CSV records: a release stops on this file, naming no "
+        "line, and a budget file keeps its charge (NOT PRIVATE)"
     )
 
 

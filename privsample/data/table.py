@@ -11,7 +11,11 @@ Cleaning rules (identical for both paths):
   the likely one, unless ``delimiter`` forces it. Data lines never change the choice.
 * The encoding: a byte-order mark decides (UTF-8, UTF-16 LE/BE); else ``encoding`` (default UTF-8).
   DuckDB reads UTF-8 itself; any other encoding is transcoded (Python's codec) to a temporary UTF-8
-  copy first. A file that is not valid in its encoding is refused in one line (no bytes, no line number).
+  copy first. Only the header line decides a refusal before reading (not valid text, NUL bytes).
+* Records: a line that is not one record of the header's width (a wrong number of fields, a quote left
+  open, text not valid in the encoding) stops the read with ``malformed_error``, a ``DataError`` whose
+  message names no line, field count or value (the records are private; a budget file keeps the run's
+  charge); its ``detail`` and ``malformed_lines`` give the lines to ``privsample check`` (NOT private).
 * Text values (CSV fields, Parquet strings) and header names lose surrounding ``WHITESPACE``;
   a text value equal to one of ``na_values`` becomes missing.
 * Parquet keeps its types: integers stay integers, floats/decimals become float64 (NaN -> missing),
