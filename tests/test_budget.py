@@ -522,3 +522,25 @@ def test_schema_discover_cube_and_mbde_are_charged(tmp_path):
     with pytest.raises(BudgetExceeded, match="no data was read"):  # pure 5-DP costs 12.5, far above rho(1, 1e-9)
         privsample.cube_sample(bits, epsilon=5, k=1, degree=1, budget=ro)
     assert ro.read()["releases"] == [] and len(b.read()["releases"]) == 2
+
+
+def test_a_malformed_file_is_charged_and_named_nowhere(tmp_path):
+    """Records that are not a well-formed table (found only while reading) keep the run's whole charge, from the
+    API as from the command line; the message names no line, field count or value, ``detail`` does (NOT private)."""
+    import re
+
+    import privsample
+    from privsample.errors import DataError
+
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\n" + "".join(f"x{i % 3},{i % 5}\n" for i in range(200)) + "x1,2,SECRET-FIELD\n")
+    path = tmp_path / "b.json"
+    Budget.create(path, epsilon=10, delta=1e-6)
+    synth = privsample.Synthesizer("mst", epsilon=1, budget=path)
+    with pytest.raises(DataError) as err:
+        synth.fit(data)
+    message = str(err.value).replace(str(data), "<DATA>")
+    assert "SECRET" not in message and not re.search(r"\d", message), message
+    assert "line 202" in err.value.detail and "3" in err.value.detail
+    (r,) = Budget.open(path).read()["releases"]
+    assert r["status"] == "failed (charged)" and r["rho"] > 0
