@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from decimal import Decimal, getcontext
 
 import numpy as np
@@ -36,6 +37,8 @@ PUBLIC_INFO = {
     "Delta",
     "theorem_epsilon",
     "solver_margin",
+    "box_epsilon",
+    "bound",
     "certified_epsilon",
     "epsilon",
     "max_k",
@@ -366,3 +369,64 @@ def test_empty_table_is_refused_n_is_public(tmp_path, capsys):
     src.write_text("a,b\n")
     code, cap = _cli(capsys, ["cube", "sample", str(src), "-o", str(out), "--epsilon", "1e9", "--k", "1"])
     assert code == 2 and not out.exists() and "no data rows" in cap.err
+
+
+# -- the box bound: proved, on every branch ----------------------------------------------------------------------
+def _draw_probabilities(h: np.ndarray) -> np.ndarray:
+    """The exact probabilities of one draw from the scores the sampler uses (softmax of log h - log max h)."""
+    from privsample.cube.sampler import sampling_scores
+
+    s = sampling_scores(h)
+    w = np.exp(s - s.max())
+    return w / w.sum()
+
+
+def test_box_bound_holds_for_any_two_densities_in_the_box():
+    """One draw from any density in [delta/m, Delta/m] that sums to 1 (an accepted solve, or the uniform of a
+    rejected one) has probabilities within exp(box_epsilon(1)) of any other's: the extreme pair reaches
+    Delta/delta, so a bound of ln(Delta) or of ln(Delta/delta)/2 would fail here."""
+    from privsample.cube.sampler import NORM_SLACK, accept_solution, box_epsilon
+
+    m, delta, Delta = 8, 0.25, 4.0
+    hi = np.full(m, (1 - Delta / m) / (m - 1))
+    hi[0] = Delta / m  # as much mass as the box allows on point 0
+    lo = np.full(m, (1 - delta / m) / (m - 1))
+    lo[0] = delta / m  # as little
+    uniform = np.full(m, 1.0 / m)
+    for h in (hi, lo):
+        assert h.min() >= delta / m and h.max() <= Delta / m and abs(h.sum() - 1) <= NORM_SLACK
+    bound = math.exp(box_epsilon(1, delta, Delta))
+    worst = 1.0
+    for a in (hi, lo, uniform):
+        for b in (hi, lo, uniform):
+            worst = max(worst, float(np.max(_draw_probabilities(a) / _draw_probabilities(b))))
+    assert worst <= bound and worst > 0.999 * Delta / delta  # tight: the bound cannot be smaller
+    assert box_epsilon(5, delta, Delta) == pytest.approx(5 * math.log(Delta / delta))
+
+    class Sol:  # an accepted solve must also sum to 1 (what the bound needs)
+        certified = True
+        residuals = {"target": 0.0}
+
+    Sol.h = hi * (1 + 10 * NORM_SLACK)
+    assert not accept_solution(Sol, m, 100, delta, Delta)
+    Sol.h = hi
+    assert accept_solution(Sol, m, 100, delta, Delta)
+
+
+def test_the_release_epsilon_is_the_smaller_bound_and_says_which():
+    """The plan charges min(box, theorem x margin); with few records the box bound (proved) is the smaller one,
+    and the guarantee names it; an epsilon below both is refused."""
+    import pandas as pd
+
+    from privsample import cube_sample
+    from privsample.cube.sampler import CertificationError, box_epsilon
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.integers(0, 2, size=(300, 3)), columns=["a", "b", "c"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded: NOT private
+        rel = cube_sample(df, epsilon=20, k=3, degree=1, seed=1)
+        assert rel.ledger.entries[-1]["details"]["pure_epsilon"] == pytest.approx(box_epsilon(3, 0.25, 4.0))
+        assert "proved" in rel.guarantee
+        with pytest.raises(CertificationError):
+            cube_sample(df, epsilon=box_epsilon(3, 0.25, 4.0) * 0.99, k=3, degree=1, seed=1)

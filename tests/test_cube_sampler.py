@@ -10,7 +10,7 @@ import pytest
 
 from privsample.cli import main
 from privsample.cube import bounds as cb
-from privsample.cube.sampler import BooleanCubeSampler, CertificationError, solver_margin
+from privsample.cube.sampler import box_epsilon, BooleanCubeSampler, CertificationError, solver_margin
 from privsample.cube.solver import solve
 from privsample.cube.walsh import draw_reduced_space, walsh_rmatvec, well_conditioned
 from privsample.cube.encoding import CubeEncoding
@@ -98,12 +98,14 @@ def test_refuses_uncertified_release_and_says_what_would_be_needed():
     plan = sampler.plan(enc, 3000, 1, epsilon=1.0)
     theorem = cb.certified_epsilon(3000, P, D, 200, 0.25, 4.0, 1)
     assert plan["theorem_epsilon"] == pytest.approx(theorem)
-    assert plan["certified_epsilon"] == pytest.approx(theorem * solver_margin(3000)) and solver_margin(3000) > 1
+    box = box_epsilon(1, 0.25, 4.0)  # the proved bound: the release's epsilon is the smaller of the two
+    assert plan["certified_epsilon"] == pytest.approx(min(box, theorem * solver_margin(3000)))
+    assert solver_margin(3000) > 1 and plan["bound"] == ("box" if box <= theorem * solver_margin(3000) else "theorem")
     # required_n certifies with the margin, n - 1 does not
     need = plan["required_n"]
     cert = lambda nn: cb.certified_epsilon(nn, P, D, 200, 0.25, 4.0, 1) * solver_margin(nn)  # noqa: E731
     assert cert(need) <= 1.0 * (1 + 1e-9) and cert(need - 1) > 1.0
-    assert plan["max_k"] == cb.max_k(3000, P, D, 200, 0.25, 4.0, 1.0 / solver_margin(3000))
+    assert plan["max_k"] == max(cb.max_k(3000, P, D, 200, 0.25, 4.0, 1.0 / solver_margin(3000)), int(1.0 // box))
     with pytest.raises(CertificationError, match=r"certifies only epsilon >= .* would need n >="):
         sampler.sample(NumpyEngine(codes, dom), enc, 1, Accountant(0.5), SeededNoise(0, quiet=True), epsilon=1.0)
 

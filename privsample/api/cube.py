@@ -32,6 +32,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from privsample.privacy.released import released
 from privsample.api.options import (
     OptionName,
     as_path,
@@ -143,12 +144,17 @@ def cube_release(request: CubeRequest, table: CubeInput) -> Release:
     noise = make_noise(request.seed, quiet=True)
     rel = request.sampler.sample(table.engine, table.encoding, request.k, acc, noise, epsilon=eps, rng=rng)
     draws = decode_table(rel.codes, table.schema, rng)
+    how = (
+        "proved: k ln(Δ/δ), the density of every draw lies in [δ/m, Δ/m]"
+        if rel.info["bound"] == "box"
+        else "BSV Thm 12.2 with the solver margin, which rests on two unproved conditions (docs: privacy model)"
+    )
     guarantee = (
-        f"certified pure ε = {rel.epsilon:.4g} (replace-one, n public; p={rel.info['p']}, "
+        f"certified pure ε = {rel.epsilon:.4g} ({how}; replace-one, n public; p={rel.info['p']}, "
         f"d={request.sampler.degree}, m={rel.info['m']})"
     )
     # a function of the released draws and the public encoding only
-    valid = f"{rel.valid_fraction:.1%} were valid codes ({request.invalid} for the rest)"
+    valid = f"{released(rel.valid_fraction, '.1%')} were valid codes ({request.invalid} for the rest)"
     return Release(draws, Ledger(acc.to_dict()), guarantee, rule=reading_rule(table.schema_given), notes=[valid])
 
 
@@ -203,8 +209,8 @@ def cube_sample(
         >>> release.table.shape, release.private
         ((2, 3), False)
         >>> release.guarantee
-        'certified pure ε = ... (replace-one, n public; p=3, d=1, m=16)'
-        >>> cube_sample(df, epsilon=10, k=2, degree=1)
+        'certified pure ε = ... (proved: k ln(Δ/δ), ...; replace-one, n public; p=3, d=1, m=16)'
+        >>> cube_sample(df, epsilon=1, k=2, degree=1)
         Traceback (most recent call last):
         ...
         privsample.cube.sampler.CertificationError: releasing k=2 points certifies only epsilon >= ...

@@ -1,15 +1,25 @@
 """Noise-free private sampling on the Boolean cube (Boedihardjo, Strohmer and Vershynin 2021, Algorithm 2;
 LP/QP of Pierquin, Zimmermann and Boussard 2023).
 
-Guarantee: epsilon-DP for **replace-one** neighbours with n public, epsilon = the certified epsilon of BSV Thm 12.2
-(:func:`privsample.cube.bounds.certified_epsilon`) times :func:`solver_margin`, *provided* the two conditions marked
-(i) and (ii) below hold; neither is proved here. Argument: S is drawn from the public randomness alone, before the
-data is read; every density drawn from is >= delta/m on S, and one replaced record moves the exact h* by at most
-S_inf in sup norm (BSV Lemma 12.1, reconstructed), so h_X(y) <= (1 + m S_inf / delta) h_X'(y) <= e^{eps/k} h_X'(y),
-and k i.i.d. draws are eps-DP (BSV Lemma 3.3). No noise is added: the draws are OpenDP's Gumbel noisy max on the
-scores log(h / max h), an exact draw for those scores (a seeded source is NOT private). Released: the k draws and
-public parameters; never lambda*, residuals, iteration counts, times, or which branch below was taken (messages,
-exit code, ledger and info are the same on every branch).
+Guarantee: pure epsilon-DP for **replace-one** neighbours with n public, epsilon = min(box, theorem) of two bounds
+(``plan()["bound"]`` says which; the printed guarantee names it). No noise is added: the k draws are OpenDP's
+Gumbel noisy max on the scores log(h / max h), an exact draw for those scores (a seeded source is NOT private).
+Released: the k draws and public parameters; never lambda*, residuals, iteration counts, times, or which branch
+below was taken (messages, exit code, ledger and info are the same on every branch).
+
+The box bound (proved, on every branch): :func:`box_epsilon` = k (ln(Delta/delta) + 3 NORM_SLACK +
+SAMPLING_SLACK). Whatever the data and whichever branch ran, the density drawn from lies in [delta/m, Delta/m]
+on S and sums to 1 within NORM_SLACK (an accepted solve is checked for both, exactly; the uniform density of a
+rejected one is in the box since delta <= 1 <= Delta). So one draw gives any point of S a probability within
+the factor (Delta/delta)(1 + t)/(1 - t) e^{4 tau} of its probability on any other dataset (t = NORM_SLACK, tau
+the score rounding below), and k independent draws multiply the factors (S is public). This holds for any two
+datasets, neighbours or not, and needs neither Lemma 12.1 nor a bound on how often the solve is rejected.
+
+The theorem bound (used only when smaller, at very large n): the certified epsilon of BSV Thm 12.2
+(:func:`privsample.cube.bounds.certified_epsilon`) times :func:`solver_margin`, *provided* conditions (i) and
+(ii) below hold; neither is proved here. Argument: one replaced record moves the exact h* by at most S_inf in sup
+norm (BSV Lemma 12.1, reconstructed), so h_X(y) <= (1 + m S_inf / delta) h_X'(y) <= e^{eps/k} h_X'(y), and k
+i.i.d. draws are eps-DP (BSV Lemma 3.3).
 
 Branches. Decided by public quantities only (n, p, d, m, k, epsilon, delta, Delta, the public rng): the refusal,
 the budget check, drawing S and redrawing it until the conditioning test passes with a round-off allowance
@@ -20,20 +30,20 @@ bracket, gives a finite h inside [delta/m, Delta/m] exactly and a target A h wit
 norm, coefficient units; +tau and any repair by ``exact_box`` included). Accepted: k draws from h. Rejected: k
 draws from the uniform density on the same S (lambda = 1), which does not depend on the data. There is no retry on
 a fresh S (it would consume public randomness depending on the data and add a branch per attempt).
-(i) Rejection. Given S: both neighbours accepted, the ratio above holds; both rejected, equal outputs; otherwise
-nothing bounds the ratio. So the release is (eps, beta_X + beta_X')-DP, beta_X = P_S[the solve on X is rejected].
-The exact algorithm always has an answer (lambda = 1 is feasible, the QP is feasible at every feasible lambda), so
-a rejection is the solver stopping short numerically; no proof bounds beta for every dataset, so no delta is
-charged: the ledger states the pure epsilon. Adversarial tables gave no rejection (tests/test_cube_release.py):
-a measurement, not a bound.
-(ii) Target slack. One replaced record moves each coefficient of c_f by at most 2/n; an accepted target is within
-eta of the exact shrunk target, an error that enters Lemma 12.1's chain after the shrinkage step (Lipschitz
-constant >= 1), so it does no more than enlarging 2/n to 2/n + 2 eta = (2/n)(1 + n eta). The margin multiplies
-S_inf by 1 + n eta. That is valid if Lemma 12.1 bounds the sensitivity by an increasing concave function of a
-quantity its proof bounds through the per-coefficient difference (the L^{1/4} n^{-1/2} form of S_inf suggests the
-square root of an l2 bound, for which the factor would be sqrt(1 + n eta)), if the perturbed targets stay feasible
-for the LP box, and if the accepted h is the exact proximal point for its own target A h (KKT, up to round-off).
-Lemma 12.1 was not recovered from the paper: an assumption, not a proof.
+(i) Rejection (theorem bound only). Given S: both neighbours accepted, the ratio above holds; both rejected, equal
+outputs; otherwise nothing bounds the ratio. So the release is (eps, beta_X + beta_X')-DP, beta_X = P_S[the solve on
+X is rejected]. The exact algorithm always has an answer (lambda = 1 is feasible, the QP is feasible at every
+feasible lambda), so a rejection is the solver stopping short numerically; no proof bounds beta for every dataset,
+so no delta is charged: the ledger states the pure epsilon. Adversarial tables gave no rejection
+(tests/test_cube_release.py): a measurement, not a bound.
+(ii) Target slack (theorem bound only). One replaced record moves each coefficient of c_f by at most 2/n; an
+accepted target is within eta of the exact shrunk target, an error that enters Lemma 12.1's chain after the
+shrinkage step (Lipschitz constant >= 1), so it does no more than enlarging 2/n to 2/n + 2 eta = (2/n)(1 + n eta).
+The margin multiplies S_inf by 1 + n eta. That is valid if Lemma 12.1 bounds the sensitivity by an increasing
+concave function of a quantity its proof bounds through the per-coefficient difference (the L^{1/4} n^{-1/2} form of
+S_inf suggests the square root of an l2 bound, for which the factor would be sqrt(1 + n eta)), if the perturbed
+targets stay feasible for the LP box, and if the accepted h is the exact proximal point for its own target A h (KKT,
+up to round-off). Lemma 12.1 was not recovered from the paper: an assumption, not a proof.
 Sampling slack (proved, given numpy's log within 99 ulp). The scores log h - log max h (h normal floats: delta/m
 below the smallest normal is refused) have |log h| < 2^10 and |score| < 2^11, so each is within 100 * 2^-42 of
 log(h / max h), and each draw's log-ratio grows by <= 4 * 100 * 2^-42 < SAMPLING_SLACK = 1e-10. As 2 delta <= 1 <=
@@ -65,6 +75,7 @@ TARGET_SLACK_ABS = 1e-11
 SAMPLING_SLACK = 1e-10  # bound on the per-draw log-ratio added by rounding the scores (module docstring)
 EPS1_FLOOR = 96.0  # sqrt(n) times the certified per-draw epsilon is at least this for admissible parameters
 CONDITIONING_ROUNDOFF = 32.0  # the conditioning test's allowance: CONDITIONING_ROUNDOFF L^2 u e^{2d}
+NORM_SLACK = 1e-9  # an accepted h sums to 1 within this (math.fsum): the box bound's normalisation term
 
 
 class CertificationError(InputError):
@@ -84,6 +95,13 @@ def solver_margin(n: int) -> float:
     return 1.0 + n * target_slack(n) + SAMPLING_SLACK * math.sqrt(n) / EPS1_FLOOR
 
 
+def box_epsilon(k: int, delta: float, Delta: float) -> float:
+    """The proved bound (module docstring, "The box bound"): k (ln(Delta/delta) + 3 NORM_SLACK + SAMPLING_SLACK).
+    Every density drawn from lies in [delta/m, Delta/m] and sums to 1 within NORM_SLACK, whichever branch ran, so
+    one draw's probabilities on any two datasets differ by at most that factor: a function of public values."""
+    return int(k) * (math.log(Delta / delta) + 3 * NORM_SLACK + SAMPLING_SLACK)
+
+
 def conditioning_allowance(L: int, d: int) -> float:
     """How far above 1 :func:`privsample.cube.walsh.conditioning_margin` must be for the test to pass: a
     backward-error allowance for eigvalsh on the L x L integer Gram matrix (|error| <= L u ||G||, ||G|| <= m L,
@@ -101,7 +119,8 @@ def sampling_scores(h: np.ndarray) -> np.ndarray:
 
 def accept_solution(sol, m: int, n: int, delta: float, Delta: float) -> bool:
     """Whether a solve on S is sampled from (the one data-dependent branch; module docstring): certified lambda*
-    bracket, target within eta(n) of b(lambda*), finite h inside [delta/m, Delta/m] exactly."""
+    bracket, target within eta(n) of b(lambda*), finite h inside [delta/m, Delta/m] exactly, summing to 1 within
+    NORM_SLACK (what the box bound needs)."""
     h = np.asarray(sol.h, dtype=np.float64)
     dev = sol.residuals.get("target", math.inf)
     return bool(
@@ -112,6 +131,7 @@ def accept_solution(sol, m: int, n: int, delta: float, Delta: float) -> bool:
         and np.all(np.isfinite(h))
         and float(h.min()) >= delta / m
         and float(h.max()) <= Delta / m
+        and abs(math.fsum(h.tolist()) - 1.0) <= NORM_SLACK
     )
 
 
@@ -218,11 +238,15 @@ class BooleanCubeSampler:
             "Delta": self.Delta,
             "theorem_epsilon": theorem,
             "solver_margin": margin,
-            "certified_epsilon": theorem * margin,
+            "box_epsilon": box_epsilon(k, self.delta, self.Delta),
         }
+        # The release's epsilon: the proved box bound, or Thm 12.2's (with its two assumptions) when smaller.
+        out["bound"] = "box" if out["box_epsilon"] <= theorem * margin else "theorem"
+        out["certified_epsilon"] = min(out["box_epsilon"], theorem * margin)
         if epsilon is not None:
             out["epsilon"] = float(epsilon)
-            out["max_k"] = cb.max_k(n, p, d, m, self.delta, self.Delta, float(epsilon) / margin)
+            box_k = int(float(epsilon) // box_epsilon(1, self.delta, self.Delta))
+            out["max_k"] = max(cb.max_k(n, p, d, m, self.delta, self.Delta, float(epsilon) / margin), box_k)
             out["required_n"] = _required_n(p, d, m, self.delta, self.Delta, k, float(epsilon))
         return out
 
@@ -235,8 +259,9 @@ class BooleanCubeSampler:
                 else f"no n certifies k={plan['k']} at this epsilon"
             )
             raise CertificationError(
-                f"releasing k={plan['k']} points certifies only epsilon >= {cert:.4g} (BSV Thm 12.2 with the solver "
-                f"margin, n={plan['n']}, p={plan['p']}, d={plan['d']}, m={plan['m']}); at epsilon={eps:g} at most "
+                f"releasing k={plan['k']} points certifies only epsilon >= {cert:.4g} (the smaller of "
+                f"k ln(Delta/delta) and BSV Thm 12.2 with the solver margin, n={plan['n']}, p={plan['p']}, "
+                f"d={plan['d']}, m={plan['m']}); at epsilon={eps:g} at most "
                 f"k={plan['max_k']} points can be released, and {need}"
             )
 
