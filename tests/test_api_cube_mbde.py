@@ -142,6 +142,15 @@ def test_cube_refuses_an_uncertified_epsilon_with_the_commands_message(bits, tmp
     with pytest.raises(InputError) as exc:
         cube_sample(bits, epsilon=10, **CUBE_FAST)
     assert code == 2 and str(exc.value) == _error(text)
+    assert "k ln(Delta/delta), proved" in str(exc.value) and "at most k=3" in str(exc.value)
+    code, text = run(
+        ["cube", "sample", tmp_path / "d.csv", "-o", tmp_path / "o.csv", "-e", 10, "--k", 4, "--degree", 1]
+        + ["--theorem-bound"],
+        capsys,
+    )
+    with pytest.raises(InputError) as exc:
+        cube_sample(bits, epsilon=10, theorem_bound=True, **CUBE_FAST)
+    assert code == 2 and str(exc.value) == _error(text)
     assert "would need n >= " in str(exc.value) and "at most k=" in str(exc.value)
 
 

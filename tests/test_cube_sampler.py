@@ -94,7 +94,7 @@ def test_sensitivity_smoke_neighbouring_tables():
 def test_refuses_uncertified_release_and_says_what_would_be_needed():
     codes, dom, _ = _binary()
     enc = CubeEncoding.from_domain(dom)
-    sampler = BooleanCubeSampler(degree=D, m=200)
+    sampler = BooleanCubeSampler(degree=D, m=200, theorem_bound=True)
     plan = sampler.plan(enc, 3000, 1, epsilon=1.0)
     theorem = cb.certified_epsilon(3000, P, D, 200, 0.25, 4.0, 1)
     assert plan["theorem_epsilon"] == pytest.approx(theorem)

@@ -85,6 +85,7 @@ def cube_request(
     invalid: str = "repair",
     seed: int | None = None,
     option: OptionName = python_option,
+    theorem_bound: bool = False,
 ) -> CubeRequest:
     """Check the options (public values, no data read); ``InputError`` names an option by ``option(name)``."""
     from privsample.cube.encoding import INVALID_RULES
@@ -99,7 +100,9 @@ def cube_request(
     small_delta = check_number(small_delta, option("small_delta"))
     big_delta = check_number(big_delta, option("big_delta"))
     seed = check_seed(seed)
-    sampler = BooleanCubeSampler(degree=degree, m=m, delta=small_delta, Delta=big_delta, invalid=invalid)
+    sampler = BooleanCubeSampler(
+        degree=degree, m=m, delta=small_delta, Delta=big_delta, invalid=invalid, theorem_bound=theorem_bound
+    )
     if invalid not in INVALID_RULES:  # the message of CubeEncoding.decode, before any work
         raise InputError(f"invalid must be one of {', '.join(INVALID_RULES)}, got {invalid!r}")
     if k < 1:  # the message of BooleanCubeSampler.plan, before any work
@@ -173,15 +176,18 @@ def cube_sample(
     delimiter: str | None = None,
     encoding: str | None = None,
     budget: Any = None,
+    theorem_bound: bool = False,
 ) -> Release:
-    """Release ``k`` points drawn from BSV's noise-free private density on the Boolean cube, if Thm 12.2
-    certifies ``epsilon`` (``privsample cube sample``).
+    """Release ``k`` points drawn from BSV's noise-free private density on the Boolean cube, if ``epsilon`` is
+    certified for them (``privsample cube sample``).
 
-    Guarantee: pure ``epsilon``-DP for replace-one neighbours with n public (the module docstring gives the
-    proof's key step: a density floor delta/m on a data-independent S bounds every output probability's change
-    by e^(epsilon/k) per draw). Otherwise ``InputError`` (``CertificationError``) with the certified epsilon, the
-    largest k at this epsilon and the number of records k points would need; nothing is computed from the data
-    but n (public) before that.
+    Guarantee: pure ``epsilon``-DP for replace-one neighbours with n public, proved by the box bound k
+    ln(Delta/delta): every density drawn from lies in [delta/m, Delta/m] on a data-independent S, which bounds every
+    output probability's change by Delta/delta per draw, whichever branch ran (``privsample.cube.sampler``).
+    ``theorem_bound=True`` also accepts BSV Thm 12.2's epsilon when smaller (very large n); it rests on two
+    conditions not proved here (docs: the privacy model). Otherwise ``InputError`` (``CertificationError``) with the
+    certified epsilon, the largest k at this epsilon and the number of records k points would need; nothing is
+    computed from the data but n (public) before that.
 
     ``data``: a pandas DataFrame, a pyarrow Table, a polars DataFrame or a CSV/Parquet path: binary 0/1
     columns, or any columns with ``schema`` (a reviewed public ``Schema`` or its YAML/JSON file; a draft or a
@@ -226,6 +232,7 @@ def cube_sample(
         big_delta=big_delta,
         invalid=invalid,
         seed=seed,
+        theorem_bound=theorem_bound,
     )
     if request.seed is not None:
         warnings.warn(seeded_warning(request.seed), UserWarning, stacklevel=2)

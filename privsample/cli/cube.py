@@ -48,8 +48,14 @@ def cube_sample(
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
     budget_file: Optional[Path] = budget_option(),
+    theorem_bound: bool = typer.Option(
+        False,
+        "--theorem-bound",
+        help="Also accept BSV Thm 12.2's ε when below the proved k ln(Δ/δ) (very large n); it rests on two "
+        "unproved conditions (docs: privacy model).",
+    ),
 ) -> None:
-    """Release k points drawn from BSV's noise-free private density, if Thm 12.2 certifies --epsilon.
+    """Release k points drawn from BSV's noise-free private density, if --epsilon is certified for them.
 
     Pure ε-DP for replace-one neighbours with n public: the output, messages and ledger hold the draws and
     public parameters only (never λ* or solver numbers). Values are read by a fixed per-record rule, printed
@@ -68,6 +74,7 @@ def cube_sample(
         invalid=invalid,
         seed=seed,
         option=cli_option,
+        theorem_bound=theorem_bound,
     )
     warn_seeded(seed)
     check_paths({"INPUT": input, "--schema": schema, "--budget-file": budget_file}, {"-o/--output": output})

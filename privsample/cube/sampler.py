@@ -1,8 +1,9 @@
 """Noise-free private sampling on the Boolean cube (Boedihardjo, Strohmer and Vershynin 2021, Algorithm 2;
 LP/QP of Pierquin, Zimmermann and Boussard 2023).
 
-Guarantee: pure epsilon-DP for **replace-one** neighbours with n public, epsilon = min(box, theorem) of two bounds
-(``plan()["bound"]`` says which; the printed guarantee names it). No noise is added: the k draws are OpenDP's
+Guarantee: pure epsilon-DP for **replace-one** neighbours with n public, epsilon = the box bound (proved), or, with
+``theorem_bound=True``, the smaller of it and the theorem bound (``plan()["bound"]`` says which; the printed
+guarantee names it). No noise is added: the k draws are OpenDP's
 Gumbel noisy max on the scores log(h / max h), an exact draw for those scores (a seeded source is NOT private).
 Released: the k draws and public parameters; never lambda*, residuals, iteration counts, times, or which branch
 below was taken (messages, exit code, ledger and info are the same on every branch).
@@ -15,7 +16,7 @@ the factor (Delta/delta)(1 + t)/(1 - t) e^{4 tau} of its probability on any othe
 the score rounding below), and k independent draws multiply the factors (S is public). This holds for any two
 datasets, neighbours or not, and needs neither Lemma 12.1 nor a bound on how often the solve is rejected.
 
-The theorem bound (used only when smaller, at very large n): the certified epsilon of BSV Thm 12.2
+The theorem bound (only with ``theorem_bound=True``, and when smaller, at very large n): the certified epsilon of BSV Thm 12.2
 (:func:`privsample.cube.bounds.certified_epsilon`) times :func:`solver_margin`, *provided* conditions (i) and
 (ii) below hold; neither is proved here. Argument: one replaced record moves the exact h* by at most S_inf in sup
 norm (BSV Lemma 12.1, reconstructed), so h_X(y) <= (1 + m S_inf / delta) h_X'(y) <= e^{eps/k} h_X'(y), and k
@@ -185,14 +186,18 @@ class BooleanCubeSampler:
         Delta: float = DEFAULT_DELTA_UPPER,
         resample: int = 20,
         invalid: str = "repair",
+        theorem_bound: bool = False,
     ):
+        """``theorem_bound``: also allow BSV Thm 12.2's epsilon (with the solver margin) when it is smaller than the
+        proved box bound; it rests on the two unproved conditions of the module docstring. Default: the box
+        bound alone, proved on every branch."""
         from privsample.cube.bounds import check_parameters
 
         if int(degree) < 1:
             raise InputError(f"degree must be >= 1, got {degree}")
         check_parameters(delta, Delta)
         self.degree, self.m, self.delta, self.Delta = int(degree), m, float(delta), float(Delta)
-        self.resample, self.invalid = int(resample), invalid
+        self.resample, self.invalid, self.theorem_bound = int(resample), invalid, bool(theorem_bound)
 
     # -- public planning -------------------------------------------------------------------------
     def plan(self, encoding: CubeEncoding, n: int, k: int, epsilon: float | None = None) -> dict[str, Any]:
@@ -240,29 +245,37 @@ class BooleanCubeSampler:
             "solver_margin": margin,
             "box_epsilon": box_epsilon(k, self.delta, self.Delta),
         }
-        # The release's epsilon: the proved box bound, or Thm 12.2's (with its two assumptions) when smaller.
-        out["bound"] = "box" if out["box_epsilon"] <= theorem * margin else "theorem"
-        out["certified_epsilon"] = min(out["box_epsilon"], theorem * margin)
+        # The release's epsilon: the proved box bound, or (only if asked) Thm 12.2's with its assumptions when smaller.
+        use_theorem = self.theorem_bound and theorem * margin < out["box_epsilon"]
+        out["bound"] = "theorem" if use_theorem else "box"
+        out["certified_epsilon"] = theorem * margin if use_theorem else out["box_epsilon"]
         if epsilon is not None:
             out["epsilon"] = float(epsilon)
             box_k = int(float(epsilon) // box_epsilon(1, self.delta, self.Delta))
-            out["max_k"] = max(cb.max_k(n, p, d, m, self.delta, self.Delta, float(epsilon) / margin), box_k)
-            out["required_n"] = _required_n(p, d, m, self.delta, self.Delta, k, float(epsilon))
+            thm_k = cb.max_k(n, p, d, m, self.delta, self.Delta, float(epsilon) / margin) if self.theorem_bound else 0
+            out["max_k"] = max(thm_k, box_k)
+            out["required_n"] = (
+                _required_n(p, d, m, self.delta, self.Delta, k, float(epsilon)) if self.theorem_bound else None
+            )
         return out
 
     def refuse_unless_certified(self, plan: dict[str, Any]) -> None:
         eps, cert = plan["epsilon"], plan["certified_epsilon"]
         if eps + 1e-12 * max(1.0, cert) < cert:
-            need = (
-                f"k={plan['k']} would need n >= {plan['required_n']:.4g} records"
-                if plan["required_n"]
-                else f"no n certifies k={plan['k']} at this epsilon"
-            )
+            if self.theorem_bound:
+                need = (
+                    f"k={plan['k']} would need n >= {plan['required_n']:.4g} records"
+                    if plan["required_n"]
+                    else f"no n certifies k={plan['k']} at this epsilon"
+                )
+                how = "the smaller of k ln(Delta/delta) and BSV Thm 12.2 with the solver margin"
+            else:
+                need = "a box closer to 1 (--small-delta up, --big-delta down) certifies more"
+                how = "k ln(Delta/delta), proved"
             raise CertificationError(
-                f"releasing k={plan['k']} points certifies only epsilon >= {cert:.4g} (the smaller of "
-                f"k ln(Delta/delta) and BSV Thm 12.2 with the solver margin, n={plan['n']}, p={plan['p']}, "
-                f"d={plan['d']}, m={plan['m']}); at epsilon={eps:g} at most "
-                f"k={plan['max_k']} points can be released, and {need}"
+                f"releasing k={plan['k']} points certifies only epsilon >= {cert:.4g} ({how}; n={plan['n']}, "
+                f"p={plan['p']}, d={plan['d']}, m={plan['m']}, delta={self.delta:g}, Delta={self.Delta:g}); at "
+                f"epsilon={eps:g} at most k={plan['max_k']} points can be released, and {need}"
             )
 
     # -- the mechanism ------------------------------------------------------------------------------
