@@ -16,10 +16,10 @@ the factor (Delta/delta)(1 + t)/(1 - t) e^{4 tau} of its probability on any othe
 the score rounding below), and k independent draws multiply the factors (S is public). This holds for any two
 datasets, neighbours or not, and needs neither Lemma 12.1 nor a bound on how often the solve is rejected.
 
-The theorem bound (only with ``theorem_bound=True``, and when smaller, at very large n): the certified epsilon of BSV Thm 12.2
-(:func:`privsample.cube.bounds.certified_epsilon`) times :func:`solver_margin`, *provided* conditions (i) and
-(ii) below hold; neither is proved here. Argument: one replaced record moves the exact h* by at most S_inf in sup
-norm (BSV Lemma 12.1, reconstructed), so h_X(y) <= (1 + m S_inf / delta) h_X'(y) <= e^{eps/k} h_X'(y), and k
+The theorem bound (only with ``theorem_bound=True``, and when smaller, at very large n): the certified epsilon of
+BSV Thm 12.2 (:func:`privsample.cube.bounds.certified_epsilon`) times :func:`solver_margin`, *provided* conditions
+(i) and (ii) below hold; neither is proved here. Argument: one replaced record moves the exact h* by at most S_inf
+in sup norm (BSV Lemma 12.1, reconstructed), so h_X(y) <= (1 + m S_inf / delta) h_X'(y) <= e^{eps/k} h_X'(y), and k
 i.i.d. draws are eps-DP (BSV Lemma 3.3).
 
 Branches. Decided by public quantities only (n, p, d, m, k, epsilon, delta, Delta, the public rng): the refusal,
