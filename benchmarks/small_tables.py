@@ -1295,7 +1295,7 @@ def credit_section(csv_path: Path) -> list[str]:
 
             def inv(rs):
                 ex = sorted({x for r in rs for x in r["invented_values"].split(";") if x}, key=lambda k: (len(k), k))
-                return _rng(vals(rs, "invented"), pct=True) + (f" ({', '.join(ex[:4])})" if ex else "")
+                return _rng(vals(rs, "invented"), pct=True) + (f"; {', '.join(ex[:4])}" if ex else "")
 
             one = f"{sum(int(r['one_value']) for r in a)}/{len(a)} / {sum(int(r['one_value']) for r in b)}/{len(b)}"
             gain = f"{_rng(vals(a, 'empty_gain'), pct=True)} / {_rng(vals(b, 'empty_gain'), pct=True)}"
