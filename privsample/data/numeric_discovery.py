@@ -53,6 +53,7 @@ from privsample.privacy.noise import SEEDED_LABEL
 
 __all__ = [
     "discover_numeric",
+    "point_edges",
     "bound_grid",
     "design_quantile",
     "BOUNDS_SHARE",
@@ -544,7 +545,7 @@ def _discover(name, x, accountant, noise, *, rho, delta, integer, nullable, n_ha
     inner = list(cuts)
     for (a, b), k in zip(zip(cells, cells[1:]), per):
         inner.extend(_equal_width(a, b, k, integer).tolist())
-    edges = _with_points(sorted(set(inner)), points, lower, upper, integer)
+    edges = point_edges(sorted(set(inner)), points, lower, upper, integer)
     col = Numeric(name, lower, upper, edges=tuple(edges), integer=integer, nullable=nullable)
     info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=binning, tree_levels=levels)
     _note(notes, name, col, info)
@@ -556,8 +557,12 @@ def _share_out(total: int, cells: int) -> list[int]:
     return [base + (i < extra) for i in range(cells)]
 
 
-def _with_points(inner: list[float], points: list[float], lower: float, upper: float, integer: bool) -> list[float]:
-    """Edges lower < inner... < upper, with a bin [v - 1/2, v + 1/2) (integers) or [v, nextafter(v)) per point."""
+def point_edges(inner: list[float], points: list[float], lower: float, upper: float, integer: bool) -> list[float]:
+    """Edges lower < inner... < upper, with a bin [v - 1/2, v + 1/2) (integers) or [v, nextafter(v)) per point.
+
+    Inner edges inside a point's bin are dropped; ``privsample.data.encoding.decode`` turns a point bin back into v.
+    Also used by the non-private draft (``privsample.data.discovery.draft_schema``), so that both mark a point
+    mass the same way."""
     e = [v for v in inner if lower < v < upper]
     for v in points:
         a, b = (v - 0.5, v + 0.5) if integer else (v, float(np.nextafter(v, np.inf)))
