@@ -166,8 +166,9 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
     number held by at least ``PEAK_SHARE`` (5%) of the column's non-missing values (a peak, such as 40
     hours a week or a capital gain of 0) gets a bin of its own, cut out of those equal-width bins as
     private discovery marks a point mass (``privsample.data.numeric_discovery.point_edges``: [v - 1/2,
-    v + 1/2) for integers, [v, nextafter(v)) for floats, so that it decodes to v); the column then has
-    explicit ``edges`` (listed in a note), else ``bins`` as before.
+    v + 1/2) for integers, [v, nextafter(v)) for floats, so that it decodes to v; a float peak at the
+    maximum moves ``upper`` to nextafter(v), and that last, closed bin decodes to v or nextafter(v)); the
+    column then has explicit ``edges`` (the peaks are listed in a note), else ``bins`` as before.
     Otherwise *categorical* with the sorted distinct values (numerically if all look numeric); a
     column with more than ``max_categories`` distinct values keeps the most frequent ones plus an
     ``"(other)"`` catch-all (noted). ``nullable`` iff the column has missing values. A column with
