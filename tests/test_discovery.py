@@ -63,7 +63,10 @@ def test_draft_adult(adult_raw):
         assert isinstance(s[name], Numeric), name
         assert s[name].integer
     age = s["age"]
-    assert (age.lower, age.upper, age.bins) == (17.0, 90.0, 16)
+    assert (age.lower, age.upper, age.bins, age.edges) == (17.0, 90.0, 16, None)  # no age holds 5%
+    hours = s["hours-per-week"].bin_edges.tolist()
+    assert hours[hours.index(39.5) + 1] == 40.5  # 40 hours (46% of the records): a bin of its own
+    assert s["capital-gain"].bin_edges[1] == 0.5  # and a capital gain of 0
     for name in ("workclass", "education", "occupation", "sex", "native-country", "education-num"):
         assert isinstance(s[name], Categorical), name
     wc = s["workclass"]
@@ -91,6 +94,78 @@ def test_draft_rules_small():
     assert len(s["many"].categories) == 5 and s["many"].other == DEFAULT_OTHER_LABEL
     s2 = draft_schema(pd.DataFrame({"k": [str(v) for v in range(21, 45)]}), bins=64)
     assert s2["k"].bins == 24
+
+
+def _hours(n: int = 5000, seed: int = 0) -> pd.Series:
+    """Hours a week: 47% at 40, the rest uniform on 1..99, a few missing (as text, like a CSV read)."""
+    rng = np.random.default_rng(seed)
+    x = np.where(rng.random(n) < 0.47, 40, rng.integers(1, 100, size=n))
+    s = pd.Series([str(v) for v in x], dtype=object)
+    s[rng.random(n) < 0.02] = None
+    return s
+
+
+def test_draft_peak_gets_a_bin_of_its_own():
+    s = draft_schema(pd.DataFrame({"hours": _hours()}))
+    col = s["hours"]
+    assert isinstance(col, Numeric) and col.integer and col.nullable and (col.lower, col.upper) == (1.0, 99.0)
+    e = col.bin_edges.tolist()
+    i = e.index(39.5)
+    assert e[i + 1] == 40.5  # the bin [39.5, 40.5) holds 40 and nothing else
+    # the rest is today's 16 equal-width bins, the one holding 40 cut in three
+    today = Numeric("hours", 1, 99, bins=16, integer=True).bin_edges.tolist()
+    assert sorted(set(today) | {39.5, 40.5}) == e and col.bins == 18
+    assert any("'hours'" in n and "40" in n and "5%" in n and "sensitive" in n for n in s.notes)
+    again = Schema.from_dict({**s.to_dict(), "provenance": "user"})  # what 'schema' writes is read back
+    assert again["hours"].bin_edges.tolist() == e
+    # a spelling of the same number counts with it: 40 and 40.0 hold 6% together
+    mixed = pd.Series([str(v) for v in range(1, 95)] + ["40"] * 3 + ["40.0"] * 3, dtype=object)
+    assert 39.5 in draft_schema(pd.DataFrame({"h": mixed}))["h"].bin_edges
+
+
+def test_draft_peak_round_trip_keeps_its_share():
+    from privsample.data.encoding import decode, encode
+
+    df = pd.DataFrame({"hours": _hours()})
+    real = float((pd.to_numeric(df["hours"]) == 40).sum() / df["hours"].notna().sum())
+
+    def synthetic_share(schema: Schema) -> float:
+        codes = encode(df, schema)["hours"]
+        p = np.bincount(codes, minlength=schema["hours"].size) / len(codes)  # the exact 1-way marginal
+        rng = np.random.default_rng(1)
+        out = decode({"hours": rng.choice(len(p), size=20_000, p=p)}, schema, rng)["hours"]
+        return float((out == 40).sum() / out.notna().sum())
+
+    draft = draft_schema(df)
+    assert abs(synthetic_share(draft) - real) <= 0.02
+    flat = Schema([Numeric("hours", 1, 99, bins=16, integer=True, nullable=True)])  # the draft without the peak
+    assert synthetic_share(flat) < real / 3
+
+
+def test_draft_float_peaks_decode_to_the_value():
+    from privsample.data.encoding import decode
+
+    rng = np.random.default_rng(2)
+    x = np.concatenate([np.full(300, 2.5), np.full(100, 9.75), rng.uniform(0, 9.5, size=600)])
+    s = draft_schema(pd.DataFrame({"x": [repr(float(v)) for v in x]}))
+    col = s["x"]
+    assert not col.integer and col.upper == np.nextafter(9.75, np.inf)  # room for the bin [9.75, nextafter]
+    e = col.bin_edges.tolist()
+    assert e[e.index(2.5) + 1] == np.nextafter(2.5, np.inf)
+    k = e.index(2.5)
+    out = decode({"x": np.full(50, k)}, s, np.random.default_rng(0))["x"]
+    assert (out == 2.5).all()
+
+
+def test_draft_without_peaks_is_unchanged():
+    # no value holds 5%: the equal-width bins, as before (no edges, no note)
+    flat = pd.DataFrame({"k": [str(v) for v in range(1, 101)] * 3})
+    s = draft_schema(flat)
+    assert s["k"] == Numeric("k", 1, 100, bins=16, integer=True) and s["k"].edges is None
+    assert len(s.notes) == 1
+    # unit bins already give every integer its own bin: a peak changes nothing
+    unit = pd.DataFrame({"k": [str(v) for v in range(1, 26)] + ["7"] * 20})
+    assert draft_schema(unit, bins=32)["k"] == Numeric("k", 1, 25, bins=25, integer=True)
 
 
 def test_draft_empty_table():

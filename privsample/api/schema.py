@@ -162,8 +162,9 @@ class Schema(_BaseSchema):
 
         ``data``: a pandas DataFrame, a pyarrow Table, a polars DataFrame or a CSV/Parquet path, read as the
         CSV file of the same data is. A column is numeric when every value is a number and it has more
-        than 20 distinct values (``bins`` equal-width bins), else categorical. ``InputError`` for bad input
-        (not a table, empty or duplicate column names, no rows).
+        than 20 distinct values (``bins`` equal-width bins, and a bin of its own for every value held by 5% or
+        more of its non-missing records, such as 40 hours a week: also read off the data), else categorical.
+        ``InputError`` for bad input (not a table, empty or duplicate column names, no rows).
 
         Example::
 

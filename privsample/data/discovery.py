@@ -13,7 +13,8 @@ neighbours and charges its cost to the accountant:
 * categories: the stability-based (thresholded) histogram with discrete Gaussian noise, released
   values pass tau = 1 + sigma * sqrt(2 ln(1/delta_col)) (Korolova et al. 2009; Bun & Steinke 2016
   section 8 for approximate zCDP; subgaussian tail of the discrete Gaussian, CKS 2020);
-* numeric bounds: ``privsample.data.numeric_discovery.discover_numeric``.
+* numeric bounds, codes and bins: ``privsample.data.numeric_discovery.discover_numeric`` (a Gaussian histogram
+  on a public grid, no delta).
 
 All steps are composed adaptively by the one accountant (a zCDP filter): each step's budget may
 depend on earlier noisy outputs, never on the data directly.
@@ -45,6 +46,7 @@ from privsample.data.discovery_plan import (
     noisy_row_count,
     plan_discovery,
 )
+from privsample.data.numeric_discovery import point_edges
 from privsample.data.schema import (
     DEFAULT_OTHER_LABEL,
     MAX_FLOAT_BOUND,
@@ -63,12 +65,14 @@ __all__ = [
     "draft_schema",
     "private_schema",
     "NUMERIC_MIN_DISTINCT",
+    "PEAK_SHARE",
     "NULLABLE_SIGMAS",
     "TYPE_SIGMAS",
 ]
 
 # -- draft rule ---------------------------------------------------------------------------------
 NUMERIC_MIN_DISTINCT = 20  # draft: all-numeric columns with more distinct values than this are numeric
+PEAK_SHARE = 0.05  # draft: a number holding at least this share of a numeric column's values gets its own bin
 
 # -- private discovery: budget split and thresholds (utility choices; privacy does not depend on them)
 NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious null code is cheap)
@@ -159,7 +163,13 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
     Rule per column: *numeric* if every non-missing value parses as a finite number and there are
     more than ``NUMERIC_MIN_DISTINCT`` (20) distinct values; bounds are the observed min/max (limited to
     +-``MAX_FLOAT_BOUND`` if ``upper - lower`` would overflow), ``integer`` if all values are integral
-    and within +-``MAX_INTEGER_BOUND``, ``bins = min(bins, upper - lower + 1)`` for integers.
+    and within +-``MAX_INTEGER_BOUND``, ``bins = min(bins, upper - lower + 1)`` for integers. Every
+    number held by at least ``PEAK_SHARE`` (5%) of the column's non-missing values (a peak, such as 40
+    hours a week or a capital gain of 0) gets a bin of its own, cut out of those equal-width bins as
+    private discovery marks a point mass (``privsample.data.numeric_discovery.point_edges``: [v - 1/2,
+    v + 1/2) for integers, [v, nextafter(v)) for floats, so that it decodes to v; a float peak at the
+    maximum moves ``upper`` to nextafter(v), and that last, closed bin decodes to v or nextafter(v)); the
+    column then has explicit ``edges`` (the peaks are listed in a note), else ``bins`` as before.
     Otherwise *categorical* with the sorted distinct values (numerically if all look numeric); a
     column with more than ``max_categories`` distinct values keeps the most frequent ones plus an
     ``"(other)"`` catch-all (noted). ``nullable`` iff the column has missing values. A column with
@@ -189,7 +199,8 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
                     "finite number); values beyond them are clipped"
                 )
             b = int(min(bins, hi - lo + 1)) if integer else int(bins)
-            columns.append(Numeric(name, lo, hi, bins=b, integer=integer, nullable=nullable))
+            col = Numeric(name, lo, hi, bins=b, integer=integer, nullable=nullable)
+            columns.append(_with_peaks(col, _peaks(sc), name, notes))
             continue
         if n_distinct == 0:
             columns.append(Categorical(name, (), nullable=nullable, other=DEFAULT_OTHER_LABEL))
@@ -209,6 +220,40 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
             other = _other_label(cats)
         columns.append(Categorical(name, tuple(cats), nullable=nullable, other=other))
     return Schema(columns, provenance="draft-nonprivate", notes=notes)
+
+
+def _peaks(sc: _Scan) -> list[float]:
+    """The numbers held by at least ``PEAK_SHARE`` of the column's non-missing values (spellings of one number,
+    such as 40 and 40.0, counted together), sorted."""
+    ok = sc.is_number
+    numbers, inverse = np.unique(sc.numbers[ok], return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=sc.counts[ok], minlength=len(numbers))
+    total = float(counts.sum())
+    if total <= 0:
+        return []
+    return [float(v) for v, c in zip(numbers, counts) if c / total >= PEAK_SHARE]
+
+
+def _with_peaks(col: Numeric, peaks: list[float], name: str, notes: list[str]) -> Numeric:
+    """``col`` with a bin of its own for every peak inside its bounds; ``col`` itself if each already has one."""
+    lo, hi = col.lower, col.upper
+    peaks = [v for v in peaks if lo <= v <= hi]
+    if not col.integer and peaks and peaks[-1] == hi:  # room for the point bin [v, nextafter(v)]
+        up = float(np.nextafter(hi, np.inf))
+        if math.isfinite(up) and math.isfinite(up - lo):
+            hi = up
+        else:
+            peaks = peaks[:-1]
+    if not peaks:
+        return col
+    edges = point_edges(col.bin_edges[1:-1].tolist(), peaks, lo, hi, col.integer)
+    if edges == col.bin_edges.tolist():  # every peak already alone in its bin (unit bins, say)
+        return col
+    notes.append(
+        f"column '{name}': a bin of its own for each value held by {PEAK_SHARE:.0%} or more of its non-missing values: "
+        f"{', '.join(_number_text(v) for v in peaks)} (read off the data: remove any that is itself sensitive)"
+    )
+    return Numeric(col.name, lo, hi, edges=tuple(edges), integer=col.integer, nullable=col.nullable)
 
 
 SUGGEST_MIN_SHARE = 0.01  # a value is frequent when it holds at least this share of the records
@@ -402,7 +447,8 @@ def private_schema(
         ``"(other)"`` catch-all for unreleased values; if nothing passes it is the only category. The
         ledger entry does not record how many values were observed (that number is sensitive).
     (c) Numeric bounds: ``privsample.data.numeric_discovery.discover_numeric`` on the column's finite
-        numbers (one per record), with rho_b and delta_col; its own docstring states its guarantee.
+        numbers (one per record), with rho_b and no delta (its candidates are a public grid); its own
+        docstring states its guarantee (rho_b-zCDP).
         Non-numeric values in a column judged numeric are not represented by the schema.
 
     ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
