@@ -11,8 +11,9 @@ neighbours and charges its cost to the accountant:
   ``privsample.data.discovery_plan``);
 * type and nullability: discrete Gaussian counts;
 * categories: the stability-based (thresholded) histogram with discrete Gaussian noise, released
-  values pass tau = 1 + sigma * sqrt(2 ln(1/delta_col)) (Korolova et al. 2009; Bun & Steinke 2016
-  section 8 for approximate zCDP; subgaussian tail of the discrete Gaussian, CKS 2020);
+  values pass the smallest tau at which a count-1 value passes with probability <= delta_col, from the
+  exact tail of the discrete Gaussian (``privsample.privacy.sparse_histogram``; at most the sub-Gaussian
+  bound 1 + sigma sqrt(2 ln(1/delta_col)); Korolova et al. 2009; Bun & Steinke 2016 section 8);
 * numeric bounds, codes and bins: ``privsample.data.numeric_discovery.discover_numeric`` (a Gaussian histogram
   on a public grid, no delta).
 
@@ -436,11 +437,12 @@ def private_schema(
         integral > 3 sigma_a and noisy non-integral <= 3 sigma_a (unsure -> float, whose bounds are
         not rounded); nullable iff noisy missing > 2 sigma_a (a spurious null code is cheap).
     (b) Categories: stability-based histogram. Noisy counts (discrete Gaussian, sigma_b) of every
-        *observed* value; a value is released iff its noisy count > tau = 1 + sigma_b sqrt(2 ln(1/delta_col)),
+        *observed* value; a value is released iff its noisy count > tau (``category_threshold``: the exact
+        discrete Gaussian tail, at most 1 + sigma_b sqrt(2 ln(1/delta_col))),
         delta_col = delta/m. If the neighbour's extra record has a value already present, the count
         vectors differ by 1 in one cell (rho_b-zCDP). If its value is new, its count is 1 and it is
-        released with probability P[Z >= tau - 1] <= exp(-(tau-1)^2 / (2 sigma_b^2)) = delta_col
-        (the discrete Gaussian is sigma-subgaussian, Canonne-Kamath-Steinke 2020); otherwise the
+        released with probability P[1 + Z > tau] <= delta_col (summed exactly for the discrete Gaussian,
+        Canonne-Kamath-Steinke 2020; sparse_histogram.stability_threshold); otherwise the
         outputs have the same distribution. Hence (rho_b, delta_col)-approximate zCDP. Released values
         are sorted (numerically if all look numeric) -- never in data order -- and capped at
         ``max_categories`` by noisy count, ties by value (post-processing). Every column gets the
