@@ -367,9 +367,11 @@ def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) ->
         return
     check_budget(private_epsilon, delta)
     warn_seeded(seed)
-    s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True))
+    with no_loss_warnings():
+        s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True))
     s.save(output)
     print_ledger(s.ledger, err)
+    print_discovery(s, err, quiet=True)  # one warning per column discovery lost
     err.print(f"wrote a privately discovered schema to {output}; 'synth --schema' adds its cost to its own ledger")
 
 
