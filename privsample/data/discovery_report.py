@@ -75,6 +75,11 @@ def one_value_columns(schema: Schema) -> list[str]:
     ]
 
 
+def _share(share: float) -> str:
+    """A noisy share: 5.2% below 10% (so that a share just over 5% does not read as 5%), else 12%."""
+    return released(share, ".1%" if share < 0.1 else ".0%")
+
+
 def _value(v: float, integer: bool) -> str:
     return released(int(v) if integer else v, "d" if integer else "g")
 
@@ -107,14 +112,14 @@ def discovery_losses(schema: Schema) -> list[Loss]:
         if _one_value(col):
             what = f"numeric: keeps only one value ({_value(col.lower, col.integer)}): every value is clipped to it"
             if share is not None and share > CLIP_LIMIT:
-                what += f" (about {released(share, '.0%')} of the values lie elsewhere, a noisy estimate)"
+                what += f" (about {_share(share)} of the values lie elsewhere, a noisy estimate)"
             losses.append(Loss(col.name, what, f"{REVIEWED} with its bounds, or a larger ε, keeps more"))
         elif share is not None and share > CLIP_LIMIT:
             lo, hi = _value(col.lower, col.integer), _value(col.upper, col.integer)
             losses.append(
                 Loss(
                     col.name,
-                    f"numeric: about {released(share, '.0%')} of its values lie outside [{lo}, {hi}] and are "
+                    f"numeric: about {_share(share)} of its values lie outside [{lo}, {hi}] and are "
                     "clipped to the bounds (a noisy estimate)",
                     f"{REVIEWED} with wider bounds, or a larger ε, keeps the tails",
                 )
