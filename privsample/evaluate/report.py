@@ -28,7 +28,7 @@ from privsample.evaluate.workload import all_cliques, summary, workload_errors
 from privsample.io import atomic_write_text
 from privsample.marginals import Clique, MarginalEngine
 
-__all__ = ["write_report", "build_report_html", "privacy_section", "NON_PRIVATE_NOTICE"]
+__all__ = ["write_report", "build_report_html", "privacy_section", "discovery_section", "NON_PRIVATE_NOTICE"]
 
 NON_PRIVATE_NOTICE = "Contains non-private statistics of the real data \u2014 do not release"
 
