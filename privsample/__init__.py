@@ -31,13 +31,14 @@ distributions), ``cube_sample`` (noise-free sampling on the Boolean cube), ``mbd
 MBDE). ``plan`` forecasts a fit (budget split, noise, time, memory) from the header alone, for ``rows=N`` or a
 grid of assumed row counts. ``Budget`` (``Budget.create``/``Budget.open``): a privacy budget file that composes
 releases from one dataset, passed as ``budget=`` to each of them. Bad input raises ``InputError`` before any
-budget is spent.
+budget is spent. When private discovery keeps at most one value of a column, or bounds that clip more than 5% of
+its values, the fit warns with ``DiscoveryLossWarning`` (the list: ``Synthesizer.losses``).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from privsample._version import __version__
-from privsample.errors import DataError, InputError
+from privsample.errors import DataError, DiscoveryLossWarning, InputError
 
 if TYPE_CHECKING:
     from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
@@ -90,6 +91,7 @@ __all__ = [
     "plan",
     "InputError",
     "DataError",
+    "DiscoveryLossWarning",
     "__version__",
 ]
 

@@ -1,4 +1,4 @@
-"""Errors that the command line turns into a one-line message and exit code 2."""
+"""Errors that the command line turns into a one-line message and exit code 2, and the library's warnings."""
 
 from __future__ import annotations
 
@@ -27,3 +27,9 @@ class DataError(InputError):
     def __init__(self, message: str, detail: str = ""):
         super().__init__(message)
         self.detail = detail
+
+
+class DiscoveryLossWarning(UserWarning):
+    """Private schema discovery lost something in a column: it kept at most one value of it, or its bounds clip
+    more than 5% of its values (a noisy estimate). The message names the column, the loss and what to do; the
+    losses of a fit are also in ``Synthesizer.losses``."""

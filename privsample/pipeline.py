@@ -365,6 +365,9 @@ def discover_schema(df, epsilon: float, delta: float, noise: NoiseSource) -> Sch
     )
     s.ledger = acc.to_dict()
     s.provenance = "private"
+    from privsample.data.discovery_report import warn_losses
+
+    warn_losses(s)  # one DiscoveryLossWarning per column discovery lost (post-processing)
     return s
 
 
@@ -435,6 +438,9 @@ def synthesize(
     ``InputError`` before any spend.
     ``budget``: a ``Budget`` (or its file): the run's whole budget is charged to it before the data are read,
     or the run is refused (``BudgetExceeded``) (``privsample.privacy.budget``).
+    Without a schema, every loss of private discovery (a column left with at most one value, a numeric column
+    clipping more than 5% of its values: ``privsample.data.discovery_report.discovery_losses``) is emitted as a
+    ``DiscoveryLossWarning``, before the run may stop because more than half of the columns kept one value.
     """
     if budget is not None:
         args = dict(locals(), budget=None)  # the arguments, before any other local name
@@ -550,8 +556,9 @@ def synthesize(
                     max_categories=DISCOVERY_MAX_CATEGORIES,
                     **(discovery_options or {}),
                 )
-            from privsample.data.discovery_report import check_not_collapsed
+            from privsample.data.discovery_report import check_not_collapsed, warn_losses
 
+            warn_losses(schema)  # one DiscoveryLossWarning per column discovery lost (post-processing)
             check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend
         with progress_phase(progress, "encode table", accountant=accountant):
             schema = release_domain(schema, other)

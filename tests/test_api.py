@@ -243,7 +243,12 @@ def test_every_public_name_is_exported_and_documented():
     """``privsample.__all__`` is the lazy map plus the light names (errors, version); each has a docstring."""
     import privsample
 
-    assert set(privsample.__all__) == set(privsample._LAZY) | {"InputError", "DataError", "__version__"}
+    assert set(privsample.__all__) == set(privsample._LAZY) | {
+        "InputError",
+        "DataError",
+        "DiscoveryLossWarning",
+        "__version__",
+    }
     for name in privsample.__all__:
         if name != "__version__":
             assert getattr(privsample, name).__doc__, name

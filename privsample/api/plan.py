@@ -4,8 +4,9 @@
 line alone, or a Parquet file's schema) and nothing else of the file, and states per epsilon and method: the budget
 split (``make_accountant``, ``plan_discovery`` and the synthesizers' own split functions: ``mst.budget_split``,
 ``AIM.rounds_and_sigma``, ``PPSyn.rounds_and_share``), the smallest category frequency discovery releases
-(``min_category_records``), the noise of each measured marginal, the model's size, and time and peak memory on this
-machine (a calibration fitted on benchmarks/results, ``plan_calibration.json``, scaled by a ~0.2 s speed probe).
+(``min_category_records``) and, without a schema, what discovery keeps per column kind (``discovery_forecast``),
+the noise of each measured marginal, the model's size, and time and peak memory on this machine (a calibration
+fitted on benchmarks/results, ``plan_calibration.json``, scaled by a ~0.2 s speed probe).
 
 The figures that depend on the number of records (discovery's share and threshold, hence the synthesizer's noise
 without a schema; noise as a share of the rows; time and memory) are computed for ``rows`` when the caller states
@@ -175,8 +176,10 @@ class Plan:
     """What ``privsample synth`` would do, per row count, epsilon and method (``rows``: one entry each).
 
     ``row_counts``: the numbers of records the entries assume: ``[rows]`` when the caller stated it
-    (``rows_from`` "given"), else ``GRID_ROWS`` (``rows_from`` "grid"). Nothing here comes from the file but the
-    column names."""
+    (``rows_from`` "given"), else ``GRID_ROWS`` (``rows_from`` "grid"). ``discovery`` (without a schema): per row
+    count and epsilon, what private discovery would keep (``privsample.data.discovery_plan.discovery_forecast``:
+    the records a category needs, the noise sd of a numeric column's grid histogram and the records a value or
+    tail needs, about 2 sigma). Nothing here comes from the file but the column names."""
 
     path: str
     columns: list[str]
@@ -188,6 +191,7 @@ class Plan:
     speed: float  # this machine's probe time over the reference's (1: as fast)
     rows: list[MethodPlan]
     verdict: list[str]
+    discovery: list[dict] = field(default_factory=list)  # without a schema: what discovery keeps, per count and ε
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -370,9 +374,12 @@ def plan(
     out: list[MethodPlan] = []
     checks = {m: _size_check(m, domain, schema, max_memory_mb) for m in methods}
     model = {m: _model_mb(m, domain) for m in methods}
+    forecast = []
     for n in row_counts:
         for e in epsilons:
             out += _entries(n, e, delta, schema, names, methods, sizes, checks, model, calibration, speed)
+            if schema is None:
+                forecast.append(_discovery_forecast(n, e, delta, len(names)))
     return Plan(
         path=str(path),
         columns=names,
@@ -384,7 +391,18 @@ def plan(
         speed=speed,
         rows=out,
         verdict=_verdict(out, row_counts, rows is None),
+        discovery=forecast,
     )
+
+
+def _discovery_forecast(n: int, e: float, delta: float, m: int) -> dict:
+    """What discovery keeps at ``n`` records and epsilon ``e`` (the run's own split: ``make_accountant``, then
+    ``discovery_forecast`` with the pipeline's bins)."""
+    from privsample.data.discovery_plan import discovery_forecast
+    from privsample.pipeline import DISCOVERY_BINS, make_accountant
+
+    acc, d_disc = make_accountant(e, delta, None, None)
+    return {"epsilon": e, **discovery_forecast(acc.rho_total, d_disc, n, m, bins=DISCOVERY_BINS)}
 
 
 def _entries(n, e, delta, schema, names, methods, sizes, checks, model, calibration, speed) -> list[MethodPlan]:
@@ -395,10 +413,9 @@ def _entries(n, e, delta, schema, names, methods, sizes, checks, model, calibrat
     acc, d_disc = make_accountant(e, delta, schema, None)
     rho_total, rho_synth, rho_disc, need = acc.rho_total, acc.remaining, 0.0, None
     if schema is None:
-        from privsample.data.discovery_plan import COUNT_SHARE, _round_down, plan_discovery
-        from fractions import Fraction
+        from privsample.data.discovery_plan import plan_discovery, row_count_rho
 
-        count_rho = _round_down(Fraction(COUNT_SHARE) * Fraction(rho_total))
+        count_rho = row_count_rho(rho_total)
         rho_cols, details = plan_discovery(rho_total, d_disc, float(n), len(names), count_rho=count_rho)
         rho_disc = count_rho + rho_cols
         rho_synth = rho_total - rho_disc

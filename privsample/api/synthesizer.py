@@ -111,6 +111,10 @@ class Synthesizer:
         "Public data" page. It must not overlap ``data``: a public table overlapping the private one voids the
         guarantee for the shared records (the private table itself, or an identical copy, is an ``InputError``).
 
+        Without ``schema``, each loss of private discovery (a column kept with at most one value, a numeric
+        column whose bounds clip more than 5% of its values) is emitted as a ``DiscoveryLossWarning``; the list
+        is ``losses``.
+
         Raises ``InputError`` for bad input before any budget is spent, and on a second call: the
         budget of a fitted (or attempted) fit is spent."""
         if self._spent:
@@ -205,6 +209,17 @@ class Synthesizer:
         ``privsample.Schema``."""
         schema = self._fitted().schema
         return None if schema is None else PublicSchema._of(schema)
+
+    @property
+    def losses(self) -> list:
+        """What private discovery lost, per column (``privsample.data.discovery_report.Loss``: ``column``,
+        ``what``, ``advice``): a column kept with at most one value, a numeric column whose bounds clip more than
+        5% of its values (a noisy estimate). ``fit`` warns with one ``DiscoveryLossWarning`` per loss. Empty for
+        a reviewed schema. Post-processing of the discovered schema: no privacy cost."""
+        from privsample.data.discovery_report import discovery_losses
+
+        schema = self._fitted().schema
+        return [] if schema is None else discovery_losses(schema)
 
     @property
     def ledger(self) -> Ledger:

@@ -47,7 +47,8 @@ def plan(
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
 ) -> None:
-    """Forecast a synth run: budget split, discovery threshold, noise, model size, time and memory.
+    """Forecast a synth run: budget split, discovery threshold, noise, model size, time and memory; with --rows
+    and no schema, also what private discovery keeps of each column kind at each ε.
 
     Reads the header line (column names) only, and the schema if given: no record, not the file's size. Figures
     that depend on the number of records assume --rows N, else each of 1,000 / 10,000 / 100,000 / 1,000,000.
@@ -93,6 +94,8 @@ def plan(
         _discovery_table(p, by, keys[0][1], epsilons)
     if given:
         _one_table(p, by, keys)
+        if p.discovery:
+            _survival_table(p)
     else:
         _grid_tables(p, by, keys)
     for line in p.verdict:
@@ -121,6 +124,29 @@ def _one_table(p, by, keys) -> None:
         "min cat.: records a category needs to be kept by discovery; σ 2-way for AIM/PPSyn-DP: the first rounds'"
         " (annealing lowers it, not below the ≥ value); model MB: the largest model the fit may build; time and"
         " peak MB: forecasts for this machine (benchmarks/results/planner.md)."
+    )
+
+
+def _survival_table(p) -> None:
+    """Per epsilon, what private discovery keeps of each column kind at the given row count (a forecast)."""
+    n = p.row_counts[0]
+    t = Table(title=f"What private discovery keeps at {n:,} rows (a forecast: nothing is spent)")
+    for col in ("ε", "discovery share", "a category needs", "numeric: σ of a count", "a value or tail needs"):
+        t.add_column(col, justify="right")
+    for d in p.discovery:
+        t.add_row(
+            f"{d['epsilon']:g}",
+            f"{d['share']:.0%}",
+            f"~{d['min_category_records']:,} records" if d["min_category_records"] else "–",
+            _num(d["sigma_grid"]) if d["sigma_grid"] is not None else "–",
+            f"~{_num(d['numeric_records'])} records" if d["numeric_records"] is not None else "–",
+        )
+    out.print(t)
+    out.print(
+        "Categorical: a category with fewer records merges into (other); a column with no category that large "
+        "keeps only (other), one with a single one keeps one value. Numeric: the bounds come from noisy counts on "
+        "a public grid (σ: their noise sd); a value or tail holding fewer than about 2σ records may be clipped to "
+        "the bounds or merged into a neighbouring bin. A reviewed schema (--schema) keeps everything it declares."
     )
 
 

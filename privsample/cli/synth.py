@@ -8,6 +8,7 @@ from a saved model (post-processing); ``schema`` drafts a schema (non-private) o
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -35,13 +36,12 @@ from privsample.privacy.released import released
 
 
 def print_discovery(schema, console: Console = err, quiet: bool = False) -> None:
-    """Per column, what private discovery kept (post-processing of its noisy output), and a warning naming
-    the columns left with only the catch-all."""
-    from privsample.data.discovery_report import (
-        collapsed_columns,
-        discovery_rows,
-        min_category_records,
-    )
+    """Per column, what private discovery kept (post-processing of its noisy output), and one warning per
+    loss (``discovery_losses``: a column left with at most one value, a numeric column clipping more than 5%
+    of its values), saying what to do. ``quiet``: the warnings only."""
+    from rich.markup import escape
+
+    from privsample.data.discovery_report import discovery_losses, discovery_rows
 
     if not quiet:
         t = Table(title="Privately discovered schema (saved with the model)")
@@ -51,15 +51,20 @@ def print_discovery(schema, console: Console = err, quiet: bool = False) -> None
             share = "" if r.catch_all_share is None else released(r.catch_all_share, ".0%")
             t.add_row(r.column, released(r.kind), released(r.kept), share)
         console.print(t)
-    lost = collapsed_columns(schema)
-    if lost:
-        need = min_category_records(schema)
-        console.print(
-            f"[bold yellow]warning: {', '.join(lost)}: no category was frequent enough to be released at "
-            f"this ε{' (a category needs about ' + released(need, ',.0f') + ' records)' if need else ''}; "
-            f"{'these columns hold' if len(lost) > 1 else 'this column holds'} only '(other)'. A reviewed "
-            "schema (--schema) or a larger --epsilon keeps them.[/bold yellow]"
-        )
+    for loss in discovery_losses(schema):
+        console.print(f"[bold yellow]warning: {escape(str(loss))}[/bold yellow]", highlight=False)
+
+
+@contextmanager
+def no_loss_warnings():
+    """Within: ``DiscoveryLossWarning`` is not emitted (the command prints the losses itself, ``print_discovery``)."""
+    import warnings
+
+    from privsample.errors import DiscoveryLossWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiscoveryLossWarning)
+        yield
 
 
 # -- commands -----------------------------------------------------------------------------------------
@@ -206,7 +211,7 @@ def synth(
             from privsample.pipeline import RELEASE_RULE
 
             err.print(f"note: {RELEASE_RULE}", highlight=False)
-        with RichProgress(err, enabled=not quiet) as progress:
+        with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings():
             res = synthesize(
                 input,
                 epsilon=epsilon,
@@ -362,9 +367,11 @@ def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) ->
         return
     check_budget(private_epsilon, delta)
     warn_seeded(seed)
-    s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True))
+    with no_loss_warnings():
+        s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True))
     s.save(output)
     print_ledger(s.ledger, err)
+    print_discovery(s, err, quiet=True)  # one warning per column discovery lost
     err.print(f"wrote a privately discovered schema to {output}; 'synth --schema' adds its cost to its own ledger")
 
 
@@ -699,8 +706,9 @@ def demo(
         {f"OUTPUT_DIR/{p.parent.name}/{p.name}": p for p in (synth_csv, model_zip, sch_path, report)},
     )
     err.print(f"note: {RELEASE_RULE}", highlight=False)
-    with RichProgress(err) as progress:
+    with RichProgress(err) as progress, no_loss_warnings():
         res = synthesize(src, epsilon=epsilon, delta=delta, method=method, seed=seed, progress=progress)
+    print_discovery(res.schema, err, quiet=True)  # the losses of the discovered schema, as warnings
     write_table(res.table, synth_csv)
     res.model.save(model_zip)
     res.schema.save(sch_path)

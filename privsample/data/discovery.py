@@ -43,6 +43,7 @@ from privsample.data.discovery_plan import (
     _round_down,
     _round_up,
     _split,
+    row_count_rho,
     category_threshold,
     noisy_row_count,
     plan_discovery,
@@ -486,7 +487,7 @@ def private_schema(
             f"{accountant.delta_slack - accountant.delta_spent:.3g} remain (nothing was measured)"
         )
     m = len(names)
-    count_rho = _round_down(Fraction(count_share) * Fraction(rho))
+    count_rho = row_count_rho(rho, count_share)
     lowest = _round_down(
         Fraction(share if share is not None else plan_options.get("min_share", MIN_SHARE)) * Fraction(rho)
     )

@@ -4,10 +4,12 @@ count, the plan computed from it, the per-column split and the category threshol
 * :func:`noisy_row_count` is the one mechanism here: the number of records with discrete Gaussian noise
   (Canonne, Kamath & Steinke 2020), rho-zCDP under add/remove-one-record neighbours (sensitivity 1).
 * Everything else is post-processing: :func:`plan_discovery` (the share of the budget discovery takes),
-  ``_column_split`` (a column's rho for its type counts and for its values) and :func:`category_threshold`
+  :func:`column_split` (a column's rho for its type counts and for its values) and :func:`category_threshold`
   (the stability-based histogram's tau for a given delta) are functions of the noisy row count and public
   parameters only; the exact splits (``_split``, ``_round_down``) never let the parts sum to more than the
   whole. The constants are utility choices; privacy does not depend on them.
+* :func:`discovery_forecast`: what discovery would keep for an assumed (public) row count, with the same
+  functions, before anything is spent (``privsample plan --rows N``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from privsample.privacy.noise import NoiseSource
 
 __all__ = [
     "plan_discovery",
+    "column_split",
+    "row_count_rho",
+    "discovery_forecast",
     "noisy_row_count",
     "min_category_records",
     "category_threshold",
@@ -115,7 +120,12 @@ def noisy_row_count(n: int, accountant: Accountant, noise: NoiseSource, rho: flo
     return float(max(int(noisy[0]), 1)), sigma
 
 
-def _column_split(col_rho: float, n_hat: float) -> tuple[float, float]:
+def row_count_rho(total_rho: float, count_share: float = COUNT_SHARE) -> float:
+    """The rho that pays for the noisy row count: ``count_share`` of ``total_rho``, rounded down."""
+    return _round_down(Fraction(count_share) * Fraction(total_rho))
+
+
+def column_split(col_rho: float, n_hat: float) -> tuple[float, float]:
     """(rho for the type counts, rho for the values) of one column, from public quantities and n_hat.
 
     The type counts get the rho giving sigma_a = n_hat / TYPE_SIGNAL, clamped to [TYPE_MIN_SHARE,
@@ -125,6 +135,9 @@ def _column_split(col_rho: float, n_hat: float) -> tuple[float, float]:
     hi = _split(col_rho, [TYPE_SHARE, 1.0 - TYPE_SHARE])[0]
     rho_a = min(max(rho_for_sigma(max(n_hat, 1.0) / TYPE_SIGNAL), lo), hi)
     return rho_a, _round_down(Fraction(col_rho) - Fraction(rho_a))
+
+
+_column_split = column_split  # the name the discovery module imports
 
 
 def min_category_records(sigma: float, delta_col: float, pass_probability: float = PASS_PROBABILITY) -> float:
@@ -226,3 +239,38 @@ def plan_discovery(
         "min_category_fraction": (records / n_hat) if records is not None else None,
     }
     return rho, details
+
+
+def discovery_forecast(
+    total_rho: float, delta: float, n_rows: int, n_columns: int, bins: int = 16, **plan_options: Any
+) -> dict[str, Any]:
+    """What private discovery would keep in a table of ``n_rows`` records (an assumed, public count, taken
+    as the noisy row count) and ``n_columns`` columns, for the run's ``total_rho`` and discovery ``delta``:
+    the same steps as ``privsample.data.discovery.private_schema`` with ``share=None`` (``row_count_rho``,
+    ``plan_discovery``, an even split over the columns, ``column_split``, and for a numeric column
+    ``privsample.data.numeric_discovery.grid_budget``). Reads no data; spends nothing.
+
+    Returns ``share`` (of the budget discovery takes), ``rho`` (row count and columns), ``min_category_records``
+    (records a category needs to be kept with probability about ``PASS_PROBABILITY``), ``sigma_categories``
+    (noise sd of a category's count), ``sigma_grid`` (noise sd of a numeric column's grid histogram counts) and
+    ``numeric_records`` (``EXTEND_SIGMAS`` times it: a value or tail holding fewer records may be clipped or
+    merged); ``None`` where a column's budget is too small to split (discovery would refuse it)."""
+    from privsample.data.numeric_discovery import EXTEND_SIGMAS, grid_budget
+
+    m = int(n_columns)
+    count_rho = row_count_rho(total_rho)
+    rho_cols, details = plan_discovery(total_rho, delta, float(n_rows), m, count_rho=count_rho, **plan_options)
+    n_hat = details["n_hat"]
+    rho_b = column_split(_split(rho_cols, [1.0] * m)[0], n_hat)[1]
+    sigma_b = sigma_for_rho(rho_b) if rho_b > 0 else None
+    rho_grid = grid_budget(rho_b, n_hat, bins)[0] if rho_b > 0 else 0.0
+    sigma_grid = sigma_for_rho(rho_grid) if rho_grid > 0 else None
+    return {
+        "row_count": int(n_rows),
+        "share": details["share"],
+        "rho": count_rho + rho_cols,
+        "min_category_records": details["min_category_records"],
+        "sigma_categories": sigma_b,
+        "sigma_grid": sigma_grid,
+        "numeric_records": None if sigma_grid is None else EXTEND_SIGMAS * sigma_grid,
+    }

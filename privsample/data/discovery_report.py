@@ -6,22 +6,32 @@ saving it with the model and deciding from it to stop cost no privacy.
 
 * ``discovery_rows``: one row per column: its kind, what was kept (categories or bounds and bins),
   and the share of records in the catch-all, a noisy figure (``None`` where discovery has none).
-* ``collapsed_columns``: the columns left with only the catch-all (a categorical column without any
-  released category): their synthetic values can only be ``(other)``.
-* ``check_not_collapsed``: refuse to spend the synthesis budget when more than half of the columns
-  collapsed; the message says what discovery spent and what to do instead.
+* ``discovery_losses``: one ``Loss`` per column that discovery kept at most one value of (a categorical
+  column with one released category or none, a numeric column whose bounds meet) and per numeric column
+  whose noisy clipped share exceeds ``CLIP_LIMIT``: what is lost, in plain words, and what to do about it.
+  The command line prints them as warnings, the Python API emits them as ``DiscoveryLossWarning``
+  (``warn_losses``), the evaluation report lists them.
+* ``one_value_columns``: the columns whose synthetic values can take at most one non-missing value (a
+  categorical column with only the catch-all, a numeric column with ``lower == upper``).
+* ``check_not_collapsed``: refuse to spend the synthesis budget when more than half of the columns are
+  left with one value; the message says what discovery spent and what to do instead.
 """
 
 from __future__ import annotations
 
+import math
+import sys
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from privsample.privacy.released import released
 from privsample.data.schema import Categorical, Numeric, Schema
-from privsample.errors import InputError
+from privsample.errors import DiscoveryLossWarning, InputError
 
-COLLAPSE_LIMIT = 0.5  # stop when more than this share of the columns holds only the catch-all
+COLLAPSE_LIMIT = 0.5  # stop when more than this share of the columns can take at most one value
+CLIP_LIMIT = 0.05  # a numeric column whose noisy clipped share exceeds this is reported as a loss
+REVIEWED = "a reviewed schema (--schema; schema= in Python)"  # what to give instead of private discovery
 
 
 @dataclass(frozen=True)
@@ -37,9 +47,84 @@ def _column_info(schema: Schema) -> dict[str, dict[str, Any]]:
     return {str(c.get("name")): c for c in info if isinstance(c, dict)}
 
 
-def collapsed_columns(schema: Schema) -> list[str]:
-    """Categorical columns with no released category (only the catch-all, and maybe the null code)."""
-    return [c.name for c in schema.columns if isinstance(c, Categorical) and not c.categories]
+@dataclass(frozen=True)
+class Loss:
+    """What private discovery lost in one column: ``what`` (one line, plain words; figures that come from
+    mechanism outputs are formatted with ``released``) and ``advice`` (what to do about it)."""
+
+    column: str
+    what: str
+    advice: str
+
+    def __str__(self) -> str:
+        return f"{self.column}: {self.what}; {self.advice}"
+
+
+def _one_value(col: Numeric) -> bool:
+    """A numeric column whose bounds meet (a float column's [v, nextafter(v)] decodes to v alone)."""
+    return col.upper <= col.lower or (not col.integer and col.upper <= math.nextafter(col.lower, math.inf))
+
+
+def one_value_columns(schema: Schema) -> list[str]:
+    """The columns whose synthetic values can take at most one non-missing value: a categorical column with no
+    released category (only the catch-all) and a numeric column with ``lower == upper``."""
+    return [
+        c.name
+        for c in schema.columns
+        if (isinstance(c, Categorical) and not c.categories) or (isinstance(c, Numeric) and _one_value(c))
+    ]
+
+
+def _share(share: float) -> str:
+    """A noisy share: 5.2% below 10% (so that a share just over 5% does not read as 5%), else 12%."""
+    return released(share, ".1%" if share < 0.1 else ".0%")
+
+
+def _value(v: float, integer: bool) -> str:
+    return released(int(v) if integer else v, "d" if integer else "g")
+
+
+def discovery_losses(schema: Schema) -> list[Loss]:
+    """One ``Loss`` per column that private discovery kept at most one value of, and per numeric column whose
+    noisy clipped share (``schema.discovery``) exceeds ``CLIP_LIMIT``; ``[]`` for a schema that was not
+    discovered privately. Post-processing of the discovered schema: reads no record."""
+    if getattr(schema, "provenance", None) != "private":
+        return []
+    info = _column_info(schema)
+    need = min_category_records(schema)
+    kept_more = f"{REVIEWED} or a larger ε keeps more" + (
+        f" (a category needs about {released(need, ',.0f')} records at this ε)" if need else ""
+    )
+    losses = []
+    for col in schema.columns:
+        if isinstance(col, Categorical):
+            other = col.other or "(other)"
+            if not col.categories:
+                losses.append(Loss(col.name, f"keeps no category: every value becomes '{other}'", kept_more))
+            elif len(col.categories) == 1:
+                what = f"keeps only one value ({released(col.categories[0])})" + (
+                    f"; every other value becomes '{other}'" if col.other is not None else ""
+                )
+                losses.append(Loss(col.name, what, kept_more))
+            continue
+        share = info.get(col.name, {}).get("clipped_share")
+        share = None if share is None else min(1.0, max(0.0, float(share)))
+        if _one_value(col):
+            what = f"numeric: keeps only one value ({_value(col.lower, col.integer)}): every value is clipped to it"
+            if share is not None and share > CLIP_LIMIT:
+                what += f" (about {_share(share)} of the values lie elsewhere, a noisy estimate)"
+            losses.append(Loss(col.name, what, f"{REVIEWED} with its bounds, or a larger ε, keeps more"))
+        elif share is not None and share > CLIP_LIMIT:
+            lo, hi = _value(col.lower, col.integer), _value(col.upper, col.integer)
+            losses.append(
+                Loss(
+                    col.name,
+                    f"numeric: about {_share(share)} of its values lie outside [{lo}, {hi}] and are "
+                    "clipped to the bounds (a noisy estimate)",
+                    f"{REVIEWED} with wider bounds, or a larger ε, keeps the tails",
+                )
+            )
+    return losses
 
 
 def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
@@ -58,6 +143,23 @@ def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
     return rows
 
 
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside privsample: a warning names the user's line."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] == "privsample":
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def warn_losses(schema: Schema) -> list[Loss]:
+    """Emit one ``DiscoveryLossWarning`` per ``discovery_losses(schema)`` (at the caller's line outside
+    privsample); returns the losses."""
+    losses = discovery_losses(schema)
+    for loss in losses:
+        warnings.warn(f"private discovery: {loss}", DiscoveryLossWarning, stacklevel=_caller_level())
+    return losses
+
+
 def min_category_records(schema: Schema) -> float | None:
     """The number of records a category needs to be released with good probability, if discovery said."""
     value = (schema.discovery or {}).get("min_category_records") if getattr(schema, "discovery", None) else None
@@ -65,15 +167,17 @@ def min_category_records(schema: Schema) -> float | None:
 
 
 def check_not_collapsed(schema: Schema, spent_epsilon: float, epsilon: float) -> None:
-    """Raise ``InputError`` (before the synthesis budget is spent) when more than half of the columns
-    hold only the catch-all. ``spent_epsilon``: what discovery spent, as an epsilon at the run's delta."""
-    lost = collapsed_columns(schema)
+    """Raise ``InputError`` (before the synthesis budget is spent) when more than half of the columns can take
+    at most one value (``one_value_columns``). ``spent_epsilon``: what discovery spent, as an epsilon at the
+    run's delta."""
+    lost = one_value_columns(schema)
     if len(lost) <= COLLAPSE_LIMIT * len(schema.columns):
         return
     need = min_category_records(schema)
     names = ", ".join(lost[:8]) + (f" and {len(lost) - 8} more" if len(lost) > 8 else "")
     raise InputError(
-        f"private discovery kept only the catch-all in {released(len(lost))} of {len(schema.columns)} columns ({names})"
+        f"private discovery kept at most one value in {released(len(lost))} of {len(schema.columns)} columns "
+        f"({names}): their synthetic values would all be the same"
         + (
             f"; at epsilon={epsilon:g} a category needs about {released(need, ',.0f')} records to be kept"
             if need
@@ -89,7 +193,11 @@ def check_not_collapsed(schema: Schema, spent_epsilon: float, epsilon: float) ->
 __all__ = [
     "DiscoveryRow",
     "discovery_rows",
-    "collapsed_columns",
+    "Loss",
+    "discovery_losses",
+    "one_value_columns",
+    "warn_losses",
+    "CLIP_LIMIT",
     "min_category_records",
     "check_not_collapsed",
     "COLLAPSE_LIMIT",

@@ -46,6 +46,7 @@ from privsample.privacy.noise import SEEDED_LABEL
 
 __all__ = [
     "discover_numeric",
+    "grid_budget",
     "point_edges",
     "grid_range",
     "core_threshold",
@@ -157,6 +158,19 @@ def _split(total: float, weights: list[float]) -> list[float]:
     parts.append(float(last))
     assert Fraction(parts[-1]) == last and last >= 0
     return parts
+
+
+def grid_budget(rho: float, n_hat: float, bins: int = 16, binning: str = "auto") -> tuple[float, float, int]:
+    """(rho of the grid histogram, rho of the median tree, tree levels planned) of one numeric column given its
+    ``rho``: the tree runs only if ``n_hat`` can support ``MIN_TREE_LEVELS`` levels (``binning`` "auto"), else the
+    grid histogram gets all of ``rho``. A function of public values and n_hat (a noisy count): no privacy cost."""
+    n_plan = max(float(n_hat), 1.0)
+    cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
+    bins = max(1, int(bins))
+    planned = _tree_levels(TREE_SHARE * rho, n_plan, math.floor(math.log2(bins)), cand_size) if binning == "auto" else 0
+    planned = planned if planned >= MIN_TREE_LEVELS else 0
+    rho_grid, rho_tree = _split(rho, [1.0 - TREE_SHARE, TREE_SHARE]) if planned else (rho, 0.0)
+    return rho_grid, rho_tree, planned
 
 
 def _tree_levels(rho_tree: float, n_rest: float, max_levels: int, candidates: int) -> int:
@@ -353,11 +367,8 @@ def _discover(name, x, accountant, noise, *, rho, integer, nullable, n_hat, bins
     if integer:  # a non-integral number in an integer column is rounded (per-record rule)
         x = np.round(x)
     n_plan = max(float(n_hat), 1.0)
-    # Plan (public: rho, n_hat, bins): the tree runs only if n_hat can support a level.
     cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
-    planned = _tree_levels(TREE_SHARE * rho, n_plan, math.floor(math.log2(bins)), cand_size) if binning == "auto" else 0
-    planned = planned if planned >= MIN_TREE_LEVELS else 0
-    rho_grid, rho_tree = _split(rho, [1.0 - TREE_SHARE, TREE_SHARE]) if planned else (rho, 0.0)
+    rho_grid, rho_tree, planned = grid_budget(rho, n_plan, bins, binning)
 
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)

@@ -53,13 +53,22 @@ def guarantee_of(led: Any, method: str | None, params: Mapping[str, Any] | None,
 
 def model_guarantee(model: Any) -> tuple[dict, dict]:
     """(ledger, guarantee) of a model: a saved one (a path: folder or ``.zip``), a ``SynthModel``, or any
-    object holding one as ``.model`` (a fitted ``privsample.Synthesizer``)."""
+    object holding one as ``.model`` (a fitted ``privsample.Synthesizer``). When the model's schema was
+    discovered privately, the guarantee also holds ``discovery_losses``: what discovery lost, one dict
+    (``column``, ``what``, ``advice``) per ``privsample.data.discovery_report.discovery_losses`` entry
+    (post-processing of the released schema)."""
+    from privsample.data.schema import Schema
     from privsample.synth.model import SynthModel
 
     if isinstance(model, (str, os.PathLike)):
         meta = SynthModel.read_meta(model)
         led, method, params = meta.get("ledger"), meta.get("mechanism"), meta.get("params") or {}
-        return led, guarantee_of(led, method, params, str(model))
+        g = guarantee_of(led, method, params, str(model))
+        try:
+            schema = Schema.from_dict(meta["schema"]) if isinstance(meta.get("schema"), dict) else None
+        except Exception:  # noqa: BLE001 - a schema that does not read shows no losses; loading it refuses it
+            schema = None
+        return led, _with_losses(g, schema)
     # a fitted Synthesizer holds its SynthModel as .model (an unfitted one raises InputError there)
     inner = model if isinstance(model, SynthModel) else getattr(model, "model", None)
     if not isinstance(inner, SynthModel):
@@ -68,7 +77,18 @@ def model_guarantee(model: Any) -> tuple[dict, dict]:
             f"not {type(model).__name__}"
         )
     led = copy.deepcopy(dict(inner.ledger))
-    return led, guarantee_of(led, inner.mechanism, inner.params, "the given model")
+    return led, _with_losses(guarantee_of(led, inner.mechanism, inner.params, "the given model"), inner.schema)
+
+
+def _with_losses(g: dict[str, Any], schema: Any) -> dict[str, Any]:
+    """``g`` with ``discovery_losses`` when ``schema`` was discovered privately."""
+    from privsample.data.discovery_report import discovery_losses
+
+    if schema is not None and getattr(schema, "provenance", None) == "private":
+        g["discovery_losses"] = [
+            {"column": x.column, "what": x.what, "advice": x.advice} for x in discovery_losses(schema)
+        ]
+    return g
 
 
 def ledger_guarantee(ledger: Any) -> tuple[dict, dict]:

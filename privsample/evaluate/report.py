@@ -28,7 +28,7 @@ from privsample.evaluate.workload import all_cliques, summary, workload_errors
 from privsample.io import atomic_write_text
 from privsample.marginals import Clique, MarginalEngine
 
-__all__ = ["write_report", "build_report_html", "privacy_section", "NON_PRIVATE_NOTICE"]
+__all__ = ["write_report", "build_report_html", "privacy_section", "discovery_section", "NON_PRIVATE_NOTICE"]
 
 NON_PRIVATE_NOTICE = "Contains non-private statistics of the real data \u2014 do not release"
 
@@ -274,6 +274,21 @@ def _guarantee_section(g: Mapping[str, Any]) -> str:
     )
 
 
+def discovery_section(losses: Sequence[Mapping[str, Any]]) -> str:
+    """ "What private discovery lost": one row per loss of the model's privately discovered schema (the
+    guarantee's ``discovery_losses``; post-processing of the released schema, no statistic of the real table)."""
+    head = (
+        "<h2>What private discovery lost</h2><p class='note'>The model's schema was discovered privately, from "
+        "noisy counts: a column kept with at most one value, or whose bounds clip more than 5% of its values "
+        "(a noisy estimate), is listed here with what to do about it.</p>"
+    )
+    if not losses:
+        return head + "<p>Nothing: every column kept more than one value and clips at most 5% of its values.</p>"
+    return head + _table(
+        ["column", "what was lost", "what to do"], [(x["column"], x["what"], x["advice"]) for x in losses]
+    )
+
+
 def privacy_section(check: Any, heading: str = "h2") -> str:
     """The empirical privacy check (a ``privsample.evaluate.privacy_check.PrivacyCheck``) beside its baseline."""
     from privsample.evaluate.privacy_check import BASELINE, RELEASED
@@ -467,6 +482,8 @@ def build_report_html(
     )
     if guarantee is not None:
         p.append(_guarantee_section(guarantee))
+        if guarantee.get("discovery_losses") is not None:
+            p.append(discovery_section(guarantee["discovery_losses"]))
     if privacy is not None:
         p.append(privacy_section(privacy))
     if evaluation is not None:
@@ -520,7 +537,8 @@ def write_report(
     schema named ``schema_name`` and, per column, the share of real records that schema merges or clips and
     the share of synthetic records outside the real values. With ``guarantee``
     (``privsample.evaluate.guarantee.load_guarantee``), the release's method, target (epsilon, delta) and
-    spend right after the workload error; with ``privacy`` (``privsample.evaluate.privacy_check.PrivacyCheck``),
+    spend right after the workload error (and, when the model's schema was discovered privately, what discovery
+    lost: ``discovery_section``); with ``privacy`` (``privsample.evaluate.privacy_check.PrivacyCheck``),
     the empirical privacy check beside its baseline. The file is written atomically; returns its path.
     """
     page = build_report_html(

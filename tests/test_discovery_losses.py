@@ -1,0 +1,201 @@
+"""What private discovery lost, named: ``discovery_losses`` on a hand-built discovered schema, the refusal that counts
+columns left with one value, the command line's warnings, ``DiscoveryLossWarning`` and ``Synthesizer.losses`` in the
+API, the evaluation report's section, and ``plan --rows``'s forecast of what discovery keeps (header only)."""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privsample
+from privsample.cli import main
+from privsample.data.discovery_report import (
+    CLIP_LIMIT,
+    Loss,
+    check_not_collapsed,
+    discovery_losses,
+    one_value_columns,
+)
+from privsample.data.schema import Categorical, Numeric, Schema
+from privsample.errors import DiscoveryLossWarning, InputError
+
+
+def run(argv, capsys) -> tuple[int, str]:
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    cap = capsys.readouterr()
+    return code, cap.out + cap.err
+
+
+def discovered(columns, clipped: dict[str, float], provenance: str = "private") -> Schema:
+    """A schema as private discovery leaves it: provenance private, a per-column report with noisy figures."""
+    report = []
+    for c in columns:
+        if isinstance(c, Numeric):
+            report.append({"name": c.name, "kind": "numeric", "clipped_share": clipped.get(c.name, 0.0)})
+        else:
+            report.append({"name": c.name, "kind": "categorical", "kept": len(c.categories), "catch_all_share": 0.1})
+    disc = {"n_hat": 1000.0, "share": 0.5, "rule": "planned", "min_category_records": 123, "columns": report}
+    return Schema(columns, provenance=provenance, discovery=disc)
+
+
+def every_kind() -> Schema:
+    one = float(np.nextafter(1.5, np.inf))
+    return discovered(
+        [
+            Categorical("none", (), other="(other)"),
+            Categorical("blue", ("blue",), other="(other)"),
+            Categorical("two", ("a", "b"), other="(other)"),
+            Numeric("five", 5, 5, bins=1, integer=True),
+            Numeric("age", 9, 63, bins=8, integer=True),
+            Numeric("ok", 0, 100, bins=8, integer=True),
+            Numeric("point", 1.5, one, bins=1),
+            Numeric("edge", 0.0, 1.0, bins=4),
+        ],
+        {"age": 0.12, "ok": 0.01, "five": 0.3, "edge": CLIP_LIMIT},
+    )
+
+
+def test_each_kind_of_loss():
+    """One loss per column kept with at most one value, and per numeric column clipping more than 5% (noisy)."""
+    losses = discovery_losses(every_kind())
+    assert [x.column for x in losses] == ["none", "blue", "five", "age", "point"]
+    by = {x.column: x for x in losses}
+    assert by["none"].what == "keeps no category: every value becomes '(other)'"
+    assert by["blue"].what == "keeps only one value (blue); every other value becomes '(other)'"
+    assert by["five"].what.startswith("numeric: keeps only one value (5): every value is clipped to it")
+    assert "about 30% of the values lie elsewhere" in by["five"].what
+    assert by["age"].what == (
+        "numeric: about 12% of its values lie outside [9, 63] and are clipped to the bounds (a noisy estimate)"
+    )
+    assert by["point"].what == "numeric: keeps only one value (1.5): every value is clipped to it"
+    assert all("reviewed schema" in x.advice and "larger ε" in x.advice for x in losses)
+    assert "123 records" in by["none"].advice and "wider bounds" in by["age"].advice
+    assert str(by["blue"]) == f"blue: {by['blue'].what}; {by['blue'].advice}"
+    assert isinstance(losses[0], Loss)
+
+
+def test_one_value_columns_and_reviewed_schemas():
+    s = every_kind()
+    assert one_value_columns(s) == ["none", "five", "point"]  # 'blue' takes blue or (other): two values
+    reviewed = Schema(s.columns, provenance="user")
+    assert discovery_losses(reviewed) == []  # a person declared these columns: nothing was lost by discovery
+
+
+def test_refusal_counts_columns_left_with_one_value():
+    """More than half of the columns with one value (a categorical catch-all or a numeric point): refused."""
+    cols = [
+        Categorical("a", (), other="(other)"),
+        Numeric("b", 7, 7, bins=1, integer=True),
+        Categorical("c", ("x", "y"), other="(other)"),
+    ]
+    with pytest.raises(InputError, match=r"kept at most one value in 2 of 3 columns \(a, b\)") as exc:
+        check_not_collapsed(discovered(cols, {}), 0.4, 1.0)
+    assert "nothing was synthesized" in str(exc.value) and "123 records" in str(exc.value)
+    check_not_collapsed(discovered(cols[1:], {}), 0.4, 1.0)  # 1 of 2: not more than half
+
+
+def table(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], n),
+            "color": rng.choice(["red", "green", "blue"], n),
+            "const": ["blue"] * n,  # one value: discovery keeps it alone
+            "age": rng.integers(20, 60, n),
+        }
+    )
+
+
+def test_cli_prints_one_warning_per_loss(tmp_path, capsys):
+    csv, out, model = tmp_path / "d.csv", tmp_path / "s.csv", tmp_path / "m.zip"
+    table().to_csv(csv, index=False)
+    argv = ["synth", csv, "-o", out, "--save-model", model, "-e", 5, "-m", "mst", "--iters", 20, "--seed", 0]
+    code, text = run(argv, capsys)
+    assert code == 0, text
+    losses = privsample.load(model).losses
+    assert "const" in [x.column for x in losses]
+    lines = " ".join(text.split("\n")).split("warning: ")  # rich may wrap a long line
+    named = [seg for seg in lines[1:] if any(seg.startswith(f"{x.column}: ") for x in losses)]
+    assert len(named) == len(losses), text
+    assert any(seg.startswith("const: keeps only one value (blue)") for seg in named)
+    assert "Traceback" not in text and "DiscoveryLossWarning" not in text  # printed once, as the command's own
+
+
+def test_api_warns_and_lists_the_losses():
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        s = privsample.Synthesizer("mst", epsilon=5, iters=20).fit(table(), seed=0)
+    mine = [w for w in seen if issubclass(w.category, DiscoveryLossWarning)]
+    assert [x.column for x in s.losses] == [str(w.message).split(": ")[1] for w in mine]
+    assert "const" in [x.column for x in s.losses]
+    assert all(os.path.samefile(w.filename, __file__) for w in mine)  # the user's line, not the library's
+    assert issubclass(privsample.DiscoveryLossWarning, UserWarning)
+    with pytest.warns(DiscoveryLossWarning, match="const: keeps only one value"):
+        privsample.synthesize(table(), epsilon=5, method="mst", method_options={"iters": 20}, seed=0, sample=False)
+    with pytest.warns(DiscoveryLossWarning, match="const: keeps only one value"):
+        privsample.Schema.discover(table(), epsilon=5, seed=0)
+
+
+def test_report_says_what_discovery_lost(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiscoveryLossWarning)
+        s = privsample.Synthesizer("mst", epsilon=5, iters=20).fit(table(), seed=0)
+    real, synth = table(seed=1), s.sample(300, seed=0)
+    page = privsample.evaluate(real, synth, model=s).to_html()
+    assert "What private discovery lost" in page and "keeps only one value (blue)" in page
+    s.save(tmp_path / "m.zip")  # the command line's --model: a saved model
+    page = privsample.evaluate(real, synth, model=tmp_path / "m.zip").to_html()
+    assert "What private discovery lost" in page and "const" in page
+    reviewed = privsample.Synthesizer("mst", epsilon=5, iters=20).fit(
+        table(), schema=privsample.Schema(list(s.schema.columns)), seed=0
+    )
+    assert "What private discovery lost" not in privsample.evaluate(real, synth, model=reviewed).to_html()
+
+
+def test_plan_rows_forecasts_what_discovery_keeps(tmp_path, capsys):
+    """Header only (the rest is garbage): a forecast per epsilon, from the discovery's own budget functions."""
+    p = tmp_path / "t.csv"
+    p.write_bytes(b"color,age,flag\n" + os.urandom(5000) + b"\x00\xff")
+    code, text = run(["plan", p, "-e", "0.3,3", "--rows", 5000, "-m", "mst"], capsys)
+    assert code == 0, text
+    assert "What private discovery keeps at 5,000 rows" in text and "2σ records" in " ".join(text.split())
+    plan = privsample.plan(p, epsilon=[0.3, 3], rows=5000, method="mst", probe=False)
+    assert [d["epsilon"] for d in plan.discovery] == [0.3, 3]
+    lo, hi = plan.discovery
+    assert lo["min_category_records"] > hi["min_category_records"] and lo["sigma_grid"] > hi["sigma_grid"]
+    assert lo["min_category_records"] == plan.rows[0].min_category_records
+    assert privsample.plan(p, epsilon=1, rows=5000, probe=False, schema=None).discovery  # no schema: forecast
+    code, text = run(["plan", p, "-e", 1, "-m", "mst"], capsys)  # no --rows: no forecast section
+    assert code == 0 and "What private discovery keeps" not in text
+
+
+def test_forecast_matches_a_discovery():
+    """At a large table the plan does not depend on the noisy row count: the forecast's noise is the ledger's."""
+    from privsample.data.discovery import private_schema
+    from privsample.data.discovery_plan import discovery_forecast
+    from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_BINS, make_accountant
+    from privsample.privacy.noise import make_noise
+
+    n = 100_000
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"c": rng.choice(list("abcd"), n), "x": rng.integers(0, 10_000, n)})
+    acc, d_disc = make_accountant(1.0, DEFAULT_DELTA, None, None)
+    f = discovery_forecast(acc.rho_total, d_disc, n, 2, bins=DISCOVERY_BINS)
+    s = private_schema(
+        df, acc, make_noise(0, quiet=True), rho=acc.rho_total, delta=d_disc, share=None, bins=DISCOVERY_BINS
+    )
+    scale = {
+        e["label"].split(": ", 2)[2]: e.get("noise_scale") for e in s.ledger["entries"] if e["label"].count(":") == 2
+    }
+    assert math.isclose(scale["category counts"], f["sigma_categories"], rel_tol=1e-9)
+    assert math.isclose(scale["grid histogram"], f["sigma_grid"], rel_tol=1e-9)
+    assert f["share"] == s.discovery["share"]
