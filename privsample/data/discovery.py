@@ -159,7 +159,7 @@ def _check_table(df: pd.DataFrame) -> list[str]:
 # ---------------------------------------------------------------------------------------------------
 # Non-private draft
 # ---------------------------------------------------------------------------------------------------
-def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) -> Schema:
+def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16, peaks: bool = True) -> Schema:
     """NON-PRIVATE draft schema read directly off ``df`` (must be reviewed before use).
 
     Rule per column: *numeric* if every non-missing value parses as a finite number and there are
@@ -172,6 +172,7 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
     v + 1/2) for integers, [v, nextafter(v)) for floats, so that it decodes to v; a float peak at the
     maximum moves ``upper`` to nextafter(v), and that last, closed bin decodes to v or nextafter(v)); the
     column then has explicit ``edges`` (the peaks are listed in a note), else ``bins`` as before.
+    ``peaks=False`` leaves them out (the evaluation's fixed measuring domain, ``real_domain``).
     Otherwise *categorical* with the sorted distinct values (numerically if all look numeric); a
     column with more than ``max_categories`` distinct values keeps the most frequent ones plus an
     ``"(other)"`` catch-all (noted). ``nullable`` iff the column has missing values. A column with
@@ -202,7 +203,7 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16) 
                 )
             b = int(min(bins, hi - lo + 1)) if integer else int(bins)
             col = Numeric(name, lo, hi, bins=b, integer=integer, nullable=nullable)
-            columns.append(_with_peaks(col, _peaks(sc), name, notes))
+            columns.append(_with_peaks(col, _peaks(sc), name, notes) if peaks else col)
             continue
         if n_distinct == 0:
             columns.append(Categorical(name, (), nullable=nullable, other=DEFAULT_OTHER_LABEL))

@@ -191,7 +191,7 @@ def real_domain(
     are numeric values held by at least ``point_mass`` of the real records."""
     from privsample.data.discovery import _sorted_categories, draft_schema
 
-    draft = draft_schema(real, max_categories=max_categories, bins=bins)
+    draft = draft_schema(real, max_categories=max_categories, bins=bins, peaks=False)  # its own point masses
     n = len(real)
     cols: list[EvalColumn] = []
     for dc in draft.columns:
