@@ -656,8 +656,8 @@ def test_released_counts_are_the_noisy_outputs_with_their_sigma():
         call = next(
             c
             for c in noise.calls
-            if c[1] == pytest.approx(entry.noise_scale) and sorted(c[0].tolist()) == sorted(true.values())
-        )
+            if c[1] == pytest.approx(entry.noise_scale) and sorted(c[0].tolist()[:-1]) == sorted(true.values())
+        )  # the last cell of the vector: the missing values (a public candidate)
         released = {cat: int(call[2][call[0].tolist().index(v)]) for cat, v in true.items()}  # counts distinct
         assert set(rep[name]["counts"]) == set(s[name].categories) and rep[name]["counts"]
         for cat, v in rep[name]["counts"].items():

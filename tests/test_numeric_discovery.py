@@ -146,6 +146,11 @@ def test_info_holds_only_public_or_noisy_values():
         "points",
         "binning",
         "clipped_share",
+        "clipped_sd",
+        "tail_floor",
+        "null_count",
+        "null_sigma",
+        "nullable",
         "tree_levels",
     }
     assert info["kind"] == "numeric" and info["binning"] in ("unit", "quantile", "equal-mass", "equal-width")

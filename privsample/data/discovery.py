@@ -337,11 +337,10 @@ def _discover_categorical(
     noise: NoiseSource,
     rho: float,
     delta: float,
-    nullable: bool,
     max_categories: int,
     notes: list[str],
-) -> tuple[Categorical, dict[str, int], float]:
-    """(column, {released category: its noisy count}, sigma of those counts)."""
+) -> tuple[Categorical, dict[str, int], float, int]:
+    """(column, {released category: its noisy count}, sigma of those counts, noisy count of missing values)."""
     sigma = sigma_for_rho(rho)
     tau = category_threshold(sigma, delta)
     # Spent by hand (not gaussian_measure): the number of observed values is sensitive, so it must not
@@ -351,14 +350,18 @@ def _discover_categorical(
         f"schema: {name}: category counts",
         delta=delta,
         mechanism="discrete Gaussian, thresholded (stability histogram)",
-        measured="count of each observed value; released iff noisy count > tau",
+        measured="count of each observed value (released iff noisy count > tau) and of the missing values",
         noise_scale=sigma,
         private=noise.private,
         threshold=tau,
         sensitivity=1.0,
         **({} if noise.private else {"note": SEEDED_LABEL}),
     )
-    noisy = noise.gaussian(sc.counts, sigma) if len(sc.counts) else np.zeros(0, dtype=np.int64)
+    # Missing is a public value: its count is one more cell of the same vector (a record is missing or holds one
+    # value: sensitivity 1), released without a threshold; the column is nullable when it passes NULLABLE_SIGMAS.
+    both = noise.gaussian(np.append(np.asarray(sc.counts, dtype=np.int64), sc.n_missing), sigma)
+    noisy, n_miss = both[:-1], int(both[-1])
+    nullable = n_miss > NULLABLE_SIGMAS * sigma
     passed = np.flatnonzero(noisy > tau)
     if len(passed) > max_categories:  # keep the largest noisy counts, ties by value (post-processing)
         order = sorted(passed.tolist(), key=lambda i: (-int(noisy[i]), str(sc.values[i])))
@@ -372,6 +375,7 @@ def _discover_categorical(
         Categorical(name, tuple(cats), nullable=nullable, other=_other_label(cats)),
         {c: released[c] for c in cats},
         sigma,
+        n_miss,
     )
 
 
@@ -570,6 +574,7 @@ def private_schema(
                 n_hat=n_hat,
                 bins=bins,
                 notes=notes,
+                n_null=int(sc.n_missing + sc.counts[~isnum].sum()),  # missing or not a number: the null code
             )
             info = dict(info or {})
             if isinstance(col, Numeric):
@@ -588,9 +593,10 @@ def private_schema(
                 }
             entry.update({k: v for k, v in info.items() if k not in entry})
         else:
-            col, released, sigma_b = _discover_categorical(
-                name, sc, accountant, noise, rho_b, delta_col, nullable, max_categories, notes
+            col, released, sigma_b, n_miss = _discover_categorical(
+                name, sc, accountant, noise, rho_b, delta_col, max_categories, notes
             )
+            missing_share = max(n_miss, 0) / n_hat if col.nullable else 0.0  # noisy, from the sharper count
             entry = {
                 "name": name,
                 "kind": "categorical" if col.categories else "catch-all",

@@ -107,14 +107,18 @@ def discovery_losses(schema: Schema) -> list[Loss]:
                 )
                 losses.append(Loss(col.name, what, kept_more))
             continue
-        share = info.get(col.name, {}).get("clipped_share")
+        about = info.get(col.name, {})
+        share = about.get("clipped_share")
         share = None if share is None else min(1.0, max(0.0, float(share)))
+        sd = float(about.get("clipped_sd") or 0.0)
+        floor = about.get("tail_floor")
+        likely = share is not None and share > CLIP_LIMIT + 2.0 * sd  # the noisy estimate, beyond its noise
         if _one_value(col):
             what = f"numeric: keeps only one value ({_value(col.lower, col.integer)}): every value is clipped to it"
-            if share is not None and share > CLIP_LIMIT:
+            if likely:
                 what += f" (about {_share(share)} of the values lie elsewhere, a noisy estimate)"
             losses.append(Loss(col.name, what, f"{REVIEWED} with its bounds, or a larger ε, keeps more"))
-        elif share is not None and share > CLIP_LIMIT:
+        elif likely:
             lo, hi = _value(col.lower, col.integer), _value(col.upper, col.integer)
             losses.append(
                 Loss(
@@ -122,6 +126,17 @@ def discovery_losses(schema: Schema) -> list[Loss]:
                     f"numeric: about {_share(share)} of its values lie outside [{lo}, {hi}] and are "
                     "clipped to the bounds (a noisy estimate)",
                     f"{REVIEWED} with wider bounds, or a larger ε, keeps the tails",
+                )
+            )
+        elif floor is not None and 2.0 * float(floor) > CLIP_LIMIT:  # planned: what the noise can hide at this size
+            lo, hi = _value(col.lower, col.integer), _value(col.upper, col.integer)
+            kind = "a value" if col.integer and col.bins == col.upper - col.lower + 1 else "a tail"
+            losses.append(
+                Loss(
+                    col.name,
+                    f"numeric: {kind} outside [{lo}, {hi}] holding up to about {_share(float(floor))} of the records "
+                    "is not seen at this size and would be clipped to the bounds",
+                    f"{REVIEWED} with its bounds, or a larger ε, keeps them",
                 )
             )
     return losses

@@ -12,7 +12,9 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
 1. Grid histogram (all of ``rho``, or ``1 - TREE_SHARE`` of it when a tree is planned): discrete Gaussian
    counts (Canonne, Kamath & Steinke 2020) of the values in the cells of :func:`grid_cells`: one cell per
    integer in [-UNIT_GRID, UNIT_GRID], signed octaves [2^k, 2^(k+1)) beyond (down to 2^-8 for floats, with one
-   cell for |x| < 2^-8). A record's value is in exactly one cell (:func:`grid_index`): L2 sensitivity 1.
+   cell for |x| < 2^-8), and one cell for the records without a number (missing or text: the null code) when
+   ``n_null`` is given. A record is in exactly one cell (:func:`grid_index`): L2 sensitivity 1. The column is
+   nullable when the null cell's noisy count passes ``EXTEND_SIGMAS`` sigma.
    Post-processing (:func:`grid_range`): the *core* is every cell whose noisy count passes
    :func:`core_threshold` (an empty cell passes with probability <= 1e-3 over all cells), or the largest cell;
    the range grows outward to the nearest cell passing ``EXTEND_SIGMAS`` sigma, over at most ``GAP_CELLS``
@@ -26,10 +28,11 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
    within a cell and disjoint cells, so a level costs one selection's rho_l. If fewer than
    ``MIN_TREE_LEVELS`` levels pay (``TREE_MARGIN``), the whole budget goes to the grid histogram.
 
-The report (``info``) holds only public or noisy values; ``clipped_share`` is a noisy estimate of the share
-of values outside the bounds (the signed noisy counts of the ``CLIP_CELLS`` grid cells next to each bound,
-and of the unit cells a code leaves out, over n_hat). Values outside the bounds are clipped by the encoder (a
-fixed per-record rule). How the rule was chosen: benchmarks/results/numeric_discovery.md.
+The report (``info``) holds only public or noisy values; ``clipped_share`` is a noisy estimate of the share of
+values outside the bounds (the signed noisy counts of the ``CLIP_CELLS`` grid cells next to each bound, and of the
+unit cells a code leaves out, over n_hat; ``clipped_sd`` its noise sd) and ``tail_floor`` the planned blind spot:
+the share of the records that a cell beyond a bound can hold without being seen. Values outside the bounds are
+clipped by the encoder (a fixed per-record rule). How the rule was chosen: benchmarks/results/numeric_discovery.md.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins (c
 EXTEND_SIGMAS = 2.0  # the range grows over a cell (and a code keeps a value) whose noisy count passes this
 GAP_CELLS = 2  # the range also grows over this many failing cells to reach a passing one
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and the core threshold)
-CLIP_CELLS = 4  # grid cells next to each bound summed for the clipped-share estimate
+CLIP_CELLS = 2  # grid cells next to each bound summed for the clipped-share estimate
 FLOAT_MIN_EXPONENT = -8  # float octaves go down to +-2^-8 (|x| < 2^-8: one cell)
 MAX_EXPONENT = 63  # outermost octave +-2^63 (floats)
 INT_MAX_EXPONENT = 52  # integer columns: +-2^52 (half-integer edges are exact below 2^52)
@@ -333,15 +336,31 @@ def discover_numeric(
     n_hat: float,
     bins: int = 16,
     notes: list[str] | None = None,
+    n_null: int | None = None,
 ) -> tuple[Numeric, dict]:
     """Discover bounds, point masses and bins of one numeric column privately (see the module docstring).
+
+    ``n_null``: the number of the column's records without a number (missing or not numeric), counted as one
+    more public cell of the grid histogram (a record is in exactly one cell); the column is then nullable when
+    that noisy count passes ``EXTEND_SIGMAS`` sigma (``nullable`` is ignored) and ``info["null_count"]`` holds
+    it. Without ``n_null``, ``nullable`` is used as given.
 
     ``x``: the column's finite numbers (one per record that has one). ``n_hat``: a noisy record count, used
     for planning only. Spends exactly ``rho`` and no delta (``delta`` is accepted and unused: every candidate
     is public): rho-zCDP under add/remove-one-record neighbours. Returns the ``Numeric`` column and a report
     dict holding only public or noisy values."""
     return _discover(
-        name, x, accountant, noise, rho=rho, integer=integer, nullable=nullable, n_hat=n_hat, bins=bins, notes=notes
+        name,
+        x,
+        accountant,
+        noise,
+        rho=rho,
+        integer=integer,
+        nullable=nullable,
+        n_hat=n_hat,
+        bins=bins,
+        notes=notes,
+        n_null=n_null,
     )
 
 
@@ -356,7 +375,9 @@ def _unused(name, label, accountant, noise, rho) -> None:
     )
 
 
-def _discover(name, x, accountant, noise, *, rho, integer, nullable, n_hat, bins=16, notes=None, binning="auto"):
+def _discover(
+    name, x, accountant, noise, *, rho, integer, nullable, n_hat, bins=16, notes=None, binning="auto", n_null=None
+):
     """``discover_numeric`` with a choice of binning for measurements: "auto" (median tree where n_hat
     supports it), "equal-mass" (never a tree). The cost is the same either way."""
     if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho > 0):
@@ -373,15 +394,23 @@ def _discover(name, x, accountant, noise, *, rho, integer, nullable, n_hat, bins
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)
     counts = np.bincount(grid_index(x, integer), minlength=len(cells)) if len(x) else np.zeros(len(cells), np.int64)
+    if n_null is not None:  # one more public cell: the records without a number (the null code)
+        counts = np.append(counts, int(n_null))
     g, sg = _measure(
         name,
         "grid histogram",
-        "counts of the values in public cells (unit integers near 0, signed octaves)",
+        "counts of the values in public cells (unit integers near 0, signed octaves)"
+        + (" and of the records without a number" if n_null is not None else ""),
         counts,
         accountant,
         noise,
         rho_grid,
     )
+    null_info: dict[str, Any] = {}
+    if n_null is not None:
+        null_count, g = float(g[-1]), g[:-1]
+        nullable = null_count > EXTEND_SIGMAS * sg
+        null_info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
     i0, i1 = grid_range(g, sg)
     outside = float(g[max(0, i0 - CLIP_CELLS) : i0].sum() + g[i1 + 1 : i1 + 1 + CLIP_CELLS].sum())
     if all(cells[i][2] for i in range(i0, i1 + 1)):  # only unit cells: a code keeps the values its counts support
@@ -390,7 +419,15 @@ def _discover(name, x, accountant, noise, *, rho, integer, nullable, n_hat, bins
         i0, i1 = keep[0], keep[-1]
     spans = [_cell_span(cells[i], integer) for i in range(i0, i1 + 1)]
     lower, upper = min(a for a, _ in spans), max(b for _, b in spans)
-    info: dict[str, Any] = {"kind": "numeric", "integer": bool(integer), "clipped_share": _share(outside, n_plan)}
+    used = min(i0, CLIP_CELLS) + min(len(g) - 1 - i1, CLIP_CELLS)  # cells in the clipped-share estimate
+    info: dict[str, Any] = {
+        "kind": "numeric",
+        "integer": bool(integer),
+        "clipped_share": _share(outside, n_plan),
+        "clipped_sd": sg * math.sqrt(max(used, 1)) / n_plan,  # the estimate's noise sd (public given n_hat)
+        "tail_floor": EXTEND_SIGMAS * sg / n_plan,  # the share a cell beyond the bounds can hold unseen
+    }
+    info.update(null_info)
     if integer and upper - lower + 1 <= UNIT_MAX:
         if rho_tree:
             _unused(name, "bin edges", accountant, noise, rho_tree)

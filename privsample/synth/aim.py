@@ -203,7 +203,7 @@ class AIM(WorkloadSynthesizer):
         d = len(attrs)
         with progress_phase(progress, "plan workload", accountant=accountant, message="candidate marginals"):
             self.check_size(domain, schema)
-            zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
+            zeros = StructuralZeros.for_fit(schema, domain)  # public: forbid list, noise-born nulls
             if public is not None:
                 public.check_domain(domain)
             rho = accountant.remaining

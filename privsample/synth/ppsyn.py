@@ -312,7 +312,7 @@ class PPSyn(WorkloadSynthesizer):
             self.check_public()
             public.check_domain(domain)
         self._public = public
-        self._zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
+        self._zeros = StructuralZeros.for_fit(schema, domain)  # public: forbid list, noise-born nulls
         rho = accountant.remaining  # this fit's budget: what is left after, e.g., private schema discovery
         spent_before = accountant.spent
         if rho <= 0:

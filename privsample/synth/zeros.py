@@ -53,6 +53,33 @@ class StructuralZeros:
             entries.append((cols, tuple(tuple(codes[a]) for a in cols)))
         return cls(domain, tuple(entries))
 
+    @classmethod
+    def noise_born(cls, schema, domain) -> "StructuralZeros | None":
+        """The null codes that the release domain of a privately discovered schema gives its numeric columns
+        although discovery's noisy count of their records without a number did not pass (``nullable`` False in
+        ``schema.discovery``): probability 0, so no synthetic record gets an empty value there that noise
+        alone would have put. Post-processing of released counts (public after discovery); None if none."""
+        if schema is None or getattr(schema, "provenance", None) != "private" or not getattr(schema, "discovery", None):
+            return None
+        report = {str(c.get("name")): c for c in schema.discovery.get("columns", []) if isinstance(c, dict)}
+        entries = []
+        for col in schema.columns:
+            info = report.get(col.name, {})
+            if info.get("kind") == "numeric" and info.get("nullable") is False and col.name in domain.attributes:
+                null = getattr(col, "null_code", None)
+                if null is not None and null < int(domain[col.name]):
+                    entries.append(((col.name,), ((int(null),),)))
+        return cls(domain, tuple(entries)) if entries else None
+
+    @classmethod
+    def for_fit(cls, schema, domain) -> "StructuralZeros | None":
+        """Every structural zero a fit on ``schema`` uses: the schema's ``forbid`` list and the noise-born null
+        codes (:meth:`noise_born`)."""
+        parts = [z for z in (cls.from_schema(schema, domain), cls.noise_born(schema, domain)) if z is not None]
+        if not parts:
+            return None
+        return cls(domain, tuple(e for z in parts for e in z.entries))
+
     @property
     def cliques(self) -> list[Clique]:
         """Every entry's columns (domain order), each once."""
