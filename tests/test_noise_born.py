@@ -60,3 +60,21 @@ def test_synthetic_data_gains_no_empty_values_where_the_real_table_has_none(meth
         out = privsample.Synthesizer(method, epsilon=1.0, iters=50).fit(df, seed=3).sample(2000, seed=1)
     assert out["code"].isna().mean() == 0.0
     assert 0.15 < out["amount"].isna().mean() < 0.45  # a real missing share stays (30%)
+
+
+def test_a_code_value_its_counts_did_not_show_is_a_structural_zero():
+    """A code whose bounds take in a value without records (kept values 1, 2 and 4; 3 never occurs): the
+    unsupported value gets probability 0 (post-processing of the grid counts)."""
+    from privsample.data.schema import Numeric, Schema
+
+    col = Numeric("c", 1.0, 4.0, bins=4, integer=True, nullable=True)
+    s = Schema(
+        [col],
+        provenance="private",
+        discovery={
+            "columns": [{"name": "c", "kind": "numeric", "binning": "unit", "unsupported": [3.0], "nullable": False}]
+        },
+    )
+    dom = pgm.Domain(["c"], [col.size])
+    z = StructuralZeros.noise_born(s, dom)
+    assert z.entries == ((("c",), ((2, 4),)),)  # the value 3 (code 2) and the null code (4)

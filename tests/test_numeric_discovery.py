@@ -151,6 +151,7 @@ def test_info_holds_only_public_or_noisy_values():
         "null_count",
         "null_sigma",
         "nullable",
+        "unsupported",
         "tree_levels",
     }
     assert info["kind"] == "numeric" and info["binning"] in ("unit", "quantile", "equal-mass", "equal-width")

@@ -412,11 +412,14 @@ def _discover(
         nullable = null_count > EXTEND_SIGMAS * sg
         null_info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
     i0, i1 = grid_range(g, sg)
+    unsupported: list[float] = []
     outside = float(g[max(0, i0 - CLIP_CELLS) : i0].sum() + g[i1 + 1 : i1 + 1 + CLIP_CELLS].sum())
     if all(cells[i][2] for i in range(i0, i1 + 1)):  # only unit cells: a code keeps the values its counts support
         keep = [i for i in range(i0, i1 + 1) if g[i] > EXTEND_SIGMAS * sg] or [int(i0 + np.argmax(g[i0 : i1 + 1]))]
         outside += float(sum(max(g[i], 0.0) for i in range(i0, i1 + 1) if i < keep[0] or i > keep[-1]))
         i0, i1 = keep[0], keep[-1]
+        # values between the kept ones whose noisy counts did not pass: the synthesizers give them probability 0
+        unsupported = [float(cells[i][0]) for i in range(i0, i1 + 1) if i not in keep]
     spans = [_cell_span(cells[i], integer) for i in range(i0, i1 + 1)]
     lower, upper = min(a for a, _ in spans), max(b for _, b in spans)
     used = min(i0, CLIP_CELLS) + min(len(g) - 1 - i1, CLIP_CELLS)  # cells in the clipped-share estimate
@@ -432,7 +435,7 @@ def _discover(
         if rho_tree:
             _unused(name, "bin edges", accountant, noise, rho_tree)
         col = Numeric(name, lower, upper, bins=int(upper - lower + 1), integer=True, nullable=nullable)
-        info.update(lower=lower, upper=upper, bins=col.bins, points=[], binning="unit")
+        info.update(lower=lower, upper=upper, bins=col.bins, points=[], binning="unit", unsupported=unsupported)
         _note(notes, name, col, info)
         return col, info
     # point masses: the unit cells inside the range that hold a large noisy share (0 capital gain, 1 child)

@@ -55,20 +55,27 @@ class StructuralZeros:
 
     @classmethod
     def noise_born(cls, schema, domain) -> "StructuralZeros | None":
-        """The null codes that the release domain of a privately discovered schema gives its numeric columns
-        although discovery's noisy count of their records without a number did not pass (``nullable`` False in
-        ``schema.discovery``): probability 0, so no synthetic record gets an empty value there that noise
-        alone would have put. Post-processing of released counts (public after discovery); None if none."""
+        """Codes of a privately discovered schema's numeric columns that discovery's noisy counts did not show: the
+        null code the release domain adds although the count of records without a number did not pass
+        (``nullable`` False in ``schema.discovery``), and a code column's values between its kept ones whose counts
+        did not pass (``unsupported``). Probability 0, so noise alone puts no synthetic record there (no empty
+        value, no invented code). Post-processing of released counts (public after discovery); None if none."""
         if schema is None or getattr(schema, "provenance", None) != "private" or not getattr(schema, "discovery", None):
             return None
         report = {str(c.get("name")): c for c in schema.discovery.get("columns", []) if isinstance(c, dict)}
         entries = []
         for col in schema.columns:
             info = report.get(col.name, {})
-            if info.get("kind") == "numeric" and info.get("nullable") is False and col.name in domain.attributes:
-                null = getattr(col, "null_code", None)
-                if null is not None and null < int(domain[col.name]):
-                    entries.append(((col.name,), ((int(null),),)))
+            if info.get("kind") != "numeric" or col.name not in domain.attributes:
+                continue
+            codes = []
+            if info.get("nullable") is False and getattr(col, "null_code", None) is not None:
+                codes.append(int(col.null_code))
+            if info.get("binning") == "unit":  # a code's values between the kept ones that its counts did not show
+                codes += [int(round(v - col.lower)) for v in info.get("unsupported", []) if col.lower <= v <= col.upper]
+            codes = sorted({c for c in codes if 0 <= c < int(domain[col.name])})
+            if codes:
+                entries.append(((col.name,), (tuple(codes),)))
         return cls(domain, tuple(entries)) if entries else None
 
     @classmethod
