@@ -50,7 +50,7 @@ def test_null_code_of_a_column_without_missing_values_is_a_structural_zero():
         assert StructuralZeros.noise_born(release_schema(s.__class__(s.columns, provenance="user")), dom) is None
 
 
-@pytest.mark.parametrize("method", ["aim", "ppsyn"])
+@pytest.mark.parametrize("method", ["aim", "ppsyn", "mst"])
 def test_synthetic_data_gains_no_empty_values_where_the_real_table_has_none(method):
     import privsample
 

@@ -237,6 +237,7 @@ class MST(Synthesizer):
             public.check_domain(domain)
         zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
         fixed = {a for cl in zeros.cliques for a in cl} if zeros is not None else set()
+        noise_born = StructuralZeros.noise_born(schema, domain)  # public: discovery's released counts
         rho = accountant.remaining
         if rho <= 0:
             from privsample.privacy.accountant import BudgetExceeded
@@ -260,18 +261,31 @@ class MST(Synthesizer):
             progress("measure 1-way", step=i + 1, steps=d, accountant=accountant, message=a)
         total = pgm.identity_total(list(one_way.values()))
 
-        # compress_domain: public function of the noisy one-way answers.
+        # compress_domain: public function of the noisy one-way answers. Noise-born codes (discovery's counts did
+        # not show them: StructuralZeros.noise_born) get a compressed code of their own, fixed at probability 0,
+        # so that decompression never draws them.
+        born = {cols[0]: set(codes[0]) for cols, codes in (noise_born.entries if noise_born is not None else ())}
         mapping: dict[str, np.ndarray] = {}
+        czero: list[tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]] = []
         for a in attrs:
             y, s = one_way[a]
-            sup = y >= 3 * s
-            if sup.all() or a in fixed:
+            dead = np.zeros(y.size, dtype=bool)
+            dead[sorted(born.get(a, ()))] = True
+            sup = (y >= 3 * s) & ~dead
+            if a in fixed or (sup | dead).all() and not dead.any():
                 continue
             k = int(sup.sum())
+            rare = ~sup & ~dead
             m = np.full(y.size, k, dtype=np.int64)
             m[sup] = np.arange(k)
+            if dead.any():
+                m[dead] = k + int(rare.any())
+                czero.append(((a,), ((k + int(rare.any()),),)))
             mapping[a] = m
         cdomain = pgm.Domain(attrs, [int(mapping[a].max()) + 1 if a in mapping else sizes[a] for a in attrs])
+        forbid = StructuralZeros.from_schema(schema, cdomain)
+        entries = (forbid.entries if forbid is not None else ()) + tuple(czero)
+        czeros = StructuralZeros(cdomain, entries) if entries else None
         log1c = [M.compress(mapping, domain) for M in log1]
         # discovery's released category counts (no new spend), on the compressed domain
         prior = [compress_partial(M, mapping) for M in discovery_measurements(schema, domain)]
@@ -386,9 +400,9 @@ class MST(Synthesizer):
             cdomain,
             log1c + log2 + log_pub + prior,
             known_total=total,
-            tol=self.tol,
+            tol=self.tol if czeros is None else None,
             backend="tree",
-            zeros=StructuralZeros.from_schema(schema, cdomain),
+            zeros=czeros,
         )
         timings["estimate"] = time.perf_counter() - t3
         info: dict[str, Any] = {
