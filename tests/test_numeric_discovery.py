@@ -304,14 +304,17 @@ def test_median_scores_have_sensitivity_one_half():
 
 def test_range_is_never_narrower_than_the_core():
     """Post-processing of the noisy counts: the range holds every cell passing the core threshold, and grows
-    only over cells passing EXTEND_SIGMAS sigma (at most GAP_CELLS failing cells between)."""
+    over a next cell passing EXTEND_SIGMAS sigma, or over at most GAP_CELLS failing cells to one passing
+    GAP_SIGMAS sigma."""
     sigma = 10.0
     t = nd.core_threshold(20) * sigma
     noisy = np.zeros(20)
     noisy[[5, 9]] = t + 1  # two core cells
-    noisy[4] = 2.5 * sigma  # passes the extension
-    noisy[[1]] = 2.5 * sigma  # beyond two failing cells (3, 2): reached over the gap
-    noisy[12] = 2.5 * sigma  # beyond cells 10, 11: reached
-    noisy[16] = 2.5 * sigma  # beyond 13, 14, 15: not reached
-    assert nd.grid_range(noisy, sigma) == (1, 12)
+    noisy[4] = 2.5 * sigma  # next to the range: passes the extension
+    noisy[[1]] = 3.5 * sigma  # beyond two failing cells (3, 2): reached over the gap (it passes GAP_SIGMAS)
+    noisy[0] = 2.5 * sigma  # next to it: reached
+    noisy[12] = 3.5 * sigma  # beyond cells 10, 11: reached
+    noisy[15] = 2.5 * sigma  # beyond 13, 14, but below GAP_SIGMAS: not reached
+    noisy[18] = 3.5 * sigma  # beyond 13..17: too far
+    assert nd.grid_range(noisy, sigma) == (0, 12)
     assert nd.grid_range(np.full(20, -1.0), sigma) == (0, 0)  # nothing passes: the largest cell

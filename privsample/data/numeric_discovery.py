@@ -15,14 +15,14 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
    cell for |x| < 2^-8), and one cell for the records without a number (missing or text: the null code) when
    ``n_null`` is given. A record is in exactly one cell (:func:`grid_index`): L2 sensitivity 1. The column is
    nullable when the null cell's noisy count passes ``EXTEND_SIGMAS`` sigma.
-   Post-processing (:func:`grid_range`): the *core* is every cell whose noisy count passes
-   :func:`core_threshold` (an empty cell passes with probability <= 1e-3 over all cells), or the largest cell;
-   the range grows outward to the nearest cell passing ``EXTEND_SIGMAS`` sigma, over at most ``GAP_CELLS``
-   cells that do not. So a bound is never narrower than the cells that hold most of the mass. A range of unit
-   cells only is a code: it keeps exactly the integers whose noisy counts pass ``EXTEND_SIGMAS`` sigma (unit
-   bins; every value decodes exactly). A unit cell in the range above the core threshold and
-   ``POINT_MIN_SHARE`` of n_hat gets a bin of its own (0 capital gain). Without a tree, the bins follow the
-   cells' noisy mass (equal-mass at the grid's resolution: geometric bins for skewed amounts).
+   Post-processing (:func:`grid_range`): the *core* is every cell whose noisy count passes :func:`core_threshold` (an
+   empty cell passes with probability <= 1e-3 over all cells), or the largest cell; the range grows outward to the
+   next cell passing ``EXTEND_SIGMAS`` sigma, or over at most ``GAP_CELLS`` failing cells to one passing
+   ``GAP_SIGMAS`` sigma. So a bound is never narrower than the cells that hold most of the mass. A range of unit
+   cells only is a code: it keeps exactly the integers whose noisy counts pass ``EXTEND_SIGMAS`` sigma (unit bins;
+   every value decodes exactly). A unit cell in the range above the core threshold and ``POINT_MIN_SHARE`` of n_hat
+   gets a bin of its own (0 capital gain). Without a tree, the bins follow the cells' noisy mass (equal-mass at the
+   grid's resolution: geometric bins for skewed amounts).
 2. Bin edges (``TREE_SHARE``, only when planned from n_hat): equal-frequency edges from a tree of private
    medians (the recursive splitting of Kaplan, Schnapp & Stemmer 2022; :func:`_median_tree`): sensitivity 1/2
    within a cell and disjoint cells, so a level costs one selection's rho_l. If fewer than
@@ -69,7 +69,8 @@ TREE_SHARE = 0.5  # of the column's rho: the median tree, when planned; the rest
 UNIT_GRID = 8  # integers in [-8, 8] have a grid cell of their own
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins (codes)
 EXTEND_SIGMAS = 2.0  # the range grows over a cell (and a code keeps a value) whose noisy count passes this
-GAP_CELLS = 2  # the range also grows over this many failing cells to reach a passing one
+GAP_CELLS = 2  # the range also grows over this many failing cells to reach one passing GAP_SIGMAS
+GAP_SIGMAS = 3.0  # a cell reached over failing ones must pass this (fewer noise cells reached: invented values)
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and the core threshold)
 CLIP_CELLS = 2  # grid cells next to each bound summed for the clipped-share estimate
 FLOAT_MIN_EXPONENT = -8  # float octaves go down to +-2^-8 (|x| < 2^-8: one cell)
@@ -309,14 +310,16 @@ def grid_range(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
         i0, i1 = int(passed[0]), int(passed[-1])
     else:
         i0 = i1 = int(np.argmax(noisy))
-    ok = noisy > EXTEND_SIGMAS * sigma
-    while True:  # outward: the nearest passing cell within GAP_CELLS + 1 cells
-        step = next((k for k in range(1, GAP_CELLS + 2) if i0 - k >= 0 and ok[i0 - k]), 0)
+    near, far = noisy > EXTEND_SIGMAS * sigma, noisy > GAP_SIGMAS * sigma
+    while True:  # outward: the next cell passing EXTEND_SIGMAS, or one beyond failing cells passing GAP_SIGMAS
+        step = next((k for k in range(1, GAP_CELLS + 2) if i0 - k >= 0 and (near if k == 1 else far)[i0 - k]), 0)
         if not step:
             break
         i0 -= step
     while True:
-        step = next((k for k in range(1, GAP_CELLS + 2) if i1 + k < len(noisy) and ok[i1 + k]), 0)
+        step = next(
+            (k for k in range(1, GAP_CELLS + 2) if i1 + k < len(noisy) and (near if k == 1 else far)[i1 + k]), 0
+        )
         if not step:
             break
         i1 += step
