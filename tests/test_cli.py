@@ -569,7 +569,8 @@ def test_discovery_table_and_warning(data, tmp_path, capsys):
     out = tmp_path / "s.csv"
     code, text = run(["synth", csv, "-o", out, "--epsilon", 5, "--iters", "30", "--method", "mst"], capsys)
     assert code == 0, text
-    assert "Privately discovered schema" in text and "warning: rare:" in text
+    assert "Privately discovered schema" in text and "warning: private discovery lost detail" in text
+    assert "  - rare: keeps no category" in text
 
 
 def test_ledger_phase_keeps_a_step_label_holding_a_colon():

@@ -36,12 +36,12 @@ from privsample.privacy.released import released
 
 
 def print_discovery(schema, console: Console = err, quiet: bool = False) -> None:
-    """Per column, what private discovery kept (post-processing of its noisy output), and one warning per
-    loss (``discovery_losses``: a column left with at most one value, a numeric column clipping more than 5%
-    of its values), saying what to do. ``quiet``: the warnings only."""
+    """Per column, what private discovery kept (post-processing of its noisy output), and one warning listing the
+    losses (``discovery_losses``: a column left with at most one value, a numeric column that clips or may clip
+    more than 5% of its values), one line each, under what to do. ``quiet``: the warning only."""
     from rich.markup import escape
 
-    from privsample.data.discovery_report import discovery_losses, discovery_rows
+    from privsample.data.discovery_report import discovery_losses, discovery_rows, min_category_records
 
     if not quiet:
         t = Table(title="Privately discovered schema (saved with the model)")
@@ -51,8 +51,19 @@ def print_discovery(schema, console: Console = err, quiet: bool = False) -> None
             share = "" if r.catch_all_share is None else released(r.catch_all_share, ".0%")
             t.add_row(r.column, released(r.kind), released(r.kept), share)
         console.print(t)
-    for loss in discovery_losses(schema):
-        console.print(f"[bold yellow]warning: {escape(str(loss))}[/bold yellow]", highlight=False)
+    losses = discovery_losses(schema)
+    if not losses:
+        return
+    need = min_category_records(schema)
+    console.print(
+        f"[bold yellow]warning: private discovery lost detail in {released(len(losses))} of {len(schema.columns)} "
+        "columns; a reviewed schema (--schema) keeps what it declares, a larger --epsilon keeps more"
+        + (f" (a category needs about {released(need, ',.0f')} records at this ε)" if need else "")
+        + ":[/bold yellow]",
+        highlight=False,
+    )
+    for loss in losses:
+        console.print(f"[yellow]  - {escape(loss.column)}: {escape(loss.what)}[/yellow]", highlight=False)
 
 
 @contextmanager
