@@ -945,13 +945,10 @@ def credit_schema():
 
 # -- per-column outcomes (NOT private: they read the real table exactly) ----------------------------------
 def _key(v) -> str:
-    """A value as compared across tables: numbers by value ("2", "2.0" and 2 are one value), text as is."""
-    import math
+    """A value as compared across tables (``privsample.evaluate.tables.value_key``)."""
+    from privsample.evaluate.tables import value_key
 
-    from privsample.data.encoding import parse_number, value_text
-
-    x = parse_number(v)
-    return value_text(x) if x is not None and math.isfinite(x) else value_text(v)
+    return value_key(v)
 
 
 def _present(s) -> list:

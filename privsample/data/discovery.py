@@ -125,7 +125,7 @@ def _scan(column: pd.Series) -> _Scan:
     return _Scan(int(missing.sum()), values, counts, numbers)
 
 
-def _sorted_categories(values: Sequence[str]) -> list[str]:
+def sorted_categories(values: Sequence[str]) -> list[str]:
     """Sort numerically when every value parses as a finite number, else as strings."""
     vals = [str(v) for v in values]
     if not vals:
@@ -218,7 +218,7 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16, 
                 f"column '{name}' has {n_distinct} distinct values: kept the {max_categories} most "
                 f"frequent, the rest map to the catch-all"
             )
-        cats = _sorted_categories(list(keep))
+        cats = sorted_categories(list(keep))
         if n_distinct > max_categories:
             other = _other_label(cats)
         columns.append(Categorical(name, tuple(cats), nullable=nullable, other=other))
@@ -368,7 +368,7 @@ def _discover_categorical(
         passed = np.asarray(order[:max_categories], dtype=np.int64)
         notes.append(f"column '{name}': more than {max_categories} categories passed; kept the largest")
     released = {str(sc.values[i]): int(noisy[i]) for i in passed}
-    cats = _sorted_categories(list(released))
+    cats = sorted_categories(list(released))
     if not cats:
         notes.append(f"column '{name}': no category passed the threshold; only the catch-all remains")
     return (

@@ -85,20 +85,20 @@ def _encode(code: Coding, frames: Sequence[pd.DataFrame]) -> list[tuple[list[np.
     """Per frame: (L1 features, categorical codes). Categorical codes are shared by all frames. A numeric
     column is one feature x in [0, 1]; with missing values anywhere, the three features (x/2, (1-x)/2, 0) and
     (0, 0, 1/2) for a missing value, whose L1 distances are |x - y|, 1 and 0 as the module docstring says."""
-    from privsample.evaluate.tables import _key, _numbers
+    from privsample.evaluate.tables import value_key, numeric_values
 
     out: list[tuple[list[np.ndarray], list[np.ndarray]]] = [([], []) for _ in frames]
     for name, kind, (lo, hi) in zip(code.names, code.kinds, code.bounds):
         cols = [f[name].reset_index(drop=True) for f in frames]
         if kind == "categorical":
-            keys = pd.concat([c.map(lambda v: None if pd.isna(v) else _key(v)) for c in cols], ignore_index=True)
+            keys = pd.concat([c.map(lambda v: None if pd.isna(v) else value_key(v)) for c in cols], ignore_index=True)
             idx, _ = pd.factorize(keys, use_na_sentinel=False)
             start = 0
             for i, c in enumerate(cols):
                 out[i][1].append(idx[start : start + len(c)].astype(np.int64))
                 start += len(c)
             continue
-        parsed = [_numbers(c) for c in cols]
+        parsed = [numeric_values(c) for c in cols]
         width = hi - lo
         any_missing = any(bool((m | b).any()) for _, m, b in parsed)
         for i, (x, m, b) in enumerate(parsed):
@@ -305,7 +305,7 @@ def _check(to_train, from_train, to_holdout, from_holdout) -> CheckResult:
 def check_holdout(real: pd.DataFrame, holdout: pd.DataFrame, columns: Sequence[str], name: str) -> None:
     """``InputError`` (one line) unless ``holdout`` looks like more records of the real table: the same
     columns (those scored, when a schema leaves some out), numbers where the real table has numbers."""
-    from privsample.evaluate.tables import _numbers
+    from privsample.evaluate.tables import numeric_values
 
     for c in columns:
         if c not in holdout.columns:
@@ -317,8 +317,8 @@ def check_holdout(real: pd.DataFrame, holdout: pd.DataFrame, columns: Sequence[s
     if len(holdout) < 2:
         raise InputError(f"{name}: the privacy check needs at least 2 holdout records")
     for c in columns:
-        _, rmiss, rbad = _numbers(real[c])
-        _, hmiss, hbad = _numbers(holdout[c])
+        _, rmiss, rbad = numeric_values(real[c])
+        _, hmiss, hbad = numeric_values(holdout[c])
         if not rbad.any() and (~rmiss).any() and (~hmiss).any() and hbad[~hmiss].all():
             raise InputError(f"{name}: column '{c}' holds no numbers, unlike the real table's")
 

@@ -64,7 +64,7 @@ REST_LABEL = "<rest of the real values>"
 NULL_LABEL = "<null>"
 
 
-def _key(value: Any) -> str:
+def value_key(value: Any) -> str:
     """How a categorical value is compared: numbers by value (2, 2.0 and '2' are one key), text as is."""
     x = parse_number(value)
     if x is not None and math.isfinite(x):
@@ -77,7 +77,7 @@ def _factorize(s: pd.Series) -> tuple[np.ndarray, list[Any]]:
     return idx, list(uniques)
 
 
-def _numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def numeric_values(s: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(float values, missing mask, not-a-number mask); never raises. Text that reads as NaN is missing."""
     idx, uniques = _factorize(s)
     parsed = [parse_number(u) for u in uniques]
@@ -136,12 +136,12 @@ class EvalColumn:
             lookup = {c: i for i, c in enumerate(self.categories)}
             rest = len(self.categories)
             ucode = np.array(
-                [lookup.get(k, rest if k in self.rest else self.outside_code) for k in map(_key, uniques)]
+                [lookup.get(k, rest if k in self.rest else self.outside_code) for k in map(value_key, uniques)]
                 + [self.null_code if self.nullable else self.outside_code],
                 dtype=np.int64,
             )
             return ucode[idx]  # idx -1 (missing) picks the last entry
-        x, missing, bad = _numbers(s)
+        x, missing, bad = numeric_values(s)
         codes = np.full(len(x), self.outside_code, dtype=np.int64)
         ok = ~missing & ~bad
         if len(self.edges) >= 2:
@@ -187,9 +187,9 @@ def real_domain(
     """The evaluation domain read off the REAL table (NOT private: exact values, bounds, frequencies).
 
     Column kinds, numeric bounds and bins follow ``draft_schema``; categories are the real values
-    (compared by ``_key``), the ``max_categories`` most frequent scored one by one; point masses
+    (compared by ``value_key``), the ``max_categories`` most frequent scored one by one; point masses
     are numeric values held by at least ``point_mass`` of the real records."""
-    from privsample.data.discovery import _sorted_categories, draft_schema
+    from privsample.data.discovery import sorted_categories, draft_schema
 
     draft = draft_schema(real, max_categories=max_categories, bins=bins, peaks=False)  # its own point masses
     n = len(real)
@@ -198,7 +198,7 @@ def real_domain(
         s = real[dc.name].reset_index(drop=True)
         nullable = bool(dc.nullable)
         if isinstance(dc, Numeric):
-            x, missing, _ = _numbers(s)
+            x, missing, _ = numeric_values(s)
             vals, counts = np.unique(x[~missing], return_counts=True)
             points = tuple(float(v) for v, c in zip(vals, counts) if c >= point_mass * n)
             cols.append(
@@ -214,13 +214,13 @@ def real_domain(
             continue
         assert isinstance(dc, Categorical)
         idx, uniques = _factorize(s)
-        keys = [_key(u) for u in uniques]
+        keys = [value_key(u) for u in uniques]
         counts: dict[str, int] = {}
         for k, c in zip(keys, np.bincount(idx[idx >= 0], minlength=len(keys))):
             counts[k] = counts.get(k, 0) + int(c)
         order = sorted(counts, key=lambda k: -counts[k])  # stable: first seen among equal counts
         keep = set(order[:max_categories])
-        cats = tuple(_sorted_categories([k for k in counts if k in keep]))
+        cats = tuple(sorted_categories([k for k in counts if k in keep]))
         cols.append(
             EvalColumn(
                 dc.name,
@@ -263,7 +263,7 @@ def schema_loss(real: pd.DataFrame, schema: Schema) -> list[ColumnLoss]:
             raise InputError(f"column '{col.name}' is in the schema but not in the real table")
         s = real[col.name].reset_index(drop=True)
         if isinstance(col, Numeric):
-            x, missing, bad = _numbers(s)
+            x, missing, bad = numeric_values(s)
             merged = bad | (missing & (not col.nullable))
             clipped = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
         else:
