@@ -113,8 +113,8 @@ def grid_index(x: np.ndarray, integer: bool) -> np.ndarray:
     octaves also hold what lies beyond them)."""
     cells = grid_cells(integer)
     unit_at = {lo: i for i, (lo, _, unit) in enumerate(cells) if unit}
-    pos = [(i, lo, hi) for i, (lo, hi, unit) in enumerate(cells) if not unit and lo >= 0 and hi > lo and lo > 0]
-    neg = [(i, lo, hi) for i, (lo, hi, unit) in enumerate(cells) if not unit and hi <= 0 and lo < 0 and hi < 0]
+    pos = [(i, lo, hi) for i, (lo, hi, unit) in enumerate(cells) if not unit and lo > 0]  # positive octaves
+    neg = [(i, lo, hi) for i, (lo, hi, unit) in enumerate(cells) if not unit and hi < 0]  # negative octaves
     pos_lo = np.array([lo for _, lo, _ in pos])
     pos_i = np.array([i for i, _, _ in pos])
     neg_hi = np.array([-hi for _, _, hi in neg])  # |x| lower end of each negative octave, mirrored
