@@ -505,6 +505,8 @@ def test_report_catch_all_share_from_released_counts():
         "kept": 0,
         "catch_all_share": 1.0,
         "counts": {},
+        "nullable": False,
+        "null_count": 0.0,
     }
     # smaller budget: r1, r2 fall below tau and go to the catch-all, with the missing values unless nullable
     s2 = private_schema(df, Accountant(1.0, delta_slack=1e-3), NoNoise(), rho=0.01, delta=1e-3)
@@ -677,8 +679,10 @@ def test_discovery_measurements_cover_released_cells_only():
     assert set(ms) == {"c", "k"}
     col, M = s["c"], ms["c"]
     w = np.asarray(M.query.weights)
-    assert w.tolist() == [1.0] * len(col.categories) + [0.0] * (col.size - len(col.categories))  # catch-all, null
-    assert np.asarray(M.noisy_measurement)[: len(col.categories)].tolist() == [600, 300, 3][: len(col.categories)]
+    # the released categories and the null code (97 missing, passed); the catch-all is not measured
+    assert w.tolist() == [1.0] * len(col.categories) + [0.0, 1.0]
+    y = np.asarray(M.noisy_measurement)
+    assert y[: len(col.categories)].tolist() == [600, 300, 3][: len(col.categories)] and y[-1] == 97
     sig = {c["name"]: c["sigma"] for c in s.discovery["columns"]}
     assert M.stddev == pytest.approx(sig["c"])
     # a reviewed schema (or one whose categories were edited) gives none
@@ -738,3 +742,27 @@ def test_synthesis_reuses_discovery_counts_without_new_spend(method, tmp_path, m
     assert r.accountant.spent == pytest.approx(r.accountant.rho_total, rel=1e-9)
     assert {"a", "b"} <= set(r.table["c"])
     assert sorted(got) == [("c",), ("k",)]
+
+
+def test_discovery_measurements_of_a_code_column_are_its_grid_counts():
+    """A code column (unit bins) is measured by its kept values' grid counts and its null cell, with the grid's
+    sigma; a value between kept ones that its counts did not show is not measured (it is a structural zero)."""
+    from privsample.data.encoding import release_schema
+    from privsample.synth import pgm
+    from privsample.synth.base import discovery_measurements
+
+    df = pd.DataFrame({"k": ["1"] * 500 + ["2"] * 300 + ["4"] * 150 + [None] * 50}, dtype=object)
+    noise = RecordingNoise(5)
+    s = release_schema(private_schema(df, Accountant(5.0, delta_slack=1e-6), noise, rho=0.5, delta=1e-6))
+    col = s["k"]
+    assert col.kind == "numeric" and (col.lower, col.upper, col.bins) == (1.0, 4.0, 4)
+    rep = s.discovery["columns"][0]
+    grid = [c for c in noise.calls if len(c[0]) > 4][-1]  # the grid histogram: (true counts, sigma, noisy)
+    assert rep["sigma"] == pytest.approx(grid[1]) and rep["null_count"] == grid[2][-1]
+    dom = pgm.Domain(s.names, [c.size for c in s.columns])
+    (M,) = discovery_measurements(s, dom)
+    w, y = np.asarray(M.query.weights), np.asarray(M.noisy_measurement)
+    assert w.tolist() == [1.0, 1.0, 0.0, 1.0, 1.0]  # 1, 2, (3 unsupported), 4, null
+    assert M.stddev == pytest.approx(grid[1])
+    assert y.tolist() == [rep["counts"]["1"], rep["counts"]["2"], 0.0, rep["counts"]["4"], rep["null_count"]]
+    assert y.tolist() != [500, 300, 0, 150, 50]  # noisy, not exact

@@ -1,7 +1,7 @@
-"""Noise-born cells: a privately discovered schema's release domain gives every numeric column a null code, and
-the synthesizers' noise puts mass there even when no record lacks a number. Discovery counts the records without a
-number as one public cell of the grid histogram; where that noisy count does not pass, AIM and PPSyn-DP fix the
-null code at probability 0 (post-processing of released counts)."""
+"""Noise-born cells: a privately discovered schema's release domain gives every column a null code, and the
+synthesizers' noise puts mass there even when no record lacks a value. Discovery counts the records without a value
+(a number, in a numeric column) as one public cell of its histogram; where that noisy count does not pass, the
+synthesizers fix the null code at probability 0 (post-processing of released counts)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def _table(n=1000, seed=0):
             "code": [str(int(v)) for v in full],
             "amount": [None if np.isnan(v) else str(int(v)) for v in holes],
             "label": rng.choice(["yes", "no"], n).tolist(),
+            "grade": [None if u < 0.25 else g for u, g in zip(rng.random(n), rng.choice(["A", "B"], n))],
         },
         dtype=object,
     )
@@ -46,7 +47,11 @@ def test_null_code_of_a_column_without_missing_values_is_a_structural_zero():
         rel = release_schema(s)
         dom = pgm.Domain(rel.names, [c.size for c in rel.columns])
         z = StructuralZeros.noise_born(rel, dom)
-        assert z is not None and z.entries == ((("code",), ((rel["code"].null_code,),)),)
+        # the numeric column without missing values and the categorical one: their null codes
+        assert z is not None and set(z.entries) == {
+            (("code",), ((rel["code"].null_code,),)),
+            (("label",), ((rel["label"].null_code,),)),
+        }
         assert StructuralZeros.noise_born(release_schema(s.__class__(s.columns, provenance="user")), dom) is None
 
 
@@ -58,8 +63,10 @@ def test_synthetic_data_gains_no_empty_values_where_the_real_table_has_none(meth
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = privsample.Synthesizer(method, epsilon=1.0, iters=50).fit(df, seed=3).sample(2000, seed=1)
-    assert out["code"].isna().mean() == 0.0
+    assert out["code"].isna().mean() == 0.0 and out["label"].isna().mean() == 0.0
     assert 0.15 < out["amount"].isna().mean() < 0.45  # a real missing share stays (30%)
+    assert 0.12 < out["grade"].isna().mean() < 0.38  # 25%: missing, never the catch-all
+    assert out["grade"].astype(str).str.startswith("(other").mean() < 0.05  # no record is in the catch-all
 
 
 def test_a_code_value_its_counts_did_not_show_is_a_structural_zero():

@@ -604,6 +604,8 @@ def private_schema(
                 "catch_all_share": _share_clip(1.0 - sum(released.values()) / n_hat - missing_share),
                 "counts": released,
                 "sigma": sigma_b,
+                "nullable": bool(col.nullable),
+                "null_count": float(n_miss),
             }
         columns.append(col)
         report.append(_plain(entry))

@@ -455,12 +455,12 @@ def schema_with_other(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schem
 
 def release_schema(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schema:
     """A copy of ``schema`` with a code for every value: categorical columns without an ``other``
-    label get one (as ``schema_with_other``) and numeric columns become nullable (missing values and
-    non-numbers get the null code). Data-independent, so the result is as public as ``schema``.
-    Used for privately discovered schemas, whose noisy domain may miss values of some records.
+    label get one (as ``schema_with_other``) and every column becomes nullable (missing values, and in a
+    numeric column non-numbers, get the null code, never the catch-all). Data-independent, so the result is
+    as public as ``schema``. Used for privately discovered schemas, whose noisy domain may miss values of
+    some records; a null code whose noisy count did not pass is fixed at probability 0 by the synthesizers
+    (``privsample.synth.zeros.StructuralZeros.noise_born``).
     """
     base = schema_with_other(schema, label)
-    cols = [
-        dataclasses.replace(c, nullable=True) if isinstance(c, Numeric) and not c.nullable else c for c in base.columns
-    ]
+    cols = [c if c.nullable else dataclasses.replace(c, nullable=True) for c in base.columns]
     return dataclasses.replace(base, columns=cols)

@@ -416,6 +416,7 @@ def _discover(
         null_info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
     i0, i1 = grid_range(g, sg)
     unsupported: list[float] = []
+    keep: list[int] = []  # a code's kept unit cells
     outside = float(g[max(0, i0 - CLIP_CELLS) : i0].sum() + g[i1 + 1 : i1 + 1 + CLIP_CELLS].sum())
     if all(cells[i][2] for i in range(i0, i1 + 1)):  # only unit cells: a code keeps the values its counts support
         keep = [i for i in range(i0, i1 + 1) if g[i] > EXTEND_SIGMAS * sg] or [int(i0 + np.argmax(g[i0 : i1 + 1]))]
@@ -439,6 +440,9 @@ def _discover(
             _unused(name, "bin edges", accountant, noise, rho_tree)
         col = Numeric(name, lower, upper, bins=int(upper - lower + 1), integer=True, nullable=nullable)
         info.update(lower=lower, upper=upper, bins=col.bins, points=[], binning="unit", unsupported=unsupported)
+        # the kept values' noisy counts: released, so the synthesizers reuse them as 1-way measurements
+        if keep:
+            info.update(counts={_value_text(cells[i][0]): float(g[i]) for i in keep}, sigma=sg)
         _note(notes, name, col, info)
         return col, info
     # point masses: the unit cells inside the range that hold a large noisy share (0 capital gain, 1 child)
@@ -493,6 +497,10 @@ def _octave_cuts(cells, noisy, lower: float, upper: float, k: int, integer: bool
         e = np.floor(e) - 0.5 if integer else e
         cuts.extend(float(v) for v in e)
     return sorted({c for c in cuts if lower < c < upper})
+
+
+def _value_text(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
 def _share(mass: float, n: float) -> float:

@@ -56,18 +56,20 @@ def no_progress(stage: str, **_: Any) -> None:
 
 
 def discovery_measurements(schema, domain) -> list:
-    """The category counts that private discovery released, as 1-way measurements on ``domain``.
+    """The counts that private discovery released, as 1-way measurements on ``domain``.
 
-    A privately discovered schema (``provenance: private``) keeps, per categorical column, the noisy
-    count of every released category and its noise scale sigma (``schema.discovery``). Each becomes one
-    measurement of the column's 1-way marginal: the released cells with weight 1 and stddev sigma, every
-    other cell (the catch-all, the null code) with weight 0, i.e. not measured. Privacy: these counts
-    are outputs of discovery's thresholded histogram, already charged to the accountant and in the
-    ledger, so using them is post-processing and costs nothing more. Utility: the budget spent on
-    discovery also sharpens the 1-way marginals. The counts are conditioned on passing the threshold,
-    which biases counts near it upwards by at most a few sigma; the frequent categories that dominate
-    the marginal are far above it. Columns whose categories no longer match the released ones (a
-    schema edited after discovery) are left out.
+    A privately discovered schema (``provenance: private``) keeps, per column, the noisy counts discovery
+    released and their noise scale sigma (``schema.discovery``): a categorical column's released categories,
+    a code column's kept values (a numeric column with unit bins, from its grid histogram) and, where the
+    column is nullable, the records without a value (``null_count``). Each column's counts come from one
+    measurement with one sigma, and become one measurement of its 1-way marginal: those cells with weight 1
+    and stddev sigma, every other cell (the catch-all, a code's unsupported values) with weight 0, i.e. not
+    measured. Privacy: these counts are outputs of discovery's mechanisms, already charged to the accountant
+    and in the ledger, so using them is post-processing and costs nothing more. Utility: the budget spent on
+    discovery also sharpens the 1-way marginals. The counts are conditioned on passing a threshold, which
+    biases counts near it upwards by at most a few sigma; the frequent values that dominate the marginal are
+    far above it. Columns whose domain no longer matches the released one (a schema edited after discovery)
+    are left out.
     """
     from privsample.synth import pgm
 
@@ -78,23 +80,44 @@ def discovery_measurements(schema, domain) -> list:
     out = []
     for col in schema.columns:
         e = entries.get(col.name)
-        if (
-            e is None
-            or getattr(col, "kind", None) != "categorical"
-            or col.name not in domain.attributes
-            or not isinstance(e.get("counts"), dict)
-            or not e["counts"]
-            or not e.get("sigma")
-        ):
+        if e is None or col.name not in domain.attributes or not isinstance(e.get("counts"), dict) or not e["counts"]:
             continue
-        size = int(domain[col.name])
-        codes = {c: i for i, c in enumerate(col.categories)}
-        if size != col.size or any(str(c) not in codes for c in e["counts"]):
+        if not e.get("sigma") or int(domain[col.name]) != col.size:
             continue
-        y, w = np.zeros(size), np.zeros(size)
-        for c, v in e["counts"].items():
-            y[codes[str(c)]], w[codes[str(c)]] = float(v), 1.0
+        codes = _released_codes(col, e)
+        if codes is None:
+            continue
+        y, w = np.zeros(col.size), np.zeros(col.size)
+        for i, v in codes.items():
+            y[i], w[i] = v, 1.0
         out.append(pgm.LinearMeasurement(y, (col.name,), stddev=float(e["sigma"]), query=pgm.mbi.WeightedQuery(w)))
+    return out
+
+
+def _released_codes(col, entry: dict) -> dict[int, float] | None:
+    """{code: noisy count} of a column's released counts (``discovery_measurements``), None when they do not
+    match the column (edited after discovery, or a numeric column without unit bins)."""
+    kind = getattr(col, "kind", None)
+    out: dict[int, float] = {}
+    if kind == "categorical":
+        index = {c: i for i, c in enumerate(col.categories)}
+        if any(str(c) not in index for c in entry["counts"]):
+            return None
+        out = {index[str(c)]: float(v) for c, v in entry["counts"].items()}
+    elif kind == "numeric" and entry.get("binning") == "unit" and col.integer and col.edges is None:
+        if col.bins != int(col.upper - col.lower + 1):
+            return None
+        for c, v in entry["counts"].items():
+            code = float(c) - col.lower
+            if not (code.is_integer() and 0 <= code < col.bins):
+                return None
+            out[int(code)] = float(v)
+    else:
+        return None
+    null = entry.get("null_count")
+    sigma_null = entry.get("null_sigma", entry.get("sigma"))
+    if entry.get("nullable") and col.null_code is not None and null is not None and sigma_null == entry["sigma"]:
+        out[int(col.null_code)] = float(null)
     return out
 
 

@@ -55,18 +55,19 @@ class StructuralZeros:
 
     @classmethod
     def noise_born(cls, schema, domain) -> "StructuralZeros | None":
-        """Codes of a privately discovered schema's numeric columns that discovery's noisy counts did not show: the
-        null code the release domain adds although the count of records without a number did not pass
-        (``nullable`` False in ``schema.discovery``), and a code column's values between its kept ones whose counts
-        did not pass (``unsupported``). Probability 0, so noise alone puts no synthetic record there (no empty
-        value, no invented code). Post-processing of released counts (public after discovery); None if none."""
+        """Codes of a privately discovered schema that discovery's noisy counts did not show: the null code the
+        release domain adds to every column although the noisy count of the records without a value (categorical)
+        or without a number (numeric) did not pass (``nullable`` False in ``schema.discovery``), and a code column's
+        values between its kept ones whose counts did not pass (``unsupported``). Probability 0, so noise alone puts
+        no synthetic record there (no empty value, no invented code). Post-processing of released counts (public
+        after discovery); None if none."""
         if schema is None or getattr(schema, "provenance", None) != "private" or not getattr(schema, "discovery", None):
             return None
         report = {str(c.get("name")): c for c in schema.discovery.get("columns", []) if isinstance(c, dict)}
         entries = []
         for col in schema.columns:
             info = report.get(col.name, {})
-            if info.get("kind") != "numeric" or col.name not in domain.attributes:
+            if info.get("kind") not in ("numeric", "categorical", "catch-all") or col.name not in domain.attributes:
                 continue
             codes = []
             if info.get("nullable") is False and getattr(col, "null_code", None) is not None:
