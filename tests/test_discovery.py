@@ -766,3 +766,24 @@ def test_discovery_measurements_of_a_code_column_are_its_grid_counts():
     assert M.stddev == pytest.approx(grid[1])
     assert y.tolist() == [rep["counts"]["1"], rep["counts"]["2"], 0.0, rep["counts"]["4"], rep["null_count"]]
     assert y.tolist() != [500, 300, 0, 150, 50]  # noisy, not exact
+
+
+def test_discovery_counts_near_their_pass_level_are_not_reused():
+    """A code value or null cell passes at 2 sigma; a count that passed there is biased upwards (an empty cell's
+    would invent records), so only counts above ``REUSE_SIGMAS`` sigma become measurements."""
+    from privsample.data.schema import Numeric, Schema
+    from privsample.synth import pgm
+    from privsample.synth.base import REUSE_SIGMAS, discovery_measurements
+
+    col = Numeric("c", 1.0, 3.0, bins=3, integer=True, nullable=True)
+    entry = {"name": "c", "kind": "numeric", "binning": "unit", "sigma": 10.0, "nullable": True}
+    dom = pgm.Domain(["c"], [col.size])
+
+    def weights(counts, null):
+        s = Schema([col], provenance="private", discovery={"columns": [{**entry, "counts": counts, "null_count": null}]})
+        (M,) = discovery_measurements(s, dom)
+        return np.asarray(M.query.weights).tolist()
+
+    high = REUSE_SIGMAS * 10.0 + 1
+    assert weights({"1": 900.0, "2": high, "3": 25.0}, high) == [1.0, 1.0, 0.0, 1.0]
+    assert weights({"1": 900.0, "2": 39.0, "3": 25.0}, 21.0) == [1.0, 0.0, 0.0, 0.0]

@@ -55,6 +55,9 @@ def no_progress(stage: str, **_: Any) -> None:
     return None
 
 
+REUSE_SIGMAS = 4.0  # a code value's or null cell's discovery count is reused only above this many sigmas
+
+
 def discovery_measurements(schema, domain) -> list:
     """The counts that private discovery released, as 1-way measurements on ``domain``.
 
@@ -67,9 +70,11 @@ def discovery_measurements(schema, domain) -> list:
     measured. Privacy: these counts are outputs of discovery's mechanisms, already charged to the accountant
     and in the ledger, so using them is post-processing and costs nothing more. Utility: the budget spent on
     discovery also sharpens the 1-way marginals. The counts are conditioned on passing a threshold, which
-    biases counts near it upwards by at most a few sigma; the frequent values that dominate the marginal are
-    far above it. Columns whose domain no longer matches the released one (a schema edited after discovery)
-    are left out.
+    biases counts near it upwards: a category's threshold is many sigmas high, but a code value or a null cell
+    passes at ``EXTEND_SIGMAS`` (2) sigma, where an empty cell's count, if it passes, is at least 2 sigma (an
+    invented share of records); so those counts are reused only above ``REUSE_SIGMAS`` (4) sigma, where the bias
+    is small and an empty cell passes with probability about 3e-5. Columns whose domain no longer matches the
+    released one (a schema edited after discovery) are left out.
     """
     from privsample.synth import pgm
 
@@ -111,12 +116,19 @@ def _released_codes(col, entry: dict) -> dict[int, float] | None:
             code = float(c) - col.lower
             if not (code.is_integer() and 0 <= code < col.bins):
                 return None
-            out[int(code)] = float(v)
+            if float(v) > REUSE_SIGMAS * float(entry["sigma"]):
+                out[int(code)] = float(v)
     else:
         return None
     null = entry.get("null_count")
     sigma_null = entry.get("null_sigma", entry.get("sigma"))
-    if entry.get("nullable") and col.null_code is not None and null is not None and sigma_null == entry["sigma"]:
+    if (
+        entry.get("nullable")
+        and col.null_code is not None
+        and null is not None
+        and sigma_null == entry["sigma"]
+        and float(null) > REUSE_SIGMAS * float(sigma_null)
+    ):
         out[int(col.null_code)] = float(null)
     return out
 
