@@ -1071,6 +1071,8 @@ def credit_worker(a) -> dict:
             schema=credit_schema() if a.arm == "reviewed" else None,
             seed=a.seed,
             method_options=method_options(a.method, max_memory_mb=8192.0),
+            # experiment arms only (not the defaults' results): e.g. CREDIT_DISCOVERY='{"max_share": 0.6}'
+            discovery_options=json.loads(os.environ.get("CREDIT_DISCOVERY", "{}")) or None,
         )
     except (InputError, PrivsampleError) as exc:
         msg = str(exc).splitlines()[0][:300]

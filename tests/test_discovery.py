@@ -780,7 +780,8 @@ def test_discovery_counts_near_their_pass_level_are_not_reused():
     dom = pgm.Domain(["c"], [col.size])
 
     def weights(counts, null):
-        s = Schema([col], provenance="private", discovery={"columns": [{**entry, "counts": counts, "null_count": null}]})
+        report = {"columns": [{**entry, "counts": counts, "null_count": null}]}
+        s = Schema([col], provenance="private", discovery=report)
         (M,) = discovery_measurements(s, dom)
         return np.asarray(M.query.weights).tolist()
 

@@ -118,6 +118,19 @@ def tamper(case: str, meta: dict, arrays: dict) -> str:
     if case == "compression_name":
         meta["compression"]["e"] = "nothing"
         return "compression.e"
+    if case.startswith("decompression_"):
+        dec = meta["decompression"]["e"]
+        arrays[dec] = arrays[dec].astype(float)
+        if case == "decompression_negative":
+            arrays[dec][0] = -1.0
+        elif case == "decompression_nan":
+            arrays[dec][0] = math.nan
+        elif case == "decompression_length":
+            arrays[dec] = arrays[dec][:-1]
+        else:  # decompression_name
+            meta["decompression"]["e"] = first_compression(meta)
+            return "decompression.e"
+        return dec
     if case == "extra_array":
         arrays["payload"] = np.arange(3)
         return "payload"
@@ -185,6 +198,10 @@ CASES = [
     "compression_length",
     "compression_float",
     "compression_name",
+    "decompression_negative",
+    "decompression_nan",
+    "decompression_length",
+    "decompression_name",
     "extra_array",
     "total_nan",
     "total_inf",

@@ -276,3 +276,47 @@ def test_numpy_sampler_matches_the_model_like_mbis_and_is_seeded(fitted):
             return np.abs(got - want).sum() / rows
 
         assert gap(ours) < 0.03 and gap(ours) < gap(theirs) + 0.02
+
+
+def test_decompression_follows_the_noisy_counts_within_a_preimage():
+    """A merged code is decompressed in proportion to its values' noisy 1-way counts (clipped at 0), uniformly
+    where they are all 0."""
+    from privsample.synth.model import decompress_weighted, preimage_weights
+
+    m = np.array([0, 1, 1, 2, 1, 2])
+    w = preimage_weights(m, np.array([5.0, 90.0, -3.0, 0.0, 10.0, -1.0]))
+    assert w.tolist() == [5.0, 90.0, 0.0, 1.0, 10.0, 1.0]  # preimage 2 has no positive count: uniform
+    out = decompress_weighted(np.full(40000, 1), m, w, np.random.default_rng(0))
+    share = np.bincount(out, minlength=6) / 40000
+    assert share[2] == 0 and share[1] == pytest.approx(0.9, abs=0.01) and share[4] == pytest.approx(0.1, abs=0.01)
+
+
+class _Recording(SeededNoise):
+    def __init__(self, seed):
+        super().__init__(seed, quiet=True)
+        self.calls = []
+
+    def gaussian(self, counts, sigma):
+        out = super().gaussian(counts, sigma)
+        self.calls.append((np.asarray(counts).copy(), np.asarray(out).copy()))
+        return out
+
+
+def test_mst_decompresses_by_its_one_way_noisy_counts(tmp_path):
+    """The saved decompression weights are exactly the step-1 noisy counts clipped at 0 (not the true counts), and
+    survive a save and load."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    k = rng.choice(6, n, p=[0.55, 0.4, 0.02, 0.015, 0.01, 0.005])
+    j = rng.integers(0, 2, n)
+    dom = pgm.Domain(["k", "j"], [6, 2])
+    noise = _Recording(3)
+    model = MST(iters=100).fit(NumpyEngine({"k": k, "j": j}, dom), Accountant(0.01), noise)
+    assert "k" in model.compression and model.decompression.keys() == model.compression.keys()
+    true = np.bincount(k, minlength=6)
+    (y,) = [out for cnt, out in noise.calls if cnt.shape == (6,) and (cnt == true).all()]
+    np.testing.assert_array_equal(model.decompression["k"], np.maximum(y, 0))
+    assert not np.array_equal(model.decompression["k"], true)
+    model.save(tmp_path / "m.zip")
+    back = SynthModel.load(tmp_path / "m.zip")
+    np.testing.assert_array_equal(back.decompression["k"], model.decompression["k"])

@@ -58,6 +58,7 @@ RELEASED_FIELDS = (
     "domain.*",
     "model.*",
     "compression*",
+    "decompression*",
     "info.compressed*",
     "info.tree*",
     "info.rounds*",
@@ -72,6 +73,7 @@ RELEASED_FIELDS = (
     "ledger.*",
     "arrays:potential_*",
     "arrays:compression_*",
+    "arrays:decompression_*",
 )
 CHUNK_ROWS = 1_000_000  # the most rows sampled, decoded and written at a time (bounded memory)
 CHUNK_CELLS = 4_000_000  # ... and the most cells (rows x columns): about 60 bytes a cell (Adult, Parquet)
@@ -90,6 +92,17 @@ def decompress_codes(codes: np.ndarray, mapping: np.ndarray, rng: np.random.Gene
     c = np.asarray(codes, dtype=np.int64)
     offs = np.floor(rng.random(c.shape) * counts[c]).astype(np.int64)
     return order[starts[c] + offs]
+
+
+def preimage_weights(mapping: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Weights over the original codes for decompression: ``weights`` (clipped at 0), and 1 for every code of a
+    preimage whose weights are all 0 (or for every code when ``weights`` is None): uniform there."""
+    mapping = np.asarray(mapping, dtype=np.int64)
+    if weights is None:
+        return np.ones(mapping.shape, dtype=float)
+    w = np.maximum(np.nan_to_num(np.asarray(weights, dtype=float), nan=0.0), 0.0)
+    total = np.bincount(mapping, weights=w, minlength=int(mapping.max()) + 1 if mapping.size else 0)
+    return np.where(total[mapping] > 0, w, 1.0)
 
 
 def decompress_weighted(
@@ -147,6 +160,8 @@ class SynthModel:
     ledger: dict[str, Any]  # Accountant.to_dict()
     schema: Schema | None = None
     compression: dict[str, np.ndarray] = field(default_factory=dict)
+    # weights of the original codes within each compressed code (noisy counts, public): None or absent = uniform
+    decompression: dict[str, np.ndarray] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)  # public run facts (measured cliques, rounds); saved
     # wall-clock seconds of the fit's phases (and AIM's cache clears, memory dependent): in memory only
@@ -226,9 +241,10 @@ class SynthModel:
             m = self.compression.get(a)
             if m is None:
                 evidence[a] = cc.weights
-            else:  # a compressed code holds its preimage uniformly: its weight is the preimage's mean weight
+            else:  # a compressed code holds its preimage by the decompression weights: their weighted mean
                 m = np.asarray(m, dtype=np.int64)
-                evidence[a] = np.bincount(m, weights=cc.weights) / np.bincount(m)
+                w = preimage_weights(m, self.decompression.get(a))
+                evidence[a] = np.bincount(m, weights=w * cc.weights) / np.bincount(m, weights=w)
         draw = pgm.record_sampler(self.model, evidence)
         out = (where, columns, draw, float(draw.log_probability))
         self.__dict__["_last_condition"] = (str(where), out)
@@ -251,8 +267,11 @@ class SynthModel:
         )
         columns = getattr(draw, "columns", {})
         for a, m in self.compression.items():
+            w = self.decompression.get(a)
             if a in columns:
-                codes[a] = decompress_weighted(codes[a], m, columns[a].weights, rng)
+                codes[a] = decompress_weighted(codes[a], m, preimage_weights(m, w) * columns[a].weights, rng)
+            elif w is not None:
+                codes[a] = decompress_weighted(codes[a], m, preimage_weights(m, w), rng)
             else:
                 codes[a] = decompress_codes(codes[a], m, rng)
         return {a: codes[a] for a in self.domain}
@@ -318,6 +337,10 @@ class SynthModel:
         for i, (a, m) in enumerate(self.compression.items()):
             arrays[f"compression_{i}"] = np.asarray(m, dtype=np.int64)
             comp[a] = f"compression_{i}"
+        dec = {}
+        for i, (a, w) in enumerate(self.decompression.items()):
+            arrays[f"decompression_{i}"] = np.asarray(w, dtype=np.float64)
+            dec[a] = f"decompression_{i}"
         meta = {
             "format": FORMAT,
             "privsample_version": __version__,
@@ -328,6 +351,7 @@ class SynthModel:
             "schema": self.schema.to_dict() if self.schema else None,
             "model": mmeta,
             "compression": comp,
+            **({"decompression": dec} if dec else {}),
             "params": self.params,
             "info": {k: v for k, v in self.info.items() if k not in UNSAVED_INFO_KEYS},
             "ledger": self.ledger,
@@ -417,6 +441,7 @@ class SynthModel:
             ledger=meta["ledger"],
             schema=schema,
             compression={a: arrays[k] for a, k in meta.get("compression", {}).items()},
+            decompression={a: arrays[k] for a, k in meta.get("decompression", {}).items()},
             params=meta.get("params", {}),
             info=meta.get("info", {}),
         )
@@ -532,6 +557,18 @@ def validate_payload(meta: dict[str, Any], arrays: dict[str, np.ndarray], source
             raise bad(name, f"must hold codes in 0..{k - 1}")
         if np.unique(m).size != k:
             raise bad(name, f"must map onto every one of the {k} compressed codes of '{a}'")
+    dec = meta.get("decompression", {})
+    if not isinstance(dec, dict):
+        raise bad("decompression", "must be an object")
+    for a, name in dec.items():
+        if a not in comp:
+            raise bad(f"decompression.{a}", "is not a compressed column")
+        if not isinstance(name, str) or name not in arrays or name in expected:
+            raise bad(f"decompression.{a}", f"must name a decompression array (got {name!r})")
+        expected.add(name)
+        w = arrays[name]
+        if w.dtype.kind not in "fiu" or w.shape != (domain[a],) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise bad(name, f"must be {domain[a]} finite weights >= 0 (got dtype {w.dtype}, shape {w.shape})")
     extra = sorted(set(arrays) - expected)
     if extra:
         raise bad(extra[0], "is not part of the model")

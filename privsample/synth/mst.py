@@ -14,7 +14,10 @@ is split in thirds:
 3. d-1 two-way marginals of the compressed domain (each record in one cell: sensitivity 1) with
    noise sigma*sqrt(d-1): (rho/3)/(d-1) each; the last one spends exactly what remains.
 Domain compression (values whose noisy count is below 3 sd are merged) and the total estimate
-N-hat are computed from step 1's noisy output only. Estimation and sampling are post-processing.
+N-hat are computed from step 1's noisy output only. Estimation and sampling are post-processing. A merged
+code is decompressed onto its original values in proportion to their step-1 noisy counts (clipped at 0;
+uniformly where all are 0), where the reference draws uniformly: a missing-value code or a catch-all merged
+with real rare values then gets the share its count shows, not an equal one.
 
 Structural zeros (the schema's public ``forbid``, :mod:`privsample.synth.zeros`) cost nothing: their
 columns join the model's cliques, their cells are fixed at zero in the fit, columns they name are not
@@ -421,6 +424,8 @@ class MST(Synthesizer):
             ledger=accountant.to_dict(),
             schema=schema,
             compression=mapping,
+            # within a merged code, the original codes in proportion to their noisy 1-way counts (clipped at 0)
+            decompression={a: np.maximum(one_way[a][0], 0.0) for a in mapping},
             params={
                 "iters": self.iters,
                 "tol": self.tol,
