@@ -145,6 +145,8 @@ def _canonical(values, counts) -> tuple[np.ndarray, np.ndarray, int]:
         if kind != "i":  # text, booleans, anything else: its text
             values = np.asarray([str(v) for v in values.tolist()], dtype=object)
     if kind in "if":
+        if len(values) < 2 or bool(np.all(values[1:] > values[:-1])):  # already distinct and sorted
+            return values, counts, extra
         uniques, inverse = np.unique(values, return_inverse=True)
         if len(uniques) == len(values) and np.array_equal(uniques, values):
             return values, counts, extra

@@ -26,6 +26,7 @@ from privsample.errors import InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, arrow_values, check_unique
 
 _SRC = "privsample_source"
+RAW_SHARE = 0.1  # a numeric column with more distinct values than this share of its values is counted in NumPy
 _CLEANED = "cleaned"  # a ``DuckDBValues`` database's cleaned rows of a CSV file
 MEMORY_LIMIT_MAX = 2**30  # default memory_limit: 1 GiB, or a quarter of the available memory if less
 
@@ -81,7 +82,10 @@ class DuckDBValues:
     The file is read with ``read_table``'s SQL (``source_sql``: the same values, cleaned with ``na_values``);
     a CSV file is read once into a cleaned table of that database (every later query reads it, not the
     file; a Parquet file is read in place, a column at a time). Per column: ``SELECT value, count(*) ...
-    GROUP BY value`` over its non-missing values, and the missing ones counted apart. Text comes back as
+    GROUP BY value`` over its non-missing values, and the missing ones counted apart; a numeric column whose
+    values are mostly distinct (DuckDB's approximate distinct count above ``RAW_SHARE`` of them) is fetched
+    as one float64 / int64 array and counted by ``np.unique`` instead (the same counts, several times faster
+    than a hash aggregate over millions of groups; the choice changes no count, only the time taken). Text comes back as
     text; integer, floating-point and boolean columns as their typed values (``ColumnValues`` gives every
     engine the same canonical form). Nothing is read before the first count, so the column names (the
     header alone) can be checked before. ``DuckDBEngine(values, schema, ...)`` then codes the same cleaned
@@ -113,6 +117,7 @@ class DuckDBValues:
         self._csv = table_format(path) == "csv"
         self._n: int | None = None
         self._present: dict[str, int] = {}
+        self._distinct: dict[str, int] = {}
 
     # -- ValueSource ----------------------------------------------------------------------------------
     def row_count(self) -> int:
@@ -124,13 +129,24 @@ class DuckDBValues:
         """The exact counts of column ``name`` (sensitive)."""
         self._read()
         j = self.names.index(name)
-        q = sql_ident(name)
-        sql = f"SELECT {q} AS v, count(*) AS n FROM ({self._clean}) AS t WHERE {q} IS NOT NULL GROUP BY {q}"
-        table = self._query(sql, arrow=True)
-        values = arrow_values(table.column(0), self.kinds[j])
+        q, kind = sql_ident(name), self.kinds[j]
+        missing = self._n - self._present[name]
+        where = f"FROM ({self._clean}) AS t WHERE {q} IS NOT NULL"
+        if kind in ("int", "float") and self._distinct[name] > RAW_SHARE * self._present[name]:
+            # mostly distinct numbers: sorting them in NumPy is several times faster than a hash GROUP BY
+            table = self._query(f"SELECT {q} AS v {where}", arrow=True)
+            x = arrow_values(table.column(0), kind)
+            del table
+            if kind == "float":
+                x = x + 0.0  # -0.0 -> 0.0 (``ColumnValues``), before equal values are counted together
+            values, counts = np.unique(x, return_counts=True)
+            del x
+            return ColumnValues(missing, values, counts)
+        table = self._query(f"SELECT {q} AS v, count(*) AS n {where} GROUP BY {q}", arrow=True)
+        values = arrow_values(table.column(0), kind)
         counts = table.column(1).to_numpy().astype(np.int64, copy=False)
         del table
-        return ColumnValues(self._n - self._present[name], values, counts)
+        return ColumnValues(missing, values, counts)
 
     # -- the rest ---------------------------------------------------------------------------------------
     def cleaned(self) -> tuple[str, list[str], list[str]]:
@@ -148,10 +164,16 @@ class DuckDBValues:
             self._clean = f"SELECT * FROM {_CLEANED}"
             for copy in Path(self._dir).glob("transcoded*.csv"):
                 copy.unlink(missing_ok=True)
-        present = ", ".join(f"count({sql_ident(n)})" for n in self.names)
-        row = self._query(f"SELECT count(*), {present} FROM ({self._clean}) AS t")[0]
+        m = len(self.names)
+        present = [f"count({sql_ident(n)})" for n in self.names]
+        distinct = [
+            f"approx_count_distinct({sql_ident(n)})" if k in ("int", "float") else "0"
+            for n, k in zip(self.names, self.kinds)
+        ]
+        row = self._query(f"SELECT count(*), {', '.join(present + distinct)} FROM ({self._clean}) AS t")[0]
         self._n = int(row[0])
-        self._present = {n: int(v) for n, v in zip(self.names, row[1:])}
+        self._present = {n: int(v) for n, v in zip(self.names, row[1 : 1 + m])}
+        self._distinct = {n: int(v) for n, v in zip(self.names, row[1 + m :])}  # only chooses how to count
 
     def _query(self, sql: str, arrow: bool = False):
         """Run ``sql``: its rows (or Arrow table); a reader error is bad input."""

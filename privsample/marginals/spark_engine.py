@@ -423,12 +423,12 @@ class SparkValues(_SparkReading):
 
     def row_count(self) -> int:
         """The number of records (exact: sensitive)."""
-        self._read()
+        self._persist()
         return int(self._n)
 
     def column_values(self, name: str) -> ColumnValues:
         """The exact counts of column ``name`` (sensitive)."""
-        self._read()
+        self._persist()
         q = SPARK.ident(name)
         sql = f"SELECT {q} AS v, count(*) AS n FROM {self._table} WHERE {q} IS NOT NULL GROUP BY {q}"
         table = self._run(sql)
@@ -442,7 +442,8 @@ class SparkValues(_SparkReading):
         self._check_open()
         return dict(self.kind_of), (f"SELECT * FROM {self._table}" if self._cleaned is not None else self._clean)
 
-    def _read(self) -> None:
+    def _persist(self) -> None:
+        """On first use: the cleaned rows persisted; the number of records and of non-missing values."""
         from pyspark import StorageLevel
 
         self._check_open()
