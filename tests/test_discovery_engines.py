@@ -120,6 +120,25 @@ def test_spark_discovers_the_same_schema(files):
             expected = discover(read_table(files[kind], allow_empty=True))
             with SparkValues(str(files[kind]), spark=spark) as values:
                 assert discover(values) == expected, kind
+        # the pipeline: discovery by Spark, then the engine codes the same persisted rows
+        from privsample.pipeline import synthesize
+
+        runs = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for engine, opts in (("numpy", None), ("spark", {"spark": spark})):
+                runs[engine] = synthesize(
+                    files["csv"],
+                    epsilon=1.0,
+                    method="mst",
+                    seed=3,
+                    engine=engine,
+                    rows=200,
+                    engine_options=opts,
+                    method_options={"iters": 30},
+                )
+        assert runs["numpy"].schema.to_dict() == runs["spark"].schema.to_dict()
+        assert runs["numpy"].table.equals(runs["spark"].table)
     finally:
         spark.stop()
 
