@@ -71,7 +71,8 @@ AUTO_SHARE_CODED = {"parquet": 10, "csv.gz": 10, "csv": 3}
 
 def choose_engine(source, engine: str, schema: Schema | None) -> str:
     """The engine to use: ``engine``, or for ``auto`` Spark for a Spark DataFrame, else NumPy or DuckDB
-    by file size (``AUTO_SHARE``, or ``AUTO_SHARE_CODED`` with a schema)."""
+    by file size (``AUTO_SHARE``, or ``AUTO_SHARE_CODED`` with a schema; without one, DuckDB discovers the
+    schema out of core too)."""
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     from privsample.marginals.spark_engine import is_dataframe  # does not import pyspark
@@ -93,11 +94,6 @@ def choose_engine(source, engine: str, schema: Schema | None) -> str:
     size, available = path.stat().st_size, psutil.virtual_memory().available
     if size * (AUTO_SHARE if schema is None else AUTO_SHARE_CODED)[fmt] <= available:
         return "numpy"
-    if schema is None:
-        raise InputError(
-            f"{path} is too large to load in the available memory: pass --schema to use the "
-            "out-of-core engine, or --engine numpy to load it anyway"
-        )
     return "duckdb"
 
 
@@ -126,6 +122,35 @@ def make_engine(
     from privsample.marginals.spark_engine import SparkEngine
 
     return SparkEngine(source, schema, clip=clip, other=other, release=release, master=spark_master, **opts)
+
+
+VALUES_OPTIONS = {
+    "duckdb": ("memory_limit", "threads", "temp_directory"),
+    "spark": ("spark", "config", "connect_timeout"),
+}
+
+
+def make_values(
+    engine: str,
+    source,
+    *,
+    spark_master: str,
+    engine_options: dict | None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+):
+    """The DuckDB or Spark reader of ``source``'s exact value counts (``DuckDBValues``, ``SparkValues``), for
+    private discovery; ``make_engine`` on it then codes the same cleaned rows. ``engine_options``: the engine's
+    options, of which the reader takes those that concern reading (``VALUES_OPTIONS``). Reads the header only:
+    the records are read on the first count."""
+    opts = {k: v for k, v in (engine_options or {}).items() if k in VALUES_OPTIONS[engine]}
+    if engine == "duckdb":
+        from privsample.marginals.duckdb_engine import DuckDBValues
+
+        return DuckDBValues(source, delimiter=delimiter, encoding=encoding, **opts)
+    from privsample.marginals.spark_engine import SparkValues
+
+    return SparkValues(source, master=spark_master, delimiter=delimiter, encoding=encoding, **opts)
 
 
 RELEASE_RULE = (
@@ -421,7 +446,8 @@ def synthesize(
     table (a pandas DataFrame, a pyarrow Table, a polars DataFrame), read as ``read_table`` reads the same data
     written to CSV (``privsample.data.frames``) on the numpy engine. Bad input raises ``InputError`` before
     any budget is spent.
-    ``engine``: numpy | duckdb | spark | auto (``choose_engine``); duckdb and spark need ``schema``.
+    ``engine``: numpy | duckdb | spark | auto (``choose_engine``); without ``schema``, duckdb and spark discover
+    it privately from their own per-column value counts (``make_values``), as numpy does in memory.
     ``engine_options``: keyword options of the DuckDB/Spark engine (e.g. ``memory_limit``, ``threads``).
     Values outside the schema never stop the run: ``RELEASE_RULE`` (``encode(..., release=True)``) handles
     them record by record on every engine. ``clip`` is accepted for compatibility; clipping is always on.
@@ -487,22 +513,37 @@ def synthesize(
     if engine != "spark" and frame is None:
         source = Path(source)
     if engine in ("duckdb", "spark"):
-        if schema is None:
-            raise InputError(f"--engine {engine} needs --schema (private discovery reads the table in memory)")
-        schema = release_domain(schema, other)
-        synth.check_size(schema.domain(), schema)
-        eng = make_engine(
-            engine,
-            source,
-            schema,
-            clip=True,
-            other=other,
-            spark_master=spark_master,
-            engine_options=engine_options,
-            release=True,
-            delimiter=delimiter,
-            encoding=encoding,
-        )
+        values = None  # without a schema: the engine's reader of exact value counts, for private discovery
+        try:
+            if schema is None:
+                values = make_values(
+                    engine,
+                    source,
+                    spark_master=spark_master,
+                    engine_options=engine_options,
+                    delimiter=delimiter,
+                    encoding=encoding,
+                )
+                schema = _discover(
+                    values, synth, accountant, noise, d_disc, schema_share, discovery_options, epsilon, delta, progress
+                )
+            schema = release_domain(schema, other)
+            synth.check_size(schema.domain(), schema)
+            eng = make_engine(
+                engine,
+                values if values is not None else source,  # the engine takes over the reader's cleaned rows
+                schema,
+                clip=True,
+                other=other,
+                spark_master=spark_master,
+                engine_options=engine_options,
+                release=True,
+                delimiter=delimiter,
+                encoding=encoding,
+            )
+        finally:
+            if values is not None:
+                values.close()  # nothing left to close once the engine took it over
     elif frame is None and schema is not None:
         # A reviewed schema and a file: read and code it a batch at a time, so that the table itself is
         # never in memory, only its codes (the same codes as ``encode(read_table(...), release=True)``).
@@ -537,29 +578,9 @@ def synthesize(
                 )
             )
         if schema is None:
-            from privsample.data.discovery import private_schema
-
-            with progress_phase(progress, "check model size", message="worst case of discovery"):
-                synth.check_size(worst_case_domain([str(c) for c in df.columns]))  # before any spend
-            with progress_phase(
-                progress, "discover schema", accountant=accountant, message="private category/bounds discovery"
-            ):
-                # Discovery takes a share of the whole budget: planned from a noisy row count (share=None) or fixed.
-                schema = private_schema(
-                    df,
-                    accountant,
-                    noise,
-                    rho=accountant.rho_total,
-                    delta=d_disc,
-                    share=schema_share,
-                    bins=DISCOVERY_BINS,
-                    max_categories=DISCOVERY_MAX_CATEGORIES,
-                    **(discovery_options or {}),
-                )
-            from privsample.data.discovery_report import check_not_collapsed, warn_losses
-
-            warn_losses(schema)  # one DiscoveryLossWarning per column discovery lost (post-processing)
-            check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend
+            schema = _discover(
+                df, synth, accountant, noise, d_disc, schema_share, discovery_options, epsilon, delta, progress
+            )
         with progress_phase(progress, "encode table", accountant=accountant):
             schema = release_domain(schema, other)
             synth.check_size(schema.domain(), schema)
@@ -578,6 +599,40 @@ def synthesize(
         ):
             table = model.sample_table(rows, rng)
     return SynthResult(model=model, table=table, accountant=accountant, schema=schema)
+
+
+def _discover(
+    table, synth, accountant, noise, d_disc, schema_share, discovery_options, epsilon, delta, progress
+) -> Schema:
+    """The schema of ``table`` (a DataFrame, or an engine's ``ValueSource``) discovered privately with a share of
+    the run's budget. The model size is checked first on the worst case of discovery (the column names only,
+    public), before any spend; the losses are warned of and a collapsed schema refused before the synthesis
+    spends anything."""
+    from privsample.data.column_values import ValueSource
+    from privsample.data.discovery import private_schema
+    from privsample.data.discovery_report import check_not_collapsed, warn_losses
+
+    names = list(table.names) if isinstance(table, ValueSource) else [str(c) for c in table.columns]
+    with progress_phase(progress, "check model size", message="worst case of discovery"):
+        synth.check_size(worst_case_domain(names))  # before any spend
+    with progress_phase(
+        progress, "discover schema", accountant=accountant, message="private category/bounds discovery"
+    ):
+        # Discovery takes a share of the whole budget: planned from a noisy row count (share=None) or fixed.
+        schema = private_schema(
+            table,
+            accountant,
+            noise,
+            rho=accountant.rho_total,
+            delta=d_disc,
+            share=schema_share,
+            bins=DISCOVERY_BINS,
+            max_categories=DISCOVERY_MAX_CATEGORIES,
+            **(discovery_options or {}),
+        )
+    warn_losses(schema)  # one DiscoveryLossWarning per column discovery lost (post-processing)
+    check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend
+    return schema
 
 
 def check_public(public, method: str, schema: Schema | None, source=None) -> None:

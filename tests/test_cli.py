@@ -504,8 +504,10 @@ def test_synth_with_duckdb_engine_on_parquet(data, tmp_path, capsys):
     code, text = run(["synth", pq, "-o", out, "--epsilon", 2, "--schema", sch, "--engine", "duckdb", *FAST], capsys)
     assert code == 0, text
     assert list(pd.read_csv(out).columns) == ["color", "size", "flag"]
+    # without a schema DuckDB discovers it privately from its own per-column counts
     code, text = run(["synth", pq, "-o", tmp_path / "t.csv", "--epsilon", 2, "--engine", "duckdb", *FAST], capsys)
-    assert code == 2 and "--schema" in text and not (tmp_path / "t.csv").exists()
+    assert code == 0, text
+    assert list(pd.read_csv(tmp_path / "t.csv").columns) == ["color", "size", "flag"]
 
 
 def test_default_method_is_ppsyn_dp_with_progress_and_ledger(data, tmp_path, capsys):

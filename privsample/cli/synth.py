@@ -121,8 +121,8 @@ def synth(
     engine: str = typer.Option(
         "auto",
         "--engine",
-        help="Marginal engine: numpy (in memory), duckdb (out of core, "
-        "needs --schema), spark (needs --schema) or auto: numpy when the file is well under the "
+        help="Marginal engine: numpy (in memory), duckdb (out of core), spark "
+        "or auto: numpy when the file is well under the "
         "available memory (1/40 of it for Parquet without --schema, 1/10 with), else duckdb.",
     ),
     spark_master: str = typer.Option(

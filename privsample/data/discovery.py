@@ -20,8 +20,9 @@ neighbours and charges its cost to the accountant:
 All steps are composed adaptively by the one accountant (a zCDP filter): each step's budget may
 depend on earlier noisy outputs, never on the data directly.
 
-Values are strings or missing (None / pd.NA / NaN); a value is *numeric* if ``pd.to_numeric``
-parses it to a finite float.
+Values are strings or missing (None / pd.NA / NaN), or the numbers of a numeric-typed column (whose text is
+``str()`` of each: ``privsample.data.column_values``); a value is *numeric* if ``pd.to_numeric`` parses it
+to a finite float.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from privsample.data.column_values import ColumnValues, ValueSource, frame_values, series_values, value_numbers
 from privsample.data.discovery_plan import (
     COUNT_SHARE,
     MAX_SHARE,
@@ -91,7 +93,9 @@ class _Scan:
     """The distinct non-missing values of a column with their counts and parsed numbers."""
 
     n_missing: int
-    values: np.ndarray  # object array of str, distinct non-missing values (first-seen order)
+    # distinct non-missing values in canonical order (``ColumnValues``): object array of str, or the int64 / float64
+    # array of a numeric-typed column (``str()`` of an element is its text)
+    values: np.ndarray
     counts: np.ndarray  # int64 count of each value
     numbers: np.ndarray  # float64 parsed value, NaN where not a finite number
 
@@ -109,20 +113,12 @@ class _Scan:
 
 
 def _scan(column: pd.Series) -> _Scan:
-    s = pd.Series(column, copy=False)
-    missing = s.isna().to_numpy(dtype=bool)
-    present = s[~missing].astype(str)
-    codes, uniques = pd.factorize(present, sort=False)
-    values = np.asarray([str(v) for v in uniques], dtype=object)
-    counts = np.bincount(codes, minlength=len(values)).astype(np.int64) if len(values) else np.zeros(0, np.int64)
-    if len(values):
-        parsed = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
-        with np.errstate(all="ignore"):
-            numbers = np.asarray(parsed, dtype=np.float64)
-        numbers = np.where(np.isfinite(numbers), numbers, np.nan)
-    else:
-        numbers = np.zeros(0, dtype=np.float64)
-    return _Scan(int(missing.sum()), values, counts, numbers)
+    return _scan_of(series_values(column))
+
+
+def _scan_of(cv: ColumnValues) -> _Scan:
+    """The scan of a column's exact counts (``ColumnValues``: canonical order, the same on every engine)."""
+    return _Scan(cv.n_missing, cv.values, cv.counts, value_numbers(cv.values))
 
 
 def sorted_categories(values: Sequence[str]) -> list[str]:
@@ -142,6 +138,19 @@ def _other_label(categories: Sequence[str]) -> str:
     while label in taken:
         label, i = f"{DEFAULT_OTHER_LABEL[:-1]} {i})", i + 1
     return label
+
+
+def _check_names(table: pd.DataFrame | ValueSource) -> list[str]:
+    """The column names of a DataFrame (``_check_table``) or of a ``ValueSource`` (distinct, at least one)."""
+    if not isinstance(table, ValueSource):
+        return _check_table(table)
+    names = [str(n) for n in table.names]
+    if not names:
+        raise InputError("the table has no columns")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"the table has duplicate column names: {', '.join(dup)}")
+    return names
 
 
 def _check_table(df: pd.DataFrame) -> list[str]:
@@ -399,7 +408,7 @@ def _share_clip(x: float) -> float:
 
 
 def private_schema(
-    df: pd.DataFrame,
+    df: pd.DataFrame | ValueSource,
     accountant: Accountant,
     noise: NoiseSource,
     *,
@@ -412,6 +421,11 @@ def private_schema(
     **plan_options: Any,
 ) -> Schema:
     """Discover a schema with differential privacy, charging the accountant at most ``rho`` and ``delta``.
+
+    ``df``: a pandas DataFrame, or a ``ValueSource`` (``privsample.data.column_values``: the column names, the
+    number of records and, column by column, its exact value counts, as an out-of-core engine gives them).
+    Either way each column's distinct values are taken in canonical order (``ColumnValues``), so the same data
+    gives the same noisy answers on every engine under the same seeded noise.
 
     Budget. ``share=1.0`` (default): spend exactly ``rho``. ``share=s``: spend exactly ``s * rho``.
     ``share=None``: ``rho`` is the whole run's budget and discovery takes the share that
@@ -472,7 +486,8 @@ def private_schema(
     """
     from privsample.data.numeric_discovery import discover_numeric
 
-    names = _check_table(df)
+    source = frame_values(df) if isinstance(df, pd.DataFrame) else df
+    names = _check_names(df)
     if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho > 0):
         raise InputError(f"rho must be a finite number > 0, got {rho!r}")
     if not (isinstance(delta, (int, float)) and 0 < delta < 1):
@@ -499,7 +514,7 @@ def private_schema(
     if not 0 < count_rho < lowest:  # checked before any spend: the plan can never fail on n_hat
         raise InputError(f"the smallest discovery budget (rho={lowest:.6g}) does not leave room for the row count")
     start = len(accountant.ledger)
-    n_hat, _ = noisy_row_count(len(df), accountant, noise, count_rho)
+    n_hat, _ = noisy_row_count(source.row_count(), accountant, noise, count_rho)
     rho_cols, plan = plan_discovery(rho, delta, n_hat, m, count_rho=count_rho, share=share, **plan_options)
     col_rho = _split(rho_cols, [1.0] * m)
     splits = [_column_split(r, n_hat) for r in col_rho]
@@ -527,8 +542,8 @@ def private_schema(
         )
     columns: list[Column] = []
     report: list[dict[str, Any]] = []
-    for name, key, (rho_a, rho_b) in zip(names, df.columns, splits):
-        sc = _scan(df[key])
+    for name, (rho_a, rho_b) in zip(names, splits):
+        sc = _scan_of(source.column_values(name))
         isnum, integ = sc.is_number, sc.is_integral
         true = np.array(
             [

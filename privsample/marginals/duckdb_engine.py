@@ -14,16 +14,20 @@ import tempfile
 import uuid
 import weakref
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from privsample.data.schema import Schema
+from privsample.data.column_values import ColumnValues
+from privsample.data.schema import DEFAULT_NA_VALUES, Schema
 from privsample.data.sql_dialect import DUCKDB, clean_sql, sql_ident
-from privsample.data.table import DUCKDB_CONFIG, FORMATS, column_kind, duckdb_input_error, source_sql
+from privsample.data.table import DUCKDB_CONFIG, FORMATS, column_kind, duckdb_input_error, source_sql, table_format
 from privsample.errors import InputError
-from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
+from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, arrow_values, check_unique
 
 _SRC = "privsample_source"
+RAW_SHARE = 0.1  # a numeric column with more distinct values than this share of its values is counted in NumPy
+_CLEANED = "cleaned"  # a ``DuckDBValues`` database's cleaned rows of a CSV file
 MEMORY_LIMIT_MAX = 2**30  # default memory_limit: 1 GiB, or a quarter of the available memory if less
 
 
@@ -42,12 +46,175 @@ def _drop(con, path: str | None) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def own_database(memory_limit=None, threads=None, temp_directory=None) -> tuple[Any, str]:
+    """(connection, directory): a DuckDB database of its own in a fresh temporary directory under
+    ``temp_directory`` (default: the system's), spilling there, with ``memory_limit`` (bytes or a DuckDB size;
+    default ``default_memory_limit()``) and ``threads``. The caller closes it and removes the directory."""
+    import duckdb
+
+    if memory_limit is None:
+        memory_limit = default_memory_limit()
+    config = {
+        "memory_limit": f"{int(memory_limit)}B" if isinstance(memory_limit, int) else str(memory_limit),
+        "preserve_insertion_order": False,
+        **DUCKDB_CONFIG,
+    }
+    if threads is not None:
+        config["threads"] = int(threads)
+    try:
+        path = tempfile.mkdtemp(prefix="privsample-duckdb-", dir=temp_directory)
+    except OSError as exc:
+        raise InputError(f"cannot create a temporary directory in {temp_directory}: {exc.strerror}") from None
+    config["temp_directory"] = str(Path(path) / "spill")
+    try:
+        con = duckdb.connect(str(Path(path) / "codes.duckdb"), config=config)
+    except duckdb.Error as exc:
+        shutil.rmtree(path, ignore_errors=True)
+        raise InputError(f"DuckDB settings rejected: {str(exc).splitlines()[0]}") from None
+    return con, path
+
+
+class DuckDBValues:
+    """The exact value counts of a CSV/Parquet file's columns, counted by DuckDB (``ValueSource`` of
+    ``privsample.data.column_values``, for private discovery without a schema), in a database of its own
+    (``own_database``: ``memory_limit``, ``threads``, ``temp_directory``, as for ``DuckDBEngine``).
+
+    The file is read with ``read_table``'s SQL (``source_sql``: the same values, cleaned with ``na_values``);
+    a CSV file is read once into a cleaned table of that database (every later query reads it, not the
+    file; a Parquet file is read in place, a column at a time). Per column: ``SELECT value, count(*) ...
+    GROUP BY value`` over its non-missing values, and the missing ones counted apart; a numeric column whose
+    values are mostly distinct (DuckDB's approximate distinct count above ``RAW_SHARE`` of them) is fetched
+    as one float64 / int64 array and counted by ``np.unique`` instead (the same counts, several times faster
+    than a hash aggregate over millions of groups; the choice changes no count, only the time taken). Text comes back as
+    text; integer, floating-point and boolean columns as their typed values (``ColumnValues`` gives every
+    engine the same canonical form). Nothing is read before the first count, so the column names (the
+    header alone) can be checked before. ``DuckDBEngine(values, schema, ...)`` then codes the same cleaned
+    rows, taking over the database (this object is then closed); else ``close()`` removes it.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        na_values=DEFAULT_NA_VALUES,
+        memory_limit: int | str | None = None,
+        threads: int | None = None,
+        temp_directory: str | Path | None = None,
+        delimiter: str | None = None,
+        encoding: str | None = None,
+    ):
+        self.label = str(path)
+        self._con, self._dir = own_database(memory_limit, threads, temp_directory)
+        self._finalizer = weakref.finalize(self, _drop, self._con, self._dir)
+        try:
+            self._clean, names, kinds = source_sql(
+                self._con, path, tuple(na_values), delimiter=delimiter, encoding=encoding, workdir=self._dir
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.names, self.kinds = list(names), list(kinds)
+        self._csv = table_format(path) == "csv"
+        self._n: int | None = None
+        self._present: dict[str, int] = {}
+        self._distinct: dict[str, int] = {}
+
+    # -- ValueSource ----------------------------------------------------------------------------------
+    def row_count(self) -> int:
+        """The number of records (exact: sensitive)."""
+        self._read()
+        return int(self._n)
+
+    def column_values(self, name: str) -> ColumnValues:
+        """The exact counts of column ``name`` (sensitive)."""
+        self._read()
+        j = self.names.index(name)
+        q, kind = sql_ident(name), self.kinds[j]
+        missing = self._n - self._present[name]
+        where = f"FROM ({self._clean}) AS t WHERE {q} IS NOT NULL"
+        if kind in ("int", "float") and self._distinct[name] > RAW_SHARE * self._present[name]:
+            # mostly distinct numbers: sorting them in NumPy is several times faster than a hash GROUP BY
+            table = self._query(f"SELECT {q} AS v {where}", arrow=True)
+            x = arrow_values(table.column(0), kind)
+            del table
+            if kind == "float":
+                x = x + 0.0  # -0.0 -> 0.0 (``ColumnValues``), before equal values are counted together
+            values, counts = np.unique(x, return_counts=True)
+            del x
+            return ColumnValues(missing, values, counts)
+        table = self._query(f"SELECT {q} AS v, count(*) AS n {where} GROUP BY {q}", arrow=True)
+        values = arrow_values(table.column(0), kind)
+        counts = table.column(1).to_numpy().astype(np.int64, copy=False)
+        del table
+        return ColumnValues(missing, values, counts)
+
+    # -- the rest ---------------------------------------------------------------------------------------
+    def cleaned(self) -> tuple[str, list[str], list[str]]:
+        """(SQL selecting the cleaned columns, names, kinds), in this object's database."""
+        self._check_open()
+        return self._clean, list(self.names), list(self.kinds)
+
+    def _read(self) -> None:
+        """On first use: a CSV file into the cleaned table; the number of records and of non-missing values."""
+        self._check_open()
+        if self._n is not None:
+            return
+        if self._csv:
+            self._query(f"CREATE TABLE {_CLEANED} AS {self._clean}")
+            self._clean = f"SELECT * FROM {_CLEANED}"
+            for copy in Path(self._dir).glob("transcoded*.csv"):
+                copy.unlink(missing_ok=True)
+        m = len(self.names)
+        present = [f"count({sql_ident(n)})" for n in self.names]
+        distinct = [
+            f"approx_count_distinct({sql_ident(n)})" if k in ("int", "float") else "0"
+            for n, k in zip(self.names, self.kinds)
+        ]
+        row = self._query(f"SELECT count(*), {', '.join(present + distinct)} FROM ({self._clean}) AS t")[0]
+        self._n = int(row[0])
+        self._present = {n: int(v) for n, v in zip(self.names, row[1 : 1 + m])}
+        self._distinct = {n: int(v) for n, v in zip(self.names, row[1 + m :])}  # only chooses how to count
+
+    def _query(self, sql: str, arrow: bool = False):
+        """Run ``sql``: its rows (or Arrow table); a reader error is bad input."""
+        try:
+            rel = self._con.sql(sql)
+            return None if rel is None else (rel.to_arrow_table() if arrow else rel.fetchall())
+        except Exception as exc:  # noqa: BLE001 - reader errors are bad input
+            raise duckdb_input_error(exc, self.label) from None
+
+    def _check_open(self) -> None:
+        if self._con is None:
+            raise InputError(f"{self.label}: the DuckDB reader is closed")
+
+    def _release(self) -> tuple[Any, str]:
+        """(connection, directory), now the caller's to close and remove; this object is closed."""
+        self._check_open()
+        self._finalizer.detach()
+        out = (self._con, self._dir)
+        self._con = self._dir = None
+        return out
+
+    def close(self) -> None:
+        """Close the database and remove its directory (unless an engine took it over)."""
+        if self._con is not None:
+            self._finalizer()
+        self._con = self._dir = None
+
+    def __enter__(self) -> DuckDBValues:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class DuckDBEngine(CodedTableEngine):
     """Marginals of a CSV/Parquet file (or a DuckDB relation / table) coded by ``schema``, in DuckDB.
 
-    ``source``: a path (``.csv``, ``.csv.gz``, ``.txt``, ``.parquet``, ``.pq``), a
-    ``duckdb.DuckDBPyRelation``, or the name of a table/view in ``connection`` (default: DuckDB's
-    default connection). For a file the engine opens its own DuckDB database under
+    ``source``: a path (``.csv``, ``.csv.gz``, ``.txt``, ``.parquet``, ``.pq``), a ``DuckDBValues`` of
+    one (the engine takes over its database and cleaned rows: its ``na_values``, not the schema's, and its
+    DuckDB settings apply), a ``duckdb.DuckDBPyRelation``, or the name of a table/view in ``connection``
+    (default: DuckDB's default connection). For a file the engine opens its own DuckDB database under
     ``temp_directory`` (default: the system's), removed by ``close()``, with ``memory_limit``
     (bytes or a DuckDB size such as ``"2GB"``; default ``default_memory_limit()``) and ``threads``
     (default: DuckDB's, one per core). ``cache_mb`` bounds the cache of computed marginals;
@@ -81,7 +248,10 @@ class DuckDBEngine(CodedTableEngine):
         self._finalizer, self._workdir = None, None
         label = str(source)
         na = tuple(schema.na_values)
-        if isinstance(source, duckdb.DuckDBPyRelation):
+        if isinstance(source, DuckDBValues):
+            label = source.label
+            clean, names, kinds = self._adopt(source)
+        elif isinstance(source, duckdb.DuckDBPyRelation):
             self._rel, label = source, "relation"
             clean, names, kinds = self._clean_for(sql_ident(_SRC), source.columns, source.types, na)
         elif isinstance(source, Path) or self._looks_like_path(source):
@@ -118,33 +288,20 @@ class DuckDBEngine(CodedTableEngine):
         if self._workdir is not None:  # the codes are materialised: a transcoded copy is no longer needed
             for copy in Path(self._workdir).glob("transcoded*.csv"):
                 copy.unlink(missing_ok=True)
+            self._con.sql(f"DROP TABLE IF EXISTS {_CLEANED}")  # nor the cleaned rows of a ``DuckDBValues``
 
     # -- construction -----------------------------------------------------------------------------
     def _open(self, memory_limit, threads, temp_directory) -> None:
         """This engine's own database, in a fresh temporary directory."""
-        import duckdb
+        self._con, self._workdir = own_database(memory_limit, threads, temp_directory)
+        self._finalizer = weakref.finalize(self, _drop, self._con, self._workdir)
 
-        if memory_limit is None:
-            memory_limit = default_memory_limit()
-        config = {
-            "memory_limit": f"{int(memory_limit)}B" if isinstance(memory_limit, int) else str(memory_limit),
-            "preserve_insertion_order": False,
-            **DUCKDB_CONFIG,
-        }
-        if threads is not None:
-            config["threads"] = int(threads)
-        try:
-            path = tempfile.mkdtemp(prefix="privsample-duckdb-", dir=temp_directory)
-        except OSError as exc:
-            raise InputError(f"cannot create a temporary directory in {temp_directory}: {exc.strerror}") from None
-        config["temp_directory"] = str(Path(path) / "spill")
-        try:
-            self._con = duckdb.connect(str(Path(path) / "codes.duckdb"), config=config)
-        except duckdb.Error as exc:
-            shutil.rmtree(path, ignore_errors=True)
-            raise InputError(f"DuckDB settings rejected: {str(exc).splitlines()[0]}") from None
-        self._finalizer = weakref.finalize(self, _drop, self._con, path)
-        self._workdir = path
+    def _adopt(self, source: DuckDBValues) -> tuple[str, list[str], list[str]]:
+        """Take over the database of ``source`` (its cleaned rows): (its cleaning SQL, names, kinds)."""
+        clean, names, kinds = source.cleaned()
+        self._con, self._workdir = source._release()
+        self._finalizer = weakref.finalize(self, _drop, self._con, self._workdir)
+        return clean, names, kinds
 
     @staticmethod
     def _looks_like_path(source) -> bool:

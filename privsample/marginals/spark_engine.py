@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from privsample.data.cells import WHITESPACE
-from privsample.data.schema import Schema
+from privsample.data.column_values import ColumnValues
+from privsample.data.schema import DEFAULT_NA_VALUES, Schema
 from privsample.data.sql_dialect import SPARK, clean_sql
 from privsample.data.table import (
     FORMATS,
@@ -39,7 +40,7 @@ from privsample.data.table import (
     table_format,
 )
 from privsample.errors import DataError, InputError
-from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, check_unique
+from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, arrow_values, check_unique
 
 DEFAULT_MASTER = "local[2]"
 CONNECT_TIMEOUT = 10.0
@@ -171,37 +172,17 @@ def spark_read_error(exc: BaseException, label: str) -> DataError:
     )
 
 
-# -- the engine ---------------------------------------------------------------------------------------
-class SparkEngine(CodedTableEngine):
-    """Marginals of a Spark DataFrame or a CSV/Parquet path coded by ``schema``, computed by Spark.
+# -- reading ------------------------------------------------------------------------------------------
+class _SparkReading:
+    """Reading a source into Spark as ``read_table`` reads it (shared by ``SparkEngine`` and ``SparkValues``)."""
 
-    ``spark``: a SparkSession to use (default: the DataFrame's, else a new one on ``master`` with
-    ``config``, stopped by ``close()``). ``connect_timeout`` bounds the wait for a remote master;
-    ``cache_mb`` and ``batching`` as for ``DuckDBEngine``.
-    """
+    spark = None
+    _own_session = False
+    _views: list[str]
 
-    dialect = SPARK
-
-    def __init__(
-        self,
-        source,
-        schema: Schema,
-        *,
-        clip: bool = False,
-        other: bool = False,
-        release: bool = False,
-        master: str = DEFAULT_MASTER,
-        spark=None,
-        config: dict | None = None,
-        connect_timeout: float = CONNECT_TIMEOUT,
-        cache_mb: float = CACHE_MB,
-        batching: str = "joint",
-        delimiter: str | None = None,
-        encoding: str | None = None,
-    ):
-        self._views: list[str] = []
-        self._persisted = None
-        self._own_session = False
+    def _open_source(self, source, master, spark, config, connect_timeout, delimiter, encoding):
+        """(Spark DataFrame of ``source``, its label): the session is ``source``'s, ``spark``, or a new one on
+        ``master`` (stopped by ``close()``); a local CSV file's layout is read (and checked) before Spark starts."""
         df = source if is_dataframe(source) else None
         layout = None
         if df is None:
@@ -220,30 +201,11 @@ class SparkEngine(CodedTableEngine):
 
             self._own_session = SparkSession.getActiveSession() is None
             self.spark = start_session(master, config, connect_timeout)
-        try:
-            label = "DataFrame" if df is not None else str(source)
-            if df is None:
-                df = self._read(location, fmt, layout, label)
-            names = [str(f.name) for f in df.schema.fields]
-            check_unique(names)
-            view = self._view(df.toDF(*[f"_c{i}" for i in range(len(names))]))
-            kind_of, clean = self._clean(view, names, [f.dataType.simpleString() for f in df.schema.fields], schema)
-            self._setup(
-                schema,
-                clean,
-                kind_of,
-                clip=clip,
-                other=other,
-                release=release,
-                cache_mb=cache_mb,
-                batching=batching,
-                label=label,
-            )
-        except BaseException:
-            self.close()
-            raise
+        label = "DataFrame" if df is not None else str(source)
+        if df is None:
+            df = self._read(location, fmt, layout, label)
+        return df, label
 
-    # -- construction -----------------------------------------------------------------------------
     def _read(self, location: str, fmt: str, layout, label: str):
         """``layout``: a local CSV file's ``CsvLayout`` (the names, delimiter and encoding ``read_table``
         uses), or (delimiter, Java encoding) for a remote one."""
@@ -287,13 +249,82 @@ class SparkEngine(CodedTableEngine):
         self._views.append(name)
         return name
 
+    def _drop_views(self) -> None:
+        for v in self._views:
+            self.spark.catalog.dropTempView(v)
+        if self._own_session:
+            self.spark.stop()
+
+
+# -- the engine ---------------------------------------------------------------------------------------
+class SparkEngine(_SparkReading, CodedTableEngine):
+    """Marginals of a Spark DataFrame or a CSV/Parquet path coded by ``schema``, computed by Spark.
+
+    ``spark``: a SparkSession to use (default: the DataFrame's, else a new one on ``master`` with
+    ``config``, stopped by ``close()``). ``connect_timeout`` bounds the wait for a remote master;
+    ``cache_mb`` and ``batching`` as for ``DuckDBEngine``.
+    """
+
+    dialect = SPARK
+
+    def __init__(
+        self,
+        source,
+        schema: Schema,
+        *,
+        clip: bool = False,
+        other: bool = False,
+        release: bool = False,
+        master: str = DEFAULT_MASTER,
+        spark=None,
+        config: dict | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        cache_mb: float = CACHE_MB,
+        batching: str = "joint",
+        delimiter: str | None = None,
+        encoding: str | None = None,
+    ):
+        self._views: list[str] = []
+        self._persisted = self._cleaned = None
+        self._own_session = False
+        try:
+            if isinstance(source, SparkValues):
+                label = source.label
+                kind_of, clean = self._adopt(source)
+            else:
+                df, label = self._open_source(source, master, spark, config, connect_timeout, delimiter, encoding)
+                names = [str(f.name) for f in df.schema.fields]
+                check_unique(names)
+                view = self._view(df.toDF(*[f"_c{i}" for i in range(len(names))]))
+                types = [f.dataType.simpleString() for f in df.schema.fields]
+                kind_of, clean = self._clean(view, names, types, schema)
+            self._setup(
+                schema,
+                clean,
+                kind_of,
+                clip=clip,
+                other=other,
+                release=release,
+                cache_mb=cache_mb,
+                batching=batching,
+                label=label,
+            )
+        except BaseException:
+            self.close()
+            raise
+        if self._cleaned is not None:  # the codes are computed and persisted: the cleaned rows are no longer needed
+            self._cleaned.unpersist()
+            self._cleaned = None
+
+    def _adopt(self, source: SparkValues) -> tuple[dict, str]:
+        """Take over the session, views and cleaned rows of ``source``: ({column: kind}, SQL of its cleaned rows)."""
+        kind_of, clean = source.cleaned()
+        self.spark, self._own_session, self._views, self._cleaned = source._release()
+        return kind_of, clean
+
     def _clean(self, view: str, names: list[str], types: list[str], schema: Schema) -> tuple[dict, str]:
         """({column: kind}, SQL of the cleaned schema columns, as ``read_table`` cleans them)."""
-        kind_of = {
-            name: column_kind("DECIMAL" if t.startswith("decimal") else _SPARK_TYPES.get(t, "VARCHAR"))
-            for name, t in zip(names, types)
-            if name in schema
-        }
+        kind_of = {name: spark_kind(t) for name, t in zip(names, types) if name in schema}
         columns = [(f"_c{i}", name, kind_of[name]) for i, name in enumerate(names) if name in kind_of]
         return kind_of, (clean_sql(view, columns, schema.na_values, self.dialect) if columns else "")
 
@@ -310,14 +341,7 @@ class SparkEngine(CodedTableEngine):
 
     def _fetch(self, sql: str, nulls: int | None = -1) -> dict[str, np.ndarray]:
         try:
-            df = self.spark.sql(sql)
-            if hasattr(df, "toArrow"):
-                table = df.toArrow()
-            else:  # pyspark 3.5
-                import pyarrow as pa
-
-                rows = df.collect()
-                table = pa.table({c: [r[i] for r in rows] for i, c in enumerate(df.columns)})
+            table = to_arrow(self.spark.sql(sql))
         except Exception as exc:  # noqa: BLE001
             raise spark_read_error(exc, self._label) from None
         return arrow_columns(table, nulls)
@@ -328,15 +352,148 @@ class SparkEngine(CodedTableEngine):
         if spark is None:
             return
         try:
-            if self._persisted is not None:
-                self._persisted.unpersist()
-            for v in self._views:
-                spark.catalog.dropTempView(v)
-            if self._own_session:
-                spark.stop()
+            for df in (self._persisted, self._cleaned):
+                if df is not None:
+                    df.unpersist()
+            self._drop_views()
         except Exception:  # noqa: BLE001 - the session may be gone already
             pass
-        self._persisted, self._views, self.spark = None, [], None
+        self._persisted, self._cleaned, self._views, self.spark = None, None, [], None
+
+
+def spark_kind(spark_type: str) -> str:
+    """'text' | 'int' | 'float' | 'bool' (``column_kind``) of a Spark type's simple string."""
+    t = str(spark_type)
+    return column_kind("DECIMAL" if t.startswith("decimal") else _SPARK_TYPES.get(t, "VARCHAR"))
+
+
+def to_arrow(df):
+    """A Spark DataFrame's rows as a pyarrow Table (collected on the driver)."""
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    import pyarrow as pa  # pyspark 3.5
+
+    rows = df.collect()
+    return pa.table({c: [r[i] for r in rows] for i, c in enumerate(df.columns)})
+
+
+# -- value counts for discovery -----------------------------------------------------------------------
+class SparkValues(_SparkReading):
+    """The exact value counts of a Spark DataFrame's or a CSV/Parquet path's columns, counted by Spark
+    (``ValueSource`` of ``privsample.data.column_values``, for private discovery without a schema).
+
+    The source is read and cleaned as ``SparkEngine`` reads it (``na_values``; session options as for
+    ``SparkEngine``); the cleaned rows are persisted (memory, then disk) so that the file is read once. Per
+    column: ``SELECT value, count(*) ... GROUP BY value`` over its non-missing values, the missing ones counted
+    apart; floating-point, integer and boolean columns come back typed (``ColumnValues`` gives every engine
+    the same canonical form), so a float's text is Python's, not Java's. Nothing is read before the first
+    count. ``SparkEngine(values, schema, ...)`` then codes the same cleaned rows, taking over the session and
+    the persisted rows (this object is then closed); else ``close()`` releases them.
+    """
+
+    def __init__(
+        self,
+        source,
+        *,
+        na_values=DEFAULT_NA_VALUES,
+        master: str = DEFAULT_MASTER,
+        spark=None,
+        config: dict | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        delimiter: str | None = None,
+        encoding: str | None = None,
+    ):
+        self._views: list[str] = []
+        self._cleaned = None
+        self._own_session = False
+        self._n: int | None = None
+        self._present: dict[str, int] = {}
+        try:
+            df, self.label = self._open_source(source, master, spark, config, connect_timeout, delimiter, encoding)
+            names = [str(f.name) for f in df.schema.fields]
+            check_unique(names)
+            view = self._view(df.toDF(*[f"_c{i}" for i in range(len(names))]))
+            self.kind_of = {n: spark_kind(f.dataType.simpleString()) for n, f in zip(names, df.schema.fields)}
+            columns = [(f"_c{i}", n, self.kind_of[n]) for i, n in enumerate(names)]
+            self._clean = clean_sql(view, columns, tuple(na_values), SPARK)
+        except BaseException:
+            self.close()
+            raise
+        self.names = names
+
+    def row_count(self) -> int:
+        """The number of records (exact: sensitive)."""
+        self._persist()
+        return int(self._n)
+
+    def column_values(self, name: str) -> ColumnValues:
+        """The exact counts of column ``name`` (sensitive)."""
+        self._persist()
+        q = SPARK.ident(name)
+        sql = f"SELECT {q} AS v, count(*) AS n FROM {self._table} WHERE {q} IS NOT NULL GROUP BY {q}"
+        table = self._run(sql)
+        values = arrow_values(table.column(0), self.kind_of[name])
+        counts = table.column(1).to_numpy().astype(np.int64, copy=False)
+        del table
+        return ColumnValues(self._n - self._present[name], values, counts)
+
+    def cleaned(self) -> tuple[dict, str]:
+        """({column: kind}, SQL of the cleaned rows)."""
+        self._check_open()
+        return dict(self.kind_of), (f"SELECT * FROM {self._table}" if self._cleaned is not None else self._clean)
+
+    def _persist(self) -> None:
+        """On first use: the cleaned rows persisted; the number of records and of non-missing values."""
+        from pyspark import StorageLevel
+
+        self._check_open()
+        if self._n is not None:
+            return
+        try:
+            self._cleaned = self.spark.sql(self._clean).persist(StorageLevel.MEMORY_AND_DISK)
+        except Exception as exc:  # noqa: BLE001
+            raise spark_read_error(exc, self.label) from None
+        self._table = self._view(self._cleaned)
+        present = ", ".join(f"count({SPARK.ident(n)}) AS p{j}" for j, n in enumerate(self.names))
+        row = self._run(f"SELECT count(*) AS n, {present} FROM {self._table}")
+        self._n = int(row.column(0)[0].as_py())
+        self._present = {n: int(row.column(j + 1)[0].as_py()) for j, n in enumerate(self.names)}
+
+    def _run(self, sql: str):
+        try:
+            return to_arrow(self.spark.sql(sql))
+        except Exception as exc:  # noqa: BLE001
+            raise spark_read_error(exc, self.label) from None
+
+    def _check_open(self) -> None:
+        if self.spark is None:
+            raise InputError(f"{self.label}: the Spark reader is closed")
+
+    def _release(self):
+        """(session, whether this object started it, views, persisted cleaned rows), now the caller's; this object
+        is closed."""
+        self._check_open()
+        out = (self.spark, self._own_session, self._views, self._cleaned)
+        self.spark, self._own_session, self._views, self._cleaned = None, False, [], None
+        return out
+
+    def close(self) -> None:
+        """Unpersist the cleaned rows, drop the views, stop the session if this object started it."""
+        if self.spark is None:
+            return
+        try:
+            if self._cleaned is not None:
+                self._cleaned.unpersist()
+            self._drop_views()
+        except Exception:  # noqa: BLE001 - the session may be gone already
+            pass
+        self.spark, self._cleaned, self._views = None, None, []
+
+    def __enter__(self) -> SparkValues:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 SPARK_CHARSETS = ("UTF-8", "UTF-16", "UTF-16LE", "UTF-16BE", "UTF-32", "ISO-8859-1", "US-ASCII")

@@ -243,3 +243,17 @@ def arrow_columns(table, nulls: int | None = -1) -> dict[str, np.ndarray]:
         else:
             out[name] = col.to_numpy()
     return out
+
+
+def arrow_values(col, kind: str) -> np.ndarray:
+    """A column of distinct values fetched from SQL as a NumPy array: text as an object array of ``str``, integers
+    as int64 (uint64 above it), floats as float64, booleans as bool (``ColumnValues`` takes any of them)."""
+    import pyarrow as pa
+
+    if kind == "int":
+        return col.to_numpy().astype(np.uint64 if pa.types.is_uint64(col.type) else np.int64, copy=False)
+    if kind == "float":
+        return col.to_numpy().astype(np.float64, copy=False)
+    if kind == "bool":
+        return col.to_numpy(zero_copy_only=False).astype(bool)
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
