@@ -112,7 +112,8 @@ def grid_index(x: np.ndarray, integer: bool) -> np.ndarray:
     Integral values in [-UNIT_GRID, UNIT_GRID] go to their unit cell, others to their octave (the outermost
     octaves also hold what lies beyond them)."""
     cells = grid_cells(integer)
-    unit_at = {lo: i for i, (lo, _, unit) in enumerate(cells) if unit}
+    unit_lo = np.array([lo for lo, _, unit in cells if unit])  # ascending: -UNIT_GRID..UNIT_GRID
+    unit_i = np.array([i for i, (_, _, unit) in enumerate(cells) if unit])
     pos = [(i, lo, hi) for i, (lo, hi, unit) in enumerate(cells) if not unit and lo > 0]  # positive octaves
     neg = [(i, lo, hi) for i, (lo, hi, unit) in enumerate(cells) if not unit and hi < 0]  # negative octaves
     pos_lo = np.array([lo for _, lo, _ in pos])
@@ -127,7 +128,7 @@ def grid_index(x: np.ndarray, integer: bool) -> np.ndarray:
     integral = np.isfinite(x) & (x == np.round(x))
     unit = integral & (ax <= UNIT_GRID)
     if unit.any():
-        out[unit] = [unit_at[float(v)] for v in x[unit]]
+        out[unit] = unit_i[np.searchsorted(unit_lo, x[unit])]
     rest = ~unit
     tiny = rest & (ax < 2.0**FLOAT_MIN_EXPONENT) if not integer else np.zeros(len(x), bool)
     if tiny.any():
