@@ -8,7 +8,7 @@
   added to this run's accountant, which covers both: rho = cdp_rho(epsilon, delta - delta_s).
 * Without a schema: the domain is discovered privately (``private_schema``). A noisy row count is
   measured first with 1% of rho; from it and public parameters only (post-processing) the discovery
-  share of rho is planned (``plan_discovery``: from 5% for large tables up to 50% for small ones,
+  share of rho is planned (``plan_discovery``: from 5% for large tables up to 50% for small ones, 70% at ~1,000 rows,
   so that categories above a stated frequency survive the threshold), with a delta slack of
   ``DISCOVERY_DELTA_SHARE * delta`` (10%) for thresholded release. An explicit ``schema_share``
   fixes the share instead (and the delta slack at ``schema_share * delta``). The rest of rho goes

@@ -14,6 +14,8 @@ from privsample.data.discovery import draft_schema, private_schema
 from privsample.data.discovery_plan import (
     COUNT_SHARE,
     MAX_SHARE,
+    SMALL_FRACTION,
+    SMALL_MAX_SHARE,
     MIN_SHARE,
     TYPE_SHARE,
     category_threshold,
@@ -402,7 +404,16 @@ def test_plan_small_table_gets_larger_share():
     small, ds = plan_discovery(total, 1e-10, 1_000, 15, count_rho=COUNT_SHARE * total)
     large, dl = plan_discovery(total, 1e-10, 1_000_000, 15, count_rho=COUNT_SHARE * total)
     assert ds["share"] > dl["share"] and small > large
-    assert ds["share"] == MAX_SHARE and dl["share"] == MIN_SHARE and ds["rule"] == dl["rule"] == "planned"
+    # 1,000 records: categories would need more than SMALL_FRACTION of them at MAX_SHARE: the small-table cap
+    assert ds["share"] == SMALL_MAX_SHARE and dl["share"] == MIN_SHARE and ds["rule"] == dl["rule"] == "planned"
+    at_max = plan_discovery(total, 1e-10, 1_000, 15, count_rho=COUNT_SHARE * total, share=MAX_SHARE)[1]
+    assert at_max["min_category_records"] > SMALL_FRACTION * 1_000
+    # Car's shape (1,728 records, 7 columns): the 2% target is out of reach, but at MAX_SHARE categories need less
+    # than SMALL_FRACTION of the records: MAX_SHARE; an explicit max_share caps small tables too
+    _, dc = plan_discovery(total, 1e-10, 1_728, 7, count_rho=COUNT_SHARE * total)
+    assert dc["share"] == MAX_SHARE and 0.02 * 1_728 < dc["min_category_records"] <= SMALL_FRACTION * 1_728
+    _, du = plan_discovery(total, 1e-10, 1_000, 15, count_rho=COUNT_SHARE * total, max_share=0.3)
+    assert du["share"] == 0.3
     assert ds["min_category_records"] < dl["min_category_records"]
     assert ds["min_category_fraction"] == pytest.approx(ds["min_category_records"] / 1_000)
     # in between, the share is the smallest at which a 2% category passes: its threshold is at the target
@@ -437,9 +448,9 @@ def test_plan_never_exceeds_the_budget(n_hat, m, eps, share):
     total = cdp_rho(eps, 0.9e-9)
     count = COUNT_SHARE * total
     rho, d = plan_discovery(total, 1e-10, n_hat, m, count_rho=count, share=share)
-    cap = share if share is not None else MAX_SHARE
+    cap = share if share is not None else SMALL_MAX_SHARE
     assert rho > 0 and Fraction(rho) + Fraction(count) <= Fraction(d["share"]) * Fraction(total)
-    assert (MIN_SHARE <= d["share"] <= MAX_SHARE) if share is None else d["share"] == share
+    assert (MIN_SHARE <= d["share"] <= SMALL_MAX_SHARE) if share is None else d["share"] == share
     assert d["share"] <= cap
     # monotone: more records never ask for a larger planned share
     if share is None:
@@ -462,7 +473,7 @@ def test_discovery_and_synthesis_budget_never_exceeded(n, m, eps, seed, share):
     df = pd.DataFrame({f"c{j}": rng.choice(["a", "b", "1", "2.5", None], n) for j in range(m)}, dtype=object)
     acc = Accountant.from_epsilon_delta(eps, 1e-9, delta_slack=1e-10)
     s = private_schema(df, acc, SeededNoise(seed, quiet=True), rho=acc.rho_total, delta=1e-10, share=share)
-    cap = share if share is not None else MAX_SHARE
+    cap = share if share is not None else SMALL_MAX_SHARE
     spent = sum((Fraction(e.rho) for e in acc.ledger), Fraction(0))
     assert spent <= Fraction(cap) * Fraction(acc.rho_total) and acc.delta_spent <= 1e-10
     assert spent <= Fraction(s.discovery["share"]) * Fraction(acc.rho_total)
@@ -541,8 +552,8 @@ def test_planned_discovery_on_empty_and_tiny_tables(n):
     acc = Accountant.from_epsilon_delta(1.0, 1e-9, delta_slack=1e-10)
     s = private_schema(df, acc, SeededNoise(n, quiet=True), rho=acc.rho_total, delta=1e-10, share=None)
     assert s.names == ["a", "b"] and s.discovery["n_hat"] >= 1
-    assert s.discovery["share"] == MAX_SHARE  # tiny: the cap
-    assert acc.spent <= MAX_SHARE * acc.rho_total
+    assert s.discovery["share"] == SMALL_MAX_SHARE  # tiny: the small-table cap
+    assert acc.spent <= SMALL_MAX_SHARE * acc.rho_total
     rel = release_domain(s, other=False)
     assert all(k >= 1 for k in rel.shape)
     assert all(k <= c for k, c in zip(rel.shape, worst_case_domain(s.names).shape))
@@ -618,7 +629,7 @@ def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
     spent = math.fsum(e.rho for e in disc)
     plan = res.schema.discovery
     if schema_share is None:
-        assert plan["rule"] == "planned" and MIN_SHARE <= plan["share"] <= MAX_SHARE
+        assert plan["rule"] == "planned" and MIN_SHARE <= plan["share"] <= SMALL_MAX_SHARE
     else:
         assert plan["rule"] == "fixed" and plan["share"] == 0.2
     assert spent == pytest.approx(plan["share"] * acc.rho_total, rel=1e-9)
@@ -787,4 +798,5 @@ def test_discovery_counts_near_their_pass_level_are_not_reused():
 
     high = REUSE_SIGMAS * 10.0 + 1
     assert weights({"1": 900.0, "2": high, "3": 25.0}, high) == [1.0, 1.0, 0.0, 1.0]
-    assert weights({"1": 900.0, "2": 39.0, "3": 25.0}, 21.0) == [1.0, 0.0, 0.0, 0.0]
+    low = REUSE_SIGMAS * 10.0 - 1
+    assert weights({"1": 900.0, "2": low, "3": 25.0}, low) == [1.0, 0.0, 0.0, 0.0]

@@ -98,7 +98,7 @@ def synth(
         "--schema",
         "-s",
         help="Public schema (YAML/JSON). Without it, "
-        "the domain is discovered privately with a share of the budget (5-50%) "
+        "the domain is discovered privately with a share of the budget (5-70%) "
         "planned from a noisy row count.",
     ),
     rows: Optional[int] = typer.Option(

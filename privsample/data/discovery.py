@@ -47,6 +47,7 @@ from privsample.data.discovery_plan import (
     _split,
     row_count_rho,
     category_threshold,
+    largest_share,
     noisy_row_count,
     plan_discovery,
 )
@@ -429,7 +430,7 @@ def private_schema(
 
     Budget. ``share=1.0`` (default): spend exactly ``rho``. ``share=s``: spend exactly ``s * rho``.
     ``share=None``: ``rho`` is the whole run's budget and discovery takes the share that
-    ``plan_discovery`` chooses from the noisy row count (at most ``max_share``; ``plan_options`` go to
+    ``plan_discovery`` chooses from the noisy row count (at most ``largest_share``; ``plan_options`` go to
     ``plan_discovery``). In every case ``count_share * rho`` of it pays for the noisy row count first.
 
     Guarantee: (rho', delta)-approximate zCDP (Bun & Steinke 2016, Def. 8.1), rho' the amount spent,
@@ -498,7 +499,11 @@ def private_schema(
         raise InputError(f"the discovery share must be in (0, 1] (got {share!r})")
     if not 0 < count_share < 1:
         raise InputError(f"count_share must be in (0, 1) (got {count_share!r})")
-    cap = share if share is not None else plan_options.get("max_share", MAX_SHARE)
+    cap = (
+        share
+        if share is not None
+        else largest_share(plan_options.get("max_share", MAX_SHARE), plan_options.get("small_max_share"))
+    )
     limit = _round_down(Fraction(cap) * Fraction(rho))
     if not accountant.can_spend(limit, delta):
         raise BudgetExceeded(

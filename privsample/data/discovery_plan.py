@@ -39,6 +39,9 @@ __all__ = [
     "PASS_PROBABILITY",
     "MIN_SHARE",
     "MAX_SHARE",
+    "SMALL_MAX_SHARE",
+    "SMALL_FRACTION",
+    "largest_share",
     "TYPE_SHARE",
     "TYPE_MIN_SHARE",
     "TYPE_SIGNAL",
@@ -54,11 +57,18 @@ TYPE_SIGNAL = 30.0  # type counts get the rho that gives sigma_a = n_hat / 30 (3
 COUNT_SHARE = 0.01  # share of the budget given to ``private_schema`` spent on the noisy row count
 TARGET_FRACTION = 0.02  # planned share: a category holding 2% of the records passes its threshold ...
 PASS_PROBABILITY = 0.9  # ... with probability >= 0.9 (normal approximation of the discrete Gaussian)
-MIN_SHARE = 0.05  # planned share of the whole budget (row count included) is clamped to [5%, 50%]
+MIN_SHARE = 0.05  # planned share of the whole budget (row count included) is clamped to [5%, 50%] ...
 MAX_SHARE = 0.5
+SMALL_MAX_SHARE = 0.7  # ... or [5%, 70%] for a small table: one whose categories need more than
+SMALL_FRACTION = 0.12  # this share of its records even at MAX_SHARE
 # Why these: at epsilon = 1 a table of Adult's size (32,561 records, 15 columns) gets about the 10% that
-# discovery had before (categories need about 650 records); a 1,000-record table gets 50% (about 300-420
-# records for 15-21 columns); at 10^5 records 5% keeps categories of about 1% (10^6: 0.1%) of the records.
+# discovery had before (categories need about 650 records); at 10^5 records 5% keeps categories of about 1%
+# (10^6: 0.1%) of the records. At 1,000 records and 15-21 columns, categories need about a third of the records
+# at 50%, and most of the error is categories merged into the catch-all: 70% (about 280 records) took the mean
+# 2-way error of a 1,000-row credit-like table from 0.83-0.87 to 0.70-0.73 with the number columns' error level
+# (0.8: 0.64-0.69, but the number columns' error rose), and a 1,000-row Adult sample's from 0.99 to 0.98. On Car
+# (1,728 records, 7 columns: about 10% at 50%) and Mushroom (8,124, 23: about 4%), 70% was worse (0.15 -> 0.17,
+# 0.14 -> 0.20): there the categories pass at 50% and synthesis needs the budget. benchmarks/results/small_tables.md.
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -160,6 +170,15 @@ def _threshold_at(
     return rho, min_category_records(sigma_for_rho(rho_b), delta_col, pass_probability)
 
 
+def largest_share(max_share: float = MAX_SHARE, small_max_share: float | None = None) -> float:
+    """The largest share ``plan_discovery`` may choose with these options (for the up-front budget check)."""
+    if small_max_share is None:
+        small_max_share = SMALL_MAX_SHARE if max_share == MAX_SHARE else max_share
+    if not 0 < small_max_share <= 1:
+        raise InputError(f"small_max_share must be in (0, 1] (got {small_max_share})")
+    return max(float(max_share), float(small_max_share))
+
+
 def plan_discovery(
     total_rho: float,
     delta: float,
@@ -172,6 +191,8 @@ def plan_discovery(
     pass_probability: float = PASS_PROBABILITY,
     min_share: float = MIN_SHARE,
     max_share: float = MAX_SHARE,
+    small_max_share: float | None = None,
+    small_fraction: float = SMALL_FRACTION,
 ) -> tuple[float, dict[str, Any]]:
     """The budget for column discovery, from public quantities and the noisy row count ``n_hat``.
 
@@ -182,8 +203,10 @@ def plan_discovery(
     Rule. Without ``share`` (planned): the smallest share in [min_share, max_share] at which a category
     holding ``target_fraction`` of n_hat records passes its threshold with probability about
     ``pass_probability`` (``min_category_records``, with the per-column split of ``private_schema``:
-    rho/m per column, ``_column_split`` for the categories, delta/m per column); max_share if even that
-    is not enough (a small table), min_share if less suffices (a large one). With ``share``: that fixed
+    rho/m per column, ``_column_split`` for the categories, delta/m per column); min_share if less suffices (a
+    large table); if even max_share is not enough, max_share, or ``small_max_share`` for a small table, one whose
+    categories would need more than ``small_fraction`` of n_hat records at max_share (``small_max_share`` None:
+    ``SMALL_MAX_SHARE`` with the default ``max_share``, else ``max_share``). With ``share``: that fixed
     share. ``details`` states the outcome: ``min_category_records`` (records a category needs at the
     chosen share, rounded up) and ``min_category_fraction`` (that over n_hat).
 
@@ -198,6 +221,7 @@ def plan_discovery(
         raise InputError(
             f"discovery shares must satisfy 0 < min_share <= max_share <= 1 (got {min_share}, {max_share})"
         )
+    small_cap = largest_share(max_share, small_max_share)
     if share is not None and not (0 < share <= 1):
         raise InputError(f"the discovery share must be in (0, 1] (got {share})")
     if not (0 < pass_probability < 1 and 0 < target_fraction <= 1):
@@ -214,7 +238,8 @@ def plan_discovery(
     elif at(min_share)[1] <= target:
         chosen, rule = float(min_share), "planned"
     elif at(max_share)[1] > target:
-        chosen, rule = float(max_share), "planned"
+        small = at(max_share)[1] > small_fraction * n_hat
+        chosen, rule = float(small_cap if small else max_share), "planned"
     else:  # bisection: the threshold is non-increasing in the share
         lo, hi = float(min_share), float(max_share)
         for _ in range(60):

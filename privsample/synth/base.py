@@ -55,7 +55,7 @@ def no_progress(stage: str, **_: Any) -> None:
     return None
 
 
-REUSE_SIGMAS = 4.0  # a code value's or null cell's discovery count is reused only above this many sigmas
+REUSE_SIGMAS = 3.0  # a code value's or null cell's discovery count is reused only above this many sigmas
 
 
 def discovery_measurements(schema, domain) -> list:
@@ -72,9 +72,11 @@ def discovery_measurements(schema, domain) -> list:
     discovery also sharpens the 1-way marginals. The counts are conditioned on passing a threshold, which
     biases counts near it upwards: a category's threshold is many sigmas high, but a code value or a null cell
     passes at ``EXTEND_SIGMAS`` (2) sigma, where an empty cell's count, if it passes, is at least 2 sigma (an
-    invented share of records); so those counts are reused only above ``REUSE_SIGMAS`` (4) sigma, where the bias
-    is small and an empty cell passes with probability about 3e-5. Columns whose domain no longer matches the
-    released one (a schema edited after discovery) are left out.
+    invented share of records); so those counts are reused only above ``REUSE_SIGMAS`` (3) sigma, where an empty
+    cell passes with probability about 1e-3 and a real one near the cut is biased by about a sigma (a higher cut
+    selects the upward errors of more real cells: 11.7% missing values came out at 16-20% with a cut at 4 sigma,
+    benchmarks/results/small_tables.md). Columns whose domain no longer matches the released one (a schema
+    edited after discovery) are left out.
     """
     from privsample.synth import pgm
 
