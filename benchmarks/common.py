@@ -162,9 +162,11 @@ def to_arrow(nodes: list[dict], codes: list, rng):
     return pa.table(cols)
 
 
-def write_network_table(nodes: list[dict], rows: int, path: Path, seed: int, chunk: int = 1_000_000) -> Path:
+def write_network_table(
+    nodes: list[dict], rows: int, path: Path, seed: int, chunk: int = 1_000_000, convert=None
+) -> Path:
     """Write ``rows`` samples of the network to the Parquet file ``path`` in chunks (never the whole table in
-    memory); an existing file is kept."""
+    memory); an existing file is kept. ``convert(nodes, codes, rng)``: codes -> Arrow table (default ``to_arrow``)."""
     import numpy as np
     import pyarrow.parquet as pq
 
@@ -176,7 +178,7 @@ def write_network_table(nodes: list[dict], rows: int, path: Path, seed: int, chu
     writer = None
     t0 = time.perf_counter()
     for start in range(0, rows, chunk):
-        table = to_arrow(nodes, sample_codes(nodes, min(chunk, rows - start), rng), rng)
+        table = (convert or to_arrow)(nodes, sample_codes(nodes, min(chunk, rows - start), rng), rng)
         if writer is None:
             writer = pq.ParquetWriter(tmp, table.schema, compression="snappy")
         writer.write_table(table, row_group_size=chunk)
