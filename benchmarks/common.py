@@ -84,13 +84,19 @@ def default_size(rng) -> int:
 
 
 def network(
-    d: int, seed: int, kinds: list[str], size=default_size, max_parents: int = 3, max_configs: int | None = None
+    d: int,
+    seed: int,
+    kinds: list[str],
+    size=default_size,
+    max_parents: int = 3,
+    max_configs: int | None = None,
+    alpha: float = 0.5,
 ) -> list[dict]:
     """A random DAG over ``d`` nodes in topological order: {name, size, parents, cpt (configs x size), kind}.
 
     Each node has ``size(rng)`` values, up to ``max_parents`` parents drawn among the earlier nodes and
-    Dirichlet(0.5) CPTs; ``max_configs`` drops the last parents while their joint size is above it
-    (bounded CPTs for wide tables). ``kinds[i]``: the column's type (``to_arrow``)."""
+    Dirichlet(``alpha``) CPTs (smaller: stronger dependencies); ``max_configs`` drops the last parents while their
+    joint size is above it (bounded CPTs for wide tables). ``kinds[i]``: the column's type (``to_arrow``)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -103,7 +109,7 @@ def network(
             while parents and int(np.prod([nodes[p]["size"] for p in parents])) > max_configs:
                 parents.pop()
         configs = int(np.prod([nodes[p]["size"] for p in parents])) if parents else 1
-        cpt = rng.dirichlet(np.full(k_size, 0.5), size=configs)
+        cpt = rng.dirichlet(np.full(k_size, alpha), size=configs)
         nodes.append({"name": f"x{i:02d}", "size": k_size, "parents": parents, "cpt": cpt, "kind": kinds[i]})
     return nodes
 

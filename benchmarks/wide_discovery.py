@@ -71,6 +71,7 @@ sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed copy
 COLS, ROWS = 60, 100_000
 SEED = 20250301
 EPSILON = 1.0
+ALPHA = 0.1  # Dirichlet concentration of the CPTs: strong dependencies
 KIND_CYCLE = ["text", "code", "amount", "label", "count", "text", "code3", "amount", "label", "count"]
 GROUPS = {"text": "text", "label": "text", "code": "code", "code3": "code", "amount": "numeric", "count": "numeric"}
 METHODS = ("ppsyn", "mst", "aim")
@@ -85,7 +86,7 @@ PATH = CACHE / f"wide-mixed-{COLS}x{ROWS}.parquet"
 def mixed_network() -> list[dict]:
     """The network with each column's public value parameters (a function of ``SEED`` only)."""
     kinds = [KIND_CYCLE[i % len(KIND_CYCLE)] for i in range(COLS)]
-    nodes = common.network(COLS, SEED, kinds, size=log_uniform_size, max_configs=2500)
+    nodes = common.network(COLS, SEED, kinds, size=log_uniform_size, max_configs=2500, alpha=ALPHA)
     rng = np.random.default_rng(SEED + 1)
     amounts = 0
     for node in nodes:
