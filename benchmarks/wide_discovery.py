@@ -21,10 +21,10 @@ Arms (epsilon 1, delta 1e-9, ``synthesize`` on the Parquet file, NumPy engine, s
   the budget to the synthesizer;
 * ``product``: the exact product of the real 1-way marginals on the measuring domain (no privacy, no fit);
 * diagnosis arms, each the discovered schema of the same seed (provenance "private", with its ledger, so the
-  run pays the same discovery share and reuses the same released category counts) with the columns of some
-  generator kinds replaced by the reviewed columns: ``swap:text`` (text and label), ``swap:code`` (code and
-  code3), ``swap:numeric`` (amount and count), ``swap:all`` (every column: the reviewed domain at the
-  no-schema run's synthesis budget);
+  run pays the same discovery share and reuses the released category counts of the columns it keeps) with the
+  columns of some generator kinds replaced by the reviewed columns (their discovery outcomes dropped):
+  ``swap:text`` (text and label), ``swap:code`` (code and code3), ``swap:numeric`` (amount and count),
+  ``swap:all`` (every column: the reviewed domain at the no-schema run's synthesis budget);
 * experiment arms ``none:KEY=VALUE,...``: no schema with ``discovery_options`` of ``plan_discovery``
   (``target_fraction``, ``min_share``, ``max_share``, ``pass_probability``).
 
@@ -172,8 +172,10 @@ def swapped_schema(rdf, seed: int, groups: set[str]):
     disc = Schema.load(path)
     rev = reviewed_schema(rdf)
     kind = kinds()
-    cols = [rev[c.name] if GROUPS[kind[c.name]] in groups else c for c in disc.columns]
-    return dataclasses.replace(disc, columns=cols)
+    swap = {c.name for c in disc.columns if GROUPS[kind[c.name]] in groups}
+    cols = [rev[c.name] if c.name in swap else c for c in disc.columns]
+    report = dict(disc.discovery, columns=[e for e in disc.discovery["columns"] if e["name"] not in swap])
+    return dataclasses.replace(disc, columns=cols, discovery=report)  # no discovery outcome for swapped columns
 
 
 def arm_options(arm: str) -> dict:
