@@ -324,7 +324,7 @@ def write_report() -> None:
         "# Private discovery on a wide mixed table (`benchmarks/wide_discovery.py`)",
         "",
         f"{COLS} columns x {ROWS:,} records of our own (module docstring of the script: 24 text columns, 12 "
-        "integer codes, 6 skewed amounts, 6 zero-inflated amounts... see `KIND_CYCLE`), epsilon = 1, delta = 1e-9, "
+        "integer codes, 12 skewed amounts, 12 integer counts; `KIND_CYCLE`), epsilon = 1, delta = 1e-9, "
         "seeded noise (not private). 2-way error: mean L1 over all 1,770 pairs on one measuring domain read off "
         f"the real table (numeric columns in {SCORE_BINS} bins). Single-threaded fresh process per run on a shared "
         "2-core machine.",
