@@ -84,13 +84,19 @@ def default_size(rng) -> int:
 
 
 def network(
-    d: int, seed: int, kinds: list[str], size=default_size, max_parents: int = 3, max_configs: int | None = None
+    d: int,
+    seed: int,
+    kinds: list[str],
+    size=default_size,
+    max_parents: int = 3,
+    max_configs: int | None = None,
+    alpha: float = 0.5,
 ) -> list[dict]:
     """A random DAG over ``d`` nodes in topological order: {name, size, parents, cpt (configs x size), kind}.
 
     Each node has ``size(rng)`` values, up to ``max_parents`` parents drawn among the earlier nodes and
-    Dirichlet(0.5) CPTs; ``max_configs`` drops the last parents while their joint size is above it
-    (bounded CPTs for wide tables). ``kinds[i]``: the column's type (``to_arrow``)."""
+    Dirichlet(``alpha``) CPTs (smaller: stronger dependencies); ``max_configs`` drops the last parents while their
+    joint size is above it (bounded CPTs for wide tables). ``kinds[i]``: the column's type (``to_arrow``)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -103,7 +109,7 @@ def network(
             while parents and int(np.prod([nodes[p]["size"] for p in parents])) > max_configs:
                 parents.pop()
         configs = int(np.prod([nodes[p]["size"] for p in parents])) if parents else 1
-        cpt = rng.dirichlet(np.full(k_size, 0.5), size=configs)
+        cpt = rng.dirichlet(np.full(k_size, alpha), size=configs)
         nodes.append({"name": f"x{i:02d}", "size": k_size, "parents": parents, "cpt": cpt, "kind": kinds[i]})
     return nodes
 
@@ -162,9 +168,11 @@ def to_arrow(nodes: list[dict], codes: list, rng):
     return pa.table(cols)
 
 
-def write_network_table(nodes: list[dict], rows: int, path: Path, seed: int, chunk: int = 1_000_000) -> Path:
+def write_network_table(
+    nodes: list[dict], rows: int, path: Path, seed: int, chunk: int = 1_000_000, convert=None
+) -> Path:
     """Write ``rows`` samples of the network to the Parquet file ``path`` in chunks (never the whole table in
-    memory); an existing file is kept."""
+    memory); an existing file is kept. ``convert(nodes, codes, rng)``: codes -> Arrow table (default ``to_arrow``)."""
     import numpy as np
     import pyarrow.parquet as pq
 
@@ -176,7 +184,7 @@ def write_network_table(nodes: list[dict], rows: int, path: Path, seed: int, chu
     writer = None
     t0 = time.perf_counter()
     for start in range(0, rows, chunk):
-        table = to_arrow(nodes, sample_codes(nodes, min(chunk, rows - start), rng), rng)
+        table = (convert or to_arrow)(nodes, sample_codes(nodes, min(chunk, rows - start), rng), rng)
         if writer is None:
             writer = pq.ParquetWriter(tmp, table.schema, compression="snappy")
         writer.write_table(table, row_group_size=chunk)
