@@ -800,3 +800,47 @@ def test_discovery_counts_near_their_pass_level_are_not_reused():
     assert weights({"1": 900.0, "2": high, "3": 25.0}, high) == [1.0, 1.0, 0.0, 1.0]
     low = REUSE_SIGMAS * 10.0 - 1
     assert weights({"1": 900.0, "2": low, "3": 25.0}, low) == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_integer_codes_beyond_the_unit_grid_become_categories():
+    """3-digit codes are kept as their values (octave bins would invent codes between them); a run of ages and small
+    counts stay numeric; the codes test spends at most the column's values budget and its delta_col once, and a
+    code column leaves its grid part unspent. At 1,000 records the test does not pay and is not run."""
+    from privsample.data.discovery_plan import CODE_SHARE
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    df = pd.DataFrame(
+        {
+            "code": rng.choice([101, 205, 330, 412], n, p=[0.4, 0.3, 0.2, 0.1]).astype(str),
+            "age": rng.integers(18, 90, n).astype(str),
+            "kids": rng.poisson(1.5, n).astype(str),
+        },
+        dtype=object,
+    )
+    acc = Accountant.from_epsilon_delta(4.0, 1e-9, delta_slack=1e-10)
+    s = private_schema(df, acc, SeededNoise(1, quiet=True), rho=acc.rho_total, delta=1e-10, share=0.5)
+    assert s["code"].kind == "categorical" and s["code"].categories == ("101", "205", "330", "412")
+    assert s["age"].kind == "numeric" and s["kids"].kind == "numeric"
+    rep = {c["name"]: c for c in s.discovery["columns"]}
+    assert rep["code"]["codes"] is True and "codes" not in rep["age"]
+    by = {}
+    for e in acc.ledger:
+        if e.label.startswith("schema: ") and e.label.count(":") >= 2:
+            by.setdefault(e.label.split(": ")[1], []).append(e)
+    col_rho = (0.5 * acc.rho_total - by_rho(acc, "schema: row count")) / 3
+    for name, entries in by.items():
+        assert math.fsum(e.rho for e in entries) <= col_rho * (1 + 1e-9)
+        assert math.fsum(e.delta for e in entries) <= 1e-10 / 3 * (1 + 1e-9)
+    code_counts = [e for e in by["code"] if e.label.endswith("category counts")]
+    assert len(code_counts) == 1 and not any("grid" in e.label for e in by["code"])  # the grid part is unspent
+    assert any(e.label.endswith("category counts") for e in by["age"])  # tested, then numeric with the rest
+    assert code_counts[0].rho == pytest.approx(CODE_SHARE * (col_rho - by["code"][0].rho), rel=1e-6)
+    acc_small = Accountant(1.0, delta_slack=1e-6)
+    small = private_schema(df.iloc[:1000], acc_small, SeededNoise(1, quiet=True), rho=0.01, delta=1e-9)
+    assert all(c.kind == "numeric" for c in small.columns)
+    assert not any(e.label.endswith("category counts") for e in acc_small.ledger)
+
+
+def by_rho(acc, label):
+    return math.fsum(e.rho for e in acc.ledger if e.label == label)

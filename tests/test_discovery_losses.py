@@ -195,8 +195,13 @@ def test_forecast_matches_a_discovery():
         df, acc, make_noise(0, quiet=True), rho=acc.rho_total, delta=d_disc, share=None, bins=DISCOVERY_BINS
     )
     scale = {
-        e["label"].split(": ", 2)[2]: e.get("noise_scale") for e in s.ledger["entries"] if e["label"].count(":") == 2
+        tuple(e["label"].split(": ", 2)[1:]): e.get("noise_scale")
+        for e in s.ledger["entries"]
+        if e["label"].count(":") == 2
     }
-    assert math.isclose(scale["category counts"], f["sigma_categories"], rel_tol=1e-9)
-    assert math.isclose(scale["grid histogram"], f["sigma_grid"], rel_tol=1e-9)
+    assert math.isclose(scale["c", "category counts"], f["sigma_categories"], rel_tol=1e-9)
+    # the integer column tests for codes first (10,000 values: none passes), then its grid gets the rest
+    assert f["code_records"] is not None and ("x", "category counts") in scale
+    assert math.isclose(scale["x", "grid histogram"], f["sigma_grid_integer"], rel_tol=1e-9)
+    assert f["sigma_grid_integer"] > f["sigma_grid"]
     assert f["share"] == s.discovery["share"]

@@ -148,6 +148,14 @@ def _survival_table(p) -> None:
         "a public grid (σ: their noise sd); a value or tail holding fewer than about 2σ records may be clipped to "
         "the bounds or merged into a neighbouring bin. A reviewed schema (--schema) keeps everything it declares."
     )
+    codes = [d for d in p.discovery if d.get("code_records")]
+    if codes:
+        out.print(
+            "Integer columns first test for codes (such as 101, 205, 330: kept as categories when their released "
+            "values hold most records) at ε "
+            + ", ".join(f"{d['epsilon']:g} (a code needs ~{d['code_records']:,} records)" for d in codes)
+            + "; their grid then gets the rest of the budget."
+        )
 
 
 def _discovery_table(p, by, method: str, epsilons) -> None:

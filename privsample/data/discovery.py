@@ -47,11 +47,12 @@ from privsample.data.discovery_plan import (
     _split,
     row_count_rho,
     category_threshold,
+    code_test_rho,
     largest_share,
     noisy_row_count,
     plan_discovery,
 )
-from privsample.data.numeric_discovery import point_edges
+from privsample.data.numeric_discovery import UNIT_GRID, point_edges
 from privsample.data.schema import (
     DEFAULT_OTHER_LABEL,
     MAX_FLOAT_BOUND,
@@ -84,6 +85,8 @@ NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious 
 TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
 # numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
 TYPE_SIGMAS = 3.0
+CODE_COVERAGE = 0.7  # an integer column is a code column when its released values beyond -8..8 hold 70%+ of the
+CODE_MAX_VALUES = 32  # records beyond them, and are at most this many
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -389,6 +392,24 @@ def _discover_categorical(
     )
 
 
+def _is_code_column(released: dict[str, int], n_miss: int, n_hat: float) -> bool:
+    """An integer column's released values (noisy counts) make it a code column when those beyond the unit cells
+    -8..8 of the numeric grid (which keep small values exactly anyway) are at most ``CODE_MAX_VALUES``, sparse in
+    their range (more than twice as many integers between the smallest and the largest: 101, 205, 330; not a run
+    of ages or years, which numeric bins keep) and hold at least ``CODE_COVERAGE`` of the records beyond the unit
+    cells (n_hat minus the noisy missing count minus the released unit values' counts; a capital gain of 0 plus a
+    few round amounts is not a code). Post-processing of released counts."""
+    numbers = pd.to_numeric(pd.Series(list(released), dtype=object), errors="coerce").to_numpy(dtype=float)
+    counts = np.asarray(list(released.values()), dtype=float)
+    ok = np.isfinite(numbers)
+    beyond = ok & (np.abs(numbers) > UNIT_GRID)
+    k = int(beyond.sum())
+    if k == 0 or k > CODE_MAX_VALUES or numbers[beyond].max() - numbers[beyond].min() + 1 <= 2 * k:
+        return False
+    rest = max(n_hat - max(n_miss, 0) - counts[ok & ~beyond].sum(), 1.0)
+    return counts[beyond].sum() >= CODE_COVERAGE * rest
+
+
 def _plain(obj: Any) -> Any:
     """``obj`` with NumPy scalars and tuples turned into plain Python values (for YAML/JSON)."""
     if isinstance(obj, dict):
@@ -428,7 +449,8 @@ def private_schema(
     Either way each column's distinct values are taken in canonical order (``ColumnValues``), so the same data
     gives the same noisy answers on every engine under the same seeded noise.
 
-    Budget. ``share=1.0`` (default): spend exactly ``rho``. ``share=s``: spend exactly ``s * rho``.
+    Budget. ``share=1.0`` (default): spend ``rho``. ``share=s``: spend ``s * rho``. Exactly, except that a code
+    column (d) leaves its grid histogram's part unspent, for the synthesizer.
     ``share=None``: ``rho`` is the whole run's budget and discovery takes the share that
     ``plan_discovery`` chooses from the noisy row count (at most ``largest_share``; ``plan_options`` go to
     ``plan_discovery``). In every case ``count_share * rho`` of it pays for the noisy row count first.
@@ -473,6 +495,13 @@ def private_schema(
         numbers (one per record), with rho_b and no delta (its candidates are a public grid); its own
         docstring states its guarantee (rho_b-zCDP).
         Non-numeric values in a column judged numeric are not represented by the schema.
+    (d) Integer codes: an integer column first spends ``code_test_rho`` (half its rho_b, where a value needs at
+        most 10% of n_hat records to pass; else nothing) on (b)'s thresholded histogram of its values, with
+        its delta_col (a numeric column has no other use for it). If a released value lies beyond the grid's
+        unit cells and the released values hold ``CODE_COVERAGE`` of the noisy non-missing records
+        (post-processing), the column is categorical with those values (3-digit codes, years: octave bins
+        would invent codes between them) and the rest of its rho_b is not spent; else (c) runs with the rest.
+        Either way the column spends at most rho_b and delta_col (adaptive composition).
 
     ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
     records in the catch-all: 1 - (sum of the released categories' noisy counts + noisy missing count
@@ -579,8 +608,23 @@ def private_schema(
             and (n_int + n_frac) > n_text
             and n_text <= max(TYPE_SIGMAS * sigma_a, TEXT_SHARE * (n_int + n_frac + n_text))
         )
+        code = None
         if numeric:
             integer = n_int > TYPE_SIGMAS * sigma_a and n_frac <= TYPE_SIGMAS * sigma_a
+            rho_c = code_test_rho(rho_b, delta_col, n_hat) if integer else 0.0
+            if rho_c > 0:  # (d) the codes test: thresholded counts of the values first
+                scratch: list[str] = []
+                code = _discover_categorical(name, sc, accountant, noise, rho_c, delta_col, max_categories, scratch)
+                if _is_code_column(code[1], code[3], n_hat):
+                    notes.extend(scratch)
+                    notes.append(
+                        f"column '{name}': integer codes (released values beyond -8..8 hold most records): "
+                        "kept as categories, so that no code between them is invented"
+                    )
+                    numeric = False
+                else:
+                    code, rho_b = None, _round_down(Fraction(rho_b) - Fraction(rho_c))
+        if numeric:
             x = np.repeat(sc.numbers[isnum], sc.counts[isnum])
             col, info = discover_numeric(
                 name,
@@ -613,7 +657,7 @@ def private_schema(
                 }
             entry.update({k: v for k, v in info.items() if k not in entry})
         else:
-            col, released, sigma_b, n_miss = _discover_categorical(
+            col, released, sigma_b, n_miss = code or _discover_categorical(
                 name, sc, accountant, noise, rho_b, delta_col, max_categories, notes
             )
             missing_share = max(n_miss, 0) / n_hat if col.nullable else 0.0  # noisy, from the sharper count
@@ -626,6 +670,7 @@ def private_schema(
                 "sigma": sigma_b,
                 "nullable": bool(col.nullable),
                 "null_count": float(n_miss),
+                **({"codes": True} if code is not None else {}),
             }
         columns.append(col)
         report.append(_plain(entry))

@@ -34,6 +34,9 @@ __all__ = [
     "noisy_row_count",
     "min_category_records",
     "category_threshold",
+    "code_test_rho",
+    "CODE_SHARE",
+    "CODE_MAX_FRACTION",
     "COUNT_SHARE",
     "TARGET_FRACTION",
     "PASS_PROBABILITY",
@@ -112,6 +115,22 @@ def category_threshold(sigma: float, delta: float) -> float:
     if 0 < sigma <= MAX_SIGMA and TINY_TAIL <= delta < 0.5:
         return min(bound, stability_threshold(sigma, delta))
     return bound
+
+
+# -- integer codes (utility choices; privacy does not depend on them)
+CODE_SHARE = 0.5  # an integer column's values budget spent on its thresholded value counts first (codes test)
+CODE_MAX_FRACTION = 0.1  # ... only where a value needs at most this share of the records to be released
+
+
+def code_test_rho(rho_b: float, delta_col: float, n_hat: float) -> float:
+    """The rho an integer column spends first on the thresholded counts of its values (the codes test of
+    ``private_schema``), or 0 where the test would not pay: where a value needs more than ``CODE_MAX_FRACTION``
+    of the n_hat records to pass at that rho (small tables), so the whole ``rho_b`` goes to the grid histogram.
+    A function of public quantities and n_hat only (post-processing)."""
+    rho_c = _split(rho_b, [CODE_SHARE, 1.0 - CODE_SHARE])[0]
+    if rho_c <= 0 or category_threshold(sigma_for_rho(rho_c), delta_col) > CODE_MAX_FRACTION * max(n_hat, 1.0):
+        return 0.0
+    return rho_c
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -279,7 +298,9 @@ def discovery_forecast(
     (records a category needs to be kept with probability about ``PASS_PROBABILITY``), ``sigma_categories``
     (noise sd of a category's count), ``sigma_grid`` (noise sd of a numeric column's grid histogram counts) and
     ``numeric_records`` (``EXTEND_SIGMAS`` times it: a value or tail holding fewer records may be clipped or
-    merged); ``None`` where a column's budget is too small to split (discovery would refuse it)."""
+    merged); ``None`` where a column's budget is too small to split (discovery would refuse it). Where integer
+    columns test for codes first (``code_test_rho``): ``code_records``, the records a code needs, and
+    ``sigma_grid_integer``, their grid's noise sd after the test (else None and ``sigma_grid``)."""
     from privsample.data.numeric_discovery import EXTEND_SIGMAS, grid_budget
 
     m = int(n_columns)
@@ -290,6 +311,15 @@ def discovery_forecast(
     sigma_b = sigma_for_rho(rho_b) if rho_b > 0 else None
     rho_grid = grid_budget(rho_b, n_hat, bins)[0] if rho_b > 0 else 0.0
     sigma_grid = sigma_for_rho(rho_grid) if rho_grid > 0 else None
+    delta_col = _round_down(Fraction(delta) / m)
+    rho_c = code_test_rho(rho_b, delta_col, n_hat) if rho_b > 0 else 0.0
+    if rho_c > 0:  # an integer column tests for codes first; its grid then has the rest
+        sigma_c = sigma_for_rho(rho_c)
+        code_records = math.ceil(min_category_records(sigma_c, delta_col))
+        rest = _round_down(Fraction(rho_b) - Fraction(rho_c))
+        sigma_int = sigma_for_rho(grid_budget(rest, n_hat, bins)[0])
+    else:
+        code_records, sigma_int = None, sigma_grid
     return {
         "row_count": int(n_rows),
         "share": details["share"],
@@ -298,4 +328,6 @@ def discovery_forecast(
         "sigma_categories": sigma_b,
         "sigma_grid": sigma_grid,
         "numeric_records": None if sigma_grid is None else EXTEND_SIGMAS * sigma_grid,
+        "code_records": code_records,
+        "sigma_grid_integer": sigma_int,
     }
