@@ -320,3 +320,17 @@ def test_mst_decompresses_by_its_one_way_noisy_counts(tmp_path):
     model.save(tmp_path / "m.zip")
     back = SynthModel.load(tmp_path / "m.zip")
     np.testing.assert_array_equal(back.decompression["k"], model.decompression["k"])
+
+
+def test_combined_one_way_weighs_discovery_counts_by_inverse_variance():
+    from privsample.synth.mst import combined_one_way
+
+    M = pgm.LinearMeasurement(
+        np.array([90.0, 0.0, 30.0]), ("a",), stddev=1.0, query=pgm.mbi.WeightedQuery(np.array([1.0, 0.0, 1.0]))
+    )
+    y, sd = combined_one_way(np.array([110.0, 5.0, -10.0]), 2.0, M)
+    # precision 1/4 + 1 = 1.25 where discovery measured the cell; the unmeasured one keeps the 1-way count
+    np.testing.assert_allclose(y, [(110 / 4 + 90) / 1.25, 5.0, (-10 / 4 + 30) / 1.25])
+    np.testing.assert_allclose(sd, [1.25**-0.5, 2.0, 1.25**-0.5])
+    y0, sd0 = combined_one_way(np.array([1.0, 2.0, 3.0]), 2.0)
+    np.testing.assert_array_equal(y0, [1.0, 2.0, 3.0]) and np.testing.assert_array_equal(sd0, [2.0, 2.0, 2.0])

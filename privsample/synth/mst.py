@@ -14,10 +14,12 @@ is split in thirds:
 3. d-1 two-way marginals of the compressed domain (each record in one cell: sensitivity 1) with
    noise sigma*sqrt(d-1): (rho/3)/(d-1) each; the last one spends exactly what remains.
 Domain compression (values whose noisy count is below 3 sd are merged) and the total estimate
-N-hat are computed from step 1's noisy output only. Estimation and sampling are post-processing. A merged
-code is decompressed onto its original values in proportion to their step-1 noisy counts (clipped at 0;
-uniformly where all are 0), where the reference draws uniformly: a missing-value code or a catch-all merged
-with real rare values then gets the share its count shows, not an equal one.
+N-hat are computed from step 1's noisy output only, combined (inverse variance, ``combined_one_way``) with
+the counts private discovery released where the domain was discovered (``discovery_measurements``; at 1,000
+records their noise is a third of step 1's). Estimation and sampling are post-processing. A merged code is
+decompressed onto its original values in proportion to those estimates (clipped at 0; uniformly where all
+are 0), where the reference draws uniformly: a missing-value code or a catch-all merged with real rare values
+then gets the share its counts show, not an equal one.
 
 Structural zeros (the schema's public ``forbid``, :mod:`privsample.synth.zeros`) cost nothing: their
 columns join the model's cliques, their cells are fixed at zero in the fit, columns they name are not
@@ -73,6 +75,25 @@ from privsample.synth.zeros import StructuralZeros
 
 # mbi's estimation keeps several copies of every potential/marginal (state, gradient, line search).
 _ESTIMATION_COPIES = 24
+
+
+def combined_one_way(y: np.ndarray, sigma: float, discovered=None) -> tuple[np.ndarray, np.ndarray]:
+    """(estimate, its sd) of each cell of a 1-way marginal: the noisy count ``y`` (sd ``sigma``), combined by inverse
+    variance with discovery's released count of the cell where ``discovered`` (a weighted 1-way measurement,
+    ``discovery_measurements``) measures it. Post-processing of two independent noisy measurements."""
+    y = np.asarray(y, dtype=float)
+    sd = np.full(y.shape, float(sigma))
+    if discovered is None:
+        return y, sd
+    w = np.asarray(discovered.query.weights, dtype=float)
+    on = w > 0
+    yd = np.asarray(discovered.noisy_measurement, dtype=float)[on] / w[on]
+    sdd = float(discovered.stddev) / w[on]
+    prec = 1.0 / sd[on] ** 2 + 1.0 / sdd**2
+    y = y.copy()
+    y[on] = (y[on] / sd[on] ** 2 + yd / sdd**2) / prec
+    sd[on] = 1.0 / np.sqrt(prec)
+    return y, sd
 
 
 def compress_counts(counts: np.ndarray, clique: tuple[str, ...], mapping: dict[str, np.ndarray]) -> np.ndarray:
@@ -268,10 +289,14 @@ class MST(Synthesizer):
         # not show them: StructuralZeros.noise_born) get a compressed code of their own, fixed at probability 0,
         # so that decompression never draws them.
         born = {cols[0]: set(codes[0]) for cols, codes in (noise_born.entries if noise_born is not None else ())}
+        discovered = discovery_measurements(schema, domain)  # discovery's released counts (no new spend)
+        by_attr = {M.clique[0]: M for M in discovered}
         mapping: dict[str, np.ndarray] = {}
         czero: list[tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]] = []
+        estimate: dict[str, np.ndarray] = {}  # each column's 1-way estimate: decompression weights
         for a in attrs:
-            y, s = one_way[a]
+            y, s = combined_one_way(*one_way[a], by_attr.get(a))
+            estimate[a] = y
             dead = np.zeros(y.size, dtype=bool)
             dead[sorted(born.get(a, ()))] = True
             sup = (y >= 3 * s) & ~dead
@@ -290,8 +315,8 @@ class MST(Synthesizer):
         entries = (forbid.entries if forbid is not None else ()) + tuple(czero)
         czeros = StructuralZeros(cdomain, entries) if entries else None
         log1c = [M.compress(mapping, domain) for M in log1]
-        # discovery's released category counts (no new spend), on the compressed domain
-        prior = [compress_partial(M, mapping) for M in discovery_measurements(schema, domain)]
+        # discovery's released counts (no new spend), on the compressed domain
+        prior = [compress_partial(M, mapping) for M in discovered]
         timings["measure_1way"] = time.perf_counter() - t0
 
         # 2. select a spanning tree (rho/3). The independent fit to the compressed one-way
@@ -424,8 +449,8 @@ class MST(Synthesizer):
             ledger=accountant.to_dict(),
             schema=schema,
             compression=mapping,
-            # within a merged code, the original codes in proportion to their noisy 1-way counts (clipped at 0)
-            decompression={a: np.maximum(one_way[a][0], 0.0) for a in mapping},
+            # within a merged code, the original codes in proportion to their 1-way estimates (clipped at 0)
+            decompression={a: np.maximum(estimate[a], 0.0) for a in mapping},
             params={
                 "iters": self.iters,
                 "tol": self.tol,
