@@ -183,13 +183,19 @@ def test_private_adult_large_rho(adult_raw):
     rho, delta = 30.0, 1e-6
     s = private_schema(adult_raw, acc, SeededNoise(7, quiet=True), rho=rho, delta=delta)
     assert s.provenance == "private" and s.names == list(adult_raw.columns)
-    # budget: exactly rho, at most delta, and the schema carries the entries
-    assert acc.spent <= rho and acc.spent == pytest.approx(rho, rel=1e-12)
+    # budget: rho, less the grid part a run of integers does not need (education-num 1..16: one bin per value),
+    # at most delta, and the schema carries the entries
+    runs = [c["name"] for c in s.discovery["columns"] if c.get("codes")]
+    assert "education-num" in runs and s["education-num"].bins == 16
+    assert all(s[r].bins == s[r].upper - s[r].lower + 1 <= 48 for r in runs)
+    # the grid part each run leaves unspent equals its codes test's (half each)
+    unspent = math.fsum(e.rho for e in acc.ledger if e.label in {f"schema: {r}: category counts" for r in runs})
+    assert acc.spent <= rho and acc.spent + unspent == pytest.approx(rho, rel=1e-9)
     assert 0 < acc.delta_spent <= delta
     entries = s.ledger["entries"]
     assert len(entries) == len(acc.ledger)
-    assert math.fsum(e["rho"] for e in entries) == pytest.approx(rho, rel=1e-12)
-    assert Accountant.from_dict(s.ledger).spent == pytest.approx(rho, rel=1e-12)
+    assert math.fsum(e["rho"] for e in entries) == pytest.approx(acc.spent, rel=1e-12)
+    assert Accountant.from_dict(s.ledger).spent == pytest.approx(acc.spent, rel=1e-12)
     # every category with >= 20 records is found
     for name in ("workclass", "education", "occupation", "marital-status", "race", "sex", "native-country"):
         col = s[name]
@@ -815,6 +821,8 @@ def test_integer_codes_beyond_the_unit_grid_become_categories():
             "code": rng.choice([101, 205, 330, 412], n, p=[0.4, 0.3, 0.2, 0.1]).astype(str),
             "age": rng.integers(18, 90, n).astype(str),
             "kids": rng.poisson(1.5, n).astype(str),
+            "month": rng.integers(1, 13, n).astype(str),
+            "grade": rng.integers(1, 41, n).astype(str),
         },
         dtype=object,
     )
@@ -822,20 +830,28 @@ def test_integer_codes_beyond_the_unit_grid_become_categories():
     s = private_schema(df, acc, SeededNoise(1, quiet=True), rho=acc.rho_total, delta=1e-10, share=0.5)
     assert s["code"].kind == "categorical" and s["code"].categories == ("101", "205", "330", "412")
     assert s["age"].kind == "numeric" and s["kids"].kind == "numeric"
+    # runs of integers beyond -8..8 (months, codes 1..40): one bin per released value, no octave bins
+    for name, hi in (("month", 12), ("grade", 40)):
+        col = s[name]
+        assert col.kind == "numeric" and col.integer and (col.lower, col.upper, col.bins) == (1, hi, hi), name
     rep = {c["name"]: c for c in s.discovery["columns"]}
     assert rep["code"]["codes"] is True and "codes" not in rep["age"]
     by = {}
     for e in acc.ledger:
         if e.label.startswith("schema: ") and e.label.count(":") >= 2:
             by.setdefault(e.label.split(": ")[1], []).append(e)
-    col_rho = (0.5 * acc.rho_total - by_rho(acc, "schema: row count")) / 3
+    col_rho = (0.5 * acc.rho_total - by_rho(acc, "schema: row count")) / 5
     for name, entries in by.items():
         assert math.fsum(e.rho for e in entries) <= col_rho * (1 + 1e-9)
-        assert math.fsum(e.delta for e in entries) <= 1e-10 / 3 * (1 + 1e-9)
+        assert math.fsum(e.delta for e in entries) <= 1e-10 / 5 * (1 + 1e-9)
     code_counts = [e for e in by["code"] if e.label.endswith("category counts")]
     assert len(code_counts) == 1 and not any("grid" in e.label for e in by["code"])  # the grid part is unspent
     assert any(e.label.endswith("category counts") for e in by["age"])  # tested, then numeric with the rest
     assert code_counts[0].rho == pytest.approx(CODE_SHARE * (col_rho - by["code"][0].rho), rel=1e-6)
+    assert not any("grid" in e.label for e in by["month"] + by["grade"])
+    rep_m = rep["month"]
+    assert rep_m["binning"] == "unit" and set(rep_m["counts"]) == {str(v) for v in range(1, 13)}
+    assert rep_m["sigma"] == pytest.approx(code_counts[0].noise_scale)
     acc_small = Accountant(1.0, delta_slack=1e-6)
     small = private_schema(df.iloc[:1000], acc_small, SeededNoise(1, quiet=True), rho=0.01, delta=1e-9)
     assert all(c.kind == "numeric" for c in small.columns)

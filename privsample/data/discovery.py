@@ -87,6 +87,8 @@ TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most
 TYPE_SIGMAS = 3.0
 CODE_COVERAGE = 0.7  # an integer column is a code column when its released values beyond -8..8 hold 70%+ of the
 CODE_MAX_VALUES = 32  # records beyond them, and are at most this many
+RUN_MAX_VALUES = 48  # ... a run of integers (months, years, codes 1..40) at most this long, one bin each, when its
+RUN_COVERAGE = 0.95  # released values hold this share of the records with a value
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -392,22 +394,76 @@ def _discover_categorical(
     )
 
 
-def _is_code_column(released: dict[str, int], n_miss: int, n_hat: float) -> bool:
-    """An integer column's released values (noisy counts) make it a code column when those beyond the unit cells
-    -8..8 of the numeric grid (which keep small values exactly anyway) are at most ``CODE_MAX_VALUES``, sparse in
-    their range (more than twice as many integers between the smallest and the largest: 101, 205, 330; not a run
-    of ages or years, which numeric bins keep) and hold at least ``CODE_COVERAGE`` of the records beyond the unit
-    cells (n_hat minus the noisy missing count minus the released unit values' counts; a capital gain of 0 plus a
-    few round amounts is not a code). Post-processing of released counts."""
+def _code_kind(released: dict[str, int], n_miss: int, n_hat: float) -> str | None:
+    """What an integer column's released values (noisy counts) make it; post-processing of released counts.
+
+    ``"categories"``: codes such as 101, 205, 330. The released values beyond the unit cells -8..8 of the numeric
+    grid (which keep small values exactly anyway) are at most ``CODE_MAX_VALUES``, sparse in their range (more
+    than twice as many integers between the smallest and the largest) and hold at least ``CODE_COVERAGE`` of the
+    records beyond the unit cells (n_hat minus the noisy missing count minus the released unit values' counts; a
+    capital gain of 0 plus a few round amounts is not a code).
+    ``"values"``: a run of integers such as months 1..12, years 2015..2023 or codes 1..40: one of them beyond
+    -8..8, each spelled once, at most ``RUN_MAX_VALUES`` integers from the smallest to the largest, and holding at
+    least ``RUN_COVERAGE`` of the records with a value (they become one bin each; octave bins would invent values).
+    None: neither (ages over 70 years, amounts): the numeric grid. (The caller also passes None when the released
+    values reached ``max_categories``, where the largest noisy counts were kept: not a whole run.)"""
     numbers = pd.to_numeric(pd.Series(list(released), dtype=object), errors="coerce").to_numpy(dtype=float)
     counts = np.asarray(list(released.values()), dtype=float)
     ok = np.isfinite(numbers)
     beyond = ok & (np.abs(numbers) > UNIT_GRID)
     k = int(beyond.sum())
-    if k == 0 or k > CODE_MAX_VALUES or numbers[beyond].max() - numbers[beyond].min() + 1 <= 2 * k:
-        return False
-    rest = max(n_hat - max(n_miss, 0) - counts[ok & ~beyond].sum(), 1.0)
-    return counts[beyond].sum() >= CODE_COVERAGE * rest
+    if k == 0:
+        return None
+    present = max(n_hat - max(n_miss, 0), 1.0)
+    if k <= CODE_MAX_VALUES and numbers[beyond].max() - numbers[beyond].min() + 1 > 2 * k:
+        rest = max(present - counts[ok & ~beyond].sum(), 1.0)
+        return "categories" if counts[beyond].sum() >= CODE_COVERAGE * rest else None
+    values = numbers[ok]
+    run = values.max() - values.min() + 1
+    if len(np.unique(values)) == len(values) and run <= RUN_MAX_VALUES and counts[ok].sum() >= RUN_COVERAGE * present:
+        return "values"
+    return None
+
+
+def _run_column(name: str, released: dict[str, int], sigma: float, n_miss: int, n_hat: float, notes: list[str]):
+    """(``Numeric`` column, report) of an integer column whose released values are a run (``_code_kind``
+    "values"): bounds at the smallest and largest released value, one bin per integer; an integer between them
+    that was not released is ``unsupported`` (the synthesizers give it probability 0). The null code holds the
+    missing values and the released non-numbers (noisy counts). Post-processing of released counts."""
+    from privsample.data.numeric_discovery import EXTEND_SIGMAS
+
+    numbers = pd.to_numeric(pd.Series(list(released), dtype=object), errors="coerce").to_numpy(dtype=float)
+    counts = np.asarray(list(released.values()), dtype=float)
+    ok = np.isfinite(numbers)
+    lower, upper = float(numbers[ok].min()), float(numbers[ok].max())
+    kept = {float(v) for v in numbers[ok]}
+    null_count = float(max(n_miss, 0) + counts[~ok].sum())
+    nullable = null_count > EXTEND_SIGMAS * sigma
+    outside = max(n_hat - null_count - counts[ok].sum(), 0.0)
+    col = Numeric(name, lower, upper, bins=int(upper - lower + 1), integer=True, nullable=nullable)
+    info = {
+        "integer": True,
+        "clipped_share": _share_clip(outside / n_hat),
+        "clipped_sd": sigma * math.sqrt(len(released) + 2) / n_hat,  # the estimate's noise sd (n_hat's included)
+        "tail_floor": None,
+        "null_count": null_count,
+        "null_sigma": sigma,
+        "nullable": bool(nullable),
+        "lower": lower,
+        "upper": upper,
+        "bins": col.bins,
+        "points": [],
+        "binning": "unit",
+        "unsupported": [float(v) for v in np.arange(lower, upper + 1) if float(v) not in kept],
+        "counts": {_number_text(v): float(c) for v, c in zip(numbers[ok], counts[ok])},
+        "sigma": sigma,
+        "codes": True,
+    }
+    notes.append(
+        f"column '{name}': integers {_number_text(lower)}..{_number_text(upper)}, one bin each (released values; "
+        f"about {info['clipped_share']:.0%} of the records outside, a noisy estimate)"
+    )
+    return col, info
 
 
 def _plain(obj: Any) -> Any:
@@ -615,16 +671,23 @@ def private_schema(
             if rho_c > 0:  # (d) the codes test: thresholded counts of the values first
                 scratch: list[str] = []
                 code = _discover_categorical(name, sc, accountant, noise, rho_c, delta_col, max_categories, scratch)
-                if _is_code_column(code[1], code[3], n_hat):
+                kind = _code_kind(code[1], code[3], n_hat) if len(code[1]) < max_categories else None
+                if kind == "categories":
                     notes.extend(scratch)
                     notes.append(
                         f"column '{name}': integer codes (released values beyond -8..8 hold most records): "
                         "kept as categories, so that no code between them is invented"
                     )
                     numeric = False
+                elif kind == "values":
+                    col, info = _run_column(name, code[1], code[2], code[3], n_hat, notes)
+                    numeric = None  # done: a numeric column with one bin per released integer
                 else:
                     code, rho_b = None, _round_down(Fraction(rho_b) - Fraction(rho_c))
-        if numeric:
+        if numeric is None:
+            entry = {"name": name, "kind": "numeric", "kept": f"[{_number_text(col.lower)}, {_number_text(col.upper)}]"}
+            entry.update({"catch_all_share": None, **info})
+        elif numeric:
             x = np.repeat(sc.numbers[isnum], sc.counts[isnum])
             col, info = discover_numeric(
                 name,
