@@ -248,9 +248,15 @@ def default_threshold(epsilon: float, n_columns: int, n_rows: int, share: float 
 
     Mirrors ``synthesize``/``private_schema``: the run's rho is cdp_rho(epsilon, delta - delta_disc), delta_disc
     = DISCOVERY_DELTA_SHARE * delta (planned) or share * delta (fixed ``share``); ``plan_discovery`` gives the
-    columns' rho, split evenly over the columns; ``_column_split`` gives a categorical column's rho for its
+    columns' rho, split evenly over the columns; ``column_split`` gives a categorical column's rho for its
     thresholded histogram, with tau = category_threshold(sigma_for_rho(that), delta_disc / columns)."""
-    from privsample.data.discovery_plan import COUNT_SHARE, _column_split, _split, category_threshold, plan_discovery
+    from privsample.data.discovery_plan import (
+        COUNT_SHARE,
+        category_threshold,
+        column_split,
+        plan_discovery,
+        split_exact,
+    )
     from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
     from privsample.privacy.conversion import cdp_rho
     from privsample.privacy.mechanisms import sigma_for_rho
@@ -259,8 +265,8 @@ def default_threshold(epsilon: float, n_columns: int, n_rows: int, share: float 
     d_disc = (DISCOVERY_DELTA_SHARE if share is None else share) * delta
     total = cdp_rho(epsilon, delta - d_disc)
     rho, _ = plan_discovery(total, d_disc, float(n_rows), n_columns, count_rho=COUNT_SHARE * total, share=share)
-    col = _split(rho, [1.0] * n_columns)[0]
-    return category_threshold(sigma_for_rho(_column_split(col, float(n_rows))[1]), d_disc / n_columns)
+    col = split_exact(rho, [1.0] * n_columns)[0]
+    return category_threshold(sigma_for_rho(column_split(col, float(n_rows))[1]), d_disc / n_columns)
 
 
 # -- one run (in a fresh interpreter) --------------------------------------------------------------------

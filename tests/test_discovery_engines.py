@@ -193,3 +193,15 @@ def test_model_size_is_refused_before_reading(files, monkeypatch):
             engine="duckdb",
             method_options={"max_memory_mb": 0.001},
         )
+
+
+def test_sorted_runs_counts_like_unique():
+    from privsample.marginals.duckdb_engine import sorted_runs
+
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.integers(0, 50, 1000).astype(float))
+    v, c = sorted_runs(x)
+    u, k = np.unique(x, return_counts=True)
+    assert np.array_equal(v, u) and np.array_equal(c, k) and c.dtype == np.int64
+    e = sorted_runs(np.zeros(0))
+    assert len(e[0]) == 0 and len(e[1]) == 0

@@ -41,16 +41,16 @@ from privsample.data.discovery_plan import (
     COUNT_SHARE,
     MAX_SHARE,
     MIN_SHARE,
-    _column_split,
-    _round_down,
-    _round_up,
-    _split,
     row_count_rho,
     category_threshold,
     code_test_rho,
+    column_split,
     largest_share,
     noisy_row_count,
     plan_discovery,
+    round_down,
+    round_up,
+    split_exact,
 )
 from privsample.data.numeric_discovery import UNIT_GRID, point_edges
 from privsample.data.schema import (
@@ -521,7 +521,7 @@ def private_schema(
     (0) Row count: n_hat = max(n + Z, 1), discrete Gaussian, sensitivity 1 (``noisy_row_count``).
         The plan (``plan_discovery``) and every per-column split below are functions of n_hat and
         public parameters only: post-processing. The plan is recorded in the ledger (a zero-cost entry).
-    The columns' budget is split evenly over the m columns; in a column, ``_column_split`` gives the
+    The columns' budget is split evenly over the m columns; in a column, ``column_split`` gives the
     type counts the rho for sigma_a = n_hat/30 (clamped to 5%..``TYPE_SHARE`` of the column's rho)
     and the rest pays for (b) or (c), chosen from (a)'s noisy output (adaptive composition). A record
     touches one value of every column, so the per-column costs add up, and the deltas of the columns
@@ -589,7 +589,7 @@ def private_schema(
         if share is not None
         else largest_share(plan_options.get("max_share", MAX_SHARE), plan_options.get("small_max_share"))
     )
-    limit = _round_down(Fraction(cap) * Fraction(rho))
+    limit = round_down(Fraction(cap) * Fraction(rho))
     if not accountant.can_spend(limit, delta):
         raise BudgetExceeded(
             f"budget exceeded: private schema discovery asks up to rho={limit:.6g}, "
@@ -598,7 +598,7 @@ def private_schema(
         )
     m = len(names)
     count_rho = row_count_rho(rho, count_share)
-    lowest = _round_down(
+    lowest = round_down(
         Fraction(share if share is not None else plan_options.get("min_share", MIN_SHARE)) * Fraction(rho)
     )
     if not 0 < count_rho < lowest:  # checked before any spend: the plan can never fail on n_hat
@@ -606,8 +606,8 @@ def private_schema(
     start = len(accountant.ledger)
     n_hat, _ = noisy_row_count(source.row_count(), accountant, noise, count_rho)
     rho_cols, plan = plan_discovery(rho, delta, n_hat, m, count_rho=count_rho, share=share, **plan_options)
-    col_rho = _split(rho_cols, [1.0] * m)
-    splits = [_column_split(r, n_hat) for r in col_rho]
+    col_rho = split_exact(rho_cols, [1.0] * m)
+    splits = [column_split(r, n_hat) for r in col_rho]
     if any(min(a, b) <= 0 for a, b in splits):
         raise InputError(f"rho={rho!r} is too small to split over {m} columns")
     accountant.spend(
@@ -618,7 +618,7 @@ def private_schema(
         private=noise.private,
         **{k: plan[k] for k in ("rule", "share", "n_hat", "min_category_records")},
     )
-    delta_col = _round_down(Fraction(delta) / m)
+    delta_col = round_down(Fraction(delta) / m)
     spent_share = plan["share"]
     notes = [
         f"Discovered with differential privacy: ({spent_share * rho:.6g}, {delta:.3g})-approximate zCDP "
@@ -683,7 +683,7 @@ def private_schema(
                     col, info = _run_column(name, code[1], code[2], code[3], n_hat, notes)
                     numeric = None  # done: a numeric column with one bin per released integer
                 else:
-                    code, rho_b = None, _round_down(Fraction(rho_b) - Fraction(rho_c))
+                    code, rho_b = None, round_down(Fraction(rho_b) - Fraction(rho_c))
         if numeric is None:
             entry = {"name": name, "kind": "numeric", "kept": f"[{_number_text(col.lower)}, {_number_text(col.upper)}]"}
             entry.update({"catch_all_share": None, **info})
@@ -742,7 +742,7 @@ def private_schema(
     spent_delta = float(sum((Fraction(e.delta) for e in entries), Fraction(0)))
     ledger = {
         "summary": {
-            "rho_total": _round_up(Fraction(spent_share) * Fraction(rho)),
+            "rho_total": round_up(Fraction(spent_share) * Fraction(rho)),
             "rho_spent": spent_rho,
             "delta_slack": float(delta),
             "delta_spent": spent_delta,

@@ -6,7 +6,7 @@ count, the plan computed from it, the per-column split and the category threshol
 * Everything else is post-processing: :func:`plan_discovery` (the share of the budget discovery takes),
   :func:`column_split` (a column's rho for its type counts and for its values) and :func:`category_threshold`
   (the stability-based histogram's tau for a given delta) are functions of the noisy row count and public
-  parameters only; the exact splits (``_split``, ``_round_down``) never let the parts sum to more than the
+  parameters only; the exact splits (``split_exact``, ``round_down``) never let the parts sum to more than the
   whole. The constants are utility choices; privacy does not depend on them.
 * :func:`discovery_forecast`: what discovery would keep for an assumed (public) row count, with the same
   functions, before anything is spent (``privsample plan --rows N``).
@@ -30,6 +30,9 @@ __all__ = [
     "plan_discovery",
     "column_split",
     "row_count_rho",
+    "round_down",
+    "round_up",
+    "split_exact",
     "discovery_forecast",
     "noisy_row_count",
     "min_category_records",
@@ -77,28 +80,30 @@ SMALL_FRACTION = 0.12  # this share of its records even at MAX_SHARE
 # ---------------------------------------------------------------------------------------------------
 # Exact budget splits and the category threshold
 # ---------------------------------------------------------------------------------------------------
-def _round_down(x: Fraction) -> float:
+def round_down(x: Fraction) -> float:
+    """The largest float <= ``x`` (and >= 0): a budget part that never exceeds its exact share."""
     f = float(x)
     if Fraction(f) > x:
         f = math.nextafter(f, -math.inf)
     return max(f, 0.0)
 
 
-def _round_up(x: Fraction) -> float:
+def round_up(x: Fraction) -> float:
+    """The smallest float >= ``x``."""
     f = float(x)
     if Fraction(f) < x:
         f = math.nextafter(f, math.inf)
     return f
 
 
-def _split(total: float, weights: Sequence[float]) -> list[float]:
+def split_exact(total: float, weights: Sequence[float]) -> list[float]:
     """Floats proportional to ``weights`` whose exact sum is <= ``total`` (and equal up to an ulp)."""
     t = Fraction(total)
     w = [Fraction(x) for x in weights]
     parts: list[float] = []
     used = Fraction(0)
     for i, wi in enumerate(w):
-        p = _round_down(t - used) if i == len(w) - 1 else _round_down(t * wi / sum(w))
+        p = round_down(t - used) if i == len(w) - 1 else round_down(t * wi / sum(w))
         parts.append(p)
         used += Fraction(p)
     return parts
@@ -127,7 +132,7 @@ def code_test_rho(rho_b: float, delta_col: float, n_hat: float) -> float:
     ``private_schema``), or 0 where the test would not pay: where a value needs more than ``CODE_MAX_FRACTION``
     of the n_hat records to pass at that rho (small tables), so the whole ``rho_b`` goes to the grid histogram.
     A function of public quantities and n_hat only (post-processing)."""
-    rho_c = _split(rho_b, [CODE_SHARE, 1.0 - CODE_SHARE])[0]
+    rho_c = split_exact(rho_b, [CODE_SHARE, 1.0 - CODE_SHARE])[0]
     if rho_c <= 0 or category_threshold(sigma_for_rho(rho_c), delta_col) > CODE_MAX_FRACTION * max(n_hat, 1.0):
         return 0.0
     return rho_c
@@ -151,7 +156,7 @@ def noisy_row_count(n: int, accountant: Accountant, noise: NoiseSource, rho: flo
 
 def row_count_rho(total_rho: float, count_share: float = COUNT_SHARE) -> float:
     """The rho that pays for the noisy row count: ``count_share`` of ``total_rho``, rounded down."""
-    return _round_down(Fraction(count_share) * Fraction(total_rho))
+    return round_down(Fraction(count_share) * Fraction(total_rho))
 
 
 def column_split(col_rho: float, n_hat: float) -> tuple[float, float]:
@@ -160,13 +165,10 @@ def column_split(col_rho: float, n_hat: float) -> tuple[float, float]:
     The type counts get the rho giving sigma_a = n_hat / TYPE_SIGNAL, clamped to [TYPE_MIN_SHARE,
     TYPE_SHARE] of ``col_rho``; the rest (exactly, rounded down) is for categories or bounds. The rho
     for the values is non-decreasing in ``col_rho``, so a larger budget never raises a threshold."""
-    lo = _split(col_rho, [TYPE_MIN_SHARE, 1.0 - TYPE_MIN_SHARE])[0]
-    hi = _split(col_rho, [TYPE_SHARE, 1.0 - TYPE_SHARE])[0]
+    lo = split_exact(col_rho, [TYPE_MIN_SHARE, 1.0 - TYPE_MIN_SHARE])[0]
+    hi = split_exact(col_rho, [TYPE_SHARE, 1.0 - TYPE_SHARE])[0]
     rho_a = min(max(rho_for_sigma(max(n_hat, 1.0) / TYPE_SIGNAL), lo), hi)
-    return rho_a, _round_down(Fraction(col_rho) - Fraction(rho_a))
-
-
-_column_split = column_split  # the name the discovery module imports
+    return rho_a, round_down(Fraction(col_rho) - Fraction(rho_a))
 
 
 def min_category_records(sigma: float, delta_col: float, pass_probability: float = PASS_PROBABILITY) -> float:
@@ -179,11 +181,11 @@ def _threshold_at(
     share: float, total_rho: float, count_rho: float, delta_col: float, n_hat: float, m: int, pass_probability: float
 ) -> tuple[float, float]:
     """(rho for the columns, records a category needs) when discovery takes ``share`` of ``total_rho``."""
-    rho = _round_down(Fraction(share) * Fraction(total_rho) - Fraction(count_rho))
+    rho = round_down(Fraction(share) * Fraction(total_rho) - Fraction(count_rho))
     if rho <= 0:
         return rho, math.inf
-    col_rho = _split(rho, [1.0] * m)[0]
-    rho_b = _column_split(col_rho, n_hat)[1]
+    col_rho = split_exact(rho, [1.0] * m)[0]
+    rho_b = column_split(col_rho, n_hat)[1]
     if rho_b <= 0:
         return rho, math.inf
     return rho, min_category_records(sigma_for_rho(rho_b), delta_col, pass_probability)
@@ -222,7 +224,7 @@ def plan_discovery(
     Rule. Without ``share`` (planned): the smallest share in [min_share, max_share] at which a category
     holding ``target_fraction`` of n_hat records passes its threshold with probability about
     ``pass_probability`` (``min_category_records``, with the per-column split of ``private_schema``:
-    rho/m per column, ``_column_split`` for the categories, delta/m per column); min_share if less suffices (a
+    rho/m per column, ``column_split`` for the categories, delta/m per column); min_share if less suffices (a
     large table); if even max_share is not enough, max_share, or ``small_max_share`` for a small table, one whose
     categories would need more than ``small_fraction`` of n_hat records at max_share (``small_max_share`` None:
     ``SMALL_MAX_SHARE`` with the default ``max_share``, else ``max_share``). With ``share``: that fixed
@@ -245,7 +247,7 @@ def plan_discovery(
         raise InputError(f"the discovery share must be in (0, 1] (got {share})")
     if not (0 < pass_probability < 1 and 0 < target_fraction <= 1):
         raise InputError("pass_probability must be in (0, 1) and target_fraction in (0, 1]")
-    delta_col = _round_down(Fraction(delta) / m)
+    delta_col = round_down(Fraction(delta) / m)
     n_hat = max(float(n_hat), 1.0)
     target = target_fraction * n_hat
 
@@ -307,16 +309,16 @@ def discovery_forecast(
     count_rho = row_count_rho(total_rho)
     rho_cols, details = plan_discovery(total_rho, delta, float(n_rows), m, count_rho=count_rho, **plan_options)
     n_hat = details["n_hat"]
-    rho_b = column_split(_split(rho_cols, [1.0] * m)[0], n_hat)[1]
+    rho_b = column_split(split_exact(rho_cols, [1.0] * m)[0], n_hat)[1]
     sigma_b = sigma_for_rho(rho_b) if rho_b > 0 else None
     rho_grid = grid_budget(rho_b, n_hat, bins)[0] if rho_b > 0 else 0.0
     sigma_grid = sigma_for_rho(rho_grid) if rho_grid > 0 else None
-    delta_col = _round_down(Fraction(delta) / m)
+    delta_col = round_down(Fraction(delta) / m)
     rho_c = code_test_rho(rho_b, delta_col, n_hat) if rho_b > 0 else 0.0
     if rho_c > 0:  # an integer column tests for codes first; its grid then has the rest
         sigma_c = sigma_for_rho(rho_c)
         code_records = math.ceil(min_category_records(sigma_c, delta_col))
-        rest = _round_down(Fraction(rho_b) - Fraction(rho_c))
+        rest = round_down(Fraction(rho_b) - Fraction(rho_c))
         sigma_int = sigma_for_rho(grid_budget(rest, n_hat, bins)[0])
     else:
         code_records, sigma_int = None, sigma_grid
