@@ -394,7 +394,7 @@ def _discover_categorical(
     )
 
 
-def _code_kind(released: dict[str, int], n_miss: int, n_hat: float) -> str | None:
+def _code_kind(released: dict[str, int], n_miss: int, n_hat: float, floor: float) -> str | None:
     """What an integer column's released values (noisy counts) make it; post-processing of released counts.
 
     ``"categories"``: codes such as 101, 205, 330. The released values beyond the unit cells -8..8 of the numeric
@@ -406,9 +406,13 @@ def _code_kind(released: dict[str, int], n_miss: int, n_hat: float) -> str | Non
     -8..8, each spelled once, at most ``RUN_MAX_VALUES`` integers from the smallest to the largest, and holding at
     least ``RUN_COVERAGE`` of the records with a value (they become one bin each; octave bins would invent values).
     None: neither (ages over 70 years, amounts): the numeric grid. (The caller also passes None when the released
-    values reached ``max_categories``, where the largest noisy counts were kept: not a whole run.)"""
+    values reached ``max_categories``, where the largest noisy counts were kept: not a whole run.)
+    The shares held count only released values whose noisy count is at least ``floor`` (the release threshold plus
+    2 sigma): a value released near the threshold was released because its noise was high, and summing such counts
+    overstates the share (a run 8..15 holding 93% of a column came out above 95% and clipped its 0..4)."""
     numbers = pd.to_numeric(pd.Series(list(released), dtype=object), errors="coerce").to_numpy(dtype=float)
     counts = np.asarray(list(released.values()), dtype=float)
+    counts = np.where(counts >= floor, counts, 0.0)  # for the shares only
     ok = np.isfinite(numbers)
     beyond = ok & (np.abs(numbers) > UNIT_GRID)
     k = int(beyond.sum())
@@ -425,7 +429,9 @@ def _code_kind(released: dict[str, int], n_miss: int, n_hat: float) -> str | Non
     return None
 
 
-def _run_column(name: str, released: dict[str, int], sigma: float, n_miss: int, n_hat: float, notes: list[str]):
+def _run_column(
+    name: str, released: dict[str, int], sigma: float, n_miss: int, n_hat: float, floor: float, notes: list[str]
+):
     """(``Numeric`` column, report) of an integer column whose released values are a run (``_code_kind``
     "values"): bounds at the smallest and largest released value, one bin per integer; an integer between them
     that was not released is ``unsupported`` (the synthesizers give it probability 0). The null code holds the
@@ -439,7 +445,7 @@ def _run_column(name: str, released: dict[str, int], sigma: float, n_miss: int, 
     kept = {float(v) for v in numbers[ok]}
     null_count = float(max(n_miss, 0) + counts[~ok].sum())
     nullable = null_count > EXTEND_SIGMAS * sigma
-    outside = max(n_hat - null_count - counts[ok].sum(), 0.0)
+    outside = max(n_hat - null_count - counts[ok & (counts >= floor)].sum(), 0.0)  # as ``_code_kind``: not overstated
     col = Numeric(name, lower, upper, bins=int(upper - lower + 1), integer=True, nullable=nullable)
     info = {
         "integer": True,
@@ -671,7 +677,8 @@ def private_schema(
             if rho_c > 0:  # (d) the codes test: thresholded counts of the values first
                 scratch: list[str] = []
                 code = _discover_categorical(name, sc, accountant, noise, rho_c, delta_col, max_categories, scratch)
-                kind = _code_kind(code[1], code[3], n_hat) if len(code[1]) < max_categories else None
+                floor = category_threshold(code[2], delta_col) + 2.0 * code[2]
+                kind = _code_kind(code[1], code[3], n_hat, floor) if len(code[1]) < max_categories else None
                 if kind == "categories":
                     notes.extend(scratch)
                     notes.append(
@@ -680,7 +687,7 @@ def private_schema(
                     )
                     numeric = False
                 elif kind == "values":
-                    col, info = _run_column(name, code[1], code[2], code[3], n_hat, notes)
+                    col, info = _run_column(name, code[1], code[2], code[3], n_hat, floor, notes)
                     numeric = None  # done: a numeric column with one bin per released integer
                 else:
                     code, rho_b = None, round_down(Fraction(rho_b) - Fraction(rho_c))
