@@ -127,7 +127,6 @@ class DuckDBValues:
         self.names, self.kinds = list(names), list(kinds)
         self._csv = table_format(path) == "csv"
         self._n: int | None = None
-        self._present: dict[str, int] = {}
         self._distinct: dict[str, int] = {}
 
     # -- ValueSource ----------------------------------------------------------------------------------
@@ -141,9 +140,8 @@ class DuckDBValues:
         self._read()
         j = self.names.index(name)
         q, kind = sql_ident(name), self.kinds[j]
-        missing = self._n - self._present[name]
         where = f"FROM ({self._clean}) AS t WHERE {q} IS NOT NULL"
-        if kind in ("int", "float") and self._distinct[name] > RAW_SHARE * self._present[name]:
+        if kind in ("int", "float") and self._distinct[name] > RAW_SHARE * self._n:
             # mostly distinct numbers: DuckDB sorts them (in parallel) and NumPy counts the runs, several times
             # faster than a hash GROUP BY
             table = self._query(f"SELECT {q} AS v {where} ORDER BY {q}", arrow=True)
@@ -153,12 +151,12 @@ class DuckDBValues:
                 x = x + 0.0  # -0.0 -> 0.0 (``ColumnValues``; they sort together), before equal values are counted
             values, counts = sorted_runs(x)
             del x
-            return ColumnValues(missing, values, counts)
+            return ColumnValues(self._n - int(counts.sum()), values, counts)  # the rest are missing
         table = self._query(f"SELECT {q} AS v, count(*) AS n {where} GROUP BY {q}", arrow=True)
         values = arrow_values(table.column(0), kind)
         counts = table.column(1).to_numpy().astype(np.int64, copy=False)
         del table
-        return ColumnValues(missing, values, counts)
+        return ColumnValues(self._n - int(counts.sum()), values, counts)  # the rest are missing
 
     # -- the rest ---------------------------------------------------------------------------------------
     def cleaned(self) -> tuple[str, list[str], list[str]]:
@@ -176,16 +174,13 @@ class DuckDBValues:
             self._clean = f"SELECT * FROM {_CLEANED}"
             for copy in Path(self._dir).glob("transcoded*.csv"):
                 copy.unlink(missing_ok=True)
-        m = len(self.names)
-        present = [f"count({sql_ident(n)})" for n in self.names]
-        distinct = [
-            f"approx_count_distinct({sql_ident(n)})" if k in ("int", "float") else "0"
-            for n, k in zip(self.names, self.kinds)
-        ]
-        row = self._query(f"SELECT count(*), {', '.join(present + distinct)} FROM ({self._clean}) AS t")[0]
+        # the number of records, and for numeric columns an approximate distinct count that only chooses how to
+        # count (a column's missing values are the records its counts leave: no separate scan of every column)
+        numeric = [n for n, k in zip(self.names, self.kinds) if k in ("int", "float")]
+        distinct = "".join(f", approx_count_distinct({sql_ident(n)})" for n in numeric)
+        row = self._query(f"SELECT count(*){distinct} FROM ({self._clean}) AS t")[0]
         self._n = int(row[0])
-        self._present = {n: int(v) for n, v in zip(self.names, row[1 : 1 + m])}
-        self._distinct = {n: int(v) for n, v in zip(self.names, row[1 + m :])}  # only chooses how to count
+        self._distinct = {n: int(v) for n, v in zip(numeric, row[1:])}
 
     def _query(self, sql: str, arrow: bool = False):
         """Run ``sql``: its rows (or Arrow table); a reader error is bad input."""
