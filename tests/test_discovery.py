@@ -865,10 +865,10 @@ def by_rho(acc, label):
 def test_a_run_needs_its_share_from_counts_well_above_the_threshold():
     """Values released just above the threshold got there by their noise: counted in a run's share they overstate
     it, and a run whose share is overstated clips the column's other values to its bounds without a word."""
-    from privsample.data.discovery import _code_kind
+    from privsample.data.code_discovery import code_kind
 
     n, tau, sigma = 37_000, 1_000.0, 188.0
     released = {"10": 20_000, "11": 14_000, "12": 1_300}  # 12 below tau + 2 sigma: its count is not trusted
     assert sum(released.values()) >= 0.95 * n  # the overstated share would pass
-    assert _code_kind(released, 0, n, tau + 2 * sigma) is None
-    assert _code_kind(released | {"12": 1_400}, 0, n, tau + 2 * sigma) == "values"  # a solid 12: 95.7%
+    assert code_kind(released, 0, n, tau + 2 * sigma) is None
+    assert code_kind(released | {"12": 1_400}, 0, n, tau + 2 * sigma) == "values"  # a solid 12: 95.7%

@@ -52,7 +52,8 @@ from privsample.data.discovery_plan import (
     round_up,
     split_exact,
 )
-from privsample.data.numeric_discovery import UNIT_GRID, point_edges
+from privsample.data.code_discovery import code_kind, run_column
+from privsample.data.numeric_discovery import number_text, point_edges
 from privsample.data.schema import (
     DEFAULT_OTHER_LABEL,
     MAX_FLOAT_BOUND,
@@ -85,10 +86,6 @@ NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious 
 TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
 # numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
 TYPE_SIGMAS = 3.0
-CODE_COVERAGE = 0.7  # an integer column is a code column when its released values beyond -8..8 hold 70%+ of the
-CODE_MAX_VALUES = 32  # records beyond them, and are at most this many
-RUN_MAX_VALUES = 48  # ... a run of integers (months, years, codes 1..40) at most this long, one bin each, when its
-RUN_COVERAGE = 0.95  # released values hold this share of the records with a value
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -147,22 +144,13 @@ def _other_label(categories: Sequence[str]) -> str:
 
 
 def _check_names(table: pd.DataFrame | ValueSource) -> list[str]:
-    """The column names of a DataFrame (``_check_table``) or of a ``ValueSource`` (distinct, at least one)."""
-    if not isinstance(table, ValueSource):
-        return _check_table(table)
-    names = [str(n) for n in table.names]
-    if not names:
-        raise InputError("the table has no columns")
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise InputError(f"the table has duplicate column names: {', '.join(dup)}")
-    return names
-
-
-def _check_table(df: pd.DataFrame) -> list[str]:
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}")
-    names = [str(c) for c in df.columns]
+    """The column names of a DataFrame or of a ``ValueSource``: text, at least one, distinct."""
+    if isinstance(table, ValueSource):
+        names = [str(n) for n in table.names]
+    elif isinstance(table, pd.DataFrame):
+        names = [str(c) for c in table.columns]
+    else:
+        raise InputError(f"expected a pandas DataFrame, got {type(table).__name__}")
     if not names:
         raise InputError("the table has no columns")
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -193,7 +181,7 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16, 
     ``"(other)"`` catch-all (noted). ``nullable`` iff the column has missing values. A column with
     no values at all gets only the catch-all. Raises ``InputError`` on an empty table.
     """
-    names = _check_table(df)
+    names = _check_names(df)
     if len(df) == 0:
         raise InputError("the table is empty (no rows): nothing to draft a schema from")
     if max_categories < 1 or bins < 1:
@@ -269,7 +257,7 @@ def _with_peaks(col: Numeric, peaks: list[float], name: str, notes: list[str]) -
         return col
     notes.append(
         f"column '{name}': a bin of its own for each value held by {PEAK_SHARE:.0%} or more of its non-missing values: "
-        f"{', '.join(_number_text(v) for v in peaks)} (read off the data: remove any that is itself sensitive)"
+        f"{', '.join(number_text(v) for v in peaks)} (read off the data: remove any that is itself sensitive)"
     )
     return Numeric(col.name, lo, hi, edges=tuple(edges), integer=col.integer, nullable=col.nullable)
 
@@ -394,84 +382,6 @@ def _discover_categorical(
     )
 
 
-def _code_kind(released: dict[str, int], n_miss: int, n_hat: float, floor: float) -> str | None:
-    """What an integer column's released values (noisy counts) make it; post-processing of released counts.
-
-    ``"categories"``: codes such as 101, 205, 330. The released values beyond the unit cells -8..8 of the numeric
-    grid (which keep small values exactly anyway) are at most ``CODE_MAX_VALUES``, sparse in their range (more
-    than twice as many integers between the smallest and the largest) and hold at least ``CODE_COVERAGE`` of the
-    records beyond the unit cells (n_hat minus the noisy missing count minus the released unit values' counts; a
-    capital gain of 0 plus a few round amounts is not a code).
-    ``"values"``: a run of integers such as months 1..12, years 2015..2023 or codes 1..40: one of them beyond
-    -8..8, each spelled once, at most ``RUN_MAX_VALUES`` integers from the smallest to the largest, and holding at
-    least ``RUN_COVERAGE`` of the records with a value (they become one bin each; octave bins would invent values).
-    None: neither (ages over 70 years, amounts): the numeric grid. (The caller also passes None when the released
-    values reached ``max_categories``, where the largest noisy counts were kept: not a whole run.)
-    The shares held count only released values whose noisy count is at least ``floor`` (the release threshold plus
-    2 sigma): a value released near the threshold was released because its noise was high, and summing such counts
-    overstates the share (a run 8..15 holding 93% of a column came out above 95% and clipped its 0..4)."""
-    numbers = pd.to_numeric(pd.Series(list(released), dtype=object), errors="coerce").to_numpy(dtype=float)
-    counts = np.asarray(list(released.values()), dtype=float)
-    counts = np.where(counts >= floor, counts, 0.0)  # for the shares only
-    ok = np.isfinite(numbers)
-    beyond = ok & (np.abs(numbers) > UNIT_GRID)
-    k = int(beyond.sum())
-    if k == 0:
-        return None
-    present = max(n_hat - max(n_miss, 0), 1.0)
-    if k <= CODE_MAX_VALUES and numbers[beyond].max() - numbers[beyond].min() + 1 > 2 * k:
-        rest = max(present - counts[ok & ~beyond].sum(), 1.0)
-        return "categories" if counts[beyond].sum() >= CODE_COVERAGE * rest else None
-    values = numbers[ok]
-    run = values.max() - values.min() + 1
-    if len(np.unique(values)) == len(values) and run <= RUN_MAX_VALUES and counts[ok].sum() >= RUN_COVERAGE * present:
-        return "values"
-    return None
-
-
-def _run_column(
-    name: str, released: dict[str, int], sigma: float, n_miss: int, n_hat: float, floor: float, notes: list[str]
-):
-    """(``Numeric`` column, report) of an integer column whose released values are a run (``_code_kind``
-    "values"): bounds at the smallest and largest released value, one bin per integer; an integer between them
-    that was not released is ``unsupported`` (the synthesizers give it probability 0). The null code holds the
-    missing values and the released non-numbers (noisy counts). Post-processing of released counts."""
-    from privsample.data.numeric_discovery import EXTEND_SIGMAS
-
-    numbers = pd.to_numeric(pd.Series(list(released), dtype=object), errors="coerce").to_numpy(dtype=float)
-    counts = np.asarray(list(released.values()), dtype=float)
-    ok = np.isfinite(numbers)
-    lower, upper = float(numbers[ok].min()), float(numbers[ok].max())
-    kept = {float(v) for v in numbers[ok]}
-    null_count = float(max(n_miss, 0) + counts[~ok].sum())
-    nullable = null_count > EXTEND_SIGMAS * sigma
-    outside = max(n_hat - null_count - counts[ok & (counts >= floor)].sum(), 0.0)  # as ``_code_kind``: not overstated
-    col = Numeric(name, lower, upper, bins=int(upper - lower + 1), integer=True, nullable=nullable)
-    info = {
-        "integer": True,
-        "clipped_share": _share_clip(outside / n_hat),
-        "clipped_sd": sigma * math.sqrt(len(released) + 2) / n_hat,  # the estimate's noise sd (n_hat's included)
-        "tail_floor": None,
-        "null_count": null_count,
-        "null_sigma": sigma,
-        "nullable": bool(nullable),
-        "lower": lower,
-        "upper": upper,
-        "bins": col.bins,
-        "points": [],
-        "binning": "unit",
-        "unsupported": [float(v) for v in np.arange(lower, upper + 1) if float(v) not in kept],
-        "counts": {_number_text(v): float(c) for v, c in zip(numbers[ok], counts[ok])},
-        "sigma": sigma,
-        "codes": True,
-    }
-    notes.append(
-        f"column '{name}': integers {_number_text(lower)}..{_number_text(upper)}, one bin each (released values; "
-        f"about {info['clipped_share']:.0%} of the records outside, a noisy estimate)"
-    )
-    return col, info
-
-
 def _plain(obj: Any) -> Any:
     """``obj`` with NumPy scalars and tuples turned into plain Python values (for YAML/JSON)."""
     if isinstance(obj, dict):
@@ -481,10 +391,6 @@ def _plain(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return obj.item()
     return obj
-
-
-def _number_text(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() and abs(v) < 2.0**53 else repr(float(v))
 
 
 def _share_clip(x: float) -> float:
@@ -678,7 +584,7 @@ def private_schema(
                 scratch: list[str] = []
                 code = _discover_categorical(name, sc, accountant, noise, rho_c, delta_col, max_categories, scratch)
                 floor = category_threshold(code[2], delta_col) + 2.0 * code[2]
-                kind = _code_kind(code[1], code[3], n_hat, floor) if len(code[1]) < max_categories else None
+                kind = code_kind(code[1], code[3], n_hat, floor) if len(code[1]) < max_categories else None
                 if kind == "categories":
                     notes.extend(scratch)
                     notes.append(
@@ -687,12 +593,12 @@ def private_schema(
                     )
                     numeric = False
                 elif kind == "values":
-                    col, info = _run_column(name, code[1], code[2], code[3], n_hat, floor, notes)
+                    col, info = run_column(name, code[1], code[2], code[3], n_hat, floor, notes)
                     numeric = None  # done: a numeric column with one bin per released integer
                 else:
                     code, rho_b = None, round_down(Fraction(rho_b) - Fraction(rho_c))
         if numeric is None:
-            entry = {"name": name, "kind": "numeric", "kept": f"[{_number_text(col.lower)}, {_number_text(col.upper)}]"}
+            entry = {"name": name, "kind": "numeric", "kept": f"[{number_text(col.lower)}, {number_text(col.upper)}]"}
             entry.update({"catch_all_share": None, **info})
         elif numeric:
             x = np.repeat(sc.numbers[isnum], sc.counts[isnum])
@@ -715,7 +621,7 @@ def private_schema(
                 entry = {
                     "name": name,
                     "kind": "numeric",
-                    "kept": f"[{_number_text(col.lower)}, {_number_text(col.upper)}]",
+                    "kept": f"[{number_text(col.lower)}, {number_text(col.upper)}]",
                     "catch_all_share": info.pop("catch_all_share", None),
                 }
             else:  # no bounds: only the catch-all (every non-missing value goes there)

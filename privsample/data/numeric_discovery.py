@@ -51,6 +51,7 @@ __all__ = [
     "discover_numeric",
     "grid_budget",
     "point_edges",
+    "number_text",
     "grid_range",
     "core_threshold",
     "grid_cells",
@@ -443,7 +444,7 @@ def _discover(
         info.update(lower=lower, upper=upper, bins=col.bins, points=[], binning="unit", unsupported=unsupported)
         # the kept values' noisy counts: released, so the synthesizers reuse them as 1-way measurements
         if keep:
-            info.update(counts={_value_text(cells[i][0]): float(g[i]) for i in keep}, sigma=sg)
+            info.update(counts={number_text(cells[i][0]): float(g[i]) for i in keep}, sigma=sg)
         _note(notes, name, col, info)
         return col, info
     # point masses: the unit cells inside the range that hold a large noisy share (0 capital gain, 1 child)
@@ -500,8 +501,9 @@ def _octave_cuts(cells, noisy, lower: float, upper: float, k: int, integer: bool
     return sorted({c for c in cuts if lower < c < upper})
 
 
-def _value_text(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
+def number_text(v: float) -> str:
+    """A number as a key or label: an integral value without ``.0`` (below 2^53), else its repr."""
+    return str(int(v)) if float(v).is_integer() and abs(v) < 2.0**53 else repr(float(v))
 
 
 def _share(mass: float, n: float) -> float:

@@ -96,9 +96,9 @@ def release_rng(noise: NoiseSource):
     the seeded source's NumPy generator (NOT private) otherwise (as :mod:`privsample.samplers.exact_draw`)."""
     if noise.private:
         return OSEntropy()
-    from privsample.samplers.exact_draw import _seeded_rng
+    from privsample.samplers.exact_draw import seeded_rng
 
-    return _seeded_rng(noise)  # seeded, not private
+    return seeded_rng(noise)  # seeded, not private
 
 
 # -- public standardisation --------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 from privsample.privacy.noise import NoiseSource
 
 
-def _seeded_rng(noise: NoiseSource) -> np.random.Generator:
+def seeded_rng(noise: NoiseSource) -> np.random.Generator:
     rng = getattr(noise, "rng", None)
     if not isinstance(rng, np.random.Generator):
         raise TypeError("a non-private noise source must expose a NumPy Generator as .rng")
@@ -32,7 +32,7 @@ def uniform_below(den: int, noise: NoiseSource) -> int:
         raise ValueError(f"denominator must be >= 1, got {den}")
     if noise.private:
         return secrets.randbelow(den)
-    return int(_seeded_rng(noise).integers(0, den))  # seeded, not private
+    return int(seeded_rng(noise).integers(0, den))  # seeded, not private
 
 
 def bernoulli(p: Fraction, noise: NoiseSource) -> int:
@@ -54,7 +54,7 @@ def bernoulli_many(nums: Sequence[int], den: int, noise: NoiseSource) -> np.ndar
     if noise.private:
         return np.array([int(secrets.randbelow(den) < v) for v in nums_list], dtype=np.int8)
     if den < 2**62:
-        u = _seeded_rng(noise).integers(0, den, size=len(nums_list))  # seeded, not private
+        u = seeded_rng(noise).integers(0, den, size=len(nums_list))  # seeded, not private
         return (u < np.asarray(nums_list, dtype=np.int64)).astype(np.int8)
     return np.array([int(uniform_below(den, noise) < v) for v in nums_list], dtype=np.int8)
 
