@@ -72,7 +72,7 @@ def run_column(
     "values"): bounds at the smallest and largest released value, one bin per integer; an integer between them
     that was not released is ``unsupported`` (the synthesizers give it probability 0). The null code holds the
     missing values and the released non-numbers (noisy counts). Post-processing of released counts."""
-    from privsample.data.numeric_discovery import EXTEND_SIGMAS
+    from privsample.data.numeric_discovery import presence_threshold
 
     numbers = pd.to_numeric(pd.Series(list(released), dtype=object), errors="coerce").to_numpy(dtype=float)
     counts = np.asarray(list(released.values()), dtype=float)
@@ -80,7 +80,7 @@ def run_column(
     lower, upper = float(numbers[ok].min()), float(numbers[ok].max())
     kept = {float(v) for v in numbers[ok]}
     null_count = float(max(n_miss, 0) + counts[~ok].sum())
-    nullable = null_count > EXTEND_SIGMAS * sigma
+    nullable = null_count > presence_threshold(sigma, n_hat)
     outside = max(n_hat - null_count - counts[ok & (counts >= floor)].sum(), 0.0)  # as ``code_kind``: not overstated
     col = Numeric(name, lower, upper, bins=int(upper - lower + 1), integer=True, nullable=nullable)
     info = {

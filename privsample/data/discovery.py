@@ -53,7 +53,7 @@ from privsample.data.discovery_plan import (
     split_exact,
 )
 from privsample.data.code_discovery import code_kind, run_column
-from privsample.data.numeric_discovery import number_text, point_edges
+from privsample.data.numeric_discovery import number_text, point_edges, presence_threshold
 from privsample.data.schema import (
     DEFAULT_OTHER_LABEL,
     MAX_FLOAT_BOUND,
@@ -342,6 +342,7 @@ def _discover_categorical(
     delta: float,
     max_categories: int,
     notes: list[str],
+    n_hat: float | None = None,
 ) -> tuple[Categorical, dict[str, int], float, int]:
     """(column, {released category: its noisy count}, sigma of those counts, noisy count of missing values)."""
     sigma = sigma_for_rho(rho)
@@ -361,10 +362,11 @@ def _discover_categorical(
         **({} if noise.private else {"note": SEEDED_LABEL}),
     )
     # Missing is a public value: its count is one more cell of the same vector (a record is missing or holds one
-    # value: sensitivity 1), released without a threshold; the column is nullable when it passes NULLABLE_SIGMAS.
+    # value: sensitivity 1), released without a threshold; the column is nullable when it passes NULLABLE_SIGMAS
+    # sigma, or more where sigma is small against n_hat (``presence_threshold``).
     both = noise.gaussian(np.append(np.asarray(sc.counts, dtype=np.int64), sc.n_missing), sigma)
     noisy, n_miss = both[:-1], int(both[-1])
-    nullable = n_miss > NULLABLE_SIGMAS * sigma
+    nullable = n_miss > presence_threshold(sigma, n_hat, NULLABLE_SIGMAS)
     passed = np.flatnonzero(noisy > tau)
     if len(passed) > max_categories:  # keep the largest noisy counts, ties by value (post-processing)
         order = sorted(passed.tolist(), key=lambda i: (-int(noisy[i]), str(sc.values[i])))
@@ -582,7 +584,9 @@ def private_schema(
             rho_c = code_test_rho(rho_b, delta_col, n_hat) if integer else 0.0
             if rho_c > 0:  # (d) the codes test: thresholded counts of the values first
                 scratch: list[str] = []
-                code = _discover_categorical(name, sc, accountant, noise, rho_c, delta_col, max_categories, scratch)
+                code = _discover_categorical(
+                    name, sc, accountant, noise, rho_c, delta_col, max_categories, scratch, n_hat
+                )
                 floor = category_threshold(code[2], delta_col) + 2.0 * code[2]
                 kind = code_kind(code[1], code[3], n_hat, floor) if len(code[1]) < max_categories else None
                 if kind == "categories":
@@ -634,7 +638,7 @@ def private_schema(
             entry.update({k: v for k, v in info.items() if k not in entry})
         else:
             col, released, sigma_b, n_miss = code or _discover_categorical(
-                name, sc, accountant, noise, rho_b, delta_col, max_categories, notes
+                name, sc, accountant, noise, rho_b, delta_col, max_categories, notes, n_hat
             )
             missing_share = max(n_miss, 0) / n_hat if col.nullable else 0.0  # noisy, from the sharper count
             entry = {

@@ -299,11 +299,11 @@ def discovery_forecast(
     Returns ``share`` (of the budget discovery takes), ``rho`` (row count and columns), ``min_category_records``
     (records a category needs to be kept with probability about ``PASS_PROBABILITY``), ``sigma_categories``
     (noise sd of a category's count), ``sigma_grid`` (noise sd of a numeric column's grid histogram counts) and
-    ``numeric_records`` (``EXTEND_SIGMAS`` times it: a value or tail holding fewer records may be clipped or
+    ``numeric_records`` (``presence_threshold`` of it: a value or tail holding fewer records may be clipped or
     merged); ``None`` where a column's budget is too small to split (discovery would refuse it). Where integer
     columns test for codes first (``code_test_rho``): ``code_records``, the records a code needs, and
     ``sigma_grid_integer``, their grid's noise sd after the test (else None and ``sigma_grid``)."""
-    from privsample.data.numeric_discovery import EXTEND_SIGMAS, grid_budget
+    from privsample.data.numeric_discovery import grid_budget, presence_threshold
 
     m = int(n_columns)
     count_rho = row_count_rho(total_rho)
@@ -329,7 +329,7 @@ def discovery_forecast(
         "min_category_records": details["min_category_records"],
         "sigma_categories": sigma_b,
         "sigma_grid": sigma_grid,
-        "numeric_records": None if sigma_grid is None else EXTEND_SIGMAS * sigma_grid,
+        "numeric_records": None if sigma_grid is None else presence_threshold(sigma_grid, n_hat),
         "code_records": code_records,
         "sigma_grid_integer": sigma_int,
     }

@@ -14,12 +14,13 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
    integer in [-UNIT_GRID, UNIT_GRID], signed octaves [2^k, 2^(k+1)) beyond (down to 2^-8 for floats, with one
    cell for |x| < 2^-8), and one cell for the records without a number (missing or text: the null code) when
    ``n_null`` is given. A record is in exactly one cell (:func:`grid_index`): L2 sensitivity 1. The column is
-   nullable when the null cell's noisy count passes ``EXTEND_SIGMAS`` sigma.
+   nullable when the null cell's noisy count passes :func:`presence_threshold`.
    Post-processing (:func:`grid_range`): the *core* is every cell whose noisy count passes :func:`core_threshold` (an
    empty cell passes with probability <= 1e-3 over all cells), or the largest cell; the range grows outward to the
    next cell passing ``EXTEND_SIGMAS`` sigma, or over at most ``GAP_CELLS`` failing cells to one passing
-   ``GAP_SIGMAS`` sigma. So a bound is never narrower than the cells that hold most of the mass. A range of unit
-   cells only is a code: it keeps exactly the integers whose noisy counts pass ``EXTEND_SIGMAS`` sigma (unit bins;
+   ``GAP_SIGMAS`` sigma (``EXTEND_SIGMAS`` and ``GAP_SIGMAS`` rise to :func:`presence_threshold` where the noise
+   is small against the records). So a bound is never narrower than the cells that hold most of the mass. A range
+   of unit cells only is a code: it keeps exactly the integers whose noisy counts pass that threshold (unit bins;
    every value decodes exactly). A unit cell in the range above the core threshold and ``POINT_MIN_SHARE`` of n_hat
    gets a bin of its own (0 capital gain). Without a tree, the bins follow the cells' noisy mass (equal-mass at the
    grid's resolution: geometric bins for skewed amounts).
@@ -61,6 +62,7 @@ __all__ = [
     "UNIT_GRID",
     "UNIT_MAX",
     "EXTEND_SIGMAS",
+    "presence_threshold",
     "POINT_MIN_SHARE",
     "TREE_MARGIN",
     "MIN_TREE_LEVELS",
@@ -70,6 +72,8 @@ TREE_SHARE = 0.5  # of the column's rho: the median tree, when planned; the rest
 UNIT_GRID = 8  # integers in [-8, 8] have a grid cell of their own
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins (codes)
 EXTEND_SIGMAS = 2.0  # the range grows over a cell (and a code keeps a value) whose noisy count passes this
+STRICT_SIGMAS = 3.5  # ... or up to this many where PRESENCE_SHARE of n_hat is larger (an empty cell: p = 2.3e-4)
+PRESENCE_SHARE = 0.05  # a cell holding twice this share of n_hat passes (p >= 0.998) once sigma is small enough
 GAP_CELLS = 2  # the range also grows over this many failing cells to reach one passing GAP_SIGMAS
 GAP_SIGMAS = 3.0  # a cell reached over failing ones must pass this (fewer noise cells reached: invented values)
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and the core threshold)
@@ -304,15 +308,31 @@ def _measure(name, label, measured, counts, accountant, noise, rho) -> tuple[np.
     return np.asarray(noise.gaussian(np.asarray(counts, dtype=np.int64), sigma), dtype=np.float64), sigma
 
 
-def grid_range(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
+def presence_threshold(sigma: float, n_hat: float | None = None, sigmas: float = EXTEND_SIGMAS) -> float:
+    """The noisy count above which a cell is taken to hold records (a range grows over it, a code keeps it, a
+    column is nullable): ``sigmas`` sigma where the noise is large against the records that matter, rising to
+    ``STRICT_SIGMAS`` sigma as sigma falls against ``PRESENCE_SHARE`` of n_hat. A fixed number of sigmas would
+    let an empty cell pass at the same rate (2.3% at 2 sigma) at every epsilon; this threshold keeps that rate
+    where it buys cells of a few percent of the records (small tables, small epsilon) and lowers it to 2.3e-4
+    where a cell holding 2 * PRESENCE_SHARE of the records passes anyway. A function of sigma and n_hat (public
+    or noisy): post-processing."""
+    t = sigmas * sigma
+    if n_hat is None:
+        return t
+    return max(t, min(STRICT_SIGMAS * sigma, PRESENCE_SHARE * float(n_hat)))
+
+
+def grid_range(noisy: np.ndarray, sigma: float, n_hat: float | None = None) -> tuple[int, int]:
     """(first, last) grid cell of the range: the core (cells passing :func:`core_threshold`, or the largest
-    cell), every cell between, then outward while the next cell passes EXTEND_SIGMAS sigma. Post-processing."""
+    cell), every cell between, then outward while the next cell passes :func:`presence_threshold` (or, over
+    at most GAP_CELLS failing cells, GAP_SIGMAS sigma and that threshold). Post-processing."""
     passed = np.flatnonzero(noisy > core_threshold(len(noisy)) * sigma)
     if len(passed):
         i0, i1 = int(passed[0]), int(passed[-1])
     else:
         i0 = i1 = int(np.argmax(noisy))
-    near, far = noisy > EXTEND_SIGMAS * sigma, noisy > GAP_SIGMAS * sigma
+    t_near = presence_threshold(sigma, n_hat)
+    near, far = noisy > t_near, noisy > max(GAP_SIGMAS * sigma, t_near)
     while True:  # outward: the next cell passing EXTEND_SIGMAS, or one beyond failing cells passing GAP_SIGMAS
         step = next((k for k in range(1, GAP_CELLS + 2) if i0 - k >= 0 and (near if k == 1 else far)[i0 - k]), 0)
         if not step:
@@ -347,7 +367,7 @@ def discover_numeric(
 
     ``n_null``: the number of the column's records without a number (missing or not numeric), counted as one
     more public cell of the grid histogram (a record is in exactly one cell); the column is then nullable when
-    that noisy count passes ``EXTEND_SIGMAS`` sigma (``nullable`` is ignored) and ``info["null_count"]`` holds
+    that noisy count passes :func:`presence_threshold` (``nullable`` is ignored) and ``info["null_count"]`` holds
     it. Without ``n_null``, ``nullable`` is used as given.
 
     ``x``: the column's finite numbers (one per record that has one). ``n_hat``: a noisy record count, used
@@ -414,14 +434,15 @@ def _discover(
     null_info: dict[str, Any] = {}
     if n_null is not None:
         null_count, g = float(g[-1]), g[:-1]
-        nullable = null_count > EXTEND_SIGMAS * sg
+        nullable = null_count > presence_threshold(sg, n_plan)
         null_info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
-    i0, i1 = grid_range(g, sg)
+    i0, i1 = grid_range(g, sg, n_plan)
+    t_keep = presence_threshold(sg, n_plan)
     unsupported: list[float] = []
     keep: list[int] = []  # a code's kept unit cells
     outside = float(g[max(0, i0 - CLIP_CELLS) : i0].sum() + g[i1 + 1 : i1 + 1 + CLIP_CELLS].sum())
     if all(cells[i][2] for i in range(i0, i1 + 1)):  # only unit cells: a code keeps the values its counts support
-        keep = [i for i in range(i0, i1 + 1) if g[i] > EXTEND_SIGMAS * sg] or [int(i0 + np.argmax(g[i0 : i1 + 1]))]
+        keep = [i for i in range(i0, i1 + 1) if g[i] > t_keep] or [int(i0 + np.argmax(g[i0 : i1 + 1]))]
         outside += float(sum(max(g[i], 0.0) for i in range(i0, i1 + 1) if i < keep[0] or i > keep[-1]))
         i0, i1 = keep[0], keep[-1]
         # values between the kept ones whose noisy counts did not pass: the synthesizers give them probability 0
@@ -434,7 +455,7 @@ def _discover(
         "integer": bool(integer),
         "clipped_share": _share(outside, n_plan),
         "clipped_sd": sg * math.sqrt(max(used, 1)) / n_plan,  # the estimate's noise sd (public given n_hat)
-        "tail_floor": EXTEND_SIGMAS * sg / n_plan,  # the share a cell beyond the bounds can hold unseen
+        "tail_floor": t_keep / n_plan,  # the share a cell beyond the bounds can hold unseen
     }
     info.update(null_info)
     if integer and upper - lower + 1 <= UNIT_MAX:
