@@ -205,7 +205,12 @@ def test_pending_layer_edges_still_exist(graph):
 # - dunder names (``__version__``, ``__all__``) are not private.
 # Known exceptions (importing module, defining module, name), each to be removed with the import; the test fails
 # when one no longer occurs.
-PENDING_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
+PENDING_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
+    # to be removed: privsample.pipeline (being edited elsewhere) gives _check_number a public name
+    ("privsample.api.plan", "privsample.pipeline", "_check_number"),
+    # to be removed: privsample.synth.ppsyn_steps (being edited elsewhere) gives _Spender a public name
+    ("privsample.synth.ppsyn", "privsample.synth.ppsyn_steps", "_Spender"),
+}
 
 
 def is_private(name: str) -> bool:
@@ -294,7 +299,7 @@ def test_the_private_import_check_itself():
     source = """
 from privsample.cube.qp import (
     exact_box,
-    _project,
+    _helper,
 )
 from privsample import __version__
 from privsample.data.encoding import value_text as _value_text
@@ -303,18 +308,18 @@ import privsample.cube.walsh as walsh
 from privsample.cube import lp
 
 def f():
-    from .qp import _Op
+    from .qp import _Inner
     from . import _graphcells
-    return walsh._signs, lp.solve, privsample.cube.qp._mu
+    return walsh._table, lp.solve, privsample.cube.qp._rate
 
 import privsample.cube.qp
 """
     found = {(m, a) for m, a, _ in private_imports(source, "privsample.cube.x", is_package=False)}
     assert found == {
-        ("privsample.cube.qp", "_project"),
-        ("privsample.cube.qp", "_Op"),
-        ("privsample.cube.walsh", "_signs"),
-        ("privsample.cube.qp", "_mu"),
+        ("privsample.cube.qp", "_helper"),
+        ("privsample.cube.qp", "_Inner"),
+        ("privsample.cube.walsh", "_table"),
+        ("privsample.cube.qp", "_rate"),
         ("privsample.synth", "_splitpath"),  # a private module of another package
         ("privsample.cube", "_graphcells"),  # not a module of privsample.cube: a private name of its __init__
     }
