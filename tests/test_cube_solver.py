@@ -302,7 +302,7 @@ def test_solver_logs_nothing_and_failure_messages_are_generic(caplog, monkeypatc
     assert sol.lam > 0.05
     assert not [r for r in caplog.records if r.name.startswith("privsample")]
     assert sol.residuals["target"] <= 2 * lp.DEFAULT_TAU + 1e-10 and sol.h.min() >= DELTA / m
-    real = solver._project
+    real = solver.project_dual
 
     def stalled(*args, **kw):  # the QP projection (max_iter=100) stops short of its tolerance
         st = real(*args, **kw)
@@ -310,7 +310,7 @@ def test_solver_logs_nothing_and_failure_messages_are_generic(caplog, monkeypatc
             st.res_n, st.iterations = 1.234e-3, 77
         return st
 
-    monkeypatch.setattr(solver, "_project", stalled)
+    monkeypatch.setattr(solver, "project_dual", stalled)
     with pytest.raises(solver.SolverError) as e:
         solver.solve(S, c_f, d, DELTA, BIG_DELTA)
     msg = str(e.value)

@@ -191,3 +191,154 @@ def test_pending_layer_edges_still_exist(graph):
     """An allowance that no longer matches an import is removed from PENDING_LAYER_EDGES."""
     gone = sorted(e for e in PENDING_LAYER_EDGES if e[1] not in graph.get(e[0], set()))
     assert not gone, f"these imports are gone, remove them from PENDING_LAYER_EDGES: {gone}"
+
+
+# No module imports another module's underscored names. ``from privsample.x import _name`` (at any depth,
+# relative or absolute), and ``x._name`` where ``x`` was bound by ``import privsample.x`` / ``import ... as x`` /
+# ``from privsample import x``, are read; the name looked at is the one in the other module, not the local one.
+# Allowed, by design:
+# - a private *module* imported from inside its own package: the compiled extensions ``privsample.synth._graphcells``
+#   and ``privsample.synth._splitpath`` are private to ``privsample.synth`` and imported by its wrappers there, as
+#   ``privsample._version`` is by the package; a private module imported from outside its package is not allowed;
+# - ``from privsample.x import name as _name`` / ``import privsample.x as _x``: aliasing a public name to a
+#   private local one keeps the other module's private names private (``from x import _name as _alias`` does not);
+# - dunder names (``__version__``, ``__all__``) are not private.
+# Known exceptions (importing module, defining module, name), each to be removed with the import; the test fails
+# when one no longer occurs.
+PENDING_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
+    # to be removed: privsample.pipeline (being edited elsewhere) gives _check_number a public name
+    ("privsample.api.plan", "privsample.pipeline", "_check_number"),
+    # to be removed: privsample.synth.ppsyn_steps (being edited elsewhere) gives _Spender a public name
+    ("privsample.synth.ppsyn", "privsample.synth.ppsyn_steps", "_Spender"),
+}
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_module_allowed(importer: str, module: str) -> bool:
+    """Importing ``module`` is allowed unless a private component of it lies outside the importer's packages."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if is_private(part):
+            package = ".".join(parts[:i])
+            if not (importer == package or importer.startswith(package + ".")):
+                return False
+    return True
+
+
+def private_imports(source: str, name: str, is_package: bool) -> list[tuple[str, str, int]]:
+    """The other modules' private names (or private modules) imported by the module ``name`` whose text is
+    ``source``: (defining module, name, line)."""
+    package = name if is_package else name.rpartition(".")[0]
+    tree = ast.parse(source)
+    found: list[tuple[str, str, int]] = []
+    bound: dict[str, str] = {}  # local name -> privsample module it was bound to by an import
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] != "privsample":
+                    continue
+                if not private_module_allowed(name, alias.name):
+                    found.append((alias.name.rpartition(".")[0], alias.name.rpartition(".")[2], node.lineno))
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    bound["privsample"] = "privsample"
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module.split(".")[0] != "privsample":
+                continue
+            for alias in node.names:
+                full = f"{module}.{alias.name}"
+                if is_module(full):
+                    bound[alias.asname or alias.name] = full
+                    if not private_module_allowed(name, full):
+                        found.append((module, alias.name, node.lineno))
+                elif is_private(alias.name) and module != name:
+                    found.append((module, alias.name, node.lineno))
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        chain = [node.attr]
+        value = node.value
+        while isinstance(value, ast.Attribute):
+            chain.append(value.attr)
+            value = value.value
+        if not isinstance(value, ast.Name) or value.id not in bound:
+            continue
+        module = bound[value.id]
+        for attr in reversed(chain):  # descend through submodules; the first non-module attribute is the name
+            if is_module(f"{module}.{attr}"):
+                module = f"{module}.{attr}"
+                continue
+            if is_private(attr) and module != name:
+                found.append((module, attr, node.lineno))
+            break
+    return sorted(set(found), key=lambda f: (f[2], f[0], f[1]))
+
+
+def all_private_imports() -> dict[tuple[str, str, str], list[int]]:
+    found: dict[tuple[str, str, str], list[int]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        name = module_name(path)
+        for module, attr, line in private_imports(path.read_text(encoding="utf-8"), name, path.name == "__init__.py"):
+            found.setdefault((name, module, attr), []).append(line)
+    return found
+
+
+def test_the_private_import_check_itself():
+    """Multi-line and nested imports, relative imports, attribute use through a module alias; the allowed forms."""
+    source = """
+from privsample.cube.qp import (
+    exact_box,
+    _helper,
+)
+from privsample import __version__
+from privsample.data.encoding import value_text as _value_text
+from privsample.synth import _splitpath
+import privsample.cube.walsh as walsh
+from privsample.cube import lp
+
+def f():
+    from .qp import _Inner
+    from . import _graphcells
+    return walsh._table, lp.solve, privsample.cube.qp._rate
+
+import privsample.cube.qp
+"""
+    found = {(m, a) for m, a, _ in private_imports(source, "privsample.cube.x", is_package=False)}
+    assert found == {
+        ("privsample.cube.qp", "_helper"),
+        ("privsample.cube.qp", "_Inner"),
+        ("privsample.cube.walsh", "_table"),
+        ("privsample.cube.qp", "_rate"),
+        ("privsample.synth", "_splitpath"),  # a private module of another package
+        ("privsample.cube", "_graphcells"),  # not a module of privsample.cube: a private name of its __init__
+    }
+    assert private_imports("from . import _splitpath\n", "privsample.synth.partition", False) == []
+    assert private_imports("from privsample.synth import _graphcells\n", "privsample.synth.selection", False) == []
+    assert private_imports("def _f():\n    pass\n\nx = _f\n", "privsample.cube.qp", False) == []
+
+
+def test_no_module_imports_another_modules_private_names():
+    found = all_private_imports()
+    bad = [
+        f"{importer} (line {', '.join(map(str, lines))}) uses {attr} of {module}"
+        for (importer, module, attr), lines in sorted(found.items())
+        if (importer, module, attr) not in PENDING_PRIVATE_IMPORTS
+    ]
+    assert not bad, "imports of another module's private names:\n" + "\n".join(bad)
+
+
+def test_pending_private_imports_still_exist():
+    """An allowance that no longer matches an import is removed from PENDING_PRIVATE_IMPORTS."""
+    gone = sorted(PENDING_PRIVATE_IMPORTS - set(all_private_imports()))
+    assert not gone, f"these imports are gone, remove them from PENDING_PRIVATE_IMPORTS: {gone}"

@@ -245,7 +245,7 @@ def _size_check(method: str, domain, schema, limit: float) -> tuple[float | None
 def _model_mb(method: str, domain) -> float:
     """Largest model the fit may build (MB): MST the heaviest spanning tree of pairs; AIM and PPSyn-DP the
     junction tree of their whole workload, capped at max_model_size."""
-    from privsample.synth.mst import _find
+    from privsample.synth.mst import find_root
     from privsample.synth.selection import model_size_mb
 
     attrs, sizes = list(domain.attributes), dict(zip(domain.attributes, domain.shape))
@@ -253,7 +253,7 @@ def _model_mb(method: str, domain) -> float:
         parent = {a: a for a in attrs}
         cells = float(sum(sizes.values()))
         for w, a, b in sorted(((sizes[a] * sizes[b], a, b) for i, a in enumerate(attrs) for b in attrs[i + 1 :]))[::-1]:
-            ra, rb = _find(parent, a), _find(parent, b)
+            ra, rb = find_root(parent, a), find_root(parent, b)
             if ra != rb:
                 parent[ra] = rb
                 cells += w

@@ -70,6 +70,7 @@ __all__ = [
     "ideal_log10_k_max",
     "ideal_log10_m_min",
     "ideal_p_threshold",
+    "positive_float",
 ]
 
 _LN2 = math.log(2.0)
@@ -108,7 +109,7 @@ def _as_int(name: str, value: object, minimum: int = 1) -> int:
     return out
 
 
-def _as_pos_float(name: str, value: object) -> float:
+def positive_float(name: str, value: object) -> float:
     """Return ``value`` as a finite float > 0, else InputError."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
@@ -133,7 +134,7 @@ def check_parameters(delta: float, Delta: float) -> tuple[float, float]:
     This puts the uniform density u_m inside both boxes of the algorithm (BSV only states
     Delta > delta > 0). Returns ``(delta, Delta)`` as floats; raises :class:`InputError` otherwise.
     """
-    dl = _as_pos_float("delta", delta)
+    dl = positive_float("delta", delta)
     if isinstance(Delta, bool) or not isinstance(Delta, numbers.Real) or not math.isfinite(float(Delta)):
         raise InputError(f"Delta must be a finite number, got {Delta!r}")
     Dl = float(Delta)
@@ -220,7 +221,7 @@ def log_k_bound(
 ) -> float:
     """Natural log of Thm 12.2's bound on k:
     ``eps (delta/Delta)^{3/2} e^{-d/2} L^{-1/4} sqrt(n) / (4 sqrt(2) m^{3/4})``."""
-    eps = _as_pos_float("epsilon", epsilon)
+    eps = positive_float("epsilon", epsilon)
     f = _bound_fn(n, p, d, m, delta, Delta, include_empty)
     return f(_log(_as_int("n", n)), math.log(eps))
 
@@ -278,7 +279,7 @@ def required_n(
     Exact (n certifies, n - 1 does not) while n < 2^52; beyond that, accurate to float precision.
     """
     ki = _as_int("k", k)
-    ln_eps = math.log(_as_pos_float("epsilon", epsilon))
+    ln_eps = math.log(positive_float("epsilon", epsilon))
     f = _bound_fn(1, p, d, m, delta, Delta, include_empty)
     lk = math.log(ki)
 
@@ -351,7 +352,7 @@ def accuracy_requirements(
     """Thm 12.4's lower bounds on n, m, k and the upper bound 2^{p/4} on m (validated inputs)."""
     pi, di = _check_pd(p, d)
     dl, Dl = check_parameters(delta, Delta)
-    g = _as_pos_float("gamma", gamma)
+    g = positive_float("gamma", gamma)
     if g >= 1.0:
         raise InputError(f"gamma must be in (0, 1), got {gamma!r}")
     L = walsh_size(pi, di, include_empty)
@@ -416,8 +417,8 @@ def relaxed_bounds(p: int, n: int, fn_inf: float, epsilon: float = 1.0) -> Relax
     """
     pi = _as_int("p", p, minimum=2)
     ni = _as_int("n", n)
-    f = _as_pos_float("fn_inf", fn_inf)
-    eps = _as_pos_float("epsilon", epsilon)
+    f = positive_float("fn_inf", fn_inf)
+    eps = positive_float("epsilon", epsilon)
     ln_f = math.log(f)
     if f > 1.0 or ln_f < -pi * _LN2 * (1 + 1e-12):
         raise InputError(f"fn_inf must be in [2^-p, 1] for a density on the cube, got {fn_inf!r}")
@@ -447,14 +448,14 @@ def ideal_log10_k_max(p: int, epsilon: float) -> float:
     """log10 of eq. (4)'s k bound with n = 2^p and m at its lower bound:
     2.6588e-6 eps 2^{p/2} / (p(p+1)) (Figure 1's curve)."""
     pi = _as_int("p", p)
-    eps = _as_pos_float("epsilon", epsilon)
+    eps = positive_float("epsilon", epsilon)
     return (math.log(EQ4_K_CONSTANT * eps) + pi / 2 * _LN2 - math.log(pi * (pi + 1))) / _LN10
 
 
 def ideal_p_threshold(k: float, epsilon: float, p_max: int = 100_000) -> int:
     """Smallest p >= 1 with eq. (4)'s k_max(p) >= k (k may be fractional, e.g. 0.1)."""
-    kk = _as_pos_float("k", k)
-    eps = _as_pos_float("epsilon", epsilon)
+    kk = positive_float("k", k)
+    eps = positive_float("epsilon", epsilon)
     target = math.log10(kk)
     for p in range(1, p_max + 1):
         if ideal_log10_k_max(p, eps) >= target:

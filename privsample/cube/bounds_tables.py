@@ -17,10 +17,10 @@ from privsample.cube.bounds import (
     EQ3_K_CONSTANT,
     EQ3_M_CONSTANT,
     EQ4_K_CONSTANT,
-    _as_pos_float,
     ideal_log10_k_max,
     ideal_log10_m_min,
     ideal_p_threshold,
+    positive_float,
     relaxed_bounds,
 )
 
@@ -245,7 +245,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence[int] = (1, 100, 1000, 10000)) -> str:
     """Plain-text report: Table 1 inputs, Tables 2 and 3 (paper vs ours, with notes), the eq. (3)/(4)
     constants and the eq. (4) p thresholds for each eps in ``epsilon_grid``."""
-    eps_list = [_as_pos_float("epsilon", e) for e in epsilon_grid]
+    eps_list = [positive_float("epsilon", e) for e in epsilon_grid]
     lines = [
         "# Private sampling on the Boolean cube: bounds (BSV Thm 12.2/12.4; Pierquin et al. 2023 eqs 2-4)",
         "",

@@ -39,11 +39,28 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from privsample.cube.qp import _check_c, _FreeGram, _mu, _newton, _Op, _project, _solve_newton, _State
-from privsample.cube.walsh import _signs, point_coefficients, walsh_features, walsh_size
+from privsample.cube.qp import (
+    FreeGram,
+    NewtonState,
+    WalshOperator,
+    check_coefficients,
+    dual_newton,
+    newton_mu,
+    project_dual,
+    solve_newton_system,
+)
+from privsample.cube.walsh import as_signs, point_coefficients, walsh_features, walsh_size
 from privsample.errors import InputError
 
-__all__ = ["DEFAULT_TAU", "LambdaResult", "reference_feasible", "reference_lambda", "solve_lambda"]
+__all__ = [
+    "DEFAULT_TAU",
+    "LambdaResult",
+    "check_inputs",
+    "lambda_bracket",
+    "reference_feasible",
+    "reference_lambda",
+    "solve_lambda",
+]
 
 DEFAULT_TAU = 1e-9
 _FALLBACK_MAX_ENTRIES = 3e7  # dense LP size (atoms x L) up to which HiGHS may stand in for the path
@@ -83,7 +100,7 @@ def _check_params(delta: float, Delta: float) -> tuple[float, float]:
 # public: lambda*
 # ---------------------------------------------------------------------------------------------------
 def _dual_bound(
-    op: _Op, r: np.ndarray, q: np.ndarray | None, y: np.ndarray, z: np.ndarray, l: float, u: float
+    op: WalshOperator, r: np.ndarray, q: np.ndarray | None, y: np.ndarray, z: np.ndarray, l: float, u: float
 ) -> float:
     """Weak duality: every feasible (v, t) of max t s.t. A v = q + t r, v in [l, u], has
     t <= (sigma(A^T y) - q^T y) / r^T y for any y with r^T y > 0 (z = A^T y)."""
@@ -94,7 +111,7 @@ def _dual_bound(
 
 
 def _crossover(
-    op: _Op, r: np.ndarray, q: np.ndarray | None, z: np.ndarray, l: float, u: float, tol: float
+    op: WalshOperator, r: np.ndarray, q: np.ndarray | None, z: np.ndarray, l: float, u: float, tol: float
 ) -> dict[str, Any] | None:
     """When at most L - 1 atoms of a path point are free, take them as the LP basis F (completed to L - 1
     by the atoms nearest their bound; the others stay at the bound they are at) and verify it:
@@ -149,7 +166,7 @@ def _crossover(
 
 
 def _dual_simplex(
-    op: _Op,
+    op: WalshOperator,
     r: np.ndarray,
     q: np.ndarray | None,
     l: float,
@@ -314,7 +331,7 @@ class _LP:
 
 
 def _lp_path(
-    op: _Op,
+    op: WalshOperator,
     r: np.ndarray,
     q: np.ndarray | None,
     l: float,
@@ -332,7 +349,7 @@ def _lp_path(
     kappa = r^T y of the exactly regularised LP min ||v||^2/2 - kappa t (Newton corrector on the bordered
     system, tangent predictor), a crossover at every stage and, when the free set is small (``sift``),
     the LP restricted to the atoms nearest the box, verified on all atoms (module docstring)."""
-    fg = _FreeGram(op)
+    fg = FreeGram(op)
     out = _LP()
     kappa = float(r @ y)
     if kappa <= 0:
@@ -342,11 +359,11 @@ def _lp_path(
     if q is None:
         out.lower(0.0, np.zeros(op.n))  # v = 0 is feasible for t = 0
     gamma, stages, base_its = 4.0, 0, 0
-    pst = _State(y=y, z=z)
+    pst = NewtonState(y=y, z=z)
     L = op.L
     simplex_at = _SIMPLEX_AT * L  # free-set size at which the dual simplex finish is tried
     for stages in range(1, max_stages + 1):
-        pst = _newton(op, fg, pst, l, u, q=q, r=r, tol=tol, max_iter=30)
+        pst = dual_newton(op, fg, pst, l, u, q=q, r=r, tol=tol, max_iter=30)
         its, base_its = pst.iterations - base_its, pst.iterations
         if pst.status == "optimal":
             out.lower(pst.t, None)
@@ -368,7 +385,7 @@ def _lp_path(
             sift = False  # did not certify: go on along the full path
         # tangent of the path at the current active set: [[G_I, r], [r^T, 0]] (ydot, nu) = (0, 1)
         G = fg.get(free)
-        ydot = _solve_newton(G, _mu(op, pst.res_n) * 1e-3, np.zeros(L), r, 1.0)
+        ydot = solve_newton_system(G, newton_mu(op, pst.res_n) * 1e-3, np.zeros(L), r, 1.0)
         ydot /= float(r @ ydot)
         zdot = op.matvec(ydot)
         out.upper(_dual_bound(op, r, q, ydot, zdot, l, u), ydot)
@@ -395,11 +412,11 @@ def _lp_path(
 
 
 def _sift(
-    op: _Op,
+    op: WalshOperator,
     r: np.ndarray,
     l: float,
     u: float,
-    pst: _State,
+    pst: NewtonState,
     out: _LP,
     *,
     tol: float,
@@ -444,8 +461,8 @@ def _sift(
     return False
 
 
-def _lambda_core(
-    op: _Op,
+def lambda_bracket(
+    op: WalshOperator,
     c_f: np.ndarray,
     c_u: np.ndarray,
     delta: float,
@@ -463,7 +480,7 @@ def _lambda_core(
     if float(np.abs(r).max()) <= 1e-13 * m:
         return 1.0, 1.0, "lambda=0", None  # c_f = c_u: g = 1 is feasible
     # (A) is lambda = 0 feasible? project 0 onto {A v = r, v in LP box}; a Farkas vector proves t* < 1.
-    st = _project(op, r, l, u, y0=None, tol=tol, max_iter=40, farkas=True)
+    st = project_dual(op, r, l, u, y0=None, tol=tol, max_iter=40, farkas=True)
     stats["phase_a_iterations"] = st.iterations
     if st.status == "optimal":
         return 1.0, 1.0, "lambda=0", None
@@ -482,14 +499,14 @@ def _lambda_core(
     return t_lo, max(min(t_hi, 1.0), t_lo), method, res.y_hi
 
 
-def _inputs(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float):
+def check_inputs(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float):
     """Validated (S as signs, m, L, delta, Delta, c_f) shared by :func:`solve_lambda` and
     :func:`privsample.cube.solver.solve`."""
-    S = _signs(S)
+    S = as_signs(S)
     m, p = S.shape
     L = walsh_size(p, d)
     delta, Delta = _check_params(delta, Delta)
-    c_f = _check_c(c_f, L, "c_f")
+    c_f = check_coefficients(c_f, L, "c_f")
     if m < L:
         raise InputError(
             f"m = {m} < L = {L}: the Walsh matrix of S is rank deficient and S fails the conditioning test; use m >= 2L"
@@ -521,11 +538,11 @@ def solve_lambda(
 
     The DP proof assumes the exact lambda*; the tolerance-level deviation is a documented caveat."""
     t0 = time.perf_counter()
-    S, m, L, delta, Delta, c_f = _inputs(S, c_f, d, delta, Delta)
-    op = _Op(S, d, gram)
+    S, m, L, delta, Delta, c_f = check_inputs(S, c_f, d, delta, Delta)
+    op = WalshOperator(S, d, gram)
     c_u = point_coefficients(S, d)
     stats: dict[str, Any] = {}
-    t_lo, t_hi, method, y = _lambda_core(
+    t_lo, t_hi, method, y = lambda_bracket(
         op, c_f, c_u, delta, Delta, tol=tol, max_stages=max_stages, fallback=fallback, stats=stats
     )
     if method == "lambda=0":
@@ -589,7 +606,7 @@ def _highs_lambda(
 def reference_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float) -> float:
     """lambda* by HiGHS (``scipy.optimize.linprog(method="highs")``) on Pierquin et al.'s LP, with
     the dense L x (m + 1) matrix, in the g = m h scaling. Small m only."""
-    S = _signs(S)
+    S = as_signs(S)
     c_f = np.asarray(c_f, float)
     lam = _highs_lambda(S, None, c_f, d, delta, Delta, c_u=point_coefficients(S, d))
     if lam is None:
@@ -599,7 +616,7 @@ def reference_lambda(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta
 
 def reference_feasible(S: np.ndarray, c_f: np.ndarray, d: int, delta: float, Delta: float, lam: float) -> bool:
     """Is there h in the LP box [2 delta/m, (Delta - delta)/m]^m with A h = b(lam)? (HiGHS, dense.)"""
-    S = _signs(S)
+    S = as_signs(S)
     return (
         _highs_lambda(
             S, None, np.asarray(c_f, float), d, delta, Delta, c_u=point_coefficients(S, d), lam_fixed=float(lam)

@@ -75,11 +75,11 @@ def binary_schema(columns) -> Schema:
 
 def binary_codes(df: pd.DataFrame) -> dict[str, np.ndarray]:
     """{column: 0/1 codes}: 1 exactly where the value is the number 1, else 0 (per record, never raises)."""
-    from privsample.data.encoding import _as_float
+    from privsample.data.encoding import as_float
 
     out = {}
     for c in df.columns:
-        x, _ = _as_float(df[c].reset_index(drop=True))  # NaN for missing and for non-numbers
+        x, _ = as_float(df[c].reset_index(drop=True))  # NaN for missing and for non-numbers
         out[str(c)] = (x == 1.0).astype(np.int64)
     return out
 

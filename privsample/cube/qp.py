@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from privsample.cube.walsh import (
-    _signs,
+    as_signs,
     gram_free,
     point_coefficients,
     walsh_features,
@@ -43,7 +43,22 @@ from privsample.cube.walsh import (
 )
 from privsample.errors import InputError
 
-__all__ = ["InfeasibleError", "ProjectionResult", "check_box", "exact_box", "project_box", "reference_h"]
+__all__ = [
+    "FreeGram",
+    "InfeasibleError",
+    "NewtonState",
+    "ProjectionResult",
+    "WalshOperator",
+    "check_box",
+    "check_coefficients",
+    "dual_newton",
+    "exact_box",
+    "newton_mu",
+    "project_box",
+    "project_dual",
+    "reference_h",
+    "solve_newton_system",
+]
 
 _LM_MAX = 1e6  # cap of the Levenberg-Marquardt factor on mu
 
@@ -92,7 +107,7 @@ def _merge_duplicates(S: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.
     return S[first], inv.ravel(), counts
 
 
-class _Op:
+class WalshOperator:
     """A on the merged atoms of S (weights k = multiplicities) with work counters."""
 
     def __init__(self, S: np.ndarray, d: int, gram: np.ndarray | None = None, merge: bool = True):
@@ -106,9 +121,9 @@ class _Op:
         self._G = gram
         self.counts = {"matvec": 0, "rmatvec": 0, "gram_rows": 0}
 
-    def restrict(self, atoms: np.ndarray) -> _Op:
+    def restrict(self, atoms: np.ndarray) -> WalshOperator:
         """The operator on a subset of the atoms (same m for the residual scale, own Gram and counters)."""
-        sub = object.__new__(_Op)
+        sub = object.__new__(WalshOperator)
         sub.S_full = None
         sub.m, sub.p, sub.d, sub.L = self.m, self.p, self.d, self.L
         sub.S = self.S[atoms]
@@ -153,11 +168,11 @@ class _Op:
         return x if self.inv is None else x[self.inv]
 
 
-class _FreeGram:
+class FreeGram:
     """A_I diag(k_I) A_I^T for the current free set, maintained at the least cost: update by the rows that
     changed status, or rebuild from the full Gram minus the bound rows, or sum the free rows directly."""
 
-    def __init__(self, op: _Op):
+    def __init__(self, op: WalshOperator):
         self.op = op
         self.mask: np.ndarray | None = None
         self.G: np.ndarray | None = None
@@ -190,7 +205,7 @@ class _FreeGram:
 # ---------------------------------------------------------------------------------------------------
 # the dual Newton method
 # ---------------------------------------------------------------------------------------------------
-def _line_search(op: _Op, z: np.ndarray, dz: np.ndarray, l: float, u: float, qdw: float, d0: float) -> float:
+def _line_search(op: WalshOperator, z: np.ndarray, dz: np.ndarray, l: float, u: float, qdw: float, d0: float) -> float:
     """Step s in (0, 1] minimising Theta(y + s dy) (Theta' piecewise linear, nondecreasing): s = 1 if the
     derivative is still <= 0 there, else regula falsi (Illinois) to |Theta'(s)| <= 0.05 |Theta'(0)|."""
 
@@ -221,7 +236,9 @@ def _line_search(op: _Op, z: np.ndarray, dz: np.ndarray, l: float, u: float, qdw
     return a if a > 0 else b
 
 
-def _solve_newton(G: np.ndarray, mu: float, rhs: np.ndarray, r: np.ndarray | None = None, c: float = 0.0) -> np.ndarray:
+def solve_newton_system(
+    G: np.ndarray, mu: float, rhs: np.ndarray, r: np.ndarray | None = None, c: float = 0.0
+) -> np.ndarray:
     """dy with (G + mu I) dy = rhs; or, given r, the dy of the bordered system
     [[G + mu I, r], [r^T, 0]] (dy, nu) = (rhs, c), solved in the orthogonal complement of r: a Householder
     reflection P maps r to a multiple of e_1, and the trailing block of P (G + mu I) P is positive definite
@@ -268,7 +285,7 @@ def _solve_newton(G: np.ndarray, mu: float, rhs: np.ndarray, r: np.ndarray | Non
         return np.linalg.lstsq(K, full, rcond=None)[0][:L]
 
 
-def _farkas(op: _Op, q: np.ndarray, y: np.ndarray, z: np.ndarray, l: float, u: float) -> bool:
+def _farkas(op: WalshOperator, q: np.ndarray, y: np.ndarray, z: np.ndarray, l: float, u: float) -> bool:
     """Is y a Farkas vector for {A v = q, v in [l, u]^n}: q^T y > sigma(A^T y)? (z ~ A^T y; a candidate is
     re-checked with a freshly computed A^T y, since z is updated incrementally.)"""
 
@@ -279,12 +296,15 @@ def _farkas(op: _Op, q: np.ndarray, y: np.ndarray, z: np.ndarray, l: float, u: f
     return gap(z) and gap(op.matvec(y))
 
 
-def _mu(op: _Op, res_n: float) -> float:
+def newton_mu(op: WalshOperator, res_n: float) -> float:
+    """The regularisation mu of the Newton matrix A_I A_I^T + mu I at scaled residual ``res_n``."""
     return op.m * max(1e-15, min(1e-7, res_n))
 
 
 @dataclass
-class _State:
+class NewtonState:
+    """The dual iterate of :func:`dual_newton` (y and z = A^T y) and where it stopped."""
+
     y: np.ndarray
     z: np.ndarray
     status: str = "max_iter"
@@ -294,10 +314,10 @@ class _State:
     certificate: np.ndarray | None = None
 
 
-def _newton(
-    op: _Op,
-    fg: _FreeGram,
-    st: _State,
+def dual_newton(
+    op: WalshOperator,
+    fg: FreeGram,
+    st: NewtonState,
     l: float,
     u: float,
     *,
@@ -306,7 +326,7 @@ def _newton(
     tol: float,
     max_iter: int,
     farkas: bool = False,
-) -> _State:
+) -> NewtonState:
     """Dual semismooth Newton. Projection mode (r None): min ||v||^2/2 s.t. A v = q,
     v in [l, u]. Path mode (r given): the same with right-hand side q + t r (q may be None: 0), t free,
     and the dual kept on r^T y = const (the exactly regularised LP min ||v||^2/2 - kappa t)."""
@@ -338,11 +358,11 @@ def _newton(
             break
         mask = (z > l) & (z < u)
         G = fg.get(mask)
-        mu = _mu(op, res_n) * lm
+        mu = newton_mu(op, res_n) * lm
         if r is None:
-            dy = _solve_newton(G, mu, -res, None)
+            dy = solve_newton_system(G, mu, -res, None)
         else:
-            dy = _solve_newton(G, mu, -res, r, 0.0)
+            dy = solve_newton_system(G, mu, -res, r, 0.0)
             dy -= (float(r @ dy) / float(r @ r)) * r  # keep r^T y fixed exactly
         dz = op.matvec(dy)
         qdw = 0.0 if q is None else float(q @ dy)
@@ -365,7 +385,8 @@ def _newton(
 # ---------------------------------------------------------------------------------------------------
 # inputs
 # ---------------------------------------------------------------------------------------------------
-def _check_c(c: np.ndarray, L: int, name: str) -> np.ndarray:
+def check_coefficients(c: np.ndarray, L: int, name: str) -> np.ndarray:
+    """``c`` as a finite float vector of length ``L``; :class:`InputError` (naming ``name``) otherwise."""
     c = np.asarray(c, dtype=np.float64)
     if c.shape != (L,):
         raise InputError(f"{name} must have length L = {L}, got shape {c.shape}")
@@ -377,8 +398,8 @@ def _check_c(c: np.ndarray, L: int, name: str) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------
 # public: the QP (projection)
 # ---------------------------------------------------------------------------------------------------
-def _project(
-    op: _Op,
+def project_dual(
+    op: WalshOperator,
     q: np.ndarray,
     l: float,
     u: float,
@@ -387,8 +408,8 @@ def _project(
     tol: float,
     max_iter: int,
     farkas: bool,
-    fg: _FreeGram | None = None,
-) -> _State:
+    fg: FreeGram | None = None,
+) -> NewtonState:
     """min ||v||^2/2 s.t. A v = q, v in [l, u] (v = g - 1), from y0 or the box-free projection."""
     if y0 is None:
         G = op.full_gram()
@@ -396,8 +417,8 @@ def _project(
             y0 = sla.cho_solve(sla.cho_factor(G, check_finite=False), q, check_finite=False)
         except np.linalg.LinAlgError:
             y0 = np.linalg.lstsq(G, q, rcond=None)[0]
-    st = _State(y=np.asarray(y0, float).copy(), z=op.matvec(y0))
-    return _newton(op, fg or _FreeGram(op), st, l, u, q=q, tol=tol, max_iter=max_iter, farkas=farkas)
+    st = NewtonState(y=np.asarray(y0, float).copy(), z=op.matvec(y0))
+    return dual_newton(op, fg or FreeGram(op), st, l, u, q=q, tol=tol, max_iter=max_iter, farkas=farkas)
 
 
 def project_box(
@@ -426,18 +447,18 @@ def project_box(
     :class:`InfeasibleError` (an :class:`~privsample.errors.InputError`) carrying it, ``"certificate"``
     returns it with status "infeasible". ``gram`` may pass a precomputed A A^T."""
     t0 = time.perf_counter()
-    S = _signs(S)
+    S = as_signs(S)
     m, p = S.shape
     L = walsh_size(p, d)
-    b = _check_c(b, L, "b")
+    b = check_coefficients(b, L, "b")
     lo, hi = float(lo), float(hi)
     if not lo <= 1.0 <= hi:
         raise InputError(f"need lo <= 1 <= hi (the box must contain u_m, i.e. g = 1), got [{lo}, {hi}]")
     if on_infeasible not in ("raise", "certificate"):
         raise InputError("on_infeasible must be 'raise' or 'certificate'")
-    op = _Op(S, d, gram)
+    op = WalshOperator(S, d, gram)
     q = m * (b - point_coefficients(S, d))
-    st = _project(op, q, lo - 1.0, hi - 1.0, y0=y0, tol=tol, max_iter=max_iter, farkas=True)
+    st = project_dual(op, q, lo - 1.0, hi - 1.0, y0=y0, tol=tol, max_iter=max_iter, farkas=True)
     g = 1.0 + op.expand(np.clip(st.z, lo - 1.0, hi - 1.0))
     res = ProjectionResult(
         g=g,
@@ -496,7 +517,7 @@ def reference_h(
 
     ``solver="quadprog"`` (Goldfarb-Idnani, Pierquin et al.'s choice; dense constraint matrix m x (L + 2m)) or
     ``"osqp"`` (sparse ADMM, polished). Both are imported lazily: test/benchmark-only dependencies."""
-    S = _signs(S)
+    S = as_signs(S)
     m = S.shape[0]
     c_f = np.asarray(c_f, float)
     b = (1 - lam) * c_f + lam * point_coefficients(S, d)

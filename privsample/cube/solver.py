@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from privsample.cube.lp import DEFAULT_TAU, _inputs, _lambda_core
-from privsample.cube.qp import InfeasibleError, _Op, _project, exact_box
+from privsample.cube.lp import DEFAULT_TAU, check_inputs, lambda_bracket
+from privsample.cube.qp import InfeasibleError, WalshOperator, exact_box, project_dual
 from privsample.cube.walsh import point_coefficients, walsh_rmatvec
 from privsample.errors import InputError, PrivsampleError
 
@@ -89,10 +89,10 @@ def solve(
     cache). The DP proof assumes the exact lambda* and h*; residuals of ~1e-12 and the +tau are the
     documented floating-point caveat."""
     t0 = time.perf_counter()
-    S, m, L, delta, Delta, c_f = _inputs(S, c_f, d, delta, Delta)
+    S, m, L, delta, Delta, c_f = check_inputs(S, c_f, d, delta, Delta)
     if abs(c_f[0] - 1.0) > 1e-9:
         raise InputError(f"c_f[0] (the total mass of f_n) must be 1, got {c_f[0]}")
-    op = _Op(S, d, gram)
+    op = WalshOperator(S, d, gram)
     c_u = point_coefficients(S, d)
     timings: dict[str, float] = {}
     t1 = time.perf_counter()
@@ -100,7 +100,9 @@ def solve(
     timings["gram"] = time.perf_counter() - t1
     t1 = time.perf_counter()
     stats: dict[str, Any] = {}
-    t_lo, t_hi, method, _ = _lambda_core(op, c_f, c_u, delta, Delta, tol=tol, max_stages=60, fallback=True, stats=stats)
+    t_lo, t_hi, method, _ = lambda_bracket(
+        op, c_f, c_u, delta, Delta, tol=tol, max_stages=60, fallback=True, stats=stats
+    )
     if method == "lambda=0":
         lam_star = lam_lower = lam = 0.0
     else:
@@ -111,7 +113,7 @@ def solve(
     t1 = time.perf_counter()
     b = (1.0 - lam) * c_f + lam * c_u
     q = m * (1.0 - lam) * (c_f - c_u)
-    st = _project(op, q, delta - 1.0, Delta - 1.0, y0=None, tol=tol, max_iter=100, farkas=True)
+    st = project_dual(op, q, delta - 1.0, Delta - 1.0, y0=None, tol=tol, max_iter=100, farkas=True)
     timings["qp"] = time.perf_counter() - t1
     if st.status == "infeasible":  # cannot happen when lam is feasible for the narrower LP box
         raise InfeasibleError("the QP for h* is infeasible (round-off in lambda*)", st.certificate)

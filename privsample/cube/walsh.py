@@ -37,6 +37,7 @@ import numpy as np
 from privsample.errors import InputError
 
 __all__ = [
+    "as_signs",
     "walsh_subsets",
     "walsh_size",
     "walsh_features",
@@ -113,7 +114,8 @@ def _top_plan(p: int, d: int) -> tuple[int, int, np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------------------------------
 # inputs
 # ---------------------------------------------------------------------------------------------------
-def _signs(S: np.ndarray) -> np.ndarray:
+def as_signs(S: np.ndarray) -> np.ndarray:
+    """``S`` as an int8 m x p matrix of +-1 signs; :class:`InputError` if it is not one."""
     S = np.asarray(S)
     if S.ndim != 2:
         raise InputError(f"S must be an m x p matrix of +-1 signs, got shape {S.shape}")
@@ -133,7 +135,7 @@ def walsh_features(S: np.ndarray, d: int, dtype=np.float64, transposed: bool = F
     """Explicit features of the rows of ``S``: the m x L matrix M (or M^T = A, L x m, if ``transposed``).
 
     Builds the whole matrix: meant for one chunk of rows, small tests and reference solvers."""
-    S = _signs(S)
+    S = as_signs(S)
     m, p = S.shape
     di = min(int(d), p)
     L = walsh_size(p, di)
@@ -161,7 +163,7 @@ def walsh_rmatvec(S: np.ndarray, h: np.ndarray, d: int) -> np.ndarray:
 
     For a density h on the rows of S this is its coefficient vector; with h = 1/n on a data set X it is
     c_f. d <= 2: O(m p^2) via S^T diag(h) S; otherwise chunks of explicit features."""
-    S = _signs(S)
+    S = as_signs(S)
     m, p = S.shape
     h = np.asarray(h, dtype=np.float64)
     if h.shape != (m,):
@@ -207,7 +209,7 @@ def walsh_matvec(S: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
 
     d <= 2: y_0 + S y_1 + x^T U x per row with U the strictly upper p x p matrix of the pair
     coefficients (one GEMM per chunk); otherwise chunks of explicit features."""
-    S = _signs(S)
+    S = as_signs(S)
     m, p = S.shape
     di = min(int(d), p)
     L = walsh_size(p, di)
@@ -246,7 +248,7 @@ def walsh_matvec(S: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
 
 def point_coefficients(S: np.ndarray, d: int) -> np.ndarray:
     """A 1 / m: the coefficient vector of the uniform density on the rows of S (c_u; c_f for data)."""
-    S = _signs(S)
+    S = as_signs(S)
     if S.shape[0] == 0:
         raise InputError("no points")
     return walsh_rmatvec(S, np.full(S.shape[0], 1.0 / S.shape[0]), d)
@@ -302,7 +304,7 @@ def walsh_gram(S: np.ndarray, d: int) -> np.ndarray:
 
     The last result is cached under a hash of S's bytes, so the conditioning test and the solver (which
     both need it, at m L^2 flops) share one computation; the cache is keyed on content, never on identity."""
-    S = _signs(S)
+    S = as_signs(S)
     key = _fingerprint(S, d)
     if _GRAM_CACHE.get("key") == key:
         return np.array(_GRAM_CACHE["G"], copy=True)
@@ -317,7 +319,7 @@ def gram_free(S: np.ndarray, free_mask: np.ndarray | None, d: int, weights: np.n
     None selects every row), as an exact integer matrix in float64, by chunked float32 GEMM on explicit
     features (the generalised Jacobian of the dual Newton method). ``weights`` (integer
     multiplicities of merged duplicate points) gives A_I diag(k_I) A_I^T."""
-    S = _signs(S)
+    S = as_signs(S)
     if free_mask is None and weights is None:
         return walsh_gram(S, d)
     rows = None if free_mask is None else np.asarray(free_mask)
@@ -333,7 +335,7 @@ def conditioning_margin(S: np.ndarray, d: int) -> float:
     """lambda_min(M^T M) / (m / (4 e^{2d})): >= 1 iff BSV's test sigma_min(M) >= sqrt(m) / (2 e^d) passes
     (eigvalsh of the exact integer Gram; squaring is harmless at this threshold).
     0.0 when m < L (M then has rank < L: sigma_L = 0)."""
-    S = _signs(S)
+    S = as_signs(S)
     m, p = S.shape
     L = walsh_size(p, d)
     if m < L or m == 0:

@@ -149,7 +149,7 @@ def parse_number(value: Any) -> float | None:
     return float(text) if _NUMBER.fullmatch(text) else None
 
 
-def _as_float(s: Any) -> tuple[np.ndarray, np.ndarray]:
+def as_float(s: Any) -> tuple[np.ndarray, np.ndarray]:
     """(float values with NaN for missing, 'not a number' mask) of a Series or an Arrow string array."""
     if not _is_arrow_text(s) and (pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype)):
         return s.to_numpy(dtype=np.float64, na_value=np.nan), np.zeros(len(s), dtype=bool)
@@ -161,7 +161,7 @@ def _as_float(s: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _encode_numeric(col: Numeric, s: Any, clip: bool, release: bool = False) -> np.ndarray:
-    x, bad = _as_float(s)
+    x, bad = as_float(s)
     missing = np.isnan(x) & ~bad
     out = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
     clip = clip or release

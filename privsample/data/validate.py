@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from privsample.data.encoding import MISSING, NOT_A_NUMBER, OUT_OF_RANGE, UNKNOWN, _as_float, value_text
+from privsample.data.encoding import MISSING, NOT_A_NUMBER, OUT_OF_RANGE, UNKNOWN, as_float, value_text
 from privsample.data.schema import Categorical, Column, Numeric, Schema
 
 KIND_TEXT = {
@@ -63,7 +63,7 @@ def _show(value) -> str:
 def _column_kinds(col: Column, s: pd.Series) -> np.ndarray:
     kind = np.zeros(len(s), dtype=np.int8)
     if isinstance(col, Numeric):
-        x, bad = _as_float(s)
+        x, bad = as_float(s)
         missing = np.isnan(x) & ~bad
         out = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
         if not col.nullable:

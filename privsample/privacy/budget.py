@@ -69,7 +69,7 @@ from typing import Any, Iterator
 from privsample.errors import DataError, InputError
 from privsample.privacy import accountant as _accountant
 from privsample.privacy.accountant import BudgetExceeded
-from privsample.privacy.conversion import _check_eps_delta, cdp_delta, cdp_epsilon, cdp_rho
+from privsample.privacy.conversion import check_eps_delta, cdp_delta, cdp_epsilon, cdp_rho
 
 VERSION = 2
 ADD_REMOVE = "add/remove one record"
@@ -258,7 +258,7 @@ class Budget:
         neighbouring: str = "add-remove",
     ) -> "Budget":
         """A new budget file for (epsilon, delta)-DP in total; ``InputError`` if ``path`` exists."""
-        _check_eps_delta(epsilon, delta)
+        check_eps_delta(epsilon, delta)
         if neighbouring not in RELATIONS:
             raise InputError(f"neighbouring must be one of {', '.join(RELATIONS)} (got {neighbouring!r})")
         path = Path(path)
@@ -327,7 +327,7 @@ class Budget:
             got = data.get("version") if isinstance(data, dict) else type(data).__name__
             raise InputError(f"damaged budget file {p}: version {got!r}, expected {version}")
         try:
-            _check_eps_delta(data.get("epsilon"), data.get("delta"))
+            check_eps_delta(data.get("epsilon"), data.get("delta"))
         except InputError as exc:
             raise InputError(f"damaged budget file {p}: {exc}") from None
         if data.get("neighbouring") not in RELATIONS.values():

@@ -20,7 +20,8 @@ from privsample.errors import InputError
 _STEPS = 1000
 
 
-def _check_eps_delta(epsilon: float, delta: float) -> None:
+def check_eps_delta(epsilon: float, delta: float) -> None:
+    """InputError unless epsilon is a finite number > 0 and delta lies in (0, 1)."""
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
         raise InputError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     if not (isinstance(delta, (int, float)) and 0 < delta < 1):
@@ -71,7 +72,7 @@ def cdp_rho(epsilon: float, delta: float) -> float:
 
     Values for delta=1e-9 (tests): eps=1 -> 0.014973..., eps=2 -> 0.056131...
     """
-    _check_eps_delta(epsilon, delta)
+    check_eps_delta(epsilon, delta)
     lo, hi = 0.0, epsilon + 1.0
     for _ in range(_STEPS):
         mid = (lo + hi) / 2

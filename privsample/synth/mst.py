@@ -181,7 +181,8 @@ def budget_split(rho: float, d: int) -> dict[str, float]:
     }
 
 
-def _find(parent: dict, a):
+def find_root(parent: dict, a):
+    """The root of ``a`` in the union-find forest ``parent`` (path halving)."""
     while parent[a] != a:
         parent[a] = parent[parent[a]]
         a = parent[a]
@@ -220,7 +221,7 @@ class MST(Synthesizer):
         parent = {a: a for a in attrs}
         cells = float(sum(sizes.values()))
         for w, a, b in edges:
-            ra, rb = _find(parent, a), _find(parent, b)
+            ra, rb = find_root(parent, a), find_root(parent, b)
             if ra != rb:
                 parent[ra] = rb
                 cells += w
@@ -355,7 +356,7 @@ class MST(Synthesizer):
             pub = public.engine.marginals(pairs)
             pub_shares = {p: compress_counts(pub[p], p, mapping).astype(float).ravel() / public.rows for p in pairs}
         for r in range(d - 1):
-            cands = [p for p in pairs if _find(parent, p[0]) != _find(parent, p[1])]
+            cands = [p for p in pairs if find_root(parent, p[0]) != find_root(parent, p[1])]
             if zeros is not None:
                 cands = self._fitting_pairs(cdomain, tree, zeros, cands)
                 if not cands:
@@ -386,7 +387,7 @@ class MST(Synthesizer):
             )
             from_public = idx >= len(cands)
             a, b = cands[idx - len(cands) if from_public else idx]
-            parent[_find(parent, a)] = _find(parent, b)
+            parent[find_root(parent, a)] = find_root(parent, b)
             tree.append((a, b))
             if from_public:
                 public_tree.append((a, b))

@@ -29,7 +29,7 @@ Clique = tuple[str, ...]
 STEPS_PER_BLOCK = 50  # mbi runs ceil(iters / 50) blocks of 50 steps
 
 
-def _broadcast(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
+def broadcast_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
     """A table over ``src`` (a subset of ``dst``) as an array broadcastable over ``dst``'s axes."""
     src = list(src)
     kept = [a for a in dst if a in src]
@@ -65,11 +65,12 @@ def _product_sum(arrays: Sequence[np.ndarray], scopes: tuple, dst: Sequence[str]
     if len(arrays) == 1:
         return sum_to(arrays[0], scopes[0], dst)
     spec = _product_spec(scopes, tuple(dst))
-    return np.einsum(spec, *arrays, optimize=_einsum_path(spec, tuple(a.shape for a in arrays)))
+    return np.einsum(spec, *arrays, optimize=einsum_path(spec, tuple(a.shape for a in arrays)))
 
 
 @lru_cache(maxsize=1 << 14)
-def _einsum_path(spec: str, shapes: tuple) -> list:
+def einsum_path(spec: str, shapes: tuple) -> list:
+    """``np.einsum_path``'s greedy contraction order for ``spec`` on arrays of ``shapes`` (cached)."""
     return np.einsum_path(spec, *(np.empty(s) for s in shapes), optimize="greedy")[0]
 
 
@@ -80,7 +81,8 @@ def _product_spec(scopes: tuple, dst: tuple) -> str:
     return ",".join("".join(letter[a] for a in s) for s in scopes) + "->" + "".join(letter[a] for a in dst)
 
 
-def _logsumexp_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
+def logsumexp_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
+    """:func:`sum_to` in log space: log of the sum of exp(``arr``) over the axes of ``src`` not in ``dst``."""
     src = list(src)
     drop = tuple(i for i, a in enumerate(src) if a not in dst)
     if drop:
@@ -159,7 +161,7 @@ class JunctionTree:
         for J in self.supers:  # beliefs, in place (phi is not needed any more)
             b = phi[J]
             for k in self.neighbors[J]:
-                b *= _broadcast(lin[(k, J)], self.sep[(k, J)], J)
+                b *= broadcast_to(lin[(k, J)], self.sep[(k, J)], J)
             z = b.sum()
             if not (np.isfinite(z) and z > 0):
                 self.log_space = True
@@ -216,7 +218,7 @@ class JunctionTree:
             b = phi[J]
             for k in self.neighbors[J]:
                 if k != p and self.sep[(J, k)]:
-                    b *= _broadcast(up[k], self.sep[(J, k)], J)
+                    b *= broadcast_to(up[k], self.sep[(J, k)], J)
             if p is not None and self.sep[(p, J)]:
                 m = sum_to(b, J, self.sep[(p, J)])
                 top = m.max()
@@ -226,7 +228,7 @@ class JunctionTree:
             if p is not None and self.sep[(p, J)]:
                 s = self.sep[(p, J)]
                 m = sum_to(phi[p], p, s)
-                b *= _broadcast(np.divide(m, up[J], out=np.zeros_like(m), where=up[J] > 0), s, J)
+                b *= broadcast_to(np.divide(m, up[J], out=np.zeros_like(m), where=up[J] > 0), s, J)
             z = b.sum()
             if not (np.isfinite(z) and z > 0):
                 self.log_space = True
@@ -251,7 +253,7 @@ class JunctionTree:
         for c in self.cliques:
             J, idx = self.home[c], self.index[c]
             if idx is None:
-                init[J] += _broadcast(theta[c], c, J)
+                init[J] += broadcast_to(theta[c], c, J)
             else:
                 flat = init[J].reshape(-1)
                 flat += np.asarray(theta[c]).reshape(-1).take(idx)
@@ -264,13 +266,13 @@ class JunctionTree:
             tau = init[i]
             for k in self.neighbors[i]:
                 if k != j:
-                    tau = tau + _broadcast(msgs[(k, i)], self.sep[(k, i)], i)
-            msgs[(i, j)] = _logsumexp_to(tau, i, self.sep[(i, j)])
+                    tau = tau + broadcast_to(msgs[(k, i)], self.sep[(k, i)], i)
+            msgs[(i, j)] = logsumexp_to(tau, i, self.sep[(i, j)])
         probs = {}
         for J in self.supers:
             b = init[J]
             for k in self.neighbors[J]:
-                b = b + _broadcast(msgs[(k, J)], self.sep[(k, J)], J)
+                b = b + broadcast_to(msgs[(k, J)], self.sep[(k, J)], J)
             m = b.max()
             p = np.exp(b - m)
             probs[J] = p * (total / p.sum())
@@ -299,13 +301,14 @@ def _cell_index(shape: tuple, src: Clique, dst: Clique) -> np.ndarray | None:
 
 
 @lru_cache(maxsize=64)
-def _tree(domain, cliques: tuple[Clique, ...]) -> JunctionTree:
+def cached_tree(domain, cliques: tuple[Clique, ...]) -> JunctionTree:
+    """The :class:`JunctionTree` of ``cliques`` over ``domain``, built once per (domain, cliques)."""
     return JunctionTree(domain, cliques)
 
 
 def tree_cells(domain, cliques: Sequence[Clique]) -> int:
     """Cells of the junction tree over ``cliques`` (what one message-passing sweep touches)."""
-    return _tree(domain, tuple(tuple(c) for c in cliques)).cells
+    return cached_tree(domain, tuple(tuple(c) for c in cliques)).cells
 
 
 class _Loss:
@@ -360,7 +363,7 @@ class _Loss:
                 gx = w * gx
             if labels is not None:
                 gx = gx[labels]
-            g[home] = g[home] + _broadcast(gx.reshape([self.domain_shape[a] for a in cl]), cl, home)
+            g[home] = g[home] + broadcast_to(gx.reshape([self.domain_shape[a] for a in cl]), cl, home)
         return loss, g
 
 
@@ -435,7 +438,7 @@ def estimate(
         for c in cliques:
             for c2 in mapping[c]:
                 f = old[c2]
-                theta[c] = theta[c] + _broadcast(np.asarray(f.values, float), tuple(f.domain.attributes), c)
+                theta[c] = theta[c] + broadcast_to(np.asarray(f.values, float), tuple(f.domain.attributes), c)
     masks = {}
     if zeros is not None:
         from privsample.synth.zeros import NEG
@@ -454,8 +457,8 @@ def estimate(
     alpha = 2.0 / (float(L) * total)
     if not masks and _is_product(cliques, measurements):
         theta, mu = _product_descent(cliques, measurements, theta, total, alpha, int(iters), on_block)
-        return _field(domain, cliques, theta, mu, total)
-    tree = _tree(domain, tuple(cliques))
+        return markov_field(domain, cliques, theta, mu, total)
+    tree = cached_tree(domain, tuple(cliques))
     routing = clique_mapping(cliques, [tuple(M.clique) for M in measurements], domain)
     loss_fn = _Loss(
         measurements,
@@ -488,10 +491,11 @@ def estimate(
         if on_block is not None:
             on_block(min((b + 1) * STEPS_PER_BLOCK, int(iters)))
 
-    return _field(domain, cliques, theta, mu, total)
+    return markov_field(domain, cliques, theta, mu, total)
 
 
-def _field(domain, cliques, theta, mu, total):
+def markov_field(domain, cliques, theta, mu, total):
+    """mbi's ``MarkovRandomField`` with log-potentials ``theta`` and marginals ``mu`` on ``cliques``."""
     import jax.numpy as jnp
     from mbi import CliqueVector, Factor, MarkovRandomField
 

@@ -171,7 +171,7 @@ def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ma
     # the marginals by NumPy message passing (mbi's JAX version compiles for every model shape, seconds)
     from privsample.synth import numpy_md
 
-    mu = numpy_md._tree(domain, tuple(cliques)).marginals(theta, total)
+    mu = numpy_md.cached_tree(domain, tuple(cliques)).marginals(theta, total)
     for i, cl in enumerate(cliques):
         if not (np.all(np.isfinite(mu[cl])) and np.all(mu[cl] >= 0)):
             from privsample.errors import InputError

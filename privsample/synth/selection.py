@@ -283,12 +283,12 @@ def _local_index(rank: dict, attrs) -> dict:
 
 def _einsum_path(ops: list, out: list) -> list:
     """The contraction order ``np.einsum(..., optimize=True)`` chooses (greedy) for interleaved operands,
-    from :func:`numpy_md._einsum_path`'s cache (keyed by the spec numpy builds from these subscripts, and
+    from :func:`numpy_md.einsum_path`'s cache (keyed by the spec numpy builds from these subscripts, and
     the shapes): searching it was a third of the time of ModelMarginals on PPSyn-DP's Adult models, and
     the same eliminations recur for many candidates and rounds. The same order gives the same numbers
     (tested)."""
     spec = ",".join("".join(_SYMBOLS[i] for i in sub) for sub in ops[1::2]) + "->" + "".join(_SYMBOLS[i] for i in out)
-    return numpy_md._einsum_path(spec, tuple(o.shape for o in ops[::2]))
+    return numpy_md.einsum_path(spec, tuple(o.shape for o in ops[::2]))
 
 
 def _subtree(tree, clique: Clique) -> tuple[list, list]:
@@ -427,7 +427,7 @@ class ModelMarginals:
         (Adult, PPSyn-DP's 2 MB models). None if the beliefs are not finite (then all potentials are used).
         The subtree is cached on the (shared) tree by clique, the separator factors on this object."""
         if self._beliefs is None:
-            tree = numpy_md._tree(self.model.domain, tuple(tuple(c) for c in self.model.cliques))
+            tree = numpy_md.cached_tree(self.model.domain, tuple(tuple(c) for c in self.model.cliques))
             theta = {tuple(c): np.asarray(self.model.potentials[c].values, dtype=float) for c in self.model.cliques}
             b = tree.beliefs(theta, 1.0)
             ok = all(np.all(np.isfinite(v)) for v in b.values())
@@ -501,7 +501,7 @@ class ModelMarginals:
         def combine(parts, scope):
             total = np.zeros([sizes[a] for a in scope])
             for cl, f in parts:
-                total = total + numpy_md._broadcast(f, cl, scope)
+                total = total + numpy_md.broadcast_to(f, cl, scope)
             return total
 
         while todo:

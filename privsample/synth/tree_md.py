@@ -207,4 +207,4 @@ def _estimate(domain, measurements, total: float, iters: int, on_block):
             on_block(min((b + 1) * numpy_md.STEPS_PER_BLOCK, iters))
     th = {c: theta[s].reshape(sh).copy() for c, s, sh in zip(cliques, segs, shapes)}
     mus = {c: mu[s].reshape(sh).copy() for c, s, sh in zip(cliques, segs, shapes)}
-    return numpy_md._field(domain, cliques, th, mus, total)
+    return numpy_md.markov_field(domain, cliques, th, mus, total)

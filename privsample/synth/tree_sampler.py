@@ -75,12 +75,12 @@ def log_partition(tree: numpy_md.JunctionTree, init: dict) -> float:
             b = init[J]
             for k in tree.neighbors[J]:
                 if k != p:
-                    b = b + numpy_md._broadcast(up[k], tree.sep[(J, k)], J)
+                    b = b + numpy_md.broadcast_to(up[k], tree.sep[(J, k)], J)
             if p is None:
                 m = float(b.max())
                 logz += m + float(np.log(np.exp(b - m).sum())) if np.isfinite(m) else -np.inf
             else:
-                up[J] = numpy_md._logsumexp_to(b, J, tree.sep[(p, J)])
+                up[J] = numpy_md.logsumexp_to(b, J, tree.sep[(p, J)])
     return logz
 
 
@@ -93,7 +93,7 @@ class RecordSampler:
 
     def __init__(self, domain, potentials: dict, total: float, evidence: dict | None = None):
         potentials = {tuple(c): np.asarray(t, dtype=float) for c, t in potentials.items()}
-        tree = numpy_md._tree(domain, tuple(potentials))
+        tree = numpy_md.cached_tree(domain, tuple(potentials))
         self.log_probability = 0.0
         if evidence:
             init = tree._init(potentials)
@@ -101,7 +101,7 @@ class RecordSampler:
             with np.errstate(divide="ignore"):
                 for a, w in evidence.items():
                     J = next(J for J in tree.supers if a in J)
-                    init[J] = init[J] + numpy_md._broadcast(np.log(np.asarray(w, dtype=float)), (a,), J)
+                    init[J] = init[J] + numpy_md.broadcast_to(np.log(np.asarray(w, dtype=float)), (a,), J)
             self.log_probability = log_partition(tree, init) - base
             if not np.isfinite(self.log_probability):
                 self.log_probability = -np.inf
