@@ -187,6 +187,48 @@ class AIM(WorkloadSynthesizer):
         T = int(self.rounds or 16 * d)
         return T, math.sqrt(T / (2 * self.alpha * rho)), (1 - self.alpha) * rho / T
 
+    def _select(self, engine, accountant, noise, sched, model, small, weights, public, measured_public):
+        """The round's exponential mechanism among the private candidates ``small`` and, with joint selection, the
+        public ones (module docstring). Returns (clique, picked publicly, the data's marginals of ``small``, the
+        model's marginals, the public shares)."""
+        domain = engine.domain
+        answers = engine.marginals(small)
+        marg = ModelMarginals(model)
+        est = {cl: marg(cl) for cl in small}
+        model_err = np.array([np.abs(answers[cl].ravel() - est[cl]).sum() for cl in small])
+        errors = np.array(
+            [weights[cl] * (e - sched.expected_noise(domain.size(cl))) for cl, e in zip(small, model_err)]
+        )
+        # public candidates: not in the last round (it spends what remains, privately), and each public marginal
+        # at most once (measuring it again would only double its weight)
+        pub_cl = (
+            []
+            if public is None or sched.final or self.public_prior
+            else [cl for cl in small if cl not in measured_public]
+        )
+        shares = {}
+        if pub_cl:
+            pub = public.engine.marginals(pub_cl)
+            shares = {cl: pub[cl].ravel().astype(float) / public.rows for cl in pub_cl}
+            err_of = dict(zip(small, model_err))
+            pub_err = [err_of[cl] for cl in pub_cl]
+            errors = np.concatenate(
+                [errors, public_scores(pub_cl, weights, pub_err, answers, shares, float(model.total))]
+            )
+        delta_q = selection_sensitivity(small, weights, public=pub_cl)
+        idx = exponential_select(
+            accountant,
+            noise,
+            errors,
+            sched.rho_sel,
+            f"aim/select/{sched.t}",
+            measured="clique (private or public)" if pub_cl else "clique",
+            sensitivity=delta_q,
+        )
+        from_public = idx >= len(small)
+        cl = pub_cl[idx - len(small)] if from_public else small[idx]
+        return cl, from_public, answers, est, shares
+
     def fit(
         self,
         engine: MarginalEngine,
@@ -263,41 +305,9 @@ class AIM(WorkloadSynthesizer):
             small = self._fitting(domain, model, candidates, sched.size_limit(accountant, self.max_model_size))
             if pub_cells is not None:  # joint selection: every candidate keeps the model within the public cap
                 small = public_fitting(domain, model.cliques, small, pub_cells) or small
-            answers = engine.marginals(small)
-            marg = ModelMarginals(model)
-            est = {cl: marg(cl) for cl in small}
-            model_err = np.array([np.abs(answers[cl].ravel() - est[cl]).sum() for cl in small])
-            errors = np.array(
-                [weights[cl] * (e - sched.expected_noise(domain.size(cl))) for cl, e in zip(small, model_err)]
+            cl, from_public, answers, est, shares = self._select(
+                engine, accountant, noise, sched, model, small, weights, public, measured_public
             )
-            # public candidates: not in the last round (it spends what remains, privately), and each public marginal
-            # at most once (measuring it again would only double its weight)
-            pub_cl = (
-                []
-                if public is None or terminate or self.public_prior
-                else [cl for cl in small if cl not in measured_public]
-            )
-            shares = {}
-            if pub_cl:
-                pub = public.engine.marginals(pub_cl)
-                shares = {cl: pub[cl].ravel().astype(float) / public.rows for cl in pub_cl}
-                err_of = dict(zip(small, model_err))
-                pub_err = [err_of[cl] for cl in pub_cl]
-                errors = np.concatenate(
-                    [errors, public_scores(pub_cl, weights, pub_err, answers, shares, float(model.total))]
-                )
-            delta_q = selection_sensitivity(small, weights, public=pub_cl)
-            idx = exponential_select(
-                accountant,
-                noise,
-                errors,
-                sched.rho_sel,
-                f"aim/select/{t}",
-                measured="clique (private or public)" if pub_cl else "clique",
-                sensitivity=delta_q,
-            )
-            from_public = idx >= len(small)
-            cl = pub_cl[idx - len(small)] if from_public else small[idx]
             if from_public:  # no spend: the public marginal, weighed as a private one of this round
                 s = sigma
                 public_meas.append((cl, shares[cl], s))
