@@ -110,13 +110,13 @@ def test_the_selection_sensitivity_is_the_max_over_every_option_offered(quality)
         return out
 
     real, real_scores, real_subset, subsets = (
-        ppsyn_steps._Spender.select,
+        ppsyn_steps.Spender.select,
         ppsyn.public_scores,
         ppsyn.candidate_subset,
         [],
     )
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ppsyn_steps._Spender, "select", select)
+        mp.setattr(ppsyn_steps.Spender, "select", select)
         mp.setattr(ppsyn, "public_scores", scores)
         mp.setattr(ppsyn, "candidate_subset", subset)
         acc, model = fit(public_data(chain(1500, 1, flip=0.3), DOMAIN, "p.csv"), quality=quality, max_candidates=4)

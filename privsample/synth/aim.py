@@ -66,10 +66,10 @@ from privsample.synth.base import (
     estimate_phase,
     no_progress,
     progress_phase,
-    rounds_bound,
 )
 from privsample.synth.model import SynthModel
 from privsample.synth.public import PublicData, public_scores
+from privsample.synth.schedule import AnnealedSchedule
 from privsample.synth.selection import ModelMarginals, candidate_weights, clique_graph, graph_cells, model_size_mb
 from privsample.synth.zeros import StructuralZeros
 
@@ -187,6 +187,48 @@ class AIM(WorkloadSynthesizer):
         T = int(self.rounds or 16 * d)
         return T, math.sqrt(T / (2 * self.alpha * rho)), (1 - self.alpha) * rho / T
 
+    def _select(self, engine, accountant, noise, sched, model, small, weights, public, measured_public):
+        """The round's exponential mechanism among the private candidates ``small`` and, with joint selection, the
+        public ones (module docstring). Returns (clique, picked publicly, the data's marginals of ``small``, the
+        model's marginals, the public shares)."""
+        domain = engine.domain
+        answers = engine.marginals(small)
+        marg = ModelMarginals(model)
+        est = {cl: marg(cl) for cl in small}
+        model_err = np.array([np.abs(answers[cl].ravel() - est[cl]).sum() for cl in small])
+        errors = np.array(
+            [weights[cl] * (e - sched.expected_noise(domain.size(cl))) for cl, e in zip(small, model_err)]
+        )
+        # public candidates: not in the last round (it spends what remains, privately), and each public marginal
+        # at most once (measuring it again would only double its weight)
+        pub_cl = (
+            []
+            if public is None or sched.final or self.public_prior
+            else [cl for cl in small if cl not in measured_public]
+        )
+        shares = {}
+        if pub_cl:
+            pub = public.engine.marginals(pub_cl)
+            shares = {cl: pub[cl].ravel().astype(float) / public.rows for cl in pub_cl}
+            err_of = dict(zip(small, model_err))
+            pub_err = [err_of[cl] for cl in pub_cl]
+            errors = np.concatenate(
+                [errors, public_scores(pub_cl, weights, pub_err, answers, shares, float(model.total))]
+            )
+        delta_q = selection_sensitivity(small, weights, public=pub_cl)
+        idx = exponential_select(
+            accountant,
+            noise,
+            errors,
+            sched.rho_sel,
+            f"aim/select/{sched.t}",
+            measured="clique (private or public)" if pub_cl else "clique",
+            sensitivity=delta_q,
+        )
+        from_public = idx >= len(small)
+        cl = pub_cl[idx - len(small)] if from_public else small[idx]
+        return cl, from_public, answers, est, shares
+
     def fit(
         self,
         engine: MarginalEngine,
@@ -241,9 +283,8 @@ class AIM(WorkloadSynthesizer):
         if prior:  # "pre-train": the public marginals enter before any round, weighed as a measurement at sigma
             pub = public.engine.marginals(prior)
             public_meas += [(cl, pub[cl].ravel().astype(float) / public.rows, sigma) for cl in prior]
-        # The measurement budget that public rounds did not spend: the schedule counts it as spent (so the rounds,
-        # their noise and the model-size limit follow AIM's budget), and the last measurement spends it.
-        saved = 0.0
+        # the schedule (privsample.synth.schedule): public rounds' measurement budget counts as spent (``saved``)
+        sched = AnnealedSchedule(rho, T, self.alpha, rho_sel, sigma=sigma)
         measured_public: set[tuple[str, ...]] = set()
         model = estimate_phase(
             progress,
@@ -255,74 +296,31 @@ class AIM(WorkloadSynthesizer):
             known_total=total or 1.0,
             zeros=zeros,
         )
-        bound = rounds_bound(0, accountant.remaining, rho_for_sigma(sigma) + rho_sel)
-        progress("rounds", step=0, steps=AtMost(bound), accountant=accountant, message=ROUNDS_NOTE)
+        progress("rounds", step=0, steps=AtMost(sched.bound(accountant)), accountant=accountant, message=ROUNDS_NOTE)
         log = []
         est_seconds = 0.0
         cache_clears = 0  # memory dependent (hence on the data's size): in ``timings`` only, never saved
-        t = 0
-        terminate = False
-        while not terminate:
-            t += 1
-            remaining = accountant.remaining - saved  # the schedule's remaining budget (AIM's, see ``saved``)
-            cost = rho_for_sigma(sigma) + rho_sel
-            if remaining < 2 * cost:
-                # last round: spend exactly what remains
-                rho_sel = (1 - self.alpha) * remaining
-                sigma = math.sqrt(1 / (2 * self.alpha * remaining))
-                terminate = True
-            spent_after = accountant.spent + saved + rho_for_sigma(sigma) + rho_sel
-            size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
-            small = self._fitting(domain, model, candidates, size_limit)
+        while sched.next_round(accountant):  # the last round (``sched.final``) spends exactly what remains
+            t, terminate, sigma = sched.t, sched.final, sched.sigma
+            small = self._fitting(domain, model, candidates, sched.size_limit(accountant, self.max_model_size))
             if pub_cells is not None:  # joint selection: every candidate keeps the model within the public cap
                 small = public_fitting(domain, model.cliques, small, pub_cells) or small
-            answers = engine.marginals(small)
-            marg = ModelMarginals(model)
-            est = {cl: marg(cl) for cl in small}
-            model_err = np.array([np.abs(answers[cl].ravel() - est[cl]).sum() for cl in small])
-            errors = np.array(
-                [
-                    weights[cl] * (e - math.sqrt(2 / math.pi) * sigma * domain.size(cl))
-                    for cl, e in zip(small, model_err)
-                ]
+            cl, from_public, answers, est, shares = self._select(
+                engine, accountant, noise, sched, model, small, weights, public, measured_public
             )
-            # public candidates: not in the last round (it spends what remains, privately), and each public marginal
-            # at most once (measuring it again would only double its weight)
-            pub_cl = (
-                []
-                if public is None or terminate or self.public_prior
-                else [cl for cl in small if cl not in measured_public]
-            )
-            shares = {}
-            if pub_cl:
-                pub = public.engine.marginals(pub_cl)
-                shares = {cl: pub[cl].ravel().astype(float) / public.rows for cl in pub_cl}
-                err_of = dict(zip(small, model_err))
-                pub_err = [err_of[cl] for cl in pub_cl]
-                errors = np.concatenate(
-                    [errors, public_scores(pub_cl, weights, pub_err, answers, shares, float(model.total))]
-                )
-            delta_q = selection_sensitivity(small, weights, public=pub_cl)
-            idx = exponential_select(
-                accountant,
-                noise,
-                errors,
-                rho_sel,
-                f"aim/select/{t}",
-                measured="clique (private or public)" if pub_cl else "clique",
-                sensitivity=delta_q,
-            )
-            from_public = idx >= len(small)
-            cl = pub_cl[idx - len(small)] if from_public else small[idx]
             if from_public:  # no spend: the public marginal, weighed as a private one of this round
                 s = sigma
                 public_meas.append((cl, shares[cl], s))
-                saved += rho_for_sigma(sigma)
+                sched.skip_measurement()
                 measured_public.add(cl)
             else:
-                rho_m = accountant.remaining if terminate else rho_for_sigma(sigma)
                 y, s = gaussian_measure(
-                    accountant, noise, answers[cl], rho_m, f"aim/measure/{t}", measured=",".join(cl)
+                    accountant,
+                    noise,
+                    answers[cl],
+                    sched.measure_rho(accountant),
+                    f"aim/measure/{t}",
+                    measured=",".join(cl),
                 )
                 measurements.append(pgm.LinearMeasurement(y.astype(float).ravel(), cl, stddev=s))
                 if len(cl) == 1:
@@ -366,14 +364,9 @@ class AIM(WorkloadSynthesizer):
             w = ModelMarginals(model)(cl)
             # AIM's rule compares the change with a private measurement's noise at sigma: private rounds only
             # (a noise-free public measurement says nothing about sigma; JAM does not anneal at all)
-            if not from_public and np.abs(w - z).sum() <= math.sqrt(2 / math.pi) * sigma * domain.size(cl):
-                sigma /= 2  # anneal
-                rho_sel *= 4  # eps_r *= 2
-            bound = rounds_bound(t, accountant.remaining - saved, rho_for_sigma(sigma) + rho_sel)
-            progress("rounds", step=t, steps=AtMost(bound), accountant=accountant, message=what)
-            if t > 100 * T:  # safety net; never reached with the annealing schedule above
-                progress("rounds", step=t, steps=t, accountant=accountant, message=what)
-                break
+            if not from_public:
+                sched.anneal(np.abs(w - z).sum(), domain.size(cl))  # sigma / 2, eps_r * 2
+            progress("rounds", step=t, steps=AtMost(sched.bound(accountant)), accountant=accountant, message=what)
         timings = {  # in memory only, never saved: timings and memory use depend on the data
             "seconds": time.perf_counter() - t_start,
             "estimate_seconds": est_seconds,

@@ -75,7 +75,6 @@ from privsample.privacy.released import released
 from privsample.errors import InputError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant, BudgetExceeded
-from privsample.privacy.mechanisms import sigma_for_rho
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
 from privsample.synth.base import (
@@ -88,7 +87,6 @@ from privsample.synth.base import (
     discovery_measurements,
     estimate_phase,
     no_progress,
-    rounds_bound,
 )
 from privsample.synth.model import SynthModel
 from privsample.synth.partition import PartitionPath, PartitionQuery, paper_stop, partition_path, partition_sums
@@ -97,8 +95,10 @@ from privsample.synth.ppsyn_steps import (
     PAPER_NOTE,
     WIDE_COLUMNS,
     QUALITY_SENSITIVITY,
+    AnnealedCaches,
+    FitState,
     GroupErrors,
-    _Spender,
+    Spender,
     budget_rule,
     candidate_subset,
     one_way_budgets,
@@ -112,6 +112,7 @@ from privsample.synth.ppsyn_steps import (
     selection_gain,
 )
 from privsample.synth.public import PublicData, public_scores
+from privsample.synth.schedule import AnnealedSchedule, max_rounds
 from privsample.synth.selection import ModelMarginals, candidate_weights, model_size_mb
 from privsample.synth.zeros import StructuralZeros
 
@@ -334,7 +335,7 @@ class PPSyn(WorkloadSynthesizer):
         progress("plan workload", step=1, steps=1, accountant=accountant, message="candidate marginals")
         annealed = not unsafe and self.schedule == "annealed"
         T, share = self.rounds_and_share(d)
-        spender = _Spender(accountant, noise, unsafe)
+        spender = Spender(accountant, noise, unsafe)
 
         # Initialisation (Alg. 1): one-way candidates, identity queries, PrivSyn's split of share * rho.
         one_way = [cl for cl in candidates if len(cl) == 1]
@@ -364,21 +365,11 @@ class PPSyn(WorkloadSynthesizer):
             zeros=self._zeros,
         )
 
-        state = dict(
-            engine=engine,
-            accountant=accountant,
-            spender=spender,
-            progress=progress,
-            domain=domain,
-            candidates=candidates,
-            measurements=measurements,
-            total=total,
-            T=T,
-            rho=rho,
-            spent_before=spent_before,
+        state = FitState(
+            engine, accountant, spender, progress, domain, candidates, measurements, total, T, rho, spent_before
         )
         runner = self._rounds_paper if unsafe else (self._rounds_annealed if annealed else self._rounds_dp)
-        model, log = runner(model, **state)
+        model, log = runner(model, state)
         if not (log and log[-1].get("final")):  # stopped before a final round (nothing left to measure)
             progress("rounds", step=len(log), steps=len(log), accountant=accountant, message=ROUNDS_NOTE)
 
@@ -389,7 +380,7 @@ class PPSyn(WorkloadSynthesizer):
             "eta": self.eta,
             "T": T,
             "one_way_share": share,
-            "max_rounds": 10 * T,
+            "max_rounds": max_rounds(T),
             "max_model_size": self.max_model_size,
             "max_candidates": self.max_candidates,
             "max_parts": self.max_parts,
@@ -496,208 +487,174 @@ class PPSyn(WorkloadSynthesizer):
         )
 
     # -- PPSyn-DP, annealed schedule (the default) ------------------------------------------------------
-    def _rounds_annealed(
-        self,
-        model,
-        *,
-        engine,
-        accountant,
-        spender,
-        progress,
-        domain,
-        candidates,
-        measurements,
-        total,
-        T,
-        rho,
-        spent_before,
-    ):
-        """AIM's budget schedule; the EM picks a (clique, partition) pair (module docstring, "annealed")."""
-        weights = self._weights
-        clock = self._phase_seconds = {}  # wall time per phase (benchmarks/ppsyn_time.py); SynthModel.timings
+    @contextmanager
+    def _phase(self, name: str):
+        """Wall time per phase of the annealed rounds (benchmarks/ppsyn_time.py); SynthModel.timings only."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._phase_seconds[name] = self._phase_seconds.get(name, 0.0) + time.perf_counter() - t0
 
-        @contextmanager
-        def phase(name):
-            t0 = time.perf_counter()
-            try:
-                yield
-            finally:
-                clock[name] = clock.get(name, 0.0) + time.perf_counter() - t0
+    def _annealed_schedule(self, fs: FitState) -> AnnealedSchedule:
+        """AIM's schedule over what this fit was given (rho) less what it spent on initialisation; the accountant's
+        spend before the fit (``spent_before``: schema discovery) is already outside rho."""
+        spent = fs.accountant.spent - fs.spent_before
+        rho_m, rho_sel = self.round_split(fs.rho - spent if spent < fs.rho else 0.0, fs.T)
+        return AnnealedSchedule(fs.rho, fs.T, self.alpha, rho_sel, rho_m=rho_m)
 
-        # the rounds share what this fit was given (rho) less what it spent on initialisation; the accountant's
-        # spend before the fit (spent_before: schema discovery) is already outside rho
-        spent = accountant.spent - spent_before
-        rho_m, rho_sel = self.round_split(rho - spent if spent < rho else 0.0, T)
-        option_cache: dict = {}
-        group_errors: dict = {}  # clique -> GroupErrors of its current options (public)
-        subsets = self.max_candidates is not None and len(candidates) > self.max_candidates  # rounds draw subsets
-        data_cache: dict = {}  # the data's marginals of the subset's cliques, while they stay in it
-        small: list = []
-        fitted = None  # ModelMarginals of the current model, once built
-        # public data (module docstring, "Public data"): the public marginals and their paths' options (public,
-        # kept while their clique is a candidate), the cliques measured publicly, and the measurement budget that
-        # public rounds did not spend (the schedule counts it as spent; the last measurement spends it)
+    def _annealed_plan(self, cache: AnnealedCaches, sched: AnnealedSchedule, fs: FitState, model):
+        """The round's public plan: the candidates (size filter, a data-independent draw), their model marginals
+        mu and the (clique, partition) options; ``pairs[:n_model]`` are the model paths' options, then the public
+        paths'. Public: the model, the schedule, the public table and data-independent randomness only."""
+        domain, public = fs.domain, getattr(self, "_public", None)
+        with self._phase("size filter"):
+            keep = []
+            if cache.subsets and self.candidate_refresh < 1:  # a random share of the last subset is kept
+                n_keep = round((1 - self.candidate_refresh) * len(cache.small))
+                keep = [
+                    cache.small[i] for i in itertools.islice(random_order(len(cache.small), fs.spender.noise), n_keep)
+                ]
+            size_limit = sched.size_limit(fs.accountant, self.max_model_size)
+            cache.small = small = candidate_subset(
+                domain, model.cliques, fs.candidates, size_limit, self.max_candidates, fs.spender.noise, keep
+            )
+            if cache.subsets:  # a drawn subset: keep the caches of this round's candidates only (bounded memory)
+                cache.keep_only(small)
+        with self._phase("model marginals"):
+            marg = cache.fitted if cache.fitted is not None else ModelMarginals(model)  # the last refit's, if any
+            mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
+        popts = {}
+        with self._phase("partition paths"):
+            parts = min(self.max_parts, self.option_parts)
+            options = public_options(mu, parts, cache.options, self.option_refresh)  # public
+            if public is not None:  # the public partition plan: paths on the public marginals
+                new = [cl for cl in small if cl not in cache.pub_counts]
+                if new:
+                    got = public.engine.marginals(new)
+                    cache.pub_counts.update({cl: np.asarray(got[cl], float).reshape(mu[cl].shape) for cl in new})
+                popts = public_path_options({cl: cache.pub_counts[cl] for cl in small}, parts, cache.pub_options)
+        pairs = [(cl, o) for cl in small for o in options[cl] if o.parts > 1]  # P_0 measures only the total
+        n_model = len(pairs)
+        if public is not None and pairs:
+            pairs += [(cl, o) for cl in small for o in popts[cl]]
+        return small, mu, options, popts, pairs, n_model
+
+    def _annealed_select(self, cache, sched, fs, plan, pub_cl, sigma):
+        """The exponential mechanism over the round's options (and JAM's public options ``pub_cl``): reads D.
+        Returns the index picked (from ``len(pairs)`` on: a public option) and the public shares."""
+        small, mu, options, popts, pairs, _ = plan
+        weights, public = self._weights, getattr(self, "_public", None)
+        with self._phase("selection"):
+            if cache.subsets:
+                cache.data.update(self._read(fs.engine, [cl for cl in small if cl not in cache.data], "select"))
+                x = cache.data
+            else:
+                x = self._read(fs.engine, small, "select")  # reads D
+            if self.quality == "group":  # all options of a clique in one bincount
+                gain = []
+                for cl in small:
+                    gain += [
+                        g
+                        for g, o in zip(self._group_errors(cache.group_errors, options, cl, x, mu), options[cl])
+                        if o.parts > 1
+                    ]
+                for cl in small if public is not None else ():
+                    gain += list(self._group_errors(cache.pub_errors, popts, cl, x, mu)) if popts[cl] else []
+            else:
+                gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
+            noise_err = math.sqrt(2 / math.pi) * sigma
+            quality = np.array([weights[cl] * (g - noise_err * o.parts) for g, (cl, o) in zip(gain, pairs)])
+            c_max = max(weights[cl] for cl in small)
+            delta_q = QUALITY_SENSITIVITY[self.quality] * (c_max or 1.0)
+            shares = {}
+            if pub_cl:  # JAM's scores, sensitivity 2 c_w: the EM's sensitivity is the max over all options
+                shares = {cl: cache.pub_counts[cl].ravel() / public.rows for cl in pub_cl}
+                model_err = [float(np.abs(np.ravel(x[cl]) - mu[cl].ravel()).sum()) for cl in pub_cl]
+                xs = {cl: x[cl] for cl in pub_cl}
+                quality = np.concatenate([quality, public_scores(pub_cl, weights, model_err, xs, shares, fs.total)])
+                delta_q = max(delta_q, 2.0 * max(weights[cl] for cl in pub_cl))
+            what = {"measured": "clique and partition (private or public)"} if pub_cl else {}
+            idx = fs.spender.select(quality, sched.rho_sel, f"select/{sched.t}", sensitivity=delta_q, **what)
+        return idx, shares
+
+    @staticmethod
+    def _group_errors(cache: dict, options: dict, cl, x, mu):
+        """G_w(P) of every option of ``cl`` (:class:`GroupErrors`, rebuilt when the clique's options changed)."""
+        ge = cache.get(cl)
+        if ge is None or ge.options is not options[cl]:
+            ge = cache[cl] = GroupErrors(options[cl])
+        return ge(x[cl], mu[cl])
+
+    def _rounds_annealed(self, model, fs: FitState):
+        """AIM's budget schedule (:class:`AnnealedSchedule`); the EM picks a (clique, partition) pair (module
+        docstring, "annealed"). Public data (module docstring, "Public data"): a public pick adds the public
+        marginal, spends nothing beyond its selection (the schedule counts the measurement as spent) and never
+        anneals (AIM's rule compares a private measurement with its noise)."""
+        self._phase_seconds = {}
+        accountant, domain, progress = fs.accountant, fs.domain, fs.progress
         public = getattr(self, "_public", None)
-        pub_counts: dict = {}
-        pub_options: dict = {}
-        pub_errors: dict = {}
-        measured_public: set = set()
-        saved = 0.0
+        sched = self._annealed_schedule(fs)
+        cache = AnnealedCaches(subsets=self.max_candidates is not None and len(fs.candidates) > self.max_candidates)
         log = []
-        t = 0
-        final = False
-        progress(
-            "rounds",
-            step=0,
-            steps=AtMost(rounds_bound(0, accountant.remaining, rho_m + rho_sel, 10 * T)),
-            accountant=accountant,
-            message=ROUNDS_NOTE,
-        )
-        while not final:
-            t += 1
-            remaining = accountant.remaining - saved  # the schedule's remaining budget (see ``saved``)
-            if remaining <= 1e-12 * rho:
-                break
-            if remaining < 2 * (rho_m + rho_sel) or t >= 10 * T:
-                final = True
-                rho_sel, rho_m = (1 - self.alpha) * remaining, self.alpha * remaining
-            sigma = sigma_for_rho(rho_m)
-            spent_after = accountant.spent + saved + rho_m + rho_sel
-            size_limit = self.max_model_size * min(1.0, spent_after / accountant.rho_total)
-            with phase("size filter"):  # public: the model, the size limit and data-independent randomness
-                keep = []
-                if subsets and self.candidate_refresh < 1:  # a random share of the last subset is kept
-                    n_keep = round((1 - self.candidate_refresh) * len(small))
-                    keep = [small[i] for i in itertools.islice(random_order(len(small), spender.noise), n_keep)]
-                small = candidate_subset(
-                    domain, model.cliques, candidates, size_limit, self.max_candidates, spender.noise, keep
-                )
-                if subsets:  # a drawn subset: keep the caches of this round's candidates only (bounded memory)
-                    keep = set(small)
-                    for cache in (option_cache, group_errors, data_cache, pub_counts, pub_options, pub_errors):
-                        for cl in [c for c in cache if c not in keep]:
-                            del cache[cl]
-            with phase("model marginals"):
-                marg = fitted if fitted is not None else ModelMarginals(model)  # the last refit's, if any
-                mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
-            with phase("partition paths"):
-                options = public_options(
-                    mu, min(self.max_parts, self.option_parts), option_cache, self.option_refresh
-                )  # public
-                if public is not None:  # the public partition plan: paths on the public marginals
-                    new = [cl for cl in small if cl not in pub_counts]
-                    if new:
-                        got = public.engine.marginals(new)
-                        pub_counts.update({cl: np.asarray(got[cl], float).reshape(mu[cl].shape) for cl in new})
-                    popts = public_path_options(
-                        {cl: pub_counts[cl] for cl in small}, min(self.max_parts, self.option_parts), pub_options
-                    )
-            pairs = [(cl, o) for cl in small for o in options[cl] if o.parts > 1]  # P_0 measures only the total
+        progress("rounds", step=0, steps=AtMost(sched.bound(accountant)), accountant=accountant, message=ROUNDS_NOTE)
+        while sched.next_round(accountant):
+            t, final, sigma = sched.t, sched.final, sched.sigma
+            plan = self._annealed_plan(cache, sched, fs, model)
+            small, mu, _, _, pairs, n_model = plan
             if not pairs:  # every candidate has one cell (public: the domain): nothing left to measure
                 break
-            n_model = len(pairs)  # pairs[:n_model]: the model paths' options; then the public paths' options
-            if public is not None:
-                pairs += [(cl, o) for cl in small for o in popts[cl]]
             # JAM's public options: not in the last round (it spends what remains, privately), each clique once
-            pub_cl = [] if public is None or final else [cl for cl in small if cl not in measured_public]
-            noise_err = math.sqrt(2 / math.pi) * sigma
-
-            with phase("selection"):
-                if subsets:
-                    data_cache.update(self._read(engine, [cl for cl in small if cl not in data_cache], "select"))
-                    x = data_cache
-                else:
-                    x = self._read(engine, small, "select")  # reads D
-                if self.quality == "group":  # all options of a clique in one bincount
-                    gain = []
-                    for cl in small:
-                        ge = group_errors.get(cl)
-                        if ge is None or ge.options is not options[cl]:
-                            ge = group_errors[cl] = GroupErrors(options[cl])
-                        gain += [g for g, o in zip(ge(x[cl], mu[cl]), options[cl]) if o.parts > 1]
-                    for cl in small if public is not None else ():
-                        ge = pub_errors.get(cl)
-                        if ge is None or ge.options is not popts[cl]:
-                            ge = pub_errors[cl] = GroupErrors(popts[cl])
-                        gain += list(ge(x[cl], mu[cl])) if popts[cl] else []
-                else:
-                    gain = [selection_gain(x[cl], mu[cl], o, self.quality) for cl, o in pairs]
-                quality = np.array([weights[cl] * (g - noise_err * o.parts) for g, (cl, o) in zip(gain, pairs)])
-                c_max = max(weights[cl] for cl in small)
-                delta_q = QUALITY_SENSITIVITY[self.quality] * (c_max or 1.0)
-                shares = {}
-                if pub_cl:  # JAM's scores, sensitivity 2 c_w: the EM's sensitivity is the max over all options
-                    shares = {cl: pub_counts[cl].ravel() / public.rows for cl in pub_cl}
-                    model_err = [float(np.abs(np.ravel(x[cl]) - mu[cl].ravel()).sum()) for cl in pub_cl]
-                    xs = {cl: x[cl] for cl in pub_cl}
-                    quality = np.concatenate([quality, public_scores(pub_cl, weights, model_err, xs, shares, total)])
-                    delta_q = max(delta_q, 2.0 * max(weights[cl] for cl in pub_cl))
-                what = {"measured": "clique and partition (private or public)"} if pub_cl else {}
-                idx = spender.select(quality, rho_sel, f"select/{t}", sensitivity=delta_q, **what)
+            pub_cl = [] if public is None or final else [cl for cl in small if cl not in cache.measured_public]
+            idx, shares = self._annealed_select(cache, sched, fs, plan, pub_cl, sigma)
             source = {} if public is None else {"source": "public" if idx >= len(pairs) else "private"}
             if idx >= len(pairs):  # a public pick: the public marginal, weighed as a private one of this round
                 cl = pub_cl[idx - len(pairs)]
-                measurements.append(pgm.LinearMeasurement(total * shares[cl], cl, stddev=sigma))
-                measured_public.add(cl)
-                saved += rho_m
-                model = self._refit(domain, model, measurements, total, False)
-                fitted = ModelMarginals(model)
-                bound = rounds_bound(t, accountant.remaining - saved, rho_m + rho_sel, 10 * T)
+                fs.measurements.append(pgm.LinearMeasurement(fs.total * shares[cl], cl, stddev=sigma))
+                cache.measured_public.add(cl)
+                sched.skip_measurement()
+                model = self._refit(domain, model, fs.measurements, fs.total, False)
+                cache.fitted = ModelMarginals(model)
+                steps = AtMost(sched.bound(accountant))
                 parts = int(domain.size(cl))
-                self._log(
-                    log, progress, accountant, t, cl, parts, 0.0, sigma, domain, AtMost(bound), final=False, **source
-                )
-                continue  # a public round never anneals (AIM's rule compares a private measurement with its noise)
+                self._log(log, progress, accountant, t, cl, parts, 0.0, sigma, domain, steps, final=False, **source)
+                continue
             cl, opt = pairs[idx]
             if public is not None:
                 source["path"] = "model" if idx < n_model else "public"
-            if final:
-                rho_m = accountant.remaining  # spend exactly what is left
-            labels, parts, y, sigma = self._measure_partition(engine, spender, cl, opt.labels, opt.parts, rho_m, t)
-            measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
+            rho_m = sched.measure_rho(accountant)  # the last round spends exactly what is left
+            labels, parts, y, sigma = self._measure_partition(
+                fs.engine, fs.spender, cl, opt.labels, opt.parts, rho_m, t
+            )
+            fs.measurements.append(pgm.LinearMeasurement(y, cl, stddev=sigma, query=PartitionQuery(labels, parts)))
             if final:  # the rounds are over: the final refit is a phase of its own
                 self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, t, final=True, **source)
-                model = self._refit(domain, model, measurements, total, True, progress, accountant)
+                model = self._refit(domain, model, fs.measurements, fs.total, True, progress, accountant)
                 break
-            model = self._refit(domain, model, measurements, total, False)  # timed in SynthModel.timings
-            fitted = ModelMarginals(model)  # the next round's model marginals too
-            moved = float(np.abs(fitted(cl) - mu[cl].ravel()).sum())
+            model = self._refit(domain, model, fs.measurements, fs.total, False)  # timed in SynthModel.timings
+            cache.fitted = ModelMarginals(model)  # the next round's model marginals too
+            moved = float(np.abs(cache.fitted(cl) - mu[cl].ravel()).sum())
             # public diagnostics only (the model and sigma); the selection scores read the data and stay out
-            extra = dict(final=False, moved=moved, expected_noise=math.sqrt(2 / math.pi) * sigma * parts, **source)
-            rho_used = rho_m
-            if moved <= math.sqrt(2 / math.pi) * sigma * parts:
-                rho_m, rho_sel = 4 * rho_m, 4 * rho_sel  # anneal: sigma / 2, eps_sel * 2
-            bound = rounds_bound(t, accountant.remaining - saved, rho_m + rho_sel, 10 * T)
-            self._log(log, progress, accountant, t, cl, parts, rho_used, sigma, domain, AtMost(bound), **extra)
+            extra = dict(final=False, moved=moved, expected_noise=sched.expected_noise(parts), **source)
+            sched.anneal(moved, parts)  # sigma / 2, eps_sel * 2
+            steps = AtMost(sched.bound(accountant))
+            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, steps, **extra)
         return model, log
 
     # -- PPSyn-DP, note schedule --------------------------------------------------------------------------
-    def _rounds_dp(
-        self,
-        model,
-        *,
-        engine,
-        accountant,
-        spender,
-        progress,
-        domain,
-        candidates,
-        measurements,
-        total,
-        T,
-        rho,
-        spent_before,
-    ):
+    def _rounds_dp(self, model, fs: FitState):
+        engine, accountant, spender, progress, domain = fs.engine, fs.accountant, fs.spender, fs.progress, fs.domain
+        candidates, measurements, total, T, rho = fs.candidates, fs.measurements, fs.total, fs.T, fs.rho
         rho_sel, rho_c, rho_ref = 0.1 * rho / T, 0.05 * rho / T, 0.8 * rho / T
         log = []
         t = 0
-        progress("rounds", step=0, steps=AtMost(10 * T), accountant=accountant, message=ROUNDS_NOTE)
+        progress("rounds", step=0, steps=AtMost(max_rounds(T)), accountant=accountant, message=ROUNDS_NOTE)
         while True:
             t += 1
             remaining = accountant.remaining
             if remaining <= 1e-12 * rho:
                 break
-            b = round_budgets(remaining, rho_sel, rho_c, rho_ref, last=t >= 10 * T)
+            b = round_budgets(remaining, rho_sel, rho_c, rho_ref, last=t >= max_rounds(T))
             small = self._candidates(domain, model, candidates)
             marg = ModelMarginals(model)
             mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
@@ -733,31 +690,18 @@ class PPSyn(WorkloadSynthesizer):
                 model = self._refit(domain, model, measurements, total, True, progress, accountant)
                 break
             model = self._refit(domain, model, measurements, total, False)
-            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, AtMost(10 * T), **extra)
+            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, AtMost(max_rounds(T)), **extra)
         return model, log
 
     # -- the paper as published (NOT private) ---------------------------------------------------------
-    def _rounds_paper(
-        self,
-        model,
-        *,
-        engine,
-        accountant,
-        spender,
-        progress,
-        domain,
-        candidates,
-        measurements,
-        total,
-        T,
-        rho,
-        spent_before,
-    ):
+    def _rounds_paper(self, model, fs: FitState):
+        engine, accountant, spender, progress, domain = fs.engine, fs.accountant, fs.spender, fs.progress, fs.domain
+        candidates, measurements, total, T, rho = fs.candidates, fs.measurements, fs.total, fs.T, fs.rho
         rho_exp = 0.1 * rho / T
         paths: dict[Clique, PartitionPath] = {}  # the paper's precomputation: paths of the true marginals
         log = []
         t = 0
-        progress("rounds", step=0, steps=AtMost(10 * T), accountant=accountant, message=ROUNDS_NOTE)
+        progress("rounds", step=0, steps=AtMost(max_rounds(T)), accountant=accountant, message=ROUNDS_NOTE)
         while accountant.remaining - rho_exp > 1e-12 * rho:
             t += 1
             remaining = accountant.remaining
@@ -778,7 +722,12 @@ class PPSyn(WorkloadSynthesizer):
             cl = small[idx]
             k, rho_m = stops[idx]
             avail = remaining - rho_exp
-            final = not math.isfinite(rho_m) or rho_m >= avail or avail - rho_m <= rho_exp * (1 + 1e-9) or t >= 10 * T
+            final = (
+                not math.isfinite(rho_m)
+                or rho_m >= avail
+                or avail - rho_m <= rho_exp * (1 + 1e-9)
+                or t >= max_rounds(T)
+            )
             rho_m = accountant.remaining if final else rho_m
             labels, parts, y, sigma = self._measure(engine, spender, cl, paths[cl], k, rho_m, t)
             # Est(m, P̃): uniform within each group, fed as a weighted identity measurement (paper mode)
@@ -791,7 +740,7 @@ class PPSyn(WorkloadSynthesizer):
                 model = self._refit(domain, model, measurements, total, True, progress, accountant)
                 break
             model = self._refit(domain, model, measurements, total, False)
-            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, AtMost(10 * T), final=False)
+            self._log(log, progress, accountant, t, cl, parts, rho_m, sigma, domain, AtMost(max_rounds(T)), final=False)
         return model, log
 
 

@@ -8,7 +8,9 @@ its module docstring has the proof they serve (rho-zCDP under add/remove one rec
 * The selection qualities: :func:`selection_gain`, :class:`GroupErrors` and :func:`misfit` read the data's
   marginal x; they are the scores of the exponential mechanism, and their docstrings give the sensitivities
   (QUALITY_SENSITIVITY, per unit of workload weight: 1 for "group", SELECT_SENSITIVITY = 3 for "gain").
-* The budgeted steps: :class:`_Spender` sends every Gaussian measurement and exponential selection through the
+* The fit's state the rounds share (:class:`FitState`) and the annealed schedule's public caches
+  (:class:`AnnealedCaches`).
+* The budgeted steps: :class:`Spender` sends every Gaussian measurement and exponential selection through the
   accountant (every entry labelled NOT PRIVATE in paper mode), and :func:`release_contribution` releases the
   contribution C̃ at exactly rho_c-zCDP (proof in its docstring).
 """
@@ -16,8 +18,8 @@ its module docstring has the proof they serve (rho-zCDP under add/remove one rec
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -304,7 +306,7 @@ def budget_rule(
 # -- budgeted steps --------------------------------------------------------------------------------
 
 
-class _Spender:
+class Spender:
     """Gaussian / exponential steps through the accountant; in paper mode every entry is labelled unsafe."""
 
     def __init__(self, accountant: Accountant, noise: NoiseSource, unsafe: bool):
@@ -383,8 +385,54 @@ class _Spender:
         return self.noise.exponential(scores, eps, sensitivity)
 
 
+@dataclass
+class FitState:
+    """What every PPSyn schedule's rounds share with the fit: the data's engine (read only through the
+    synthesizer's data steps), the accountant and its spender, progress, the domain, the candidate cliques, the
+    measurements so far (the rounds append to them), the estimated total, the planned rounds ``T``, the fit's
+    budget ``rho`` and the accountant's spend before the fit (``spent_before``, e.g. schema discovery)."""
+
+    engine: Any
+    accountant: Accountant
+    spender: Spender
+    progress: Callable[..., None]
+    domain: Any
+    candidates: list
+    measurements: list
+    total: float
+    T: int
+    rho: float
+    spent_before: float
+
+
+@dataclass
+class AnnealedCaches:
+    """The annealed schedule's caches across rounds, all public: the candidates scored last round (``small``) and
+    whether rounds draw subsets of them, the model paths' options and their group errors, the data's marginals of the
+    subset's cliques while they stay in it, the public marginals, their paths' options and group errors, the cliques
+    measured publicly, and the marginals of the last refit (``fitted``, None before the first)."""
+
+    subsets: bool
+    small: list = field(default_factory=list)
+    options: dict = field(default_factory=dict)
+    group_errors: dict = field(default_factory=dict)
+    data: dict = field(default_factory=dict)
+    pub_counts: dict = field(default_factory=dict)
+    pub_options: dict = field(default_factory=dict)
+    pub_errors: dict = field(default_factory=dict)
+    measured_public: set = field(default_factory=set)
+    fitted: Any = None
+
+    def keep_only(self, cliques) -> None:
+        """Drop every per-clique cache entry of a clique not in ``cliques`` (a drawn subset: bounded memory)."""
+        keep = set(cliques)
+        for cache in (self.options, self.group_errors, self.data, self.pub_counts, self.pub_options, self.pub_errors):
+            for cl in [c for c in cache if c not in keep]:
+                del cache[cl]
+
+
 def release_contribution(
-    spender: _Spender, contribution: float, rho_c: float, label: str, granularity: float = CONTRIBUTION_GRANULARITY
+    spender: Spender, contribution: float, rho_c: float, label: str, granularity: float = CONTRIBUTION_GRANULARITY
 ) -> tuple[float, float]:
     """C̃ = max(0, C + N_Z noise) at granularity g (note schedule, step 5): (C̃, sigma in C units).
 
