@@ -200,7 +200,7 @@ def parse_workload(text: str) -> list[tuple[tuple[str, ...], float]]:
     return out
 
 
-def _check_number(flag: str, value, positive: bool = False) -> bool:
+def check_number(flag: str, value, positive: bool = False) -> bool:
     """``value`` is a finite real number (and > 0 with ``positive``), else ``InputError`` naming ``flag``."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or (positive and value <= 0):
@@ -229,11 +229,11 @@ def method_options(
             "--method ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
             "add --unsafe-as-published to run it for reproduction only"
         )
-    _check_number("--max-memory-mb", max_memory_mb, positive=True)
+    check_number("--max-memory-mb", max_memory_mb, positive=True)
     _check_count("--iters", iters)
     if max_model_size is not None:
-        _check_number("--max-model-size", max_model_size, positive=True)
-    if eta is not None and not (_check_number("--eta", eta) and 0 < eta <= 1):
+        check_number("--max-model-size", max_model_size, positive=True)
+    if eta is not None and not (check_number("--eta", eta) and 0 < eta <= 1):
         raise InputError(f"--eta must be in (0, 1] (got {eta!r})")
     from privsample.synth.ppsyn import SCHEDULES
 

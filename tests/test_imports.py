@@ -205,12 +205,7 @@ def test_pending_layer_edges_still_exist(graph):
 # - dunder names (``__version__``, ``__all__``) are not private.
 # Known exceptions (importing module, defining module, name), each to be removed with the import; the test fails
 # when one no longer occurs.
-PENDING_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
-    # to be removed: privsample.pipeline (being edited elsewhere) gives _check_number a public name
-    ("privsample.api.plan", "privsample.pipeline", "_check_number"),
-    # to be removed: privsample.synth.ppsyn_steps (being edited elsewhere) gives _Spender a public name
-    ("privsample.synth.ppsyn", "privsample.synth.ppsyn_steps", "_Spender"),
-}
+PENDING_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 
 
 def is_private(name: str) -> bool:

@@ -333,7 +333,7 @@ def plan(
         DEFAULT_DELTA,
         DEFAULT_MAX_MEMORY_MB,
         DISCOVERY_BINS,
-        _check_number,
+        check_number,
         check_budget,
         release_domain,
         worst_case_domain,
@@ -342,7 +342,7 @@ def plan(
     epsilons = parse_epsilons(epsilon)
     delta = DEFAULT_DELTA if delta is None else delta
     max_memory_mb = DEFAULT_MAX_MEMORY_MB if max_memory_mb is None else max_memory_mb
-    _check_number("--max-memory-mb", max_memory_mb, positive=True)
+    check_number("--max-memory-mb", max_memory_mb, positive=True)
     for e in epsilons:
         check_budget(e, delta)
     methods = [method] if isinstance(method, str) else list(method or PLAN_METHODS)
