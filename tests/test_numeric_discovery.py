@@ -318,3 +318,36 @@ def test_range_is_never_narrower_than_the_core():
     noisy[18] = 3.5 * sigma  # beyond 13..17: too far
     assert nd.grid_range(noisy, sigma) == (0, 12)
     assert nd.grid_range(np.full(20, -1.0), sigma) == (0, 0)  # nothing passes: the largest cell
+
+
+def test_presence_threshold_rises_as_the_noise_falls():
+    """2 sigma where sigma is large against PRESENCE_SHARE of n_hat (small tables, small epsilon), up to 3.5 sigma
+    where it is small: an empty cell then passes 2.3e-4 of the time instead of 2.3% at every epsilon."""
+    assert nd.presence_threshold(34.7, 1000.0) == pytest.approx(2 * 34.7)  # 5% of 1,000 is below 2 sigma
+    assert nd.presence_threshold(17.5, 1000.0) == pytest.approx(50.0)  # between: 5% of n_hat
+    assert nd.presence_threshold(4.0, 1000.0) == pytest.approx(3.5 * 4.0)  # capped at STRICT_SIGMAS
+    assert nd.presence_threshold(4.0) == pytest.approx(8.0)  # without n_hat: EXTEND_SIGMAS
+    sigma, n_hat = 4.0, 10_000.0
+    noisy = np.zeros(20)
+    noisy[[5, 6]] = 1000.0  # the core
+    noisy[4] = 3.0 * sigma  # an empty cell's noise at 3 sigma: reached by a fixed 2-sigma rule, not here
+    noisy[7] = 4.0 * sigma  # a real cell
+    assert nd.grid_range(noisy, sigma) == (4, 7)
+    assert nd.grid_range(noisy, sigma, n_hat) == (5, 7)
+
+
+def test_a_code_keeps_no_value_from_noise_when_the_noise_is_small():
+    """A 1/2 code at n = 10,000 and a large budget: the empty unit cells next to it are never kept over 200
+    draws of the noise (at 2 sigma, about 9 of them would be), and both real values always are."""
+    from privsample.privacy.accountant import Accountant
+    from privsample.privacy.noise import SeededNoise
+
+    x = np.array([1.0] * 7000 + [2.0] * 3000)
+    kept = set()
+    for seed in range(200):
+        acc = Accountant(rho_total=1.0, delta_slack=0.0)
+        col, info = nd.discover_numeric(
+            "c", x, acc, SeededNoise(seed, quiet=True), rho=0.02, integer=True, nullable=False, n_hat=10_000.0
+        )
+        kept.add((col.lower, col.upper))
+    assert kept == {(1.0, 2.0)}
