@@ -83,6 +83,20 @@ class SparkDialect(Dialect):
 DUCKDB, SPARK = Dialect(), SparkDialect()
 
 
+def clean_value(src: str, kind: str, na_values: Sequence[str], dialect: Dialect = DUCKDB) -> str:
+    """SQL: the cleaned value of the expression ``src`` of kind ``kind``, as :func:`clean_sql` cleans it (a
+    function of the value alone, so it may run on a column's distinct values after they are grouped)."""
+    d = dialect
+    na = ", ".join(d.lit(v) for v in na_values)
+    if kind == "text":
+        t = d.trim(src)
+        return f"CASE WHEN {t} IN ({na}) THEN NULL ELSE {t} END" if na else t
+    if kind == "float":
+        x = f"CAST({src} AS DOUBLE)"
+        return f"CASE WHEN {d.isnan(x)} THEN NULL ELSE {x} END"
+    return src
+
+
 def clean_sql(
     from_sql: str, columns: Sequence[tuple[str, str, str]], na_values: Sequence[str], dialect: Dialect = DUCKDB
 ) -> str:
@@ -107,4 +121,14 @@ def clean_sql(
     return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {from_sql}) AS _raw"
 
 
-__all__ = ["Dialect", "SparkDialect", "DUCKDB", "SPARK", "clean_sql", "sql_ident", "sql_isnan", "sql_str"]
+__all__ = [
+    "Dialect",
+    "SparkDialect",
+    "DUCKDB",
+    "SPARK",
+    "clean_sql",
+    "clean_value",
+    "sql_ident",
+    "sql_isnan",
+    "sql_str",
+]

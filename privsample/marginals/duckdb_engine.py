@@ -20,7 +20,7 @@ import numpy as np
 
 from privsample.data.column_values import ColumnValues
 from privsample.data.schema import DEFAULT_NA_VALUES, Schema
-from privsample.data.sql_dialect import DUCKDB, clean_sql, sql_ident
+from privsample.data.sql_dialect import DUCKDB, clean_sql, clean_value, sql_ident, sql_str
 from privsample.data.table import DUCKDB_CONFIG, FORMATS, column_kind, duckdb_input_error, source_sql, table_format
 from privsample.errors import InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, arrow_values, check_unique
@@ -93,7 +93,8 @@ class DuckDBValues:
     The file is read with ``read_table``'s SQL (``source_sql``: the same values, cleaned with ``na_values``);
     a CSV file is read once into a cleaned table of that database (every later query reads it, not the
     file; a Parquet file is read in place, a column at a time). Per column: ``SELECT value, count(*) ...
-    GROUP BY value`` over its non-missing values, and the missing ones counted apart; a numeric column whose values
+    GROUP BY value`` over its non-missing values (in a Parquet file grouped as stored, then cleaned and grouped
+    again: cleaning is a function of the value alone), and the missing ones counted apart; a numeric column whose values
     are mostly distinct (DuckDB's approximate distinct count above ``RAW_SHARE`` of them) is fetched sorted by
     DuckDB as one float64 / int64 array and its runs counted (``sorted_runs``: the same counts, several times faster
     than a hash aggregate over millions of groups; the choice changes no count, only the time taken). Text comes
@@ -126,6 +127,10 @@ class DuckDBValues:
             raise
         self.names, self.kinds = list(names), list(kinds)
         self._csv = table_format(path) == "csv"
+        self._na = tuple(na_values)
+        # a Parquet file is read in place: a column's values are grouped as stored, then cleaned (a function of the
+        # value alone: the same counts as grouping the cleaned rows, without cleaning every record)
+        self._scan = None if self._csv else f"read_parquet({sql_str(str(path))})"
         self._n: int | None = None
         self._distinct: dict[str, int] = {}
 
@@ -152,7 +157,13 @@ class DuckDBValues:
             values, counts = sorted_runs(x)
             del x
             return ColumnValues(self._n - int(counts.sum()), values, counts)  # the rest are missing
-        table = self._query(f"SELECT {q} AS v, count(*) AS n {where} GROUP BY {q}", arrow=True)
+        if self._scan is not None:
+            raw = f"SELECT {q} AS r, count(*) AS c FROM {self._scan} GROUP BY {q}"
+            cleaned = f"SELECT {clean_value('r', kind, self._na)} AS v, c FROM ({raw}) AS g"
+            sql = f"SELECT v, CAST(sum(c) AS BIGINT) AS n FROM ({cleaned}) AS h WHERE v IS NOT NULL GROUP BY v"
+        else:
+            sql = f"SELECT {q} AS v, count(*) AS n {where} GROUP BY {q}"
+        table = self._query(sql, arrow=True)
         values = arrow_values(table.column(0), kind)
         counts = table.column(1).to_numpy().astype(np.int64, copy=False)
         del table
