@@ -189,7 +189,8 @@ class DuckDBValues:
         # count (a column's missing values are the records its counts leave: no separate scan of every column)
         numeric = [n for n, k in zip(self.names, self.kinds) if k in ("int", "float")]
         distinct = "".join(f", approx_count_distinct({sql_ident(n)})" for n in numeric)
-        row = self._query(f"SELECT count(*){distinct} FROM ({self._clean}) AS t")[0]
+        source = self._scan or f"({self._clean}) AS t"  # the raw Parquet columns: the same count, a path choice
+        row = self._query(f"SELECT count(*){distinct} FROM {source}")[0]
         self._n = int(row[0])
         self._distinct = {n: int(v) for n, v in zip(numeric, row[1:])}
 
