@@ -18,7 +18,8 @@ from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy import Accountant, SeededNoise
-from privsample.synth import partition as partition_module, pgm, ppsyn, ppsyn_steps
+from privsample.synth import partition as partition_module, pgm, ppsyn, ppsyn_steps, selection
+from privsample.synth.ppsyn import annealed, note
 from privsample.synth.partition import (
     MergePath,
     PartitionQuery,
@@ -95,9 +96,9 @@ def dp_fit(request):
         plans.append({cl: np.array(v) for cl, v in args[0].items()})
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(ppsyn, "public_plan", public_only(ppsyn_steps.public_plan, record_plan))
-    mp.setattr(ppsyn, "public_options", public_only(ppsyn_steps.public_options, record_plan))
-    mp.setattr(ppsyn, "budget_rule", public_only(ppsyn_steps.budget_rule, rules.append))
+    mp.setattr(note, "public_plan", public_only(ppsyn_steps.public_plan, record_plan))
+    mp.setattr(annealed, "public_options", public_only(ppsyn_steps.public_options, record_plan))
+    mp.setattr(note, "budget_rule", public_only(ppsyn_steps.budget_rule, rules.append))
     try:
         acc = Accountant.from_epsilon_delta(2.0, 1e-9)
         model = synth.fit(eng, acc, SeededNoise(0, quiet=True))
@@ -514,7 +515,7 @@ def test_annealed_selection_is_calibrated_to_the_quality_sensitivity(dp_fit):
     if schedule != "annealed":
         pytest.skip("annealed schedule only")
     weights = set(eng.synth._weights.values())
-    assert weights == set(ppsyn.candidate_weights([(cl, 1.0) for cl in itertools.combinations("abcd", 2)]).values())
+    assert weights == set(selection.candidate_weights([(cl, 1.0) for cl in itertools.combinations("abcd", 2)]).values())
     sel = [e for e in acc.ledger if e.label.startswith("ppsyn/select/")]
     assert sel and all(e.details["sensitivity"] in weights for e in sel)
     with pytest.raises(InputError, match="quality"):
@@ -600,7 +601,7 @@ def test_random_order_is_a_uniform_permutation():
 
 def test_candidate_subset_is_a_uniform_subset_of_the_fitting_candidates():
     dom = pgm.Domain([f"a{i}" for i in range(7)], [2, 3, 4, 5, 6, 7, 8])
-    cands = list(ppsyn.candidate_weights([(c, 1.0) for c in itertools.combinations(dom.attributes, 3)]))
+    cands = list(selection.candidate_weights([(c, 1.0) for c in itertools.combinations(dom.attributes, 3)]))
     model_cliques = [("a0", "a1"), ("a5",)]
     limit = 0.001  # MB: some triples do not fit
     fitting = ppsyn_steps.size_filter(dom, model_cliques, cands, limit)
@@ -647,8 +648,8 @@ def _subset_fit(engine, cap=8, seed=0, **kw):
 
     real_select = ppsyn_steps.exponential_select
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ppsyn, "candidate_subset", subset)
-        mp.setattr(ppsyn, "public_options", options)
+        mp.setattr(annealed, "candidate_subset", subset)
+        mp.setattr(annealed, "public_options", options)
         mp.setattr(ppsyn_steps, "exponential_select", select)
         acc = Accountant.from_epsilon_delta(2.0, 1e-9)
         model = synth.fit(eng, acc, SeededNoise(seed, quiet=True))
@@ -673,7 +674,7 @@ def test_round_subsets_do_not_depend_on_the_data():
     _, other = _five_columns(seed=1, independent=True)
     tables = [cols, {a: v[1:] for a, v in cols.items()}, other]
     runs = [_subset_fit(NumpyEngine(t, dom)) for t in tables]
-    cands = list(ppsyn.candidate_weights([(c, 1.0) for c in itertools.combinations(dom.attributes, 3)]))
+    cands = list(selection.candidate_weights([(c, 1.0) for c in itertools.combinations(dom.attributes, 3)]))
     assert len(cands) > 8  # the cap is binding
     assert runs[0][2][0] == runs[1][2][0] == runs[2][2][0]
     for model, acc, subsets, option_cliques, scores in runs:

@@ -16,8 +16,8 @@ import pytest
 from privsample import InputError, Synthesizer
 from privsample.marginals import NumpyEngine
 from privsample.privacy import Accountant, SeededNoise
-from privsample.synth import ppsyn, ppsyn_steps
-from privsample.synth.ppsyn import DATA_STEPS, PPSyn
+from privsample.synth import ppsyn_steps, selection
+from privsample.synth.ppsyn import DATA_STEPS, PPSyn, annealed
 from privsample.synth.public import public_data
 from tests.test_cli import run, small_schema, small_table
 from tests.test_ppsyn import RecordingEngine
@@ -111,20 +111,20 @@ def test_the_selection_sensitivity_is_the_max_over_every_option_offered(quality)
 
     real, real_scores, real_subset, subsets = (
         ppsyn_steps.Spender.select,
-        ppsyn.public_scores,
-        ppsyn.candidate_subset,
+        annealed.public_scores,
+        annealed.candidate_subset,
         [],
     )
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ppsyn_steps.Spender, "select", select)
-        mp.setattr(ppsyn, "public_scores", scores)
-        mp.setattr(ppsyn, "candidate_subset", subset)
+        mp.setattr(annealed, "public_scores", scores)
+        mp.setattr(annealed, "candidate_subset", subset)
         acc, model = fit(public_data(chain(1500, 1, flip=0.3), DOMAIN, "p.csv"), quality=quality, max_candidates=4)
     public_by_round = {i: (cl, w) for i, cl, w in offered}
     assert len(offered) == len(seen) - 1  # public options in every round but the last
     factor = {"group": 1.0, "gain": 3.0}[quality]
     for i, ((label, sens, n), small) in enumerate(zip(seen, subsets)):
-        weights = ppsyn.candidate_weights([(c, 1.0) for c in _triples()])
+        weights = selection.candidate_weights([(c, 1.0) for c in _triples()])
         expected = factor * max(weights[c] for c in small)
         if i in public_by_round:
             cl, w = public_by_round[i]
@@ -168,7 +168,7 @@ def test_public_paths_are_computed_from_the_public_table_only():
 
     real = ppsyn_steps.public_path_options
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ppsyn, "public_path_options", wrapped)
+        mp.setattr(annealed, "public_path_options", wrapped)
         _, model = fit(public_data(pub_codes, DOMAIN, "p.csv"), engine=engine)
     assert seen and {step for step, _ in holder["eng"].calls} <= set(DATA_STEPS)
     assert any(r.get("path") == "public" for r in model.info["rounds"])  # a public-path partition was measured

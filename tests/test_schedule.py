@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from privsample.privacy import Accountant, SeededNoise
-from privsample.synth import aim, ppsyn, schedule
+from privsample.synth import aim, schedule
+from privsample.synth.ppsyn import annealed as ppsyn_annealed
 from privsample.synth.aim import AIM
 from privsample.synth.ppsyn import PPSyn
 from privsample.synth.schedule import AnnealedSchedule, max_rounds
@@ -105,7 +106,7 @@ def test_aim_and_ppsyn_dp_run_the_shared_schedule(mech, monkeypatch):
             super().__init__(*a, **kw)
             made.append(self)
 
-    module = {"aim": aim, "ppsyn": ppsyn}[mech]
+    module = {"aim": aim, "ppsyn": ppsyn_annealed}[mech]
     assert module.AnnealedSchedule is schedule.AnnealedSchedule
     monkeypatch.setattr(module, "AnnealedSchedule", Recording)
     synth = AIM(rounds=12, iters=30) if mech == "aim" else PPSyn(rounds=12, iters=30)

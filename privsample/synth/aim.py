@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -129,6 +130,38 @@ def with_public(measurements, public_meas, total) -> list:
     """The private measurements and the public ones (shares rescaled to the current estimated total)."""
     scale = float(total) if total else 1.0
     return measurements + [pgm.LinearMeasurement(scale * p, cl, stddev=s) for cl, p, s in public_meas]
+
+
+@dataclass
+class AimState:
+    """What AIM's rounds update: the private measurements, the one-way (answer, sd) pairs and the total estimated
+    from them, the public measurements ((clique, share of each cell, sd)), the structural zeros, the cliques measured
+    publicly, and the estimation time and JAX cache clears (``timings`` only, never saved). All of it is released
+    output or public."""
+
+    measurements: list
+    identity: list
+    total: float | None
+    public_meas: list
+    zeros: Any
+    measured_public: set = field(default_factory=set)
+    est_seconds: float = 0.0
+    cache_clears: int = 0
+
+
+@dataclass
+class RoundInputs:
+    """What AIM's rounds read and never change: the data's engine, the accountant, the noise, progress, the
+    candidate cliques and their weights, the public table and joint selection's model-size cap (None: none)."""
+
+    engine: MarginalEngine
+    accountant: Accountant
+    noise: NoiseSource
+    progress: Progress
+    candidates: list
+    weights: dict
+    public: PublicData | None
+    pub_cells: float | None
 
 
 class AIM(WorkloadSynthesizer):
@@ -241,8 +274,6 @@ class AIM(WorkloadSynthesizer):
     ) -> SynthModel:
         """``public``: a public table on the same domain (``privsample.synth.public``), measured at no cost."""
         domain = engine.domain
-        attrs = list(domain.attributes)
-        d = len(attrs)
         with progress_phase(progress, "plan workload", accountant=accountant, message="candidate marginals"):
             self.check_size(domain, schema)
             zeros = StructuralZeros.for_fit(schema, domain)  # public: forbid list, noise-born nulls
@@ -255,9 +286,62 @@ class AIM(WorkloadSynthesizer):
             workload = self._workload(domain)
             weights = candidate_weights(workload)
             candidates = list(weights)
-        T, sigma, rho_sel = self.rounds_and_sigma(rho, d)
+        T, sigma, rho_sel = self.rounds_and_sigma(rho, len(domain.attributes))
+        measurements, identity = self._measure_one_way(engine, accountant, noise, progress, candidates, sigma)
+        total = pgm.identity_total(identity) if identity else None
+        measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
+        pub_cells = None  # the model-size cap of joint selection (None: AIM's filter only)
+        if public is not None:
+            accountant.note_public(public.name, public.rows, public.fingerprint)
+            if not self.public_prior:
+                pub_cells = PUBLIC_MAX_CELLS if self.public_max_cells is None else self.public_max_cells
+        st = AimState(measurements, identity, total, [], zeros)
+        prior = prior_cliques(public, candidates) if public is not None and self.public_prior else []
+        if prior:  # "pre-train": the public marginals enter before any round, weighed as a measurement at sigma
+            pub = public.engine.marginals(prior)
+            st.public_meas += [(cl, pub[cl].ravel().astype(float) / public.rows, sigma) for cl in prior]
+        # the schedule (privsample.synth.schedule): public rounds' measurement budget counts as spent (``saved``)
+        sched = AnnealedSchedule(rho, T, self.alpha, rho_sel, sigma=sigma)
+        model = estimate_phase(
+            progress,
+            accountant,
+            "estimate (initial)",
+            self.round_iters,
+            domain,
+            with_public(measurements, st.public_meas, total or 1.0),
+            known_total=total or 1.0,
+            zeros=zeros,
+        )
+        rounds = RoundInputs(engine, accountant, noise, progress, candidates, weights, public, pub_cells)
+        model, log = self._rounds(rounds, sched, model, st)
+        timings = {  # in memory only, never saved: timings and memory use depend on the data
+            "seconds": time.perf_counter() - t_start,
+            "estimate_seconds": st.est_seconds,
+            "cache_clears": st.cache_clears,
+        }
+        return SynthModel(
+            mechanism="aim",
+            domain={a: int(n) for a, n in zip(domain.attributes, domain.shape)},
+            model=model,
+            ledger=accountant.to_dict(),
+            schema=schema,
+            params={
+                "max_model_size": self.max_model_size,
+                "T": T,
+                "alpha": self.alpha,
+                "round_iters": self.round_iters,
+                "final_iters": self.final_iters,
+                "workload_k": self.workload_k,
+                "max_cells": self.max_cells,
+            },
+            info=self._info(st, domain, model, log, len(workload), T, public, prior),
+            timings=timings,
+        )
 
-        # Initialisation: one-way candidates, identity queries.
+    @staticmethod
+    def _measure_one_way(engine, accountant, noise, progress, candidates, sigma: float):
+        """Initialisation: the one-way candidates, identity queries at ``sigma``. Returns the measurements and the
+        (answer, sigma) pairs the total is estimated from."""
         one_way = [cl for cl in candidates if len(cl) == 1]
         progress("measure 1-way", step=0, steps=len(one_way), accountant=accountant)
         answers = engine.marginals(one_way)
@@ -271,94 +355,30 @@ class AIM(WorkloadSynthesizer):
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=s))
             identity.append((y, s))
             progress("measure 1-way", step=i + 1, steps=len(one_way), accountant=accountant, message=cl[0])
-        total = pgm.identity_total(identity) if identity else None
-        measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
-        pub_cells = None  # the model-size cap of joint selection (None: AIM's filter only)
-        if public is not None:
-            accountant.note_public(public.name, public.rows, public.fingerprint)
-            if not self.public_prior:
-                pub_cells = PUBLIC_MAX_CELLS if self.public_max_cells is None else self.public_max_cells
-        public_meas: list[tuple[tuple[str, ...], np.ndarray, float]] = []  # (clique, share of each cell, stddev)
-        prior = prior_cliques(public, candidates) if public is not None and self.public_prior else []
-        if prior:  # "pre-train": the public marginals enter before any round, weighed as a measurement at sigma
-            pub = public.engine.marginals(prior)
-            public_meas += [(cl, pub[cl].ravel().astype(float) / public.rows, sigma) for cl in prior]
-        # the schedule (privsample.synth.schedule): public rounds' measurement budget counts as spent (``saved``)
-        sched = AnnealedSchedule(rho, T, self.alpha, rho_sel, sigma=sigma)
-        measured_public: set[tuple[str, ...]] = set()
-        model = estimate_phase(
-            progress,
-            accountant,
-            "estimate (initial)",
-            self.round_iters,
-            domain,
-            with_public(measurements, public_meas, total or 1.0),
-            known_total=total or 1.0,
-            zeros=zeros,
-        )
+        return measurements, identity
+
+    def _rounds(self, fi: RoundInputs, sched: AnnealedSchedule, model, st: AimState):
+        """The annealed rounds (module docstring): select, measure (or take the public marginal), refit, anneal.
+        Returns the final model and the rounds' log."""
+        accountant, progress, domain, public = fi.accountant, fi.progress, fi.engine.domain, fi.public
         progress("rounds", step=0, steps=AtMost(sched.bound(accountant)), accountant=accountant, message=ROUNDS_NOTE)
         log = []
-        est_seconds = 0.0
-        cache_clears = 0  # memory dependent (hence on the data's size): in ``timings`` only, never saved
         while sched.next_round(accountant):  # the last round (``sched.final``) spends exactly what remains
             t, terminate, sigma = sched.t, sched.final, sched.sigma
-            small = self._fitting(domain, model, candidates, sched.size_limit(accountant, self.max_model_size))
-            if pub_cells is not None:  # joint selection: every candidate keeps the model within the public cap
-                small = public_fitting(domain, model.cliques, small, pub_cells) or small
+            small = self._fitting(domain, model, fi.candidates, sched.size_limit(accountant, self.max_model_size))
+            if fi.pub_cells is not None:  # joint selection: every candidate keeps the model within the public cap
+                small = public_fitting(domain, model.cliques, small, fi.pub_cells) or small
             cl, from_public, answers, est, shares = self._select(
-                engine, accountant, noise, sched, model, small, weights, public, measured_public
+                fi.engine, accountant, fi.noise, sched, model, small, fi.weights, public, st.measured_public
             )
-            if from_public:  # no spend: the public marginal, weighed as a private one of this round
-                s = sigma
-                public_meas.append((cl, shares[cl], s))
-                sched.skip_measurement()
-                measured_public.add(cl)
-            else:
-                y, s = gaussian_measure(
-                    accountant,
-                    noise,
-                    answers[cl],
-                    sched.measure_rho(accountant),
-                    f"aim/measure/{t}",
-                    measured=",".join(cl),
-                )
-                measurements.append(pgm.LinearMeasurement(y.astype(float).ravel(), cl, stddev=s))
-                if len(cl) == 1:
-                    identity.append((y.astype(float).ravel(), s))
-                    total = pgm.identity_total(identity)
+            s = self._measure(fi, sched, st, cl, from_public, answers, shares, sigma)
             z = est[cl]
             size, sig = released(domain.size(cl)), released(s, ".3g")  # the noisily selected marginal and its σ
             what = f"{','.join(cl)}{' (public)' if from_public else ''} ({size} cells, σ={sig})"
             log.append({"round": t, "clique": list(cl), "sigma": s, "cells": int(domain.size(cl))})
             if public is not None:
                 log[-1]["source"] = "public" if from_public else "private"
-            t_est = time.perf_counter()
-            if terminate:  # the rounds are over: the final fit is a phase of its own
-                progress("rounds", step=t, steps=t, accountant=accountant, message=what)
-                model = estimate_phase(
-                    progress,
-                    accountant,
-                    "estimate (final)",
-                    self.final_iters,
-                    domain,
-                    with_public(measurements, public_meas, total),
-                    known_total=total,
-                    warm_start=model,
-                    optimistic_step=self.optimistic_step,
-                    zeros=zeros,
-                )
-            else:
-                model = pgm.estimate(
-                    domain,
-                    with_public(measurements, public_meas, total),
-                    known_total=total,
-                    iters=self.round_iters,
-                    warm_start=model,
-                    optimistic_step=self.optimistic_step,
-                    zeros=zeros,
-                )
-            est_seconds += time.perf_counter() - t_est
-            cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)
+            model = self._refit(fi, model, st, terminate, t, what)
             if terminate:
                 break
             w = ModelMarginals(model)(cl)
@@ -367,39 +387,76 @@ class AIM(WorkloadSynthesizer):
             if not from_public:
                 sched.anneal(np.abs(w - z).sum(), domain.size(cl))  # sigma / 2, eps_r * 2
             progress("rounds", step=t, steps=AtMost(sched.bound(accountant)), accountant=accountant, message=what)
-        timings = {  # in memory only, never saved: timings and memory use depend on the data
-            "seconds": time.perf_counter() - t_start,
-            "estimate_seconds": est_seconds,
-            "cache_clears": cache_clears,
-        }
+        return model, log
+
+    @staticmethod
+    def _measure(fi: RoundInputs, sched: AnnealedSchedule, st: AimState, cl, from_public, answers, shares, sigma):
+        """The round's measurement of ``cl``: the Gaussian mechanism on its marginal (L2 sensitivity 1), or, picked
+        publicly, the public shares at no spend, weighed as a private measurement of this round. Returns its sd."""
+        if from_public:
+            st.public_meas.append((cl, shares[cl], sigma))
+            sched.skip_measurement()
+            st.measured_public.add(cl)
+            return sigma
+        y, s = gaussian_measure(
+            fi.accountant,
+            fi.noise,
+            answers[cl],
+            sched.measure_rho(fi.accountant),
+            f"aim/measure/{sched.t}",
+            measured=",".join(cl),
+        )
+        st.measurements.append(pgm.LinearMeasurement(y.astype(float).ravel(), cl, stddev=s))
+        if len(cl) == 1:
+            st.identity.append((y.astype(float).ravel(), s))
+            st.total = pgm.identity_total(st.identity)
+        return s
+
+    def _refit(self, fi: RoundInputs, model, st: AimState, final: bool, t: int, what: str):
+        """Refit after round ``t`` from a warm start; after the last round the final fit is a phase of its own."""
+        domain, total = fi.engine.domain, st.total
+        t_est = time.perf_counter()
+        if final:  # the rounds are over: the final fit is a phase of its own
+            fi.progress("rounds", step=t, steps=t, accountant=fi.accountant, message=what)
+            model = estimate_phase(
+                fi.progress,
+                fi.accountant,
+                "estimate (final)",
+                self.final_iters,
+                domain,
+                with_public(st.measurements, st.public_meas, total),
+                known_total=total,
+                warm_start=model,
+                optimistic_step=self.optimistic_step,
+                zeros=st.zeros,
+            )
+        else:
+            model = pgm.estimate(
+                domain,
+                with_public(st.measurements, st.public_meas, total),
+                known_total=total,
+                iters=self.round_iters,
+                warm_start=model,
+                optimistic_step=self.optimistic_step,
+                zeros=st.zeros,
+            )
+        st.est_seconds += time.perf_counter() - t_est
+        st.cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)
+        return model
+
+    def _info(self, st: AimState, domain, model, log: list, workload_size: int, T: int, public, prior: list) -> dict:
+        """The fit's public diagnostics, saved with the model."""
         info = {
             "rounds": log,
-            "estimated_total": total,
-            "total_sd": pgm.identity_total_sd(identity) if identity else None,
+            "estimated_total": st.total,
+            "total_sd": pgm.identity_total_sd(st.identity) if st.identity else None,
             "model_size_mb": model_size_mb(domain, model.cliques),
-            "workload_size": len(workload),
+            "workload_size": workload_size,
             "T": T,
         }
         if public is not None:
             info["public"] = public.describe()
-            info["public_rounds"] = len(public_meas) - len(prior)
+            info["public_rounds"] = len(st.public_meas) - len(prior)
             if self.public_prior:
                 info["public_prior"] = [list(cl) for cl in prior]
-        return SynthModel(
-            mechanism="aim",
-            domain={a: int(n) for a, n in zip(attrs, domain.shape)},
-            model=model,
-            ledger=accountant.to_dict(),
-            schema=schema,
-            params={
-                "max_model_size": self.max_model_size,
-                "T": T,
-                "alpha": self.alpha,
-                "round_iters": self.round_iters,
-                "final_iters": self.final_iters,
-                "workload_k": self.workload_k,
-                "max_cells": self.max_cells,
-            },
-            info=info,
-            timings=timings,
-        )
+        return info

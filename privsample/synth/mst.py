@@ -51,6 +51,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -189,6 +190,94 @@ def find_root(parent: dict, a):
     return a
 
 
+@dataclass
+class Compressed:
+    """The compressed domain (public: a function of step 1's noisy output and the schema): each merged column's
+    code map, each column's one-way estimate (decompression weights), the compressed domain and its structural
+    zeros, the one-way measurements on it, and discovery's released counts on it (no new spend)."""
+
+    mapping: dict
+    estimate: dict
+    cdomain: Any
+    zeros: Any
+    log1c: list
+    prior: list
+
+
+def compress_domain(domain, schema, zeros, one_way, log1) -> Compressed:
+    """MST's compress_domain: a value whose noisy count (combined with discovery's released counts) is below 3 sd
+    is merged with the other rare values of its column. Noise-born codes (discovery's counts did not show them:
+    ``StructuralZeros.noise_born``) get a compressed code of their own, fixed at probability 0, so that
+    decompression never draws them; columns named by the schema's forbid list are not compressed. Public:
+    post-processing of step 1 and of released counts."""
+    attrs = list(domain.attributes)
+    sizes = dict(zip(attrs, domain.shape))
+    fixed = {a for cl in zeros.cliques for a in cl} if zeros is not None else set()
+    noise_born = StructuralZeros.noise_born(schema, domain)  # public: discovery's released counts
+    born = {cols[0]: set(codes[0]) for cols, codes in (noise_born.entries if noise_born is not None else ())}
+    discovered = discovery_measurements(schema, domain)  # discovery's released counts (no new spend)
+    by_attr = {M.clique[0]: M for M in discovered}
+    mapping: dict[str, np.ndarray] = {}
+    czero: list[tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]] = []
+    estimate: dict[str, np.ndarray] = {}  # each column's 1-way estimate: decompression weights
+    for a in attrs:
+        y, s = combined_one_way(*one_way[a], by_attr.get(a))
+        estimate[a] = y
+        dead = np.zeros(y.size, dtype=bool)
+        dead[sorted(born.get(a, ()))] = True
+        sup = (y >= 3 * s) & ~dead
+        if a in fixed or (sup | dead).all() and not dead.any():
+            continue
+        k = int(sup.sum())
+        rare = ~sup & ~dead
+        m = np.full(y.size, k, dtype=np.int64)
+        m[sup] = np.arange(k)
+        if dead.any():
+            m[dead] = k + int(rare.any())
+            czero.append(((a,), ((k + int(rare.any()),),)))
+        mapping[a] = m
+    cdomain = pgm.Domain(attrs, [int(mapping[a].max()) + 1 if a in mapping else sizes[a] for a in attrs])
+    forbid = StructuralZeros.from_schema(schema, cdomain)
+    entries = (forbid.entries if forbid is not None else ()) + tuple(czero)
+    czeros = StructuralZeros(cdomain, entries) if entries else None
+    log1c = [M.compress(mapping, domain) for M in log1]
+    prior = [compress_partial(M, mapping) for M in discovered]
+    return Compressed(mapping, estimate, cdomain, czeros, log1c, prior)
+
+
+def mst_info(comp: Compressed, tree, public_tree, total, one_way, public) -> dict[str, Any]:
+    """MST's public diagnostics, saved with the model: the tree, the compressed sizes, the noisy total."""
+    info: dict[str, Any] = {
+        "tree": [list(e) for e in tree],
+        "compressed": {a: int(m.max()) + 1 for a, m in comp.mapping.items()},
+        "estimated_total": total,
+        "total_sd": pgm.identity_total_sd(list(one_way.values())),
+    }
+    if public is not None:
+        info["public"] = public.describe()
+        info["public_edges"] = [list(e) for e in public_tree]
+    return info
+
+
+@dataclass
+class TreeInputs:
+    """What steps 2 and 3 read: the accountant, the noise, progress, the compressed domain, the schema's
+    structural zeros, the data's 2-way marginals (read only by the two steps' mechanisms), the pairs' quality
+    against the independent model, the public shares, step 3's noise scale if every edge were private, and the
+    noisy total."""
+
+    accountant: Accountant
+    noise: NoiseSource
+    progress: Progress
+    comp: Compressed
+    zeros: Any
+    two: dict
+    weights: dict
+    pub_shares: dict
+    sigma2: float
+    total: float
+
+
 class MST(Synthesizer):
     """MST with the reference design; ``iters`` controls the final Private-PGM fit (the reference: 10,000)."""
 
@@ -261,8 +350,6 @@ class MST(Synthesizer):
         if public is not None:
             public.check_domain(domain)
         zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
-        fixed = {a for cl in zeros.cliques for a in cl} if zeros is not None else set()
-        noise_born = StructuralZeros.noise_born(schema, domain)  # public: discovery's released counts
         rho = accountant.remaining
         if rho <= 0:
             from privsample.privacy.accountant import BudgetExceeded
@@ -270,13 +357,65 @@ class MST(Synthesizer):
             raise BudgetExceeded("no privacy budget left for MST")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        sizes = dict(zip(attrs, domain.shape))
+        split = budget_split(rho, d)
+        one_way, log1 = self._measure_one_way(engine, accountant, noise, progress, split["rho_1way"])  # 1. (rho/3)
+        total = pgm.identity_total(list(one_way.values()))
+        comp = compress_domain(domain, schema, zeros, one_way, log1)
+        timings["measure_1way"] = time.perf_counter() - t0
 
-        # 1. one-way marginals (rho/3).
+        # 2. select a spanning tree (rho/3).
+        t1 = time.perf_counter()
+        indep = self._independent(comp, attrs, total)
+        edges, pairs = self._tree_inputs(engine, accountant, noise, progress, comp, zeros, indep, split, total, public)
+        tree, public_tree = self._select_tree(edges, pairs, split["rho_select"], public is not None)
+        timings["select"] = time.perf_counter() - t1
+
+        # 3. measure the tree edges on the compressed domain (rest of the budget).
+        t2 = time.perf_counter()
+        log2, log_pub = self._measure_tree(edges, tree, public_tree)
+        timings["measure_2way"] = time.perf_counter() - t2
+
+        t3 = time.perf_counter()
+        model = estimate_phase(
+            progress,
+            accountant,
+            "estimate",
+            self.iters,
+            comp.cdomain,
+            comp.log1c + log2 + log_pub + comp.prior,
+            known_total=total,
+            tol=self.tol if comp.zeros is None else None,
+            backend="tree",
+            zeros=comp.zeros,
+        )
+        timings["estimate"] = time.perf_counter() - t3
+        return SynthModel(
+            mechanism="mst",
+            domain={a: int(n) for a, n in zip(attrs, domain.shape)},
+            model=model,
+            ledger=accountant.to_dict(),
+            schema=schema,
+            compression=comp.mapping,
+            # within a merged code, the original codes in proportion to their 1-way estimates (clipped at 0)
+            decompression={a: np.maximum(comp.estimate[a], 0.0) for a in comp.mapping},
+            params={
+                "iters": self.iters,
+                "tol": self.tol,
+                "select_fit": self.select_fit,
+                "sigma_1way": one_way[attrs[0]][1],
+            },
+            info=mst_info(comp, tree, public_tree, total, one_way, public),
+            timings=timings,
+        )  # timings: in memory only, never saved
+
+    @staticmethod
+    def _measure_one_way(engine, accountant, noise, progress, rho1: float):
+        """Step 1: every one-way marginal with the Gaussian mechanism at ``rho1`` each (L2 sensitivity 1). Returns
+        {column: (noisy counts, sd)} and the measurements."""
+        attrs = list(engine.domain.attributes)
+        d = len(attrs)
         progress("measure 1-way", step=0, steps=d, accountant=accountant)
         ones = engine.marginals([(a,) for a in attrs])
-        split = budget_split(rho, d)
-        rho1 = split["rho_1way"]
         log1: list[pgm.LinearMeasurement] = []
         one_way: dict[str, tuple[np.ndarray, float]] = {}
         for i, a in enumerate(attrs):
@@ -284,101 +423,83 @@ class MST(Synthesizer):
             one_way[a] = (y.astype(float), s)
             log1.append(pgm.LinearMeasurement(y.astype(float), (a,), stddev=s))
             progress("measure 1-way", step=i + 1, steps=d, accountant=accountant, message=a)
-        total = pgm.identity_total(list(one_way.values()))
+        return one_way, log1
 
-        # compress_domain: public function of the noisy one-way answers. Noise-born codes (discovery's counts did
-        # not show them: StructuralZeros.noise_born) get a compressed code of their own, fixed at probability 0,
-        # so that decompression never draws them.
-        born = {cols[0]: set(codes[0]) for cols, codes in (noise_born.entries if noise_born is not None else ())}
-        discovered = discovery_measurements(schema, domain)  # discovery's released counts (no new spend)
-        by_attr = {M.clique[0]: M for M in discovered}
-        mapping: dict[str, np.ndarray] = {}
-        czero: list[tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]] = []
-        estimate: dict[str, np.ndarray] = {}  # each column's 1-way estimate: decompression weights
-        for a in attrs:
-            y, s = combined_one_way(*one_way[a], by_attr.get(a))
-            estimate[a] = y
-            dead = np.zeros(y.size, dtype=bool)
-            dead[sorted(born.get(a, ()))] = True
-            sup = (y >= 3 * s) & ~dead
-            if a in fixed or (sup | dead).all() and not dead.any():
-                continue
-            k = int(sup.sum())
-            rare = ~sup & ~dead
-            m = np.full(y.size, k, dtype=np.int64)
-            m[sup] = np.arange(k)
-            if dead.any():
-                m[dead] = k + int(rare.any())
-                czero.append(((a,), ((k + int(rare.any()),),)))
-            mapping[a] = m
-        cdomain = pgm.Domain(attrs, [int(mapping[a].max()) + 1 if a in mapping else sizes[a] for a in attrs])
-        forbid = StructuralZeros.from_schema(schema, cdomain)
-        entries = (forbid.entries if forbid is not None else ()) + tuple(czero)
-        czeros = StructuralZeros(cdomain, entries) if entries else None
-        log1c = [M.compress(mapping, domain) for M in log1]
-        # discovery's released counts (no new spend), on the compressed domain
-        prior = [compress_partial(M, mapping) for M in discovered]
-        timings["measure_1way"] = time.perf_counter() - t0
-
-        # 2. select a spanning tree (rho/3). The independent fit to the compressed one-way
-        # measurements is a weighted Euclidean projection onto the scaled simplex, in closed form
-        # (what mirror descent on these measurements converges to).
-        t1 = time.perf_counter()
+    def _independent(self, comp: Compressed, attrs, total) -> dict[str, np.ndarray]:
+        """The independent model's shares of each column, fitted to the compressed one-way measurements: a weighted
+        Euclidean projection onto the scaled simplex, in closed form (what mirror descent on these measurements
+        converges to), or mirror descent itself (``select_fit``). Post-processing of step 1."""
         indep: dict[str, np.ndarray] = {}
         if self.select_fit == "mirror-descent":
-            m0 = pgm.estimate(cdomain, log1c, known_total=total, iters=2500)
+            m0 = pgm.estimate(comp.cdomain, comp.log1c, known_total=total, iters=2500)
             for a in attrs:
                 indep[a] = np.asarray(m0.project((a,)).datavector()) / total
         else:
-            for a, M in zip(attrs, log1c):
+            for a, M in zip(attrs, comp.log1c):
                 wq = np.asarray(getattr(M.query, "weights", np.ones(np.size(M.noisy_measurement))), float)
                 y = np.asarray(M.noisy_measurement, float)
                 # loss sum (wq*mu - y)^2 = sum wq^2 (mu - y/wq)^2
                 indep[a] = weighted_simplex_projection(y / wq, wq**2, total) / total
+        return indep
+
+    @staticmethod
+    def _tree_inputs(engine, accountant, noise, progress, comp: Compressed, zeros, indep, split, total, public):
+        """Read the 2-way marginals, score every pair against the independent model (``indep``) and, with a public
+        table, its pairs' shares on the compressed domain. Returns the inputs of steps 2 and 3 and the pairs."""
+        attrs = list(comp.cdomain.attributes)
+        d = len(attrs)
         progress("select tree", step=0, steps=max(d - 1, 0), accountant=accountant, message="2-way marginals")
         pairs = list(itertools.combinations(attrs, 2))
         two = engine.marginals(pairs)
         weights = {}
         for a, b in pairs:
-            x = compress_counts(two[(a, b)], (a, b), mapping).astype(float)
+            x = compress_counts(two[(a, b)], (a, b), comp.mapping).astype(float)
             mu = np.multiply.outer(indep[a], indep[b]) * total
             weights[(a, b)] = float(np.abs(x - mu).sum())
-        parent = {a: a for a in attrs}
-        tree: list[tuple[str, str]] = []
-        rho_sel = split["rho_select"]
         # public data: the pairs' public shares on the compressed domain, and the noise scale a step-3 measurement
         # would have if every edge were private (public: rho and d)
         pub_shares: dict[tuple[str, str], np.ndarray] = {}
-        public_tree: list[tuple[str, str]] = []  # the edges picked from the public table (no measurement)
         sigma2 = split["sigma_2way"]
         if public is not None:
             accountant.note_public(public.name, public.rows, public.fingerprint)
             pub = public.engine.marginals(pairs)
-            pub_shares = {p: compress_counts(pub[p], p, mapping).astype(float).ravel() / public.rows for p in pairs}
+            pub_shares = {
+                p: compress_counts(pub[p], p, comp.mapping).astype(float).ravel() / public.rows for p in pairs
+            }
+        edges = TreeInputs(accountant, noise, progress, comp, zeros, two, weights, pub_shares, sigma2, total)
+        return edges, pairs
+
+    def _select_tree(self, fi: TreeInputs, pairs, rho_sel: float, has_public: bool):
+        """Step 2: Kruskal's spanning tree, each edge drawn by the exponential mechanism at ``rho_sel`` (module
+        docstring: sensitivity 1, or 2 with public options). Returns the edges and those picked publicly."""
+        d = len(fi.comp.cdomain.attributes)
+        parent = {a: a for a in fi.comp.cdomain.attributes}
+        tree: list[tuple[str, str]] = []
+        public_tree: list[tuple[str, str]] = []  # the edges picked from the public table (no measurement)
         for r in range(d - 1):
             cands = [p for p in pairs if find_root(parent, p[0]) != find_root(parent, p[1])]
-            if zeros is not None:
-                cands = self._fitting_pairs(cdomain, tree, zeros, cands)
+            if fi.zeros is not None:
+                cands = self._fitting_pairs(fi.comp.cdomain, tree, fi.zeros, cands)
                 if not cands:
                     break
             # the last draw offers public options only if an edge is private already: step 3 spends the rest
-            offer = public is not None and (r < d - 2 or len(public_tree) < len(tree))
+            offer = has_public and (r < d - 2 or len(public_tree) < len(tree))
             if offer:
-                x = [compress_counts(two[p], p, mapping) for p in cands]
+                x = [compress_counts(fi.two[p], p, fi.comp.mapping) for p in cands]
                 priv_q, pub_q = edge_scores(
-                    [weights[p] for p in cands],
-                    [cdomain.size(p) for p in cands],
-                    sigma2,
+                    [fi.weights[p] for p in cands],
+                    [fi.comp.cdomain.size(p) for p in cands],
+                    fi.sigma2,
                     x,
-                    [pub_shares[p] for p in cands],
-                    total,
+                    [fi.pub_shares[p] for p in cands],
+                    fi.total,
                 )
                 scores = np.concatenate([priv_q, pub_q])
             else:
-                scores = np.array([weights[p] for p in cands])
+                scores = np.array([fi.weights[p] for p in cands])
             idx = exponential_select(
-                accountant,
-                noise,
+                fi.accountant,
+                fi.noise,
                 scores,
                 rho_sel,
                 f"mst/select/{r + 1}",
@@ -392,24 +513,27 @@ class MST(Synthesizer):
             if from_public:
                 public_tree.append((a, b))
             what = f"{a} – {b}{' (public)' if from_public else ''}"
-            progress("select tree", step=r + 1, steps=d - 1, accountant=accountant, message=what)
-        timings["select"] = time.perf_counter() - t1
+            fi.progress("select tree", step=r + 1, steps=d - 1, accountant=fi.accountant, message=what)
+        return tree, public_tree
 
-        # 3. measure the tree edges on the compressed domain (rest of the budget).
-        t2 = time.perf_counter()
+    @staticmethod
+    def _measure_tree(fi: TreeInputs, tree, public_tree):
+        """Step 3: the private edges' marginals on the compressed domain (L2 sensitivity 1), splitting what is left
+        of the budget, the last one spending exactly the rest; a public pick is the public pair rescaled to the noisy
+        total, weighted as a private one (sd ``sigma2``). Returns (private measurements, public ones)."""
+        accountant, mapping = fi.accountant, fi.comp.mapping
         log2 = []
-        # a public pick: the public pair rescaled to the noisy total, weighted as a private one (stddev sigma2)
-        log_pub = [pgm.LinearMeasurement(total * pub_shares[p], p, stddev=sigma2) for p in public_tree]
+        log_pub = [pgm.LinearMeasurement(fi.total * fi.pub_shares[p], p, stddev=fi.sigma2) for p in public_tree]
         measure = [p for p in tree if p not in public_tree]  # the private picks share the 2-way third
         if measure:
-            progress("measure 2-way", step=0, steps=len(measure), accountant=accountant)
+            fi.progress("measure 2-way", step=0, steps=len(measure), accountant=accountant)
         for r, (a, b) in enumerate(measure):
             left = len(measure) - r
             rho2 = accountant.remaining if left == 1 else accountant.remaining / left
-            x = compress_counts(two[(a, b)], (a, b), mapping)
+            x = compress_counts(fi.two[(a, b)], (a, b), mapping)
             y, s = gaussian_measure(
                 accountant,
-                noise,
+                fi.noise,
                 x,
                 rho2,
                 f"mst/2-way/{a},{b}",
@@ -417,47 +541,5 @@ class MST(Synthesizer):
                 compressed=bool(a in mapping or b in mapping),
             )
             log2.append(pgm.LinearMeasurement(y.astype(float).ravel(), (a, b), stddev=s))
-            progress("measure 2-way", step=r + 1, steps=len(measure), accountant=accountant, message=f"{a},{b}")
-        timings["measure_2way"] = time.perf_counter() - t2
-
-        t3 = time.perf_counter()
-        model = estimate_phase(
-            progress,
-            accountant,
-            "estimate",
-            self.iters,
-            cdomain,
-            log1c + log2 + log_pub + prior,
-            known_total=total,
-            tol=self.tol if czeros is None else None,
-            backend="tree",
-            zeros=czeros,
-        )
-        timings["estimate"] = time.perf_counter() - t3
-        info: dict[str, Any] = {
-            "tree": [list(e) for e in tree],
-            "compressed": {a: int(m.max()) + 1 for a, m in mapping.items()},
-            "estimated_total": total,
-            "total_sd": pgm.identity_total_sd(list(one_way.values())),
-        }
-        if public is not None:
-            info["public"] = public.describe()
-            info["public_edges"] = [list(e) for e in public_tree]
-        return SynthModel(
-            mechanism="mst",
-            domain={a: int(sizes[a]) for a in attrs},
-            model=model,
-            ledger=accountant.to_dict(),
-            schema=schema,
-            compression=mapping,
-            # within a merged code, the original codes in proportion to their 1-way estimates (clipped at 0)
-            decompression={a: np.maximum(estimate[a], 0.0) for a in mapping},
-            params={
-                "iters": self.iters,
-                "tol": self.tol,
-                "select_fit": self.select_fit,
-                "sigma_1way": one_way[attrs[0]][1],
-            },
-            info=info,
-            timings=timings,
-        )  # timings: in memory only, never saved
+            fi.progress("measure 2-way", step=r + 1, steps=len(measure), accountant=accountant, message=f"{a},{b}")
+        return log2, log_pub
