@@ -402,11 +402,11 @@ def test_decode_follows_the_neighbouring_densities_within_a_bin():
     from privsample.data.encoding import bin_slopes
 
     col = N("x", 0, 100, bins=10)
-    falling = np.repeat(np.arange(10), [4000 // 2**i + 30 for i in range(10)])
+    falling = np.repeat(np.arange(10), [40000 // 2**i + 300 for i in range(10)])
     a = bin_slopes(col, np.bincount(falling, minlength=10))
     assert np.all(a[:9] < 0) and np.all(np.abs(a) <= 2)
     assert np.all(bin_slopes(col, np.full(10, 500)) == 0)
-    assert np.all(bin_slopes(col, np.full(10, 5)) == 0)  # too few records to tell
+    assert np.all(bin_slopes(col, np.full(10, 50)) == 0)  # too few records to tell
     sch = Schema([col, N("i", 0, 99, bins=10, integer=True)])
     df = decode({"x": falling, "i": falling}, sch, np.random.default_rng(3))
     for name in ("x", "i"):

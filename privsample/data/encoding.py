@@ -328,7 +328,10 @@ def _code_columns(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema) 
     return out
 
 
-SHAPE_MIN_RECORDS = 20  # a bin's slope is read off its neighbours only when it and they hold this many draws
+SHAPE_MIN_RECORDS = (
+    200  # a bin's slope is read off its neighbours only when it and they hold this many draws (fewer: the
+)
+#                          counts are too noisy to tell a slope, and a uniform draw is the safer guess)
 
 
 def _bin_spans(col: Numeric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
