@@ -328,10 +328,9 @@ def _code_columns(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema) 
     return out
 
 
-SHAPE_MIN_RECORDS = (
-    200  # a bin's slope is read off its neighbours only when it and they hold this many draws (fewer: the
-)
-#                          counts are too noisy to tell a slope, and a uniform draw is the safer guess)
+# a bin's slope is read off its neighbours only when it and they hold this many draws (fewer: the counts are
+# too noisy to tell a slope, and a uniform draw is the safer guess)
+SHAPE_MIN_RECORDS = 200
 
 
 def _bin_spans(col: Numeric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
