@@ -394,3 +394,25 @@ def test_bounds_at_the_float_limit_give_finite_bins_and_values():
     wide = N("w", -lim, lim, bins=1)
     w = np.asarray(decode({"w": np.zeros(50, dtype=np.int64)}, Schema([wide]), np.random.default_rng(1))["w"])
     assert np.isfinite(w).all() and w.min() < 0 < w.max()
+
+
+def test_decode_follows_the_neighbouring_densities_within_a_bin():
+    """A bin between a denser and a sparser one decodes with more values on the dense side (a linear density from
+    the neighbours' counts); equal counts decode uniformly; every value stays in its bin (re-encodes to it)."""
+    from privsample.data.encoding import bin_slopes
+
+    col = N("x", 0, 100, bins=10)
+    falling = np.repeat(np.arange(10), [40000 // 2**i + 300 for i in range(10)])
+    a = bin_slopes(col, np.bincount(falling, minlength=10))
+    assert np.all(a[:9] < 0) and np.all(np.abs(a) <= 2)
+    assert np.all(bin_slopes(col, np.full(10, 500)) == 0)
+    assert np.all(bin_slopes(col, np.full(10, 50)) == 0)  # too few records to tell
+    sch = Schema([col, N("i", 0, 99, bins=10, integer=True)])
+    df = decode({"x": falling, "i": falling}, sch, np.random.default_rng(3))
+    for name in ("x", "i"):
+        v = np.asarray(df[name], dtype=float)
+        assert np.array_equal(encode(df[[name]], Schema([sch[name]]))[name], falling)
+        within = v[falling == 1] - sch[name].bin_edges[1]
+        assert within.mean() < 0.45 * (sch[name].bin_edges[2] - sch[name].bin_edges[1])  # uniform: about 0.5
+    flat = decode({"x": np.repeat(np.arange(10), 500)}, Schema([col]), np.random.default_rng(4))["x"]
+    assert abs(float(np.mean(flat)) - 50) < 1.5

@@ -351,3 +351,19 @@ def test_a_code_keeps_no_value_from_noise_when_the_noise_is_small():
         )
         kept.add((col.lower, col.upper))
     assert kept == {(1.0, 2.0)}
+
+
+def test_tree_cells_take_their_bins_where_the_grid_mass_is():
+    """With a median tree of two levels, a skewed amount's top tree cell is split by the grid's noisy mass (narrow
+    bins where the records are, wide ones in the sparse tail), not into equal widths."""
+    rng = np.random.default_rng(0)
+    x = np.round(np.exp(rng.normal(5.0, 1.2, 100_000)), 2)
+    col, info = discover_numeric(
+        "amount", x, Accountant(1.0), SeededNoise(1, quiet=True), rho=5e-6, integer=False, nullable=False,
+        n_hat=len(x),
+    )  # fmt: skip
+    assert info["binning"] == "quantile" and info["tree_levels"] == 2
+    e = col.bin_edges
+    b = int(np.searchsorted(e, np.quantile(x, 0.8), side="right")) - 1  # in the top tree cell
+    assert e[b + 1] - e[b] < (col.upper - col.lower) / 10  # equal widths: about a quarter of the range
+    assert col.bins <= 16 + 4

@@ -328,6 +328,74 @@ def _code_columns(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema) 
     return out
 
 
+# a bin's slope is read off its neighbours only when it and they hold this many draws (fewer: the counts are
+# too noisy to tell a slope, and a uniform draw is the safer guess)
+SHAPE_MIN_RECORDS = 200
+
+
+def _bin_spans(col: Numeric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, width, continuous) of each bin as a stretch of the number line: for an integer column the integers
+    ``ilo..ihi`` a bin decodes to, as [ilo - 1/2, ihi + 1/2] (width: their number, 0 without one); for a float
+    column [lo, hi]. ``continuous``: the bin has room for a shape (two integers or more, or a float bin wider
+    than a point bin [v, nextafter(v)))."""
+    edges = np.asarray(col.bin_edges, dtype=np.float64)
+    lo, hi = edges[:-1], edges[1:]
+    if col.integer:
+        last = np.arange(len(lo)) == len(lo) - 1
+        ilo, ihi = np.ceil(lo), np.where(last, np.floor(hi), np.ceil(hi) - 1)
+        n = np.maximum(ihi - ilo + 1, 0.0)
+        return ilo - 0.5, n, n >= 2
+    with np.errstate(over="ignore", invalid="ignore"):
+        width = hi - lo
+    return lo, width, np.nextafter(lo, np.inf) < hi
+
+
+def bin_slopes(col: Numeric, counts: np.ndarray) -> np.ndarray:
+    """The shape of the values within each bin of ``col`` given how many records each bin holds (``counts``):
+    a linear density on the bin, ``1 + a (u - 1/2)`` at the relative position u in [0, 1], with ``a`` in
+    [-2, 2] (0: uniform; -2: a triangle falling to 0 at the upper end). ``a`` follows the densities (records per
+    unit of width) of the neighbouring bins (a frequency polygon that keeps each bin's own count): at each inner
+    edge the density is interpolated linearly between the two bins' centres; an outer bin takes the slope
+    towards its one neighbour. Point bins (a float bin [v, nextafter(v)), an integer bin without an integer) are
+    no neighbours, and a bin or a neighbour holding fewer than ``SHAPE_MIN_RECORDS`` records gives no slope.
+    A function of the counts and the public schema only (for synthetic codes: post-processing)."""
+    start, width, cont = _bin_spans(col)
+    k = len(width)
+    counts = np.asarray(counts, dtype=np.float64)[:k]
+    a = np.zeros(k)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        centre = start + width / 2
+        dens = np.where(width > 0, counts / width, 0.0)
+        ok = (counts >= SHAPE_MIN_RECORDS) & (width > 0) & np.isfinite(dens) & np.isfinite(centre)
+        for b in np.flatnonzero(cont & ok):
+            slopes = []
+            for nb in (b - 1, b + 1):
+                if 0 <= nb < k and ok[nb] and (cont[nb] or col.integer):
+                    slopes.append((dens[nb] - dens[b]) / (centre[nb] - centre[b]))
+            if not slopes:
+                continue
+            if len(slopes) == 2:  # interpolated densities at the two edges, joined by a line
+                left = dens[b] - slopes[0] * width[b] / 2
+                right = dens[b] + slopes[1] * width[b] / 2
+                s = (right - left) / width[b]
+            else:
+                s = slopes[0]
+            v = s * width[b] / dens[b]
+            a[b] = float(np.clip(v, -2.0, 2.0)) if np.isfinite(v) else 0.0
+    return a
+
+
+def _linear_draw(a: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Positions u in [0, 1] with density ``1 + a (u - 1/2)`` (|a| <= 2) from uniform ``t``: the inverse of
+    F(u) = u + a (u^2 - u) / 2, in a form without cancellation (``a`` = 0 gives u = t)."""
+    b = 1.0 - a / 2
+    root = np.sqrt(np.maximum(b * b + 2.0 * a * t, 0.0))
+    den = b + root
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(den > 0, 2.0 * t / den, 0.0)
+    return np.clip(u, 0.0, 1.0)
+
+
 def _decode_numeric(col: Numeric, c: np.ndarray, rng: np.random.Generator) -> pd.Series | np.ndarray:
     edges = col.bin_edges
     k = int(col.bins)
@@ -335,16 +403,19 @@ def _decode_numeric(col: Numeric, c: np.ndarray, rng: np.random.Generator) -> pd
     b = np.where(null, 0, c)
     lo, hi = edges[b], edges[b + 1]
     last = b == k - 1
+    # the shape within each bin, from the bin counts of these codes (``bin_slopes``)
+    a = bin_slopes(col, np.bincount(c[~null], minlength=k))[b]
+    u = _linear_draw(a, rng.random(len(c)))
     if col.integer and max(abs(col.lower), abs(col.upper)) < 2**62:
         ilo = np.ceil(lo)
         ihi = np.where(last, np.floor(hi), np.ceil(hi) - 1)
         empty = ihi < ilo
-        draw = rng.integers(ilo.astype(np.int64), np.where(empty, ilo, ihi).astype(np.int64), endpoint=True)
-        values = np.where(empty, np.round((lo + hi) / 2).astype(np.int64), draw)
+        n = np.where(empty, 1.0, ihi - ilo + 1)
+        draw = ilo + np.minimum(np.floor(u * n), n - 1)  # the integer whose stretch of [0, 1) holds u
+        values = np.where(empty, np.round((lo + hi) / 2), draw).astype(np.int64)
         if col.nullable:
             return pd.Series(pd.arrays.IntegerArray(values, null))
         return values
-    u = rng.random(len(c))
     with np.errstate(over="ignore", invalid="ignore"):
         x = lo + (hi - lo) * u
         # a bin wider than the largest float (bounds near ±1.8e308): the same draw on halved values
@@ -407,10 +478,14 @@ def decode(
     """Records from codes ({column: codes} or a 2-D array with columns in schema order).
 
     Categorical: code -> its category; the other code -> the ``other`` label; the null code -> None
-    (object column). Numeric: a bin -> a value drawn uniformly in the bin, ``[lo, hi)`` (the last bin
-    ``[lo, hi]``) as float64; integer columns draw a uniform integer among the integers in the bin,
-    i.e. in ``[ceil(lo), ceil(hi) - 1]`` (last bin ``[ceil(lo), floor(hi)]``), falling back to
-    ``round(midpoint)`` when the bin holds no integer (such a value need not re-encode to its bin).
+    (object column). Numeric: a bin -> a value drawn in the bin, ``[lo, hi)`` (the last bin ``[lo, hi]``) as
+    float64; integer columns draw an integer among the integers in the bin, i.e. in ``[ceil(lo), ceil(hi) - 1]``
+    (last bin ``[ceil(lo), floor(hi)]``), falling back to ``round(midpoint)`` when the bin holds no integer (such
+    a value need not re-encode to its bin). Within a bin the values follow a linear density whose slope comes
+    from the densities of the neighbouring bins in these codes (``bin_slopes``; uniform where the counts are too
+    small to tell): a skewed amount's wide bins decode with more values towards the dense side, as the records
+    they came from lie. A function of the codes and the schema only, so decoding synthetic codes remains
+    post-processing.
     The null code -> NaN (float) or ``pd.NA`` (integer columns, which are then ``Int64``; else ``int64``).
     ``within`` (numeric column -> allowed closed intervals, ``condition.ColumnCondition.intervals``): that
     column's values are drawn within bin ∩ intervals (conditional sampling; every bin must meet them).

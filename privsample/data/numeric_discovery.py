@@ -23,7 +23,8 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
    of unit cells only is a code: it keeps exactly the integers whose noisy counts pass that threshold (unit bins;
    every value decodes exactly). A unit cell in the range above the core threshold and ``POINT_MIN_SHARE`` of n_hat
    gets a bin of its own (0 capital gain). Without a tree, the bins follow the cells' noisy mass (equal-mass at the
-   grid's resolution: geometric bins for skewed amounts).
+   grid's resolution: geometric bins for skewed amounts); with one, each tree cell's bins follow the noisy mass of
+   the grid cells inside it (:func:`_mass_cuts`; equal width where that mass is too small to guide them).
 2. Bin edges (``TREE_SHARE``, only when planned from n_hat): equal-frequency edges from a tree of private
    medians (the recursive splitting of Kaplan, Schnapp & Stemmer 2022; :func:`_median_tree`): sensitivity 1/2
    within a cell and disjoint cells, so a level costs one selection's rho_l. If fewer than
@@ -493,12 +494,30 @@ def _discover(
     per = _share_out(target, len(bounds) - 1)
     inner = list(cuts)
     for (a, b), k in zip(zip(bounds, bounds[1:]), per):
-        inner.extend(_equal_width(a, b, k, integer).tolist())
+        within = _mass_cuts(cells, g, i0, i1, a, b, k, integer) if planned else []
+        inner.extend(within or _equal_width(a, b, k, integer).tolist())
     edges_out = point_edges(sorted(set(inner)), points, lower, upper, integer)
     col = Numeric(name, lower, upper, edges=tuple(edges_out), integer=integer, nullable=nullable)
     info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=how, tree_levels=levels)
     _note(notes, name, col, info)
     return col, info
+
+
+def _mass_cuts(cells, noisy, i0: int, i1: int, a: float, b: float, k: int, integer: bool) -> list[float]:
+    """Cut points splitting the tree cell [a, b] into about ``k`` bins by the grid histogram's noisy mass in it
+    (a grid cell partly inside counts in proportion to its overlap, as if uniform): :func:`_octave_cuts` on the
+    grid cells clipped to [a, b]. Post-processing; [] when the mass is too small to guide the cuts."""
+    sub, mass = [], []
+    for i in range(i0, i1 + 1):
+        lo, hi = _cell_span(cells[i], integer)
+        u, v = max(lo, a), min(hi, b)
+        if v < u:
+            continue
+        one = 1.0 if integer else 0.0  # an integer stretch lo..hi holds hi - lo + 1 values
+        part = (v - u + one) / (hi - lo + one) if hi - lo + one > 0 else 1.0
+        sub.append(cells[i])
+        mass.append(max(float(noisy[i]), 0.0) * min(max(part, 0.0), 1.0))
+    return _octave_cuts(sub, np.asarray(mass), a, b, k, integer)
 
 
 def _octave_cuts(cells, noisy, lower: float, upper: float, k: int, integer: bool) -> list[float]:
