@@ -180,14 +180,14 @@ def test_decoding_within_a_cut_bin_is_uniform_on_the_intersection():
 # -- no change without a condition ----------------------------------------------------------------------
 def test_unconditioned_draws_are_unchanged(fitted):
     """``where=None`` gives the rows of the unconditioned sampler for the same seed: the junction-tree draw,
-    then uniform decompression and decoding, as before conditions existed."""
+    then uniform decompression and decoding by the model's bin counts, as before conditions existed."""
     m, _ = fitted
     for seed, n in itertools.product((0, 9), (1, 777)):
         rng = np.random.default_rng(seed)
         codes = pgm.record_sampler(m.model)(n, int(rng.integers(2**32)))
         for a, mp in m.compression.items():
             codes[a] = decompress_codes(codes[a], mp, rng)
-        expected = decode({a: codes[a] for a in m.domain}, m.schema, rng)
+        expected = decode({a: codes[a] for a in m.domain}, m.schema, rng, bin_counts=m.bin_counts())
         pd.testing.assert_frame_equal(m.sample_table(n, np.random.default_rng(seed)), expected)
         pd.testing.assert_frame_equal(m.sample_table(n, np.random.default_rng(seed), where=None), expected)
         first = next(m.sample_chunks(n, np.random.default_rng(seed)))

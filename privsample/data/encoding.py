@@ -396,7 +396,9 @@ def _linear_draw(a: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.clip(u, 0.0, 1.0)
 
 
-def _decode_numeric(col: Numeric, c: np.ndarray, rng: np.random.Generator) -> pd.Series | np.ndarray:
+def _decode_numeric(
+    col: Numeric, c: np.ndarray, rng: np.random.Generator, counts: np.ndarray | None = None
+) -> pd.Series | np.ndarray:
     edges = col.bin_edges
     k = int(col.bins)
     null = (c == col.null_code) if col.nullable else np.zeros(len(c), dtype=bool)
@@ -404,7 +406,7 @@ def _decode_numeric(col: Numeric, c: np.ndarray, rng: np.random.Generator) -> pd
     lo, hi = edges[b], edges[b + 1]
     last = b == k - 1
     # the shape within each bin, from the bin counts of these codes (``bin_slopes``)
-    a = bin_slopes(col, np.bincount(c[~null], minlength=k))[b]
+    a = bin_slopes(col, np.bincount(c[~null], minlength=k) if counts is None else counts)[b]
     u = _linear_draw(a, rng.random(len(c)))
     if col.integer and max(abs(col.lower), abs(col.upper)) < 2**62:
         ilo = np.ceil(lo)
@@ -474,6 +476,7 @@ def decode(
     schema: Schema,
     rng: np.random.Generator,
     within: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+    bin_counts: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Records from codes ({column: codes} or a 2-D array with columns in schema order).
 
@@ -482,10 +485,12 @@ def decode(
     float64; integer columns draw an integer among the integers in the bin, i.e. in ``[ceil(lo), ceil(hi) - 1]``
     (last bin ``[ceil(lo), floor(hi)]``), falling back to ``round(midpoint)`` when the bin holds no integer (such
     a value need not re-encode to its bin). Within a bin the values follow a linear density whose slope comes
-    from the densities of the neighbouring bins in these codes (``bin_slopes``; uniform where the counts are too
-    small to tell): a skewed amount's wide bins decode with more values towards the dense side, as the records
-    they came from lie. A function of the codes and the schema only, so decoding synthetic codes remains
-    post-processing.
+    from the densities of the neighbouring bins (``bin_slopes``; uniform where the counts are too small to tell):
+    a skewed amount's wide bins decode with more values towards the dense side, as the records they came from
+    lie. The densities are those of ``bin_counts`` (numeric column -> records per bin, e.g. a model's own
+    expected counts, so that a table drawn in chunks follows the same law as one drawn at once), else of these
+    codes. A function of the codes, the counts given and the schema only: decoding synthetic codes with a
+    model's counts remains post-processing.
     The null code -> NaN (float) or ``pd.NA`` (integer columns, which are then ``Int64``; else ``int64``).
     ``within`` (numeric column -> allowed closed intervals, ``condition.ColumnCondition.intervals``): that
     column's values are drawn within bin ∩ intervals (conditional sampling; every bin must meet them).
@@ -506,7 +511,7 @@ def decode(
         elif within and col.name in within:
             data[col.name] = _decode_within(col, c, rng, within[col.name])
         else:
-            data[col.name] = _decode_numeric(col, c, rng)
+            data[col.name] = _decode_numeric(col, c, rng, (bin_counts or {}).get(col.name))
     n = len(next(iter(cols.values()))) if cols else 0
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 

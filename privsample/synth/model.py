@@ -285,7 +285,31 @@ class SynthModel:
 
         columns = getattr(draw, "columns", {})
         within = {a: cc.intervals for a, cc in columns.items() if cc.intervals is not None}
-        return decode(codes, self.schema, rng, within) if within else decode(codes, self.schema, rng)
+        return decode(codes, self.schema, rng, within or None, self.bin_counts())
+
+    def bin_counts(self) -> dict[str, np.ndarray]:
+        """The model's expected records in each bin of each numeric column: its 1-way marginal (decompressed in
+        proportion to the decompression weights, as sampling does). Decoding shapes values within a bin by
+        these (``privsample.data.encoding.bin_slopes``), the same for every chunk drawn. Post-processing of the
+        model; computed once."""
+        cached = getattr(self, "_bin_counts", None)
+        if cached is not None:
+            return cached
+        from privsample.data.schema import Numeric
+
+        out: dict[str, np.ndarray] = {}
+        for col in self.schema.columns if self.schema is not None else []:
+            if not isinstance(col, Numeric) or col.name not in self.model.domain.attributes:
+                continue
+            p = np.maximum(np.asarray(self.model.project([col.name]).datavector(flatten=True), dtype=float), 0.0)
+            m = self.compression.get(col.name)
+            if m is not None:
+                w = preimage_weights(m, self.decompression.get(col.name))
+                group = np.bincount(m, weights=w, minlength=len(p))
+                p = p[m] * np.where(group[m] > 0, w / np.where(group[m] > 0, group[m], 1.0), 0.0)
+            out[col.name] = p
+        self._bin_counts = out
+        return out
 
     @property
     def chunk_rows(self) -> int:
