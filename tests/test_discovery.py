@@ -552,7 +552,8 @@ def test_discovery_field_round_trip(tmp_path):
 
 @pytest.mark.parametrize("n", [0, 1, 3])
 def test_planned_discovery_on_empty_and_tiny_tables(n):
-    from privsample.pipeline import release_domain, worst_case_domain
+    from privsample.api.accounting import worst_case_domain
+    from privsample.data.encoding import release_domain
 
     df = pd.DataFrame({"a": ["x"] * n, "b": ["1"] * n}, dtype=object)
     acc = Accountant.from_epsilon_delta(1.0, 1e-9, delta_slack=1e-10)
@@ -567,14 +568,14 @@ def test_planned_discovery_on_empty_and_tiny_tables(n):
 
 def test_adult_sample_keeps_frequent_categories_at_eps_1(adult_raw):
     """1,000 records of Adult at epsilon = 1 (the pipeline's plan): the frequent categories survive."""
-    from privsample.pipeline import (
+    from privsample.api.accounting import (
         DISCOVERY_BINS,
         DISCOVERY_DELTA_SHARE,
         DISCOVERY_MAX_CATEGORIES,
         make_accountant,
-        release_domain,
         worst_case_domain,
     )
+    from privsample.data.encoding import release_domain
 
     df = adult_raw.sample(1000, random_state=0).reset_index(drop=True)
     acc, d_disc = make_accountant(1.0, 1e-9, None, None)
@@ -614,7 +615,7 @@ def test_adult_sample_keeps_frequent_categories_at_eps_1(adult_raw):
 def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
     """synthesize: discovery is planned from the noisy row count by default; an explicit share is honoured.
     Either way discovery + synthesis spend at most the user's budget, all in one ledger."""
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
 
     rng = np.random.default_rng(1)
     p = tmp_path / "t.csv"
@@ -735,7 +736,7 @@ def test_synthesis_reuses_discovery_counts_without_new_spend(method, tmp_path, m
     shape (no extra entry) and the budget is exactly spent."""
     import importlib
 
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
     from privsample.synth import base
 
     got = []

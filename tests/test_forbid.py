@@ -10,7 +10,7 @@ import pytest
 
 from privsample.data.schema import Categorical, Numeric, Schema, forbid_codes, forbidden_bins
 from privsample.errors import InputError
-from privsample.pipeline import synthesize
+from privsample.api.synthesizer import synthesize
 from privsample.synth import numpy_md, pgm
 from privsample.synth.model import SynthModel
 from privsample.synth.zeros import StructuralZeros

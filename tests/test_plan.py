@@ -157,7 +157,7 @@ def test_noise_matches_a_fit(tmp_path, method):
     import numpy as np
     import pandas as pd
 
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
 
     rng = np.random.default_rng(0)
     data = tmp_path / "d.csv"

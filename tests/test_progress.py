@@ -12,7 +12,7 @@ import yaml
 from rich.console import Console
 
 from privsample.cli.common import RichProgress
-from privsample.pipeline import synthesize
+from privsample.api.synthesizer import synthesize
 from privsample.synth.base import AtMost, rounds_bound
 
 

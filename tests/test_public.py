@@ -275,7 +275,7 @@ def test_cli_refuses_the_private_input_as_public_before_any_charge(how, budget, 
 
 def test_api_refuses_the_private_table_as_public(public_files, tmp_path):
     from privsample.data.schema import Schema
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
     from privsample.privacy.budget import Budget
 
     csv, _, _ = public_files

@@ -227,16 +227,14 @@ class Schema(_BaseSchema):
             >>> schema.ledger.private, schema.ledger.summary["epsilon_spent"] <= 1
             (True, True)
         """
-        import numpy as np
-
-        from privsample.pipeline import check_budget, discover_schema
+        from privsample.api.accounting import discover_schema
+        from privsample.checks import check_budget, check_seed
         from privsample.privacy.noise import make_noise
 
         check_budget(epsilon, delta)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise InputError(f"seed must be an integer or None (got {seed!r})")
+        seed = check_seed(seed)
         if budget is not None:  # ``budget``: a Budget (or its file) charged (rho(eps, delta/2), delta/2) first
-            from privsample.pipeline import discovery_charge
+            from privsample.api.accounting import discovery_charge
             from privsample.privacy.budget import charged
 
             return charged(
