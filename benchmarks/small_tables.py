@@ -319,7 +319,7 @@ def worker(a) -> dict:
     errs = workload_scores(real, score_codes(sdf, ev), ev) if len(sdf) else {k: 2.0 for k in (1, 2, 3)}
     row.update(status="ok", rows_synth=len(sdf), err1=errs.get(1, ""), err2=errs.get(2, ""), err3=errs.get(3, ""))
     if a.arm == "none":
-        th = ledger_thresholds(res.accountant.ledger)
+        th = ledger_thresholds(res.ledger["entries"])
         row["floor_run"] = merging_floor(real, ev, th) if th else ""
         row["threshold_run"] = statistics.median(th.values()) if th else ""
     draft = {c.name: c for c in ev.columns}

@@ -630,17 +630,17 @@ def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
         noise=SeededNoise(4, quiet=True),
         seed=4,
     )
-    acc = res.accountant
-    disc = [e for e in acc.ledger if e.label.startswith("schema: ")]
-    assert [e.label for e in disc[:2]] == ["schema: row count", "schema: plan"]
-    spent = math.fsum(e.rho for e in disc)
+    disc = [e for e in res.ledger["entries"] if e["label"].startswith("schema: ")]
+    assert [e["label"] for e in disc[:2]] == ["schema: row count", "schema: plan"]
+    spent = math.fsum(e["rho"] for e in disc)
     plan = res.schema.discovery
     if schema_share is None:
         assert plan["rule"] == "planned" and MIN_SHARE <= plan["share"] <= SMALL_MAX_SHARE
     else:
         assert plan["rule"] == "fixed" and plan["share"] == 0.2
-    assert spent == pytest.approx(plan["share"] * acc.rho_total, rel=1e-9)
-    assert acc.spent <= acc.rho_total and acc.delta_spent <= 1e-9
+    summary = res.ledger["summary"]
+    assert spent == pytest.approx(plan["share"] * summary["rho_total"], rel=1e-9)
+    assert summary["rho_spent"] <= summary["rho_total"] and summary["delta_spent"] <= 1e-9
     assert res.model.schema.discovery == plan  # saved with the model
 
 
@@ -755,9 +755,9 @@ def test_synthesis_reuses_discovery_counts_without_new_spend(method, tmp_path, m
     opts = {"mst": {"iters": 200}, "aim": {"rounds": 4}, "ppsyn": {}}[method]
     df.to_csv(tmp_path / "t.csv", index=False)
     r = synthesize(tmp_path / "t.csv", epsilon=2.0, method=method, seed=1, method_options=opts, rows=500)
-    labels = [e.label for e in r.accountant.ledger]
+    labels = [e["label"] for e in r.ledger["entries"]]
     assert not any("discovery" in lb and "reuse" in lb for lb in labels)
-    assert r.accountant.spent == pytest.approx(r.accountant.rho_total, rel=1e-9)
+    assert r.ledger["summary"]["rho_spent"] == pytest.approx(r.ledger["summary"]["rho_total"], rel=1e-9)
     assert {"a", "b"} <= set(r.table["c"])
     assert sorted(got) == [("c",), ("k",)]
 

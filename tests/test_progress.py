@@ -78,7 +78,7 @@ METHODS = {
     "aim": ("aim", {"iters": 40}),
     "ppsyn": ("ppsyn", {"iters": 40}),
     "ppsyn-note": ("ppsyn", {"iters": 40, "schedule": "note"}),
-    "ppsyn-paper": ("ppsyn-paper", {"iters": 40}),
+    "ppsyn-paper": ("ppsyn-paper", {"iters": 40, "unsafe_as_published": True}),
 }
 EXPECTED = {
     "mst": ["measure 1-way", "select tree", "measure 2-way", "estimate"],

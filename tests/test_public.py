@@ -223,7 +223,7 @@ def test_synthesizer_api_with_public(public_files, tmp_path):
     assert "public input, no privacy cost" in str(s.ledger)
     s.save(tmp_path / "model.zip")
     assert privsample.load(tmp_path / "model.zip").ledger.public_inputs == [p]  # kept in model.json
-    with pytest.raises(InputError, match="--public is supported by aim, mst, ppsyn, not ppsyn-paper"):
+    with pytest.raises(InputError, match="^public is supported by aim, mst, ppsyn, not ppsyn-paper"):
         Synthesizer("ppsyn-paper", epsilon=1, unsafe_as_published=True).fit(
             small_table(300, 0), schema=schema, public=small_table(200, 1)
         )

@@ -93,12 +93,18 @@ class Fitted:
 
 
 def check_settings(
-    method: Any, epsilon: Any, delta: Any, options: dict | None = None, name: OptionName = python_option
+    method: Any,
+    epsilon: Any,
+    delta: Any,
+    options: dict | None = None,
+    name: OptionName = python_option,
+    research: bool = False,
 ) -> Settings:
-    """The method, the budget and the method's options, checked (``InputError``)."""
+    """The method, the budget and the method's options, checked (``InputError``); ``research``: also other
+    keywords of the method's constructor, unchecked (``method_options``)."""
     check_budget(epsilon, delta, name)
     method = check_method(method, name)
-    return Settings(method, epsilon, delta, method_options(method, name, **(options or {})))
+    return Settings(method, epsilon, delta, method_options(method, name, research, **(options or {})))
 
 
 def check_request(

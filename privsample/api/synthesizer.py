@@ -261,7 +261,8 @@ def synthesize(
     table (a pandas DataFrame, a pyarrow Table, a polars DataFrame), read as ``read_table`` reads the same data
     written to CSV (``privsample.data.frames``) on the numpy engine. Bad input raises ``InputError`` before
     any budget is spent.
-    ``method_options``: the method's options, as ``Synthesizer``'s keywords (``OPTIONS``).
+    ``method_options``: the method's options, as ``Synthesizer``'s keywords (``OPTIONS``), checked; for
+    experiments, other keywords of the method's constructor (e.g. ``rounds``) are passed on unchecked.
     ``engine``: numpy | duckdb | spark | auto (``choose_engine``); without ``schema``, duckdb and spark discover
     it privately from their own per-column value counts, as numpy does in memory.
     ``engine_options``: keyword options of the DuckDB/Spark engine (e.g. ``memory_limit``, ``threads``).
@@ -283,7 +284,7 @@ def synthesize(
     stop because more than half of the columns kept one value.
     """
     request = check_request(
-        check_settings(method, epsilon, delta, method_options),
+        check_settings(method, epsilon, delta, method_options, research=True),
         source,
         schema=schema,
         rows=rows,

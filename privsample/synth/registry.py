@@ -30,21 +30,28 @@ OPTIONS = (
 WORKLOAD_METHODS = ("aim", "ppsyn", "ppsyn-paper")  # the methods that take a workload and a model-size limit
 
 
-def make_synthesizer(method: str, **kwargs) -> Synthesizer:
-    """The synthesizer named ``method`` (one of METHODS), with its options (``method_options``' output)."""
+def synthesizer_class(method: str) -> type[Synthesizer]:
+    """The class of ``method``'s synthesizer (``ppsyn`` and ``ppsyn-paper`` are modes of ``PPSyn``)."""
     if method == "mst":
         from privsample.synth.mst import MST
 
-        return MST(**kwargs)
+        return MST
     if method == "aim":
         from privsample.synth.aim import AIM
 
-        return AIM(**kwargs)
+        return AIM
     if method in ("ppsyn", "ppsyn-paper"):
         from privsample.synth.ppsyn import PPSyn
 
-        return PPSyn(mode="paper" if method == "ppsyn-paper" else "dp", **kwargs)
+        return PPSyn
     raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
+
+
+def make_synthesizer(method: str, **kwargs) -> Synthesizer:
+    """The synthesizer named ``method`` (one of METHODS), with its options (``method_options``' output)."""
+    if method in ("ppsyn", "ppsyn-paper"):
+        kwargs["mode"] = "paper" if method == "ppsyn-paper" else "dp"
+    return synthesizer_class(method)(**kwargs)
 
 
 def check_method(method: Any, name: OptionName = python_option) -> str:
@@ -52,13 +59,15 @@ def check_method(method: Any, name: OptionName = python_option) -> str:
     return check_choice(method, METHODS, "method", name)
 
 
-def method_options(method: str, name: OptionName = python_option, **options: Any) -> dict:
+def method_options(method: str, name: OptionName = python_option, research: bool = False, **options: Any) -> dict:
     """Keyword options for ``make_synthesizer`` from the method's options, or ``InputError`` for an unknown
     option, a bad value, or an option the method does not take. Applied to its own output it returns it.
 
     ``workload``: cliques as text ('a,b;c,d', columns by ',', cliques by ';') or a sequence of column tuples (or
-    of (columns, weight) pairs). ``max_memory_mb``: default ``DEFAULT_MAX_MEMORY_MB``."""
-    unknown = sorted(set(options) - set(OPTIONS))
+    of (columns, weight) pairs). ``max_memory_mb``: default ``DEFAULT_MAX_MEMORY_MB``. ``research``: other
+    keywords of the method's constructor (e.g. ``rounds``) are passed on unchecked, for experiments."""
+    extra = {k: v for k, v in options.items() if k not in OPTIONS}
+    unknown = sorted(set(extra) - (constructor_keywords(method) if research else set()))
     if unknown:
         raise InputError(f"unknown option(s) {', '.join(unknown)} (choose from: {', '.join(OPTIONS)})")
     o = {k: options.get(k) for k in OPTIONS}
@@ -87,7 +96,15 @@ def method_options(method: str, name: OptionName = python_option, **options: Any
         opts["iters"] = iters
     opts.update(_workload_options(method, o["workload"], o["max_model_size"], name))
     opts.update(_ppsyn_options(method, schedule, max_candidates, o["eta"], name))
-    return opts
+    return {**opts, **extra}
+
+
+def constructor_keywords(method: str) -> set[str]:
+    """The keywords the constructor of ``method``'s synthesizer takes (``mode`` is the method's own)."""
+    import inspect
+
+    params = inspect.signature(synthesizer_class(method).__init__).parameters
+    return {p for p in params if p not in ("self", "mode")}
 
 
 def _workload_options(method: str, workload, max_model_size, name: OptionName) -> dict:
