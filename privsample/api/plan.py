@@ -361,7 +361,7 @@ def plan(
         domain = coding.domain()
         sizes = list(domain.shape)
     else:
-        domain = worst_case_domain(names)  # what the pipeline's size check uses before discovery
+        domain = worst_case_domain(names)  # what the run's size check uses before discovery
         sizes = [DISCOVERY_BINS + 1] * len(names)  # typical discovered sizes, for time and noise
     row_counts = [rows] if rows is not None else list(GRID_ROWS)
     calibration = load_calibration()
@@ -392,7 +392,7 @@ def plan(
 
 def _discovery_forecast(n: int, e: float, delta: float, m: int) -> dict:
     """What discovery keeps at ``n`` records and epsilon ``e`` (the run's own split: ``make_accountant``, then
-    ``discovery_forecast`` with the pipeline's bins)."""
+    ``discovery_forecast`` with the run's bins)."""
     from privsample.data.discovery_plan import discovery_forecast
     from privsample.api.accounting import DISCOVERY_BINS, make_accountant
 

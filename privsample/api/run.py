@@ -147,8 +147,21 @@ def check_request(
     budget = as_budget(budget)
     refuse_seeded(budget, seed)
     make_accountant(settings.epsilon, settings.delta, schema, run.get("schema_share"), name)  # refusals only
-    return Request(settings, source, frame, schema, rows, seed, synth, public, engine=engine, delimiter=delimiter,
-                   encoding=encoding, budget=budget, **run)  # fmt: skip
+    return Request(
+        settings,
+        source,
+        frame,
+        schema,
+        rows,
+        seed,
+        synth,
+        public,
+        engine=engine,
+        delimiter=delimiter,
+        encoding=encoding,
+        budget=budget,
+        **run,
+    )
 
 
 def prepare(source: Any, *, method: Any, epsilon: Any, delta: Any, options: dict | None = None, **kw: Any) -> Request:

@@ -15,7 +15,7 @@ named by ``provenance``:
   schema --private-epsilon`` does; its cost is in ``schema.ledger``, and a fit with it adds that cost to
   its own ledger (the fit's (epsilon, delta) covers both).
 
-``Schema`` here is a subclass of ``privsample.data.schema.Schema`` (the class the pipeline works with), so it
+``Schema`` here is a subclass of ``privsample.data.schema.Schema`` (the class the run works with), so it
 goes wherever a schema is accepted; ``load`` and ``from_dict`` return this class. It renders as a table in a
 notebook (``_repr_html_``) and drafts say NON-PRIVATE DRAFT wherever they show.
 
