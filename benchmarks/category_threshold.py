@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import RESULTS  # noqa: E402
 from privsample.data.discovery import private_schema  # noqa: E402
-from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, make_accountant  # noqa: E402
+from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, make_accountant  # noqa: E402
 from privsample.privacy import SeededNoise  # noqa: E402
 from privsample.privacy.sparse_histogram import stability_delta, stability_threshold  # noqa: E402
 

@@ -111,7 +111,7 @@ def make_engine(engine: str, path: Path, sch, options: dict | None = None):
         from privsample.marginals import NumpyEngine
 
         return NumpyEngine(encode(read_table(path, na_values=sch.na_values), sch), sch.domain())
-    from privsample.pipeline import make_engine as pipeline_engine
+    from privsample.marginals.open import make_engine as pipeline_engine
 
     return pipeline_engine(engine, path, sch, clip=False, other=False, spark_master="local[2]", engine_options=options)
 
@@ -166,7 +166,8 @@ def worker(engine: str, task: str, rows: int) -> dict:
     # MST end to end: time inside the engine (construction + marginals) against the rest
     import privsample.data.encoding as encoding
     import privsample.data.table as table
-    import privsample.pipeline as pipeline
+    import privsample.api.run as pipeline
+    from privsample.api.synthesizer import synthesize
 
     spent = {"engine": 0.0}
 
@@ -185,7 +186,7 @@ def worker(engine: str, task: str, rows: int) -> dict:
     pipeline.make_engine = timed(pipeline.make_engine)
     table.read_table, encoding.encode = timed(table.read_table), timed(encoding.encode)
     t0 = time.perf_counter()
-    res = pipeline.synthesize(
+    res = synthesize(
         path,
         epsilon=EPSILON,
         method="mst",
@@ -204,11 +205,11 @@ def worker(engine: str, task: str, rows: int) -> dict:
 
 def disc_worker(engine: str, task: str, rows: int, out: dict) -> dict:
     """MST on the 20-column table: private discovery by the engine (``discover``) or the reviewed schema."""
-    import privsample.pipeline as pipeline
+    from privsample.api.synthesizer import synthesize
 
     path = disc_file(rows)
     t0 = time.perf_counter()
-    res = pipeline.synthesize(
+    res = synthesize(
         path,
         epsilon=EPSILON,
         method="mst",

@@ -208,7 +208,7 @@ def worker(name: str, method: str, epsilon: float) -> dict:
     import warnings
 
     warnings.filterwarnings("ignore")
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
 
     path, spath = table_csv(name)
     t0 = time.perf_counter()

@@ -234,7 +234,7 @@ def ledger_thresholds(entries) -> dict[str, float]:
 def planned_share(epsilon: float, n_columns: int, n_rows: int) -> float:
     """The discovery share the pipeline plans at ``epsilon`` (the row count standing in for the noisy one)."""
     from privsample.data.discovery_plan import COUNT_SHARE, plan_discovery
-    from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
+    from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
     from privsample.privacy.conversion import cdp_rho
 
     d_disc = DISCOVERY_DELTA_SHARE * DEFAULT_DELTA
@@ -257,7 +257,7 @@ def default_threshold(epsilon: float, n_columns: int, n_rows: int, share: float 
         plan_discovery,
         split_exact,
     )
-    from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
+    from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
     from privsample.privacy.conversion import cdp_rho
     from privsample.privacy.mechanisms import sigma_for_rho
 
@@ -278,7 +278,9 @@ def worker(a) -> dict:
     from privsample.data.schema import Categorical, Numeric
     from privsample.data.table import read_table
     from privsample.errors import InputError, PrivsampleError
-    from privsample.pipeline import method_options, synthesize, write_table
+    from privsample.api.synthesizer import synthesize
+    from privsample.io import write_table
+    from privsample.synth.registry import method_options
 
     path = table_path(a.table)
     rdf = read_table(path)
@@ -317,7 +319,7 @@ def worker(a) -> dict:
     errs = workload_scores(real, score_codes(sdf, ev), ev) if len(sdf) else {k: 2.0 for k in (1, 2, 3)}
     row.update(status="ok", rows_synth=len(sdf), err1=errs.get(1, ""), err2=errs.get(2, ""), err3=errs.get(3, ""))
     if a.arm == "none":
-        th = ledger_thresholds(res.accountant.ledger)
+        th = ledger_thresholds(res.ledger["entries"])
         row["floor_run"] = merging_floor(real, ev, th) if th else ""
         row["threshold_run"] = statistics.median(th.values()) if th else ""
     draft = {c.name: c for c in ev.columns}
@@ -1063,7 +1065,9 @@ def credit_worker(a) -> dict:
     from privsample.data.table import read_table
     from privsample.errors import InputError, PrivsampleError
     from privsample.evaluate.tables import schema_loss
-    from privsample.pipeline import method_options, synthesize, write_table
+    from privsample.api.synthesizer import synthesize
+    from privsample.io import write_table
+    from privsample.synth.registry import method_options
 
     path = credit_path()
     rdf = read_table(path)

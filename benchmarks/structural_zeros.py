@@ -55,7 +55,7 @@ def main() -> None:
     from privsample.data.schema import Schema
     from privsample.evaluate.workload import all_cliques, workload_errors
     from privsample.marginals import NumpyEngine
-    from privsample.pipeline import release_domain
+    from privsample.data.encoding import release_domain
     from privsample.privacy import Accountant, SeededNoise
     from privsample.synth import make_synthesizer
 

@@ -245,7 +245,7 @@ def schema_stats(rdf, schema) -> dict:
 # -- one run (in a fresh interpreter) ------------------------------------------------------------------
 def worker(arm: str, method: str, seed: int) -> dict:
     from privsample.data.table import read_table
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
     from privsample.synth.selection import model_size_mb
 
     path = table_path()

@@ -47,14 +47,15 @@ if TYPE_CHECKING:
     from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
     from privsample.api.mbde import mbde_sample
     from privsample.evaluate import Evaluation
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import Synthesis, synthesize
     from privsample.privacy.budget import Budget
     from privsample.privacy.ledger import Ledger
 
 _LAZY = {
     "Synthesizer": "privsample.api",
     "load": "privsample.api",
-    "synthesize": "privsample.pipeline",
+    "synthesize": "privsample.api",
+    "Synthesis": "privsample.api",
     "Schema": "privsample.api",
     "Categorical": "privsample.api",
     "Numeric": "privsample.api",
@@ -75,6 +76,7 @@ __all__ = [
     "Synthesizer",
     "load",
     "synthesize",
+    "Synthesis",
     "Schema",
     "Categorical",
     "Numeric",

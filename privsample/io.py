@@ -4,6 +4,10 @@
 output, or in a folder that cannot be written. A failure part-way leaves no partial output file; the
 renamed file gets the permissions an ordinary write would give it -- the existing target's, or else the
 umask's default -- not the owner-only mode of ``tempfile``'s temporary files.
+
+Tables are written as CSV, gzipped CSV or Parquet by the target's extension (``write_table`` at once,
+``write_chunks`` streaming); :func:`check_output_size` refuses, before anything is written, a table that would not
+fit on the disk.
 """
 
 from __future__ import annotations
@@ -190,3 +194,142 @@ def check_paths(
             raise InputError(f"cannot create the output folder {shown} for {label}: {exc.strerror or exc}") from None
         if note is not None:
             note(f"created the folder {shown} for {label}")
+
+
+# -- tables ----------------------------------------------------------------------------------------------
+
+
+def table_kind(path: str | Path) -> str:
+    """The output format of ``path`` by its extension: "parquet", "csv.gz" or "csv"."""
+    path = Path(path)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return "parquet"
+    return "csv.gz" if "".join(path.suffixes[-2:]).lower().endswith(".gz") else "csv"
+
+
+def write_table(df, path: str | Path) -> None:
+    """Write CSV (or Parquet by extension) atomically: temp file, then rename."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        if table_kind(path) == "parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False, compression="gzip" if table_kind(path) == "csv.gz" else None)
+
+
+def _arrow_schema(df):
+    """The Parquet schema of every chunk, fixed by the first: a column of text or of missing values only
+    is a string column, a nullable integer column an int64 one."""
+    import pyarrow as pa
+
+    fields = []
+    for f in pa.Schema.from_pandas(df, preserve_index=False):
+        fields.append(pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f)
+    return pa.schema(fields)
+
+
+def write_chunks(chunks, path: str | Path, on_chunk=None) -> int:
+    """Write an iterable of DataFrames (same columns) as one table, CSV, .csv.gz or Parquet by extension,
+    streaming: one chunk in memory at a time. Atomic (temporary file, then rename); returns the number of
+    rows. Running out of disk space is an ``InputError`` and leaves no file. ``on_chunk(rows_so_far)``
+    is called after each chunk."""
+    import errno
+    import gzip
+
+    path = Path(path)
+    kind = table_kind(path)
+    rows = 0
+    try:
+        with atomic_path(path) as tmp:
+            if kind == "parquet":
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                writer = None
+                try:
+                    for df in chunks:
+                        if writer is None:
+                            schema = _arrow_schema(df)
+                            writer = pq.ParquetWriter(tmp, schema)
+                        writer.write_table(pa.Table.from_pandas(df, schema=schema, preserve_index=False))
+                        rows += len(df)
+                        on_chunk and on_chunk(rows)
+                finally:
+                    if writer is not None:
+                        writer.close()
+            else:
+                first = True
+                with (
+                    gzip.open(tmp, "wt", newline="", encoding="utf-8", compresslevel=GZIP_LEVEL)
+                    if kind == "csv.gz"
+                    else open(tmp, "w", newline="", encoding="utf-8")
+                ) as fh:
+                    for df in chunks:
+                        df.to_csv(fh, index=False, header=first)
+                        first = False
+                        rows += len(df)
+                        on_chunk and on_chunk(rows)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            raise InputError(f"not enough disk space to write {path} (nothing was written)") from None
+        raise
+    return rows
+
+
+GZIP_LEVEL = 6  # zlib's default: on synthetic Adult, 1.6x faster than level 9 for a 4% larger file
+ESTIMATE_ROWS = 10_000  # rows drawn (not written) to estimate the size of a large output
+
+
+def free_bytes(path: str | Path) -> int:
+    """Free disk space where ``path`` would be written (its nearest existing ancestor directory)."""
+    import shutil
+
+    p = Path(path).absolute().parent
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return shutil.disk_usage(p).free
+
+
+def _human(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} PB"
+
+
+def estimate_output_bytes(model, rows: int, path: str | Path) -> float:
+    """Bytes that ``rows`` rows from ``model`` would take at ``path`` (its format by extension), from
+    ``ESTIMATE_ROWS`` rows drawn with a fixed generator of their own (so that the output for a seed does
+    not change) and written in memory. Post-processing of the model only."""
+    import gzip
+    import io
+
+    n0 = min(int(rows), ESTIMATE_ROWS)
+    if n0 <= 0:
+        return 0.0
+    import numpy as np
+
+    df = model.sample_table(n0, np.random.default_rng(0))
+    kind = table_kind(path)
+    if kind == "parquet":
+        buf = io.BytesIO()
+        df.to_parquet(buf, index=False)
+        size = len(buf.getvalue())
+    else:
+        data = df.to_csv(index=False).encode("utf-8")
+        size = len(gzip.compress(data, compresslevel=GZIP_LEVEL)) if kind == "csv.gz" else len(data)
+    return size / n0 * int(rows)
+
+
+def check_output_size(model, rows: int, path: str | Path) -> None:
+    """Refuse (``InputError``) ``rows`` rows that would not fit in the free disk space at ``path``,
+    stating the size they would take. Outputs of at most ``ESTIMATE_ROWS`` rows are not estimated."""
+    if rows <= ESTIMATE_ROWS:
+        return
+    need, free = estimate_output_bytes(model, rows, path), free_bytes(path)
+    if need > free:
+        raise InputError(
+            f"{rows:,} rows would take about {_human(need)} in {Path(path).name}, more than the "
+            f"{_human(free)} free on its disk: pass a smaller --rows"
+        )

@@ -14,7 +14,7 @@ import yaml
 import privsample
 from privsample import InputError, Ledger, Release, Schema, cube_sample, mbde_sample
 from privsample.data.schema import Categorical, Numeric
-from privsample.pipeline import write_table
+from privsample.io import write_table
 from tests.test_cli import run
 
 CUBE_FAST = {"k": 4, "degree": 1}  # p = 3 bits, m = 4L = 16

@@ -189,12 +189,12 @@ def test_polars_input(df):
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda d: Schema.discover(d, 0), "--epsilon must be a finite number > 0"),
-        (lambda d: Schema.discover(d, -1), "--epsilon must be"),
-        (lambda d: Schema.discover(d, float("inf")), "--epsilon must be"),
-        (lambda d: Schema.discover(d, "1"), "--epsilon must be"),
-        (lambda d: Schema.discover(d, 1, 0), "--delta must be in"),
-        (lambda d: Schema.discover(d, 1, 1.0), "--delta must be in"),
+        (lambda d: Schema.discover(d, 0), "^epsilon must be a finite number > 0"),
+        (lambda d: Schema.discover(d, -1), "^epsilon must be"),
+        (lambda d: Schema.discover(d, float("inf")), "^epsilon must be"),
+        (lambda d: Schema.discover(d, "1"), "^epsilon must be"),
+        (lambda d: Schema.discover(d, 1, 0), "^delta must be in"),
+        (lambda d: Schema.discover(d, 1, 1.0), "^delta must be in"),
         (lambda d: Schema.discover(d, 1, seed="x"), "seed must be"),
         (lambda d: Schema.discover([[1, 2]], 1), "expected a pandas DataFrame"),
         (lambda d: Schema.discover(d.to_dict(), 1), "not dict"),

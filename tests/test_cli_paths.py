@@ -241,7 +241,7 @@ def test_check_paths_unit(tmp_path):
 
 def _interrupting_write(monkeypatch):
     """write_table that has written part of its temporary file when Ctrl-C arrives."""
-    import privsample.pipeline
+    import privsample.io
     from privsample.io import atomic_path
 
     def write_table(df, path, *args, **kwargs):
@@ -249,8 +249,8 @@ def _interrupting_write(monkeypatch):
             tmp.write_text("partial")
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(privsample.pipeline, "write_table", write_table)
-    monkeypatch.setattr(privsample.pipeline, "write_chunks", write_table)  # synth and sample stream their rows
+    monkeypatch.setattr(privsample.io, "write_table", write_table)
+    monkeypatch.setattr(privsample.io, "write_chunks", write_table)  # synth and sample stream their rows
 
 
 def test_ctrl_c_while_writing_exits_130_and_leaves_nothing(files, capsys, monkeypatch):

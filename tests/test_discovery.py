@@ -552,7 +552,8 @@ def test_discovery_field_round_trip(tmp_path):
 
 @pytest.mark.parametrize("n", [0, 1, 3])
 def test_planned_discovery_on_empty_and_tiny_tables(n):
-    from privsample.pipeline import release_domain, worst_case_domain
+    from privsample.api.accounting import worst_case_domain
+    from privsample.data.encoding import release_domain
 
     df = pd.DataFrame({"a": ["x"] * n, "b": ["1"] * n}, dtype=object)
     acc = Accountant.from_epsilon_delta(1.0, 1e-9, delta_slack=1e-10)
@@ -567,14 +568,14 @@ def test_planned_discovery_on_empty_and_tiny_tables(n):
 
 def test_adult_sample_keeps_frequent_categories_at_eps_1(adult_raw):
     """1,000 records of Adult at epsilon = 1 (the pipeline's plan): the frequent categories survive."""
-    from privsample.pipeline import (
+    from privsample.api.accounting import (
         DISCOVERY_BINS,
         DISCOVERY_DELTA_SHARE,
         DISCOVERY_MAX_CATEGORIES,
         make_accountant,
-        release_domain,
         worst_case_domain,
     )
+    from privsample.data.encoding import release_domain
 
     df = adult_raw.sample(1000, random_state=0).reset_index(drop=True)
     acc, d_disc = make_accountant(1.0, 1e-9, None, None)
@@ -614,7 +615,7 @@ def test_adult_sample_keeps_frequent_categories_at_eps_1(adult_raw):
 def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
     """synthesize: discovery is planned from the noisy row count by default; an explicit share is honoured.
     Either way discovery + synthesis spend at most the user's budget, all in one ledger."""
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
 
     rng = np.random.default_rng(1)
     p = tmp_path / "t.csv"
@@ -629,17 +630,17 @@ def test_pipeline_discovery_share_planned_or_fixed(tmp_path, schema_share):
         noise=SeededNoise(4, quiet=True),
         seed=4,
     )
-    acc = res.accountant
-    disc = [e for e in acc.ledger if e.label.startswith("schema: ")]
-    assert [e.label for e in disc[:2]] == ["schema: row count", "schema: plan"]
-    spent = math.fsum(e.rho for e in disc)
+    disc = [e for e in res.ledger["entries"] if e["label"].startswith("schema: ")]
+    assert [e["label"] for e in disc[:2]] == ["schema: row count", "schema: plan"]
+    spent = math.fsum(e["rho"] for e in disc)
     plan = res.schema.discovery
     if schema_share is None:
         assert plan["rule"] == "planned" and MIN_SHARE <= plan["share"] <= SMALL_MAX_SHARE
     else:
         assert plan["rule"] == "fixed" and plan["share"] == 0.2
-    assert spent == pytest.approx(plan["share"] * acc.rho_total, rel=1e-9)
-    assert acc.spent <= acc.rho_total and acc.delta_spent <= 1e-9
+    summary = res.ledger["summary"]
+    assert spent == pytest.approx(plan["share"] * summary["rho_total"], rel=1e-9)
+    assert summary["rho_spent"] <= summary["rho_total"] and summary["delta_spent"] <= 1e-9
     assert res.model.schema.discovery == plan  # saved with the model
 
 
@@ -735,7 +736,7 @@ def test_synthesis_reuses_discovery_counts_without_new_spend(method, tmp_path, m
     shape (no extra entry) and the budget is exactly spent."""
     import importlib
 
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
     from privsample.synth import base
 
     got = []
@@ -755,9 +756,9 @@ def test_synthesis_reuses_discovery_counts_without_new_spend(method, tmp_path, m
     opts = {"mst": {"iters": 200}, "aim": {"rounds": 4}, "ppsyn": {}}[method]
     df.to_csv(tmp_path / "t.csv", index=False)
     r = synthesize(tmp_path / "t.csv", epsilon=2.0, method=method, seed=1, method_options=opts, rows=500)
-    labels = [e.label for e in r.accountant.ledger]
+    labels = [e["label"] for e in r.ledger["entries"]]
     assert not any("discovery" in lb and "reuse" in lb for lb in labels)
-    assert r.accountant.spent == pytest.approx(r.accountant.rho_total, rel=1e-9)
+    assert r.ledger["summary"]["rho_spent"] == pytest.approx(r.ledger["summary"]["rho_total"], rel=1e-9)
     assert {"a", "b"} <= set(r.table["c"])
     assert sorted(got) == [("c",), ("k",)]
 

@@ -87,7 +87,7 @@ def test_numpy_and_duckdb_discover_the_same_schema(files, kind):
 
 
 def test_duckdb_engine_takes_over_the_cleaned_rows(files):
-    from privsample.pipeline import release_domain
+    from privsample.data.encoding import release_domain
 
     path = files["csv"]
     values = DuckDBValues(path, threads=1)
@@ -121,7 +121,7 @@ def test_spark_discovers_the_same_schema(files):
             with SparkValues(str(files[kind]), spark=spark) as values:
                 assert discover(values) == expected, kind
         # the pipeline: discovery by Spark, then the engine codes the same persisted rows
-        from privsample.pipeline import synthesize
+        from privsample.api.synthesizer import synthesize
 
         runs = {}
         with warnings.catch_warnings():
@@ -146,7 +146,7 @@ def test_spark_discovers_the_same_schema(files):
 # -- the pipeline -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
 def test_synthesize_without_a_schema_on_duckdb(files, kind):
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
 
     runs = {}
     with warnings.catch_warnings():
@@ -157,7 +157,7 @@ def test_synthesize_without_a_schema_on_duckdb(files, kind):
             )
     a, b = runs["numpy"], runs["duckdb"]
     assert a.schema.to_dict() == b.schema.to_dict()
-    assert a.accountant.to_dict() == b.accountant.to_dict()
+    assert a.ledger == b.ledger
     assert a.table.equals(b.table)
     assert b.model.params["engine"] == "duckdb"
 
@@ -165,7 +165,7 @@ def test_synthesize_without_a_schema_on_duckdb(files, kind):
 def test_auto_picks_duckdb_for_a_large_file_without_a_schema(files, monkeypatch):
     import psutil
 
-    from privsample.pipeline import choose_engine
+    from privsample.marginals.open import choose_engine
 
     class Small:
         available = 1000
@@ -178,7 +178,7 @@ def test_model_size_is_refused_before_reading(files, monkeypatch):
     """Without a schema the worst case of discovery (column names only) is checked before any record is read."""
     from privsample.errors import ResourceLimitError
     from privsample.marginals import duckdb_engine
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
 
     def no_read(self):
         raise AssertionError("records read")

@@ -183,7 +183,7 @@ def test_forecast_matches_a_discovery():
     """At a large table the plan does not depend on the noisy row count: the forecast's noise is the ledger's."""
     from privsample.data.discovery import private_schema
     from privsample.data.discovery_plan import discovery_forecast
-    from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_BINS, make_accountant
+    from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_BINS, make_accountant
     from privsample.privacy.noise import make_noise
 
     n = 100_000

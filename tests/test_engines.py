@@ -547,31 +547,32 @@ def test_marginal_cache_sums_out_and_evicts():
 
 
 def test_choose_engine(tmp_path, monkeypatch):
-    from privsample import pipeline
+    from privsample.marginals import open as engines
 
     p = random_parquet(tmp_path, n=50)
-    assert pipeline.choose_engine(p, "auto", SMALL) == "numpy"
-    assert pipeline.choose_engine(p, "duckdb", None) == "duckdb"
-    monkeypatch.setitem(pipeline.AUTO_SHARE, "parquet", 10**12)  # as if the file were larger than memory
-    assert pipeline.choose_engine(p, "auto", SMALL) == "numpy"  # with a schema only the codes are held
-    monkeypatch.setitem(pipeline.AUTO_SHARE_CODED, "parquet", 10**12)
-    assert pipeline.choose_engine(p, "auto", SMALL) == "duckdb"
-    assert pipeline.choose_engine(p, "auto", None) == "duckdb"  # discovery out of core too
+    assert engines.choose_engine(p, "auto", SMALL) == "numpy"
+    assert engines.choose_engine(p, "duckdb", None) == "duckdb"
+    monkeypatch.setitem(engines.AUTO_SHARE, "parquet", 10**12)  # as if the file were larger than memory
+    assert engines.choose_engine(p, "auto", SMALL) == "numpy"  # with a schema only the codes are held
+    monkeypatch.setitem(engines.AUTO_SHARE_CODED, "parquet", 10**12)
+    assert engines.choose_engine(p, "auto", SMALL) == "duckdb"
+    assert engines.choose_engine(p, "auto", None) == "duckdb"  # discovery out of core too
     with pytest.raises(InputError, match="unknown engine"):
-        pipeline.choose_engine(p, "pandas", SMALL)
+        engines.choose_engine(p, "pandas", SMALL)
     with pytest.raises(InputError, match="unknown file type"):
-        pipeline.choose_engine(write(tmp_path, "{}", "t.json"), "auto", SMALL)
+        engines.choose_engine(write(tmp_path, "{}", "t.json"), "auto", SMALL)
 
 
 def test_synth_auto_engine_on_large_file_uses_duckdb(tmp_path, monkeypatch):
     """The same seeded run gives the same model whichever engine reads the records."""
-    from privsample import pipeline
+    from privsample.api.synthesizer import synthesize
+    from privsample.marginals import open as engines
 
     p = random_parquet(tmp_path, n=2000)
     kw = dict(epsilon=2.0, method="mst", schema=SMALL, rows=50, seed=3, method_options={"iters": 30})
-    a = pipeline.synthesize(p, engine="numpy", **kw)
-    monkeypatch.setitem(pipeline.AUTO_SHARE_CODED, "parquet", 10**12)
-    b = pipeline.synthesize(p, engine="auto", engine_options={"memory_limit": "256MB"}, **kw)
+    a = synthesize(p, engine="numpy", **kw)
+    monkeypatch.setitem(engines.AUTO_SHARE_CODED, "parquet", 10**12)
+    b = synthesize(p, engine="auto", engine_options={"memory_limit": "256MB"}, **kw)
     assert a.model.params["engine"] == "numpy" and b.model.params["engine"] == "duckdb"
     pd.testing.assert_frame_equal(a.table, b.table)
 

@@ -20,12 +20,14 @@ ROOT = Path(__file__).resolve().parents[1] / "privsample"
 # entry names a module or package (with everything under it); the package ``privsample`` itself (its
 # ``__init__``, the public API) is its own layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundations", ("privsample._version", "privsample.errors", "privsample.io", "privsample.datasets")),
+    (
+        "foundations",
+        ("privsample._version", "privsample.errors", "privsample.checks", "privsample.io", "privsample.datasets"),
+    ),
     ("privacy", ("privsample.privacy",)),
     ("data", ("privsample.data",)),
     ("marginals", ("privsample.marginals",)),
     ("mechanisms", ("privsample.synth", "privsample.cube", "privsample.samplers", "privsample.mbde")),
-    ("pipeline", ("privsample.pipeline",)),
     ("evaluate", ("privsample.evaluate",)),
     ("public API", ("privsample", "privsample.api")),
     ("cli", ("privsample.cli",)),

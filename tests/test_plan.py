@@ -157,7 +157,7 @@ def test_noise_matches_a_fit(tmp_path, method):
     import numpy as np
     import pandas as pd
 
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
 
     rng = np.random.default_rng(0)
     data = tmp_path / "d.csv"
@@ -167,7 +167,7 @@ def test_noise_matches_a_fit(tmp_path, method):
     s = schema_file(tmp_path)
     r = plan(data, epsilon=1, schema=s, method=method, probe=False).rows[0]
     fit = synthesize(data, epsilon=1, schema=s, method=method, seed=1, sample=False, method_options={"iters": 20})
-    entries = fit.accountant.to_dict()["entries"]
+    entries = fit.ledger["entries"]
     gauss = [e for e in entries if e["mechanism"] == "discrete Gaussian"]
     if method == "ppsyn":  # PrivSyn's split: the largest column's sigma is the smallest
         scales = [e["noise_scale"] for e in gauss if "init/" in e["label"]]

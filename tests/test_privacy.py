@@ -291,7 +291,7 @@ def test_private_schema_ledger_absorbs_when_float_sum_rounds_down():
     from fractions import Fraction
 
     from privsample.data.schema import Categorical, Schema
-    from privsample.pipeline import make_accountant
+    from privsample.api.accounting import make_accountant
     from privsample.privacy.accountant import Accountant
 
     for m in range(3, 200):

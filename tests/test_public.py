@@ -223,7 +223,7 @@ def test_synthesizer_api_with_public(public_files, tmp_path):
     assert "public input, no privacy cost" in str(s.ledger)
     s.save(tmp_path / "model.zip")
     assert privsample.load(tmp_path / "model.zip").ledger.public_inputs == [p]  # kept in model.json
-    with pytest.raises(InputError, match="--public is supported by aim, mst, ppsyn, not ppsyn-paper"):
+    with pytest.raises(InputError, match="^public is supported by aim, mst, ppsyn, not ppsyn-paper"):
         Synthesizer("ppsyn-paper", epsilon=1, unsafe_as_published=True).fit(
             small_table(300, 0), schema=schema, public=small_table(200, 1)
         )
@@ -275,7 +275,7 @@ def test_cli_refuses_the_private_input_as_public_before_any_charge(how, budget, 
 
 def test_api_refuses_the_private_table_as_public(public_files, tmp_path):
     from privsample.data.schema import Schema
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
     from privsample.privacy.budget import Budget
 
     csv, _, _ = public_files

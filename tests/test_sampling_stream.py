@@ -15,11 +15,12 @@ from privsample.cli import main
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
-from privsample.pipeline import check_output_size, estimate_output_bytes, write_chunks
+from privsample.io import check_output_size, estimate_output_bytes, write_chunks
 from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import model as model_mod
 from privsample.synth import pgm
-from privsample.synth.model import MAX_DEFAULT_ROWS, MAX_ROWS, SynthModel
+from privsample.checks import MAX_ROWS
+from privsample.synth.model import MAX_DEFAULT_ROWS, SynthModel
 from privsample.synth.mst import MST
 
 
@@ -165,9 +166,9 @@ def test_output_size_estimate_and_refusal(fitted, tmp_path, monkeypatch):
     assert 5 < per_row < 60  # "x,2,0.1234567890123\n"
     assert estimate_output_bytes(m, 10**9, tmp_path / "x.parquet") < estimate_output_bytes(m, 10**9, tmp_path / "x.csv")
     check_output_size(m, 50_000, tmp_path / "x.csv")  # fits
-    from privsample import pipeline
+    import privsample.io
 
-    monkeypatch.setattr(pipeline, "free_bytes", lambda path: 100_000)
+    monkeypatch.setattr(privsample.io, "free_bytes", lambda path: 100_000)
     with pytest.raises(InputError, match=r"50,000 rows would take about [\d.]+ KB in x.csv, more than the 100.0 KB"):
         check_output_size(m, 50_000, tmp_path / "x.csv")
     check_output_size(m, 5_000, tmp_path / "x.csv")  # small outputs are not estimated

@@ -216,7 +216,7 @@ def test_cli_synth_with_spark(spark, tmp_path, capsys):
 
 def test_python_api_takes_a_spark_dataframe(spark, tmp_path):
     """``synthesize`` on a Spark DataFrame (engine auto -> spark) gives the seeded NumPy run's table."""
-    from privsample.pipeline import synthesize
+    from privsample.api.synthesizer import synthesize
 
     rng = np.random.default_rng(1)
     df = pd.DataFrame(

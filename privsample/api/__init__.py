@@ -1,6 +1,7 @@
 """The Python API, one module per family; ``privsample`` re-exports each public name lazily.
 
-``synthesizer`` (``Synthesizer``, ``load``), ``schema`` (``Schema`` declared, drafted or privately discovered;
+``synthesizer`` (``Synthesizer``, ``load``, ``synthesize``) over ``run`` (the main job, validated once) and
+``accounting`` (its budget plan); ``schema`` (``Schema`` declared, drafted or privately discovered;
 ``Categorical``, ``Numeric``), and the research samplers, each returning a ``release.Release``: ``draws``
 (``draw_kary``, ``draw_bernoulli``, ``draw_product``), ``cube`` (``cube_sample``), ``mbde`` (``mbde_sample``).
 ``options`` holds the checks of arguments they share."""
@@ -10,10 +11,12 @@ from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
 from privsample.api.mbde import mbde_sample
 from privsample.api.release import Release
 from privsample.api.schema import Categorical, Numeric, Schema
-from privsample.api.synthesizer import OPTIONS, Synthesizer, load
+from privsample.api.synthesizer import OPTIONS, Synthesis, Synthesizer, load, synthesize
 
 __all__ = [
     "Synthesizer",
+    "Synthesis",
+    "synthesize",
     "load",
     "Schema",
     "Categorical",

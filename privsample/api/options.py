@@ -10,23 +10,11 @@ the option as the caller wrote it: ``python_option`` (``epsilon``, ``small_delta
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from privsample.checks import OptionName, cli_option, python_option
 from privsample.errors import InputError
-
-OptionName = Callable[[str], str]
-
-
-def python_option(name: str) -> str:
-    """An option as Python names it: the keyword argument itself."""
-    return name
-
-
-def cli_option(name: str) -> str:
-    """An option as the command line names it: ``small_delta`` -> ``--small-delta``."""
-    return "--" + name.replace("_", "-")
 
 
 def seeded_warning(seed: int) -> str:

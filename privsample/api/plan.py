@@ -329,22 +329,17 @@ def plan(
     ``encoding``: a CSV file's (default: detected from the header line; UTF-8). ``InputError`` for bad input."""
     from privsample.data.schema import Schema, check_schema_usable
     from privsample.data.table import table_format
-    from privsample.pipeline import (
-        DEFAULT_DELTA,
-        DEFAULT_MAX_MEMORY_MB,
-        DISCOVERY_BINS,
-        check_number,
-        check_budget,
-        release_domain,
-        worst_case_domain,
-    )
+    from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_BINS, worst_case_domain
+    from privsample.checks import check_budget, check_number, cli_option
+    from privsample.data.encoding import release_domain
+    from privsample.synth.registry import DEFAULT_MAX_MEMORY_MB
 
     epsilons = parse_epsilons(epsilon)
     delta = DEFAULT_DELTA if delta is None else delta
     max_memory_mb = DEFAULT_MAX_MEMORY_MB if max_memory_mb is None else max_memory_mb
-    check_number("--max-memory-mb", max_memory_mb, positive=True)
+    check_number(max_memory_mb, "max_memory_mb", cli_option, positive=True)
     for e in epsilons:
-        check_budget(e, delta)
+        check_budget(e, delta, cli_option)
     methods = [method] if isinstance(method, str) else list(method or PLAN_METHODS)
     for m in methods:
         if m not in PLAN_METHODS:
@@ -366,7 +361,7 @@ def plan(
         domain = coding.domain()
         sizes = list(domain.shape)
     else:
-        domain = worst_case_domain(names)  # what the pipeline's size check uses before discovery
+        domain = worst_case_domain(names)  # what the run's size check uses before discovery
         sizes = [DISCOVERY_BINS + 1] * len(names)  # typical discovered sizes, for time and noise
     row_counts = [rows] if rows is not None else list(GRID_ROWS)
     calibration = load_calibration()
@@ -397,9 +392,9 @@ def plan(
 
 def _discovery_forecast(n: int, e: float, delta: float, m: int) -> dict:
     """What discovery keeps at ``n`` records and epsilon ``e`` (the run's own split: ``make_accountant``, then
-    ``discovery_forecast`` with the pipeline's bins)."""
+    ``discovery_forecast`` with the run's bins)."""
     from privsample.data.discovery_plan import discovery_forecast
-    from privsample.pipeline import DISCOVERY_BINS, make_accountant
+    from privsample.api.accounting import DISCOVERY_BINS, make_accountant
 
     acc, d_disc = make_accountant(e, delta, None, None)
     return {"epsilon": e, **discovery_forecast(acc.rho_total, d_disc, n, m, bins=DISCOVERY_BINS)}
@@ -407,7 +402,7 @@ def _discovery_forecast(n: int, e: float, delta: float, m: int) -> dict:
 
 def _entries(n, e, delta, schema, names, methods, sizes, checks, model, calibration, speed) -> list[MethodPlan]:
     """The entries of ``n`` records at epsilon ``e``, one per method (``plan``'s loop body)."""
-    from privsample.pipeline import make_accountant
+    from privsample.api.accounting import make_accountant
 
     d = len(sizes)
     acc, d_disc = make_accountant(e, delta, schema, None)

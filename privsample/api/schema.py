@@ -15,7 +15,7 @@ named by ``provenance``:
   schema --private-epsilon`` does; its cost is in ``schema.ledger``, and a fit with it adds that cost to
   its own ledger (the fit's (epsilon, delta) covers both).
 
-``Schema`` here is a subclass of ``privsample.data.schema.Schema`` (the class the pipeline works with), so it
+``Schema`` here is a subclass of ``privsample.data.schema.Schema`` (the class the run works with), so it
 goes wherever a schema is accepted; ``load`` and ``from_dict`` return this class. It renders as a table in a
 notebook (``_repr_html_``) and drafts say NON-PRIVATE DRAFT wherever they show.
 
@@ -227,16 +227,14 @@ class Schema(_BaseSchema):
             >>> schema.ledger.private, schema.ledger.summary["epsilon_spent"] <= 1
             (True, True)
         """
-        import numpy as np
-
-        from privsample.pipeline import check_budget, discover_schema
+        from privsample.api.accounting import discover_schema
+        from privsample.checks import check_budget, check_seed
         from privsample.privacy.noise import make_noise
 
         check_budget(epsilon, delta)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise InputError(f"seed must be an integer or None (got {seed!r})")
+        seed = check_seed(seed)
         if budget is not None:  # ``budget``: a Budget (or its file) charged (rho(eps, delta/2), delta/2) first
-            from privsample.pipeline import discovery_charge
+            from privsample.api.accounting import discovery_charge
             from privsample.privacy.budget import charged
 
             return charged(

@@ -1,11 +1,11 @@
 """The Python API: fit a DP synthesizer on a DataFrame, sample synthetic DataFrames, save and load models.
 
-``Synthesizer`` wraps :func:`privsample.pipeline.synthesize` (the run of ``privsample synth``) in the
-scikit-learn style: ``Synthesizer("mst", epsilon=1).fit(df).sample(100)``. The guarantee is that of the
-pipeline: the fitted model (and every table sampled from it, post-processing) is (epsilon, delta)-DP for
-add/remove-one neighbouring tables, with every step's cost in one accountant (``.ledger``). Without a schema
-the domain is discovered privately with a share of the same budget. A seeded fit uses seeded noise and is
-NOT private (reproducible experiments only).
+``Synthesizer`` runs the release of ``privsample synth`` (``privsample.api.run``: one validation, then the fit)
+in the scikit-learn style: ``Synthesizer("mst", epsilon=1).fit(df).sample(100)``; ``synthesize`` fits and
+samples in one call. The guarantee is that of the run: the fitted model (and every table sampled from it,
+post-processing) is (epsilon, delta)-DP for add/remove-one neighbouring tables, with every step's cost in one
+accountant (``.ledger``). Without a schema the domain is discovered privately with a share of the same budget.
+A seeded fit uses seeded noise and is NOT private (reproducible experiments only).
 
 Fitting spends the budget, so an object is fitted at most once: a second ``fit`` is refused. Bad input (a
 wrong type, empty or duplicate column names, a bad option or budget) raises ``InputError`` before any budget
@@ -16,38 +16,21 @@ is spent. Models are saved and loaded in the format of ``privsample synth --save
 from __future__ import annotations
 
 import copy
-import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privsample.api.accounting import DEFAULT_DELTA, DEFAULT_SCHEMA_SHARE
+from privsample.api.run import Settings, check_draw, check_request, check_settings, rows_to_draw, run
 from privsample.api.schema import Schema as PublicSchema
-from privsample.data.schema import Schema, check_schema_usable
-from privsample.data.table import table_format
+from privsample.data.schema import Schema
 from privsample.errors import InputError
-from privsample.pipeline import (
-    DEFAULT_DELTA,
-    check_budget,
-    check_public,
-    in_memory_table,
-    method_options,
-    synthesize,
-)
 from privsample.privacy.ledger import Ledger
-from privsample.synth import METHODS
+from privsample.synth.base import no_progress
 from privsample.synth.model import SynthModel
-
-OPTIONS = (
-    "iters",
-    "workload",
-    "max_model_size",
-    "eta",
-    "schedule",
-    "max_candidates",
-    "max_memory_mb",
-    "unsafe_as_published",
-)
+from privsample.synth.registry import OPTIONS
 
 
 class Synthesizer:
@@ -78,18 +61,12 @@ class Synthesizer:
     ):
         from privsample.privacy.budget import as_budget
 
-        if method not in METHODS:
-            raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
-        check_budget(epsilon, delta)
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise InputError(f"unknown option(s) {', '.join(unknown)} (choose from: {', '.join(OPTIONS)})")
+        self._settings: Settings | None = check_settings(method, epsilon, delta, options)
         self.method = method
         self.epsilon = epsilon
         self.delta = delta
         self.budget = as_budget(budget)
         self.options = dict(options)
-        self._method_options = method_options(method, **options)
         self._model: SynthModel | None = None
         self._spent = False
 
@@ -121,38 +98,9 @@ class Synthesizer:
             raise InputError(
                 "this Synthesizer has already been fitted (its privacy budget is spent): create a new one to fit again"
             )
-        if isinstance(schema, (str, Path)):
-            schema = Schema.load(schema)
-        elif schema is not None and not isinstance(schema, Schema):
-            raise InputError(f"schema must be a Schema or a schema file, not {type(schema).__name__}")
-        if schema is not None:
-            check_schema_usable(schema)  # an unreviewed draft is refused before the budget is marked spent
-        if seed is not None and not isinstance(seed, (int, np.integer)):
-            raise InputError(f"seed must be an integer or None (got {seed!r})")
-        check_public(public, self.method, schema, data)  # not the private table itself: before any budget is spent
-        if isinstance(public, (str, os.PathLike)):
-            from privsample.synth.public import check_public_file
-
-            check_public_file(public)
-        if in_memory_table(data, "auto", schema) is None and isinstance(data, (str, os.PathLike)):
-            table_format(data)  # a file that exists, CSV or Parquet (an in-memory table's names are checked above)
-        if self.budget is not None:
-            from privsample.privacy.budget import refuse_seeded
-
-            refuse_seeded(self.budget, seed)
+        request = check_request(self._settings, data, schema=schema, seed=seed, public=public, budget=self.budget)
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
-        res = synthesize(
-            data,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            method=self.method,
-            schema=schema,
-            seed=seed,
-            method_options=self._method_options,
-            sample=False,
-            public=public,
-            budget=self.budget,
-        )
+        res = run(request, sample=False)
         self._model = res.model
         return self
 
@@ -177,11 +125,10 @@ class Synthesizer:
             >>> s.sample(1000, seed=0, where={"sex": "Female", "age": (30, 40)})  # doctest: +SKIP
         """
         model = self._fitted()
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise InputError(f"seed must be a whole number >= 0 or None (got {seed!r})")
-        if where is None:
-            return model.sample_table(model.resolve_rows(rows), np.random.default_rng(seed))
-        return model.sample_table(model.resolve_rows(rows, where), np.random.default_rng(seed), where=where)
+        rows, seed = check_draw(rows, seed)
+        rng = np.random.default_rng(seed)
+        n = rows_to_draw(model, rows, where)
+        return model.sample_table(n, rng) if where is None else model.sample_table(n, rng, where=where)
 
     def condition_probability(self, where: Any) -> float:
         """The probability, under the fitted model, that a record satisfies ``where`` (as in ``sample``):
@@ -258,11 +205,104 @@ def load(path: str | Path) -> Synthesizer:
     s.method = model.mechanism
     s.epsilon = params.get("epsilon")
     s.delta = params.get("delta")
+    s.budget = None  # a loaded model spends nothing
     s.options = {}
-    s._method_options = {}
+    s._settings = None  # it cannot be fitted again
     s._model = model
     s._spent = True
     return s
 
 
-__all__ = ["Synthesizer", "load", "OPTIONS"]
+@dataclass
+class Synthesis:
+    """What ``synthesize`` returns: the fitted ``model``, the synthetic ``table`` (a pandas DataFrame, None with
+    ``sample=False``), the privacy ``ledger`` of the fit and the ``schema`` it coded with (a ``privsample.Schema``:
+    the reviewed one, or the privately discovered one)."""
+
+    model: SynthModel
+    table: Any
+    ledger: Ledger
+    schema: PublicSchema
+
+    @property
+    def private(self) -> bool:
+        """False when the fit used seeded or unsafe settings (then the model carries no guarantee)."""
+        return self.model.private
+
+
+def synthesize(
+    source,
+    *,
+    epsilon: float,
+    delta: float = DEFAULT_DELTA,
+    method: str = "ppsyn",
+    schema: Schema | str | Path | None = None,
+    rows: int | None = None,
+    seed: int | None = None,
+    other: bool = False,
+    engine: str = "auto",
+    spark_master: str = "local[2]",
+    engine_options: dict | None = None,
+    schema_share: float | None = DEFAULT_SCHEMA_SHARE,
+    method_options: dict | None = None,
+    noise=None,
+    progress=no_progress,
+    discovery_options: dict | None = None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    sample: bool = True,
+    public=None,
+    budget=None,
+) -> Synthesis:
+    """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table: the run of
+    ``privsample synth`` (``privsample.api.run``), in one call.
+
+    ``source``: a CSV/Parquet path (for ``engine="spark"`` also a URI or a Spark DataFrame), or an in-memory
+    table (a pandas DataFrame, a pyarrow Table, a polars DataFrame), read as ``read_table`` reads the same data
+    written to CSV (``privsample.data.frames``) on the numpy engine. Bad input raises ``InputError`` before
+    any budget is spent.
+    ``method_options``: the method's options, as ``Synthesizer``'s keywords (``OPTIONS``), checked; for
+    experiments, other keywords of the method's constructor (e.g. ``rounds``) are passed on unchecked.
+    ``engine``: numpy | duckdb | spark | auto (``choose_engine``); without ``schema``, duckdb and spark discover
+    it privately from their own per-column value counts, as numpy does in memory.
+    ``engine_options``: keyword options of the DuckDB/Spark engine (e.g. ``memory_limit``, ``threads``).
+    Values outside the schema never stop the run: ``RELEASE_RULE`` (``encode(..., release=True)``) handles
+    them record by record on every engine.
+    ``schema_share``: None (default) plans the discovery share from a noisy row count; a number fixes it.
+    ``discovery_options``: keyword options of ``plan_discovery`` (``target_fraction``, ``min_share``,
+    ``max_share``, ``pass_probability``) for planned discovery.
+    ``delimiter`` / ``encoding``: a CSV file's (``read_table``; default: detected from the header line and
+    a byte-order mark, else UTF-8).
+    ``sample``: False leaves ``table`` None, for callers that stream the rows (``SynthModel.sample_chunks``
+    with ``np.random.default_rng(seed)`` gives the same rows).
+    ``public``: a public table (path or in-memory table) with the schema's columns, for ``method`` "aim", "mst" or
+    "ppsyn" with a ``schema``: coded by the same rule, measured at no privacy cost. Read with the same
+    ``delimiter``/``encoding``; a missing column or no rows is an ``InputError`` before any spend.
+    ``budget``: a ``Budget`` (or its file): the run's whole budget is charged to it before the data are read,
+    or the run is refused (``BudgetExceeded``) (``privsample.privacy.budget``).
+    Without a schema, every loss of private discovery is emitted as a ``DiscoveryLossWarning``, before the run may
+    stop because more than half of the columns kept one value.
+    """
+    request = check_request(
+        check_settings(method, epsilon, delta, method_options, research=True),
+        source,
+        schema=schema,
+        rows=rows,
+        seed=seed,
+        public=public,
+        engine=engine,
+        delimiter=delimiter,
+        encoding=encoding,
+        budget=budget,
+        other=other,
+        spark_master=spark_master,
+        engine_options=engine_options,
+        schema_share=schema_share,
+        discovery_options=discovery_options,
+    )
+    res = run(request, progress=progress, noise=noise, sample=sample)
+    ledger = Ledger(res.accountant.to_dict())
+    return Synthesis(model=res.model, table=res.table, ledger=ledger, schema=PublicSchema._of(res.schema))
+
+
+__all__ = ["Synthesizer", "Synthesis", "synthesize", "load", "OPTIONS"]

@@ -89,7 +89,7 @@ def show(file: Path = typer.Argument(..., help="A budget file.")) -> None:
     )
     out.print(f"remaining: ρ = {rho_left:.6g} (δ = {delta_left:.3g} left)", highlight=False)
     if rho_left > 0:  # what one more run may ask for: its own ε at its own δ (synth's default δ)
-        from privsample.pipeline import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
+        from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
         from privsample.privacy.conversion import cdp_epsilon
 
         disc = cdp_epsilon(rho_left, (1 - DISCOVERY_DELTA_SHARE) * DEFAULT_DELTA)

@@ -62,7 +62,7 @@ def cube_sample(
     whatever the data; a draft or privately discovered schema is refused."""
     from privsample.api.cube import cube_charge, cube_input, cube_release, cube_request
     from privsample.api.options import cli_option
-    from privsample.pipeline import write_table
+    from privsample.io import write_table
 
     request = cube_request(
         epsilon=epsilon,

@@ -80,7 +80,7 @@ class _Flags:
 def _finish(release, output: Path) -> None:
     """Write the draws and print the ledger, the guarantee, the input rule (always: it is public) and the part
     sizes (functions of the public n and m)."""
-    from privsample.pipeline import write_table
+    from privsample.io import write_table
 
     write_table(release.table, output)
     print_ledger(release.ledger, err)

@@ -65,7 +65,7 @@ def mbde(
     """Release m rows drawn with MBDE (integral privacy, Husain et al.) from numeric columns with public bounds."""
     from privsample.api.mbde import mbde_charge, mbde_release, mbde_request, mbde_schema, mbde_table
     from privsample.api.options import cli_option
-    from privsample.pipeline import write_table
+    from privsample.io import write_table
 
     request = mbde_request(
         columns=columns,

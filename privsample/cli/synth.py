@@ -174,80 +174,61 @@ def synth(
     budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
-    from privsample.data.table import check_delimiter, check_encoding
-    from privsample.pipeline import check_budget, method_options
-    from privsample.synth.model import check_rows
+    from privsample.api.run import fit, prepare, spending
+    from privsample.checks import cli_option
+    from privsample.data.encoding import RELEASE_RULE
+    from privsample.io import check_output_size
 
-    check_budget(epsilon, delta)
-    delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
-    if rows is not None:
-        check_rows(rows)
+    options = {
+        "iters": iters,
+        "workload": workload,
+        "max_model_size": max_model_size,
+        "eta": eta,
+        "schedule": schedule,
+        "max_candidates": max_candidates,
+        "max_memory_mb": max_memory_mb,
+        "unsafe_as_published": unsafe_as_published,
+    }
+    request = prepare(
+        input,
+        method=method,
+        epsilon=epsilon,
+        delta=delta,
+        options=options,
+        schema=schema,
+        rows=rows,
+        seed=seed,
+        public=public,
+        engine=engine,
+        delimiter=delimiter,
+        encoding=encoding,
+        budget=budget_file,
+        other=other,
+        spark_master=spark_master,
+        name=cli_option,
+    )  # every check that can refuse from the arguments: once, before anything is charged or read
     warn_seeded(seed)
-    opts = method_options(
-        method,
-        max_memory_mb=max_memory_mb,
-        iters=iters,
-        workload=workload,
-        max_model_size=max_model_size,
-        eta=eta,
-        schedule=schedule,
-        max_candidates=max_candidates,
-        unsafe_as_published=unsafe_as_published,
-    )
-    from privsample.pipeline import check_public
-
-    check_public(public, method, schema, input)  # not INPUT itself (nor a copy): before the budget file is charged
-    if public is not None:
-        from privsample.synth.public import check_public_file
-
-        check_public_file(public)  # an existing CSV/Parquet file, before anything else
     check_paths(
         {"INPUT": input, "--schema": schema, "--public": public, "--budget-file": budget_file},
         {"-o/--output": output, "--save-model": save_model},
         model_folders("--save-model", save_model),
     )
-    from functools import partial
-
-    from privsample.pipeline import check_output_size, synth_charge, synthesize
-
-    charge = partial(synth_charge, epsilon, delta, schema, None, method)
-    with budget_spending(budget_file, seed, charge, input, (output, save_model)):  # before the data are read
-        if schema is not None:  # header and schema only (public): before any work
-            from privsample.data.schema import Schema, check_schema_usable
-
-            sch = Schema.load(schema)
-            check_schema_usable(sch)
-            warn_unused_file_columns(err, input, sch, schema, delimiter=delimiter, encoding=encoding)
+    outputs = ", ".join(str(p) for p in (output, save_model) if p is not None)
+    with spending(request, outputs):  # before the data are read
+        if request.schema is not None:  # header and schema only (public): before any work
+            warn_unused_file_columns(
+                err, input, request.schema, schema, delimiter=request.delimiter, encoding=request.encoding
+            )
         if not quiet:
-            from privsample.pipeline import RELEASE_RULE
-
             err.print(f"note: {RELEASE_RULE}", highlight=False)
         with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings():
-            res = synthesize(
-                input,
-                epsilon=epsilon,
-                delta=delta,
-                method=method,
-                schema=schema,
-                rows=rows,
-                seed=seed,
-                clip=clip,
-                other=other,
-                engine=engine,
-                spark_master=spark_master,
-                method_options=opts,
-                progress=progress,
-                delimiter=delimiter,
-                encoding=encoding,
-                sample=False,
-                public=public,
-            )
-        n = res.model.resolve_rows(rows)  # the default: the noisy row count, unless it is mostly noise
+            res = fit(request, progress=progress)
+        n = res.model.resolve_rows(request.rows)  # the default: the noisy row count, unless it is mostly noise
         check_output_size(res.model, n, output)
         if save_model is not None:
             res.model.save(save_model)
         # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
-        written = _write_sample(res.model, n, seed, output, quiet)
+        written = _write_sample(res.model, n, request.seed, output, quiet)
         if not quiet:
             print_ledger(res.accountant.to_dict(), err)
         if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
@@ -263,7 +244,7 @@ def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None)
     in chunks (bounded memory); a progress bar when there is more than one chunk."""
     import numpy as np
 
-    from privsample.pipeline import write_chunks
+    from privsample.io import write_chunks
 
     if where is None:
         chunks = model.sample_chunks(rows, np.random.default_rng(seed))
@@ -302,20 +283,19 @@ def sample(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line (warnings are still shown)."),
 ) -> None:
     """Draw more synthetic rows from a saved model (no privacy cost)."""
-    from privsample.pipeline import check_output_size
-    from privsample.synth.model import SynthModel, check_rows
+    from privsample.api.run import check_draw, rows_to_draw
+    from privsample.api.synthesizer import load
+    from privsample.checks import cli_option
+    from privsample.io import check_output_size
 
-    if rows is not None:
-        check_rows(rows)
+    rows, seed = check_draw(rows, seed, cli_option)
     if where is not None:
         from privsample.data.condition import Where
 
         where = Where.parse(where)  # syntax: before the model is read
     check_paths({"MODEL": model}, {"-o/--output": output})
-    m = SynthModel.load(model)
-    n = m.resolve_rows(rows, where)
-    if where is not None:
-        m.check_condition(where)  # an impossible condition: refused before anything is written
+    m = load(model).model
+    n = rows_to_draw(m, rows, where)  # an impossible condition: refused before anything is written
     check_output_size(m, n, output)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
@@ -340,12 +320,13 @@ def schema(
     """Draft a schema: non-private (review it!) or private with --private-epsilon."""
     from functools import partial
 
-    from privsample.pipeline import discovery_charge
+    from privsample.api.accounting import discovery_charge
+    from privsample.checks import cli_option
 
     check_paths({"INPUT": input, "--budget-file": budget_file}, {"-o/--output": output})
     if private_epsilon is None:
         budget_file = None  # a draft is not a private release: nothing to charge (the env var may be set)
-    charge = partial(discovery_charge, private_epsilon, delta)
+    charge = partial(discovery_charge, private_epsilon, delta, cli_option)
     with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
         _schema(input, output, private_epsilon, delta, seed, delimiter, encoding)
 
@@ -353,7 +334,8 @@ def schema(
 def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) -> None:
     from privsample.data.discovery import draft_schema
     from privsample.data.table import read_table
-    from privsample.pipeline import check_budget, discover_schema
+    from privsample.api.accounting import discover_schema
+    from privsample.checks import check_budget, cli_option
     from privsample.privacy import make_noise
 
     # Private discovery is a release under add/remove neighbours: an empty table is not refused.
@@ -376,7 +358,7 @@ def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) ->
                 "[/bold yellow]"
             )
         return
-    check_budget(private_epsilon, delta)
+    check_budget(private_epsilon, delta, cli_option)
     warn_seeded(seed)
     with no_loss_warnings():
         s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True))
@@ -404,7 +386,7 @@ def check(
     from privsample.data.table import read_table
     from privsample.data.validate import KIND_TEXT, left_out, validate
     from privsample.errors import DataError
-    from privsample.pipeline import release_domain
+    from privsample.data.encoding import release_domain
 
     sch = Schema.load(schema) if schema is not None else None
     rel = release_domain(sch, other=False) if sch is not None else None
@@ -696,7 +678,8 @@ def demo(
     synthetic CSV, model and schema in OUTPUT_DIR/release/, ledger; the HTML report (exact, non-private
     statistics of the real data) apart in OUTPUT_DIR/not-for-release/."""
     from privsample.datasets import demo_path
-    from privsample.pipeline import synthesize, write_table
+    from privsample.api.synthesizer import synthesize
+    from privsample.io import write_table
 
     warn_seeded(seed)
     src = demo_path()
@@ -707,7 +690,7 @@ def demo(
     )
     if method not in ("ppsyn", "aim", "mst"):
         raise PrivsampleError(f"demo --method must be ppsyn, aim or mst, not {method!r}")
-    from privsample.pipeline import RELEASE_RULE
+    from privsample.data.encoding import RELEASE_RULE
 
     release, private_dir = output_dir / "release", output_dir / "not-for-release"
     synth_csv, sch_path, report = release / "adult_synthetic.csv", release / "schema.yaml", private_dir / "report.html"

@@ -544,3 +544,22 @@ def release_schema(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schema:
     base = schema_with_other(schema, label)
     cols = [c if c.nullable else dataclasses.replace(c, nullable=True) for c in base.columns]
     return dataclasses.replace(base, columns=cols)
+
+
+RELEASE_RULE = (
+    "values outside the schema are handled record by record: numbers are clipped to the bounds, "
+    "unknown categories go to the catch-all, missing values and non-numbers to the null code; a "
+    "record the schema cannot hold is left out (no count is disclosed; 'privsample check' lists "
+    "them for the data owner and is not private)"
+)
+
+
+def release_domain(schema: Schema, other: bool) -> Schema:
+    """The schema the release path encodes with, a function of the public ``schema`` and flags only.
+
+    A privately discovered schema is noisy, so every column gets a code for every value
+    (``release_schema``: catch-alls and null codes) and no record is left out. A reviewed schema is
+    used as declared (``other``: catch-alls for its categorical columns)."""
+    if schema.provenance == "private":
+        return release_schema(schema)
+    return schema_with_other(schema) if other else schema

@@ -86,7 +86,7 @@ def validate(
 ) -> list[ColumnProblems]:
     """The problems of every schema column of ``df`` (only columns with problems are listed).
 
-    ``release``: the schema the release path encodes with (``pipeline.release_domain``; default
+    ``release``: the schema the release path encodes with (``privsample.data.encoding.release_domain``; default
     ``schema``), which decides the action reported for each problem. Columns of the schema missing
     from ``df`` raise ``InputError`` (that is about the header, which is public)."""
     from privsample.errors import InputError

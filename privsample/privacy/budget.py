@@ -605,6 +605,20 @@ def zcdp_charge(command: str, mechanism: str, epsilon: float, delta: float, neig
     }
 
 
+def accountant_charge(command: str, mechanism: str, accountant: Any, epsilon: float, delta: float) -> dict:
+    """The charge of a run whose whole spend is bounded by ``accountant`` (an ``Accountant`` before any spend):
+    its whole rho and its delta slack."""
+    return {
+        "command": command,
+        "mechanism": mechanism,
+        "rho": accountant.rho_total,
+        "delta": accountant.delta_slack,
+        "neighbouring": accountant.neighbouring,
+        "epsilon_asked": epsilon,
+        "delta_asked": delta,
+    }
+
+
 def charged(budget: Any, seed: Any, charge: dict, source: Any, run, output: str = "in-memory result"):
     """``run()`` with ``charge`` reserved on ``budget`` (a ``Budget`` or its file) for its whole length."""
     budget = as_budget(budget)
@@ -629,5 +643,6 @@ __all__ = [
     "relation_of",
     "pure_charge",
     "zcdp_charge",
+    "accountant_charge",
     "charged",
 ]

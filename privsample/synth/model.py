@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import numbers
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import numpy as np
 
 from privsample._version import __version__
 from privsample.data.schema import Schema
+from privsample.checks import check_rows
 from privsample.errors import InputError
 from privsample.io import atomic_path
 from privsample.synth import pgm
@@ -77,7 +77,6 @@ RELEASED_FIELDS = (
 )
 CHUNK_ROWS = 1_000_000  # the most rows sampled, decoded and written at a time (bounded memory)
 CHUNK_CELLS = 4_000_000  # ... and the most cells (rows x columns): about 60 bytes a cell (Adult, Parquet)
-MAX_ROWS = 10**12  # the most rows one request may ask for
 MAX_DEFAULT_ROWS = 100_000_000  # a larger table must be asked for with an explicit number of rows
 NOISY_DEFAULT_FREE = 1_000_000  # up to this many rows the noisy count is the default, however noisy
 NOISY_DEFAULT_SD = 0.1  # above it, only if the count's noise sd is at most this share of it
@@ -136,18 +135,6 @@ def condition_weights(where, schema: Schema | None) -> tuple[Any, dict]:
     if schema is None:
         raise InputError("this model has no schema: conditions name the schema's columns and values")
     return where, where.resolve(schema)
-
-
-def check_rows(rows: int) -> int:
-    """``rows`` as an int, refused (``InputError``) if negative or above ``MAX_ROWS``."""
-    if isinstance(rows, bool) or not isinstance(rows, numbers.Integral):
-        raise InputError(f"--rows must be a whole number (got {rows!r})")
-    rows = int(rows)
-    if rows < 0:
-        raise InputError(f"--rows must be >= 0 (got {rows})")
-    if rows > MAX_ROWS:
-        raise InputError(f"--rows {rows:,} is more than the limit of {MAX_ROWS:,} rows")
-    return rows
 
 
 @dataclass

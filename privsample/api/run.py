@@ -1,0 +1,417 @@
+"""The main job, once for every front end: validate once, discover the schema if needed, open the engine, fit, sample.
+
+``privsample synth``, ``Synthesizer.fit`` and ``privsample.synthesize`` all go through ``prepare`` (or, for a
+``Synthesizer``, ``check_settings`` at construction and ``check_request`` at ``fit``): every check that can refuse
+from public information (the budget, the method and its options, the rows, the seed, the schema, the public
+table, the table's kind, the engine, a budget file's seed rule) runs there, once, before anything is charged or
+spent, with one wording whose option names follow the caller (``privsample.checks``). ``fit`` then runs the
+release: no check of its own. The budget plan is ``privsample.api.accounting``'s.
+
+Records reach the mechanisms only through the marginal engine, which encodes every record by the fixed rule of
+``encode(..., release=True)`` on every engine (clip, catch-all, null code; a record the schema cannot hold is left
+out: ``RELEASE_RULE``). The rule is per record, so it is 1-stable under add/remove-one neighbours and the guarantee
+holds for the raw table; no message, exit code or decision depends on how many records it touched. An empty table
+is released from like any other (n = 0 and n = 1 are neighbours).
+
+A public table (``public``, AIM, MST and PPSyn-DP, with a reviewed schema) is read and coded by the same rule into
+a marginal engine of its own, before any spend; it is the user's declared public input, charged nothing and listed
+in the ledger as such (``privsample.synth.public``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privsample.api.accounting import (
+    DEFAULT_DELTA,
+    DEFAULT_SCHEMA_SHARE,
+    DISCOVERY_BINS,
+    DISCOVERY_MAX_CATEGORIES,
+    make_accountant,
+    synth_charge,
+    worst_case_domain,
+)
+from privsample.checks import OptionName, check_budget, check_rows, check_seed, python_option
+from privsample.data.encoding import release_domain
+from privsample.data.schema import Schema, check_schema_usable
+from privsample.errors import InputError
+from privsample.marginals.open import ENGINES, choose_engine, in_memory_table, make_engine, make_values
+from privsample.privacy.accountant import Accountant
+from privsample.privacy.noise import NoiseSource, make_noise
+from privsample.synth.base import no_progress, progress_phase
+from privsample.synth.registry import PUBLIC_ONLY, check_method, make_synthesizer, method_options
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A checked method and budget: ``options`` are ``make_synthesizer``'s keywords (``method_options``)."""
+
+    method: str
+    epsilon: float
+    delta: float
+    options: dict
+
+
+@dataclass
+class Request:
+    """A checked run: everything ``fit`` needs, read from public arguments only. ``frame``: an in-memory table
+    converted (once) as ``read_table`` reads the same data from CSV; ``schema`` loaded (once) and checked; ``synth``
+    the synthesizer, built and checked, to fit once."""
+
+    settings: Settings
+    source: Any
+    frame: Any
+    schema: Schema | None
+    rows: int | None
+    seed: int | None
+    synth: Any
+    public: Any = None
+    other: bool = False
+    engine: str = "auto"  # the engine chosen (``choose_engine``)
+    spark_master: str = "local[2]"
+    engine_options: dict | None = None
+    schema_share: float | None = DEFAULT_SCHEMA_SHARE
+    discovery_options: dict | None = None
+    delimiter: str | None = None
+    encoding: str | None = None
+    budget: Any = None
+
+
+@dataclass
+class Fitted:
+    """What ``fit`` returns: the model, the run's accountant, the schema it coded with, the table if sampled."""
+
+    model: Any
+    accountant: Accountant
+    schema: Schema
+    table: Any = None
+
+
+def check_settings(
+    method: Any,
+    epsilon: Any,
+    delta: Any,
+    options: dict | None = None,
+    name: OptionName = python_option,
+    research: bool = False,
+) -> Settings:
+    """The method, the budget and the method's options, checked (``InputError``); ``research``: also other
+    keywords of the method's constructor, unchecked (``method_options``)."""
+    check_budget(epsilon, delta, name)
+    method = check_method(method, name)
+    return Settings(method, epsilon, delta, method_options(method, name, research, **(options or {})))
+
+
+def check_request(
+    settings: Settings,
+    source: Any,
+    *,
+    schema: Any = None,
+    rows: Any = None,
+    seed: Any = None,
+    public: Any = None,
+    engine: str = "auto",
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    budget: Any = None,
+    name: OptionName = python_option,
+    **run: Any,
+) -> Request:
+    """Every check of a run that public information can refuse, once, before anything is charged or spent;
+    the schema loaded and the in-memory table converted once. ``run``: ``other``, ``spark_master``,
+    ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``)."""
+    from privsample.data.table import check_delimiter, check_encoding
+    from privsample.privacy.budget import as_budget, refuse_seeded
+
+    delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
+    rows = None if rows is None else check_rows(rows, name)
+    seed = check_seed(seed, name)
+    schema = load_schema(schema, name)
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
+    check_public(public, settings.method, schema, source, name)
+    frame = in_memory_table(source, engine, schema)  # None for a path or a Spark DataFrame
+    if frame is None and isinstance(source, (str, os.PathLike)) and engine != "spark":
+        from privsample.data.table import table_format
+
+        table_format(source)  # an existing CSV or Parquet file
+    engine = "numpy" if frame is not None else choose_engine(source, engine, schema)
+    synth = make_synthesizer(settings.method, **settings.options)
+    if public is not None and hasattr(synth, "check_public"):
+        synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
+    budget = as_budget(budget)
+    refuse_seeded(budget, seed)
+    make_accountant(settings.epsilon, settings.delta, schema, run.get("schema_share"), name)  # refusals only
+    return Request(
+        settings,
+        source,
+        frame,
+        schema,
+        rows,
+        seed,
+        synth,
+        public,
+        engine=engine,
+        delimiter=delimiter,
+        encoding=encoding,
+        budget=budget,
+        **run,
+    )
+
+
+def prepare(source: Any, *, method: Any, epsilon: Any, delta: Any, options: dict | None = None, **kw: Any) -> Request:
+    """``check_settings`` then ``check_request``: the one validation of a run (``kw``: ``check_request``'s)."""
+    return check_request(check_settings(method, epsilon, delta, options, kw.get("name", python_option)), source, **kw)
+
+
+def load_schema(schema: Any, name: OptionName = python_option) -> Schema | None:
+    """``schema`` (a ``Schema``, a schema file or None) loaded and checked usable (reviewed or private)."""
+    if isinstance(schema, (str, os.PathLike)):
+        schema = Schema.load(schema)
+    elif schema is not None and not isinstance(schema, Schema):
+        raise InputError(f"{name('schema')} must be a Schema or a schema file, not {type(schema).__name__}")
+    if schema is not None:
+        check_schema_usable(schema)
+    return schema
+
+
+def check_public(public, method: str, schema: Schema | None, source=None, name: OptionName = python_option) -> None:
+    """``InputError`` unless a public table can be used: ``method`` takes one, the schema is reviewed, the file
+    exists, and it is not the private table ``source`` (the same file, a byte-identical copy or an equal
+    in-memory table: ``privsample.synth.public.check_not_private``). Before any budget is reserved or spent."""
+    if public is None:
+        return
+    from privsample.synth.public import check_not_private, check_public_file
+
+    if method not in PUBLIC_ONLY:
+        raise InputError(f"{name('public')} is supported by {', '.join(PUBLIC_ONLY)}, not {method}")
+    if schema is None:
+        raise InputError(
+            f"{name('public')} needs {name('schema')}: both tables are coded by the same schema "
+            "('privsample schema PUBLIC' drafts one from the public table at no privacy cost)"
+        )
+    # Reads the private table, but refuses only when it IS the declared public table, where no guarantee is left to
+    # protect (check_not_private); done before the budget file or the accountant is charged.
+    check_not_private(public, source)
+    if isinstance(public, (str, os.PathLike)):
+        check_public_file(public)
+
+
+def charge(request: Request) -> dict:
+    """What a budget file is charged for ``request`` (``synth_charge``): public arguments only."""
+    s = request.settings
+    return synth_charge(s.epsilon, s.delta, request.schema, request.schema_share, s.method)
+
+
+def spending(request: Request, output: str = "in-memory result"):
+    """A context that charges the request's budget file, if any, for the whole run (``charge``), recording
+    ``output`` and the input's fingerprint; a failure before any spend releases the charge
+    (``Budget.spending``). Does nothing without a budget file."""
+    from contextlib import nullcontext
+
+    if request.budget is None:
+        return nullcontext()
+    return request.budget.spending(**charge(request), source=request.source, output=output)
+
+
+def run(request: Request, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = True) -> Fitted:
+    """``fit`` (and with ``sample`` the synthetic table), with the request's budget file, if any, charged
+    for the whole run before the data are read."""
+    with spending(request):
+        return fit(request, progress=progress, noise=noise, sample=sample)
+
+
+def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = False) -> Fitted:
+    """Fit ``request``'s method under its (epsilon, delta)-DP; with ``sample``, draw the default table too
+    (``request.rows``, seeded by ``request.seed``). No check of its own: ``request`` is checked."""
+    r, s = request, request.settings
+    accountant, d_disc = make_accountant(s.epsilon, s.delta, r.schema, r.schema_share)
+    pub = None
+    if r.public is not None:  # public: read and coded before anything private, at no cost
+        from privsample.synth.public import read_public
+
+        with progress_phase(progress, "read public table", message="no privacy cost"):
+            coding = release_domain(r.schema, r.other)
+            pub = read_public(r.public, coding, delimiter=r.delimiter, encoding=r.encoding)
+    noise = noise if noise is not None else make_noise(r.seed)  # seeded noise warns: NOT private
+    rng = np.random.default_rng(r.seed)  # sampling/decoding randomness (post-processing)
+    eng, schema, engine = open_engine(r, accountant, noise, d_disc, progress)
+    try:
+        model = r.synth.fit(eng, accountant, noise, progress, schema=schema, **({"public": pub} if pub else {}))
+    finally:
+        getattr(eng, "close", lambda: None)()
+    model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": engine})
+    table = None
+    if sample:
+        with progress_phase(
+            progress, "sample", accountant=accountant, message="draw synthetic records (no privacy cost)"
+        ):
+            table = model.sample_table(r.rows, rng)
+    return Fitted(model=model, accountant=accountant, schema=schema, table=table)
+
+
+def check_draw(rows: Any, seed: Any, name: OptionName = python_option) -> tuple[int | None, int | None]:
+    """(rows, seed) of a draw from a fitted model, checked: ``Synthesizer.sample`` and ``privsample sample``."""
+    return (None if rows is None else check_rows(rows, name)), check_seed(seed, name)
+
+
+def rows_to_draw(model, rows: int | None, where: Any = None) -> int:
+    """The rows to draw from ``model`` (``SynthModel.resolve_rows``: by default its noisy row count, times the
+    probability of ``where``); a condition the model gives probability zero is refused (``InputError``) here,
+    before anything is drawn or written. Post-processing of the model only."""
+    n = model.resolve_rows(rows, where)
+    if where is not None:
+        model.check_condition(where)
+    return n
+
+
+def open_engine(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: float, progress):
+    """(marginal engine, schema it codes with, engine name) for ``r``; without a schema, discovered privately
+    first. Every engine encodes by the same per-record rule (``encode(..., release=True)``), so no value, count,
+    message or exit code depends on one record; the table may even be empty."""
+    engine = r.engine  # chosen by ``check_request``
+    source = Path(r.source) if engine != "spark" and r.frame is None else r.source
+    discover = _discovery(r, accountant, noise, d_disc, progress)
+    if engine in ("duckdb", "spark"):
+        eng, schema = _out_of_core(engine, source, r, discover)
+    elif r.frame is None and r.schema is not None:
+        eng, schema = _coded_file(source, r, accountant, progress)
+    else:
+        eng, schema = _in_memory(source, r, accountant, progress, discover)
+    return eng, schema, engine
+
+
+def _discovery(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: float, progress):
+    """A function of a table (a DataFrame or an engine's ``ValueSource``) to its privately discovered schema."""
+
+    def discover(table) -> Schema:
+        s = r.settings
+        return _discover(
+            table, r.synth, accountant, noise, d_disc, r.schema_share, r.discovery_options, s.epsilon, s.delta, progress
+        )
+
+    return discover
+
+
+def _out_of_core(engine: str, source, r: Request, discover):
+    """A DuckDB or Spark engine; without a schema, discovered from the engine's own value counts first."""
+    values = None  # without a schema: the engine's reader of exact value counts, for private discovery
+    schema = r.schema
+    opts = {"spark_master": r.spark_master, "engine_options": r.engine_options}
+    try:
+        if schema is None:
+            values = make_values(engine, source, delimiter=r.delimiter, encoding=r.encoding, **opts)
+            schema = discover(values)
+        schema = release_domain(schema, r.other)
+        r.synth.check_size(schema.domain(), schema)
+        eng = make_engine(
+            engine,
+            values if values is not None else source,  # the engine takes over the reader's cleaned rows
+            schema,
+            clip=True,
+            other=r.other,
+            release=True,
+            delimiter=r.delimiter,
+            encoding=r.encoding,
+            **opts,
+        )
+    finally:
+        if values is not None:
+            values.close()  # nothing left to close once the engine took it over
+    return eng, schema
+
+
+def _coded_file(source, r: Request, accountant: Accountant, progress):
+    """A reviewed schema and a file: read and coded a batch at a time, so that the table itself is never in
+    memory, only its codes (the same codes as ``encode(read_table(...), release=True)``)."""
+    from privsample.data.encoding import read_codes
+    from privsample.marginals import NumpyEngine
+
+    with progress_phase(progress, "read table"):
+        coding = release_domain(r.schema, r.other)
+        codes = read_codes(
+            source, coding, na_values=r.schema.na_values, allow_empty=True, delimiter=r.delimiter, encoding=r.encoding
+        )
+    with progress_phase(progress, "encode table", accountant=accountant):
+        r.synth.check_size(coding.domain(), coding)
+        eng = NumpyEngine(codes, coding.domain())
+    return eng, coding
+
+
+def _in_memory(source, r: Request, accountant: Accountant, progress, discover):
+    """The table in memory (given, or read from its file), discovered if need be, then coded."""
+    from privsample.data.encoding import encode
+    from privsample.data.table import read_table
+    from privsample.marginals import NumpyEngine
+
+    with progress_phase(progress, "read table"):
+        df = r.frame
+        if df is None:
+            na = {"na_values": r.schema.na_values} if r.schema is not None else {}
+            df = read_table(source, allow_empty=True, delimiter=r.delimiter, encoding=r.encoding, **na)
+    schema = r.schema if r.schema is not None else discover(df)
+    with progress_phase(progress, "encode table", accountant=accountant):
+        schema = release_domain(schema, r.other)
+        r.synth.check_size(schema.domain(), schema)
+        eng = NumpyEngine(encode(df, schema, release=True, compact=True), schema.domain())
+    r.frame = None  # only the codes are needed from here on
+    return eng, schema
+
+
+def _discover(
+    table, synth, accountant, noise, d_disc, schema_share, discovery_options, epsilon, delta, progress
+) -> Schema:
+    """The schema of ``table`` (a DataFrame, or an engine's ``ValueSource``) discovered privately with a share of
+    the run's budget. The model size is checked first on the worst case of discovery (the column names only,
+    public), before any spend; the losses are warned of and a collapsed schema refused before the synthesis
+    spends anything."""
+    from privsample.data.column_values import ValueSource
+    from privsample.data.discovery import private_schema
+    from privsample.data.discovery_report import check_not_collapsed, warn_losses
+
+    names = list(table.names) if isinstance(table, ValueSource) else [str(c) for c in table.columns]
+    with progress_phase(progress, "check model size", message="worst case of discovery"):
+        synth.check_size(worst_case_domain(names))  # before any spend
+    with progress_phase(
+        progress, "discover schema", accountant=accountant, message="private category/bounds discovery"
+    ):
+        # Discovery takes a share of the whole budget: planned from a noisy row count (share=None) or fixed.
+        schema = private_schema(
+            table,
+            accountant,
+            noise,
+            rho=accountant.rho_total,
+            delta=d_disc,
+            share=schema_share,
+            bins=DISCOVERY_BINS,
+            max_categories=DISCOVERY_MAX_CATEGORIES,
+            **(discovery_options or {}),
+        )
+    warn_losses(schema)  # one DiscoveryLossWarning per column discovery lost (post-processing)
+    check_not_collapsed(schema, accountant.epsilon_spent(delta), epsilon)  # before the synthesis spend
+    return schema
+
+
+__all__ = [
+    "DEFAULT_DELTA",
+    "Settings",
+    "Request",
+    "Fitted",
+    "check_settings",
+    "check_request",
+    "prepare",
+    "load_schema",
+    "check_public",
+    "charge",
+    "spending",
+    "run",
+    "fit",
+    "check_draw",
+    "rows_to_draw",
+    "open_engine",
+]

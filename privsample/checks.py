@@ -1,0 +1,123 @@
+"""The rules of the arguments every front end takes: one rule per kind of parameter, one wording.
+
+Each check raises a one-line ``InputError`` (the command line exits 2 with it) naming the option as the caller
+wrote it: ``name`` is an option-naming function, ``python_option`` (``epsilon``, ``max_memory_mb``) for the
+Python API, ``cli_option`` (``--epsilon``, ``--max-memory-mb``) for the command line. The same bad value gets
+the same message from both, up to that name. The checks read public arguments only.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from privsample.errors import InputError
+
+OptionName = Callable[[str], str]
+
+MAX_ROWS = 10**12  # the most rows one request may ask for
+
+
+def python_option(name: str) -> str:
+    """An option as Python names it: the keyword argument itself."""
+    return name
+
+
+def cli_option(name: str) -> str:
+    """An option as the command line names it: ``small_delta`` -> ``--small-delta``."""
+    return "--" + name.replace("_", "-")
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_epsilon(epsilon: Any, name: OptionName = python_option, option: str = "epsilon") -> float:
+    """``epsilon`` a finite number > 0."""
+    if not _real(epsilon) or epsilon <= 0:
+        raise InputError(f"{name(option)} must be a finite number > 0 (got {epsilon!r})")
+    return epsilon
+
+
+def check_delta(delta: Any, name: OptionName = python_option, option: str = "delta") -> float:
+    """``delta`` a number in (0, 1)."""
+    if not _real(delta) or not 0 < delta < 1:
+        raise InputError(f"{name(option)} must be in (0, 1) (got {delta!r})")
+    return delta
+
+
+def check_budget(epsilon: Any, delta: Any, name: OptionName = python_option) -> None:
+    """A privacy budget: ``epsilon`` > 0 and finite, ``delta`` in (0, 1)."""
+    check_epsilon(epsilon, name)
+    check_delta(delta, name)
+
+
+def check_number(value: Any, option: str, name: OptionName = python_option, positive: bool = False) -> float:
+    """``value`` a finite real number (and > 0 with ``positive``)."""
+    if not _real(value) or (positive and value <= 0):
+        raise InputError(f"{name(option)} must be a finite number{' > 0' if positive else ''} (got {value!r})")
+    return value
+
+
+def check_fraction(value: Any, option: str, name: OptionName = python_option) -> float:
+    """``value`` a number in (0, 1]."""
+    if not _real(value) or not 0 < value <= 1:
+        raise InputError(f"{name(option)} must be in (0, 1] (got {value!r})")
+    return value
+
+
+def check_count(value: Any, option: str, name: OptionName = python_option) -> int | None:
+    """None, or a whole number >= 1 (not a bool)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InputError(f"{name(option)} must be a whole number >= 1 (got {value!r})")
+    return int(value)
+
+
+def check_rows(rows: Any, name: OptionName = cli_option) -> int:
+    """A number of rows to draw: a whole number in [0, ``MAX_ROWS``]."""
+    if isinstance(rows, bool) or not isinstance(rows, numbers.Integral):
+        raise InputError(f"{name('rows')} must be a whole number (got {rows!r})")
+    rows = int(rows)
+    if rows < 0:
+        raise InputError(f"{name('rows')} must be >= 0 (got {rows})")
+    if rows > MAX_ROWS:
+        raise InputError(f"{name('rows')} {rows:,} is more than the limit of {MAX_ROWS:,} rows")
+    return rows
+
+
+def check_seed(seed: Any, name: OptionName = python_option) -> int | None:
+    """None, or a whole number >= 0 (an integer of Python or NumPy, not a bool)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise InputError(f"{name('seed')} must be a whole number >= 0 (got {seed!r})")
+    return int(seed)
+
+
+def check_choice(value: Any, choices: Iterable[str], option: str, name: OptionName = python_option) -> str:
+    """``value`` one of ``choices``."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise InputError(f"unknown {name(option)} {value!r} (choose from: {', '.join(choices)})")
+    return value
+
+
+__all__ = [
+    "OptionName",
+    "MAX_ROWS",
+    "python_option",
+    "cli_option",
+    "check_epsilon",
+    "check_delta",
+    "check_budget",
+    "check_number",
+    "check_fraction",
+    "check_count",
+    "check_rows",
+    "check_seed",
+    "check_choice",
+]

@@ -1,0 +1,191 @@
+"""The synthesis methods and the rules of their options, in one place.
+
+``METHODS`` names them; ``make_synthesizer`` builds one; ``method_options`` checks a method's options (the
+command line's flags, the Python API's keywords) and refuses an unsafe or unsupported combination with one
+``InputError`` naming the option as the caller wrote it (``privsample.checks``). The rules read public
+arguments only. ``PUBLIC_ONLY``: the methods that take a public table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from privsample.checks import OptionName, check_choice, check_count, check_fraction, check_number, python_option
+from privsample.errors import InputError
+from privsample.synth.base import Synthesizer
+from privsample.synth.public import PUBLIC_ONLY
+
+METHODS = ("ppsyn", "aim", "mst", "ppsyn-paper")
+DEFAULT_MAX_MEMORY_MB = 8192.0
+OPTIONS = (
+    "iters",
+    "workload",
+    "max_model_size",
+    "eta",
+    "schedule",
+    "max_candidates",
+    "max_memory_mb",
+    "unsafe_as_published",
+)
+WORKLOAD_METHODS = ("aim", "ppsyn", "ppsyn-paper")  # the methods that take a workload and a model-size limit
+
+
+def synthesizer_class(method: str) -> type[Synthesizer]:
+    """The class of ``method``'s synthesizer (``ppsyn`` and ``ppsyn-paper`` are modes of ``PPSyn``)."""
+    if method == "mst":
+        from privsample.synth.mst import MST
+
+        return MST
+    if method == "aim":
+        from privsample.synth.aim import AIM
+
+        return AIM
+    if method in ("ppsyn", "ppsyn-paper"):
+        from privsample.synth.ppsyn import PPSyn
+
+        return PPSyn
+    raise InputError(f"unknown method '{method}' (choose from: {', '.join(METHODS)})")
+
+
+def make_synthesizer(method: str, **kwargs) -> Synthesizer:
+    """The synthesizer named ``method`` (one of METHODS), with its options (``method_options``' output)."""
+    if method in ("ppsyn", "ppsyn-paper"):
+        kwargs["mode"] = "paper" if method == "ppsyn-paper" else "dp"
+    return synthesizer_class(method)(**kwargs)
+
+
+def check_method(method: Any, name: OptionName = python_option) -> str:
+    """``method`` one of ``METHODS``."""
+    return check_choice(method, METHODS, "method", name)
+
+
+def method_options(method: str, name: OptionName = python_option, research: bool = False, **options: Any) -> dict:
+    """Keyword options for ``make_synthesizer`` from the method's options, or ``InputError`` for an unknown
+    option, a bad value, or an option the method does not take. Applied to its own output it returns it.
+
+    ``workload``: cliques as text ('a,b;c,d', columns by ',', cliques by ';') or a sequence of column tuples (or
+    of (columns, weight) pairs). ``max_memory_mb``: default ``DEFAULT_MAX_MEMORY_MB``. ``research``: other
+    keywords of the method's constructor (e.g. ``rounds``) are passed on unchecked, for experiments."""
+    extra = {k: v for k, v in options.items() if k not in OPTIONS}
+    unknown = sorted(set(extra) - (constructor_keywords(method) if research else set()))
+    if unknown:
+        raise InputError(f"unknown option(s) {', '.join(unknown)} (choose from: {', '.join(OPTIONS)})")
+    o = {k: options.get(k) for k in OPTIONS}
+    if method == "ppsyn-paper" and not o["unsafe_as_published"]:
+        raise InputError(
+            f"{name('method')} ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
+            f"add {name('unsafe_as_published')} to run it for reproduction only"
+        )
+    max_memory_mb = DEFAULT_MAX_MEMORY_MB if o["max_memory_mb"] is None else o["max_memory_mb"]
+    check_number(max_memory_mb, "max_memory_mb", name, positive=True)
+    iters, max_candidates = (
+        check_count(o["iters"], "iters", name),
+        check_count(o["max_candidates"], "max_candidates", name),
+    )
+    if o["max_model_size"] is not None:
+        check_number(o["max_model_size"], "max_model_size", name, positive=True)
+    if o["eta"] is not None:
+        check_fraction(o["eta"], "eta", name)
+    from privsample.synth.ppsyn import SCHEDULES
+
+    schedule = o["schedule"]
+    if schedule is not None and schedule not in SCHEDULES:
+        raise InputError(f"{name('schedule')} must be one of {', '.join(SCHEDULES)} (got {schedule!r})")
+    opts: dict = {"max_memory_mb": max_memory_mb}
+    if iters is not None:
+        opts["iters"] = iters
+    opts.update(_workload_options(method, o["workload"], o["max_model_size"], name))
+    opts.update(_ppsyn_options(method, schedule, max_candidates, o["eta"], name))
+    return {**opts, **extra}
+
+
+def constructor_keywords(method: str) -> set[str]:
+    """The keywords the constructor of ``method``'s synthesizer takes (``mode`` is the method's own)."""
+    import inspect
+
+    params = inspect.signature(synthesizer_class(method).__init__).parameters
+    return {p for p in params if p not in ("self", "mode")}
+
+
+def _workload_options(method: str, workload, max_model_size, name: OptionName) -> dict:
+    """``workload`` and ``max_model_size``, for the methods that take them."""
+    if method not in WORKLOAD_METHODS:
+        if workload is not None or max_model_size is not None:
+            raise InputError(f"{name('workload')}/{name('max_model_size')} apply to aim and ppsyn, not {method}")
+        return {}
+    opts: dict = {}
+    if workload is not None:
+        opts["workload"] = parse_workload(workload, name) if isinstance(workload, str) else _workload(workload, name)
+    if max_model_size is not None:
+        opts["max_model_size"] = max_model_size
+    return opts
+
+
+def _ppsyn_options(method: str, schedule, max_candidates, eta, name: OptionName) -> dict:
+    """PPSyn's ``schedule``, ``max_candidates`` and ``eta``, where its schedule uses them."""
+    opts: dict = {}
+    if schedule is not None:
+        if method != "ppsyn":
+            raise InputError(f"{name('schedule')} applies to ppsyn, not {method}")
+        opts["schedule"] = schedule
+    if max_candidates is not None:
+        if method != "ppsyn":
+            raise InputError(f"{name('max_candidates')} applies to ppsyn, not {method}")
+        if schedule == "note":
+            raise InputError(
+                f"{name('max_candidates')} applies to ppsyn's annealed schedule, not {name('schedule')} note"
+            )
+        opts["max_candidates"] = max_candidates
+    if eta is not None:
+        if method != "ppsyn-paper" and not (method == "ppsyn" and schedule == "note"):
+            raise InputError(
+                f"{name('eta')} sets the budget rule of 'ppsyn {name('schedule')} note' and of ppsyn-paper; "
+                f"{method}{' (annealed schedule)' if method == 'ppsyn' else ''} does not use it"
+            )
+        opts["eta"] = eta
+    return opts
+
+
+def parse_workload(text: str, name: OptionName = python_option) -> list[tuple[tuple[str, ...], float]]:
+    """'a,b;c,d' -> [(('a','b'), 1.0), (('c','d'), 1.0)]."""
+    out = []
+    for part in text.split(";"):
+        cols = tuple(c.strip() for c in part.split(",") if c.strip())
+        if cols:
+            out.append((cols, 1.0))
+    if not out:
+        raise InputError(f"{name('workload')} '{text}' names no cliques")
+    return out
+
+
+def _workload(cliques, name: OptionName) -> list[tuple[tuple[str, ...], float]]:
+    """A workload given as a sequence of column tuples (or of (columns, weight) pairs)."""
+    out = []
+    try:
+        for c in cliques:
+            if len(c) == 2 and not isinstance(c[0], str) and isinstance(c[1], (int, float)):
+                cols, weight = tuple(c[0]), float(c[1])
+            else:
+                cols, weight = tuple(c), 1.0
+            if not cols or not all(isinstance(x, str) for x in cols):
+                raise TypeError
+            out.append((cols, weight))
+    except TypeError:
+        raise InputError(
+            f"{name('workload')} must be text ('a,b;c,d') or a list of column tuples, not {cliques!r}"
+        ) from None
+    if not out:
+        raise InputError(f"{name('workload')} names no cliques")
+    return out
+
+
+__all__ = [
+    "METHODS",
+    "OPTIONS",
+    "PUBLIC_ONLY",
+    "DEFAULT_MAX_MEMORY_MB",
+    "make_synthesizer",
+    "check_method",
+    "method_options",
+    "parse_workload",
+]
