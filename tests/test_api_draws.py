@@ -214,7 +214,7 @@ def test_refusals_raise_input_error_with_the_command_lines_numbers(df, csv, tmp_
     "call,message",
     [
         (lambda d: privsample.draw_kary(d, "color", categories="red", epsilon=0), "epsilon must be > 0 and finite"),
-        (lambda d: privsample.draw_kary(d, "color", epsilon=1), "categories=[...] or k=K"),
+        (lambda d: privsample.draw_kary(d, "color", epsilon=1), "categories=['a', 'b', 'c'] or k=K"),
         (lambda d: privsample.draw_kary(d, "color", k=3, categories=["r", "g"], epsilon=1), "k=3 does not match"),
         (lambda d: privsample.draw_kary(d, "color", categories=["r", "r"], epsilon=1), "must be distinct"),
         (lambda d: privsample.draw_kary(d, "color", categories=[], epsilon=1), "must be distinct"),
