@@ -178,7 +178,7 @@ def independent_codes(real, epsilon: float, rng: np.random.Generator) -> dict[st
 
 def worker(name: str, method: str, epsilon: float, seed: int) -> dict:
     from privsample.marginals import NumpyEngine
-    from privsample.evaluate.workload import workload_errors
+    from privsample.evaluation.workload import workload_errors
     from privsample.pipeline import synthesize
     from privsample.synth.selection import model_size_mb
 

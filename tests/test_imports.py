@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("marginals", ("privsample.marginals",)),
     ("mechanisms", ("privsample.synth", "privsample.cube", "privsample.samplers", "privsample.mbde")),
     ("pipeline", ("privsample.pipeline",)),
-    ("evaluate", ("privsample.evaluate",)),
+    ("evaluation", ("privsample.evaluation",)),
     ("public API", ("privsample", "privsample.api")),
     ("cli", ("privsample.cli",)),
 ]
