@@ -46,7 +46,7 @@ def variant_options(variant: str) -> dict:
 def worker(epsilon: float, seed: int, variant: str) -> dict:
     import numpy as np
 
-    from privsample.evaluate.workload import all_cliques, workload_error
+    from privsample.evaluation.workload import all_cliques, workload_error
     from privsample.marginals import NumpyEngine
     from privsample.privacy import Accountant, SeededNoise
     from privsample.synth.aim import AIM

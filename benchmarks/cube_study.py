@@ -129,7 +129,7 @@ def cube_rows(name: str, m_factors, ks, reps, big_deltas=BIG_DELTAS, small_delta
 
 
 def synth_rows(name: str, epsilons) -> list[dict]:
-    from privsample.evaluate.workload import workload_error
+    from privsample.evaluation.workload import workload_error
     from privsample.marginals import NumpyEngine
     from privsample.privacy import Accountant, SeededNoise
     from privsample.synth import make_synthesizer

@@ -51,7 +51,7 @@ OUTCOMES = ("lose", "invent", "clip10", "beyond", "null", "missing")
 
 def discover(df, epsilon: float, seed: int):
     from privsample.data.discovery import private_schema
-    from privsample.pipeline import DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, make_accountant
+    from privsample.api.accounting import DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, make_accountant
     from privsample.privacy.noise import SeededNoise
 
     acc, d_disc = make_accountant(epsilon, DELTA, None, None)

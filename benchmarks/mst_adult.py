@@ -38,7 +38,7 @@ VARIANTS = ("ours", "10k-jax", "reference", "aim", "ppsyn-dp")
 def worker(epsilon: float, seed: int, variant: str, iters: int) -> dict:
     import numpy as np
 
-    from privsample.evaluate.workload import all_cliques, workload_error
+    from privsample.evaluation.workload import all_cliques, workload_error
     from privsample.marginals import NumpyEngine
     from privsample.privacy import Accountant, SeededNoise
     from privsample.synth import pgm

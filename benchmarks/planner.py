@@ -11,7 +11,7 @@ check. ``--fit --probe`` measures the speed probe's reference again (on an idle 
 
 The default run plans, then runs, MST, AIM and PPSyn-DP at epsilon = 1 on Adult (discretised, with its
 domain), NLTCS and ACS (with their domains) and the generator's wide tables of 25 and 50 columns x 100,000
-rows (written as CSV, with their schema): each run ``privsample.pipeline.synthesize`` in a fresh process
+rows (written as CSV, with their schema): each run ``privsample.synthesize`` in a fresh process
 (seeded noise: NOT private), its wall time and peak RSS against the plan's, and the ratio. The planner gets
 the schema, the file (of which it reads the header only) and the table's true row count as ``rows`` (``--rows``):
 these benchmark tables' row counts are public, and the planner never measures the file. AIM on 50 columns
@@ -403,7 +403,7 @@ def write_md(results: list[dict]) -> None:
     lines = [
         "# Planner forecasts against real runs (`benchmarks/planner.py`)",
         "",
-        "Each run: `privsample.pipeline.synthesize` with the table's reviewed schema, NumPy engine, ε = 1, seeded "
+        "Each run: `privsample.synthesize` with the table's reviewed schema, NumPy engine, ε = 1, seeded "
         "noise (NOT private), in a fresh process; wall time of the call (reading, fit, sampling as many rows as the "
         "table has), peak RSS of the process. The plan sees the header, the schema and the table's row count "
         "(public here; `rows (plan / true)`). Ratio = predicted / measured (target: between 0.5 and 2). The "

@@ -121,9 +121,9 @@ def worker(a) -> dict:
 
     import numpy as np
 
-    from privsample.evaluate.classification import five_folds, misclassification
-    from privsample.evaluate.range_queries import range_query_mse, range_workload
-    from privsample.evaluate.workload import workload_error
+    from privsample.evaluation.classification import five_folds, misclassification
+    from privsample.evaluation.range_queries import range_query_mse, range_workload
+    from privsample.evaluation.workload import workload_error
     from privsample.privacy import Accountant, SeededNoise
 
     warnings.filterwarnings("ignore")

@@ -26,8 +26,8 @@ def worker(n: int) -> dict:
     import numpy as np
     import pandas as pd
 
-    from privsample.evaluate.privacy_check import coding, privacy_check
-    from privsample.evaluate.tables import real_domain
+    from privsample.evaluation.privacy_check import coding, privacy_check
+    from privsample.evaluation.tables import real_domain
 
     raw = pd.read_csv(DATA / "adult_raw.csv", skipinitialspace=True)
     rng = np.random.default_rng(0)

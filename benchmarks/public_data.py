@@ -93,7 +93,7 @@ VARIANTS = {
 def worker(epsilon: float, seed: int, variant: str, bias: str) -> dict:
     import numpy as np
 
-    from privsample.evaluate.workload import all_cliques, workload_error
+    from privsample.evaluation.workload import all_cliques, workload_error
     from privsample.marginals import NumpyEngine
     from privsample.privacy import Accountant, SeededNoise
     from privsample.synth.public import public_data

@@ -180,7 +180,7 @@ def engine(codes, ev):
 
 
 def workload_scores(real_codes, synth_codes, ev, ks=(1, 2, 3)) -> dict[int, float]:
-    from privsample.evaluate.workload import all_cliques, workload_error
+    from privsample.evaluation.workload import all_cliques, workload_error
 
     r, s = engine(real_codes, ev), engine(synth_codes, ev)
     return {k: workload_error(r, s, all_cliques(ev.names, k)) for k in ks if k <= len(ev.names)}
@@ -953,8 +953,8 @@ def credit_schema():
 
 # -- per-column outcomes (NOT private: they read the real table exactly) ----------------------------------
 def _key(v) -> str:
-    """A value as compared across tables (``privsample.evaluate.tables.value_key``)."""
-    from privsample.evaluate.tables import value_key
+    """A value as compared across tables (``privsample.evaluation.tables.value_key``)."""
+    from privsample.evaluation.tables import value_key
 
     return value_key(v)
 
@@ -1019,15 +1019,15 @@ def column_outcomes(real, synth, group: str) -> dict:
 
 def credit_scores(rdf, sdf, threshold: float | None, discovered: set[str] | None = None) -> dict:
     """2-way error over all columns and over the number columns among themselves, on the real table's own
-    domain (``privsample.evaluate.tables.real_domain``: numeric columns in ``SCORE_BINS`` integer-aligned
+    domain (``privsample.evaluation.tables.real_domain``: numeric columns in ``SCORE_BINS`` integer-aligned
     equal-width bins over the real range, no point masses; a value the real table lacks in its own cell), and
     the merging floor: the 2-way error of the real table against itself with every category (of the domain's
     categorical columns) counted fewer than ``threshold`` merged into one value (``floor``), and the same over
     only the ``discovered`` columns (those the run's schema made categorical: ``floor_run``)."""
     import numpy as np
 
-    from privsample.evaluate.tables import real_domain
-    from privsample.evaluate.workload import all_cliques, workload_error
+    from privsample.evaluation.tables import real_domain
+    from privsample.evaluation.workload import all_cliques, workload_error
     from privsample.marginals import NumpyEngine
 
     dom = real_domain(rdf, bins=SCORE_BINS, point_mass=2.0)  # a share above 1: no point masses
@@ -1064,7 +1064,7 @@ def credit_worker(a) -> dict:
 
     from privsample.data.table import read_table
     from privsample.errors import InputError, PrivsampleError
-    from privsample.evaluate.tables import schema_loss
+    from privsample.evaluation.tables import schema_loss
     from privsample.api.synthesizer import synthesize
     from privsample.io import write_table
     from privsample.synth.registry import method_options
@@ -1241,7 +1241,7 @@ def credit_section(csv_path: Path) -> list[str]:
         f"* **kept**: of the real values holding ≥ {KEEP_SHARE:.0%} of the records, the share that appears in the "
         "synthetic column (text and code columns);",
         "* **clipped/merged**: the share of real records the run's schema does not hold as they are (numbers "
-        "outside the discovered bounds, categories sent to the catch-all; `privsample.evaluate.tables."
+        "outside the discovered bounds, categories sent to the catch-all; `privsample.evaluation.tables."
         "schema_loss`); for the continuous columns this is the clipped share;",
         "* **one value**: runs whose synthetic column holds at most one distinct non-missing value;",
         "* **invented**: the share of synthetic records with a value the real column does not hold (number "
@@ -1249,7 +1249,7 @@ def credit_section(csv_path: Path) -> list[str]:
         "* **empty gain**: synthetic missing share minus real missing share;",
         f"* **2-way all / numeric**: mean L1 distance (0-2) of the normalised 2-way marginals over all 210 pairs "
         f"/ over the 36 pairs of the 9 number columns (codes, 1/2 columns, amounts), on the real table's own "
-        f"domain (`privsample.evaluate.tables.real_domain`, amounts in {SCORE_BINS} integer-aligned equal-width "
+        f"domain (`privsample.evaluation.tables.real_domain`, amounts in {SCORE_BINS} integer-aligned equal-width "
         "bins over the real range, a value the real table lacks in a cell of its own);",
         "* **threshold**: `min_category_records` of the discovered schema's plan (noisy count a category needs); "
         "**merging floor**: the 2-way error of the real table against itself with every category (text, code "

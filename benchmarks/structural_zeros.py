@@ -53,7 +53,7 @@ def main() -> None:
     from privsample.data.discovery import draft_schema
     from privsample.data.encoding import encode
     from privsample.data.schema import Schema
-    from privsample.evaluate.workload import all_cliques, workload_errors
+    from privsample.evaluation.workload import all_cliques, workload_errors
     from privsample.marginals import NumpyEngine
     from privsample.data.encoding import release_domain
     from privsample.privacy import Accountant, SeededNoise

@@ -29,7 +29,7 @@ Arms (epsilon 1, delta 1e-9, ``synthesize`` on the Parquet file, NumPy engine, s
   (``target_fraction``, ``min_share``, ``max_share``, ``pass_probability``).
 
 Error: the mean L1 distance of normalised 2-way marginals over all 1,770 pairs, on one fixed measuring domain
-read off the real table for every arm (``privsample.evaluate.tables.real_domain``: categories one by one, numeric
+read off the real table for every arm (``privsample.evaluation.tables.real_domain``: categories one by one, numeric
 columns in 10 integer-aligned equal-width bins over the real range, no point masses; a value the real table lacks
 in its own cell). The synthetic table (100,000 records) is scored as returned by ``synthesize``.
 Also per run, exact and NOT private (diagnosis only): the share of real records each schema merges into its
@@ -187,13 +187,13 @@ def arm_options(arm: str) -> dict:
 
 # -- scoring -------------------------------------------------------------------------------------------
 def measuring_domain(rdf):
-    from privsample.evaluate.tables import real_domain
+    from privsample.evaluation.tables import real_domain
 
     return real_domain(rdf, bins=SCORE_BINS, point_mass=2.0)  # a share above 1: no point masses
 
 
 def err2(dom, real_codes, synth_df) -> float:
-    from privsample.evaluate.workload import all_cliques, workload_error
+    from privsample.evaluation.workload import all_cliques, workload_error
     from privsample.marginals import NumpyEngine
 
     mdom = dom.domain()
@@ -205,7 +205,7 @@ def err2(dom, real_codes, synth_df) -> float:
 
 def product_err2(dom, real_codes) -> float:
     """2-way error of the exact product of the real 1-way marginals (no sampling)."""
-    from privsample.evaluate.workload import all_cliques, marginal_error
+    from privsample.evaluation.workload import all_cliques, marginal_error
     from privsample.marginals import NumpyEngine
 
     eng = NumpyEngine(real_codes, dom.domain())
@@ -227,7 +227,7 @@ def schema_stats(rdf, schema) -> dict:
     """Per generator kind group: mean share of real records merged / clipped (exact), summed cells, and how many
     columns the schema made numeric."""
     from privsample.data.encoding import release_schema
-    from privsample.evaluate.tables import schema_loss
+    from privsample.evaluation.tables import schema_loss
 
     kind = kinds()
     rs = release_schema(schema)

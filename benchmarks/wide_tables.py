@@ -8,7 +8,7 @@ through nullable text (the last value written as a missing value), integer categ
 integer ``Numeric`` columns. Also the real ACS (23 binary columns, 47,461 rows) and NLTCS (16 binary
 columns, 21,574 rows) tables of ``../shared/data``, with their domain files as schema.
 
-Each fit runs ``privsample.pipeline.synthesize`` (NumPy engine, seeded noise: NOT private) in a fresh
+Each fit runs ``privsample.synthesize`` (NumPy engine, seeded noise: NOT private) in a fresh
 process under a time limit (``--timeout``); a failure is a result (status "error: ..." or "timeout"),
 never the end of the grid. Phases, from the worker's own instrumentation of the library:
 ``engine`` reading and coding the table and every marginal count; ``estimation`` every Private-PGM fit
@@ -178,7 +178,7 @@ def independent_codes(real, epsilon: float, rng: np.random.Generator) -> dict[st
 
 def worker(name: str, method: str, epsilon: float, seed: int) -> dict:
     from privsample.marginals import NumpyEngine
-    from privsample.evaluate.workload import workload_errors
+    from privsample.evaluation.workload import workload_errors
     from privsample.api.synthesizer import synthesize
     from privsample.synth.selection import model_size_mb
 

@@ -3,7 +3,7 @@
 Data flows one way: raw table -> schema/encoding (``privsample.data``) -> marginal engine
 (``privsample.marginals``, the only code that reads records) -> mechanisms that spend budget
 through one accountant (``privsample.privacy``, ``privsample.synth``) -> model -> decoded synthetic records
--> evaluation (``privsample.evaluate``). The other mechanisms spend through the same accountant: private
+-> evaluation (``privsample.evaluation``). The other mechanisms spend through the same accountant: private
 sampling on the Boolean cube (``privsample.cube``), samplers from distributions (``privsample.samplers``)
 and MBDE (``privsample.mbde``).
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from privsample.api.cube import cube_sample
     from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
     from privsample.api.mbde import mbde_sample
-    from privsample.evaluate import Evaluation
+    from privsample.evaluation import Evaluation, evaluate
     from privsample.api.synthesizer import Synthesis, synthesize
     from privsample.privacy.budget import Budget
     from privsample.privacy.ledger import Ledger
@@ -59,8 +59,8 @@ _LAZY = {
     "Schema": "privsample.api",
     "Categorical": "privsample.api",
     "Numeric": "privsample.api",
-    "evaluate": "privsample.evaluate",  # the package itself: it is callable (privsample/evaluate/__init__.py)
-    "Evaluation": "privsample.evaluate",
+    "evaluate": "privsample.evaluation",
+    "Evaluation": "privsample.evaluation",
     "draw_kary": "privsample.api.draws",
     "draw_bernoulli": "privsample.api.draws",
     "draw_product": "privsample.api.draws",
@@ -104,7 +104,7 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module = importlib.import_module(_LAZY[name])
-        value = module if name == "evaluate" else getattr(module, name)
+        value = getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'privsample' has no attribute {name!r}")

@@ -15,19 +15,28 @@ from typing import Any
 
 from privsample.errors import InputError
 
-OptionName = Callable[[str], str]
+OptionName = Callable[..., str]
+"""How a front end names an option in a message: ``option(name)``, or ``option(name, value)`` for the option set to
+a value (``True``: a switch turned on; a list or tuple: a list of names)."""
 
 MAX_ROWS = 10**12  # the most rows one request may ask for
 
 
-def python_option(name: str) -> str:
-    """An option as Python names it: the keyword argument itself."""
-    return name
+def python_option(name: str, value: Any = None) -> str:
+    """An option as Python names it: the keyword argument itself (``epsilon``), with a value ``k=3``,
+    ``skip_accuracy_check=True`` or ``categories=['a', 'b']``."""
+    if value is None:
+        return name
+    return f"{name}={list(value)!r}" if isinstance(value, (list, tuple)) else f"{name}={value}"
 
 
-def cli_option(name: str) -> str:
-    """An option as the command line names it: ``small_delta`` -> ``--small-delta``."""
-    return "--" + name.replace("_", "-")
+def cli_option(name: str, value: Any = None) -> str:
+    """An option as the command line names it: ``small_delta`` -> ``--small-delta``; with a value ``--k 3``, a
+    switch alone (``--skip-accuracy-check``) and a list separated by ',' (``--categories a,b``)."""
+    flag = "--" + name.replace("_", "-")
+    if value is None or value is True:
+        return flag
+    return f"{flag} {','.join(map(str, value))}" if isinstance(value, (list, tuple)) else f"{flag} {value}"
 
 
 def _real(value: Any) -> bool:

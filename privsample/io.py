@@ -80,11 +80,6 @@ def atomic_write_text(target: str | Path, text: str) -> None:
         tmp.write_text(text)
 
 
-def atomic_write_bytes(target: str | Path, data: bytes) -> None:
-    with atomic_path(target) as tmp:
-        tmp.write_bytes(data)
-
-
 # -- checks before any work --------------------------------------------------------------------------
 
 

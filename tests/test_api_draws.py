@@ -214,7 +214,7 @@ def test_refusals_raise_input_error_with_the_command_lines_numbers(df, csv, tmp_
     "call,message",
     [
         (lambda d: privsample.draw_kary(d, "color", categories="red", epsilon=0), "epsilon must be > 0 and finite"),
-        (lambda d: privsample.draw_kary(d, "color", epsilon=1), "categories=[...] or k=K"),
+        (lambda d: privsample.draw_kary(d, "color", epsilon=1), "categories=['a', 'b', 'c'] or k=K"),
         (lambda d: privsample.draw_kary(d, "color", k=3, categories=["r", "g"], epsilon=1), "k=3 does not match"),
         (lambda d: privsample.draw_kary(d, "color", categories=["r", "r"], epsilon=1), "must be distinct"),
         (lambda d: privsample.draw_kary(d, "color", categories=[], epsilon=1), "must be distinct"),
@@ -251,3 +251,53 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(api_draws, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted >= 3
+
+
+def test_the_steps_give_the_release_of_the_function(df):
+    from privsample.api.draws import draw_input, draw_release, kary_request, product_request
+
+    request = kary_request(column="color", categories=["red", "green", "blue"], epsilon=1, samples=8, seed=11)
+    steps = draw_release(request, draw_input(df, request))
+    pd.testing.assert_frame_equal(steps.table, JOBS["kary"][0](df, seed=11).table)
+    assert steps.guarantee == JOBS["kary"][0](df, seed=11).guarantee
+    request = product_request(columns="a,b,c", epsilon=1, samples=2, skip_accuracy_check=True, seed=11)
+    table = draw_input(df, request)
+    assert table.warning.endswith("drawing anyway (skip_accuracy_check=True)") and table.n == len(df)
+    pd.testing.assert_frame_equal(draw_release(request, table).table, JOBS["product"][0](df, seed=11).table)
+
+
+def test_one_shape_for_the_research_samplers_options_named_by_a_function():
+    import inspect
+
+    from privsample.api import cube, mbde
+    from privsample.api.draws import bernoulli_request, kary_request, product_request
+    from privsample.api.options import cli_option, python_option
+
+    functions = [privsample.draw_kary, privsample.draw_bernoulli, privsample.draw_product]
+    functions += [privsample.cube_sample, privsample.mbde_sample]
+    for f in functions:
+        assert "frontend" not in inspect.signature(f).parameters, f.__name__
+    requests = [kary_request, bernoulli_request, product_request, cube.cube_request, mbde.mbde_request]
+    for f in requests:
+        assert inspect.signature(f).parameters["option"].default is python_option, f.__name__
+    for name in ("draw_input", "draw_release", "draw_charge"):
+        assert callable(getattr(api_draws, name))
+    for module, prefix in ((cube, "cube"), (mbde, "mbde")):
+        for step in ("request", "input", "release", "charge"):
+            assert callable(getattr(module, f"{prefix}_{step}"))
+    assert [python_option("k"), python_option("k", 3), python_option("skip_accuracy_check", True)] == [
+        "k",
+        "k=3",
+        "skip_accuracy_check=True",
+    ]
+    assert [cli_option("small_delta"), cli_option("k", 3), cli_option("skip_accuracy_check", True)] == [
+        "--small-delta",
+        "--k 3",
+        "--skip-accuracy-check",
+    ]
+    assert cli_option("categories", ["a", "b"]) == "--categories a,b"
+    assert python_option("categories", ["a", "b"]) == "categories=['a', 'b']"
+    with pytest.raises(InputError, match=r"^--k 3 does not match the 2 --categories$"):
+        kary_request(column="c", categories="r,g", k=3, epsilon=1, option=cli_option)
+    with pytest.raises(InputError, match=r"^--columns lists a column twice$"):
+        product_request(columns="a,a", epsilon=1, option=cli_option)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import subprocess
@@ -20,8 +21,8 @@ from privsample import InputError
 from privsample.cli import main
 from privsample.data.schema import Schema
 from privsample.data.table import read_table
-from privsample.evaluate.report import NON_PRIVATE_NOTICE
-from privsample.evaluate.tables import evaluate_tables, schema_loss
+from privsample.evaluation.report import NON_PRIVATE_NOTICE
+from privsample.evaluation.tables import evaluate_tables, schema_loss
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -235,13 +236,14 @@ def test_banner_in_every_output_and_the_report_of_the_cli(files, fitted, capsys)
 
 # -- the three call forms -----------------------------------------------------------------------------
 def test_call_forms_in_process(files):
-    import privsample.evaluate.report  # noqa: F401 - a submodule import must not hide the function
+    import privsample.evaluation.report  # noqa: F401 - a submodule import must not hide the function
     from privsample import Evaluation as top
     from privsample import evaluate as ev_top
-    from privsample.evaluate import Evaluation, evaluate
+    from privsample.evaluation import Evaluation, evaluate
 
     real, syn, _ = files
-    assert top is Evaluation and privsample.evaluate is ev_top is sys.modules["privsample.evaluate"]
+    assert top is Evaluation and privsample.evaluate is ev_top is evaluate  # a plain function, not a module
+    assert inspect.isfunction(privsample.evaluate) and privsample.evaluation is sys.modules["privsample.evaluation"]
     a = privsample.evaluate(real, syn, workload=1)
     b = ev_top(real, syn, workload=1)
     c = evaluate(real, syn, workload=1)
@@ -251,13 +253,13 @@ def test_call_forms_in_process(files):
 
 
 FRESH = {
-    "submodule first": "import privsample.evaluate.report\nimport privsample\nev = privsample.evaluate(real, syn)",
-    "from privsample": "from privsample import evaluate\nimport privsample.evaluate.tables\nev = evaluate(real, syn)",
+    "submodule first": "import privsample.evaluation.report\nimport privsample\nev = privsample.evaluate(real, syn)",
+    "from privsample": "from privsample import evaluate\nimport privsample.evaluation.tables\nev = evaluate(real, syn)",
     "from the package": (
-        "import privsample.evaluate.workload\nfrom privsample.evaluate import evaluate, Evaluation\n"
+        "import privsample.evaluation.workload\nfrom privsample.evaluation import evaluate, Evaluation\n"
         "ev = evaluate(real, syn)\nassert isinstance(ev, Evaluation)"
     ),
-    "attribute first": "import privsample\nf = privsample.evaluate\nimport privsample.evaluate.result\n"
+    "attribute first": "import privsample\nf = privsample.evaluate\nimport privsample.evaluation.result\n"
     "assert privsample.evaluate is f\nev = f(real, syn)",
 }
 
@@ -276,7 +278,7 @@ def test_call_forms_in_a_fresh_interpreter(case):
 
 
 def test_import_privsample_stays_light():
-    code = "import sys, privsample\nprint('privsample.evaluate' in sys.modules, 'pandas' in sys.modules)"
+    code = "import sys, privsample\nprint('privsample.evaluation' in sys.modules, 'pandas' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert res.stdout.split() == ["False", "False"], res.stderr[-2000:]
 
@@ -345,8 +347,8 @@ def test_bad_arguments(files, kwargs, message):
 def test_docstring_examples_run():
     import doctest
 
-    import privsample.evaluate.result
+    import privsample.evaluation.result
 
-    for module in (sys.modules["privsample.evaluate"], privsample.evaluate.result):
+    for module in (sys.modules["privsample.evaluation"], privsample.evaluation.result):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0, module.__name__

@@ -14,9 +14,9 @@ from mbi import Domain
 
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
-from privsample.evaluate.report import NON_PRIVATE_NOTICE, write_report
-from privsample.evaluate.tables import OUTSIDE_LABEL, evaluate_tables, real_domain, schema_loss
-from privsample.evaluate.workload import (
+from privsample.evaluation.report import NON_PRIVATE_NOTICE, write_report
+from privsample.evaluation.tables import OUTSIDE_LABEL, evaluate_tables, real_domain, schema_loss
+from privsample.evaluation.workload import (
     all_cliques,
     marginal_counts,
     marginal_error,
@@ -221,7 +221,7 @@ def test_report_private_ledger_has_no_banner(tmp_path, small_pair):
 def test_report_failure_leaves_no_file(tmp_path, small_pair, monkeypatch):
     real, synth = small_pair
     out = tmp_path / "r.html"
-    import privsample.evaluate.report as report
+    import privsample.evaluation.report as report
 
     def boom(*a, **k):
         raise RuntimeError("plotting failed")

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("data", ("privsample.data",)),
     ("marginals", ("privsample.marginals",)),
     ("mechanisms", ("privsample.synth", "privsample.cube", "privsample.samplers", "privsample.mbde")),
-    ("evaluate", ("privsample.evaluate",)),
+    ("evaluation", ("privsample.evaluation",)),
     ("public API", ("privsample", "privsample.api")),
     ("cli", ("privsample.cli",)),
 ]

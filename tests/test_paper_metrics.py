@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from privsample.evaluate.classification import five_folds, misclassification
-from privsample.evaluate.range_queries import answer, range_query_mse, range_workload
+from privsample.evaluation.classification import five_folds, misclassification
+from privsample.evaluation.range_queries import answer, range_query_mse, range_workload
 from privsample.marginals import NumpyEngine
 from tests.conftest import shared_file
 

@@ -10,8 +10,8 @@ import pytest
 import privsample
 from privsample import InputError
 from privsample.cli import main
-from privsample.evaluate import privacy_check as P
-from privsample.evaluate.tables import real_domain
+from privsample.evaluation import privacy_check as P
+from privsample.evaluation.tables import real_domain
 
 
 def _draw(n: int, seed: int) -> pd.DataFrame:

@@ -20,8 +20,9 @@ rule :data:`privsample.mbde.release.INPUT_RULE` (``Release.rule``). Release rand
 Paper: Husain, Cranko and Nock (2018), *Integral Privacy for Density Estimation with Approximation
 Guarantees* (arXiv 1806.04819).
 
-The command line runs the same steps (:func:`mbde_request`, :func:`mbde_schema`, :func:`mbde_table`,
-:func:`mbde_release`) with its own checks of paths and messages in between.
+The command line runs the same steps (:func:`mbde_request`, :func:`mbde_input`, :func:`mbde_release`; the schema
+checked first with :func:`mbde_schema`, before a budget is charged) with its own checks of paths and messages in
+between.
 """
 
 from __future__ import annotations
@@ -164,21 +165,32 @@ def mbde_schema(schema: Any):
     return sch
 
 
-def mbde_table(data: Any, *, delimiter: str | None = None, encoding: str | None = None):
-    """``data`` as ``read_table`` reads a file (all text): an in-memory table through
-    :func:`privsample.data.frames.frame_table`, a path read with no refusal for zero rows (n is not public)."""
+@dataclass(frozen=True)
+class MBDEInput:
+    """The table as MBDE reads it (all text, as ``read_table`` reads a file) and the public schema it is read
+    by."""
+
+    schema: Any
+    table: Any
+
+
+def mbde_input(data: Any, schema: Any, *, delimiter: str | None = None, encoding: str | None = None) -> MBDEInput:
+    """Read ``data`` (an in-memory table, or a CSV/Parquet path) for MBDE: the schema (a ``Schema`` or its file)
+    is checked by :func:`mbde_schema` before the data is read; an in-memory table is read through
+    :func:`privsample.data.frames.frame_table`, a path with no refusal for zero rows (n is not public)."""
     from privsample.data.frames import frame_table
     from privsample.data.table import read_table
 
     kind = check_data(data)
     check_csv_options(kind, delimiter, encoding)
+    sch = mbde_schema(schema)
     if kind is not None:
-        return frame_table(data, label=INPUT_LABEL)
-    return read_table(as_path(data), allow_empty=True, delimiter=delimiter, encoding=encoding)
+        return MBDEInput(sch, frame_table(data, label=INPUT_LABEL))
+    return MBDEInput(sch, read_table(as_path(data), allow_empty=True, delimiter=delimiter, encoding=encoding))
 
 
-def mbde_release(request: MBDERequest, schema, df) -> Release:
-    """Train MBDE on ``df`` at the per-sample epsilon and release ``request.samples`` rows: the rows and public
+def mbde_release(request: MBDERequest, table: MBDEInput) -> Release:
+    """Train MBDE on ``table`` at the per-sample epsilon and release ``request.samples`` rows: the rows and public
     texts only (never the density or the classifiers)."""
     from privsample.mbde.density import IP_NEIGHBOURING
     from privsample.mbde.release import INPUT_RULE, release_table
@@ -188,9 +200,9 @@ def mbde_release(request: MBDERequest, schema, df) -> Release:
 
     r = request
     acc = Accountant(r.epsilon**2 / 2, target=(r.epsilon, 0.0), neighbouring=IP_NEIGHBOURING)
-    table, rel = release_table(
-        df,
-        schema,
+    rows, rel = release_table(
+        table.table,
+        table.schema,
         list(r.columns),
         r.epsilon,
         r.samples,
@@ -212,7 +224,7 @@ def mbde_release(request: MBDERequest, schema, df) -> Release:
         f"C*·Σθ = {rel.info['c_star'] * sum(rel.info['thetas']):.4g} ≤ ε/4 per sample"
     )
     notes = [r.warning] if r.warning else []
-    return Release(table, Ledger(acc.to_dict()), guarantee, rule=INPUT_RULE, notes=notes)
+    return Release(rows, Ledger(acc.to_dict()), guarantee, rule=INPUT_RULE, notes=notes)
 
 
 def mbde_sample(
@@ -303,9 +315,9 @@ def mbde_sample(
             request.seed,
             mbde_charge(request),
             data,
-            lambda: mbde_release(request, sch, mbde_table(data, delimiter=delimiter, encoding=encoding)),
+            lambda: mbde_release(request, mbde_input(data, sch, delimiter=delimiter, encoding=encoding)),
         )
-    return mbde_release(request, sch, mbde_table(data, delimiter=delimiter, encoding=encoding))
+    return mbde_release(request, mbde_input(data, sch, delimiter=delimiter, encoding=encoding))
 
 
 def mbde_charge(request: MBDERequest) -> dict:
@@ -317,4 +329,13 @@ def mbde_charge(request: MBDERequest) -> dict:
     return pure_charge("mbde", "MBDE (integral privacy)", request.epsilon, IP_NEIGHBOURING)
 
 
-__all__ = ["mbde_sample", "mbde_charge", "mbde_request", "mbde_schema", "mbde_table", "mbde_release", "MBDERequest"]
+__all__ = [
+    "mbde_sample",
+    "mbde_charge",
+    "mbde_request",
+    "mbde_schema",
+    "mbde_input",
+    "mbde_release",
+    "MBDERequest",
+    "MBDEInput",
+]

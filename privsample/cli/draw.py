@@ -23,7 +23,6 @@ print the release's ledger, guarantee, input rule and part sizes.
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -48,33 +47,20 @@ _SKIP_HELP = "Draw even if the accuracy bound for --alpha is not met (privacy is
 _SAMPLES_HELP = "Number of draws m; each uses its own disjoint part of about n/m records."
 
 
-# -- the command line's wording and output ------------------------------------------------------------
-class _Flags:
-    """The wording of :class:`privsample.api.draws.Frontend` for the command line: messages name the options as
-    flags, warnings go to the console, and the input and output paths are checked before the table is read."""
+# -- the command line's steps and output --------------------------------------------------------------
+def _draw(request, input: Path, output: Path, budget_file, delimiter, encoding) -> None:
+    """The steps of :mod:`privsample.api.draws` on the command line, with ``request`` checked in its flags'
+    words: charge the budget file (before the data are read), check the paths, read the input, warn, draw,
+    write and print."""
+    from privsample.api.draws import draw_charge, draw_input, draw_release
 
-    cli = True
-
-    def __init__(self, output: Path):
-        self.output = output
-
-    def name(self, param: str) -> str:
-        return "--" + param.replace("_", "-")
-
-    def setting(self, param: str, value: str) -> str:
-        return f"{self.name(param)} {value}"
-
-    def switch(self, param: str) -> str:
-        return self.name(param)
-
-    def before_read(self, path) -> None:
-        check_paths({"INPUT": path}, {"-o/--output": self.output})
-
-    def warn_accuracy(self, message: str) -> None:
-        err.print(f"[bold yellow]WARNING: {message}; drawing anyway (--skip-accuracy-check).[/bold yellow]")
-
-    def warn_seeded(self, seed: int) -> None:
-        warn_seeded(seed)
+    with budget_spending(budget_file, request.seed, lambda: draw_charge(request), input, (output,)):
+        check_paths({"INPUT": input}, {"-o/--output": output})
+        table = draw_input(input, request, delimiter=delimiter, encoding=encoding)
+        if table.warning:
+            err.print(f"[bold yellow]WARNING: {table.warning}.[/bold yellow]")
+        warn_seeded(request.seed)
+        _finish(draw_release(request, table), output)
 
 
 def _finish(release, output: Path) -> None:
@@ -128,27 +114,22 @@ def draw_kary(
     outcome '(other)' (written as code k with --k), or the declared category named by --other. The rule is
     fixed before the data are read and applied to every record (none is dropped: n stays public), so the
     guarantee is unchanged; the accuracy bound is for the k' = k + 1 (or k with --other) mapped outcomes."""
-    from privsample.api.draws import draw_charge
-    from privsample.api.draws import draw_kary as run
+    from privsample.api.draws import kary_request
+    from privsample.api.options import cli_option
 
-    charge = partial(draw_charge, "kary", epsilon, None, _Flags(output))
-    with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
-        release = run(
-            input,
-            column,
-            epsilon=epsilon,
-            categories=categories,
-            k=k,
-            other=other,
-            samples=samples,
-            alpha=alpha,
-            skip_accuracy_check=skip_accuracy_check,
-            seed=seed,
-            delimiter=delimiter,
-            encoding=encoding,
-            frontend=_Flags(output),
-        )
-        _finish(release, output)
+    request = kary_request(
+        column=column,
+        epsilon=epsilon,
+        categories=categories,
+        k=k,
+        other=other,
+        samples=samples,
+        alpha=alpha,
+        skip_accuracy_check=skip_accuracy_check,
+        seed=seed,
+        option=cli_option,
+    )
+    _draw(request, input, output, budget_file, delimiter, encoding)
 
 
 @draw_app.command("bernoulli")
@@ -176,26 +157,21 @@ def draw_bernoulli(
     """Bounded-bias sampler (RSSS Thms 6.1/6.4): clipped column means, one Bernoulli per column, no added noise.
 
     Accurate for biases in [1/3, 2/3]; private for any data."""
-    from privsample.api.draws import draw_charge
-    from privsample.api.draws import draw_bernoulli as run
+    from privsample.api.draws import bernoulli_request
+    from privsample.api.options import cli_option
 
-    charge = partial(draw_charge, "bernoulli", epsilon, delta, _Flags(output))
-    with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
-        release = run(
-            input,
-            columns,
-            epsilon=epsilon,
-            delta=delta,
-            clip=clip,
-            samples=samples,
-            alpha=alpha,
-            skip_accuracy_check=skip_accuracy_check,
-            seed=seed,
-            delimiter=delimiter,
-            encoding=encoding,
-            frontend=_Flags(output),
-        )
-        _finish(release, output)
+    request = bernoulli_request(
+        columns=columns,
+        epsilon=epsilon,
+        delta=delta,
+        clip=clip,
+        samples=samples,
+        alpha=alpha,
+        skip_accuracy_check=skip_accuracy_check,
+        seed=seed,
+        option=cli_option,
+    )
+    _draw(request, input, output, budget_file, delimiter, encoding)
 
 
 @draw_app.command("product")
@@ -217,22 +193,17 @@ def draw_product(
 ) -> None:
     """General product sampler (RSSS Alg. 4): bucketing by noisy truncated means, then fresh noisy means and
     one Bernoulli per column. ρ-zCDP, converted to (ε, δ)-DP."""
-    from privsample.api.draws import draw_charge
-    from privsample.api.draws import draw_product as run
+    from privsample.api.draws import product_request
+    from privsample.api.options import cli_option
 
-    charge = partial(draw_charge, "product", epsilon, delta, _Flags(output))
-    with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
-        release = run(
-            input,
-            columns,
-            epsilon=epsilon,
-            delta=delta,
-            samples=samples,
-            alpha=alpha,
-            skip_accuracy_check=skip_accuracy_check,
-            seed=seed,
-            delimiter=delimiter,
-            encoding=encoding,
-            frontend=_Flags(output),
-        )
-        _finish(release, output)
+    request = product_request(
+        columns=columns,
+        epsilon=epsilon,
+        delta=delta,
+        samples=samples,
+        alpha=alpha,
+        skip_accuracy_check=skip_accuracy_check,
+        seed=seed,
+        option=cli_option,
+    )
+    _draw(request, input, output, budget_file, delimiter, encoding)

@@ -63,7 +63,7 @@ def mbde(
     budget_file: Optional[Path] = budget_option(),
 ) -> None:
     """Release m rows drawn with MBDE (integral privacy, Husain et al.) from numeric columns with public bounds."""
-    from privsample.api.mbde import mbde_charge, mbde_release, mbde_request, mbde_schema, mbde_table
+    from privsample.api.mbde import mbde_charge, mbde_input, mbde_release, mbde_request, mbde_schema
     from privsample.api.options import cli_option
     from privsample.io import write_table
 
@@ -89,7 +89,7 @@ def mbde(
     sch = mbde_schema(schema)  # before the data are read
     # n is not public under integral privacy: no refusal for n = 0
     with budget_spending(budget_file, seed, lambda: mbde_charge(request), input, (output,)):  # before reading
-        release = mbde_release(request, sch, mbde_table(input, delimiter=delimiter, encoding=encoding))
+        release = mbde_release(request, mbde_input(input, sch, delimiter=delimiter, encoding=encoding))
         table = release.table
         write_table(table, output)
     print_ledger(release.ledger, err)

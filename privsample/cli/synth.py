@@ -513,7 +513,7 @@ def evaluate(
         },
         {"-r/--report": report},
     )
-    from privsample.evaluate.guarantee import load_guarantee
+    from privsample.evaluation.guarantee import load_guarantee
 
     load_guarantee(model, ledger)  # a bad model or ledger: one line, before anything else is printed
     if where is not None:
@@ -553,22 +553,22 @@ def _evaluate(
     holdout: Path | None = None,
 ) -> dict:
     """Print (and with ``report`` write) the workload error of SYNTHETIC against REAL; returns the headline
-    summary ({k: {...}}, ``privsample.evaluate.workload.summary``) on the real table's own values.
+    summary ({k: {...}}, ``privsample.evaluation.workload.summary``) on the real table's own values.
 
     The scores are ``privsample.evaluate(...)``'s (the Python API's, one implementation): on a domain read off
     the real table, so that no value of the synthetic table makes it fail and no loss of the schema is hidden;
     with ``schema_path``, also the error on that schema's domain and the share of real records it merges or
     clips, per column; with ``model`` or ``ledger``, the release's guarantee and ledger."""
-    import privsample.evaluate
-    from privsample.evaluate.guarantee import guarantee_text
-    from privsample.evaluate.report import NON_PRIVATE_NOTICE
+    import privsample.evaluation
+    from privsample.evaluation.guarantee import guarantee_text
+    from privsample.evaluation.report import NON_PRIVATE_NOTICE
 
     err.print(
         f"[bold]{NON_PRIVATE_NOTICE}[/bold] (evaluate compares with the real table exactly)",
         highlight=False,
         soft_wrap=True,
     )
-    ev = privsample.evaluate.evaluate(
+    ev = privsample.evaluation.evaluate(
         real,
         synthetic,
         schema_path,
@@ -615,8 +615,8 @@ def _evaluate(
 
 
 def _print_privacy_check(check) -> None:
-    """The empirical privacy check beside its baseline (``privsample.evaluate.privacy_check``; NOT private)."""
-    from privsample.evaluate.privacy_check import NOTICE
+    """The empirical privacy check beside its baseline (``privsample.evaluation.privacy_check``; NOT private)."""
+    from privsample.evaluation.privacy_check import NOTICE
 
     t = Table(title="Empirical privacy check (evidence, not a guarantee; NOT private)")
     for h in ("released", "DCR to REAL: median, 5%", "DCR to HOLDOUT: median, 5%", "closer to REAL", "attack AUC"):

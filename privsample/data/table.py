@@ -314,13 +314,6 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
     return CsvLayout(delimiter or ",", codec, tuple(names), skip, why)
 
 
-def csv_header(path: str | Path, delimiter: str | None = None, encoding: str | None = None) -> tuple[list[str], int]:
-    """The cleaned column names of a CSV file and the number of (blank) lines before its header
-    (``csv_layout``)."""
-    layout = csv_layout(path, delimiter, encoding)
-    return list(layout.names), layout.skip
-
-
 def transcode(path: str | Path, layout: CsvLayout, directory: str | Path) -> Path:
     """A UTF-8 copy of the CSV file (same lines; a ``.gz`` file is decompressed) in ``directory``.
 

@@ -284,7 +284,7 @@ def schema_loss(real: pd.DataFrame, schema: Schema) -> list[ColumnLoss]:
 @dataclass
 class TableScores:
     """Workload errors on the real domain (the headline) and, with a schema, on the schema's domain (NOT
-    private). ``privsample.evaluate.Evaluation`` presents them (tables, HTML) with the release's guarantee."""
+    private). ``privsample.evaluation.Evaluation`` presents them (tables, HTML) with the release's guarantee."""
 
     domain: EvalDomain
     real_engine: Any
@@ -316,7 +316,7 @@ def evaluate_tables(
     table) and ``schema_loss``. ``max_cliques`` samples cliques with the seed ``rng``: the same
     cliques on both domains."""
     from privsample.data.encoding import encode, release_schema
-    from privsample.evaluate.workload import summary
+    from privsample.evaluation.workload import summary
     from privsample.marginals import NumpyEngine
 
     if schema is not None:

@@ -63,7 +63,7 @@ class Coding:
 
 
 def coding(domain: Any, schema: Any = None) -> Coding:
-    """The coding of the evaluation domain's columns (``privsample.evaluate.tables.EvalDomain``): the schema's
+    """The coding of the evaluation domain's columns (``privsample.evaluation.tables.EvalDomain``): the schema's
     kind and bounds when ``schema`` holds the column, else the kind and [min, max] read off the real table."""
     from privsample.data.schema import Numeric
 
@@ -85,7 +85,7 @@ def _encode(code: Coding, frames: Sequence[pd.DataFrame]) -> list[tuple[list[np.
     """Per frame: (L1 features, categorical codes). Categorical codes are shared by all frames. A numeric
     column is one feature x in [0, 1]; with missing values anywhere, the three features (x/2, (1-x)/2, 0) and
     (0, 0, 1/2) for a missing value, whose L1 distances are |x - y|, 1 and 0 as the module docstring says."""
-    from privsample.evaluate.tables import value_key, numeric_values
+    from privsample.evaluation.tables import value_key, numeric_values
 
     out: list[tuple[list[np.ndarray], list[np.ndarray]]] = [([], []) for _ in frames]
     for name, kind, (lo, hi) in zip(code.names, code.kinds, code.bounds):
@@ -305,7 +305,7 @@ def _check(to_train, from_train, to_holdout, from_holdout) -> CheckResult:
 def check_holdout(real: pd.DataFrame, holdout: pd.DataFrame, columns: Sequence[str], name: str) -> None:
     """``InputError`` (one line) unless ``holdout`` looks like more records of the real table: the same
     columns (those scored, when a schema leaves some out), numbers where the real table has numbers."""
-    from privsample.evaluate.tables import numeric_values
+    from privsample.evaluation.tables import numeric_values
 
     for c in columns:
         if c not in holdout.columns:

@@ -4,7 +4,7 @@ Plots are PNGs (matplotlib's Agg renderer through ``matplotlib.figure.Figure``, 
 global backend change) embedded as base64, so the page has no external resources. The page is built
 in memory and written atomically (``privsample.io.atomic_write_text``): a failure leaves no file.
 
-Like ``privsample.evaluate.workload`` this reads the real data without privacy: the report holds exact
+Like ``privsample.evaluation.workload`` this reads the real data without privacy: the report holds exact
 statistics of the real table (record count, marginals, errors) next to the release's ledger, so it is NOT
 differentially private and must not be published. Every page opens with a banner saying so
 (``NON_PRIVATE_NOTICE``); keep reports apart from the release (``privsample demo`` writes its report to
@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from privsample.errors import InputError
-from privsample.evaluate.workload import all_cliques, summary, workload_errors
+from privsample.evaluation.workload import all_cliques, summary, workload_errors
 from privsample.io import atomic_write_text
 from privsample.marginals import Clique, MarginalEngine
 
@@ -256,7 +256,7 @@ def _ledger_section(ledger: Mapping[str, Any]) -> str:
 
 
 def _guarantee_section(g: Mapping[str, Any]) -> str:
-    """The release's method and (ε, δ) next to the errors (from ``privsample.evaluate.guarantee.load_guarantee``)."""
+    """The release's method and (ε, δ) next to the errors (from ``privsample.evaluation.guarantee.load_guarantee``)."""
     rows = [
         ("method", g.get("method")),
         ("from", g.get("source")),
@@ -290,8 +290,8 @@ def discovery_section(losses: Sequence[Mapping[str, Any]]) -> str:
 
 
 def privacy_section(check: Any, heading: str = "h2") -> str:
-    """The empirical privacy check (a ``privsample.evaluate.privacy_check.PrivacyCheck``) beside its baseline."""
-    from privsample.evaluate.privacy_check import BASELINE, RELEASED
+    """The empirical privacy check (a ``privsample.evaluation.privacy_check.PrivacyCheck``) beside its baseline."""
+    from privsample.evaluation.privacy_check import BASELINE, RELEASED
 
     rows = []
     for name, r in ((RELEASED, check.synthetic), (BASELINE, check.baseline)):
@@ -337,7 +337,7 @@ def privacy_section(check: Any, heading: str = "h2") -> str:
 
 def _loss_section(evaluation: Any, schema_name: str | None) -> str:
     """Per-column loss (share of real records a schema merges or clips; share of synthetic records outside the
-    real values) and the error on the schema's own domain, from a ``privsample.evaluate.tables.TableScores``."""
+    real values) and the error on the schema's own domain, from a ``privsample.evaluation.tables.TableScores``."""
     name = schema_name or "the schema"
     parts = []
     if evaluation.schema_summary is not None:
@@ -532,13 +532,13 @@ def write_report(
     6 worst 1-way marginals; side-by-side heatmaps of the 3 worst 2-way marginals; a heatmap of the
     error of every column pair; the privacy ledger (``Accountant.to_dict()`` shape: summary with the
     epsilon-equivalent, and one row per entry). Labels come from ``schema`` (``Column.labels()``)
-    when it is given and matches the domain. With ``evaluation`` (``privsample.evaluate.tables.TableScores``,
+    when it is given and matches the domain. With ``evaluation`` (``privsample.evaluation.tables.TableScores``,
     whose real-domain engines are ``real_engine``/``synth_engine``), also the error on the domain of the
     schema named ``schema_name`` and, per column, the share of real records that schema merges or clips and
     the share of synthetic records outside the real values. With ``guarantee``
-    (``privsample.evaluate.guarantee.load_guarantee``), the release's method, target (epsilon, delta) and
+    (``privsample.evaluation.guarantee.load_guarantee``), the release's method, target (epsilon, delta) and
     spend right after the workload error (and, when the model's schema was discovered privately, what discovery
-    lost: ``discovery_section``); with ``privacy`` (``privsample.evaluate.privacy_check.PrivacyCheck``),
+    lost: ``discovery_section``); with ``privacy`` (``privsample.evaluation.privacy_check.PrivacyCheck``),
     the empirical privacy check beside its baseline. The file is written atomically; returns its path.
     """
     page = build_report_html(

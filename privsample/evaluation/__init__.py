@@ -1,6 +1,6 @@
 """Evaluation of a synthetic table against the real one: NOT PRIVATE, for the data owner, never for release.
 
-``privsample.evaluate(real, synthetic)`` (this package is callable: it runs :func:`evaluate`) scores the
+:func:`evaluate` (``privsample.evaluate(real, synthetic)``, exported by the package ``privsample``) scores the
 synthetic table by its workload error, the L1 distance between the normalised real and synthetic k-way
 marginals, as ``privsample evaluate`` does, and returns an :class:`Evaluation` (tables, text, notebook HTML, the
 HTML report). Everything it computes reads the real table exactly: it is not differentially private.
@@ -30,12 +30,10 @@ membership-inference AUC; evidence, not a guarantee), and the paper metrics ``cl
 from __future__ import annotations
 
 import os
-import sys
-import types
 from typing import Any
 
 from privsample.errors import InputError
-from privsample.evaluate.result import Evaluation
+from privsample.evaluation.result import Evaluation
 
 __all__ = ["evaluate", "Evaluation"]
 
@@ -97,15 +95,15 @@ def evaluate(
     ``"sex=Female; age=30..40"``): score a subgroup, both tables filtered to the records that satisfy it
     (checked against ``schema`` when one is given). ``holdout`` (a table as ``real``: records of the same
     population that the synthesizer did NOT see, with the real table's columns): also run the empirical
-    privacy check (``privsample.evaluate.privacy_check``: distance to closest record, a membership-inference
+    privacy check (``privsample.evaluation.privacy_check``: distance to closest record, a membership-inference
     AUC with its 95% CI, and the baseline of releasing the real table itself) into ``Evaluation.privacy``;
     evidence, not a guarantee.
 
     NOT PRIVATE: the result holds exact statistics of the real table; keep it with the data owner. Bad input
     raises ``InputError`` (one line, as the command line prints it)."""
-    from privsample.evaluate.guarantee import load_guarantee
-    from privsample.evaluate.result import input_name
-    from privsample.evaluate.tables import evaluate_tables
+    from privsample.evaluation.guarantee import load_guarantee
+    from privsample.evaluation.result import input_name
+    from privsample.evaluation.tables import evaluate_tables
 
     if isinstance(workload, bool) or not isinstance(workload, int) or not 1 <= workload <= MAX_WORKLOAD:
         raise InputError(f"workload must be an integer from 1 to {MAX_WORKLOAD}, not {workload!r}")
@@ -139,7 +137,7 @@ def evaluate(
     )
     privacy = None
     if hdf is not None:
-        from privsample.evaluate.privacy_check import check_holdout, coding, privacy_check
+        from privsample.evaluation.privacy_check import check_holdout, coding, privacy_check
 
         check_holdout(rdf, hdf, scores.domain.names, holdout_label)
         privacy = privacy_check(rdf, sdf, hdf, coding(scores.domain, sch), holdout_name=holdout_label)
@@ -177,17 +175,3 @@ def _subgroup(where: Any, schema, real, synthetic, synthetic_label: str):
             raise InputError(f"no record of {label} satisfies the condition '{where}'")
         out.append(sub)
     return out[0], out[1]
-
-
-class _CallableModule(types.ModuleType):
-    """This package, callable: ``privsample.evaluate(real, synthetic)`` runs :func:`evaluate`.
-
-    The package and the function share the name ``privsample.evaluate``. A function set on ``privsample``
-    would be replaced by the package as soon as any module of it is imported (the import system sets a
-    package's submodules as attributes of their parent), so the package itself is made callable."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Evaluation:
-        return evaluate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

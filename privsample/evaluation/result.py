@@ -4,8 +4,8 @@ NOT PRIVATE: every figure here is computed exactly from the real table (its valu
 noise. It is for the data owner judging a release; it must not be published. The text form, the notebook
 form (``_repr_html_``) and the report (``to_html``) all open with a notice saying so.
 
-The scores themselves are ``privsample.evaluate.tables.evaluate_tables``'s (``TableScores``); the report is
-``privsample.evaluate.report``'s, the page ``privsample evaluate --report`` writes.
+The scores themselves are ``privsample.evaluation.tables.evaluate_tables``'s (``TableScores``); the report is
+``privsample.evaluation.report``'s, the page ``privsample evaluate --report`` writes.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ class Evaluation:
     ``order`` is k; ``mean``, ``median`` and ``max`` are the L1 distances (0 to 2) between the normalised
     real and synthetic k-way marginals over the ``cliques`` scored (of ``cliques_total``: fewer when
     sampled); ``worst`` names the worst clique. ``summary``: the headline as a dict ``{k: {...}}``
-    (``privsample.evaluate.workload.summary``). ``loss`` (with a schema): per schema column, the shares of
+    (``privsample.evaluation.workload.summary``). ``loss`` (with a schema): per schema column, the shares of
     real records that the schema merges into its catch-all or null code, clips to its bounds, and both
     (``lost``). ``outside``: per column, the share of synthetic records whose value the real table does not
     hold. ``ledger`` and ``guarantee``: the release's privacy ledger (a ``Ledger``) and guarantee, when a
     model or a ledger was given (else None). ``left_out``: real columns the schema does not list.
     ``privacy`` (with a holdout table): the empirical privacy check, a
-    ``privsample.evaluate.privacy_check.PrivacyCheck`` (its ``table``: distances to closest record, the share
+    ``privsample.evaluation.privacy_check.PrivacyCheck`` (its ``table``: distances to closest record, the share
     closer to the real table, the membership-inference AUC and CI, beside the baseline of releasing the real
     table; evidence, not a guarantee), else None.
 
@@ -52,7 +52,7 @@ class Evaluation:
     Example::
 
         >>> import pandas as pd
-        >>> from privsample.evaluate import evaluate
+        >>> from privsample.evaluation import evaluate
         >>> real = pd.DataFrame({"a": ["x", "y", "x", "y"], "b": ["1", "2", "2", "2"]})
         >>> ev = evaluate(real, real.iloc[:2], workload=1)  # b: 1/4, 3/4 in the real table; 1/2, 1/2 in the other
         >>> ev.errors[["domain", "order", "mean", "max", "worst"]]
@@ -77,14 +77,14 @@ class Evaluation:
     ):
         from privsample.privacy.ledger import Ledger
 
-        self.scores = scores  # ``privsample.evaluate.tables.TableScores``: the engines, domains and summaries
+        self.scores = scores  # ``privsample.evaluation.tables.TableScores``: the engines, domains and summaries
         self.ledger = None if ledger is None else Ledger(ledger)
         self.guarantee = None if guarantee is None else dict(guarantee)
         self.real_name = real_name
         self.synthetic_name = synthetic_name
         self.schema_name = schema_name
         self.left_out = list(left_out or [])
-        self.privacy = privacy  # ``privsample.evaluate.privacy_check.PrivacyCheck`` (with a holdout) or None
+        self.privacy = privacy  # ``privsample.evaluation.privacy_check.PrivacyCheck`` (with a holdout) or None
         self._inputs = {k: v for k, v in (inputs or {}).items() if isinstance(v, (str, os.PathLike))}
 
     # -- the numbers ---------------------------------------------------------------------------------
@@ -161,7 +161,7 @@ class Evaluation:
 
         With ``path``, writes it there atomically (refused when ``path`` is one of the input files) and returns
         the path; without, returns the page as a string."""
-        from privsample.evaluate.report import build_report_html, write_report
+        from privsample.evaluation.report import build_report_html, write_report
 
         args = (self.scores.real_engine, self.scores.synth_engine, self.scores.domain)
         kwargs = dict(
@@ -193,8 +193,8 @@ class Evaluation:
         )
 
     def __repr__(self) -> str:
-        from privsample.evaluate.guarantee import guarantee_text
-        from privsample.evaluate.report import NON_PRIVATE_NOTICE
+        from privsample.evaluation.guarantee import guarantee_text
+        from privsample.evaluation.report import NON_PRIVATE_NOTICE
 
         lines = [f"Evaluation (NOT PRIVATE: {NON_PRIVATE_NOTICE})", f"  {self._headline()}"]
         lines.append("  workload error (mean L1 of normalised marginals, 0-2):")
@@ -220,8 +220,8 @@ class Evaluation:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from privsample.evaluate.guarantee import guarantee_text
-        from privsample.evaluate.report import NON_PRIVATE_NOTICE
+        from privsample.evaluation.guarantee import guarantee_text
+        from privsample.evaluation.report import NON_PRIVATE_NOTICE
 
         esc = html.escape
         p = [
@@ -264,7 +264,7 @@ class Evaluation:
         if self.left_out:
             p.append(f"<p>Left out (not in the schema): {esc(', '.join(self.left_out))}.</p>")
         if self.privacy is not None:
-            from privsample.evaluate.report import privacy_section
+            from privsample.evaluation.report import privacy_section
 
             p.append(privacy_section(self.privacy, heading="p"))
         if self.guarantee is not None:
