@@ -14,7 +14,8 @@ Zimmermann and Boussard (2023), *Practical considerations on using private sampl
 (arXiv 2312.07139): the LP and QP that compute h*, the bounds and their tables.
 
 Modules: :mod:`~privsample.cube.walsh` (Walsh features without the feature matrix),
-:mod:`~privsample.cube.qp` and :mod:`~privsample.cube.lp` (h* and lambda*), :mod:`~privsample.cube.solver`
+:mod:`~privsample.cube.qp`, :mod:`~privsample.cube.lp` and
+:mod:`~privsample.cube.vertex` (h* and lambda*), :mod:`~privsample.cube.solver`
 (both steps), :mod:`~privsample.cube.bounds` (privacy and accuracy bounds), :mod:`~privsample.cube.sampler`
 (the release) and :mod:`~privsample.cube.pipeline` (from a table file to a release).
 """

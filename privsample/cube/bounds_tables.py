@@ -242,21 +242,35 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
-def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence[int] = (1, 100, 1000, 10000)) -> str:
-    """Plain-text report: Table 1 inputs, Tables 2 and 3 (paper vs ours, with notes), the eq. (3)/(4)
-    constants and the eq. (4) p thresholds for each eps in ``epsilon_grid``."""
-    eps_list = [positive_float("epsilon", e) for e in epsilon_grid]
-    lines = [
-        "# Private sampling on the Boolean cube: bounds (BSV Thm 12.2/12.4; Pierquin et al. 2023 eqs 2-4)",
-        "",
-        "Thm 12.2: k <= eps (delta/Delta)^{3/2} e^{-d/2} L^{-1/4} sqrt(n) / (4 sqrt(2) m^{3/4})",
-        "Thm 12.4: n >= 16 L e^{2d}/(delta^2 gamma); 16 Delta^2 L e^{2d}/(delta^2 gamma) <= m "
-        "<= 2^{p/4}; k >= 4 (ln(2/gamma) + ln L)/delta^2",
-        "",
-        "## Constants (d = 2, delta = 1/4, gamma = 1/8, L = p(p+1)/2)",
-        "",
-    ]
-    lines += _table(
+_REPORT_HEAD = [
+    "# Private sampling on the Boolean cube: bounds (BSV Thm 12.2/12.4; Pierquin et al. 2023 eqs 2-4)",
+    "",
+    "Thm 12.2: k <= eps (delta/Delta)^{3/2} e^{-d/2} L^{-1/4} sqrt(n) / (4 sqrt(2) m^{3/4})",
+    "Thm 12.4: n >= 16 L e^{2d}/(delta^2 gamma); 16 Delta^2 L e^{2d}/(delta^2 gamma) <= m "
+    "<= 2^{p/4}; k >= 4 (ln(2/gamma) + ln L)/delta^2",
+    "",
+    "## Constants (d = 2, delta = 1/4, gamma = 1/8, L = p(p+1)/2)",
+    "",
+]
+
+_DISCREPANCIES = [
+    "",
+    "## Documented discrepancies with Pierquin et al. 2023",
+    "- Table 2, Car: 2^{p/4} = 76.1, printed 77 (rounded up).",
+    "- Table 2, Adult: printed ||f_n|| = 0.018 gives c = 9.23e-27 (printed 9.5e-27); "
+    "||f_n|| = 0.0177 reproduces both printed figures (9.46e-27, 1.46e42).",
+    "- Table 3: the third column is 2^p at the printed p, not 2^{p/4} (which is below the m lower bound).",
+    "- Table 3: printed p = 46 is the k = 0.1 threshold; printed m = 2.7e8 corresponds "
+    "to p = 69 (p = 68 gives 2.6e8); our p thresholds are 54, 69, 76, 83.",
+    "- Mushroom/Car use ||f_n|| = 1/n; eq. (3)/(4) drop the empty set (L = p(p+1)/2).",
+    "- Eq. (4)'s Delta = 1 is outside the (R) validity region 2 delta <= 1 <= Delta - delta.",
+    "- S_inf: the note's formula has an extra 1/m; we use the value consistent with Thm 12.2's m^{-3/4}.",
+]
+
+
+def _constants_section() -> list[str]:
+    """The eq. (3)/(4) constants, paper vs ours."""
+    return _table(
         ["constant", "paper", "ours"],
         [
             ["eq. (3) m lower bound: 1024 e^4", "5.6e4", f"{EQ3_M_CONSTANT:.1f}"],
@@ -264,8 +278,12 @@ def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence
             ["eq. (4) k (n = 2^p, m at lower bound)", "2.7e-6", f"{EQ4_K_CONSTANT:.4e}"],
         ],
     )
-    lines += ["", "## Table 1 (inputs; one-hot encoded)", ""]
-    lines += _table(
+
+
+def _table1_section() -> list[str]:
+    """Table 1: the datasets' inputs, paper vs ours."""
+    lines = ["", "## Table 1 (inputs; one-hot encoded)", ""]
+    return lines + _table(
         ["dataset", "p", "n", "2^p (paper)", "2^p (ours)", "||f_n|| (paper)", "||f_n|| (used)", "note"],
         [
             [
@@ -281,7 +299,11 @@ def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence
             for r in table1_rows()
         ],
     )
-    lines += ["", "## Table 2 (eq. (3), eps = 1): k <= c / m^{3/4} | m >= | m <= 2^{p/4}", ""]
+
+
+def _table2_section() -> list[str]:
+    """Table 2 (eq. (3) at eps = 1), paper vs ours, and the datasets where Thm 12.4's m range is empty."""
+    lines = ["", "## Table 2 (eq. (3), eps = 1): k <= c / m^{3/4} | m >= | m <= 2^{p/4}", ""]
     lines += _table(
         [
             "dataset",
@@ -308,8 +330,12 @@ def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence
         ],
     )
     bad = [ds.name for ds in TABLE1_DATASETS if not relaxed_bounds(ds.p, ds.n, ds.fn_inf).consistent]
-    lines += ["", f"m lower bound > 2^{{p/4}} (Thm 12.4 cannot hold) for: {', '.join(bad) or 'none'}."]
-    lines += [
+    return lines + ["", f"m lower bound > 2^{{p/4}} (Thm 12.4 cannot hold) for: {', '.join(bad) or 'none'}."]
+
+
+def _table3_section() -> list[str]:
+    """Table 3 (eq. (4), ideal case, eps = 10), paper vs ours, and the p thresholds it implies."""
+    lines = [
         "",
         "## Table 3 (eq. (4), ideal case ||f_n|| = 2^-p, n = 2^p, eps = 10)",
         "",
@@ -347,31 +373,25 @@ def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence
             for r in t3
         ],
     )
-    lines += [
+    return lines + [
         "",
         f"Our p thresholds at eps = 10: {', '.join(str(r.p) for r in t3)} "
         f"(printed {', '.join(str(r.paper_p) for r in t3)}); the printed p = 46 is the "
         f"threshold for k = 0.1 (ours: {ideal_p_threshold(0.1, 10.0)}).",
     ]
+
+
+def bounds_report(epsilon_grid: Iterable[float] = (0.1, 1.0, 10.0), ks: Sequence[int] = (1, 100, 1000, 10000)) -> str:
+    """Plain-text report: Table 1 inputs, Tables 2 and 3 (paper vs ours, with notes), the eq. (3)/(4)
+    constants and the eq. (4) p thresholds for each eps in ``epsilon_grid``."""
+    eps_list = [positive_float("epsilon", e) for e in epsilon_grid]
+    lines = _REPORT_HEAD + _constants_section() + _table1_section() + _table2_section() + _table3_section()
     lines += ["", "## p thresholds of eq. (4): smallest p with k_max(p) >= k", ""]
     lines += _table(
         ["eps"] + [f"k = {k}" for k in ks],
         [[f"{e:g}"] + [str(p) for p in ps] for e, ps in p_threshold_rows(eps_list, ks)],
     )
-    lines += [
-        "",
-        "## Documented discrepancies with Pierquin et al. 2023",
-        "- Table 2, Car: 2^{p/4} = 76.1, printed 77 (rounded up).",
-        "- Table 2, Adult: printed ||f_n|| = 0.018 gives c = 9.23e-27 (printed 9.5e-27); "
-        "||f_n|| = 0.0177 reproduces both printed figures (9.46e-27, 1.46e42).",
-        "- Table 3: the third column is 2^p at the printed p, not 2^{p/4} (which is below the m lower bound).",
-        "- Table 3: printed p = 46 is the k = 0.1 threshold; printed m = 2.7e8 corresponds "
-        "to p = 69 (p = 68 gives 2.6e8); our p thresholds are 54, 69, 76, 83.",
-        "- Mushroom/Car use ||f_n|| = 1/n; eq. (3)/(4) drop the empty set (L = p(p+1)/2).",
-        "- Eq. (4)'s Delta = 1 is outside the (R) validity region 2 delta <= 1 <= Delta - delta.",
-        "- S_inf: the note's formula has an extra 1/m; we use the value consistent with Thm 12.2's m^{-3/4}.",
-    ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _DISCREPANCIES) + "\n"
 
 
 def plot_figure1(

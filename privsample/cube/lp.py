@@ -12,7 +12,8 @@ the geometric form t* = max{t : t r in A [l, u]^m}, lambda* = 1 - t*. Notation a
 (C) A *crossover* at every stage takes the free atoms as a basis and solves the square systems for the
     vertex (v_F, t) and the dual y (A_F^T y = 0, r^T y = 1). Once at most 1.05 L atoms are free, a
     bounded *dual simplex* with a bound-flipping ratio test and dual steepest-edge pricing starts from
-    the basis the path points to (dual feasible by construction) and finishes at the optimal vertex.
+    the basis the path points to (dual feasible by construction) and finishes at the optimal vertex. The crossover
+    and the dual simplex are :mod:`privsample.cube.vertex`'s.
 (D) For large m ("sifting"): once the free set is small, the LP is solved on the atoms nearest the box only
     (the others fixed at their bounds; its cost no longer depends on m), its dual is checked on all m atoms,
     and atoms whose bound it contradicts are added.
@@ -32,12 +33,10 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
 
 from privsample.cube.qp import (
     FreeGram,
@@ -49,6 +48,7 @@ from privsample.cube.qp import (
     project_dual,
     solve_newton_system,
 )
+from privsample.cube.vertex import basis_from_path, crossover, dual_bound, dual_simplex
 from privsample.cube.walsh import as_signs, point_coefficients, walsh_features, walsh_size
 from privsample.errors import InputError
 
@@ -99,220 +99,6 @@ def _check_params(delta: float, Delta: float) -> tuple[float, float]:
 # ---------------------------------------------------------------------------------------------------
 # public: lambda*
 # ---------------------------------------------------------------------------------------------------
-def _dual_bound(
-    op: WalshOperator, r: np.ndarray, q: np.ndarray | None, y: np.ndarray, z: np.ndarray, l: float, u: float
-) -> float:
-    """Weak duality: every feasible (v, t) of max t s.t. A v = q + t r, v in [l, u], has
-    t <= (sigma(A^T y) - q^T y) / r^T y for any y with r^T y > 0 (z = A^T y)."""
-    ry = float(r @ y)
-    if not ry > 0:
-        return math.inf
-    return (op.sigma(z, l, u) - (0.0 if q is None else float(q @ y))) / ry
-
-
-def _crossover(
-    op: WalshOperator, r: np.ndarray, q: np.ndarray | None, z: np.ndarray, l: float, u: float, tol: float
-) -> dict[str, Any] | None:
-    """When at most L - 1 atoms of a path point are free, take them as the LP basis F (completed to L - 1
-    by the atoms nearest their bound; the others stay at the bound they are at) and verify it:
-    [A_F diag(k_F), -r] (v_F, t) = q - A v_fixed gives the vertex, [A_F, -r]^T y = (0, -1) the dual.
-    Returns t_lo (if the vertex is in the box, with its point v), t_hi (the dual bound of y) and y."""
-    L = op.L
-    if op.n < L - 1:
-        return None
-    free = (z > l) & (z < u)
-    nf = int(free.sum())
-    if nf > L - 1:
-        return None
-    if nf < L - 1:
-        dist = np.where(z >= u, z - u, l - z)
-        dist[free] = -1.0
-        F = np.argpartition(dist, L - 2)[: L - 1]
-    else:
-        F = np.flatnonzero(free)
-    v = np.clip(z, l, u)
-    v[F] = 0.0
-    rhs = -op.rmatvec(v)
-    if q is not None:
-        rhs += q
-    AF = walsh_features(op.S[F], op.d, np.float64, transposed=True)
-    if op.k is not None:
-        AF = AF * op.k[F]
-    B = np.column_stack([AF, -r])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", sla.LinAlgWarning)
-            lu = sla.lu_factor(B, check_finite=False)
-    except (np.linalg.LinAlgError, ValueError, sla.LinAlgWarning):
-        return None  # singular basis guess
-    sol = sla.lu_solve(lu, rhs, check_finite=False)
-    e = np.zeros(L)
-    e[-1] = -1.0
-    y = sla.lu_solve(lu, e, trans=1, check_finite=False)
-    if not (np.all(np.isfinite(sol)) and np.all(np.isfinite(y))):
-        return None
-    out: dict[str, Any] = {"y": y, "t_hi": _dual_bound(op, r, q, y, op.matvec(y), l, u)}
-    vF, t = sol[:-1], float(sol[-1])
-    slack = 1e-9 * max(1.0, u - l)
-    if np.all(vF >= l - slack) and np.all(vF <= u + slack):
-        v[F] = np.clip(vF, l, u)
-        Av = op.rmatvec(v)
-        if q is not None:
-            Av -= q
-        res_n = float(np.abs(Av - t * r).max()) / op.m
-        if res_n <= max(tol, 1e-11):
-            out.update(t_lo=t, v=v, res_n=res_n)
-    return out
-
-
-def _dual_simplex(
-    op: WalshOperator,
-    r: np.ndarray,
-    q: np.ndarray | None,
-    l: float,
-    u: float,
-    F: np.ndarray,
-    *,
-    tol: float,
-    max_pivots: int,
-    stats: dict[str, Any],
-) -> dict[str, Any] | None:
-    """Bounded dual simplex with a bound-flipping ratio test for max t s.t. A v = q + t r, v in [l, u]^n,
-    from the basis F (L - 1 atoms; t is always basic). Nonbasic atoms sit at the bound that matches the sign
-    of z = A^T y (u where z > 0, l where z < 0), so the start is dual feasible and every pivot keeps it so
-    while lowering the dual bound sigma(z) - q^T y; it stops when the basic atoms are in the box (then the
-    vertex is optimal and the bound is attained). B^-1 is kept explicitly with rank-one updates (O(L^2) per
-    pivot) and refreshed every 50 pivots. Returns {t_lo, t_hi, y, v} or None (singular basis, no progress)."""
-    L, n = op.L, op.n
-    if len(F) != L - 1 or n < L:
-        return None
-    F = np.asarray(F, dtype=np.intp).copy()
-    k = op.k
-
-    def basis_inverse(F: np.ndarray) -> np.ndarray | None:
-        AF = walsh_features(op.S[F], op.d, np.float64, transposed=True)
-        if k is not None:
-            AF = AF * k[F]
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", sla.LinAlgWarning)
-                Binv = sla.inv(np.column_stack([AF, -r]), check_finite=False)
-        except (np.linalg.LinAlgError, ValueError, sla.LinAlgWarning):
-            return None
-        return Binv if np.all(np.isfinite(Binv)) else None
-
-    def refresh(F: np.ndarray, v: np.ndarray | None):
-        Binv = basis_inverse(F)
-        if Binv is None:
-            return None
-        y = -Binv[-1]  # B^T y = (0, .., 0, -1): A_F^T y = 0, r^T y = 1
-        z = op.matvec(y)
-        if v is None:
-            v = np.where(z > 0, u, l)
-        v[F] = 0.0
-        AvN = op.rmatvec(v)
-        return Binv, y, z, v, AvN
-
-    st = refresh(F, None)
-    if st is None:
-        return None
-    Binv, y, z, v, AvN = st
-    inB = np.zeros(n, bool)
-    inB[F] = True
-    width = u - l
-    feas = 1e-11 * max(1.0, width)
-    kk = np.ones(n) if k is None else k
-    pivots = 0
-    while True:
-        rhs = -AvN if q is None else q - AvN
-        xB = Binv @ rhs
-        vF, t = xB[:-1], float(xB[-1])
-        viol = np.maximum(np.maximum(l - vF, vF - u), 0.0)
-        if viol.max() <= feas:
-            pos = 0
-        else:  # dual steepest edge: largest violation relative to the norm of its row of B^-1
-            pos = int(np.argmax(viol**2 / np.einsum("ij,ij->i", Binv[:-1], Binv[:-1])))
-        if viol[pos] <= feas:
-            vv = v.copy()
-            vv[F] = np.clip(vF, l, u)
-            Av = op.rmatvec(vv)
-            if q is not None:
-                Av -= q
-            res_n = float(np.abs(Av - t * r).max()) / op.m
-            zf = op.matvec(y)
-            t_hi = _dual_bound(op, r, q, y, zf, l, u)
-            stats["dual_simplex_pivots"] = stats.get("dual_simplex_pivots", 0) + pivots
-            out: dict[str, Any] = {"t_hi": t_hi, "y": y.copy()}
-            if res_n <= max(tol, 1e-11):
-                out.update(t_lo=t, v=vv)
-            return out
-        if pivots >= max_pivots:
-            stats["dual_simplex_pivots"] = stats.get("dual_simplex_pivots", 0) + pivots
-            return {"t_hi": _dual_bound(op, r, q, y, op.matvec(y), l, u), "y": y.copy()}
-        p = F[pos]
-        sgn = 1.0 if vF[pos] > u else -1.0
-        rho = Binv[pos]
-        zr = sgn * op.matvec(rho)  # dz/dtheta along y + theta sgn rho
-        cand = ~inB & (((v >= u) & (zr < 0)) | ((v <= l) & (zr > 0)))
-        idx = np.flatnonzero(cand)
-        if len(idx) == 0:
-            return None  # dual unbounded: the LP (restricted) is infeasible
-        theta = np.abs(z[idx]) / np.abs(zr[idx])
-        order = np.argsort(theta, kind="stable")
-        inc = kk[idx[order]] * np.abs(zr[idx[order]]) * width
-        slope = -float(viol[pos]) + np.cumsum(inc)
-        j = int(np.searchsorted(slope >= 0, True))  # first breakpoint where the dual bound stops falling
-        if j >= len(order):
-            return None
-        flips, qa = idx[order[:j]], int(idx[order[j]])
-        th = float(theta[order[j]])
-        # dual step
-        y = y + (th * sgn) * rho
-        z = z + th * zr
-        # primal bookkeeping: flipped atoms change bound, p leaves at its violated bound, q enters
-        delta_v = np.zeros(n)
-        if len(flips):
-            newv = np.where(v[flips] >= u, l, u)
-            delta_v[flips] = newv - v[flips]
-            v[flips] = newv
-        bp = u if sgn > 0 else l
-        delta_v[p] += bp
-        v[p] = bp
-        delta_v[qa] -= v[qa]
-        v[qa] = 0.0
-        ch = np.flatnonzero(delta_v)
-        Fc = walsh_features(op.S[ch], op.d, np.float64, transposed=True)
-        AvN = AvN + Fc @ (kk[ch] * delta_v[ch])
-        inB[p], inB[qa] = False, True
-        F[pos] = qa
-        z[qa] = 0.0
-        # basis update: column pos becomes b_q = k_q a_q
-        bq = walsh_features(op.S[[qa]], op.d, np.float64, transposed=True)[:, 0] * kk[qa]
-        w = Binv @ bq
-        piv = w[pos]
-        pivots += 1
-        if abs(piv) < 1e-11 or pivots % 50 == 0:
-            st = refresh(F, v)
-            if st is None:
-                return None
-            Binv, y, z, v, AvN = st
-        else:
-            w[pos] -= 1.0
-            Binv = Binv - np.outer(w, Binv[pos] / piv)
-
-
-def _basis_from_path(z: np.ndarray, zdot: np.ndarray, l: float, u: float, L: int) -> np.ndarray:
-    """L - 1 atoms for a starting basis: the free atoms of the path point that its tangent moves least
-    (smallest |zdot|), completed by the bound atoms nearest the box."""
-    free = (z > l) & (z < u)
-    idx = np.flatnonzero(free)
-    if len(idx) >= L - 1:
-        return idx[np.argsort(np.abs(zdot[idx]), kind="stable")[: L - 1]]
-    dist = np.where(z >= u, z - u, l - z)
-    dist[free] = -1.0
-    return np.argpartition(dist, L - 2)[: L - 1]
-
-
 @dataclass
 class _LP:
     t_lo: float = 0.0  # backed by v_lo (feasible up to the residual tolerance)
@@ -328,6 +114,27 @@ class _LP:
     def upper(self, t: float, y: np.ndarray) -> None:
         if t < self.t_hi:
             self.t_hi, self.y_hi = t, y
+
+
+def _take_crossover(op: WalshOperator, r, q, z: np.ndarray, l: float, u: float, tol: float, out: _LP) -> None:
+    """Bounds from the crossover at the path point z (:func:`privsample.cube.vertex.crossover`) into ``out``."""
+    cx = crossover(op, r, q, z, l, u, tol)
+    if cx is not None:
+        out.upper(cx["t_hi"], cx["y"])
+        if "t_lo" in cx and cx["t_lo"] > out.t_lo:
+            out.lower(cx["t_lo"], cx["v"])
+            out.method = "path+crossover"
+
+
+def _take_dual_simplex(op: WalshOperator, r, q, l: float, u: float, F, tol: float, stats, out: _LP) -> None:
+    """Bounds from the dual simplex started at the basis F (:func:`privsample.cube.vertex.dual_simplex`)."""
+    ds = dual_simplex(op, r, q, l, u, F, tol=tol, max_pivots=max(2 * op.L, 200), stats=stats)
+    if ds is not None:
+        out.upper(ds["t_hi"], ds["y"])
+        if "t_lo" in ds:
+            out.lower(ds["t_lo"], ds["v"])
+            if out.t_hi - out.t_lo <= tol:
+                out.method = "path+dual simplex"
 
 
 def _lp_path(
@@ -355,7 +162,7 @@ def _lp_path(
     if kappa <= 0:
         y = y + ((1.0 - kappa) / float(r @ r)) * r
         z = op.matvec(y)
-    out.upper(_dual_bound(op, r, q, y, z, l, u), y)
+    out.upper(dual_bound(op, r, q, y, z, l, u), y)
     if q is None:
         out.lower(0.0, np.zeros(op.n))  # v = 0 is feasible for t = 0
     gamma, stages, base_its = 4.0, 0, 0
@@ -367,15 +174,11 @@ def _lp_path(
         its, base_its = pst.iterations - base_its, pst.iterations
         if pst.status == "optimal":
             out.lower(pst.t, None)
-        out.upper(_dual_bound(op, r, q, pst.y, pst.z, l, u), pst.y)
+        out.upper(dual_bound(op, r, q, pst.y, pst.z, l, u), pst.y)
         free = (pst.z > l) & (pst.z < u)
         n_free = int(free.sum())
-        cx = _crossover(op, r, q, pst.z, l, u, tol) if n_free <= L - 1 else None
-        if cx is not None:
-            out.upper(cx["t_hi"], cx["y"])
-            if "t_lo" in cx and cx["t_lo"] > out.t_lo:
-                out.lower(cx["t_lo"], cx["v"])
-                out.method = "path+crossover"
+        if n_free <= L - 1:
+            _take_crossover(op, r, q, pst.z, l, u, tol, out)
         if out.t_lo >= 1.0 or out.t_hi - out.t_lo <= tol:
             break
         if sift and pst.status == "optimal" and n_free <= min(20.0, max(4.0, op.n / (40.0 * L))) * L and op.n > 30 * L:
@@ -388,18 +191,11 @@ def _lp_path(
         ydot = solve_newton_system(G, newton_mu(op, pst.res_n) * 1e-3, np.zeros(L), r, 1.0)
         ydot /= float(r @ ydot)
         zdot = op.matvec(ydot)
-        out.upper(_dual_bound(op, r, q, ydot, zdot, l, u), ydot)
+        out.upper(dual_bound(op, r, q, ydot, zdot, l, u), ydot)
         if out.t_hi - out.t_lo > tol and n_free <= simplex_at and op.n >= L:
             # finish with the dual simplex from the basis the path points to
             simplex_at = min(simplex_at, n_free) - max(1, L // 10)
-            F = _basis_from_path(pst.z, zdot, l, u, L)
-            ds = _dual_simplex(op, r, q, l, u, F, tol=tol, max_pivots=max(2 * L, 200), stats=stats)
-            if ds is not None:
-                out.upper(ds["t_hi"], ds["y"])
-                if "t_lo" in ds:
-                    out.lower(ds["t_lo"], ds["v"])
-                    if out.t_hi - out.t_lo <= tol:
-                        out.method = "path+dual simplex"
+            _take_dual_simplex(op, r, q, l, u, basis_from_path(pst.z, zdot, l, u, L), tol, stats, out)
         if out.t_hi - out.t_lo <= tol:
             break
         gamma = min(100.0, gamma * 2.0) if its <= 3 else (max(1.5, gamma / 2.0) if its > 8 else gamma)
@@ -450,7 +246,7 @@ def _sift(
         if res.y_hi is None:
             return False
         zy = op.matvec(res.y_hi)
-        out.upper(_dual_bound(op, r, None, res.y_hi, zy, l, u), res.y_hi)
+        out.upper(dual_bound(op, r, None, res.y_hi, zy, l, u), res.y_hi)
         if out.t_hi - out.t_lo <= tol:
             return True
         # atoms outside C whose fixed bound contradicts the restricted dual's sign
@@ -488,7 +284,7 @@ def lambda_bracket(
     res = _lp_path(op, r, None, l, u, st.y, st.z, tol=tol, max_stages=max_stages, stats=stats, sift=True)
     if st.status == "infeasible":
         yc = st.certificate
-        res.upper(_dual_bound(op, r, None, yc, op.matvec(yc), l, u), yc)
+        res.upper(dual_bound(op, r, None, yc, op.matvec(yc), l, u), yc)
     t_lo, t_hi, method = res.t_lo, res.t_hi, res.method
     if t_lo >= 1.0:
         return 1.0, 1.0, "lambda=0", None

@@ -109,31 +109,9 @@ class Where:
         if isinstance(where, Where):
             return where
         if isinstance(where, str):
-            clauses = []
-            for part in where.split(";"):
-                text = part.strip()
-                if not text:
-                    continue
-                col, eq, raw = text.partition("=")
-                col, raw = col.strip(), raw.strip()
-                if not eq or not col or not raw:
-                    raise InputError(f"bad condition clause {text!r}: {SYNTAX}")
-                items = tuple(s.strip() for s in raw.split(","))
-                if any(not s for s in items):
-                    raise InputError(f"bad condition clause {text!r}: an empty value between commas")
-                clauses.append(Clause(col, items, raw))
+            clauses = _text_clauses(where)
         elif isinstance(where, Mapping):
-            clauses = []
-            for col, v in where.items():
-                if not isinstance(col, str) or not col:
-                    raise InputError(f"condition: column names must be non-empty strings (got {col!r})")
-                items = tuple(v) if isinstance(v, (list, set, frozenset)) else (v,)
-                if not items:
-                    raise InputError(f"condition on '{col}': an empty list of values")
-                for item in items:
-                    if isinstance(item, tuple) and len(item) != 2:
-                        raise InputError(f"condition on '{col}': a range is a (lo, hi) tuple (got {item!r})")
-                clauses.append(Clause(col, tuple(sorted(items, key=str)) if isinstance(v, set) else items))
+            clauses = _mapping_clauses(where)
         else:
             raise InputError(f"a condition is a text or a mapping of column -> values, not {type(where).__name__}")
         if not clauses:
@@ -190,6 +168,40 @@ class Where:
                         break
             keep &= ok[codes]
         return keep
+
+
+def _text_clauses(where: str) -> list[Clause]:
+    """The clauses of a condition's text form ``col=v1,v2; col2=lo..hi`` (empty parts skipped)."""
+    clauses = []
+    for part in where.split(";"):
+        text = part.strip()
+        if not text:
+            continue
+        col, eq, raw = text.partition("=")
+        col, raw = col.strip(), raw.strip()
+        if not eq or not col or not raw:
+            raise InputError(f"bad condition clause {text!r}: {SYNTAX}")
+        items = tuple(s.strip() for s in raw.split(","))
+        if any(not s for s in items):
+            raise InputError(f"bad condition clause {text!r}: an empty value between commas")
+        clauses.append(Clause(col, items, raw))
+    return clauses
+
+
+def _mapping_clauses(where: Mapping) -> list[Clause]:
+    """The clauses of a condition given as a mapping column -> value, list or set of values, or (lo, hi)."""
+    clauses = []
+    for col, v in where.items():
+        if not isinstance(col, str) or not col:
+            raise InputError(f"condition: column names must be non-empty strings (got {col!r})")
+        items = tuple(v) if isinstance(v, (list, set, frozenset)) else (v,)
+        if not items:
+            raise InputError(f"condition on '{col}': an empty list of values")
+        for item in items:
+            if isinstance(item, tuple) and len(item) != 2:
+                raise InputError(f"condition on '{col}': a range is a (lo, hi) tuple (got {item!r})")
+        clauses.append(Clause(col, tuple(sorted(items, key=str)) if isinstance(v, set) else items))
+    return clauses
 
 
 def _table_items(clause: Clause) -> list:

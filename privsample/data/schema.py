@@ -387,6 +387,37 @@ class NamedColumns:
         return name in self.names
 
 
+def _column_from_dict(c: Any, i: int, source: str) -> Column:
+    """Column #i + 1 of a schema mapping (``Schema.from_dict``); ``InputError`` naming it when it is malformed."""
+    if not isinstance(c, dict) or "name" not in c or "type" not in c:
+        raise InputError(f"{source}: column #{i + 1} needs 'name' and 'type'")
+    name = str(c["name"])
+    kind = c["type"]
+    if kind in COLUMN_KEYS:
+        _check_keys(c, COLUMN_KEYS[kind], source, f"{kind} column '{name}': ")
+    try:
+        if kind == "categorical":
+            cats = c.get("categories")
+            if not isinstance(cats, list):
+                raise InputError(f"{source}: column '{name}' needs a 'categories' list")
+            return Categorical(name, tuple(cats), bool(c.get("nullable", False)), c.get("other"))
+        if kind == "numeric":
+            if "lower" not in c or "upper" not in c:
+                raise InputError(f"{source}: numeric column '{name}' needs 'lower' and 'upper'")
+            return Numeric(
+                name,
+                float(c["lower"]),
+                float(c["upper"]),
+                c.get("bins"),
+                tuple(c["edges"]) if c.get("edges") is not None else None,
+                bool(c.get("integer", False)),
+                bool(c.get("nullable", False)),
+            )
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{source}: column '{name}': {exc}") from None
+    raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric)")
+
+
 @dataclass
 class Schema(NamedColumns):
     """Ordered public columns plus reading options; ``provenance`` says where it came from.
@@ -464,36 +495,7 @@ class Schema(NamedColumns):
         _check_keys(d, SCHEMA_KEYS, source, "")
         cols: list[Column] = []
         for i, c in enumerate(d["columns"]):
-            if not isinstance(c, dict) or "name" not in c or "type" not in c:
-                raise InputError(f"{source}: column #{i + 1} needs 'name' and 'type'")
-            name = str(c["name"])
-            kind = c["type"]
-            if kind in COLUMN_KEYS:
-                _check_keys(c, COLUMN_KEYS[kind], source, f"{kind} column '{name}': ")
-            try:
-                if kind == "categorical":
-                    cats = c.get("categories")
-                    if not isinstance(cats, list):
-                        raise InputError(f"{source}: column '{name}' needs a 'categories' list")
-                    cols.append(Categorical(name, tuple(cats), bool(c.get("nullable", False)), c.get("other")))
-                elif kind == "numeric":
-                    if "lower" not in c or "upper" not in c:
-                        raise InputError(f"{source}: numeric column '{name}' needs 'lower' and 'upper'")
-                    cols.append(
-                        Numeric(
-                            name,
-                            float(c["lower"]),
-                            float(c["upper"]),
-                            c.get("bins"),
-                            tuple(c["edges"]) if c.get("edges") is not None else None,
-                            bool(c.get("integer", False)),
-                            bool(c.get("nullable", False)),
-                        )
-                    )
-                else:
-                    raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric)")
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"{source}: column '{name}': {exc}") from None
+            cols.append(_column_from_dict(c, i, source))
         provenance = d.get("provenance")
         if provenance is None:
             raise InputError(

@@ -105,27 +105,10 @@ def evaluate(
     from privsample.evaluation.result import input_name
     from privsample.evaluation.tables import evaluate_tables
 
-    if isinstance(workload, bool) or not isinstance(workload, int) or not 1 <= workload <= MAX_WORKLOAD:
-        raise InputError(f"workload must be an integer from 1 to {MAX_WORKLOAD}, not {workload!r}")
-    if max_cliques is not None and (isinstance(max_cliques, bool) or not isinstance(max_cliques, int)):
-        raise InputError(f"max_cliques must be a positive integer or None, not {max_cliques!r}")
-    if max_cliques is not None and max_cliques < 1:
-        raise InputError(f"max_cliques must be at least 1, not {max_cliques}")
+    _check_options(workload, max_cliques)
     led, guarantee = load_guarantee(model, ledger)
     sch = _schema(schema)
-    rdf = _table(real, "the real table", sch, delimiter=delimiter, encoding=encoding)
-    synthetic_label = str(synthetic) if isinstance(synthetic, (str, os.PathLike)) else "the synthetic table"
-    sdf = _table(synthetic, synthetic_label, sch)
-    hdf = None
-    if holdout is not None:
-        holdout_label = str(holdout) if isinstance(holdout, (str, os.PathLike)) else "the holdout table"
-        hdf = _table(holdout, holdout_label, sch, delimiter=delimiter, encoding=encoding)
-    if where is not None:
-        rdf, sdf = _subgroup(where, sch, rdf, sdf, synthetic_label)
-        if hdf is not None:
-            from privsample.data.condition import Where
-
-            hdf = hdf[Where.parse(where).mask(hdf)].reset_index(drop=True)
+    rdf, sdf, hdf, synthetic_label, holdout_label = _inputs(real, synthetic, holdout, sch, where, delimiter, encoding)
     scores = evaluate_tables(
         rdf,
         sdf,
@@ -135,15 +118,9 @@ def evaluate(
         rng=0,
         synthetic_name=synthetic_label,
     )
-    privacy = None
-    if hdf is not None:
-        from privsample.evaluation.privacy_check import check_holdout, coding, privacy_check
-
-        check_holdout(rdf, hdf, scores.domain.names, holdout_label)
-        privacy = privacy_check(rdf, sdf, hdf, coding(scores.domain, sch), holdout_name=holdout_label)
     return Evaluation(
         scores,
-        privacy=privacy,
+        privacy=None if hdf is None else _privacy(rdf, sdf, hdf, scores, sch, holdout_label),
         ledger=led,
         guarantee=guarantee,
         real_name=input_name(real, "the real table"),
@@ -159,6 +136,43 @@ def evaluate(
             "holdout": holdout,
         },
     )
+
+
+def _check_options(workload: Any, max_cliques: Any) -> None:
+    """``workload`` an integer from 1 to ``MAX_WORKLOAD``; ``max_cliques`` None or a positive integer."""
+    if isinstance(workload, bool) or not isinstance(workload, int) or not 1 <= workload <= MAX_WORKLOAD:
+        raise InputError(f"workload must be an integer from 1 to {MAX_WORKLOAD}, not {workload!r}")
+    if max_cliques is not None and (isinstance(max_cliques, bool) or not isinstance(max_cliques, int)):
+        raise InputError(f"max_cliques must be a positive integer or None, not {max_cliques!r}")
+    if max_cliques is not None and max_cliques < 1:
+        raise InputError(f"max_cliques must be at least 1, not {max_cliques}")
+
+
+def _inputs(real, synthetic, holdout, sch, where, delimiter, encoding):
+    """The real, synthetic and holdout tables read (the holdout None when not given), filtered to the subgroup
+    ``where`` when one is given, with the labels that name the synthetic and holdout tables in messages."""
+    rdf = _table(real, "the real table", sch, delimiter=delimiter, encoding=encoding)
+    synthetic_label = str(synthetic) if isinstance(synthetic, (str, os.PathLike)) else "the synthetic table"
+    sdf = _table(synthetic, synthetic_label, sch)
+    hdf, holdout_label = None, None
+    if holdout is not None:
+        holdout_label = str(holdout) if isinstance(holdout, (str, os.PathLike)) else "the holdout table"
+        hdf = _table(holdout, holdout_label, sch, delimiter=delimiter, encoding=encoding)
+    if where is not None:
+        rdf, sdf = _subgroup(where, sch, rdf, sdf, synthetic_label)
+        if hdf is not None:
+            from privsample.data.condition import Where
+
+            hdf = hdf[Where.parse(where).mask(hdf)].reset_index(drop=True)
+    return rdf, sdf, hdf, synthetic_label, holdout_label
+
+
+def _privacy(rdf, sdf, hdf, scores, sch, holdout_label: str):
+    """The empirical privacy check against the holdout table (``privsample.evaluation.privacy_check``)."""
+    from privsample.evaluation.privacy_check import check_holdout, coding, privacy_check
+
+    check_holdout(rdf, hdf, scores.domain.names, holdout_label)
+    return privacy_check(rdf, sdf, hdf, coding(scores.domain, sch), holdout_name=holdout_label)
 
 
 def _subgroup(where: Any, schema, real, synthetic, synthetic_label: str):

@@ -414,72 +414,9 @@ def build_report_html(
     e1 = workload_errors(real_engine, synth_engine, all_cliques(attrs, 1))
     pairs = all_cliques(attrs, 2) if len(attrs) <= MAX_PAIR_COLUMNS else []
     e2 = workload_errors(real_engine, synth_engine, pairs) if pairs else {}
-    by_k: dict[int, tuple[dict[Clique, float], int]] = {}
-    for k in ks:
-        if k == 1:
-            by_k[1] = (e1, len(e1))
-        elif k == 2 and e2:
-            by_k[2] = (e2, len(e2))
-        elif 1 <= k <= len(attrs):
-            d = summary(real_engine, synth_engine, ks=[k], max_cliques=max_cliques, rng=rng)[k]
-            by_k[k] = (d["errors"], d["n_total"])
-    rows = []
-    for k, (errs, n_total) in by_k.items():
-        vals = np.fromiter(errs.values(), dtype=np.float64, count=len(errs))
-        worst = list(errs)[int(np.argmax(vals))]
-        rows.append(
-            (
-                f"{k}-way",
-                float(vals.mean()),
-                float(np.median(vals)),
-                float(vals.max()),
-                ", ".join(worst),
-                len(errs) if len(errs) == n_total else f"{len(errs)} of {n_total} (uniform sample)",
-            )
-        )
-
-    p: list[str] = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
-        f"<div class='banner real' role='alert'>{_esc(NON_PRIVATE_NOTICE)}<small>Every table and plot "
-        "below is computed exactly from the real table, without noise, beside the release's privacy "
-        "ledger. Keep this report with the data owner; publish only the synthetic data, the model and "
-        "the schema.</small></div>",
-        f"<h1>{_esc(title)}</h1>",
-    ]
-    not_private = ledger is not None and (ledger.get("summary") or {}).get("private") is False
-    if not_private:
-        p.append(
-            "<div class='banner'>NOT PRIVATE<small>This run used seeded (non-secure) noise: the synthetic "
-            "data carries no differential privacy guarantee. For reproducible experiments only.</small></div>"
-        )
-    n_real, n_synth = real_engine.total(), synth_engine.total()
-    p.append(
-        f"<p class='note'>{len(attrs)} columns; {n_real} real and {n_synth} synthetic records. "
-        "This report compares against the real data directly and is itself not differentially private."
-        "</p>"
-    )
-    if extra:
-        p.append("<h2>Run details</h2>")
-        p.append(_table(["", "value"], [(k, v) for k, v in extra.items()]))
-    p.append(
-        "<h2>Workload error</h2><p class='note'>L1 distance between the normalised real and synthetic "
-        "marginals (0 = identical, 2 = disjoint supports)"
-        + (
-            ", on the real table's own values (its categories, point masses and bins over its range; "
-            "synthetic values the real table does not hold have a code of their own)"
-            if evaluation is not None
-            else ""
-        )
-        + ".</p>"
-    )
-    p.append(
-        _table(
-            ["marginals", "mean", "median", "max", "worst clique", "cliques"],
-            rows,
-            [False, True, True, True, False, True],
-        )
-    )
+    by_k = _errors_by_order(real_engine, synth_engine, e1, e2, ks, max_cliques, rng)
+    p = _page_head(title, ledger, len(attrs), real_engine.total(), synth_engine.total(), extra)
+    p.append(_workload_section(by_k, evaluation is not None))
     if guarantee is not None:
         p.append(_guarantee_section(guarantee))
         if guarantee.get("discovery_losses") is not None:
@@ -504,6 +441,85 @@ def build_report_html(
         )
     p.append("</body></html>\n")
     return "".join(p)
+
+
+def _errors_by_order(real_engine, synth_engine, e1, e2, ks, max_cliques, rng) -> dict[int, tuple[dict, int]]:
+    """{k: (errors per clique, number of k-way cliques)} for each k in ``ks`` (1-way and 2-way from ``e1`` and
+    ``e2``; k >= 3 on at most ``max_cliques`` cliques sampled with ``rng``)."""
+    n_attrs = len(real_engine.domain.attributes)
+    by_k: dict[int, tuple[dict[Clique, float], int]] = {}
+    for k in ks:
+        if k == 1:
+            by_k[1] = (e1, len(e1))
+        elif k == 2 and e2:
+            by_k[2] = (e2, len(e2))
+        elif 1 <= k <= n_attrs:
+            d = summary(real_engine, synth_engine, ks=[k], max_cliques=max_cliques, rng=rng)[k]
+            by_k[k] = (d["errors"], d["n_total"])
+    return by_k
+
+
+def _page_head(title: str, ledger, n_columns: int, n_real, n_synth, extra) -> list[str]:
+    """The page up to the workload error: the not-private notice, the title, the seeded-noise banner, the
+    sizes and the run details."""
+    p: list[str] = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<div class='banner real' role='alert'>{_esc(NON_PRIVATE_NOTICE)}<small>Every table and plot "
+        "below is computed exactly from the real table, without noise, beside the release's privacy "
+        "ledger. Keep this report with the data owner; publish only the synthetic data, the model and "
+        "the schema.</small></div>",
+        f"<h1>{_esc(title)}</h1>",
+    ]
+    not_private = ledger is not None and (ledger.get("summary") or {}).get("private") is False
+    if not_private:
+        p.append(
+            "<div class='banner'>NOT PRIVATE<small>This run used seeded (non-secure) noise: the synthetic "
+            "data carries no differential privacy guarantee. For reproducible experiments only.</small></div>"
+        )
+    p.append(
+        f"<p class='note'>{n_columns} columns; {n_real} real and {n_synth} synthetic records. "
+        "This report compares against the real data directly and is itself not differentially private."
+        "</p>"
+    )
+    if extra:
+        p.append("<h2>Run details</h2>")
+        p.append(_table(["", "value"], [(k, v) for k, v in extra.items()]))
+    return p
+
+
+def _workload_section(by_k: dict[int, tuple[dict, int]], on_real_values: bool) -> str:
+    """The workload error table: mean, median and max per order, the worst clique, how many cliques."""
+    rows = []
+    for k, (errs, n_total) in by_k.items():
+        vals = np.fromiter(errs.values(), dtype=np.float64, count=len(errs))
+        worst = list(errs)[int(np.argmax(vals))]
+        rows.append(
+            (
+                f"{k}-way",
+                float(vals.mean()),
+                float(np.median(vals)),
+                float(vals.max()),
+                ", ".join(worst),
+                len(errs) if len(errs) == n_total else f"{len(errs)} of {n_total} (uniform sample)",
+            )
+        )
+    return (
+        "<h2>Workload error</h2><p class='note'>L1 distance between the normalised real and synthetic "
+        "marginals (0 = identical, 2 = disjoint supports)"
+        + (
+            ", on the real table's own values (its categories, point masses and bins over its range; "
+            "synthetic values the real table does not hold have a code of their own)"
+            if on_real_values
+            else ""
+        )
+        + ".</p>"
+        + _table(
+            ["marginals", "mean", "median", "max", "worst clique", "cliques"],
+            rows,
+            [False, True, True, True, False, True],
+        )
+    )
 
 
 def write_report(

@@ -351,8 +351,6 @@ class MBDE:
         """``fit`` for several per-sample epsilons (and step schedules) at once. Round 1 (S against q0)
         depends on neither, so its classifier is trained once and shared; later rounds are trained per
         entry. With a seed, each result equals ``MBDE(epsilon=e, schedule=s, ...).fit(data, seed=seed)``."""
-        from privsample.mbde import nets
-
         z = np.asarray(data, dtype=np.float64)
         if z.ndim != 2 or len(z) == 0:
             raise InputError("MBDE needs a non-empty (n, d) array")
@@ -360,24 +358,33 @@ class MBDE:
             raise InputError("MBDE data must be finite")
         n, d = z.shape
         seed = int(np.random.SeedSequence().entropy % (2**63)) if seed is None else int(seed)
-        split = np.random.default_rng([seed, 0])
-        perm = split.permutation(n)
+        hold, train = self._split(z, seed)
+        n_q = int(self.n_q) if self.n_q else int(min(max(n, 1000), self.max_train))
+        q0 = self._q0(d, z)
+        assert q0.is_standard or self._unsafe_fit_q0, "q0 must not depend on the data"
+        plans = self._plans(epsilons, schedules)
+        first = None  # round 1's (parameters, loss): trained once, shared by every entry
+        results = []
+        for eps, th in zip(epsilons, plans):
+            density, first = self._fit_rounds(q0, float(eps), th, train, hold, n_q, seed, first)
+            results.append(density)
+        return results
+
+    def _split(self, z: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """(held-out, training) records: a seeded permutation, ``holdout`` of them held out (none below 8
+        records: then the training records stand in), the training records capped at ``max_train``."""
+        n = len(z)
+        perm = np.random.default_rng([seed, 0]).permutation(n)
         n_hold = int(self.holdout * n) if n >= 8 else 0
         hold, train = z[perm[:n_hold]], z[perm[n_hold:]]
         if len(train) > self.max_train:
             train = train[: self.max_train]
         if len(hold) == 0:
             hold = train
-        n_q = int(self.n_q) if self.n_q else int(min(max(n, 1000), self.max_train))
-        q0 = self._q0(d, z)
-        assert q0.is_standard or self._unsafe_fit_q0, "q0 must not depend on the data"
-        net_kw = dict(
-            hidden=tuple(self.hidden),
-            epochs=int(self.epochs),
-            batch_size=self.batch_size,
-            lr=self.lr,
-            momentum=self.momentum,
-        )
+        return hold, train
+
+    def _plans(self, epsilons: Sequence[float], schedules: Sequence[str] | None) -> list[np.ndarray]:
+        """The step sizes of each (epsilon, schedule) entry: functions of the parameters only."""
         schedules = list(schedules) if schedules is not None else [self.schedule] * len(epsilons)
         if len(schedules) != len(epsilons):
             raise ValueError("one schedule per epsilon")
@@ -389,46 +396,53 @@ class MBDE:
             plans.append(th)
         if float(epsilons[0]) == self.epsilon and schedules[0] == self.schedule and self._unsafe_theta is None:
             assert np.array_equal(plans[0], self.thetas), "theta must not depend on the data"
-        first = None
-        results = []
-        for eps, th in zip(epsilons, plans):
-            params, rounds = [], []
-            for t in range(self.T):
-                t0 = time.perf_counter()
-                rng = np.random.default_rng([seed, t + 1])
-                current = MBDEDensity(
-                    q0,
-                    float(eps),
-                    th[:t],
-                    [_net_fn(p) for p in params],
-                    self.c_star,
-                    _unsafe_no_squash=self._unsafe_no_squash,
-                    _unsafe_no_guard=True,
-                )
-                if t == 0 and first is not None:
-                    p, loss = first
-                else:
-                    xq = self._train_samples(current, n_q, rng)
-                    p, loss = nets.train_classifier(train, xq, rng, **net_kw)
-                    if t == 0:
-                        first = (p, loss)
-                params.append(p)
-                rounds.append(
-                    self._diagnostics(current, p, th[t], hold, loss, t0, np.random.default_rng([seed, 99, t]))
-                )
-            results.append(
-                MBDEDensity(
-                    q0,
-                    float(eps),
-                    th,
-                    [_net_fn(p) for p in params],
-                    self.c_star,
-                    rounds=rounds,
-                    _unsafe_no_squash=self._unsafe_no_squash,
-                    _unsafe_no_guard=self._unsafe_no_guard,
-                )
+        return plans
+
+    def _fit_rounds(self, q0, eps: float, th, train, hold, n_q: int, seed: int, first):
+        """The T rounds of one entry (round t's classifier separates the training records from samples of
+        q_{t-1}; round 1's is ``first`` when given). Returns (q_T, round 1's (parameters, loss))."""
+        from privsample.mbde import nets
+
+        net_kw = dict(
+            hidden=tuple(self.hidden),
+            epochs=int(self.epochs),
+            batch_size=self.batch_size,
+            lr=self.lr,
+            momentum=self.momentum,
+        )
+        params, rounds = [], []
+        for t in range(self.T):
+            t0 = time.perf_counter()
+            rng = np.random.default_rng([seed, t + 1])
+            current = MBDEDensity(
+                q0,
+                eps,
+                th[:t],
+                [_net_fn(p) for p in params],
+                self.c_star,
+                _unsafe_no_squash=self._unsafe_no_squash,
+                _unsafe_no_guard=True,
             )
-        return results
+            if t == 0 and first is not None:
+                p, loss = first
+            else:
+                xq = self._train_samples(current, n_q, rng)
+                p, loss = nets.train_classifier(train, xq, rng, **net_kw)
+                if t == 0:
+                    first = (p, loss)
+            params.append(p)
+            rounds.append(self._diagnostics(current, p, th[t], hold, loss, t0, np.random.default_rng([seed, 99, t])))
+        density = MBDEDensity(
+            q0,
+            eps,
+            th,
+            [_net_fn(p) for p in params],
+            self.c_star,
+            rounds=rounds,
+            _unsafe_no_squash=self._unsafe_no_squash,
+            _unsafe_no_guard=self._unsafe_no_guard,
+        )
+        return density, first
 
     def _train_samples(self, current: MBDEDensity, k: int, rng: np.random.Generator) -> np.ndarray:
         if self.train_sampler == "mh" and current.T > 0:

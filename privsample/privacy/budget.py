@@ -32,16 +32,16 @@ name and the input's fingerprint; a run that fails before any spend (no accounta
 (``DataError``: not a well-formed table), keeps its charge ("failed (charged)"). A run that dies leaves
 "reserved": still counted.
 
-The chain. Records are never rewritten or removed. The header (every top-level key but ``header_hash``,
-``records``, ``spent`` and ``chain_head``; it holds a random 256-bit ``salt``) has ``header_hash`` = SHA-256 of
-its canonical JSON (``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, UTF-8). Record i
-carries ``prev``, the hash of record i - 1 (of the header for the first), and ``hash`` = SHA-256 of the
-canonical JSON of the record without ``hash`` (so with ``prev``). ``chain_head`` is the last record's hash (the
-header's when there is none). Opening a file recomputes all of it and the totals: an edited, removed, inserted
-or reordered record, or an edited header (ε, δ, relation), is refused naming the record. This guards against
-mistakes, not against the steward: there is no secret key, so whoever holds the file can delete it, make a
-new one, or edit it and recompute the chain; a chain head recorded elsewhere (a release's ledger) is what
-shows such a rewrite. The salt makes the head reveal nothing of the file to someone without it.
+The chain (:mod:`privsample.privacy.budget_chain`). Records are never rewritten or removed. The header (every
+top-level key but ``header_hash``, ``records``, ``spent`` and ``chain_head``; it holds a random 256-bit ``salt``)
+has ``header_hash`` = SHA-256 of its canonical JSON (``json.dumps(sort_keys=True, separators=(",", ":"),
+ensure_ascii=False)``, UTF-8). Record i carries ``prev``, the hash of record i - 1 (of the header for the first),
+and ``hash`` = SHA-256 of the canonical JSON of the record without ``hash`` (so with ``prev``). ``chain_head`` is
+the last record's hash (the header's when there is none). Opening a file recomputes all of it and the totals: an
+edited, removed, inserted or reordered record, or an edited header (ε, δ, relation), is refused naming the record.
+This guards against mistakes, not against the steward: there is no secret key, so whoever holds the file can delete
+it, make a new one, or edit it and recompute the chain; a chain head recorded elsewhere (a release's ledger) is
+what shows such a rewrite. The salt makes the head reveal nothing of the file to someone without it.
 
 The file is the steward's private record, not a release (``"not_for_release": true``): it holds the SHA-256 of
 each input file and the output names. A damaged file (bad JSON, wrong version, negative or non-finite numbers,
@@ -69,6 +69,7 @@ from typing import Any, Iterator
 from privsample.errors import DataError, InputError
 from privsample.privacy import accountant as _accountant
 from privsample.privacy.accountant import BudgetExceeded
+from privsample.privacy.budget_chain import FINAL, digest, file_header, file_number, replay, seal
 from privsample.privacy.conversion import check_eps_delta, cdp_delta, cdp_epsilon, cdp_rho
 
 VERSION = 2
@@ -78,10 +79,6 @@ ANY_TWO = "any two datasets"
 RELATIONS = {"add-remove": ADD_REMOVE, "replace-one": REPLACE_ONE}
 ENV = "PRIVSAMPLE_BUDGET_FILE"
 IN_MEMORY = "in-memory"
-# the file's own keys besides its header (everything else is the header, covered by ``header_hash``)
-_BODY = ("header_hash", "records", "spent", "chain_head")
-_KINDS = ("reserve", "finish", "cancel")
-_FINAL = ("spent", "failed (charged)")
 _DERIVED = ("releases", "cancelled")  # what ``read`` adds: never written
 
 
@@ -144,74 +141,6 @@ def _up(x: Fraction) -> float:
     return math.nextafter(f, math.inf) if Fraction(f) < x else f
 
 
-def _number(value: Any, what: str, path: Path) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise InputError(f"damaged budget file {path}: {what} must be a finite number >= 0 (got {value!r})")
-    return float(value)
-
-
-def _digest(obj: Any) -> str:
-    """SHA-256 (hex) of ``obj``'s canonical JSON: sorted keys, no spaces, UTF-8 (lone surrogates kept)."""
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _header(data: dict) -> dict:
-    """The file's header: every top-level key but the chain, its records and the totals."""
-    return {k: v for k, v in data.items() if k not in _BODY}
-
-
-def _seal(record: dict, prev: str) -> dict:
-    """``record`` chained after ``prev``: with ``prev`` and its own ``hash`` (over the record and ``prev``)."""
-    record = {k: v for k, v in record.items() if k not in ("prev", "hash")}
-    record["prev"] = prev
-    record["hash"] = _digest(record)
-    return record
-
-
-def _replay(records: Any, header_hash: str, path: Path) -> tuple[list[dict], int, str]:
-    """Check the chain of ``records`` from ``header_hash`` and replay it: (the releases that count, each with
-    its status, output and input fingerprint; how many reservations were cancelled; the chain head)."""
-
-    def bad(i: int, what: str) -> InputError:
-        return InputError(f"damaged budget file {path}: record {i + 1} of {len(records)} {what}")
-
-    if not isinstance(records, list):
-        raise InputError(f"damaged budget file {path}: 'records' must be a list")
-    releases: dict[str, dict] = {}
-    seen: set[str] = set()
-    cancelled, prev = 0, header_hash
-    for i, r in enumerate(records):
-        if not isinstance(r, dict) or r.get("kind") not in _KINDS or not isinstance(r.get("id"), str):
-            raise bad(i, "is not a record")
-        if r.get("prev") != prev:
-            after = f"record {i}" if i else "the header"
-            raise bad(i, f"does not follow {after} (a record was edited, removed, inserted or reordered)")
-        if r.get("hash") != _digest({k: v for k, v in r.items() if k != "hash"}):
-            raise bad(i, "was edited (its hash does not match)")
-        prev, rid = r["hash"], r["id"]
-        if r["kind"] == "reserve":
-            if rid in seen:
-                raise bad(i, "reuses the id of an earlier release")
-            seen.add(rid)
-            rho = _number(r.get("rho"), f"record {i + 1}'s rho", path)
-            delta = _number(r.get("delta"), f"record {i + 1}'s delta", path)
-            view = {k: v for k, v in r.items() if k not in ("kind", "prev", "hash")}
-            releases[rid] = {**view, "rho": rho, "delta": delta, "status": "reserved", "input_fingerprint": None}
-        elif releases.get(rid, {}).get("status") != "reserved":
-            raise bad(i, f"{'finishes' if r['kind'] == 'finish' else 'cancels'} no release in progress")
-        elif r["kind"] == "cancel":
-            del releases[rid]
-            cancelled += 1
-        else:
-            if r.get("status") not in _FINAL:
-                raise bad(i, f"has an unknown status (one of {', '.join(_FINAL)})")
-            releases[rid].update(
-                status=r["status"], output=r.get("output"), input_fingerprint=r.get("input_fingerprint")
-            )
-    return list(releases.values()), cancelled, prev
-
-
 @dataclass
 class Reservation:
     """A release being made: its id in the file, what it is charged, where it is written, and the file's chain
@@ -228,8 +157,8 @@ class Reservation:
     def finish(self, status: str = "spent") -> None:
         """Append a "finish" record: the release is ``status`` ("spent" or "failed (charged)"), with its
         output and input fingerprint."""
-        if status not in _FINAL:
-            raise InputError(f"status must be one of {', '.join(_FINAL)} (got {status!r})")
+        if status not in FINAL:
+            raise InputError(f"status must be one of {', '.join(FINAL)} (got {status!r})")
         record = {"kind": "finish", "id": self.id, "status": status}
         record.update(output=self.output, input_fingerprint=self.fingerprint)
         self.budget._update(lambda data: self.budget._append(data, record))
@@ -284,9 +213,9 @@ class Budget:
     @staticmethod
     def _body(header: dict, records: list[dict]) -> dict:
         """The file's content: ``header``, its hash, ``records`` chained after it, totals and chain head."""
-        data = {**header, "header_hash": _digest(header), "records": []}
+        data = {**header, "header_hash": digest(header), "records": []}
         for r in records:
-            data["records"].append(_seal(r, data["records"][-1]["hash"] if data["records"] else data["header_hash"]))
+            data["records"].append(seal(r, data["records"][-1]["hash"] if data["records"] else data["header_hash"]))
         data["spent"] = {"rho": 0.0, "delta": 0.0}
         data["chain_head"] = data["records"][-1]["hash"] if data["records"] else data["header_hash"]
         return data
@@ -338,9 +267,9 @@ class Budget:
         self._check_header(data, VERSION)
         if data.get("not_for_release") is not True:
             raise InputError(f'damaged budget file {p}: it must say "not_for_release": true (it holds input hashes)')
-        if data.get("header_hash") != _digest(_header(data)):
+        if data.get("header_hash") != digest(file_header(data)):
             raise InputError(f"damaged budget file {p}: its header (ε, δ, relation, dataset) was edited")
-        data["releases"], data["cancelled"], head = _replay(data.get("records"), data["header_hash"], p)
+        data["releases"], data["cancelled"], head = replay(data.get("records"), data["header_hash"], p)
         self._check_totals(data)
         if data.get("chain_head") != head:
             raise InputError(
@@ -354,7 +283,8 @@ class Budget:
         if not isinstance(spent, dict):
             raise InputError(f"damaged budget file {p}: 'spent' must be an object")
         rho, delta = self._sums(data)
-        s_rho, s_delta = _number(spent.get("rho"), "spent rho", p), _number(spent.get("delta"), "spent delta", p)
+        s_rho = file_number(spent.get("rho"), "spent rho", p)
+        s_delta = file_number(spent.get("delta"), "spent delta", p)
         if s_rho != _up(rho) or s_delta != _up(delta):
             raise InputError(
                 f"damaged budget file {p}: the totals (rho {s_rho:.6g}, delta {s_delta:.3g}) are not the sum of "
@@ -387,7 +317,7 @@ class Budget:
             header.update(upgraded_from_version=1, upgraded=_now())
             records: list[dict] = []
             for r in releases:
-                if r.get("status") not in ("reserved",) + _FINAL:
+                if r.get("status") not in ("reserved",) + FINAL:
                     raise InputError(f"damaged budget file {b.path}: a release has an unknown status")
                 keep = {k: v for k, v in r.items() if k not in ("status", "input_fingerprint", "kind", "prev", "hash")}
                 records.append({"kind": "reserve", **keep})
@@ -395,7 +325,7 @@ class Budget:
                     records.append({"kind": "finish", "id": r["id"], "status": r["status"], "output": r.get("output")})
                     records[-1]["input_fingerprint"] = r.get("input_fingerprint")
             data = cls._body(header, records)
-            data["releases"], data["cancelled"], _ = _replay(data["records"], data["header_hash"], b.path)
+            data["releases"], data["cancelled"], _ = replay(data["records"], data["header_hash"], b.path)
             b._check_totals({**data, "spent": old.get("spent")})  # the old totals must add up
             b._write(data)
         return b
@@ -482,9 +412,9 @@ class Budget:
         ):
             raise InputError(f"release {record['id']} of {self.path} is not in progress: finished or cancelled already")
         head = data["records"][-1]["hash"] if data["records"] else data["header_hash"]
-        sealed = _seal(record, head)
+        sealed = seal(record, head)
         records = data["records"] + [sealed]
-        data["releases"], data["cancelled"], _ = _replay(records, data["header_hash"], self.path)
+        data["releases"], data["cancelled"], _ = replay(records, data["header_hash"], self.path)
         data["records"] = records
         return sealed
 

@@ -32,6 +32,7 @@ from privsample.checks import check_rows
 from privsample.errors import InputError
 from privsample.io import atomic_path
 from privsample.synth import pgm
+from privsample.synth.model_check import validate_payload
 
 FORMAT = "privsample-model/1"
 FOLDER_FILES = ("model.json", "arrays.npz")  # what a model saved as a folder holds
@@ -475,125 +476,6 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
             with zf.open(zip_entry(f"{name}.npy"), "w", force_zip64=True) as fh:
                 np.lib.format.write_array(fh, np.asanyarray(arr), allow_pickle=False)
     return buf.getvalue()
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def validate_payload(meta: dict[str, Any], arrays: dict[str, np.ndarray], source: str = "model") -> Schema | None:
-    """Check a loaded model against itself before use; return its schema (or None).
-
-    Every field is checked for type and consistency: the domains (positive integer sizes, the same
-    columns), the cliques (columns of the model's domain), the total (finite, > 0), every potential
-    (a finite real array of its clique's shape), every compression map (integer codes mapping the column's
-    codes onto every compressed code), the schema (its domain is the model's), the ledger, parameters
-    and facts (objects). No other array is accepted. A failure is an ``InputError`` naming the field."""
-
-    def bad(name: str, what: str) -> InputError:
-        return InputError(f"{source}: model field '{name}' {what}")
-
-    def sizes(name: str, d: Any) -> dict[str, int]:
-        if not isinstance(d, dict) or not d:
-            raise bad(name, "must be a non-empty object of column sizes")
-        for k, v in d.items():
-            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
-                raise bad(f"{name}.{k}", f"must be an integer >= 1 (got {v!r})")
-        return d
-
-    if not isinstance(meta.get("mechanism"), str):
-        raise bad("mechanism", "must be a string")
-    domain = sizes("domain", meta.get("domain"))
-    for name in ("ledger", "params", "info"):
-        if not isinstance(meta.get(name, {}), dict):
-            raise bad(name, "must be an object")
-    ledger = meta.get("ledger")
-    if ledger is None:
-        raise bad("ledger", "is missing")
-    if not isinstance(ledger.get("summary", {}), dict) or not isinstance(ledger.get("entries", []), list):
-        raise bad("ledger", "must hold a 'summary' object and an 'entries' list")
-    sd = meta.get("info", {}).get("total_sd")
-    if sd is not None and not (_is_number(sd) and math.isfinite(sd) and sd >= 0):
-        raise bad("info.total_sd", f"must be a finite number >= 0 (got {sd!r})")
-    mm = meta.get("model")
-    if not isinstance(mm, dict):
-        raise bad("model", "must be an object")
-    mdomain = sizes("model.domain", mm.get("domain"))
-    if set(mdomain) != set(domain):
-        raise bad("model.domain", "must have the columns of 'domain'")
-    total = mm.get("total")
-    if not (_is_number(total) and math.isfinite(total) and total > 0):
-        raise bad("model.total", f"must be a finite number > 0 (got {total!r})")
-    comp = meta.get("compression", {})
-    if not isinstance(comp, dict):
-        raise bad("compression", "must be an object")
-    for a, size in domain.items():
-        if a not in comp and mdomain[a] != size:
-            raise bad(f"model.domain.{a}", f"is {mdomain[a]}, not {size} as in 'domain', and no compression maps it")
-    cliques = mm.get("cliques")
-    if not isinstance(cliques, list):
-        raise bad("model.cliques", "must be a list")
-    expected: set[str] = set()
-    for i, cl in enumerate(cliques):
-        if not (
-            isinstance(cl, list)
-            and cl
-            and all(isinstance(a, str) and a in mdomain for a in cl)
-            and len(set(cl)) == len(cl)
-        ):
-            raise bad(f"model.cliques[{i}]", "must be a non-empty list of distinct columns of 'model.domain'")
-        name = f"potential_{i}"
-        expected.add(name)
-        arr = arrays.get(name)
-        if arr is None:
-            raise bad(name, "is missing")
-        shape = tuple(mdomain[a] for a in cl)
-        if arr.dtype.kind not in "fiu":
-            raise bad(name, f"must hold real numbers (got dtype {arr.dtype})")
-        if arr.shape != shape:
-            raise bad(name, f"has shape {arr.shape}, expected {shape} (clique {', '.join(cl)})")
-        if not np.all(np.isfinite(arr)):
-            raise bad(name, "holds NaN or infinite values")
-    for a, name in comp.items():
-        if a not in domain:
-            raise bad(f"compression.{a}", "is not a column of 'domain'")
-        if not isinstance(name, str) or name not in arrays or name.startswith("potential_"):
-            raise bad(f"compression.{a}", f"must name a compression array (got {name!r})")
-        expected.add(name)
-        m = arrays[name]
-        if m.dtype.kind not in "iu" or m.shape != (domain[a],):
-            raise bad(name, f"must be {domain[a]} integer codes (got dtype {m.dtype}, shape {m.shape})")
-        k = mdomain[a]
-        if m.size and (m.min() < 0 or m.max() >= k):
-            raise bad(name, f"must hold codes in 0..{k - 1}")
-        if np.unique(m).size != k:
-            raise bad(name, f"must map onto every one of the {k} compressed codes of '{a}'")
-    dec = meta.get("decompression", {})
-    if not isinstance(dec, dict):
-        raise bad("decompression", "must be an object")
-    for a, name in dec.items():
-        if a not in comp:
-            raise bad(f"decompression.{a}", "is not a compressed column")
-        if not isinstance(name, str) or name not in arrays or name in expected:
-            raise bad(f"decompression.{a}", f"must name a decompression array (got {name!r})")
-        expected.add(name)
-        w = arrays[name]
-        if w.dtype.kind not in "fiu" or w.shape != (domain[a],) or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise bad(name, f"must be {domain[a]} finite weights >= 0 (got dtype {w.dtype}, shape {w.shape})")
-    extra = sorted(set(arrays) - expected)
-    if extra:
-        raise bad(extra[0], "is not part of the model")
-    if not meta.get("schema"):
-        return None
-    try:
-        schema = Schema.from_dict(meta["schema"])
-    except InputError as exc:
-        raise bad("schema", f"is invalid ({' '.join(str(exc).split())})") from None
-    except Exception as exc:  # noqa: BLE001 - a tampered schema is bad input
-        raise bad("schema", f"is invalid ({type(exc).__name__})") from None
-    if schema.domain_dict() != domain:
-        raise bad("schema", "does not describe the columns and sizes of 'domain'")
-    return schema
 
 
 def _json_default(o: Any) -> Any:

@@ -422,7 +422,7 @@ def estimate(
     ``zeros``: a :class:`~privsample.synth.zeros.StructuralZeros`: its cliques join the model, the noisy
     counts of forbidden cells are set to 0, and the forbidden cells' log-potentials are fixed at
     ``zeros.NEG`` (the gradient there is zeroed), so the fitted model gives them probability exactly 0."""
-    from mbi.clique_utils import clique_mapping, reverse_clique_mapping
+    from mbi.clique_utils import clique_mapping
     from mbi.marginal_loss import calculate_l2_lipschitz_from_metadata
 
     if zeros is not None:
@@ -430,6 +430,33 @@ def estimate(
     cliques = model_cliques(measurements, zeros.cliques if zeros is not None else ())
     shape = {c: tuple(domain.project(c).shape) for c in cliques}
     total = float(known_total)
+
+    theta, masks = _start_potentials(domain, cliques, shape, warm_start, zeros)
+    L = (
+        optimistic_lipschitz(domain, measurements)
+        if optimistic_step
+        else calculate_l2_lipschitz_from_metadata(domain, measurements)
+    )
+    alpha = 2.0 / (float(L) * total)
+    if not masks and _is_product(cliques, measurements):
+        theta, mu = _product_descent(cliques, measurements, theta, total, alpha, int(iters), on_block)
+        return markov_field(domain, cliques, theta, mu, total)
+    tree = cached_tree(domain, tuple(cliques))
+    routing = clique_mapping(cliques, [tuple(M.clique) for M in measurements], domain)
+    loss_fn = _Loss(
+        measurements,
+        {tuple(k): tuple(v) for k, v in routing.items()},
+        shape,
+        dict(zip(domain.attributes, domain.shape)),
+    )
+    theta, mu = _armijo_descent(tree, loss_fn, cliques, masks, theta, total, alpha, int(iters), on_block)
+    return markov_field(domain, cliques, theta, mu, total)
+
+
+def _start_potentials(domain, cliques, shape, warm_start, zeros) -> tuple[dict, dict]:
+    """The starting log-potentials of :func:`estimate` (0, or ``warm_start``'s spread onto ``cliques``) and the
+    masks of the forbidden cells of ``zeros``, whose log-potentials are set to ``zeros.NEG``."""
+    from mbi.clique_utils import reverse_clique_mapping
 
     theta = {c: np.zeros(shape[c]) for c in cliques}
     if warm_start is not None:
@@ -448,24 +475,13 @@ def estimate(
             if m is not None and m.any():
                 masks[c] = m
                 theta[c][m] = NEG
+    return theta, masks
 
-    L = (
-        optimistic_lipschitz(domain, measurements)
-        if optimistic_step
-        else calculate_l2_lipschitz_from_metadata(domain, measurements)
-    )
-    alpha = 2.0 / (float(L) * total)
-    if not masks and _is_product(cliques, measurements):
-        theta, mu = _product_descent(cliques, measurements, theta, total, alpha, int(iters), on_block)
-        return markov_field(domain, cliques, theta, mu, total)
-    tree = cached_tree(domain, tuple(cliques))
-    routing = clique_mapping(cliques, [tuple(M.clique) for M in measurements], domain)
-    loss_fn = _Loss(
-        measurements,
-        {tuple(k): tuple(v) for k, v in routing.items()},
-        shape,
-        dict(zip(domain.attributes, domain.shape)),
-    )
+
+def _armijo_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, on_block):
+    """:func:`estimate`'s mirror descent on the junction tree ``tree``: ``iters`` steps with Armijo's rule on
+    the step (grown by 1% when accepted, halved when not); the masked cells' gradient is zeroed. Returns
+    (theta, mu)."""
     work: dict = {}  # the super-clique tables, reused by every calibration of this fit
     mu = tree.marginals(theta, total, work)
 
@@ -476,7 +492,7 @@ def estimate(
         return loss, g
 
     loss, g = gradient(mu)
-    blocks = math.ceil(int(iters) / STEPS_PER_BLOCK)
+    blocks = math.ceil(iters / STEPS_PER_BLOCK)
     for b in range(blocks):
         for _ in range(STEPS_PER_BLOCK):
             theta2 = {c: theta[c] - alpha * g[c] for c in cliques}
@@ -489,9 +505,8 @@ def estimate(
             else:
                 alpha *= 0.5
         if on_block is not None:
-            on_block(min((b + 1) * STEPS_PER_BLOCK, int(iters)))
-
-    return markov_field(domain, cliques, theta, mu, total)
+            on_block(min((b + 1) * STEPS_PER_BLOCK, iters))
+    return theta, mu
 
 
 def markov_field(domain, cliques, theta, mu, total):
