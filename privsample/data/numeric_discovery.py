@@ -488,9 +488,8 @@ def _grid_histogram(name, x, cells, integer, nullable, n_null, accountant, noise
 
 
 def _support(cells, g, sg, n_plan):
-    """The grid range the bounds cover (``grid_range``) and, when it holds only unit cells, the values its noisy
-    counts support (a code keeps those): (i0, i1, kept unit cells, unsupported values between them, noisy mass
-    clipped off, the presence threshold). Post-processing of the grid histogram."""
+    """(i0, i1, kept unit cells, unsupported values between them, noisy mass clipped off, presence threshold): the
+    grid range of the bounds, narrowed to the values a code's noisy counts support. Post-processing."""
     i0, i1 = grid_range(g, sg, n_plan)
     t_keep = presence_threshold(sg, n_plan)
     unsupported: list[float] = []
@@ -506,9 +505,8 @@ def _support(cells, g, sg, n_plan):
 
 
 def _inner_edges(name, x, cells, g, cell_range, bounds, points, bins, integer, planned, rho_tree, n_plan, acc, noise):
-    """Step 2 of ``_discover``: the bin edges inside (lower, upper) on the non-point values, from the median tree
-    (``planned`` levels, spending ``rho_tree``) or the grid histogram's noisy mass. Returns (edges, binning, tree
-    levels)."""
+    """Step 2 of ``_discover``: (inner edges on the non-point values, binning, tree levels), from the median tree
+    (``planned``: spends ``rho_tree``) or the grid histogram's noisy mass."""
     (i0, i1), (lower, upper) = cell_range, bounds
     target = max(1, bins - len(points))
     if planned:
