@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -256,17 +256,9 @@ def plan_discovery(
 
     if share is not None:
         chosen, rule = float(share), "fixed"
-    elif at(min_share)[1] <= target:
-        chosen, rule = float(min_share), "planned"
-    elif at(max_share)[1] > target:
-        small = at(max_share)[1] > small_fraction * n_hat
-        chosen, rule = float(small_cap if small else max_share), "planned"
-    else:  # bisection: the threshold is non-increasing in the share
-        lo, hi = float(min_share), float(max_share)
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if at(mid)[1] <= target else (mid, hi)
-        chosen, rule = hi, "planned"
+    else:
+        chosen = _planned_share(at, target, min_share, max_share, small_cap, small_fraction * n_hat)
+        rule = "planned"
     rho, need = at(chosen)
     if rho <= 0:
         raise InputError(f"the discovery share {chosen:g} does not cover the row count already spent")
@@ -285,6 +277,29 @@ def plan_discovery(
         "min_category_fraction": (records / n_hat) if records is not None else None,
     }
     return rho, details
+
+
+def _planned_share(
+    at: Callable[[float], tuple[float, float]],
+    target: float,
+    min_share: float,
+    max_share: float,
+    small_cap: float,
+    small_records: float,
+) -> float:
+    """The planned share of ``plan_discovery`` (its docstring states the rule): ``at(s)[1]`` is the records a
+    category needs at share s, ``target`` the records it should need, ``small_records`` the need beyond which
+    the table is small (its cap ``small_cap``)."""
+    if at(min_share)[1] <= target:
+        return float(min_share)
+    if at(max_share)[1] > target:
+        small = at(max_share)[1] > small_records
+        return float(small_cap if small else max_share)
+    lo, hi = float(min_share), float(max_share)  # bisection: the threshold is non-increasing in the share
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if at(mid)[1] <= target else (mid, hi)
+    return hi
 
 
 def discovery_forecast(

@@ -414,40 +414,14 @@ def _discover(
     if integer:  # a non-integral number in an integer column is rounded (per-record rule)
         x = np.round(x)
     n_plan = max(float(n_hat), 1.0)
-    cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
     rho_grid, rho_tree, planned = grid_budget(rho, n_plan, bins, binning)
 
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)
-    counts = np.bincount(grid_index(x, integer), minlength=len(cells)) if len(x) else np.zeros(len(cells), np.int64)
-    if n_null is not None:  # one more public cell: the records without a number (the null code)
-        counts = np.append(counts, int(n_null))
-    g, sg = _measure(
-        name,
-        "grid histogram",
-        "counts of the values in public cells (unit integers near 0, signed octaves)"
-        + (" and of the records without a number" if n_null is not None else ""),
-        counts,
-        accountant,
-        noise,
-        rho_grid,
+    g, sg, nullable, null_info = _grid_histogram(
+        name, x, cells, integer, nullable, n_null, accountant, noise, rho_grid, n_plan
     )
-    null_info: dict[str, Any] = {}
-    if n_null is not None:
-        null_count, g = float(g[-1]), g[:-1]
-        nullable = null_count > presence_threshold(sg, n_plan)
-        null_info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
-    i0, i1 = grid_range(g, sg, n_plan)
-    t_keep = presence_threshold(sg, n_plan)
-    unsupported: list[float] = []
-    keep: list[int] = []  # a code's kept unit cells
-    outside = float(g[max(0, i0 - CLIP_CELLS) : i0].sum() + g[i1 + 1 : i1 + 1 + CLIP_CELLS].sum())
-    if all(cells[i][2] for i in range(i0, i1 + 1)):  # only unit cells: a code keeps the values its counts support
-        keep = [i for i in range(i0, i1 + 1) if g[i] > t_keep] or [int(i0 + np.argmax(g[i0 : i1 + 1]))]
-        outside += float(sum(max(g[i], 0.0) for i in range(i0, i1 + 1) if i < keep[0] or i > keep[-1]))
-        i0, i1 = keep[0], keep[-1]
-        # values between the kept ones whose noisy counts did not pass: the synthesizers give them probability 0
-        unsupported = [float(cells[i][0]) for i in range(i0, i1 + 1) if i not in keep]
+    i0, i1, keep, unsupported, outside, t_keep = _support(cells, g, sg, n_plan)
     spans = [_cell_span(cells[i], integer) for i in range(i0, i1 + 1)]
     lower, upper = min(a for a, _ in spans), max(b for _, b in spans)
     used = min(i0, CLIP_CELLS) + min(len(g) - 1 - i1, CLIP_CELLS)  # cells in the clipped-share estimate
@@ -479,28 +453,80 @@ def _discover(
         upper = float(np.nextafter(points[-1], np.inf))  # room for the point bin [v, nextafter(v))
 
     # 2. bin edges on the non-point values
-    target = max(1, bins - len(points))
-    if planned:
-        xc = np.clip(x, lower, upper)
-        y = xc[~np.isin(xc, points)] if points else xc
-        levels = min(planned, max(1, _tree_levels(rho_tree, n_plan, math.floor(math.log2(target)), cand_size)))
-        cuts = _median_tree(name, y, lower, upper, integer, bound_grid(integer), levels, accountant, noise, rho_tree)
-        how = "quantile"
-    else:
-        levels = 0
-        cuts = _octave_cuts([cells[i] for i in range(i0, i1 + 1)], g[i0 : i1 + 1], lower, upper, target, integer)
-        how = "equal-mass" if cuts else "equal-width"
-    bounds = [lower] + cuts + [upper]
-    per = _share_out(target, len(bounds) - 1)
-    inner = list(cuts)
-    for (a, b), k in zip(zip(bounds, bounds[1:]), per):
-        within = _mass_cuts(cells, g, i0, i1, a, b, k, integer) if planned else []
-        inner.extend(within or _equal_width(a, b, k, integer).tolist())
+    inner, how, levels = _inner_edges(
+        name, x, cells, g, (i0, i1), (lower, upper), points, bins, integer, planned, rho_tree, n_plan, accountant, noise
+    )
     edges_out = point_edges(sorted(set(inner)), points, lower, upper, integer)
     col = Numeric(name, lower, upper, edges=tuple(edges_out), integer=integer, nullable=nullable)
     info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=how, tree_levels=levels)
     _note(notes, name, col, info)
     return col, info
+
+
+def _grid_histogram(name, x, cells, integer, nullable, n_null, accountant, noise, rho_grid, n_plan):
+    """Step 1 of ``_discover``: spend ``rho_grid`` on the grid histogram of ``x``, with ``n_null`` as one more
+    public cell. Returns (noisy cell counts, their sigma, nullable, the null count's report: {} without ``n_null``)."""
+    counts = np.bincount(grid_index(x, integer), minlength=len(cells)) if len(x) else np.zeros(len(cells), np.int64)
+    if n_null is not None:  # one more public cell: the records without a number (the null code)
+        counts = np.append(counts, int(n_null))
+    g, sg = _measure(
+        name,
+        "grid histogram",
+        "counts of the values in public cells (unit integers near 0, signed octaves)"
+        + (" and of the records without a number" if n_null is not None else ""),
+        counts,
+        accountant,
+        noise,
+        rho_grid,
+    )
+    null_info: dict[str, Any] = {}
+    if n_null is not None:
+        null_count, g = float(g[-1]), g[:-1]
+        nullable = null_count > presence_threshold(sg, n_plan)
+        null_info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
+    return g, sg, nullable, null_info
+
+
+def _support(cells, g, sg, n_plan):
+    """(i0, i1, kept unit cells, unsupported values between them, noisy mass clipped off, presence threshold): the
+    grid range of the bounds, narrowed to the values a code's noisy counts support. Post-processing."""
+    i0, i1 = grid_range(g, sg, n_plan)
+    t_keep = presence_threshold(sg, n_plan)
+    unsupported: list[float] = []
+    keep: list[int] = []  # a code's kept unit cells
+    outside = float(g[max(0, i0 - CLIP_CELLS) : i0].sum() + g[i1 + 1 : i1 + 1 + CLIP_CELLS].sum())
+    if all(cells[i][2] for i in range(i0, i1 + 1)):  # only unit cells: a code keeps the values its counts support
+        keep = [i for i in range(i0, i1 + 1) if g[i] > t_keep] or [int(i0 + np.argmax(g[i0 : i1 + 1]))]
+        outside += float(sum(max(g[i], 0.0) for i in range(i0, i1 + 1) if i < keep[0] or i > keep[-1]))
+        i0, i1 = keep[0], keep[-1]
+        # values between the kept ones whose noisy counts did not pass: the synthesizers give them probability 0
+        unsupported = [float(cells[i][0]) for i in range(i0, i1 + 1) if i not in keep]
+    return i0, i1, keep, unsupported, outside, t_keep
+
+
+def _inner_edges(name, x, cells, g, cell_range, bounds, points, bins, integer, planned, rho_tree, n_plan, acc, noise):
+    """Step 2 of ``_discover``: (inner edges on the non-point values, binning, tree levels), from the median tree
+    (``planned``: spends ``rho_tree``) or the grid histogram's noisy mass."""
+    (i0, i1), (lower, upper) = cell_range, bounds
+    target = max(1, bins - len(points))
+    if planned:
+        cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
+        xc = np.clip(x, lower, upper)
+        y = xc[~np.isin(xc, points)] if points else xc
+        levels = min(planned, max(1, _tree_levels(rho_tree, n_plan, math.floor(math.log2(target)), cand_size)))
+        cuts = _median_tree(name, y, lower, upper, integer, bound_grid(integer), levels, acc, noise, rho_tree)
+        how = "quantile"
+    else:
+        levels = 0
+        cuts = _octave_cuts([cells[i] for i in range(i0, i1 + 1)], g[i0 : i1 + 1], lower, upper, target, integer)
+        how = "equal-mass" if cuts else "equal-width"
+    edges = [lower] + cuts + [upper]
+    per = _share_out(target, len(edges) - 1)
+    inner = list(cuts)
+    for (a, b), k in zip(zip(edges, edges[1:]), per):
+        within = _mass_cuts(cells, g, i0, i1, a, b, k, integer) if planned else []
+        inner.extend(within or _equal_width(a, b, k, integer).tolist())
+    return inner, how, levels
 
 
 def _mass_cuts(cells, noisy, i0: int, i1: int, a: float, b: float, k: int, integer: bool) -> list[float]:

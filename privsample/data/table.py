@@ -45,9 +45,16 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.cells import WHITESPACE
+from privsample.data.read_errors import (  # re-exported: callers import them from this module
+    ENCODING_HINT,
+    duckdb_input_error,
+    empty_table_error,
+    error_reason,
+    malformed_error,
+)
 from privsample.data.schema import DEFAULT_NA_VALUES
 from privsample.data.sql_dialect import DUCKDB, clean_sql, sql_ident, sql_str
-from privsample.errors import DataError, InputError
+from privsample.errors import InputError
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 _SNIFF = 1 << 16  # bytes inspected for a byte-order mark and NUL (binary) content
@@ -69,7 +76,6 @@ _JAVA_ENCODINGS = {
     "iso8859-1": "ISO-8859-1",
     "ascii": "US-ASCII",
 }
-ENCODING_HINT = "pass --encoding with the file's encoding (e.g. --encoding latin-1, cp1252 or utf-16)"
 
 # DuckDB settings of every connection that reads a table: the IN-list optimizer takes time superlinear in the
 # number of columns on the cleaning query (about 25 s for 200 columns and 30 rows; 1 s without it).
@@ -271,7 +277,7 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
         with _open_bytes(p) as fh:
             head = fh.read(_SNIFF)
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"{p}: cannot read ({_reason(exc)})") from None
+        raise InputError(f"{p}: cannot read ({error_reason(exc)})") from None
     if not head:
         raise InputError(f"{p}: the file is empty (no header, no rows)")
     codec, why = _resolve_encoding(head, encoding)
@@ -302,7 +308,7 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
     except UnicodeDecodeError:
         raise _encoding_error(p, codec, why) from None
     except (csv.Error, OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"{p}: cannot parse the CSV header ({_reason(exc)})") from None
+        raise InputError(f"{p}: cannot parse the CSV header ({error_reason(exc)})") from None
     if record is None:
         raise InputError(f"{p}: no header row (the file has only blank lines)")
     if any("\ufffd" in f for f in record):
@@ -333,7 +339,7 @@ def transcode(path: str | Path, layout: CsvLayout, directory: str | Path) -> Pat
         target.unlink(missing_ok=True)
         if isinstance(exc, OSError) and exc.filename == str(target):
             raise InputError(f"cannot write a UTF-8 copy of {p} to {directory}: {exc.strerror}") from None
-        raise InputError(f"{p}: cannot read ({_reason(exc)})") from None
+        raise InputError(f"{p}: cannot read ({error_reason(exc)})") from None
     return target
 
 
@@ -345,7 +351,7 @@ def parquet_names(p: Path) -> list[str]:
     try:
         names = list(pq.read_schema(p).names)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a bad file
-        raise InputError(f"{p}: not a readable Parquet file ({_reason(exc)})") from None
+        raise InputError(f"{p}: not a readable Parquet file ({error_reason(exc)})") from None
     if not names:
         raise InputError(f"{p}: the Parquet file has no columns")
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -389,7 +395,7 @@ def malformed_lines(
                 "SELECT line, min(error_type), min(csv_line) FROM reject_errors GROUP BY line ORDER BY line"
             ).fetchall()
         except Exception as exc:  # noqa: BLE001 - any reader failure is bad input
-            raise InputError(f"{p}: cannot list the malformed lines ({_reason(exc)})") from None
+            raise InputError(f"{p}: cannot list the malformed lines ({error_reason(exc)})") from None
         finally:
             con.close()
     lines = [(int(line), str(kind).lower(), str(text)[:200]) for line, kind, text in found]
@@ -445,61 +451,6 @@ def table_columns(path: str | Path, *, delimiter: str | None = None, encoding: s
             raise InputError(f"{p}: the file is empty (0 bytes)")
         return list(csv_layout(p, delimiter, encoding).names)
     return parquet_names(p)
-
-
-# -- errors -----------------------------------------------------------------------------------------
-def _reason(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    text = lines[0] if lines else type(exc).__name__
-    text = re.sub(r"^[A-Za-z ]*(Error|Exception): ", "", text)
-    return text[:200]
-
-
-def malformed_error(source: str | Path, detail: str = "") -> DataError:
-    """The one refusal for records that are not well-formed CSV: it names no line, field count or value (the
-    reader's description, with those, is kept in ``detail`` for ``privsample check``)."""
-    return DataError(
-        f"{source}: not a well-formed CSV table (a line with a wrong number of fields, a quote left open, or text "
-        f"not valid in its encoding: see --encoding); the records are private, so no line is named: "
-        f"'privsample check {source}' lists them (NOT private)",
-        detail,
-    )
-
-
-def duckdb_input_error(exc: BaseException, source: str | Path) -> InputError:
-    """Turn a DuckDB reader error while reading records into ``malformed_error`` (a ``DataError``: a release path
-    shows no line, field count or value); its ``detail`` is one line naming the file and line, for ``check``.
-
-    A query stopped by Ctrl-C is not bad input: DuckDB's InterruptException (or, from a batch reader, the
-    RuntimeError "Query interrupted") is raised again as the KeyboardInterrupt it was (the CLI exits 130)."""
-    import duckdb
-
-    text = str(exc)
-    if isinstance(exc, duckdb.InterruptException) or (isinstance(exc, RuntimeError) and "Query interrupted" in text):
-        raise KeyboardInterrupt from None
-    m = re.search(r"CSV Error on Line: (\d+)", text)
-    where = f"line {m.group(1)}: " if m else ""
-    if mm := re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text):
-        reason = f"expected {mm.group(1)} fields (as in the header), found {mm.group(2)}"
-    elif "unterminated quote" in text:
-        reason = "a quoted value is not terminated"
-    elif "Invalid unicode" in text or "not utf-8" in text:
-        reason = f"not valid UTF-8 text; {ENCODING_HINT}"
-    elif "Maximum line size" in text:
-        reason = "a line exceeds the CSV reader's maximum line size"
-    elif "Parquet" in text or "magic bytes" in text:
-        reason = f"not a readable Parquet file ({_reason(exc)})"
-    elif m:
-        after = text.split("Original Line:", 1)[-1].splitlines()[1:]
-        cand = [ln.strip() for ln in after if ln.strip() and not ln.strip().startswith("Possible")]
-        reason = cand[0][:200] if cand else "cannot parse the CSV"
-    else:
-        reason = _reason(exc)
-    return malformed_error(source, f"{source}: {where}{reason}")
-
-
-def empty_table_error(source: str | Path) -> InputError:
-    return InputError(f"{source}: the table has no data rows")
 
 
 # -- in-memory reading --------------------------------------------------------------------------------
