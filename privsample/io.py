@@ -145,12 +145,27 @@ def check_paths(
     given_in = [(k, Path(v)) for k, v in inputs.items() if v is not None]
     given_out = [(k, Path(v)) for k, v in outputs.items() if v is not None]
     paths = [(k, p, False) for k, p in given_in] + [(k, p, True) for k, p in given_out]
+    _refuse_same_files(paths)
+    _refuse_folder_clashes(given_out, paths, folders)
+    missing = _missing_output_folders(given_out, folders)
+    _create_folders(missing, note)
+
+
+def _refuse_same_files(paths: list[tuple[str, Path, bool]]) -> None:
+    """Refuse two of ``paths`` (label, path, is an output) that are the same file, one of them an output."""
     for i, (ka, a, a_out) in enumerate(paths):
         for kb, b, b_out in paths[i + 1 :]:
             if (a_out or b_out) and same_file(a, b):
                 raise InputError(
                     f"{ka} and {kb} are the same file ({b}): an output must not overwrite an input or another output"
                 )
+
+
+def _refuse_folder_clashes(
+    given_out: list[tuple[str, Path]], paths: list[tuple[str, Path, bool]], folders: Mapping[str, Collection[str]]
+) -> None:
+    """For each output written as a folder (in ``folders``): refuse any other of ``paths`` inside it, then an
+    existing folder holding files other than the ones it may hold."""
     for label, folder in given_out:
         if label not in folders:
             continue
@@ -167,6 +182,14 @@ def check_paths(
                     f"{label} {folder} is an existing folder holding other files ({shown}); it "
                     "would be replaced: give a new or empty folder"
                 )
+
+
+def _missing_output_folders(
+    given_out: list[tuple[str, Path]], folders: Mapping[str, Collection[str]]
+) -> dict[Path, tuple[str, Path]]:
+    """Refuse, output by output, a file output that is a folder, a parent that lies under a regular file or
+    is in a folder where no file can be created; return the missing parent folders (each with the first
+    output's label and its parent as typed), in the order met. Creates nothing."""
     missing: dict[Path, tuple[str, Path]] = {}
     for label, path in given_out:
         if label not in folders and path.is_dir():
@@ -182,6 +205,11 @@ def check_paths(
             raise InputError(f"cannot write {label} {path}: the folder {base} is not writable ({why})")
         if base != parent:
             missing.setdefault(parent, (label, path.parent))
+    return missing
+
+
+def _create_folders(missing: Mapping[Path, tuple[str, Path]], note: Callable[[str], None] | None) -> None:
+    """Create the ``missing`` output folders, telling ``note`` about each; a failure is one ``InputError``."""
     for parent, (label, shown) in missing.items():
         try:
             parent.mkdir(parents=True, exist_ok=True)
