@@ -13,7 +13,6 @@ MAX_FUNCTION_LINES = 80
 
 # Known exceptions, to be removed as they are split; the test fails when one no longer applies.
 PENDING: set[str] = {
-    "privsample/api/draws.py",
     "privsample/cli/synth.py",
     "privsample/cli/synth.py:evaluate",
     "privsample/cli/synth.py:synth",
