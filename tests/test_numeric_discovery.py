@@ -11,6 +11,7 @@ import pytest
 
 from privsample.data import numeric_discovery as nd
 from privsample.data.encoding import decode, encode
+from privsample.data.median_tree import median_scores
 from privsample.data.numeric_discovery import discover_numeric
 from privsample.data.schema import Numeric, Schema
 from privsample.privacy import Accountant, SeededNoise
@@ -229,8 +230,10 @@ def test_noise_scales_match_the_ledger():
 
 
 def test_ledger_check_catches_a_doubled_epsilon(monkeypatch):
-    orig = nd.epsilon_for_rho
-    monkeypatch.setattr(nd, "epsilon_for_rho", lambda r: 2 * orig(r))
+    import privsample.data.median_tree as mt
+
+    orig = mt.epsilon_for_rho
+    monkeypatch.setattr(mt, "epsilon_for_rho", lambda r: 2 * orig(r))
     x = np.random.default_rng(9).normal(0, 1, 3000)
     _, _, acc, noise = run(x, integer=False, rho=0.02)
     with pytest.raises(AssertionError):
@@ -297,9 +300,9 @@ def test_median_scores_have_sensitivity_one_half():
     cand = np.arange(-0.5, 7.0, 1.0)
     for _ in range(30):
         x = np.sort(rng.integers(0, 6, rng.integers(0, 12)).astype(float))
-        u = nd._median_scores(x, cand)
+        u = median_scores(x, cand)
         for y in _neighbours(x, [0.0, 3.0, 5.0]):
-            assert np.abs(nd._median_scores(np.sort(y), cand) - u).max() <= 0.5 + 1e-12
+            assert np.abs(median_scores(np.sort(y), cand) - u).max() <= 0.5 + 1e-12
 
 
 def test_range_is_never_narrower_than_the_core():
@@ -367,3 +370,23 @@ def test_tree_cells_take_their_bins_where_the_grid_mass_is():
     b = int(np.searchsorted(e, np.quantile(x, 0.8), side="right")) - 1  # in the top tree cell
     assert e[b + 1] - e[b] < (col.upper - col.lower) / 10  # equal widths: about a quarter of the range
     assert col.bins <= 16 + 4
+
+
+def test_weighted_values_give_the_same_discovery():
+    """Distinct values with their numbers of records (as an engine counts them) give the same grid histogram,
+    tree and schema as one value per record, under the same seeded noise."""
+    rng = np.random.default_rng(3)
+    x = np.round(np.exp(rng.normal(4.0, 1.0, 50_000)), 1)
+    values, counts = np.unique(x, return_counts=True)
+    cand = np.linspace(values[0], values[-1], 50)
+    assert np.array_equal(median_scores(values, cand, counts), median_scores(np.sort(x), cand))
+    out = []
+    for xs, w in ((x, None), (values, counts)):
+        acc = Accountant(1.0)
+        col, info = discover_numeric(
+            "v", xs, acc, SeededNoise(5, quiet=True), rho=0.01, integer=False, nullable=False, n_hat=50_000.0,
+            weights=w,
+        )  # fmt: skip
+        out.append((col, info, [e.to_dict() for e in acc.ledger]))
+    assert out[0][1]["binning"] == "quantile"
+    assert out[0] == out[1]

@@ -320,10 +320,9 @@ def _numeric_column(
 ) -> tuple[Column, dict[str, Any]]:
     """(c) for one column: (column, report entry)."""
     isnum = sc.is_number
-    x = np.repeat(sc.numbers[isnum], sc.counts[isnum])
     col, info = discover_numeric(
         name,
-        x,
+        sc.numbers[isnum],  # the distinct numbers, with their numbers of records as weights
         run.accountant,
         run.noise,
         rho=rho_b,
@@ -334,6 +333,7 @@ def _numeric_column(
         bins=run.bins,
         notes=run.notes,
         n_null=int(sc.n_missing + sc.counts[~isnum].sum()),  # missing or not a number: the null code
+        weights=sc.counts[isnum],
     )
     info = dict(info or {})
     if isinstance(col, Numeric):

@@ -26,7 +26,7 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
    grid's resolution: geometric bins for skewed amounts); with one, each tree cell's bins follow the noisy mass of
    the grid cells inside it (:func:`_mass_cuts`; equal width where that mass is too small to guide them).
 2. Bin edges (``TREE_SHARE``, only when planned from n_hat): equal-frequency edges from a tree of private
-   medians (the recursive splitting of Kaplan, Schnapp & Stemmer 2022; :func:`_median_tree`): sensitivity 1/2
+   medians (the recursive splitting of Kaplan, Schnapp & Stemmer 2022; ``median_tree``): sensitivity 1/2
    within a cell and disjoint cells, so a level costs one selection's rho_l. If fewer than
    ``MIN_TREE_LEVELS`` levels pay (``TREE_MARGIN``), the whole budget goes to the grid histogram.
 
@@ -40,13 +40,20 @@ clipped by the encoder (a fixed per-record rule). How the rule was chosen: bench
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from privsample.data.median_tree import (
+    MIN_TREE_LEVELS,
+    TREE_MARGIN,
+    bound_grid,
+    exact_split,
+    median_tree,
+    tree_levels,
+)
 from privsample.data.schema import Numeric
-from privsample.privacy.mechanisms import epsilon_for_rho, sigma_for_rho
+from privsample.privacy.mechanisms import sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL
 
 __all__ = [
@@ -82,11 +89,6 @@ CLIP_CELLS = 2  # grid cells next to each bound summed for the clipped-share est
 FLOAT_MIN_EXPONENT = -8  # float octaves go down to +-2^-8 (|x| < 2^-8: one cell)
 MAX_EXPONENT = 63  # outermost octave +-2^63 (floats)
 INT_MAX_EXPONENT = 52  # integer columns: +-2^52 (half-integer edges are exact below 2^52)
-GRID_STEPS = 16  # geometric candidate points per octave for the median tree (4.4% apart)
-INT_GRID = 128  # every integer in [-128, 128] is a median candidate
-TREE_MARGIN = 16.0  # a tree level runs if its cells hold >= TREE_MARGIN times the median's rank error
-MIN_TREE_LEVELS = 2  # a tree shallower than this is not worth its budget: equal-mass bins instead
-SPLIT_CANDIDATES = 128  # linear candidates per cell for a median (plus grid points inside the cell)
 PASS_FALSE = 1e-3  # chance that some empty cell passes the core threshold
 
 
@@ -148,68 +150,16 @@ def grid_index(x: np.ndarray, integer: bool) -> np.ndarray:
     return out
 
 
-def bound_grid(integer: bool) -> np.ndarray:
-    """The public candidate bounds, sorted: integers in [-INT_GRID, INT_GRID] and +-2^(j/GRID_STEPS)."""
-    kmin = 0 if integer else FLOAT_MIN_EXPONENT
-    kmax = INT_MAX_EXPONENT if integer else MAX_EXPONENT
-    pos = np.exp2(np.arange(kmin * GRID_STEPS, kmax * GRID_STEPS + 1) / GRID_STEPS)
-    if integer:
-        pos = np.ceil(pos)
-    ints = np.arange(-INT_GRID, INT_GRID + 1, dtype=float)
-    return np.unique(np.concatenate([-pos, ints, pos]))
-
-
-def _split(total: float, weights: list[float]) -> list[float]:
-    """Floats proportional to ``weights`` whose exact sum is ``total``: every part but the last is rounded
-    down to a multiple of ulp(total), so the remainder is a multiple of it below total, hence a float."""
-    u = math.ulp(total)
-    w = math.fsum(weights)
-    parts = [math.floor(Fraction(total) * Fraction(wi) / Fraction(w) / Fraction(u)) * u for wi in weights[:-1]]
-    last = Fraction(total) - sum((Fraction(p) for p in parts), Fraction(0))
-    parts.append(float(last))
-    assert Fraction(parts[-1]) == last and last >= 0
-    return parts
-
-
 def grid_budget(rho: float, n_hat: float, bins: int = 16, binning: str = "auto") -> tuple[float, float, int]:
     """(rho of the grid histogram, rho of the median tree, tree levels planned) of one numeric column given its
     ``rho``: the tree runs only if ``n_hat`` can support ``MIN_TREE_LEVELS`` levels (``binning`` "auto"), else the
     grid histogram gets all of ``rho``. A function of public values and n_hat (a noisy count): no privacy cost."""
     n_plan = max(float(n_hat), 1.0)
-    cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
     bins = max(1, int(bins))
-    planned = _tree_levels(TREE_SHARE * rho, n_plan, math.floor(math.log2(bins)), cand_size) if binning == "auto" else 0
+    planned = tree_levels(TREE_SHARE * rho, n_plan, math.floor(math.log2(bins))) if binning == "auto" else 0
     planned = planned if planned >= MIN_TREE_LEVELS else 0
-    rho_grid, rho_tree = _split(rho, [1.0 - TREE_SHARE, TREE_SHARE]) if planned else (rho, 0.0)
+    rho_grid, rho_tree = exact_split(rho, [1.0 - TREE_SHARE, TREE_SHARE]) if planned else (rho, 0.0)
     return rho_grid, rho_tree, planned
-
-
-def _tree_levels(rho_tree: float, n_rest: float, max_levels: int, candidates: int) -> int:
-    """Deepest level count L <= max_levels whose smallest cells (n_rest / 2^(L-1) records expected)
-    hold TREE_MARGIN times the rank error ln(m) / epsilon_L of a median (sensitivity 1/2). Public."""
-    for levels in range(max_levels, 0, -1):
-        eps = epsilon_for_rho(rho_tree / levels)
-        if n_rest / 2.0 ** (levels - 1) >= TREE_MARGIN * (math.log(candidates) + 1.0) / eps:
-            return levels
-    return 0
-
-
-def _split_candidates(a: float, b: float, integer: bool, grid: np.ndarray) -> np.ndarray:
-    """Public candidate split points strictly inside (a, b): half-integers for integer columns."""
-    if integer:
-        lo, hi = math.floor(a) + 0.5, math.ceil(b) - 0.5
-        if hi < lo:
-            return np.zeros(0)
-        if hi - lo <= 2 * SPLIT_CANDIDATES:
-            c = np.arange(lo, hi + 0.5, 1.0)
-        else:
-            inner = grid[(grid > a) & (grid < b)]
-            c = np.floor(np.concatenate([np.linspace(a, b, SPLIT_CANDIDATES + 1), inner])) + 0.5
-    else:
-        inner = grid[(grid > a) & (grid < b)]
-        c = np.concatenate([np.linspace(a, b, SPLIT_CANDIDATES + 1), inner])
-    c = np.unique(c)
-    return c[(c > a) & (c < b)]
 
 
 def _equal_width(a: float, b: float, k: int, integer: bool) -> np.ndarray:
@@ -225,50 +175,6 @@ def _equal_width(a: float, b: float, k: int, integer: bool) -> np.ndarray:
 
 def _details(noise) -> dict[str, Any]:
     return {} if noise.private else {"note": SEEDED_LABEL}
-
-
-def _median_scores(cell: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """u(c) = -|#{y < c} - #cell / 2| for the sorted values of one cell: sensitivity 1/2."""
-    return -np.abs(np.searchsorted(cell, cand, side="left") - 0.5 * len(cell))
-
-
-def _median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise, rho_tree):
-    """Split points from ``levels`` levels of private medians (one spend per level, parallel cells).
-
-    Level l splits each of the 2^(l-1) current cells (public intervals) at a median chosen by the exponential
-    mechanism over public candidates inside the cell, scoring u(c) = -|#{y in cell: y < c} - #cell / 2| over
-    the clipped non-point values y. One record is in exactly one cell and moves that cell's score by at most
-    1/2 (the count by 1 or 0, the half size by 1/2): sensitivity 1/2, and the cells of a level are disjoint,
-    so a level costs one selection's rho_l (parallel composition)."""
-    cuts: list[float] = []
-    rhos = _split(rho_tree, [1.0] * levels)
-    ys = y if len(y) < 2 or bool(np.all(y[1:] >= y[:-1])) else np.sort(y)  # the values come sorted from a scan
-    for level, rho in enumerate(rhos, start=1):
-        eps = epsilon_for_rho(rho)
-        accountant.spend(
-            rho,
-            f"schema: {name}: bin edges level {level}",
-            mechanism="exponential",
-            measured=f"median of each of the {2 ** (level - 1)} disjoint cells over public candidates",
-            noise_scale=2.0 * 0.5 / eps,
-            private=noise.private,
-            sensitivity=0.5,
-            epsilon=eps,
-            cells=2 ** (level - 1),
-            **_details(noise),
-        )
-        bounds = [lower] + sorted(cuts) + [upper]
-        for a, b in zip(bounds, bounds[1:]):
-            cand = _split_candidates(a, b, integer, grid)
-            if len(cand) == 0:
-                continue  # a public fact about (a, b): nothing to choose, nothing released
-            last = b == upper
-            i0 = np.searchsorted(ys, a, side="left")
-            i1 = np.searchsorted(ys, b, side="right" if last else "left")
-            cell = ys[i0:i1]
-            scores = _median_scores(cell, cand)
-            cuts.append(float(cand[noise.exponential(scores, eps, 0.5)]))
-    return sorted(set(cuts))
 
 
 def _share_out(total: int, cells: int) -> list[int]:
@@ -363,6 +269,7 @@ def discover_numeric(
     bins: int = 16,
     notes: list[str] | None = None,
     n_null: int | None = None,
+    weights: np.ndarray | None = None,
 ) -> tuple[Numeric, dict]:
     """Discover bounds, point masses and bins of one numeric column privately (see the module docstring).
 
@@ -371,7 +278,8 @@ def discover_numeric(
     that noisy count passes :func:`presence_threshold` (``nullable`` is ignored) and ``info["null_count"]`` holds
     it. Without ``n_null``, ``nullable`` is used as given.
 
-    ``x``: the column's finite numbers (one per record that has one). ``n_hat``: a noisy record count, used
+    ``x``: the column's finite numbers (one per record that has one), or its distinct numbers with ``weights``
+    their numbers of records (the same counts, without a value per record). ``n_hat``: a noisy record count, used
     for planning only. Spends exactly ``rho`` and no delta (``delta`` is accepted and unused: every candidate
     is public): rho-zCDP under add/remove-one-record neighbours. Returns the ``Numeric`` column and a report
     dict holding only public or noisy values."""
@@ -387,6 +295,7 @@ def discover_numeric(
         bins=bins,
         notes=notes,
         n_null=n_null,
+        weights=weights,
     )
 
 
@@ -402,15 +311,17 @@ def _unused(name, label, accountant, noise, rho) -> None:
 
 
 def _discover(
-    name, x, accountant, noise, *, rho, integer, nullable, n_hat, bins=16, notes=None, binning="auto", n_null=None
-):
+    name, x, accountant, noise, *, rho, integer, nullable, n_hat, bins=16, notes=None, binning="auto", n_null=None,
+    weights=None,
+):  # fmt: skip
     """``discover_numeric`` with a choice of binning for measurements: "auto" (median tree where n_hat
     supports it), "equal-mass" (never a tree). The cost is the same either way."""
     if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be a finite number > 0, got {rho!r}")
     bins = max(1, int(bins))
     x = np.asarray(x, dtype=np.float64).ravel()
-    x = x[np.isfinite(x)]
+    w = np.ones(len(x), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64).ravel()
+    x, w = x[np.isfinite(x)], w[np.isfinite(x)]
     if integer:  # a non-integral number in an integer column is rounded (per-record rule)
         x = np.round(x)
     n_plan = max(float(n_hat), 1.0)
@@ -419,7 +330,7 @@ def _discover(
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)
     g, sg, nullable, null_info = _grid_histogram(
-        name, x, cells, integer, nullable, n_null, accountant, noise, rho_grid, n_plan
+        name, (x, w), cells, integer, nullable, n_null, accountant, noise, rho_grid, n_plan
     )
     i0, i1, keep, unsupported, outside, t_keep = _support(cells, g, sg, n_plan)
     spans = [_cell_span(cells[i], integer) for i in range(i0, i1 + 1)]
@@ -454,8 +365,9 @@ def _discover(
 
     # 2. bin edges on the non-point values
     inner, how, levels = _inner_edges(
-        name, x, cells, g, (i0, i1), (lower, upper), points, bins, integer, planned, rho_tree, n_plan, accountant, noise
-    )
+        name, (x, w), cells, g, (i0, i1), (lower, upper), points, bins, integer, planned, rho_tree, n_plan, accountant,
+        noise,
+    )  # fmt: skip
     edges_out = point_edges(sorted(set(inner)), points, lower, upper, integer)
     col = Numeric(name, lower, upper, edges=tuple(edges_out), integer=integer, nullable=nullable)
     info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=how, tree_levels=levels)
@@ -463,10 +375,13 @@ def _discover(
     return col, info
 
 
-def _grid_histogram(name, x, cells, integer, nullable, n_null, accountant, noise, rho_grid, n_plan):
+def _grid_histogram(name, xw, cells, integer, nullable, n_null, accountant, noise, rho_grid, n_plan):
     """Step 1 of ``_discover``: spend ``rho_grid`` on the grid histogram of ``x``, with ``n_null`` as one more
     public cell. Returns (noisy cell counts, their sigma, nullable, the null count's report: {} without ``n_null``)."""
-    counts = np.bincount(grid_index(x, integer), minlength=len(cells)) if len(x) else np.zeros(len(cells), np.int64)
+    x, w = xw
+    counts = np.zeros(len(cells), np.int64)
+    if len(x):  # records per cell: each distinct value's count in its cell (exact integers in float64 below 2^53)
+        counts = np.rint(np.bincount(grid_index(x, integer), weights=w, minlength=len(cells))).astype(np.int64)
     if n_null is not None:  # one more public cell: the records without a number (the null code)
         counts = np.append(counts, int(n_null))
     g, sg = _measure(
@@ -504,17 +419,17 @@ def _support(cells, g, sg, n_plan):
     return i0, i1, keep, unsupported, outside, t_keep
 
 
-def _inner_edges(name, x, cells, g, cell_range, bounds, points, bins, integer, planned, rho_tree, n_plan, acc, noise):
+def _inner_edges(name, xw, cells, g, cell_range, bounds, points, bins, integer, planned, rho_tree, n_plan, acc, noise):
     """Step 2 of ``_discover``: (inner edges on the non-point values, binning, tree levels), from the median tree
     (``planned``: spends ``rho_tree``) or the grid histogram's noisy mass."""
-    (i0, i1), (lower, upper) = cell_range, bounds
+    (i0, i1), (lower, upper), (x, w) = cell_range, bounds, xw
     target = max(1, bins - len(points))
     if planned:
-        cand_size = 2 * SPLIT_CANDIDATES + GRID_STEPS * 8
         xc = np.clip(x, lower, upper)
-        y = xc[~np.isin(xc, points)] if points else xc
-        levels = min(planned, max(1, _tree_levels(rho_tree, n_plan, math.floor(math.log2(target)), cand_size)))
-        cuts = _median_tree(name, y, lower, upper, integer, bound_grid(integer), levels, acc, noise, rho_tree)
+        keep = ~np.isin(xc, points) if points else np.ones(len(xc), dtype=bool)
+        levels = min(planned, max(1, tree_levels(rho_tree, n_plan, math.floor(math.log2(target)))))
+        grid = bound_grid(integer)
+        cuts = median_tree(name, xc[keep], lower, upper, integer, grid, levels, acc, noise, rho_tree, w[keep])
         how = "quantile"
     else:
         levels = 0
