@@ -124,11 +124,17 @@ def median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise,
     cuts: list[float] = []
     rhos = exact_split(rho_tree, [1.0] * levels)
     y = np.asarray(y)
-    w = np.ones(len(y), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)
     if len(y) >= 2 and not bool(np.all(y[1:] >= y[:-1])):  # the values usually come sorted from a scan
         order = np.argsort(y, kind="stable")
-        y, w = y[order], w[order]
-    cw = np.concatenate([[0], np.cumsum(w)])  # records before each position
+        y, w = y[order], (None if w is None else w[order])
+    if w is not None and bool(np.all(w == 1)):
+        w = None  # one record per value: positions are counts (no prefix sums to hold in memory)
+    cw = None if w is None else np.concatenate([[0], np.cumsum(w)])  # records before each position
+
+    def before(i):
+        return i if cw is None else cw[i]
+
     for level, rho in enumerate(rhos, start=1):
         eps = epsilon_for_rho(rho)
         accountant.spend(
@@ -150,7 +156,7 @@ def median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise,
                 continue  # a public fact about (a, b): nothing to choose, nothing released
             i0 = np.searchsorted(y, a, side="left")
             i1 = np.searchsorted(y, b, side="right" if b == upper else "left")
-            below = cw[np.searchsorted(y, cand, side="left")] - cw[i0]  # records of the cell below each candidate
-            scores = -np.abs(below - 0.5 * (cw[i1] - cw[i0]))
+            below = before(np.searchsorted(y, cand, side="left")) - before(i0)  # the cell's records below each
+            scores = -np.abs(below - 0.5 * (before(i1) - before(i0)))
             cuts.append(float(cand[noise.exponential(scores, eps, 0.5)]))
     return sorted(set(cuts))

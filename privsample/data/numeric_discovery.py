@@ -321,7 +321,9 @@ def _discover(
     bins = max(1, int(bins))
     x = np.asarray(x, dtype=np.float64).ravel()
     w = np.ones(len(x), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64).ravel()
-    x, w = x[np.isfinite(x)], w[np.isfinite(x)]
+    finite = np.isfinite(x)
+    if not finite.all():
+        x, w = x[finite], w[finite]
     if integer:  # a non-integral number in an integer column is rounded (per-record rule)
         x = np.round(x)
     n_plan = max(float(n_hat), 1.0)
@@ -426,10 +428,12 @@ def _inner_edges(name, xw, cells, g, cell_range, bounds, points, bins, integer, 
     target = max(1, bins - len(points))
     if planned:
         xc = np.clip(x, lower, upper)
-        keep = ~np.isin(xc, points) if points else np.ones(len(xc), dtype=bool)
+        if points:
+            keep = ~np.isin(xc, points)
+            xc, w = xc[keep], w[keep]
         levels = min(planned, max(1, tree_levels(rho_tree, n_plan, math.floor(math.log2(target)))))
         grid = bound_grid(integer)
-        cuts = median_tree(name, xc[keep], lower, upper, integer, grid, levels, acc, noise, rho_tree, w[keep])
+        cuts = median_tree(name, xc, lower, upper, integer, grid, levels, acc, noise, rho_tree, w)
         how = "quantile"
     else:
         levels = 0
