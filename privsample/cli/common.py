@@ -1,11 +1,12 @@
 """What every command shares: the two consoles, the checks of output paths, the progress bar, the
-privacy ledger table, the warning for seeded (non-private) noise, and the options of commands that read a
+privacy ledger table, the warning for seeded (non-private) noise, the options of commands that read a
 table (CSV delimiter and encoding) with the warning that names the columns a schema leaves out (column
-names are public)."""
+names are public), and the report of what private schema discovery kept."""
 
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Optional
@@ -237,3 +238,47 @@ def budget_spending(budget_file: Optional[Path], seed: Optional[int], charge, so
     refuse_seeded(budget, seed)
     names = ", ".join(str(p) for p in outputs if p is not None)
     return budget.spending(**charge(), source=source, output=names)
+
+
+# -- what private discovery kept, shared by the commands that discover a schema --------------------------
+def print_discovery(schema, console: Console = err, quiet: bool = False) -> None:
+    """Per column, what private discovery kept (post-processing of its noisy output), and one warning listing the
+    losses (``discovery_losses``: a column left with at most one value, a numeric column that clips or may clip
+    more than 5% of its values), one line each, under what to do. ``quiet``: the warning only."""
+    from rich.markup import escape
+
+    from privsample.data.discovery_report import discovery_losses, discovery_rows, min_category_records
+
+    if not quiet:
+        t = Table(title="Privately discovered schema (saved with the model)")
+        for col, just in (("column", "left"), ("kind", "left"), ("kept", "left"), ("in catch-all (noisy)", "right")):
+            t.add_column(col, justify=just)
+        for r in discovery_rows(schema):
+            share = "" if r.catch_all_share is None else released(r.catch_all_share, ".0%")
+            t.add_row(r.column, released(r.kind), released(r.kept), share)
+        console.print(t)
+    losses = discovery_losses(schema)
+    if not losses:
+        return
+    need = min_category_records(schema)
+    console.print(
+        f"[bold yellow]warning: private discovery lost detail in {released(len(losses))} of {len(schema.columns)} "
+        "columns; a reviewed schema (--schema) keeps what it declares, a larger --epsilon keeps more"
+        + (f" (a category needs about {released(need, ',.0f')} records at this ε)" if need else "")
+        + ":[/bold yellow]",
+        highlight=False,
+    )
+    for loss in losses:
+        console.print(f"[yellow]  - {escape(loss.column)}: {escape(loss.what)}[/yellow]", highlight=False)
+
+
+@contextmanager
+def no_loss_warnings():
+    """Within: ``DiscoveryLossWarning`` is not emitted (the command prints the losses itself, ``print_discovery``)."""
+    import warnings
+
+    from privsample.errors import DiscoveryLossWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiscoveryLossWarning)
+        yield
