@@ -55,6 +55,7 @@ CASES = {
         {"method": "ppsyn-paper", "unsafe_as_published": True, "public": "{csv}"},
     ),
     "public without a schema": (["-m", "mst", "--public", "{pub}"], {"method": "mst", "public": "{pub}"}),
+    "schema column not in the data": (["-m", "mst", "--schema", "{extra}"], {"method": "mst", "schema": "{extra}"}),
 }
 OPTIONS = set(OPTION_NAMES)
 FIT = {"schema", "seed", "public"}  # Synthesizer.fit's keywords; the rest go to the constructor
@@ -73,7 +74,14 @@ def files(tmp_path_factory):
     df.to_csv(d / "t.csv", index=False)
     df.iloc[:20].to_csv(d / "pub.csv", index=False)
     privsample.Schema.draft(df).reviewed().save(d / "s.yaml")
-    return {"csv": str(d / "t.csv"), "pub": str(d / "pub.csv"), "dir": d, "schema": str(d / "s.yaml")}
+    privsample.Schema.draft(df.assign(c=1.5)).reviewed().save(d / "extra.yaml")  # a column 'c' the data lack
+    return {
+        "csv": str(d / "t.csv"),
+        "pub": str(d / "pub.csv"),
+        "dir": d,
+        "schema": str(d / "s.yaml"),
+        "extra": str(d / "extra.yaml"),
+    }
 
 
 def fitted(files):
@@ -118,6 +126,31 @@ def test_same_message_from_the_command_line_and_python(case, files, capsys):
     with pytest.raises(InputError) as info:
         privsample.Synthesizer(**kwargs, **method_options).fit(files["csv"], **fit)
     assert str(info.value) == expected
+
+
+def test_a_schema_column_missing_from_the_header_is_refused_before_the_charge(files, tmp_path, capsys):
+    from privsample.privacy.budget import Budget
+
+    budget = Budget.create(tmp_path / "b.json", epsilon=5, delta=1e-6)
+    before = (tmp_path / "b.json").read_bytes()
+    args = ["-m", "mst", "--schema", "{extra}", "--budget-file", str(budget.path)]
+    message = cli_message(args, files, capsys)
+    assert message == f"{files['csv']}: column 'c' of extra.yaml is not in the data"
+    assert (tmp_path / "b.json").read_bytes() == before  # nothing reserved, nothing cancelled
+
+
+def test_the_columns_a_schema_leaves_out_are_named_once_before_the_run(files, tmp_path, capsys):
+    from privsample.api.run import prepare
+
+    narrow = tmp_path / "narrow.yaml"
+    privsample.Schema.draft(pd.read_csv(files["csv"])[["a"]]).reviewed().save(narrow)
+    out = tmp_path / "o.csv"
+    main(["synth", files["csv"], "-o", str(out), "-e", "1", "-m", "mst", "--iters", "5", "--schema", str(narrow), "-q"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert out.exists(), err
+    assert err.count("warning: column 'b' of t.csv is not in narrow.yaml and is left out") == 1, err
+    request = prepare(files["csv"], method="mst", epsilon=1, delta=1e-9, schema=narrow)
+    assert request.warnings == ["column 'b' of t.csv is not in narrow.yaml and is left out"]
 
 
 @pytest.mark.parametrize("seed", [True, -1, 1.5, "1"])

@@ -3,9 +3,11 @@
 ``privsample synth``, ``Synthesizer.fit`` and ``privsample.synthesize`` all go through ``prepare`` (or, for a
 ``Synthesizer``, ``check_settings`` at construction and ``check_request`` at ``fit``): every check that can refuse
 from public information (the budget, the method and its options, the rows, the seed, the schema, the public
-table, the table's kind, the engine, a budget file's seed rule) runs there, once, before anything is charged or
-spent, with one wording whose option names follow the caller (``privsample.checks``). ``fit`` then runs the
-release: no check of its own. The budget plan is ``privsample.api.accounting``'s.
+table, the table's kind, the schema's columns against the table's header, the engine, a budget file's seed rule)
+runs there, once, before anything is charged or spent, with one wording whose option names follow the caller
+(``privsample.checks``); what a front end should tell the user before the run (the columns a schema leaves out) is
+``Request.warnings``. ``fit`` then runs the release: no check of its own. The budget plan is
+``privsample.api.accounting``'s.
 
 Records reach the mechanisms only through the marginal engine, which encodes every record by the fixed rule of
 ``encode(..., release=True)`` on every engine (clip, catch-all, null code; a record the schema cannot hold is left
@@ -21,7 +23,7 @@ in the ledger as such (``privsample.synth.public``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,15 @@ from privsample.api.accounting import (
     synth_charge,
     worst_case_domain,
 )
-from privsample.checks import OptionName, check_budget, check_rows, check_seed, python_option
+from privsample.checks import (
+    OptionName,
+    check_budget,
+    check_columns,
+    check_rows,
+    check_seed,
+    left_out_note,
+    python_option,
+)
 from privsample.data.encoding import release_domain
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.errors import InputError
@@ -61,7 +71,8 @@ class Settings:
 class Request:
     """A checked run: everything ``fit`` needs, read from public arguments only. ``frame``: an in-memory table
     converted (once) as ``read_table`` reads the same data from CSV; ``schema`` loaded (once) and checked; ``synth``
-    the synthesizer, built and checked, to fit once."""
+    the synthesizer, built and checked, to fit once; ``warnings``: what a front end tells the user before the run
+    (the table's columns the schema leaves out: column names, public)."""
 
     settings: Settings
     source: Any
@@ -80,6 +91,7 @@ class Request:
     delimiter: str | None = None
     encoding: str | None = None
     budget: Any = None
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -125,12 +137,13 @@ def check_request(
     """Every check of a run that public information can refuse, once, before anything is charged or spent;
     the schema loaded and the in-memory table converted once. ``run``: ``other``, ``spark_master``,
     ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``)."""
-    from privsample.data.table import check_delimiter, check_encoding
+    from privsample.data.table import DELIMITERS, check_delimiter, check_encoding, table_columns
     from privsample.privacy.budget import as_budget, refuse_seeded
 
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
     rows = None if rows is None else check_rows(rows, name)
     seed = check_seed(seed, name)
+    schema_name = Path(schema).name if isinstance(schema, (str, os.PathLike)) else "the schema"
     schema = load_schema(schema, name)
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
@@ -147,6 +160,10 @@ def check_request(
     budget = as_budget(budget)
     refuse_seeded(budget, seed)
     make_accountant(settings.epsilon, settings.delta, schema, run.get("schema_share"), name)  # refusals only
+    left = []  # the columns of a table file that the schema leaves out, read off its header (names: public)
+    if schema is not None and frame is None and isinstance(source, (str, os.PathLike)) and Path(source).is_file():
+        header = table_columns(source, delimiter=delimiter, encoding=encoding)
+        left = check_columns(source, header, schema.names, schema_name, name, DELIMITERS)
     return Request(
         settings,
         source,
@@ -160,6 +177,7 @@ def check_request(
         delimiter=delimiter,
         encoding=encoding,
         budget=budget,
+        warnings=[left_out_note(left, source, schema_name)] if left else [],
         **run,
     )
 
@@ -216,7 +234,8 @@ def spending(request: Request, output: str = "in-memory result"):
 
     if request.budget is None:
         return nullcontext()
-    return request.budget.spending(**charge(request), source=request.source, output=output)
+    run_charge = charge(request)
+    return request.budget.spending(**run_charge, source=request.source, output=output)
 
 
 def run(request: Request, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = True) -> Fitted:

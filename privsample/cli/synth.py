@@ -18,7 +18,6 @@ from privsample.cli.common import (
     print_discovery,
     print_ledger,
     warn_seeded,
-    warn_unused_file_columns,
 )
 from privsample.cli.options import BudgetFile, Delimiter, Encoding
 from privsample.privacy.released import released
@@ -233,10 +232,10 @@ def synth(
         {"-o/--output": output, "--save-model": save_model},
         model_folders("--save-model", save_model),
     )
-    _release(request, input, schema, output, save_model, quiet)
+    _release(request, schema is None, output, save_model, quiet)
 
 
-def _release(request, input: Path, schema: Path | None, output: Path, save_model: Path | None, quiet: bool) -> None:
+def _release(request, discovered: bool, output: Path, save_model: Path | None, quiet: bool) -> None:
     """``synth`` once its request is checked: charge the budget file, fit, save the model, write the table in
     chunks, then the ledger and what discovery kept (noisy or public figures only)."""
     from privsample.api.run import fit, spending
@@ -245,10 +244,8 @@ def _release(request, input: Path, schema: Path | None, output: Path, save_model
 
     outputs = ", ".join(str(p) for p in (output, save_model) if p is not None)
     with spending(request, outputs):  # before the data are read
-        if request.schema is not None:  # header and schema only (public): before any work
-            warn_unused_file_columns(
-                err, input, request.schema, schema, delimiter=request.delimiter, encoding=request.encoding
-            )
+        for line in request.warnings:  # the columns a reviewed schema leaves out (names only, public)
+            err.print(f"[bold yellow]warning: {line}[/bold yellow]", highlight=False, soft_wrap=True)
         if not quiet:
             err.print(f"note: {RELEASE_RULE}", highlight=False)
         with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings():
@@ -261,7 +258,7 @@ def _release(request, input: Path, schema: Path | None, output: Path, save_model
         written = _write_sample(res.model, n, request.seed, output, quiet)
         if not quiet:
             print_ledger(res.accountant.to_dict(), err)
-        if schema is None:  # discovered in this run: what it kept (noisy or public figures only)
+        if discovered:  # in this run: what it kept (noisy or public figures only)
             print_discovery(res.schema, err, quiet=quiet)
         err.print(
             f"wrote {released(written, ',')} synthetic rows to {output}"  # noisy count; no run time: data-dependent
