@@ -3,11 +3,11 @@
 ``privsample synth``, ``Synthesizer.fit`` and ``privsample.synthesize`` all go through ``prepare`` (or, for a
 ``Synthesizer``, ``check_settings`` at construction and ``check_request`` at ``fit``): every check that can refuse
 from public information (the budget, the method and its options, the rows, the seed, the schema, the public
-table, the table's kind, the schema's columns against the table's header, the engine, a budget file's seed rule)
-runs there, once, before anything is charged or spent, with one wording whose option names follow the caller
-(``privsample.checks``); what a front end should tell the user before the run (the columns a schema leaves out) is
-``Request.warnings``. ``fit`` then runs the release: no check of its own. The budget plan is
-``privsample.api.accounting``'s.
+table, the table's kind, the engine, a budget file's seed rule) runs there, once, before anything is charged or
+spent, with one wording whose option names follow the caller (``privsample.checks``). ``spending`` starts the run:
+it charges a budget file, then reads the table's header (the first read of the data) and refuses a schema column it
+lacks; the columns a schema leaves out are ``Request.warnings``, for a front end to show. ``fit`` then runs the
+release: no check of its own. The budget plan is ``privsample.api.accounting``'s.
 
 Records reach the mechanisms only through the marginal engine, which encodes every record by the fixed rule of
 ``encode(..., release=True)`` on every engine (clip, catch-all, null code; a record the schema cannot hold is left
@@ -23,6 +23,8 @@ in the ledger as such (``privsample.synth.public``).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,8 +73,8 @@ class Settings:
 class Request:
     """A checked run: everything ``fit`` needs, read from public arguments only. ``frame``: an in-memory table
     converted (once) as ``read_table`` reads the same data from CSV; ``schema`` loaded (once) and checked; ``synth``
-    the synthesizer, built and checked, to fit once; ``warnings``: what a front end tells the user before the run
-    (the table's columns the schema leaves out: column names, public)."""
+    the synthesizer, built and checked, to fit once; ``warnings``: what a front end tells the user as the run starts
+    (the table's columns the schema leaves out: column names, public), filled by ``spending``."""
 
     settings: Settings
     source: Any
@@ -91,6 +93,8 @@ class Request:
     delimiter: str | None = None
     encoding: str | None = None
     budget: Any = None
+    schema_name: str = "the schema"  # as messages name it: the schema file's name
+    option_name: OptionName = python_option  # how the caller names options (``privsample.checks``)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -137,7 +141,7 @@ def check_request(
     """Every check of a run that public information can refuse, once, before anything is charged or spent;
     the schema loaded and the in-memory table converted once. ``run``: ``other``, ``spark_master``,
     ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``)."""
-    from privsample.data.table import DELIMITERS, check_delimiter, check_encoding, table_columns
+    from privsample.data.table import check_delimiter, check_encoding
     from privsample.privacy.budget import as_budget, refuse_seeded
 
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
@@ -160,10 +164,6 @@ def check_request(
     budget = as_budget(budget)
     refuse_seeded(budget, seed)
     make_accountant(settings.epsilon, settings.delta, schema, run.get("schema_share"), name)  # refusals only
-    left = []  # the columns of a table file that the schema leaves out, read off its header (names: public)
-    if schema is not None and frame is None and isinstance(source, (str, os.PathLike)) and Path(source).is_file():
-        header = table_columns(source, delimiter=delimiter, encoding=encoding)
-        left = check_columns(source, header, schema.names, schema_name, name, DELIMITERS)
     return Request(
         settings,
         source,
@@ -177,7 +177,8 @@ def check_request(
         delimiter=delimiter,
         encoding=encoding,
         budget=budget,
-        warnings=[left_out_note(left, source, schema_name)] if left else [],
+        schema_name=schema_name,
+        option_name=name,
         **run,
     )
 
@@ -226,16 +227,27 @@ def charge(request: Request) -> dict:
     return synth_charge(s.epsilon, s.delta, request.schema, request.schema_share, s.method)
 
 
-def spending(request: Request, output: str = "in-memory result"):
-    """A context that charges the request's budget file, if any, for the whole run (``charge``), recording
-    ``output`` and the input's fingerprint; a failure before any spend releases the charge
-    (``Budget.spending``). Does nothing without a budget file."""
-    from contextlib import nullcontext
+@contextmanager
+def spending(request: Request, output: str = "in-memory result") -> Iterator[Request]:
+    """The whole run's context: the request's budget file, if any, charged for it (``charge``, recording ``output``
+    and the input's fingerprint; a failure before any spend releases the charge: ``Budget.spending``); then, and
+    only then, the first read of the data: a table file's header, held against the schema (column names, public).
+    A schema column the header lacks is refused there (``InputError``); the columns the schema leaves out are named
+    in ``request.warnings``, for a front end to show. A run that the budget file refuses reads nothing."""
+    from privsample.data.table import DELIMITERS, table_columns
 
-    if request.budget is None:
-        return nullcontext()
-    run_charge = charge(request)
-    return request.budget.spending(**run_charge, source=request.source, output=output)
+    r = request
+    charged = nullcontext()
+    if r.budget is not None:
+        run_charge = charge(r)
+        charged = r.budget.spending(**run_charge, source=r.source, output=output)
+    with charged:
+        if r.schema is not None and r.frame is None and isinstance(r.source, (str, os.PathLike)):
+            if Path(r.source).is_file():  # not a Spark URI: that engine reports its own problems
+                header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding)
+                left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
+                r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
+        yield r
 
 
 def run(request: Request, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = True) -> Fitted:
