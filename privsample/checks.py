@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from privsample.errors import InputError
@@ -115,6 +116,43 @@ def check_choice(value: Any, choices: Iterable[str], option: str, name: OptionNa
     return value
 
 
+def check_columns(
+    table: Any,
+    header: Sequence[str],
+    columns: Sequence[str],
+    schema_name: str,
+    name: OptionName = python_option,
+    delimiters: Iterable[str] = (),
+) -> list[str]:
+    """The names of ``header`` (the column names of the file ``table``, public) that a schema of ``columns`` leaves
+    out, in header order; ``InputError`` when the schema names a column the header lacks, with a hint when a name
+    of the header holds one of ``delimiters`` (the delimiter may be wrong)."""
+    missing = [c for c in columns if c not in header]
+    if missing:
+        held = [d for d in delimiters if any(d in h for h in header)]
+        hint = ""
+        if held:
+            hint = (
+                f" (a column name of the header holds {'tab' if held[0] == chr(9) else repr(held[0])}: "
+                f"is {name('delimiter')} right?)"
+            )
+        many = len(missing) > 1
+        raise InputError(
+            f"{table}: column{'s' if many else ''} {', '.join(repr(c) for c in missing)} "
+            f"of {schema_name} {'are' if many else 'is'} not in the data{hint}"
+        )
+    return [str(h) for h in header if str(h) not in columns]
+
+
+def left_out_note(left: Sequence[str], table: Any, schema_name: str) -> str:
+    """The warning that names the columns ``left`` of ``table`` that a schema leaves out (column names, public)."""
+    many = len(left) > 1
+    return (
+        f"column{'s' if many else ''} {', '.join(repr(c) for c in left)} of {Path(table).name} "
+        f"{'are' if many else 'is'} not in {schema_name} and {'are' if many else 'is'} left out"
+    )
+
+
 __all__ = [
     "OptionName",
     "MAX_ROWS",
@@ -129,4 +167,6 @@ __all__ = [
     "check_rows",
     "check_seed",
     "check_choice",
+    "check_columns",
+    "left_out_note",
 ]

@@ -8,6 +8,7 @@ is read or charged.
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -73,7 +74,14 @@ def files(tmp_path_factory):
     df.to_csv(d / "t.csv", index=False)
     df.iloc[:20].to_csv(d / "pub.csv", index=False)
     privsample.Schema.draft(df).reviewed().save(d / "s.yaml")
-    return {"csv": str(d / "t.csv"), "pub": str(d / "pub.csv"), "dir": d, "schema": str(d / "s.yaml")}
+    privsample.Schema.draft(df.assign(c=1.5)).reviewed().save(d / "extra.yaml")  # a column 'c' the data lack
+    return {
+        "csv": str(d / "t.csv"),
+        "pub": str(d / "pub.csv"),
+        "dir": d,
+        "schema": str(d / "s.yaml"),
+        "extra": str(d / "extra.yaml"),
+    }
 
 
 def fitted(files):
@@ -118,6 +126,38 @@ def test_same_message_from_the_command_line_and_python(case, files, capsys):
     with pytest.raises(InputError) as info:
         privsample.Synthesizer(**kwargs, **method_options).fit(files["csv"], **fit)
     assert str(info.value) == expected
+
+
+def test_a_schema_column_missing_from_the_header_is_refused_alike_as_the_run_starts(files, tmp_path, capsys):
+    """Read off the header, the first read of the data: once a budget file is charged, whose charge is released."""
+    from privsample.privacy.budget import Budget
+
+    budget = Budget.create(tmp_path / "b.json", epsilon=5, delta=1e-6)
+    message = cli_message(["-m", "mst", "--schema", "{extra}", "--budget-file", str(budget.path)], files, capsys)
+    assert message == f"{files['csv']}: column 'c' of extra.yaml is not in the data"
+    assert [r["kind"] for r in json.loads(budget.path.read_text())["records"]] == ["reserve", "cancel"]
+    with pytest.raises(InputError) as info:
+        privsample.synthesize(files["csv"], epsilon=1.0, method="mst", schema=files["extra"])
+    assert str(info.value) == message
+    with pytest.raises(InputError) as info:
+        privsample.Synthesizer("mst", epsilon=1.0).fit(files["csv"], schema=files["extra"])
+    assert str(info.value) == message
+
+
+def test_the_columns_a_schema_leaves_out_are_named_once_as_the_run_starts(files, tmp_path, capsys):
+    from privsample.api.run import prepare, spending
+
+    narrow = tmp_path / "narrow.yaml"
+    privsample.Schema.draft(pd.read_csv(files["csv"])[["a"]]).reviewed().save(narrow)
+    out = tmp_path / "o.csv"
+    main(["synth", files["csv"], "-o", str(out), "-e", "1", "-m", "mst", "--iters", "5", "--schema", str(narrow), "-q"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert out.exists(), err
+    assert err.count("warning: column 'b' of t.csv is not in narrow.yaml and is left out") == 1, err
+    request = prepare(files["csv"], method="mst", epsilon=1, delta=1e-9, schema=narrow)
+    assert request.warnings == []  # the check reads no data: the header is read as the run starts
+    with spending(request):
+        assert request.warnings == ["column 'b' of t.csv is not in narrow.yaml and is left out"]
 
 
 @pytest.mark.parametrize("seed", [True, -1, 1.5, "1"])

@@ -401,7 +401,7 @@ def test_evaluate_accepts_a_catch_all_in_a_numeric_column(tmp_path, capsys):
     code, text = run(["evaluate", real, syn, "--workload", 2], capsys)
     assert code == 0, text
     assert "is not a number" not in text
-    from privsample.cli.synth import _evaluate
+    from privsample.cli.evaluate import _evaluate
 
     res = _evaluate(real, syn, None, 2, None, None)
     assert res[1]["errors"][("month",)] == pytest.approx(2.0) and res[1]["errors"][("status",)] == 0.0
@@ -430,7 +430,7 @@ def test_evaluate_with_a_catch_all_only_schema_reports_the_loss(tmp_path, capsys
             }
         )
     )
-    from privsample.cli.synth import _evaluate
+    from privsample.cli.evaluate import _evaluate
 
     capsys.readouterr()
     res = _evaluate(real, syn, sch, 2, rep, None)

@@ -4,7 +4,9 @@
 ``Synthesizer``, ``check_settings`` at construction and ``check_request`` at ``fit``): every check that can refuse
 from public information (the budget, the method and its options, the rows, the seed, the schema, the public
 table, the table's kind, the engine, a budget file's seed rule) runs there, once, before anything is charged or
-spent, with one wording whose option names follow the caller (``privsample.checks``). ``fit`` then runs the
+spent, with one wording whose option names follow the caller (``privsample.checks``). ``spending`` starts the run:
+it charges a budget file, then reads the table's header (the first read of the data) and refuses a schema column it
+lacks; the columns a schema leaves out are ``Request.warnings``, for a front end to show. ``fit`` then runs the
 release: no check of its own. The budget plan is ``privsample.api.accounting``'s.
 
 Records reach the mechanisms only through the marginal engine, which encodes every record by the fixed rule of
@@ -21,7 +23,9 @@ in the ledger as such (``privsample.synth.public``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +40,15 @@ from privsample.api.accounting import (
     synth_charge,
     worst_case_domain,
 )
-from privsample.checks import OptionName, check_budget, check_rows, check_seed, python_option
+from privsample.checks import (
+    OptionName,
+    check_budget,
+    check_columns,
+    check_rows,
+    check_seed,
+    left_out_note,
+    python_option,
+)
 from privsample.data.encoding import release_domain
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.errors import InputError
@@ -61,7 +73,8 @@ class Settings:
 class Request:
     """A checked run: everything ``fit`` needs, read from public arguments only. ``frame``: an in-memory table
     converted (once) as ``read_table`` reads the same data from CSV; ``schema`` loaded (once) and checked; ``synth``
-    the synthesizer, built and checked, to fit once."""
+    the synthesizer, built and checked, to fit once; ``warnings``: what a front end tells the user as the run starts
+    (the table's columns the schema leaves out: column names, public), filled by ``spending``."""
 
     settings: Settings
     source: Any
@@ -80,6 +93,9 @@ class Request:
     delimiter: str | None = None
     encoding: str | None = None
     budget: Any = None
+    schema_name: str = "the schema"  # as messages name it: the schema file's name
+    option_name: OptionName = python_option  # how the caller names options (``privsample.checks``)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -131,6 +147,7 @@ def check_request(
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
     rows = None if rows is None else check_rows(rows, name)
     seed = check_seed(seed, name)
+    schema_name = Path(schema).name if isinstance(schema, (str, os.PathLike)) else "the schema"
     schema = load_schema(schema, name)
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
@@ -160,6 +177,8 @@ def check_request(
         delimiter=delimiter,
         encoding=encoding,
         budget=budget,
+        schema_name=schema_name,
+        option_name=name,
         **run,
     )
 
@@ -208,15 +227,27 @@ def charge(request: Request) -> dict:
     return synth_charge(s.epsilon, s.delta, request.schema, request.schema_share, s.method)
 
 
-def spending(request: Request, output: str = "in-memory result"):
-    """A context that charges the request's budget file, if any, for the whole run (``charge``), recording
-    ``output`` and the input's fingerprint; a failure before any spend releases the charge
-    (``Budget.spending``). Does nothing without a budget file."""
-    from contextlib import nullcontext
+@contextmanager
+def spending(request: Request, output: str = "in-memory result") -> Iterator[Request]:
+    """The whole run's context: the request's budget file, if any, charged for it (``charge``, recording ``output``
+    and the input's fingerprint; a failure before any spend releases the charge: ``Budget.spending``); then, and
+    only then, the first read of the data: a table file's header, held against the schema (column names, public).
+    A schema column the header lacks is refused there (``InputError``); the columns the schema leaves out are named
+    in ``request.warnings``, for a front end to show. A run that the budget file refuses reads nothing."""
+    from privsample.data.table import DELIMITERS, table_columns
 
-    if request.budget is None:
-        return nullcontext()
-    return request.budget.spending(**charge(request), source=request.source, output=output)
+    r = request
+    charged = nullcontext()
+    if r.budget is not None:
+        run_charge = charge(r)
+        charged = r.budget.spending(**run_charge, source=r.source, output=output)
+    with charged:
+        if r.schema is not None and r.frame is None and isinstance(r.source, (str, os.PathLike)):
+            if Path(r.source).is_file():  # not a Spark URI: that engine reports its own problems
+                header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding)
+                left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
+                r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
+        yield r
 
 
 def run(request: Request, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = True) -> Fitted:

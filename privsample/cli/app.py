@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from privsample.cli import budget, cube, draw, mbde, synth
+from privsample.cli import budget, cube, draw, evaluate, mbde, schema, synth
 from privsample.cli.plan import plan
 from privsample.cli.common import err
 from privsample.errors import PrivsampleError
@@ -44,7 +44,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Differentially private synthetic data and sampling.",
 )
-for command in (synth.synth, synth.sample, synth.schema, synth.check, synth.evaluate, synth.demo):
+for command in (synth.synth, synth.sample, schema.schema, schema.check, evaluate.evaluate, evaluate.demo):
     app.command()(command)
 app.command("mbde")(mbde.mbde)  # MBDE, integral privacy
 app.command("plan")(plan)  # a forecast before the first spend (reads no record)

@@ -1,11 +1,12 @@
 """What every command shares: the two consoles, the checks of output paths, the progress bar, the
-privacy ledger table, the warning for seeded (non-private) noise, and the options of commands that read a
+privacy ledger table, the warning for seeded (non-private) noise, the options of commands that read a
 table (CSV delimiter and encoding) with the warning that names the columns a schema leaves out (column
-names are public)."""
+names are public), and the report of what private schema discovery kept."""
 
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Optional
@@ -168,49 +169,29 @@ def encoding_option(help: str = ENCODING_HELP):
     return typer.Option(None, "--encoding", help=help)
 
 
-def unused_columns(columns: Iterable, schema) -> list[str]:
-    """The table's column names that ``schema`` does not list, in table order."""
-    return [str(c) for c in columns if str(c) not in schema]
-
-
 def warn_unused_columns(console, columns: Iterable, schema, table, schema_path) -> list[str]:
     """Print one warning naming the columns of ``table`` that ``schema`` leaves out; returns them."""
-    left = unused_columns(columns, schema)
+    from privsample.checks import left_out_note
+
+    left = [str(c) for c in columns if str(c) not in schema]
     if left:
-        many = len(left) > 1
-        console.print(
-            f"[bold yellow]warning: column{'s' if many else ''} {', '.join(repr(c) for c in left)} of "
-            f"{Path(table).name} {'are' if many else 'is'} not in {Path(schema_path).name} and "
-            f"{'are' if many else 'is'} left out[/bold yellow]",
-            highlight=False,
-            soft_wrap=True,
-        )
+        note = left_out_note(left, table, Path(schema_path).name)
+        console.print(f"[bold yellow]warning: {note}[/bold yellow]", highlight=False, soft_wrap=True)
     return left
 
 
 def warn_unused_file_columns(console, table, schema, schema_path, *, delimiter=None, encoding=None) -> list[str]:
     """``warn_unused_columns`` for a local table file, from its header alone (nothing when ``table`` is not a
-    local file, e.g. a Spark URI: the engine reports its own problems)."""
+    local file, e.g. a Spark URI: the engine reports its own problems); ``InputError`` when the schema names a
+    column the header lacks (``privsample.checks.check_columns``)."""
+    from privsample.checks import check_columns, cli_option
     from privsample.data.table import DELIMITERS, table_columns
-    from privsample.errors import InputError
 
     if not Path(table).is_file():
         return []
-    names = table_columns(table, delimiter=delimiter, encoding=encoding)
-    missing = [c for c in schema.names if c not in names]
-    if missing:  # refused later anyway: say it now, with the likely cause
-        held = [d for d in DELIMITERS if any(d in n for n in names)]
-        hint = ""
-        if held:
-            hint = (
-                f" (a column name of the header holds {'tab' if held[0] == chr(9) else repr(held[0])}: "
-                "is --delimiter right?)"
-            )
-        raise InputError(
-            f"{table}: column{'s' if len(missing) > 1 else ''} {', '.join(repr(c) for c in missing)} "
-            f"of {Path(schema_path).name} {'are' if len(missing) > 1 else 'is'} not in the data{hint}"
-        )
-    return warn_unused_columns(console, names, schema, table, schema_path)
+    header = table_columns(table, delimiter=delimiter, encoding=encoding)
+    left = check_columns(table, header, schema.names, Path(schema_path).name, cli_option, DELIMITERS)
+    return warn_unused_columns(console, left, schema, table, schema_path)
 
 
 # -- the privacy budget file shared by the release commands ------------------------------------------
@@ -237,3 +218,47 @@ def budget_spending(budget_file: Optional[Path], seed: Optional[int], charge, so
     refuse_seeded(budget, seed)
     names = ", ".join(str(p) for p in outputs if p is not None)
     return budget.spending(**charge(), source=source, output=names)
+
+
+# -- what private discovery kept, shared by the commands that discover a schema --------------------------
+def print_discovery(schema, console: Console = err, quiet: bool = False) -> None:
+    """Per column, what private discovery kept (post-processing of its noisy output), and one warning listing the
+    losses (``discovery_losses``: a column left with at most one value, a numeric column that clips or may clip
+    more than 5% of its values), one line each, under what to do. ``quiet``: the warning only."""
+    from rich.markup import escape
+
+    from privsample.data.discovery_report import discovery_losses, discovery_rows, min_category_records
+
+    if not quiet:
+        t = Table(title="Privately discovered schema (saved with the model)")
+        for col, just in (("column", "left"), ("kind", "left"), ("kept", "left"), ("in catch-all (noisy)", "right")):
+            t.add_column(col, justify=just)
+        for r in discovery_rows(schema):
+            share = "" if r.catch_all_share is None else released(r.catch_all_share, ".0%")
+            t.add_row(r.column, released(r.kind), released(r.kept), share)
+        console.print(t)
+    losses = discovery_losses(schema)
+    if not losses:
+        return
+    need = min_category_records(schema)
+    console.print(
+        f"[bold yellow]warning: private discovery lost detail in {released(len(losses))} of {len(schema.columns)} "
+        "columns; a reviewed schema (--schema) keeps what it declares, a larger --epsilon keeps more"
+        + (f" (a category needs about {released(need, ',.0f')} records at this ε)" if need else "")
+        + ":[/bold yellow]",
+        highlight=False,
+    )
+    for loss in losses:
+        console.print(f"[yellow]  - {escape(loss.column)}: {escape(loss.what)}[/yellow]", highlight=False)
+
+
+@contextmanager
+def no_loss_warnings():
+    """Within: ``DiscoveryLossWarning`` is not emitted (the command prints the losses itself, ``print_discovery``)."""
+    import warnings
+
+    from privsample.errors import DiscoveryLossWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiscoveryLossWarning)
+        yield

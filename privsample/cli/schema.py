@@ -1,0 +1,175 @@
+"""``privsample schema`` drafts a schema (non-private) or discovers one privately; ``privsample check`` lists, for
+the data owner, what of a table a schema does not hold (NOT private: exact values, rows and counts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from privsample.cli.common import (
+    budget_spending,
+    check_paths,
+    err,
+    no_loss_warnings,
+    out,
+    print_discovery,
+    print_ledger,
+    warn_seeded,
+    warn_unused_columns,
+)
+from privsample.cli.options import BudgetFile, Delimiter, Encoding, ExperimentSeed
+from privsample.errors import PrivsampleError
+
+PrivateEpsilon = Annotated[
+    Optional[float],
+    typer.Option("--private-epsilon", help="Discover the schema with (ε, δ)-DP instead of reading it off the data."),
+]
+DiscoveryDelta = Annotated[
+    float, typer.Option("--delta", help="δ for private discovery (thresholded category release).")
+]
+CheckSchema = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--schema", "-s", help="The schema a release would use (YAML/JSON); without it, only the CSV's lines."
+    ),
+]
+
+
+def schema(
+    input: Annotated[Path, typer.Argument(help="Table to describe (CSV or Parquet).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Schema file to write (.yaml or .json).")],
+    private_epsilon: PrivateEpsilon = None,
+    delta: DiscoveryDelta = 1e-9,
+    seed: ExperimentSeed = None,
+    delimiter: Delimiter = None,
+    encoding: Encoding = None,
+    budget_file: BudgetFile = None,
+) -> None:
+    """Draft a schema: non-private (review it!) or private with --private-epsilon."""
+    from functools import partial
+
+    from privsample.api.accounting import discovery_charge
+    from privsample.checks import cli_option
+
+    check_paths({"INPUT": input, "--budget-file": budget_file}, {"-o/--output": output})
+    if private_epsilon is None:
+        budget_file = None  # a draft is not a private release: nothing to charge (the env var may be set)
+    charge = partial(discovery_charge, private_epsilon, delta, cli_option)
+    with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
+        _schema(input, output, private_epsilon, delta, seed, delimiter, encoding)
+
+
+def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) -> None:
+    from privsample.data.discovery import draft_schema
+    from privsample.data.table import read_table
+    from privsample.api.accounting import discover_schema
+    from privsample.checks import check_budget, cli_option
+    from privsample.privacy import make_noise
+
+    # Private discovery is a release under add/remove neighbours: an empty table is not refused.
+    df = read_table(input, allow_empty=private_epsilon is not None, delimiter=delimiter, encoding=encoding)
+    if private_epsilon is None:
+        from privsample.data.discovery import suggest_forbid
+
+        s = draft_schema(df)
+        suggested = suggest_forbid(df, s)
+        s.save(output, suggested_forbid=suggested)
+        err.print(
+            "[bold yellow]NON-PRIVATE DRAFT: categories and bounds were read directly from the data. Review "
+            f"and edit {output} (drop rare categories, use public bounds), then set 'provenance: user'. "
+            "It carries no privacy guarantee.[/bold yellow]"
+        )
+        if suggested:
+            err.print(
+                f"[bold yellow]{len(suggested)} NON-PRIVATE candidate structural zero(s) (empty cells of the "
+                f"data) are listed for review in {output}; none is used until you move it under 'forbid'."
+                "[/bold yellow]"
+            )
+        return
+    check_budget(private_epsilon, delta, cli_option)
+    warn_seeded(seed)
+    with no_loss_warnings():
+        s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True))
+    s.save(output)
+    print_ledger(s.ledger, err)
+    print_discovery(s, err, quiet=True)  # one warning per column discovery lost
+    err.print(f"wrote a privately discovered schema to {output}; 'synth --schema' adds its cost to its own ledger")
+
+
+def check(
+    input: Annotated[Path, typer.Argument(help="The sensitive table (CSV or Parquet).")],
+    schema: CheckSchema = None,
+    examples: Annotated[
+        int, typer.Option("--examples", min=0, help="Example values (with rows) to show per problem.")
+    ] = 5,
+    delimiter: Delimiter = None,
+    encoding: Encoding = None,
+) -> None:
+    """NOT PRIVATE: list the lines of INPUT that are not well-formed CSV records and the values that SCHEMA does
+    not hold, for the data owner.
+
+    Names values, rows and exact counts: never publish its output. Exit 0 when every line and value fits, 2
+    otherwise."""
+    from privsample.data.schema import Schema
+    from privsample.data.table import read_table
+    from privsample.data.validate import KIND_TEXT, left_out, validate
+    from privsample.errors import DataError
+    from privsample.data.encoding import release_domain
+
+    sch = Schema.load(schema) if schema is not None else None
+    rel = release_domain(sch, other=False) if sch is not None else None
+    err.print(
+        "[bold yellow]NOT PRIVATE: this check names values, rows and exact counts of the data. It is for "
+        "the data owner; do not release its output.[/bold yellow]"
+    )
+    na = {"na_values": sch.na_values} if sch is not None else {}
+    try:
+        df = read_table(input, **na, allow_empty=True, delimiter=delimiter, encoding=encoding)
+    except DataError as exc:
+        _list_malformed(input, delimiter, encoding, examples, exc)
+    if sch is None:
+        out.print(f"all {len(df):,} data rows of {input} are well-formed CSV records (pass --schema to check values)")
+        return
+    warn_unused_columns(err, df.columns, sch, input, schema)
+    problems = validate(df, sch, examples=examples, release=rel)
+    if not problems:
+        out.print(f"all {len(df):,} rows of {input} fit {schema}")
+        return
+    t = Table(title=f"Values of {input.name} outside {schema.name} (NOT PRIVATE)")
+    for col in ("column", "problem", "values", "release path", "examples (row: value)"):
+        t.add_column(col, justify="right" if col == "values" else "left")
+    for cp in problems:
+        for kind, count in cp.counts.items():
+            ex = ", ".join(f"{r}: {v}" for r, v in cp.examples.get(kind, []))
+            t.add_row(cp.column, KIND_TEXT[kind], f"{count:,}", cp.actions[kind], ex)
+    out.print(t)
+    dropped = left_out(df, rel)
+    raise PrivsampleError(
+        f"{sum(cp.total for cp in problems):,} value(s) in {len(problems)} column(s) are outside "
+        f"the schema; a release would leave out {dropped:,} of {len(df):,} rows (NOT PRIVATE)"
+    )
+
+
+def _list_malformed(input: Path, delimiter, encoding, examples: int, exc) -> None:
+    """``check`` on a file that is not well-formed CSV: its malformed lines (NOT PRIVATE), then exit 2."""
+    from privsample.data.table import malformed_lines
+
+    try:
+        count, lines = malformed_lines(input, delimiter=delimiter, encoding=encoding, limit=max(examples, 1))
+    except PrivsampleError:
+        count, lines = 0, []
+    if not lines:  # e.g. text not valid in a transcoded encoding: the reader's own description
+        raise PrivsampleError(f"{exc.detail or exc} (NOT PRIVATE)")
+    t = Table(title=f"Lines of {input.name} that are not well-formed CSV records (NOT PRIVATE)")
+    for col in ("line", "problem", "text"):
+        t.add_column(col, justify="right" if col == "line" else "left")
+    for line, problem, text in lines:
+        t.add_row(f"{line:,}", problem, text.replace("\n", "\\n"))
+    out.print(t)
+    raise PrivsampleError(
+        f"{count:,} line(s) of {input} are not well-formed CSV records: a release stops on this file, naming no "
+        "line, and a budget file keeps its charge (NOT PRIVATE)"
+    )
