@@ -12,11 +12,7 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 
 # Known exceptions, to be removed as they are split; the test fails when one no longer applies.
-PENDING: set[str] = {
-    "privsample/cli/synth.py",
-    "privsample/cli/synth.py:evaluate",
-    "privsample/cli/synth.py:synth",
-}
+PENDING: set[str] = set()
 
 
 def long_parts() -> set[str]:
