@@ -149,7 +149,8 @@ def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
         share = info.get(col.name, {}).get("catch_all_share")
         share = None if share is None else min(1.0, max(0.0, float(share)))
         if isinstance(col, Numeric):
-            rows.append(DiscoveryRow(col.name, "numeric", f"[{col.lower:g}, {col.upper:g}] in {col.bins} bins", share))
+            bins = f"{col.bins} bin" + ("" if col.bins == 1 else "s")
+            rows.append(DiscoveryRow(col.name, "numeric", f"[{col.lower:g}, {col.upper:g}] in {bins}", share))
         elif col.categories:
             n = len(col.categories)
             rows.append(DiscoveryRow(col.name, "categorical", f"{n} categor{'y' if n == 1 else 'ies'}", share))
