@@ -325,9 +325,11 @@ def test_range_is_never_narrower_than_the_core():
 
 def test_presence_threshold_rises_as_the_noise_falls():
     """2 sigma where sigma is large against PRESENCE_SHARE of n_hat (small tables, small epsilon), up to 3.5 sigma
-    where it is small: an empty cell then passes 2.3e-4 of the time instead of 2.3% at every epsilon."""
-    assert nd.presence_threshold(34.7, 1000.0) == pytest.approx(2 * 34.7)  # 5% of 1,000 is below 2 sigma
-    assert nd.presence_threshold(17.5, 1000.0) == pytest.approx(50.0)  # between: 5% of n_hat
+    where it is small, but never so high that a cell holding PRESENCE_SHARE of the records loses its 2-sigma margin:
+    an empty cell then passes 2.3e-4 of the time instead of 2.3% at every epsilon."""
+    assert nd.presence_threshold(34.7, 1000.0) == pytest.approx(2 * 34.7)  # 5% of 1,000 is below 4 sigma
+    assert nd.presence_threshold(43.1, 3000.0) == pytest.approx(2 * 43.1)  # a 5.5% value of 3,000 must pass
+    assert nd.presence_threshold(12.0, 1000.0) == pytest.approx(26.0)  # between: 5% of n_hat less 2 sigma
     assert nd.presence_threshold(4.0, 1000.0) == pytest.approx(3.5 * 4.0)  # capped at STRICT_SIGMAS
     assert nd.presence_threshold(4.0) == pytest.approx(8.0)  # without n_hat: EXTEND_SIGMAS
     sigma, n_hat = 4.0, 10_000.0

@@ -80,8 +80,8 @@ TREE_SHARE = 0.5  # of the column's rho: the median tree, when planned; the rest
 UNIT_GRID = 8  # integers in [-8, 8] have a grid cell of their own
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins (codes)
 EXTEND_SIGMAS = 2.0  # the range grows over a cell (and a code keeps a value) whose noisy count passes this
-STRICT_SIGMAS = 3.5  # ... or up to this many where PRESENCE_SHARE of n_hat is larger (an empty cell: p = 2.3e-4)
-PRESENCE_SHARE = 0.05  # a cell holding twice this share of n_hat passes (p >= 0.998) once sigma is small enough
+STRICT_SIGMAS = 3.5  # the presence threshold rises up to this many sigmas (an empty cell passes: p = 2.3e-4)
+PRESENCE_SHARE = 0.05  # ... as far as a cell holding this share of n_hat still passes with EXTEND_SIGMAS to spare
 GAP_CELLS = 2  # the range also grows over this many failing cells to reach one passing GAP_SIGMAS
 GAP_SIGMAS = 3.0  # a cell reached over failing ones must pass this (fewer noise cells reached: invented values)
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and the core threshold)
@@ -217,16 +217,16 @@ def _measure(name, label, measured, counts, accountant, noise, rho) -> tuple[np.
 
 def presence_threshold(sigma: float, n_hat: float | None = None, sigmas: float = EXTEND_SIGMAS) -> float:
     """The noisy count above which a cell is taken to hold records (a range grows over it, a code keeps it, a
-    column is nullable): ``sigmas`` sigma where the noise is large against the records that matter, rising to
-    ``STRICT_SIGMAS`` sigma as sigma falls against ``PRESENCE_SHARE`` of n_hat. A fixed number of sigmas would
-    let an empty cell pass at the same rate (2.3% at 2 sigma) at every epsilon; this threshold keeps that rate
-    where it buys cells of a few percent of the records (small tables, small epsilon) and lowers it to 2.3e-4
-    where a cell holding 2 * PRESENCE_SHARE of the records passes anyway. A function of sigma and n_hat (public
-    or noisy): post-processing."""
+    column is nullable): ``sigmas`` sigma, raised towards ``STRICT_SIGMAS`` sigma only as far as a cell holding
+    ``PRESENCE_SHARE`` of n_hat still passes with ``sigmas`` sigma to spare (PRESENCE_SHARE * n_hat - ``sigmas``
+    sigma). A fixed number of sigmas lets an empty cell pass at the same rate (2.3% at 2 sigma) at every epsilon;
+    this threshold keeps that rate where the noise is large against the records that matter (small tables, small
+    epsilon: a value of 5% of the records must not be lost) and lowers it to 2.3e-4 where it is small. A function
+    of sigma and n_hat (public or noisy): post-processing."""
     t = sigmas * sigma
     if n_hat is None:
         return t
-    return max(t, min(STRICT_SIGMAS * sigma, PRESENCE_SHARE * float(n_hat)))
+    return max(t, min(STRICT_SIGMAS * sigma, PRESENCE_SHARE * float(n_hat) - t))
 
 
 def grid_range(noisy: np.ndarray, sigma: float, n_hat: float | None = None) -> tuple[int, int]:
