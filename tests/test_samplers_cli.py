@@ -60,7 +60,9 @@ def test_kary_writes_draws_ledger_and_parts(table, tmp_path, capsys):
     )
     assert code == 0, err
     df = pd.read_csv(out)
-    assert list(df.columns) == ["color"] and len(df) == 8 and set(df["color"]) <= {"red", "green", "blue"}
+    # unseeded (private) draws: the catch-all is a possible outcome of the sampler, though no record holds it
+    assert list(df.columns) == ["color"] and len(df) == 8
+    assert set(df["color"]) <= {"red", "green", "blue", "(other)"}
     assert "Privacy ledger" in err and "per-part n: 8 × 300" in flat(err) and "pure ε-DP with ε = 1" in flat(err)
 
 
