@@ -205,3 +205,16 @@ def test_forecast_matches_a_discovery():
     assert math.isclose(scale["x", "grid histogram"], f["sigma_grid_integer"], rel_tol=1e-9)
     assert f["sigma_grid_integer"] > f["sigma_grid"]
     assert f["share"] == s.discovery["share"]
+
+
+def test_a_categorical_column_merging_many_records_is_named():
+    """A column whose noisy catch-all share exceeds CLIP_LIMIT (beyond its noise) is warned of, naming the share."""
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    df = pd.DataFrame({"k": rng.choice([f"v{i}" for i in range(40)], n, p=[0.4, 0.3] + [0.3 / 38] * 38)})
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        privsample.Schema.discover(df, epsilon=1, seed=0)
+    text = " ".join(str(w.message) for w in got)
+    assert "k: about" in text and "of its records are merged into '(other)'" in text

@@ -84,10 +84,22 @@ def _value(v: float, integer: bool) -> str:
     return released(int(v) if integer else v, "d" if integer else "g")
 
 
+def _merged_share(about: dict, n_hat: Any) -> float | None:
+    """A categorical column's noisy share of records in the catch-all, when it exceeds ``CLIP_LIMIT`` by more than
+    twice its noise sd (the released counts' sigma over n_hat, for each count summed); else None."""
+    share, sigma, counts = about.get("catch_all_share"), about.get("sigma"), about.get("counts")
+    if share is None or not sigma or not isinstance(counts, dict) or not n_hat:
+        return None
+    sd = float(sigma) * math.sqrt(len(counts) + 2) / float(n_hat)  # released counts, the missing count, n_hat
+    share = min(1.0, max(0.0, float(share)))
+    return share if share > CLIP_LIMIT + 2.0 * sd else None
+
+
 def discovery_losses(schema: Schema) -> list[Loss]:
-    """One ``Loss`` per column that private discovery kept at most one value of, and per numeric column whose
-    noisy clipped share (``schema.discovery``) exceeds ``CLIP_LIMIT``; ``[]`` for a schema that was not
-    discovered privately. Post-processing of the discovered schema: reads no record."""
+    """One ``Loss`` per column that private discovery kept at most one value of, per categorical column whose
+    noisy catch-all share and per numeric column whose noisy clipped share (``schema.discovery``) exceeds
+    ``CLIP_LIMIT``; ``[]`` for a schema that was not discovered privately. Post-processing of the discovered
+    schema: reads no record."""
     if getattr(schema, "provenance", None) != "private":
         return []
     info = _column_info(schema)
@@ -106,6 +118,11 @@ def discovery_losses(schema: Schema) -> list[Loss]:
                     f"; every other value becomes '{other}'" if col.other is not None else ""
                 )
                 losses.append(Loss(col.name, what, kept_more))
+            else:
+                merged = _merged_share(info.get(col.name, {}), (schema.discovery or {}).get("n_hat"))
+                if merged is not None:
+                    what = f"about {_share(merged)} of its records are merged into '{other}' (a noisy estimate)"
+                    losses.append(Loss(col.name, what, kept_more))
             continue
         about = info.get(col.name, {})
         share = about.get("clipped_share")
