@@ -24,7 +24,7 @@ from privsample.data.schema import Numeric
 
 __all__ = ["code_kind", "run_column", "CODE_COVERAGE", "CODE_MAX_VALUES", "RUN_MAX_VALUES", "RUN_COVERAGE"]
 
-CODE_COVERAGE = 0.7  # an integer column is a code column when its released values beyond -8..8 hold 70%+ of the
+CODE_COVERAGE = 0.9  # an integer column is a code column when its released values beyond -8..8 hold 90%+ of the
 CODE_MAX_VALUES = 32  # records beyond them, and are at most this many
 RUN_MAX_VALUES = 48  # ... a run of integers (months, years, codes 1..40) at most this long, one bin each, when its
 RUN_COVERAGE = 0.95  # released values hold this share of the records with a value
