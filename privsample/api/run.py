@@ -52,7 +52,7 @@ from privsample.checks import (
 from privsample.data.encoding import release_domain
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.errors import InputError
-from privsample.marginals.open import ENGINES, choose_engine, in_memory_table, make_engine, make_values
+from privsample.marginals.open import ENGINES, check_source, make_engine, make_values
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource, make_noise
 from privsample.synth.base import no_progress, progress_phase
@@ -85,7 +85,7 @@ class Request:
     synth: Any
     public: Any = None
     other: bool = False
-    engine: str = "auto"  # the engine chosen (``choose_engine``)
+    engine: str = "auto"  # the engine chosen (``check_source``)
     spark_master: str = "local[2]"
     engine_options: dict | None = None
     schema_share: float | None = DEFAULT_SCHEMA_SHARE
@@ -152,12 +152,7 @@ def check_request(
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     check_public(public, settings.method, schema, source, name)
-    frame = in_memory_table(source, engine, schema)  # None for a path or a Spark DataFrame
-    if frame is None and isinstance(source, (str, os.PathLike)) and engine != "spark":
-        from privsample.data.table import table_format
-
-        table_format(source)  # an existing CSV or Parquet file
-    engine = "numpy" if frame is not None else choose_engine(source, engine, schema)
+    frame, engine = check_source(source, engine, schema)  # frame: None for a path or a Spark DataFrame
     synth = make_synthesizer(settings.method, **settings.options)
     if public is not None and hasattr(synth, "check_public"):
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
