@@ -166,7 +166,7 @@ def worker(engine: str, task: str, rows: int) -> dict:
     # MST end to end: time inside the engine (construction + marginals) against the rest
     import privsample.data.encoding as encoding
     import privsample.data.table as table
-    import privsample.api.run as pipeline
+    import privsample.marginals.open as pipeline
     from privsample.api.synthesizer import synthesize
 
     spent = {"engine": 0.0}

@@ -165,13 +165,13 @@ def test_synthesize_without_a_schema_on_duckdb(files, kind):
 def test_auto_picks_duckdb_for_a_large_file_without_a_schema(files, monkeypatch):
     import psutil
 
-    from privsample.marginals.open import choose_engine
+    from privsample.marginals.open import check_source
 
     class Small:
         available = 1000
 
     monkeypatch.setattr(psutil, "virtual_memory", lambda: Small())
-    assert choose_engine(files["parquet"], "auto", None) == "duckdb"
+    assert check_source(files["parquet"], "auto", None) == (None, "duckdb")
 
 
 def test_model_size_is_refused_before_reading(files, monkeypatch):

@@ -546,21 +546,21 @@ def test_marginal_cache_sums_out_and_evicts():
     assert (5, 6, 7) not in cache
 
 
-def test_choose_engine(tmp_path, monkeypatch):
+def test_check_source_chooses_the_engine(tmp_path, monkeypatch):
     from privsample.marginals import open as engines
 
     p = random_parquet(tmp_path, n=50)
-    assert engines.choose_engine(p, "auto", SMALL) == "numpy"
-    assert engines.choose_engine(p, "duckdb", None) == "duckdb"
+    assert engines.check_source(p, "auto", SMALL) == (None, "numpy")
+    assert engines.check_source(p, "duckdb", None) == (None, "duckdb")
     monkeypatch.setitem(engines.AUTO_SHARE, "parquet", 10**12)  # as if the file were larger than memory
-    assert engines.choose_engine(p, "auto", SMALL) == "numpy"  # with a schema only the codes are held
+    assert engines.check_source(p, "auto", SMALL) == (None, "numpy")  # with a schema only the codes are held
     monkeypatch.setitem(engines.AUTO_SHARE_CODED, "parquet", 10**12)
-    assert engines.choose_engine(p, "auto", SMALL) == "duckdb"
-    assert engines.choose_engine(p, "auto", None) == "duckdb"  # discovery out of core too
+    assert engines.check_source(p, "auto", SMALL) == (None, "duckdb")
+    assert engines.check_source(p, "auto", None) == (None, "duckdb")  # discovery out of core too
     with pytest.raises(InputError, match="unknown engine"):
-        engines.choose_engine(p, "pandas", SMALL)
+        engines.check_source(p, "pandas", SMALL)
     with pytest.raises(InputError, match="unknown file type"):
-        engines.choose_engine(write(tmp_path, "{}", "t.json"), "auto", SMALL)
+        engines.check_source(write(tmp_path, "{}", "t.json"), "auto", SMALL)
 
 
 def test_synth_auto_engine_on_large_file_uses_duckdb(tmp_path, monkeypatch):

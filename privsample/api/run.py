@@ -49,10 +49,9 @@ from privsample.checks import (
     left_out_note,
     python_option,
 )
-from privsample.data.encoding import release_domain
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.errors import InputError
-from privsample.marginals.open import ENGINES, choose_engine, in_memory_table, make_engine, make_values
+from privsample.marginals.open import ENGINES, check_source, open_engine
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource, make_noise
 from privsample.synth.base import no_progress, progress_phase
@@ -85,7 +84,7 @@ class Request:
     synth: Any
     public: Any = None
     other: bool = False
-    engine: str = "auto"  # the engine chosen (``choose_engine``)
+    engine: str = "auto"  # the engine chosen (``check_source``)
     spark_master: str = "local[2]"
     engine_options: dict | None = None
     schema_share: float | None = DEFAULT_SCHEMA_SHARE
@@ -152,12 +151,7 @@ def check_request(
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     check_public(public, settings.method, schema, source, name)
-    frame = in_memory_table(source, engine, schema)  # None for a path or a Spark DataFrame
-    if frame is None and isinstance(source, (str, os.PathLike)) and engine != "spark":
-        from privsample.data.table import table_format
-
-        table_format(source)  # an existing CSV or Parquet file
-    engine = "numpy" if frame is not None else choose_engine(source, engine, schema)
+    frame, engine = check_source(source, engine, schema)  # frame: None for a path or a Spark DataFrame
     synth = make_synthesizer(settings.method, **settings.options)
     if public is not None and hasattr(synth, "check_public"):
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
@@ -267,16 +261,30 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         from privsample.synth.public import read_public
 
         with progress_phase(progress, "read public table", message="no privacy cost"):
-            coding = release_domain(r.schema, r.other)
-            pub = read_public(r.public, coding, delimiter=r.delimiter, encoding=r.encoding)
+            pub = read_public(r.public, r.schema, other=r.other, delimiter=r.delimiter, encoding=r.encoding)
     noise = noise if noise is not None else make_noise(r.seed)  # seeded noise warns: NOT private
     rng = np.random.default_rng(r.seed)  # sampling/decoding randomness (post-processing)
-    eng, schema, engine = open_engine(r, accountant, noise, d_disc, progress)
+    eng, schema = open_engine(
+        r.source,
+        r.schema,
+        r.engine,
+        frame=r.frame,
+        discover=_discovery(r, accountant, noise, d_disc, progress),
+        check_size=r.synth.check_size,
+        other=r.other,
+        delimiter=r.delimiter,
+        encoding=r.encoding,
+        spark_master=r.spark_master,
+        engine_options=r.engine_options,
+        reading=progress_phase(progress, "read table"),
+        coding=progress_phase(progress, "encode table", accountant=accountant),
+    )
+    r.frame = None  # only the codes are needed from here on
     try:
         model = r.synth.fit(eng, accountant, noise, progress, schema=schema, **({"public": pub} if pub else {}))
     finally:
         getattr(eng, "close", lambda: None)()
-    model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": engine})
+    model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": r.engine})
     table = None
     if sample:
         with progress_phase(
@@ -301,22 +309,6 @@ def rows_to_draw(model, rows: int | None, where: Any = None) -> int:
     return n
 
 
-def open_engine(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: float, progress):
-    """(marginal engine, schema it codes with, engine name) for ``r``; without a schema, discovered privately
-    first. Every engine encodes by the same per-record rule (``encode(..., release=True)``), so no value, count,
-    message or exit code depends on one record; the table may even be empty."""
-    engine = r.engine  # chosen by ``check_request``
-    source = Path(r.source) if engine != "spark" and r.frame is None else r.source
-    discover = _discovery(r, accountant, noise, d_disc, progress)
-    if engine in ("duckdb", "spark"):
-        eng, schema = _out_of_core(engine, source, r, discover)
-    elif r.frame is None and r.schema is not None:
-        eng, schema = _coded_file(source, r, accountant, progress)
-    else:
-        eng, schema = _in_memory(source, r, accountant, progress, discover)
-    return eng, schema, engine
-
-
 def _discovery(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: float, progress):
     """A function of a table (a DataFrame or an engine's ``ValueSource``) to its privately discovered schema."""
 
@@ -327,71 +319,6 @@ def _discovery(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: f
         )
 
     return discover
-
-
-def _out_of_core(engine: str, source, r: Request, discover):
-    """A DuckDB or Spark engine; without a schema, discovered from the engine's own value counts first."""
-    values = None  # without a schema: the engine's reader of exact value counts, for private discovery
-    schema = r.schema
-    opts = {"spark_master": r.spark_master, "engine_options": r.engine_options}
-    try:
-        if schema is None:
-            values = make_values(engine, source, delimiter=r.delimiter, encoding=r.encoding, **opts)
-            schema = discover(values)
-        schema = release_domain(schema, r.other)
-        r.synth.check_size(schema.domain(), schema)
-        eng = make_engine(
-            engine,
-            values if values is not None else source,  # the engine takes over the reader's cleaned rows
-            schema,
-            clip=True,
-            other=r.other,
-            release=True,
-            delimiter=r.delimiter,
-            encoding=r.encoding,
-            **opts,
-        )
-    finally:
-        if values is not None:
-            values.close()  # nothing left to close once the engine took it over
-    return eng, schema
-
-
-def _coded_file(source, r: Request, accountant: Accountant, progress):
-    """A reviewed schema and a file: read and coded a batch at a time, so that the table itself is never in
-    memory, only its codes (the same codes as ``encode(read_table(...), release=True)``)."""
-    from privsample.data.encoding import read_codes
-    from privsample.marginals import NumpyEngine
-
-    with progress_phase(progress, "read table"):
-        coding = release_domain(r.schema, r.other)
-        codes = read_codes(
-            source, coding, na_values=r.schema.na_values, allow_empty=True, delimiter=r.delimiter, encoding=r.encoding
-        )
-    with progress_phase(progress, "encode table", accountant=accountant):
-        r.synth.check_size(coding.domain(), coding)
-        eng = NumpyEngine(codes, coding.domain())
-    return eng, coding
-
-
-def _in_memory(source, r: Request, accountant: Accountant, progress, discover):
-    """The table in memory (given, or read from its file), discovered if need be, then coded."""
-    from privsample.data.encoding import encode
-    from privsample.data.table import read_table
-    from privsample.marginals import NumpyEngine
-
-    with progress_phase(progress, "read table"):
-        df = r.frame
-        if df is None:
-            na = {"na_values": r.schema.na_values} if r.schema is not None else {}
-            df = read_table(source, allow_empty=True, delimiter=r.delimiter, encoding=r.encoding, **na)
-    schema = r.schema if r.schema is not None else discover(df)
-    with progress_phase(progress, "encode table", accountant=accountant):
-        schema = release_domain(schema, r.other)
-        r.synth.check_size(schema.domain(), schema)
-        eng = NumpyEngine(encode(df, schema, release=True, compact=True), schema.domain())
-    r.frame = None  # only the codes are needed from here on
-    return eng, schema
 
 
 def _discover(
@@ -444,5 +371,4 @@ __all__ = [
     "fit",
     "check_draw",
     "rows_to_draw",
-    "open_engine",
 ]

@@ -263,7 +263,7 @@ def synthesize(
     any budget is spent.
     ``method_options``: the method's options, as ``Synthesizer``'s keywords (``OPTIONS``), checked; for
     experiments, other keywords of the method's constructor (e.g. ``rounds``) are passed on unchecked.
-    ``engine``: numpy | duckdb | spark | auto (``choose_engine``); without ``schema``, duckdb and spark discover
+    ``engine``: numpy | duckdb | spark | auto (``check_source``); without ``schema``, duckdb and spark discover
     it privately from their own per-column value counts, as numpy does in memory.
     ``engine_options``: keyword options of the DuckDB/Spark engine (e.g. ``memory_limit``, ``threads``).
     Values outside the schema never stop the run: ``RELEASE_RULE`` (``encode(..., release=True)``) handles

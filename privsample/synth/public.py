@@ -86,15 +86,19 @@ def public_data(codes: Mapping[str, np.ndarray], domain, name: str) -> PublicDat
     return PublicData(engine=eng, name=name, rows=int(eng.n), fingerprint=fingerprint(codes, domain.attributes))
 
 
-def read_public(source, schema, *, delimiter: str | None = None, encoding: str | None = None) -> PublicData:
+def read_public(
+    source, schema, *, other: bool = False, delimiter: str | None = None, encoding: str | None = None
+) -> PublicData:
     """The public table ``source`` (a CSV/Parquet path, or an in-memory table as ``Synthesizer.fit`` takes)
-    coded by ``schema`` (the coding schema of the private table) by the release rule.
+    coded as the private table is, by the reviewed ``schema`` (with ``other``: ``release_domain``) and the release
+    rule.
 
     ``InputError`` (one line naming the public table) for a column of the schema missing from it, no rows, or
     any other reading problem."""
-    from privsample.data.encoding import encode, read_codes
+    from privsample.data.encoding import encode, read_codes, release_domain
     from privsample.data.frames import frame_kind, frame_table
 
+    schema = release_domain(schema, other)
     kind = frame_kind(source)
     if kind is None and not isinstance(source, (str, Path)):
         raise InputError(f"public table: expected a CSV/Parquet path or a DataFrame, not {type(source).__name__}")
