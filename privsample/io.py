@@ -127,6 +127,7 @@ def check_paths(
     outputs: Mapping[str, PathLike | None],
     *,
     folders: Mapping[str, Collection[str]] | None = None,
+    tables: Collection[str] = (),
     note: Callable[[str], None] | None = None,
 ) -> None:
     """Refuse (:class:`InputError`, one line naming the options) outputs that cannot be written safely;
@@ -137,7 +138,8 @@ def check_paths(
     as another output (after resolving symbolic links; hard links too), an output that is an existing
     folder, an output under a regular file or in a folder where no file can be created. ``folders`` names
     the outputs written as a folder, replaced whole, with the file names such a folder may already hold
-    (an existing folder holding anything else is refused, as is any other path inside it).
+    (an existing folder holding anything else is refused, as is any other path inside it). ``tables`` names the
+    outputs written as a table: one whose extension no writer serves is refused (``check_table_output``).
 
     Nothing is read or written but a probe file in each output's folder (created and removed at once) and
     the missing folders, made only once every check has passed."""
@@ -147,6 +149,9 @@ def check_paths(
     paths = [(k, p, False) for k, p in given_in] + [(k, p, True) for k, p in given_out]
     _refuse_same_files(paths)
     _refuse_folder_clashes(given_out, paths, folders)
+    for label, path in given_out:
+        if label in tables:
+            check_table_output(path, label)
     missing = _missing_output_folders(given_out, folders)
     _create_folders(missing, note)
 
@@ -228,6 +233,22 @@ def table_kind(path: str | Path) -> str:
     if path.suffix.lower() in (".parquet", ".pq"):
         return "parquet"
     return "csv.gz" if "".join(path.suffixes[-2:]).lower().endswith(".gz") else "csv"
+
+
+TABLE_SUFFIXES = (".csv", ".txt", ".csv.gz", ".txt.gz", ".gz", ".parquet", ".pq")
+"""The extensions a table writer serves (no extension: CSV)."""
+
+
+def check_table_output(path: str | Path, label: str = "-o/--output") -> None:
+    """Refuse (``InputError``, before any work) a table output whose extension no writer serves (``-o out.xlsx``
+    would get CSV text under that name). The path alone is read."""
+    p = Path(path)
+    last, two = p.suffix.lower(), "".join(p.suffixes[-2:]).lower()
+    if not last or last in TABLE_SUFFIXES or two in TABLE_SUFFIXES:
+        return
+    raise InputError(
+        f"{label} {p}: no writer for '{last}' files; name the output .csv, .csv.gz or .parquet (nothing was written)"
+    )
 
 
 def write_table(df, path: str | Path) -> None:

@@ -197,6 +197,7 @@ def synth(
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
     from privsample.api.run import prepare
     from privsample.checks import cli_option
+    from privsample.errors import InputError
 
     options = {
         "iters": iters,
@@ -226,11 +227,17 @@ def synth(
         spark_master=spark_master,
         name=cli_option,
     )  # every check that can refuse from the arguments: once, before anything is charged or read
+    if rows == 0 and save_model is None:
+        raise InputError(
+            "--rows 0 would spend the budget to write no rows: give --rows N >= 1, or --save-model to keep the "
+            "model (and 'privsample sample' to draw from it later)"
+        )
     warn_seeded(seed)
     check_paths(
         {"INPUT": input, "--schema": schema, "--public": public, "--budget-file": budget_file},
         {"-o/--output": output, "--save-model": save_model},
         model_folders("--save-model", save_model),
+        tables=("-o/--output",),
     )
     _release(request, schema is None, output, save_model, quiet)
 
@@ -306,7 +313,7 @@ def sample(
         from privsample.data.condition import Where
 
         where = Where.parse(where)  # syntax: before the model is read
-    check_paths({"MODEL": model}, {"-o/--output": output})
+    check_paths({"MODEL": model}, {"-o/--output": output}, tables=("-o/--output",))
     m = load(model).model
     n = rows_to_draw(m, rows, where)  # an impossible condition: refused before anything is written
     check_output_size(m, n, output)
