@@ -405,3 +405,21 @@ def test_served_table_outputs_pass(tmp_path, name):
     from privsample.io import check_table_output
 
     check_table_output(tmp_path / name)
+
+
+@pytest.mark.parametrize("schema", [False, True])
+def test_an_unnamed_header_column_is_refused_before_anything_is_charged(files, schema, capsys, nothing_read):
+    """A pandas index column (``,color,size,flag``): one line naming column 1, before any record is read; the
+    budget file keeps no charge."""
+    small_table().to_csv(files / "indexed.csv")
+    code, text = run(["budget", "init", files / "b.json", "--epsilon", 5], capsys)
+    more = ["--schema", files / "schema.yaml"] if schema else []
+    argv = ["synth", files / "indexed.csv", "-o", files / "s.csv", "--budget-file", files / "b.json", *E, *more]
+    code, text = run(argv, capsys)
+    lines = text.strip().splitlines()
+    assert code == 2 and len(lines) == 1, text
+    assert "indexed.csv: column 1 of the header has no name" in lines[0]
+    assert not (files / "s.csv").exists()
+    from privsample.privacy.budget import Budget
+
+    assert Budget.open(files / "b.json").epsilon_spent() == 0  # the reservation cancelled: nothing charged
