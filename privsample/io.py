@@ -139,13 +139,14 @@ def check_paths(
     folder, an output under a regular file or in a folder where no file can be created. ``folders`` names
     the outputs written as a folder, replaced whole, with the file names such a folder may already hold
     (an existing folder holding anything else is refused, as is any other path inside it). ``tables`` names the
-    outputs written as a table: one whose extension no writer serves is refused (``check_table_output``).
+    outputs written as a table: one whose extension no writer serves is refused (``check_table_output``); ``-``
+    among them is standard output, not a file.
 
     Nothing is read or written but a probe file in each output's folder (created and removed at once) and
     the missing folders, made only once every check has passed."""
     folders = dict(folders or {})
     given_in = [(k, Path(v)) for k, v in inputs.items() if v is not None]
-    given_out = [(k, Path(v)) for k, v in outputs.items() if v is not None]
+    given_out = [(k, Path(v)) for k, v in outputs.items() if v is not None and not (k in tables and is_stdout(v))]
     paths = [(k, p, False) for k, p in given_in] + [(k, p, True) for k, p in given_out]
     _refuse_same_files(paths)
     _refuse_folder_clashes(given_out, paths, folders)
@@ -235,6 +236,15 @@ def table_kind(path: str | Path) -> str:
     return "csv.gz" if "".join(path.suffixes[-2:]).lower().endswith(".gz") else "csv"
 
 
+STDOUT = "-"
+"""A table output named ``-`` is written as CSV to standard output."""
+
+
+def is_stdout(path: str | Path | None) -> bool:
+    """Whether a table output ``path`` is standard output (``-``)."""
+    return path is not None and str(path) == STDOUT
+
+
 TABLE_SUFFIXES = (".csv", ".txt", ".csv.gz", ".txt.gz", ".gz", ".parquet", ".pq")
 """The extensions a table writer serves (no extension: CSV)."""
 
@@ -280,6 +290,8 @@ def write_chunks(chunks, path: str | Path, on_chunk=None) -> int:
     import errno
     import gzip
 
+    if is_stdout(path):
+        return _write_stdout(chunks, on_chunk)
     path = Path(path)
     kind = table_kind(path)
     rows = 0
@@ -317,6 +329,27 @@ def write_chunks(chunks, path: str | Path, on_chunk=None) -> int:
         if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
             raise InputError(f"not enough disk space to write {path} (nothing was written)") from None
         raise
+    return rows
+
+
+def _write_stdout(chunks, on_chunk=None) -> int:
+    """Write the chunks as CSV to standard output (nothing else goes there); the number of rows. A reader that
+    closes it early (``| head``) ends the write with one ``InputError``."""
+    import sys
+
+    rows, first = 0, True
+    try:
+        for df in chunks:
+            df.to_csv(sys.stdout, index=False, header=first, lineterminator="\n")
+            first = False
+            rows += len(df)
+            on_chunk and on_chunk(rows)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
+        os.close(devnull)
+        raise InputError("standard output was closed before every row was written") from None
     return rows
 
 
@@ -368,8 +401,9 @@ def estimate_output_bytes(model, rows: int, path: str | Path) -> float:
 
 def check_output_size(model, rows: int, path: str | Path) -> None:
     """Refuse (``InputError``) ``rows`` rows that would not fit in the free disk space at ``path``,
-    stating the size they would take. Outputs of at most ``ESTIMATE_ROWS`` rows are not estimated."""
-    if rows <= ESTIMATE_ROWS:
+    stating the size they would take. Outputs of at most ``ESTIMATE_ROWS`` rows, or to standard output, are not
+    estimated."""
+    if rows <= ESTIMATE_ROWS or is_stdout(path):
         return
     need, free = estimate_output_bytes(model, rows, path), free_bytes(path)
     if need > free:

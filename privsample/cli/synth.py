@@ -24,7 +24,10 @@ from privsample.privacy.released import released
 
 # -- the options of synth -------------------------------------------------------------------------------
 Input = Annotated[Path, typer.Argument(help="Sensitive table (CSV or Parquet).")]
-Output = Annotated[Path, typer.Option("-o", "--output", help="Synthetic table to write (CSV, or .parquet).")]
+Output = Annotated[
+    Path,
+    typer.Option("-o", "--output", help="Synthetic table to write (CSV, .csv.gz or .parquet; '-': CSV to stdout)."),
+]
 Epsilon = Annotated[float, typer.Option("--epsilon", "-e", help="Privacy budget ε (> 0).")]
 Delta = Annotated[float, typer.Option("--delta", "-d", help="Privacy parameter δ in (0, 1).")]
 Method = Annotated[
@@ -139,7 +142,10 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or l
 
 # -- the options of sample ------------------------------------------------------------------------------
 Model = Annotated[Path, typer.Argument(help="A model saved by 'synth --save-model'.")]
-SampleOutput = Annotated[Path, typer.Option("-o", "--output", help="Synthetic table to write.")]
+SampleOutput = Annotated[
+    Path,
+    typer.Option("-o", "--output", help="Synthetic table to write (CSV, .csv.gz or .parquet; '-': CSV to stdout)."),
+]
 SampleRows = Annotated[
     Optional[int],
     typer.Option(
@@ -268,9 +274,17 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
         if discovered:  # in this run: what it kept (noisy or public figures only)
             print_discovery(res.schema, err, quiet=quiet)
         err.print(
-            f"wrote {released(written, ',')} synthetic rows to {output}"  # noisy count; no run time: data-dependent
-            + (f" and the model to {save_model}" if save_model else "")
+            f"wrote {released(written, ',')} synthetic rows to {_shown(output)}"  # noisy count; no run time
+            + (f" and the model to {save_model}" if save_model else ""),
+            markup=False,
         )
+
+
+def _shown(output: Path) -> str:
+    """An output as messages name it: ``-`` is standard output."""
+    from privsample.io import is_stdout
+
+    return "standard output" if is_stdout(output) else str(output)
 
 
 def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None) -> int:
@@ -290,7 +304,7 @@ def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None)
         return write_chunks(
             chunks,
             output,
-            on_chunk=lambda done: progress("sample and write rows", step=done, steps=rows, message=output.name),
+            on_chunk=lambda done: progress("sample and write rows", step=done, steps=rows, message=_shown(output)),
         )
 
 
@@ -322,4 +336,4 @@ def sample(
     written = _write_sample(m, n, seed, output, quiet=quiet, where=where)  # in chunks: bounded memory
     if not quiet:
         given = f" given {where}" if where is not None else ""
-        err.print(f"wrote {written:,} rows{given} to {output} (sampling costs no privacy budget)", markup=False)
+        err.print(f"wrote {written:,} rows{given} to {_shown(output)} (sampling costs no privacy budget)", markup=False)
