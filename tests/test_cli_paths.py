@@ -423,3 +423,24 @@ def test_an_unnamed_header_column_is_refused_before_anything_is_charged(files, s
     from privsample.privacy.budget import Budget
 
     assert Budget.open(files / "b.json").epsilon_spent() == 0  # the reservation cancelled: nothing charged
+
+
+@pytest.mark.parametrize("schema", [False, True])
+def test_an_output_too_large_for_the_disk_is_refused_before_any_spend(files, schema, capsys, monkeypatch):
+    """--rows and the schema (or, before discovery, the column names) give the size: nothing is spent, the budget
+    file keeps no charge, nothing is written."""
+    import privsample.io
+    import privsample.privacy.accountant as accountant
+    from privsample.privacy.budget import Budget
+
+    monkeypatch.setattr(privsample.io, "free_bytes", lambda path: 1_000_000)
+    monkeypatch.setattr(accountant.Accountant, "spend", lambda *a, **k: pytest.fail("spent"))
+    run(["budget", "init", files / "b.json", "--epsilon", 5], capsys)
+    more = ["--schema", files / "schema.yaml"] if schema else []
+    argv = ["synth", files / "data.csv", "-o", files / "s.csv", "--rows", 10**9, "--budget-file", files / "b.json"]
+    code, text = run([*argv, *E, *more, *FAST], capsys)
+    lines = text.strip().splitlines()
+    assert code == 2 and len(lines) == 1, text
+    assert "1,000,000,000 rows would take about" in lines[0] and "GB in s.csv" in lines[0], text
+    assert not (files / "s.csv").exists()
+    assert Budget.open(files / "b.json").epsilon_spent() == 0

@@ -257,6 +257,8 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
 
     outputs = ", ".join(str(p) for p in (output, save_model) if p is not None)
     with spending(request, outputs):  # before the data are read
+        if request.rows is not None:  # before any spend: from the rows asked and the schema, or the column names
+            check_output_size(_columns(request), request.rows, output)
         for line in request.warnings:  # the columns a reviewed schema leaves out (names only, public)
             err.print(f"[bold yellow]warning: {line}[/bold yellow]", highlight=False, soft_wrap=True)
         if not quiet:
@@ -264,7 +266,7 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
         with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings():
             res = fit(request, progress=progress)
         n = res.model.resolve_rows(request.rows)  # the default: the noisy row count, unless it is mostly noise
-        check_output_size(res.model, n, output)
+        check_output_size(_model_columns(res.model), n, output)  # the noisy count and the schema: public
         if save_model is not None:
             res.model.save(save_model)
         # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
@@ -278,6 +280,21 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
             + (f" and the model to {save_model}" if save_model else ""),
             markup=False,
         )
+
+
+def _columns(request) -> list:
+    """The output's columns as known before any spend: the schema's, else the input's names (its header, public)."""
+    from privsample.data.table import table_columns
+
+    if request.schema is not None:
+        return list(request.schema.columns)
+    return table_columns(request.source, delimiter=request.delimiter, encoding=request.encoding)
+
+
+def _model_columns(model) -> list:
+    """A fitted model's output columns: its schema's (public), else its attributes' names."""
+    schema = getattr(model, "schema", None)
+    return list(schema.columns) if schema is not None else list(model.model.domain.attributes)
 
 
 def _shown(output: Path) -> str:
@@ -330,7 +347,7 @@ def sample(
     check_paths({"MODEL": model}, {"-o/--output": output}, tables=("-o/--output",))
     m = load(model).model
     n = rows_to_draw(m, rows, where)  # an impossible condition: refused before anything is written
-    check_output_size(m, n, output)
+    check_output_size(_model_columns(m), n, output)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
     written = _write_sample(m, n, seed, output, quiet=quiet, where=where)  # in chunks: bounded memory
