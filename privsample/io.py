@@ -35,11 +35,14 @@ def written() -> list[Path]:
 
 @contextlib.contextmanager
 def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path]:
-    """Yield a temporary path in the target's directory; rename it onto ``target`` on success."""
+    """Yield a temporary path in the target's directory (``.NAME.XXXXXXXX.tmp``, held under an advisory lock while
+    it is written); rename it onto ``target`` on success. Temporary files of ``target`` left by an earlier run that
+    was killed (``kill -9``: nothing could remove them) are removed first (``remove_stale_temporaries``)."""
     target = Path(target)
     parent = target.parent if str(target.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(target)
         if directory:
             tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
         else:
@@ -50,6 +53,7 @@ def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path
         blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
         why = f"{blocker} is a file, not a folder" if blocker else f"{exc.strerror or exc} ({exc.filename or parent})"
         raise InputError(f"cannot write {target}: {why}") from None
+    lock = _hold(tmp)
     try:
         yield tmp
         os.chmod(tmp, _final_mode(target, directory))
@@ -63,6 +67,86 @@ def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path
         elif tmp.exists():
             tmp.unlink()
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+STALE_SECONDS = 3600  # without advisory locks (not POSIX): a temporary file untouched this long is stale
+
+
+def _temporaries(target: Path) -> Iterator[Path]:
+    """The temporary files (or folders) ``atomic_path`` makes for ``target``: ``.NAME.`` + tempfile's 8 random
+    characters + ``.tmp``, beside it. Nothing else matches."""
+    import re
+
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")
+    parent = target.parent if str(target.parent) else Path(".")
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        if pattern.fullmatch(entry.name) and not entry.is_symlink():
+            yield Path(entry.path)
+
+
+def _hold(path: Path) -> int | None:
+    """An exclusive advisory lock on ``path`` (a file or a folder), held until the descriptor returned is closed
+    (or the process ends, however it ends); None where there are no such locks."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _in_use(path: Path) -> bool:
+    """Whether another live writer holds ``path`` (its lock); without locks, whether it was touched recently."""
+    try:
+        import fcntl
+    except ImportError:
+        import time
+
+        try:
+            return time.time() - path.stat().st_mtime < STALE_SECONDS
+        except OSError:
+            return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return True  # cannot tell: leave it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
+def remove_stale_temporaries(target: str | Path) -> list[Path]:
+    """Remove the temporary files of ``target`` that an earlier, killed run of ``atomic_path`` left beside it (only
+    names of that exact pattern for that exact output, and only those no live writer holds); returns them."""
+    removed = []
+    for path in _temporaries(Path(target)):
+        if _in_use(path):
+            continue
+        try:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
 
 
 def _final_mode(target: Path, directory: bool) -> int:
