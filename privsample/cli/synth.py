@@ -257,8 +257,9 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
 
     outputs = ", ".join(str(p) for p in (output, save_model) if p is not None)
     with spending(request, outputs):  # before the data are read
-        if request.rows is not None:  # before any spend: from the rows asked and the schema, or the column names
-            check_output_size(_columns(request), request.rows, output)
+        columns = _columns(request) if request.rows is not None else None
+        if columns is not None:  # before any spend: from the rows asked and the schema, or the column names
+            check_output_size(columns, request.rows, output)
         for line in request.warnings:  # the columns a reviewed schema leaves out (names only, public)
             err.print(f"[bold yellow]warning: {line}[/bold yellow]", highlight=False, soft_wrap=True)
         if not quiet:
@@ -282,12 +283,15 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
         )
 
 
-def _columns(request) -> list:
-    """The output's columns as known before any spend: the schema's, else the input's names (its header, public)."""
+def _columns(request) -> list | None:
+    """The output's columns as known before any spend: the schema's, else a local file's names (its header,
+    public); None for a table only Spark reads."""
     from privsample.data.table import table_columns
 
     if request.schema is not None:
         return list(request.schema.columns)
+    if not Path(request.source).is_file():
+        return None
     return table_columns(request.source, delimiter=request.delimiter, encoding=request.encoding)
 
 
