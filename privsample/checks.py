@@ -21,6 +21,9 @@ OptionName = Callable[..., str]
 a value (``True``: a switch turned on; a list or tuple: a list of names)."""
 
 MAX_ROWS = 10**12  # the most rows one request may ask for
+MAX_EPSILON = 1e6  # the largest epsilon: far past any meaningful guarantee, and every step of a run stays finite
+MAX_NUMBER = 1e12  # the largest other number option (sizes in MB stay within an int64 count of bytes)
+MAX_COUNT = 10**9  # the largest whole-number option (iterations, candidates)
 
 
 def python_option(name: str, value: Any = None) -> str:
@@ -45,9 +48,11 @@ def _real(value: Any) -> bool:
 
 
 def check_epsilon(epsilon: Any, name: OptionName = python_option, option: str = "epsilon") -> float:
-    """``epsilon`` a finite number > 0."""
+    """``epsilon`` a finite number > 0, at most ``MAX_EPSILON``."""
     if not _real(epsilon) or epsilon <= 0:
         raise InputError(f"{name(option)} must be a finite number > 0 (got {epsilon!r})")
+    if epsilon > MAX_EPSILON:
+        raise InputError(f"{name(option)} must be at most {MAX_EPSILON:g} (got {epsilon!r})")
     return epsilon
 
 
@@ -65,9 +70,11 @@ def check_budget(epsilon: Any, delta: Any, name: OptionName = python_option) -> 
 
 
 def check_number(value: Any, option: str, name: OptionName = python_option, positive: bool = False) -> float:
-    """``value`` a finite real number (and > 0 with ``positive``)."""
+    """``value`` a finite real number (and > 0 with ``positive``) of size at most ``MAX_NUMBER``."""
     if not _real(value) or (positive and value <= 0):
         raise InputError(f"{name(option)} must be a finite number{' > 0' if positive else ''} (got {value!r})")
+    if abs(value) > MAX_NUMBER:
+        raise InputError(f"{name(option)} must be at most {MAX_NUMBER:g} in size (got {value!r})")
     return value
 
 
@@ -79,11 +86,13 @@ def check_fraction(value: Any, option: str, name: OptionName = python_option) ->
 
 
 def check_count(value: Any, option: str, name: OptionName = python_option) -> int | None:
-    """None, or a whole number >= 1 (not a bool)."""
+    """None, or a whole number in [1, ``MAX_COUNT``] (not a bool)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise InputError(f"{name(option)} must be a whole number >= 1 (got {value!r})")
+    if value > MAX_COUNT:
+        raise InputError(f"{name(option)} must be at most {MAX_COUNT:,} (got {value:,})")
     return int(value)
 
 
@@ -156,6 +165,9 @@ def left_out_note(left: Sequence[str], table: Any, schema_name: str) -> str:
 __all__ = [
     "OptionName",
     "MAX_ROWS",
+    "MAX_EPSILON",
+    "MAX_NUMBER",
+    "MAX_COUNT",
     "python_option",
     "cli_option",
     "check_epsilon",

@@ -35,11 +35,14 @@ def written() -> list[Path]:
 
 @contextlib.contextmanager
 def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path]:
-    """Yield a temporary path in the target's directory; rename it onto ``target`` on success."""
+    """Yield a temporary path in the target's directory (``.NAME.XXXXXXXX.tmp``, held under an advisory lock while
+    it is written); rename it onto ``target`` on success. Temporary files of ``target`` left by an earlier run that
+    was killed (``kill -9``: nothing could remove them) are removed first (``remove_stale_temporaries``)."""
     target = Path(target)
     parent = target.parent if str(target.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(target)
         if directory:
             tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
         else:
@@ -50,6 +53,7 @@ def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path
         blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
         why = f"{blocker} is a file, not a folder" if blocker else f"{exc.strerror or exc} ({exc.filename or parent})"
         raise InputError(f"cannot write {target}: {why}") from None
+    lock = _hold(tmp)
     try:
         yield tmp
         os.chmod(tmp, _final_mode(target, directory))
@@ -63,6 +67,86 @@ def atomic_path(target: str | Path, *, directory: bool = False) -> Iterator[Path
         elif tmp.exists():
             tmp.unlink()
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+STALE_SECONDS = 3600  # without advisory locks (not POSIX): a temporary file untouched this long is stale
+
+
+def _temporaries(target: Path) -> Iterator[Path]:
+    """The temporary files (or folders) ``atomic_path`` makes for ``target``: ``.NAME.`` + tempfile's 8 random
+    characters + ``.tmp``, beside it. Nothing else matches."""
+    import re
+
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")
+    parent = target.parent if str(target.parent) else Path(".")
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        if pattern.fullmatch(entry.name) and not entry.is_symlink():
+            yield Path(entry.path)
+
+
+def _hold(path: Path) -> int | None:
+    """An exclusive advisory lock on ``path`` (a file or a folder), held until the descriptor returned is closed
+    (or the process ends, however it ends); None where there are no such locks."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _in_use(path: Path) -> bool:
+    """Whether another live writer holds ``path`` (its lock); without locks, whether it was touched recently."""
+    try:
+        import fcntl
+    except ImportError:
+        import time
+
+        try:
+            return time.time() - path.stat().st_mtime < STALE_SECONDS
+        except OSError:
+            return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return True  # cannot tell: leave it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
+def remove_stale_temporaries(target: str | Path) -> list[Path]:
+    """Remove the temporary files of ``target`` that an earlier, killed run of ``atomic_path`` left beside it (only
+    names of that exact pattern for that exact output, and only those no live writer holds); returns them."""
+    removed = []
+    for path in _temporaries(Path(target)):
+        if _in_use(path):
+            continue
+        try:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
 
 
 def _final_mode(target: Path, directory: bool) -> int:
@@ -127,6 +211,7 @@ def check_paths(
     outputs: Mapping[str, PathLike | None],
     *,
     folders: Mapping[str, Collection[str]] | None = None,
+    tables: Collection[str] = (),
     note: Callable[[str], None] | None = None,
 ) -> None:
     """Refuse (:class:`InputError`, one line naming the options) outputs that cannot be written safely;
@@ -137,16 +222,21 @@ def check_paths(
     as another output (after resolving symbolic links; hard links too), an output that is an existing
     folder, an output under a regular file or in a folder where no file can be created. ``folders`` names
     the outputs written as a folder, replaced whole, with the file names such a folder may already hold
-    (an existing folder holding anything else is refused, as is any other path inside it).
+    (an existing folder holding anything else is refused, as is any other path inside it). ``tables`` names the
+    outputs written as a table: one whose extension no writer serves is refused (``check_table_output``); ``-``
+    among them is standard output, not a file.
 
     Nothing is read or written but a probe file in each output's folder (created and removed at once) and
     the missing folders, made only once every check has passed."""
     folders = dict(folders or {})
     given_in = [(k, Path(v)) for k, v in inputs.items() if v is not None]
-    given_out = [(k, Path(v)) for k, v in outputs.items() if v is not None]
+    given_out = [(k, Path(v)) for k, v in outputs.items() if v is not None and not (k in tables and is_stdout(v))]
     paths = [(k, p, False) for k, p in given_in] + [(k, p, True) for k, p in given_out]
     _refuse_same_files(paths)
     _refuse_folder_clashes(given_out, paths, folders)
+    for label, path in given_out:
+        if label in tables:
+            check_table_output(path, label)
     missing = _missing_output_folders(given_out, folders)
     _create_folders(missing, note)
 
@@ -230,6 +320,31 @@ def table_kind(path: str | Path) -> str:
     return "csv.gz" if "".join(path.suffixes[-2:]).lower().endswith(".gz") else "csv"
 
 
+STDOUT = "-"
+"""A table output named ``-`` is written as CSV to standard output."""
+
+
+def is_stdout(path: str | Path | None) -> bool:
+    """Whether a table output ``path`` is standard output (``-``)."""
+    return path is not None and str(path) == STDOUT
+
+
+TABLE_SUFFIXES = (".csv", ".txt", ".csv.gz", ".txt.gz", ".gz", ".parquet", ".pq")
+"""The extensions a table writer serves (no extension: CSV)."""
+
+
+def check_table_output(path: str | Path, label: str = "-o/--output") -> None:
+    """Refuse (``InputError``, before any work) a table output whose extension no writer serves (``-o out.xlsx``
+    would get CSV text under that name). The path alone is read."""
+    p = Path(path)
+    last, two = p.suffix.lower(), "".join(p.suffixes[-2:]).lower()
+    if not last or last in TABLE_SUFFIXES or two in TABLE_SUFFIXES:
+        return
+    raise InputError(
+        f"{label} {p}: no writer for '{last}' files; name the output .csv, .csv.gz or .parquet (nothing was written)"
+    )
+
+
 def write_table(df, path: str | Path) -> None:
     """Write CSV (or Parquet by extension) atomically: temp file, then rename."""
     path = Path(path)
@@ -259,6 +374,8 @@ def write_chunks(chunks, path: str | Path, on_chunk=None) -> int:
     import errno
     import gzip
 
+    if is_stdout(path):
+        return _write_stdout(chunks, on_chunk)
     path = Path(path)
     kind = table_kind(path)
     rows = 0
@@ -299,8 +416,28 @@ def write_chunks(chunks, path: str | Path, on_chunk=None) -> int:
     return rows
 
 
+def _write_stdout(chunks, on_chunk=None) -> int:
+    """Write the chunks as CSV to standard output (nothing else goes there); the number of rows. A reader that
+    closes it early (``| head``) ends the write with one ``InputError``."""
+    import sys
+
+    rows, first = 0, True
+    try:
+        for df in chunks:
+            df.to_csv(sys.stdout, index=False, header=first, lineterminator="\n")
+            first = False
+            rows += len(df)
+            on_chunk and on_chunk(rows)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
+        os.close(devnull)
+        raise InputError("standard output was closed before every row was written") from None
+    return rows
+
+
 GZIP_LEVEL = 6  # zlib's default: on synthetic Adult, 1.6x faster than level 9 for a 4% larger file
-ESTIMATE_ROWS = 10_000  # rows drawn (not written) to estimate the size of a large output
 
 
 def free_bytes(path: str | Path) -> int:
@@ -321,36 +458,43 @@ def _human(n: float) -> str:
     return f"{n:,.1f} PB"
 
 
-def estimate_output_bytes(model, rows: int, path: str | Path) -> float:
-    """Bytes that ``rows`` rows from ``model`` would take at ``path`` (its format by extension), from
-    ``ESTIMATE_ROWS`` rows drawn with a fixed generator of their own (so that the output for a seed does
-    not change) and written in memory. Post-processing of the model only."""
-    import gzip
-    import io
-
-    n0 = min(int(rows), ESTIMATE_ROWS)
-    if n0 <= 0:
-        return 0.0
-    import numpy as np
-
-    df = model.sample_table(n0, np.random.default_rng(0))
-    kind = table_kind(path)
-    if kind == "parquet":
-        buf = io.BytesIO()
-        df.to_parquet(buf, index=False)
-        size = len(buf.getvalue())
-    else:
-        data = df.to_csv(index=False).encode("utf-8")
-        size = len(gzip.compress(data, compresslevel=GZIP_LEVEL)) if kind == "csv.gz" else len(data)
-    return size / n0 * int(rows)
+FLOAT_BYTES = 18  # a float as CSV writes a decoded value: about 17 significant digits and a point
+PACKED = {"csv": 1.0, "csv.gz": 10.0, "parquet": 20.0}  # how much smaller than CSV a format is, at best (about)
 
 
-def check_output_size(model, rows: int, path: str | Path) -> None:
-    """Refuse (``InputError``) ``rows`` rows that would not fit in the free disk space at ``path``,
-    stating the size they would take. Outputs of at most ``ESTIMATE_ROWS`` rows are not estimated."""
-    if rows <= ESTIMATE_ROWS:
+def value_bytes(column) -> float:
+    """The bytes of one value of ``column`` in CSV, from public facts alone: a schema column's categories (their
+    mean length, quotes included), an integer column's bounds (the wider), any other number ``FLOAT_BYTES``; a
+    column known by its name alone (a ``str``): 1, the least a value takes."""
+    kind = getattr(column, "kind", None)
+    if kind == "categorical":
+        labels = [*column.categories, *([column.other] if column.other is not None else [])]
+        sizes = [len(x.encode("utf-8")) + (2 + x.count('"') if any(c in x for c in ',"\r\n') else 0) for x in labels]
+        return sum(sizes) / len(sizes) if sizes else 0.0
+    if kind == "numeric":
+        if column.integer:
+            return float(max(len(str(int(column.lower))), len(str(int(column.upper)))))
+        return float(FLOAT_BYTES)
+    return 1.0
+
+
+def estimate_output_bytes(columns, rows: int, path: str | Path) -> float:
+    """Bytes that ``rows`` rows of ``columns`` (schema columns, or column names when the schema is not known yet)
+    would take at ``path`` (its format by extension): the header, then per row each value (``value_bytes``) and
+    its delimiter, CSV divided by the format's best packing (``PACKED``). Public quantities only: the rows asked or
+    a noisy count, the schema or the names; never the records."""
+    columns = list(columns)
+    header = sum(len(str(getattr(c, "name", c)).encode("utf-8")) + 1 for c in columns)
+    per_row = sum(value_bytes(c) + 1 for c in columns)
+    return (header + int(rows) * per_row) / PACKED[table_kind(path)]
+
+
+def check_output_size(columns, rows: int, path: str | Path) -> None:
+    """Refuse (``InputError``) ``rows`` rows of ``columns`` that would not fit in the free disk space at ``path``
+    (``estimate_output_bytes``), stating the size they would take. Standard output is not checked."""
+    if is_stdout(path):
         return
-    need, free = estimate_output_bytes(model, rows, path), free_bytes(path)
+    need, free = estimate_output_bytes(columns, rows, path), free_bytes(path)
     if need > free:
         raise InputError(
             f"{rows:,} rows would take about {_human(need)} in {Path(path).name}, more than the "

@@ -585,3 +585,24 @@ def test_ledger_phase_keeps_a_step_label_holding_a_colon():
     )
     assert _phase("schema: age: type counts") == "schema: type counts"
     assert _phase("mst/2-way/a,b") == "mst/2-way" and _phase("schema: row count") == "schema: row count"
+
+
+def test_output_dash_writes_csv_to_stdout_and_nothing_else(tmp_path, capsys):
+    """``-o -``: the table as CSV on standard output, every message on standard error, no file named '-'; the
+    same for ``sample``."""
+    import io
+
+    small_table().to_csv(tmp_path / "data.csv", index=False)
+    model = tmp_path / "m.zip"
+    argv = ["synth", tmp_path / "data.csv", "-o", "-", "--save-model", model, "--epsilon", "1", "--iters", "30"]
+    code, _ = run([*argv, "--method", "mst", "--seed", "0"], None)  # not quiet: the ledger and notes go to stderr
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    table = pd.read_csv(io.StringIO(captured.out))
+    assert list(table.columns) == ["color", "size", "flag"] and len(table) > 0
+    assert "synthetic rows to standard output" in captured.err and "ledger" not in captured.out.lower()
+    assert not (tmp_path / "-").exists() and not Path("-").exists()
+    code, _ = run(["sample", model, "-o", "-", "--rows", "7", "--seed", "1"], None)
+    captured = capsys.readouterr()
+    assert code == 0 and "7 rows to standard output" in captured.err, captured.err
+    assert len(pd.read_csv(io.StringIO(captured.out))) == 7

@@ -369,3 +369,78 @@ def test_sample_quiet(files, capsys):
     assert code == 0 and text.strip() == "" and len(pd.read_csv(files / "a.csv")) == 7
     code, text = run(["sample", model, "-o", files / "b.csv", "--rows", 7], capsys)
     assert code == 0 and "wrote 7 rows" in text
+
+
+REFUSED_BEFORE_SPENDING = [  # (argv with {d}, what the one line says)
+    (["synth", "{d}/data.csv", "-o", "{d}/out.xlsx", *E], "no writer for '.xlsx' files"),
+    (["synth", "{d}/data.csv", "-o", "{d}/out.tsv", *E], "no writer for '.tsv' files"),
+    (["synth", "{d}/data.csv", "-o", "{d}/out.csv", "--rows", 0, *E], "--rows 0 would spend the budget"),
+    (["sample", "{d}/m.zip", "-o", "{d}/out.xlsx"], "no writer for '.xlsx' files"),
+]
+
+
+@pytest.mark.parametrize("argv,says", REFUSED_BEFORE_SPENDING, ids=[s for _, s in REFUSED_BEFORE_SPENDING])
+def test_an_output_no_writer_serves_and_rows_0_are_refused_before_anything_is_charged(
+    files, argv, says, capsys, nothing_read
+):
+    code, text = run(["budget", "init", files / "b.json", "--epsilon", 5], capsys)
+    assert code == 0, text
+    before = _contents(files)
+    budget = ["--budget-file", files / "b.json"] if argv[0] == "synth" else []
+    code, text = run([str(a).format(d=files) for a in argv] + budget, capsys)
+    lines = text.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], text
+    assert _contents(files) == before  # nothing written, the budget file not charged
+
+
+def test_rows_0_with_save_model_is_allowed(files, capsys):
+    code, text = run(["synth", files / "data.csv", "-o", files / "s.csv", "--rows", 0, "--save-model",
+                      files / "m2.zip", *E, *FAST], capsys)  # fmt: skip
+    assert code == 0, text
+    assert (files / "m2.zip").is_file() and len(pd.read_csv(files / "s.csv")) == 0
+
+
+@pytest.mark.parametrize("name", ["out.csv", "out.CSV", "out.csv.gz", "out.parquet", "out.pq", "out.txt", "out"])
+def test_served_table_outputs_pass(tmp_path, name):
+    from privsample.io import check_table_output
+
+    check_table_output(tmp_path / name)
+
+
+@pytest.mark.parametrize("schema", [False, True])
+def test_an_unnamed_header_column_is_refused_before_anything_is_charged(files, schema, capsys, nothing_read):
+    """A pandas index column (``,color,size,flag``): one line naming column 1, before any record is read; the
+    budget file keeps no charge."""
+    small_table().to_csv(files / "indexed.csv")
+    code, text = run(["budget", "init", files / "b.json", "--epsilon", 5], capsys)
+    more = ["--schema", files / "schema.yaml"] if schema else []
+    argv = ["synth", files / "indexed.csv", "-o", files / "s.csv", "--budget-file", files / "b.json", *E, *more]
+    code, text = run(argv, capsys)
+    lines = text.strip().splitlines()
+    assert code == 2 and len(lines) == 1, text
+    assert "indexed.csv: column 1 of the header has no name" in lines[0]
+    assert not (files / "s.csv").exists()
+    from privsample.privacy.budget import Budget
+
+    assert Budget.open(files / "b.json").epsilon_spent() == 0  # the reservation cancelled: nothing charged
+
+
+@pytest.mark.parametrize("schema", [False, True])
+def test_an_output_too_large_for_the_disk_is_refused_before_any_spend(files, schema, capsys, monkeypatch):
+    """--rows and the schema (or, before discovery, the column names) give the size: nothing is spent, the budget
+    file keeps no charge, nothing is written."""
+    import privsample.io
+    import privsample.privacy.accountant as accountant
+    from privsample.privacy.budget import Budget
+
+    monkeypatch.setattr(privsample.io, "free_bytes", lambda path: 1_000_000)
+    monkeypatch.setattr(accountant.Accountant, "spend", lambda *a, **k: pytest.fail("spent"))
+    run(["budget", "init", files / "b.json", "--epsilon", 5], capsys)
+    more = ["--schema", files / "schema.yaml"] if schema else []
+    argv = ["synth", files / "data.csv", "-o", files / "s.csv", "--rows", 10**9, "--budget-file", files / "b.json"]
+    code, text = run([*argv, *E, *more, *FAST], capsys)
+    lines = text.strip().splitlines()
+    assert code == 2 and len(lines) == 1, text
+    assert "1,000,000,000 rows would take about" in lines[0] and "GB in s.csv" in lines[0], text
+    assert not (files / "s.csv").exists()
+    assert Budget.open(files / "b.json").epsilon_spent() == 0

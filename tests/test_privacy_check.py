@@ -182,3 +182,31 @@ def test_cli_holdout(tmp_path, capsys):
         assert str(path) in lines[0] and "Traceback" not in err
     with pytest.raises(InputError, match="column 'city' of the real table is missing"):
         privsample.evaluate(real, synthetic, holdout=holdout.drop(columns=["city"]))
+
+
+def test_a_holdout_that_is_the_real_table_is_refused(tmp_path, capsys):
+    """The same file, a link, a byte-identical copy, the same records in Parquet, an equal DataFrame: one line
+    (its AUC would be 0.5 by construction)."""
+    import os
+    import shutil
+
+    real, synthetic = _draw(200, 1), _draw(150, 3)
+    paths = {"real": tmp_path / "real.csv", "syn": tmp_path / "syn.csv"}
+    real.to_csv(paths["real"], index=False)
+    synthetic.to_csv(paths["syn"], index=False)
+    shutil.copy(paths["real"], tmp_path / "copy.csv")
+    os.symlink(paths["real"], tmp_path / "link.csv")
+    real.to_parquet(tmp_path / "real.parquet", index=False)
+    for holdout, says in (
+        (paths["real"], "the real table itself (the same file)"),
+        (tmp_path / "link.csv", "the real table itself (the same file)"),
+        (tmp_path / "copy.csv", "a byte-identical copy of the real table"),
+    ):
+        code, out, err = _run(["evaluate", paths["real"], paths["syn"], "--holdout", holdout, "-w", "1"], capsys)
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and says in lines[0] and str(holdout) in lines[0], err
+        assert out == ""
+    with pytest.raises(InputError, match="the holdout is equal to the real table"):
+        privsample.evaluate(paths["real"], paths["syn"], holdout=tmp_path / "real.parquet", workload=1)
+    with pytest.raises(InputError, match="the holdout is equal to the real table"):
+        privsample.evaluate(real, synthetic, holdout=real.copy(), workload=1)

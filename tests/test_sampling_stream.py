@@ -161,17 +161,24 @@ def test_running_out_of_disk_is_exit_2_and_leaves_nothing(name, tmp_path):
 
 
 def test_output_size_estimate_and_refusal(fitted, tmp_path, monkeypatch):
+    """From the schema and the rows alone (public), never from the records or a draw."""
     m, _ = fitted
-    per_row = estimate_output_bytes(m, 10_000, tmp_path / "x.csv") / 10_000
-    assert 5 < per_row < 60  # "x,2,0.1234567890123\n"
-    assert estimate_output_bytes(m, 10**9, tmp_path / "x.parquet") < estimate_output_bytes(m, 10**9, tmp_path / "x.csv")
-    check_output_size(m, 50_000, tmp_path / "x.csv")  # fits
+    columns = list(m.schema.columns)
+    per_row = estimate_output_bytes(columns, 10_000, tmp_path / "x.csv") / 10_000
+    written = len(m.sample_table(10_000, np.random.default_rng(0)).to_csv(index=False).encode()) / 10_000
+    assert 0.5 * written < per_row < 2 * written
+    assert estimate_output_bytes(columns, 10**9, tmp_path / "x.parquet") < estimate_output_bytes(
+        columns, 10**9, tmp_path / "x.csv"
+    )
+    check_output_size(columns, 50_000, tmp_path / "x.csv")  # fits
     import privsample.io
 
     monkeypatch.setattr(privsample.io, "free_bytes", lambda path: 100_000)
-    with pytest.raises(InputError, match=r"50,000 rows would take about [\d.]+ KB in x.csv, more than the 100.0 KB"):
-        check_output_size(m, 50_000, tmp_path / "x.csv")
-    check_output_size(m, 5_000, tmp_path / "x.csv")  # small outputs are not estimated
+    with pytest.raises(InputError, match=r"50,000 rows would take about [\d.]+ MB in x.csv, more than the 100.0 KB"):
+        check_output_size(columns, 50_000, tmp_path / "x.csv")
+    check_output_size(columns, 50_000, "-")  # standard output: not checked
+    names = [c.name for c in columns]  # names only (before discovery): one byte a value, the least it takes
+    assert estimate_output_bytes(names, 1000, "x.csv") == sum(len(n) + 1 for n in names) + 1000 * 2 * len(names)
 
 
 def test_sample_impossible_rows_exit_2_with_the_size(fitted, tmp_path, capsys):

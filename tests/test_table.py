@@ -194,3 +194,36 @@ def test_a_reader_stopped_by_ctrl_c_is_an_interrupt_not_bad_input():
     with pytest.raises(KeyboardInterrupt):  # what the Arrow batch reader raises
         duckdb_input_error(RuntimeError("Query interrupted"), "t.csv")
     assert isinstance(duckdb_input_error(duckdb.InvalidInputException("CSV Error on Line: 3"), "t.csv"), InputError)
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        (",sex,age\n0,F,30\n1,M,40\n", "column 1 of the header has no name (an index column written by pandas?"),
+        ("sex,,age\nF,1,30\n", "column 2 of the header has no name: name every column"),
+        ("sex, ,age\nF,1,30\n", "column 2 of the header has no name"),  # blank counts as empty
+        ("sex,age,\nF,30,\n", "column 3 of the header has no name"),  # a trailing delimiter
+        ("a;;b;\n1;2;3;4\n", "columns 2, 4 of the header have no name"),
+    ],
+)
+def test_an_empty_header_name_is_refused_naming_its_position(tmp_path, text, fragment, monkeypatch):
+    """The header alone decides (column names are public): no record is read, and every reader refuses alike."""
+    p = write(tmp_path, text)
+    for reader in (csv_layout, table_columns, read_table):
+        with pytest.raises(InputError) as err:
+            reader(p)
+        assert fragment in str(err.value) and str(err.value).startswith(str(p)), err.value
+        assert "\n" not in str(err.value)
+    from privsample.api.plan import header_names
+
+    with pytest.raises(InputError, match="of the header"):
+        header_names(p)
+
+
+def test_an_empty_parquet_column_name_is_refused(tmp_path):
+    import pandas as pd
+
+    p = tmp_path / "t.parquet"
+    pd.DataFrame({"a": [1, 2], "": [3, 4]}).to_parquet(p, index=False)
+    with pytest.raises(InputError, match="column 2 of the Parquet file has no name"):
+        table_columns(p)

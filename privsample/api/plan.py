@@ -44,7 +44,7 @@ GRID_ROWS = (1_000, 10_000, 100_000, 1_000_000)  # row counts assumed when the c
 def header_names(path: Path, delimiter: str | None = None, encoding: str | None = None) -> list[str]:
     """The column names from the first non-blank line of a CSV file (bytes up to its end only), or from a
     Parquet file's schema (its footer). Never reads a record."""
-    from privsample.data.table import WHITESPACE, detect_delimiter, parquet_names, check_delimiter, table_format
+    from privsample.data.table import check_header, detect_delimiter, parquet_names, check_delimiter, table_format
 
     fmt = table_format(path)
     if fmt == "parquet":
@@ -73,11 +73,7 @@ def header_names(path: Path, delimiter: str | None = None, encoding: str | None 
         raise InputError(f"{path}: no header line")
     delimiter = delimiter or detect_delimiter(path, text.rstrip("\r\n"))
     row = next(csv.reader(io.StringIO(text), delimiter=delimiter, quotechar='"', doublequote=True, strict=False))
-    names = [f.strip(WHITESPACE) or f"Unnamed: {i}" for i, f in enumerate(row)]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise InputError(f"{path}: duplicate column name(s) in the header: {', '.join(repr(d) for d in dup)}")
-    return names
+    return check_header(path, row)
 
 
 # -- time and memory --------------------------------------------------------------------------------

@@ -225,9 +225,10 @@ def charge(request: Request) -> dict:
 def spending(request: Request, output: str = "in-memory result") -> Iterator[Request]:
     """The whole run's context: the request's budget file, if any, charged for it (``charge``, recording ``output``
     and the input's fingerprint; a failure before any spend releases the charge: ``Budget.spending``); then, and
-    only then, the first read of the data: a table file's header, held against the schema (column names, public).
-    A schema column the header lacks is refused there (``InputError``); the columns the schema leaves out are named
-    in ``request.warnings``, for a front end to show. A run that the budget file refuses reads nothing."""
+    only then, the first read of the data: a table file's header (an empty or duplicate name is refused there), held
+    against the schema (column names, public). A schema column the header lacks is refused there (``InputError``);
+    the columns the schema leaves out are named in ``request.warnings``, for a front end to show. A run that the
+    budget file refuses reads nothing."""
     from privsample.data.table import DELIMITERS, table_columns
 
     r = request
@@ -236,9 +237,10 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
         run_charge = charge(r)
         charged = r.budget.spending(**run_charge, source=r.source, output=output)
     with charged:
-        if r.schema is not None and r.frame is None and isinstance(r.source, (str, os.PathLike)):
-            if Path(r.source).is_file():  # not a Spark URI: that engine reports its own problems
-                header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding)
+        if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
+            # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
+            header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding)
+            if r.schema is not None:
                 left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
                 r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
         yield r

@@ -24,12 +24,13 @@ err = Console(stderr=True)
 out = Console()
 
 
-def check_paths(inputs: dict, outputs: dict, folders: dict | None = None) -> None:
-    """Before anything is read: no output on an input or another output, every output's folder writable;
-    missing output folders are created, with one line each on stderr (``privsample.io.check_paths``)."""
+def check_paths(inputs: dict, outputs: dict, folders: dict | None = None, tables: tuple[str, ...] = ()) -> None:
+    """Before anything is read: no output on an input or another output, every output's folder writable, the
+    outputs named in ``tables`` written in a format a writer serves; missing output folders are created, with one
+    line each on stderr (``privsample.io.check_paths``)."""
     from privsample.io import check_paths as check
 
-    check(inputs, outputs, folders=folders, note=lambda line: print(line, file=sys.stderr))
+    check(inputs, outputs, folders=folders, tables=tables, note=lambda line: print(line, file=sys.stderr))
 
 
 def model_folders(label: str, path: Path | None) -> dict:

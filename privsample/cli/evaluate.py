@@ -123,7 +123,10 @@ def evaluate(
         {"-r/--report": report},
     )
     from privsample.evaluation.guarantee import load_guarantee
+    from privsample.evaluation.privacy_check import check_not_real
 
+    if holdout is not None:
+        check_not_real(real, holdout, str(holdout))  # the real file itself: one line, before anything is printed
     load_guarantee(model, ledger)  # a bad model or ledger: one line, before anything else is printed
     if where is not None:
         from privsample.data.condition import Where

@@ -24,7 +24,10 @@ from privsample.privacy.released import released
 
 # -- the options of synth -------------------------------------------------------------------------------
 Input = Annotated[Path, typer.Argument(help="Sensitive table (CSV or Parquet).")]
-Output = Annotated[Path, typer.Option("-o", "--output", help="Synthetic table to write (CSV, or .parquet).")]
+Output = Annotated[
+    Path,
+    typer.Option("-o", "--output", help="Synthetic table to write (CSV, .csv.gz or .parquet; '-': CSV to stdout)."),
+]
 Epsilon = Annotated[float, typer.Option("--epsilon", "-e", help="Privacy budget ε (> 0).")]
 Delta = Annotated[float, typer.Option("--delta", "-d", help="Privacy parameter δ in (0, 1).")]
 Method = Annotated[
@@ -139,7 +142,10 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or l
 
 # -- the options of sample ------------------------------------------------------------------------------
 Model = Annotated[Path, typer.Argument(help="A model saved by 'synth --save-model'.")]
-SampleOutput = Annotated[Path, typer.Option("-o", "--output", help="Synthetic table to write.")]
+SampleOutput = Annotated[
+    Path,
+    typer.Option("-o", "--output", help="Synthetic table to write (CSV, .csv.gz or .parquet; '-': CSV to stdout)."),
+]
 SampleRows = Annotated[
     Optional[int],
     typer.Option(
@@ -197,6 +203,7 @@ def synth(
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
     from privsample.api.run import prepare
     from privsample.checks import cli_option
+    from privsample.errors import InputError
 
     options = {
         "iters": iters,
@@ -226,11 +233,17 @@ def synth(
         spark_master=spark_master,
         name=cli_option,
     )  # every check that can refuse from the arguments: once, before anything is charged or read
+    if rows == 0 and save_model is None:
+        raise InputError(
+            "--rows 0 would spend the budget to write no rows: give --rows N >= 1, or --save-model to keep the "
+            "model (and 'privsample sample' to draw from it later)"
+        )
     warn_seeded(seed)
     check_paths(
         {"INPUT": input, "--schema": schema, "--public": public, "--budget-file": budget_file},
         {"-o/--output": output, "--save-model": save_model},
         model_folders("--save-model", save_model),
+        tables=("-o/--output",),
     )
     _release(request, schema is None, output, save_model, quiet)
 
@@ -244,6 +257,9 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
 
     outputs = ", ".join(str(p) for p in (output, save_model) if p is not None)
     with spending(request, outputs):  # before the data are read
+        columns = _columns(request) if request.rows is not None else None
+        if columns is not None:  # before any spend: from the rows asked and the schema, or the column names
+            check_output_size(columns, request.rows, output)
         for line in request.warnings:  # the columns a reviewed schema leaves out (names only, public)
             err.print(f"[bold yellow]warning: {line}[/bold yellow]", highlight=False, soft_wrap=True)
         if not quiet:
@@ -251,7 +267,7 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
         with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings():
             res = fit(request, progress=progress)
         n = res.model.resolve_rows(request.rows)  # the default: the noisy row count, unless it is mostly noise
-        check_output_size(res.model, n, output)
+        check_output_size(_model_columns(res.model), n, output)  # the noisy count and the schema: public
         if save_model is not None:
             res.model.save(save_model)
         # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
@@ -261,9 +277,35 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
         if discovered:  # in this run: what it kept (noisy or public figures only)
             print_discovery(res.schema, err, quiet=quiet)
         err.print(
-            f"wrote {released(written, ',')} synthetic rows to {output}"  # noisy count; no run time: data-dependent
-            + (f" and the model to {save_model}" if save_model else "")
+            f"wrote {released(written, ',')} synthetic rows to {_shown(output)}"  # noisy count; no run time
+            + (f" and the model to {save_model}" if save_model else ""),
+            markup=False,
         )
+
+
+def _columns(request) -> list | None:
+    """The output's columns as known before any spend: the schema's, else a local file's names (its header,
+    public); None for a table only Spark reads."""
+    from privsample.data.table import table_columns
+
+    if request.schema is not None:
+        return list(request.schema.columns)
+    if not Path(request.source).is_file():
+        return None
+    return table_columns(request.source, delimiter=request.delimiter, encoding=request.encoding)
+
+
+def _model_columns(model) -> list:
+    """A fitted model's output columns: its schema's (public), else its attributes' names."""
+    schema = getattr(model, "schema", None)
+    return list(schema.columns) if schema is not None else list(model.model.domain.attributes)
+
+
+def _shown(output: Path) -> str:
+    """An output as messages name it: ``-`` is standard output."""
+    from privsample.io import is_stdout
+
+    return "standard output" if is_stdout(output) else str(output)
 
 
 def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None) -> int:
@@ -283,7 +325,7 @@ def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None)
         return write_chunks(
             chunks,
             output,
-            on_chunk=lambda done: progress("sample and write rows", step=done, steps=rows, message=output.name),
+            on_chunk=lambda done: progress("sample and write rows", step=done, steps=rows, message=_shown(output)),
         )
 
 
@@ -306,13 +348,13 @@ def sample(
         from privsample.data.condition import Where
 
         where = Where.parse(where)  # syntax: before the model is read
-    check_paths({"MODEL": model}, {"-o/--output": output})
+    check_paths({"MODEL": model}, {"-o/--output": output}, tables=("-o/--output",))
     m = load(model).model
     n = rows_to_draw(m, rows, where)  # an impossible condition: refused before anything is written
-    check_output_size(m, n, output)
+    check_output_size(_model_columns(m), n, output)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
     written = _write_sample(m, n, seed, output, quiet=quiet, where=where)  # in chunks: bounded memory
     if not quiet:
         given = f" given {where}" if where is not None else ""
-        err.print(f"wrote {written:,} rows{given} to {output} (sampling costs no privacy budget)", markup=False)
+        err.print(f"wrote {written:,} rows{given} to {_shown(output)} (sampling costs no privacy budget)", markup=False)

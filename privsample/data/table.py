@@ -268,8 +268,8 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
     """The delimiter, encoding, cleaned column names and blank lines before the header of a CSV file.
 
     ``delimiter`` / ``encoding`` force them (see the module docstring for detection). Raises
-    InputError for an empty, binary, undecodable or header-less file, an ambiguous delimiter, or
-    duplicate names. Empty names become ``Unnamed: i`` (0-based, as pandas does).
+    InputError for an empty, binary, undecodable or header-less file, an ambiguous delimiter, an empty
+    or duplicate name (``check_header``).
     """
     p = Path(path)
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
@@ -313,11 +313,25 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
         raise InputError(f"{p}: no header row (the file has only blank lines)")
     if any("\ufffd" in f for f in record):
         raise _encoding_error(p, codec, why)
-    names = [f.strip(WHITESPACE) or f"Unnamed: {i}" for i, f in enumerate(record)]
+    names = check_header(p, record)
+    return CsvLayout(delimiter or ",", codec, tuple(names), skip, why)
+
+
+def check_header(path: str | Path, fields: Sequence[str]) -> list[str]:
+    """The column names of a CSV header's ``fields``, without surrounding ``WHITESPACE``; ``InputError`` for an
+    empty name, naming its position (1-based; the first one empty is most often an index column that pandas
+    wrote), or for duplicate names. The header alone is read: column names are public."""
+    names = [f.strip(WHITESPACE) for f in fields]
+    empty = [i + 1 for i, n in enumerate(names) if not n]
+    if empty:
+        where = f"column {empty[0]}" if len(empty) == 1 else f"columns {', '.join(map(str, empty))}"
+        hint = " (an index column written by pandas? write it with index=False)" if empty[0] == 1 else ""
+        raise InputError(f"{path}: {where} of the header {'has' if len(empty) == 1 else 'have'} no name{hint}: "
+                         "name every column, or remove the unnamed ones")  # fmt: skip
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise InputError(f"{p}: duplicate column name(s) in the header: {', '.join(repr(d) for d in dup)}")
-    return CsvLayout(delimiter or ",", codec, tuple(names), skip, why)
+        raise InputError(f"{path}: duplicate column name(s) in the header: {', '.join(repr(d) for d in dup)}")
+    return names
 
 
 def transcode(path: str | Path, layout: CsvLayout, directory: str | Path) -> Path:
@@ -345,7 +359,7 @@ def transcode(path: str | Path, layout: CsvLayout, directory: str | Path) -> Pat
 
 def parquet_names(p: Path) -> list[str]:
     """The column names of a Parquet file, from its schema (the footer) alone; ``InputError`` for an unreadable
-    file, no columns or duplicate names."""
+    file, no columns, an empty name (its 1-based position) or duplicate names."""
     import pyarrow.parquet as pq
 
     try:
@@ -354,6 +368,9 @@ def parquet_names(p: Path) -> list[str]:
         raise InputError(f"{p}: not a readable Parquet file ({error_reason(exc)})") from None
     if not names:
         raise InputError(f"{p}: the Parquet file has no columns")
+    empty = [i + 1 for i, n in enumerate(names) if not str(n).strip(WHITESPACE)]
+    if empty:
+        raise InputError(f"{p}: column {empty[0]} of the Parquet file has no name: name every column")
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"{p}: duplicate column name(s): {', '.join(repr(d) for d in dup)}")

@@ -151,20 +151,25 @@ def _check_options(workload: Any, max_cliques: Any) -> None:
 def _inputs(real, synthetic, holdout, sch, where, delimiter, encoding):
     """The real, synthetic and holdout tables read (the holdout None when not given), filtered to the subgroup
     ``where`` when one is given, with the labels that name the synthetic and holdout tables in messages."""
+    from privsample.evaluation.privacy_check import check_not_real
+
+    holdout_label = str(holdout) if isinstance(holdout, (str, os.PathLike)) else "the holdout table"
+    if holdout is not None:
+        check_not_real(real, holdout, holdout_label)  # the same file: before anything is read
     rdf = _table(real, "the real table", sch, delimiter=delimiter, encoding=encoding)
     synthetic_label = str(synthetic) if isinstance(synthetic, (str, os.PathLike)) else "the synthetic table"
     sdf = _table(synthetic, synthetic_label, sch)
-    hdf, holdout_label = None, None
+    hdf = None
     if holdout is not None:
-        holdout_label = str(holdout) if isinstance(holdout, (str, os.PathLike)) else "the holdout table"
         hdf = _table(holdout, holdout_label, sch, delimiter=delimiter, encoding=encoding)
+        check_not_real(rdf, hdf, holdout_label)  # the same records in another file or form
     if where is not None:
         rdf, sdf = _subgroup(where, sch, rdf, sdf, synthetic_label)
         if hdf is not None:
             from privsample.data.condition import Where
 
             hdf = hdf[Where.parse(where).mask(hdf)].reset_index(drop=True)
-    return rdf, sdf, hdf, synthetic_label, holdout_label
+    return rdf, sdf, hdf, synthetic_label, holdout_label if holdout is not None else None
 
 
 def _privacy(rdf, sdf, hdf, scores, sch, holdout_label: str):

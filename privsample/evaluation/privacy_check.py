@@ -35,7 +35,9 @@ gross memorisation, not a privacy guarantee (the guarantee is the release's (eps
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -43,7 +45,17 @@ import pandas as pd
 
 from privsample.errors import InputError
 
-__all__ = ["DCR_SEED", "Coding", "CheckResult", "PrivacyCheck", "coding", "dcr", "delong_auc", "privacy_check"]
+__all__ = [
+    "DCR_SEED",
+    "Coding",
+    "CheckResult",
+    "PrivacyCheck",
+    "coding",
+    "dcr",
+    "delong_auc",
+    "privacy_check",
+    "check_not_real",
+]
 
 DCR_SEED = 0  # the subsample of the larger of REAL and HOLDOUT
 WORK_ELEMENTS = 1 << 17  # distances held at once (float64 buffers of 1 MB: in cache)
@@ -300,6 +312,45 @@ def _check(to_train, from_train, to_holdout, from_holdout) -> CheckResult:
     to the release, the attack's score (closer: more likely a member)."""
     auc, se, lo, hi = delong_auc(-from_train, -from_holdout)
     return CheckResult(to_train, to_holdout, auc, se, lo, hi)
+
+
+def check_not_real(real: Any, holdout: Any, name: str) -> None:
+    """``InputError`` (one line) when the holdout ``holdout`` is the real table ``real`` itself: the same file (links
+    resolved, hard links too), a byte-identical copy, or an equal table once read (two DataFrames). Its
+    membership-inference AUC would be 0.5 by construction. NOT private, as the whole evaluation."""
+    same = ""
+    if isinstance(real, (str, os.PathLike)) and isinstance(holdout, (str, os.PathLike)):
+        from privsample.io import same_file
+        from privsample.privacy.budget import fingerprint
+
+        r, h = Path(real), Path(holdout)
+        if r.is_file() and h.is_file():
+            if same_file(r, h):
+                same = "the real table itself (the same file)"
+            elif r.stat().st_size == h.stat().st_size and fingerprint(r) == fingerprint(h):
+                same = "a byte-identical copy of the real table"
+    elif isinstance(real, pd.DataFrame) and isinstance(holdout, pd.DataFrame) and _same_records(real, holdout):
+        same = "equal to the real table"
+    if same:
+        raise InputError(
+            f"{name}: the holdout is {same}; the privacy check needs records of the same population that the "
+            "synthesizer did NOT see"
+        )
+
+
+def _same_records(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Whether two tables hold the same records in the same order, whatever their dtypes (a CSV file and its
+    Parquet copy): the same columns and rows, equal as text (missing values alike)."""
+    if list(map(str, a.columns)) != list(map(str, b.columns)) or len(a) != len(b):
+        return False
+
+    def text(s: pd.Series) -> list[str]:
+        return ["" if pd.isna(v) else str(v) for v in s.astype(object)]
+
+    try:
+        return all(text(a[c]) == text(b[c]) for c in a.columns)
+    except Exception:  # noqa: BLE001 - tables that cannot be compared are not refused
+        return False
 
 
 def check_holdout(real: pd.DataFrame, holdout: pd.DataFrame, columns: Sequence[str], name: str) -> None:

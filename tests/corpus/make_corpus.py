@@ -58,6 +58,8 @@ def make_corpus(directory: str | Path) -> dict[str, Entry]:
     text("one_row.csv", _rows(header, rows[:1]), header, numeric=["size", "flag"], must_read=True)
     text("one_column.csv", _rows(["size"], [[i % 5] for i in range(40)]), ["size"], numeric=["size"], must_read=True)
     text("duplicate_names.csv", _rows(["a", "b", "a"], [[1, 2, 3]] * 10), None, note="duplicate column names")
+    text("index_column.csv", _rows(["", *header], [[i, *r] for i, r in enumerate(rows)]), None, note="pandas index")
+    text("empty_name.csv", _rows(["a", " ", "b"], [[1, 2, 3]] * 10), None, note="an empty column name")
     uni = ["名前", "città", "emoji 😀", "Ελληνικά"]
     text(
         "unicode.csv",
