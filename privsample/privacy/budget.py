@@ -67,8 +67,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from privsample.errors import DataError, InputError
-from privsample.privacy import accountant as _accountant
-from privsample.privacy.accountant import BudgetExceeded
+from privsample.privacy.accountant import SPEND_HOOKS, BudgetExceeded
 from privsample.privacy.budget_chain import FINAL, digest, file_header, file_number, replay, seal
 from privsample.privacy.conversion import check_eps_delta, cdp_delta, cdp_epsilon, cdp_rho
 
@@ -482,18 +481,18 @@ class Budget:
         res = self.reserve(**charge)
         spent: list = []
         hook = spent.append
-        _accountant.SPEND_HOOKS.append(hook)
+        SPEND_HOOKS.append(hook)
         try:
             res.fingerprint = fingerprint(source) if source is not None else IN_MEMORY
             yield res
         except BaseException as exc:
-            _accountant.SPEND_HOOKS.remove(hook)
+            SPEND_HOOKS.remove(hook)
             if spent or isinstance(exc, DataError):
                 res.finish("failed (charged)")
             else:
                 res.cancel()
             raise
-        _accountant.SPEND_HOOKS.remove(hook)
+        SPEND_HOOKS.remove(hook)
         res.finish("spent")
 
     def __repr__(self) -> str:
