@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privsample.data.schema import Categorical, Numeric, Schema, forbid_codes, forbidden_bins
+from privsample.data.forbid import forbid_codes, forbidden_bins
+from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.api.synthesizer import synthesize
 from privsample.synth import numpy_md, pgm

@@ -149,11 +149,16 @@ def parse_number(value: Any) -> float | None:
     return float(text) if _NUMBER.fullmatch(text) else None
 
 
-def as_float(s: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(float values with NaN for missing, 'not a number' mask) of a Series or an Arrow string array."""
+def as_float(s: Any, fmt: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """(float values with NaN for missing, 'not a number' mask) of a Series or an Arrow string array; with
+    ``fmt`` (a ``privsample.data.formats`` format: dates, times, formatted numbers), text is read in it."""
     if not _is_arrow_text(s) and (pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype)):
         return s.to_numpy(dtype=np.float64, na_value=np.nan), np.zeros(len(s), dtype=bool)
     idx, uniques = _factorize(s)  # parse each distinct value once
+    if fmt is not None:
+        ux = np.append(fmt.parse(list(uniques)), np.nan)
+        ubad = np.append(np.isnan(ux[:-1]), False)
+        return ux[idx], ubad[idx]
     parsed = [parse_number(u) for u in uniques]
     ux = np.array([np.nan if p is None else p for p in parsed] + [np.nan], dtype=np.float64)
     ubad = np.array([p is None for p in parsed] + [False], dtype=bool)
@@ -161,7 +166,7 @@ def as_float(s: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _encode_numeric(col: Numeric, s: Any, clip: bool, release: bool = False) -> np.ndarray:
-    x, bad = as_float(s)
+    x, bad = as_float(s, col.value_format)
     missing = np.isnan(x) & ~bad
     out = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
     clip = clip or release
@@ -508,10 +513,16 @@ def decode(
                 dtype=object,
             )
             data[col.name] = pd.Series(labels[c], dtype=object)
-        elif within and col.name in within:
-            data[col.name] = _decode_within(col, c, rng, within[col.name])
         else:
-            data[col.name] = _decode_numeric(col, c, rng, (bin_counts or {}).get(col.name))
+            if within and col.name in within:
+                values = _decode_within(col, c, rng, within[col.name])
+            else:
+                values = _decode_numeric(col, c, rng, (bin_counts or {}).get(col.name))
+            fmt = col.value_format  # dates, times and formatted numbers: text in the column's format
+            if fmt is not None:
+                x = pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan)
+                values = pd.Series(fmt.write(x), dtype=object)
+            data[col.name] = values
     n = len(next(iter(cols.values()))) if cols else 0
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 

@@ -26,6 +26,7 @@ later formats add keys on purpose under a higher version.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import json
 import math
@@ -36,6 +37,8 @@ from typing import Any, Union
 
 import numpy as np
 
+from privsample.data.forbid import parse_forbid
+from privsample.data.formats import TEMPORAL_UNIT, value_format
 from privsample.errors import InputError
 
 DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
@@ -57,6 +60,8 @@ RELEASED_FIELDS = (
     "columns[].edges*",
     "columns[].integer",
     "columns[].nullable",
+    "columns[].format",
+    "columns[].offset",
     "notes*",
     "ledger.*",
     "discovery.*",
@@ -67,7 +72,8 @@ SCHEMA_KEYS = ("version", "provenance", "columns", "na_values", "notes", "ledger
 SUGGESTED_FORBID_KEY = "suggested_forbid"  # a draft's candidate zeros (JSON): refused until reviewed and renamed
 COLUMN_KEYS = {
     "categorical": ("name", "type", "categories", "nullable", "other"),
-    "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable"),
+    "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable", "format"),
+    **{t: ("name", "type", "lower", "upper", "bins", "edges", "nullable", "format", "offset") for t in TEMPORAL_UNIT},
 }
 
 
@@ -146,10 +152,18 @@ class Numeric:
     edges: tuple[float, ...] | None = None
     integer: bool = False
     nullable: bool = False
+    format: str | None = None  # display pattern of a formatted number, or the pattern of a date/datetime/time
+    temporal: str | None = None  # "date", "datetime" or "time": the numbers are days, minutes or seconds
+    offset: str | None = None  # a datetime with an offset in its pattern is written at this offset
 
     kind = "numeric"
 
     def __post_init__(self):
+        if self.temporal is not None or self.format is not None:
+            fmt = value_format(self.format, self.temporal, self.offset)  # InputError when malformed
+            if self.temporal is not None:
+                object.__setattr__(self, "format", fmt.spec())
+                object.__setattr__(self, "integer", fmt.integer)
         lo, hi = float(self.lower), float(self.upper)
         if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
             raise InputError(f"schema column '{self.name}': bounds must be finite with lower <= upper")
@@ -206,6 +220,26 @@ class Numeric:
         return np.linspace(self.lower, self.upper, int(self.bins) + 1)
 
     @property
+    def value_format(self):
+        """The column's ``privsample.data.formats`` format (``DateFormat``, ``NumberFormat``) or None."""
+        return value_format(self.format, self.temporal, self.offset) if self.format or self.temporal else None
+
+    def parse_constant(self, text: Any) -> float:
+        """The number of a value written by a person (a bound, an edge, a constant): text in the column's format
+        (a date as ISO 8601 too), or a number."""
+        fmt = self.value_format
+        if isinstance(text, (datetime.date, datetime.time)) and self.temporal:  # YAML reads ISO dates as dates
+            text = text.isoformat()
+        if isinstance(text, str) and fmt is not None:
+            return fmt.value(text)
+        if isinstance(text, bool) or not isinstance(text, (int, float, str)):
+            raise InputError(f"column '{self.name}': {text!r} is not a number")
+        try:
+            return float(text)
+        except ValueError:
+            raise InputError(f"column '{self.name}': {text!r} is not a number") from None
+
+    @property
     def size(self) -> int:
         return int(self.bins) + self.nullable
 
@@ -226,15 +260,22 @@ class Numeric:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "type": "numeric", "lower": self.lower, "upper": self.upper}
+        fmt = self.value_format
+        show = fmt.text if self.temporal else (lambda x: x)  # dates and times in their own format
+        d: dict[str, Any] = {"name": self.name, "type": self.temporal or "numeric"}
+        d.update(lower=show(self.lower), upper=show(self.upper))
         if self.edges is not None:
-            d["edges"] = list(self.edges)
+            d["edges"] = [show(x) for x in self.edges]
         else:
             d["bins"] = int(self.bins)
-        if self.integer:
+        if self.integer and not self.temporal:
             d["integer"] = True
         if self.nullable:
             d["nullable"] = True
+        if self.format is not None:
+            d["format"] = self.format
+        if self.offset is not None:
+            d["offset"] = self.offset
         return d
 
 
@@ -249,123 +290,6 @@ def _check_keys(d: dict, allowed: tuple[str, ...], source: str, where: str) -> N
         close = difflib.get_close_matches(str(key), allowed, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise InputError(f"{source}: {where}unknown key {str(key)!r} ({hint}allowed: {', '.join(allowed)})")
-
-
-def _range_bounds(text: str, col: Numeric, where: str) -> tuple[float, float]:
-    """``lo..hi`` (either end may be left out: the column's bound) as two floats."""
-    lo_s, _, hi_s = text.partition("..")
-    try:
-        lo = float(lo_s) if lo_s.strip() else col.lower
-        hi = float(hi_s) if hi_s.strip() else col.upper
-    except ValueError:
-        raise InputError(f"{where}: {text!r} is not a range lo..hi of numbers for column '{col.name}'") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-        raise InputError(f"{where}: range {text!r} of column '{col.name}' needs finite lo <= hi")
-    return lo, hi
-
-
-def forbidden_bins(col: Numeric, value: Any, where: str = "forbid") -> tuple[int, ...]:
-    """The bins of ``col`` lying entirely inside ``value`` (a number x, i.e. x..x, or a text ``lo..hi``).
-
-    An integer column's bin holds whole numbers (its label's run a–b), and lies inside when a and b do;
-    another bin [e_i, e_i+1) lies inside when lo <= e_i and e_i+1 <= hi. No bin inside is an error."""
-    if isinstance(value, bool):
-        raise InputError(f"{where}: {value!r} is not a value of numeric column '{col.name}' (use a range lo..hi)")
-    if isinstance(value, (int, float)):
-        lo = hi = float(value)
-        text = f"{value:g}"
-    elif isinstance(value, str) and ".." in value:
-        lo, hi = _range_bounds(value, col, where)
-        text = value
-    else:
-        raise InputError(f"{where}: {value!r} is not a number or a range lo..hi for numeric column '{col.name}'")
-    e = col.bin_edges
-    b = len(e) - 1
-    out = []
-    for i in range(b):
-        if col.integer:
-            a_i = math.ceil(e[i])
-            b_i = math.floor(e[i + 1]) if i == b - 1 else math.ceil(e[i + 1]) - 1
-            inside = lo <= a_i and b_i <= hi
-        else:
-            inside = lo <= e[i] and e[i + 1] <= hi
-        if inside:
-            out.append(i)
-    if not out:
-        raise InputError(f"{where}: range {text!r} holds no whole bin of column '{col.name}' (see its bins)")
-    return tuple(out)
-
-
-def parse_forbid(entries: Any, columns: list, source: str = "schema") -> list[dict[str, Any]]:
-    """Check ``forbid`` entries against the columns; return them normalised (column -> value or list).
-
-    Each entry maps 2 or more columns to a value or a list of values: categories of a categorical column
-    (as text), numbers or ranges ``lo..hi`` of a numeric one. It forbids every combination of the listed
-    values. An unknown column or value, a single-column entry or a range holding no whole bin is an
-    ``InputError`` naming it."""
-    if entries is None:
-        return []
-    if not isinstance(entries, (list, tuple)):
-        raise InputError(f"{source}: 'forbid' must be a list of mappings column -> value(s)")
-    by_name = {c.name: c for c in columns}
-    out = []
-    for i, entry in enumerate(entries):
-        where = f"{source}: forbid entry #{i + 1}"
-        if not isinstance(entry, dict) or not entry:
-            raise InputError(f"{where} must be a mapping column -> value(s), e.g. {{sex: Male, relationship: Wife}}")
-        for name in entry:
-            if name not in by_name:
-                close = difflib.get_close_matches(str(name), list(by_name), n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise InputError(f"{where}: unknown column {str(name)!r}{hint}")
-        if len(entry) < 2:
-            (name,) = entry
-            raise InputError(
-                f"{where} names only column '{name}': an entry needs 2 or more columns "
-                "(to rule out a value of one column, leave it out of the column's categories)"
-            )
-        norm: dict[str, Any] = {}
-        for name, value in entry.items():
-            col = by_name[name]
-            values = list(value) if isinstance(value, (list, tuple)) else [value]
-            if not values:
-                raise InputError(f"{where}: column '{name}' lists no value")
-            if isinstance(col, Categorical):
-                labels = set(col.categories) | ({col.other} if col.other is not None else set())
-                values = [str(v) for v in values]
-                for v in values:
-                    if v not in labels:
-                        close = difflib.get_close_matches(v, list(labels), n=1)
-                        hint = f" (did you mean '{close[0]}'?)" if close else ""
-                        raise InputError(f"{where}: {v!r} is not a category of column '{name}'{hint}")
-            else:
-                for v in values:
-                    forbidden_bins(col, v, where)
-            norm[str(name)] = values[0] if len(values) == 1 else values
-        out.append(norm)
-    return out
-
-
-def forbid_codes(schema: "Schema") -> list[dict[str, tuple[int, ...]]]:
-    """Every ``forbid`` entry of ``schema`` as column -> the codes it forbids (categories' and bins' codes).
-
-    An entry forbids the cells of the product of its columns' code sets. Codes are those of
-    ``schema``'s columns; adding a catch-all or a null code (``release_domain``) leaves them unchanged."""
-    out = []
-    for entry in schema.forbid:
-        codes: dict[str, tuple[int, ...]] = {}
-        for name, value in entry.items():
-            col = schema[name]
-            values = value if isinstance(value, list) else [value]
-            if isinstance(col, Categorical):
-                index = {c: i for i, c in enumerate(col.categories)}
-                if col.other is not None:
-                    index[col.other] = col.other_code
-                codes[name] = tuple(sorted({index[str(v)] for v in values}))
-            else:
-                codes[name] = tuple(sorted({b for v in values for b in forbidden_bins(col, v)}))
-        out.append(codes)
-    return out
 
 
 class NamedColumns:
@@ -401,21 +325,27 @@ def _column_from_dict(c: Any, i: int, source: str) -> Column:
             if not isinstance(cats, list):
                 raise InputError(f"{source}: column '{name}' needs a 'categories' list")
             return Categorical(name, tuple(cats), bool(c.get("nullable", False)), c.get("other"))
-        if kind == "numeric":
+        if kind == "numeric" or kind in TEMPORAL_UNIT:
             if "lower" not in c or "upper" not in c:
-                raise InputError(f"{source}: numeric column '{name}' needs 'lower' and 'upper'")
+                raise InputError(f"{source}: {kind} column '{name}' needs 'lower' and 'upper'")
+            temporal = kind if kind in TEMPORAL_UNIT else None
+            fmt = Numeric(name, 0, 0, format=c.get("format"), temporal=temporal, offset=c.get("offset"))
+            num = fmt.parse_constant
             return Numeric(
                 name,
-                float(c["lower"]),
-                float(c["upper"]),
+                num(c["lower"]),
+                num(c["upper"]),
                 c.get("bins"),
-                tuple(c["edges"]) if c.get("edges") is not None else None,
-                bool(c.get("integer", False)),
+                tuple(num(x) for x in c["edges"]) if c.get("edges") is not None else None,
+                fmt.integer if temporal else bool(c.get("integer", False)),
                 bool(c.get("nullable", False)),
+                fmt.format,
+                temporal,
+                fmt.offset,
             )
     except (TypeError, ValueError) as exc:
         raise InputError(f"{source}: column '{name}': {exc}") from None
-    raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric)")
+    raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric|date|datetime|time)")
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
+from privsample.data.formats import NUMBER_SYMBOLS, char_class, java_pattern, number_shape
 
 _WS = " || ".join(f"chr({ord(c)})" for c in WHITESPACE)
 
@@ -49,6 +50,28 @@ class Dialect:
         """The DOUBLE that text ``v`` denotes under ``NUMBER_RE``, else NULL."""
         return f"CASE WHEN regexp_full_match({v}, {self.lit(NUMBER_RE)}, 'i') THEN TRY_CAST({v} AS DOUBLE) END"
 
+    def parse(self, v: str, fmt) -> str:
+        """The DOUBLE that text ``v`` denotes in ``fmt`` (``privsample.data.formats``: a date, time or formatted
+        number, read as ``fmt.parse`` reads it), else NULL; ``fmt`` None: ``number``."""
+        if fmt is None:
+            return self.number(v)
+        if hasattr(fmt, "pattern"):
+            return self.datetime(v, fmt)
+        symbols = self.lit(char_class(NUMBER_SYMBOLS + fmt.group))
+        cleaned = f"regexp_replace({v}, {symbols}, '', 'g')"
+        core = f"regexp_replace({cleaned}, '[()-]', '', 'g')"
+        shape = self.lit(number_shape(fmt))
+        sign = f"CASE WHEN {cleaned} LIKE '%-%' OR {cleaned} LIKE '%(%' THEN -1.0 ELSE 1.0 END"
+        value = f"TRY_CAST(replace({core}, {self.lit(fmt.decimal)}, '.') AS DOUBLE)"
+        return f"CASE WHEN regexp_full_match({cleaned}, {shape}) THEN {sign} * {value} END"
+
+    def datetime(self, v: str, fmt) -> str:
+        pattern = fmt.pattern.replace("%:z", "%z")
+        if fmt.kind == "time":
+            v, pattern = f"('1970-01-01 ' || {v})", "%Y-%m-%d " + pattern
+        seconds = f"epoch(try_strptime({v}, {self.lit(pattern)}))"
+        return f"floor({seconds} / {fmt.unit})" if fmt.integer else seconds
+
     def code_type(self, size: int) -> str:
         return next((t for top, t in self.code_types if size - 1 <= top), "BIGINT")
 
@@ -60,6 +83,24 @@ class Dialect:
 class SparkDialect(Dialect):
     name = "spark"
     code_types = ((127, "TINYINT"), (32767, "SMALLINT"), (2**31 - 1, "INT"))
+
+    def parse(self, v: str, fmt) -> str:
+        if fmt is None or hasattr(fmt, "pattern"):
+            return super().parse(v, fmt)
+        symbols = self.lit(char_class(NUMBER_SYMBOLS + fmt.group))
+        cleaned = f"regexp_replace({v}, {symbols}, '')"
+        core = f"regexp_replace({cleaned}, '[()-]', '')"
+        shape = self.lit("^(?:" + number_shape(fmt) + ")\\z")
+        sign = f"CASE WHEN {cleaned} LIKE '%-%' OR {cleaned} LIKE '%(%' THEN -1.0 ELSE 1.0 END"
+        value = f"TRY_CAST(replace({core}, {self.lit(fmt.decimal)}, '.') AS DOUBLE)"
+        return f"CASE WHEN {cleaned} RLIKE {shape} THEN {sign} * {value} END"
+
+    def datetime(self, v: str, fmt) -> str:
+        pattern = java_pattern(fmt.pattern)
+        if fmt.kind == "time":
+            v, pattern = f"concat('1970-01-01 ', {v})", "yyyy-MM-dd " + pattern
+        seconds = f"unix_micros(try_to_timestamp({v}, {self.lit(pattern)})) / 1e6"
+        return f"floor({seconds} / {fmt.unit})" if fmt.integer else seconds
 
     def lit(self, s: str) -> str:
         return "'" + str(s).replace("\\", "\\\\").replace("'", "\\'") + "'"

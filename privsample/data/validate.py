@@ -63,7 +63,7 @@ def _show(value) -> str:
 def _column_kinds(col: Column, s: pd.Series) -> np.ndarray:
     kind = np.zeros(len(s), dtype=np.int8)
     if isinstance(col, Numeric):
-        x, bad = as_float(s)
+        x, bad = as_float(s, col.value_format)
         missing = np.isnan(x) & ~bad
         out = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
         if not col.nullable:

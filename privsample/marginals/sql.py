@@ -90,7 +90,7 @@ class _Coder:
             v = f"t.{self.d.ident(col.name)}"
             kind = kind_of[col.name]
             if isinstance(col, Numeric):
-                x = self.d.number(v) if kind == "text" else f"CAST({v} AS DOUBLE)"
+                x = self.d.parse(v, col.value_format) if kind == "text" else f"CAST({v} AS DOUBLE)"
                 stage1 += [f"{x} AS x{j}", f"{v} IS NULL AS z{j}", f"CAST({v} AS STRING) AS r{j}"]
                 stage2 += [f"s.x{j} AS x{j}", f"s.z{j} AS z{j}"]
                 code, problem = self.numeric(col, j)

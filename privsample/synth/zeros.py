@@ -42,7 +42,7 @@ class StructuralZeros:
     def from_schema(cls, schema, domain) -> "StructuralZeros | None":
         """The zeros of ``schema.forbid`` on ``domain`` (None if there are none). Codes are the schema's,
         which a catch-all or null code added by the release path leaves unchanged."""
-        from privsample.data.schema import forbid_codes
+        from privsample.data.forbid import forbid_codes
 
         if schema is None or not getattr(schema, "forbid", None):
             return None
