@@ -31,6 +31,10 @@ class Scan:
     counts: np.ndarray  # int64 count of each value
     numbers: np.ndarray  # float64 parsed value, NaN where not a finite number
 
+    def texts(self) -> list[str]:
+        """The values' text (``str`` of each)."""
+        return [str(v) for v in self.values]
+
     @property
     def is_number(self) -> np.ndarray:
         return np.isfinite(self.numbers)

@@ -28,7 +28,7 @@ live in ``privsample.data.draft`` and are re-exported here, with ``sorted_catego
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -36,6 +36,17 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.code_discovery import code_kind, run_column
+from privsample.data.column_types import (
+    FORMAT_SHARE,
+    NULLABLE_SIGMAS,
+    TYPE_SIGMAS,
+    ColumnType,
+    DiscoveryRun,
+    column_type,
+    number_format,
+    spend_gaussian,
+    temporal_column,
+)
 from privsample.data.column_scan import Scan, check_names, other_label, scan_values, sorted_categories
 from privsample.data.column_values import ValueSource, frame_values
 from privsample.data.discovery_plan import (
@@ -58,7 +69,7 @@ from privsample.data.numeric_discovery import discover_numeric, number_text, pre
 from privsample.data.schema import Categorical, Column, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
-from privsample.privacy.mechanisms import gaussian_measure, sigma_for_rho
+from privsample.privacy.mechanisms import sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
 
 __all__ = [
@@ -72,42 +83,9 @@ __all__ = [
     "TYPE_SIGMAS",
 ]
 
-# -- private discovery: budget split and thresholds (utility choices; privacy does not depend on them)
-NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious null code is cheap)
-TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
-# numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
-TYPE_SIGMAS = 3.0
-
-
-# ---------------------------------------------------------------------------------------------------
-# Private discovery: the steps of ``private_schema`` (its docstring is the privacy argument)
-# ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Run:
-    """What every column's discovery shares: the accountant and noise, n_hat and delta_col (public after the plan),
-    the options, and the schema's notes (appended to in column order)."""
-
-    accountant: Accountant
-    noise: NoiseSource
-    n_hat: float
-    delta_col: float
-    max_categories: int
-    bins: int
-    notes: list[str]
-
-
-def _spend_gaussian(
-    accountant: Accountant,
-    noise: NoiseSource,
-    counts: np.ndarray,
-    rho: float,
-    label: str,
-    measured: str,
-    **details: Any,
-) -> tuple[np.ndarray, float]:
-    return gaussian_measure(
-        accountant, noise, np.asarray(counts, dtype=np.int64), rho, label, measured=measured, **details
-    )
+# the steps every column shares (``privsample.data.column_types``), under this module's names
+_Run = DiscoveryRun
+_spend_gaussian = spend_gaussian
 
 
 def _discover_categorical(
@@ -256,42 +234,6 @@ def _plan_notes(plan: dict[str, Any], rho: float, delta: float) -> list[str]:
     return notes
 
 
-def _column_type(run: _Run, name: str, sc: Scan, rho_a: float) -> tuple[bool, bool, bool, float]:
-    """(a) for one column: (numeric, integer, nullable, noisy share of the records missing if nullable else 0)."""
-    isnum, integ = sc.is_number, sc.is_integral
-    true = np.array(
-        [
-            sc.n_missing,
-            int(sc.counts[integ].sum()),
-            int(sc.counts[isnum & ~integ].sum()),
-            int(sc.counts[~isnum].sum()),
-        ],
-        dtype=np.int64,
-    )
-    noisy, sigma_a = _spend_gaussian(
-        run.accountant,
-        run.noise,
-        true,
-        rho_a,
-        f"schema: {name}: type counts",
-        "counts of (missing, integral, non-integral, non-numeric) values",
-    )
-    n_miss, n_int, n_frac, n_text = (int(v) for v in noisy)
-    nullable = n_miss > NULLABLE_SIGMAS * sigma_a
-    missing_share = max(n_miss, 0) / run.n_hat if nullable else 0.0  # noisy; records in the null code
-    # Numeric only when text is rare: a column such as doors = 2, 3, 4, "5more" is a coded category, and
-    # reading it as numbers would send every text value to the null code (post-processing of noisy counts).
-    # The numeric count is the sum of two noisy counts (sd sqrt(2) sigma_a): its test is scaled to match,
-    # and numbers must outnumber text, so that noise alone rarely makes a text column numeric.
-    numeric = (
-        (n_int + n_frac) > TYPE_SIGMAS * math.sqrt(2.0) * sigma_a
-        and (n_int + n_frac) > n_text
-        and n_text <= max(TYPE_SIGMAS * sigma_a, TEXT_SHARE * (n_int + n_frac + n_text))
-    )
-    integer = n_int > TYPE_SIGMAS * sigma_a and n_frac <= TYPE_SIGMAS * sigma_a
-    return numeric, integer, nullable, missing_share
-
-
 def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float) -> tuple[str | None, Any, float]:
     """(d) for an integer column: ``("categories", (b)'s output)`` when its released values are codes,
     ``("values", (column, report))`` when they are a run of integers, else ``(None, None)``; with the rho left
@@ -316,13 +258,15 @@ def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float) -> tuple[str | Non
 
 
 def _numeric_column(
-    run: _Run, name: str, sc: Scan, rho_b: float, integer: bool, nullable: bool, missing_share: float
-) -> tuple[Column, dict[str, Any]]:
-    """(c) for one column: (column, report entry)."""
-    isnum = sc.is_number
+    run: _Run, name: str, numbers: np.ndarray, counts: np.ndarray, n_missing: int, rho_b: float, integer: bool,
+    nullable: bool, missing_share: float,
+) -> tuple[Column, dict[str, Any]]:  # fmt: skip
+    """(c) for one column, from its distinct values' ``numbers`` (NaN: not a finite number, which goes to the null
+    code) and their ``counts``: (column, report entry)."""
+    isnum = np.isfinite(numbers)
     col, info = discover_numeric(
         name,
-        sc.numbers[isnum],  # the distinct numbers, with their numbers of records as weights
+        numbers[isnum],  # the distinct numbers, with their numbers of records as weights
         run.accountant,
         run.noise,
         rho=rho_b,
@@ -332,8 +276,8 @@ def _numeric_column(
         n_hat=run.n_hat,
         bins=run.bins,
         notes=run.notes,
-        n_null=int(sc.n_missing + sc.counts[~isnum].sum()),  # missing or not a number: the null code
-        weights=sc.counts[isnum],
+        n_null=int(n_missing + counts[~isnum].sum()),  # missing or not a number: the null code
+        weights=counts[isnum],
     )
     info = dict(info or {})
     if isinstance(col, Numeric):
@@ -374,10 +318,28 @@ def _categorical_column(
     return col, entry
 
 
+def _formatted_column(run: _Run, name: str, sc: Scan, rho_b: float, t: ColumnType) -> tuple[Column, dict[str, Any]]:
+    """(e) a column of formatted numbers: its format (``number_format``), then (c) on the numbers read in it."""
+    rho_f = round_down(Fraction(rho_b) * Fraction(FORMAT_SHARE))
+    fmt, x = number_format(run, name, sc, rho_f)
+    integer = t.integer and fmt.decimals == 0
+    rest = round_down(Fraction(rho_b) - Fraction(rho_f))
+    col, entry = _numeric_column(run, name, x, sc.counts, sc.n_missing, rest, integer, t.nullable, t.missing_share)
+    if isinstance(col, Numeric):
+        col = replace(col, format=fmt.spec())
+        entry["format"] = fmt.spec()
+    return col, entry
+
+
 def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float) -> tuple[Column, dict[str, Any]]:
-    """One column: (a), then (d) for an integer column, then (c) or (b) (``private_schema``'s docstring).
-    Returns (column, report entry)."""
-    numeric, integer, nullable, missing_share = _column_type(run, name, sc, rho_a)
+    """One column: (a), then (e) for a date or formatted column, (d) for an integer column, then (c) or (b)
+    (``private_schema``'s docstring). Returns (column, report entry)."""
+    t = column_type(run, name, sc, rho_a)
+    if t.kind == "date":
+        return temporal_column(run, name, sc, rho_b, t)
+    if t.kind == "formatted":
+        return _formatted_column(run, name, sc, rho_b, t)
+    numeric, integer = t.kind == "numeric", t.integer
     kind, code = None, None
     if numeric and integer:
         kind, code, rho_b = _codes_test(run, name, sc, rho_b)
@@ -387,7 +349,9 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
         entry.update({"catch_all_share": None, **info})
         return col, entry
     if numeric and kind is None:
-        return _numeric_column(run, name, sc, rho_b, integer, nullable, missing_share)
+        return _numeric_column(
+            run, name, sc.numbers, sc.counts, sc.n_missing, rho_b, integer, t.nullable, t.missing_share
+        )
     return _categorical_column(run, name, sc, rho_b, code)
 
 

@@ -125,38 +125,45 @@ def discovery_losses(schema: Schema) -> list[Loss]:
                     losses.append(Loss(col.name, what, kept_more))
             continue
         about = info.get(col.name, {})
+        kind = col.temporal or "numeric"
         share = about.get("clipped_share")
         share = None if share is None else min(1.0, max(0.0, float(share)))
         sd = float(about.get("clipped_sd") or 0.0)
         floor = about.get("tail_floor")
         likely = share is not None and share > CLIP_LIMIT + 2.0 * sd  # the noisy estimate, beyond its noise
         if _one_value(col):
-            what = f"numeric: keeps only one value ({_value(col.lower, col.integer)}): every value is clipped to it"
+            what = f"{kind}: keeps only one value ({_shown(col, col.lower)}): every value is clipped to it"
             if likely:
                 what += f" (about {_share(share)} of the values lie elsewhere, a noisy estimate)"
             losses.append(Loss(col.name, what, f"{REVIEWED} with its bounds, or a larger ε, keeps more"))
         elif likely:
-            lo, hi = _value(col.lower, col.integer), _value(col.upper, col.integer)
+            lo, hi = _shown(col, col.lower), _shown(col, col.upper)
             losses.append(
                 Loss(
                     col.name,
-                    f"numeric: about {_share(share)} of its values lie outside [{lo}, {hi}] and are "
+                    f"{kind}: about {_share(share)} of its values lie outside [{lo}, {hi}] and are "
                     "clipped to the bounds (a noisy estimate)",
                     f"{REVIEWED} with wider bounds, or a larger ε, keeps the tails",
                 )
             )
         elif floor is not None and 2.0 * float(floor) > CLIP_LIMIT:  # planned: what the noise can hide at this size
-            lo, hi = _value(col.lower, col.integer), _value(col.upper, col.integer)
-            kind = "a value" if col.integer and col.bins == col.upper - col.lower + 1 else "a tail"
+            lo, hi = _shown(col, col.lower), _shown(col, col.upper)
+            part = "a value" if col.integer and col.bins == col.upper - col.lower + 1 else "a tail"
             losses.append(
                 Loss(
                     col.name,
-                    f"numeric: {kind} outside [{lo}, {hi}] holding up to about {_share(float(floor))} of the records "
+                    f"{kind}: {part} outside [{lo}, {hi}] holding up to about {_share(float(floor))} of the records "
                     "is not seen at this size and would be clipped to the bounds",
                     f"{REVIEWED} with its bounds, or a larger ε, keeps them",
                 )
             )
     return losses
+
+
+def _shown(col: Numeric, x: float) -> str:
+    """A bound as the column shows its values (a date, a formatted number), else as a number."""
+    fmt = col.value_format
+    return released(fmt.text(x)) if fmt is not None else _value(x, col.integer)
 
 
 def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
@@ -167,7 +174,8 @@ def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
         share = None if share is None else min(1.0, max(0.0, float(share)))
         if isinstance(col, Numeric):
             bins = f"{col.bins} bin" + ("" if col.bins == 1 else "s")
-            rows.append(DiscoveryRow(col.name, "numeric", f"[{col.lower:g}, {col.upper:g}] in {bins}", share))
+            span = f"[{_shown(col, col.lower)}, {_shown(col, col.upper)}] in {bins}"
+            rows.append(DiscoveryRow(col.name, col.temporal or "numeric", span, share))
         elif col.categories:
             n = len(col.categories)
             rows.append(DiscoveryRow(col.name, "categorical", f"{n} categor{'y' if n == 1 else 'ies'}", share))

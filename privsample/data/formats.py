@@ -38,6 +38,8 @@ __all__ = [
     "COARSE",
     "coarse_classes",
     "DATE_CLASSES",
+    "OFFSETS",
+    "offset_classes",
     "date_classes",
     "date_format_from",
     "NUMBER_CLASSES",
@@ -114,6 +116,12 @@ class DateFormat:
 
     def spec(self) -> str:
         return self.pattern
+
+    def offset_seconds(self) -> int:
+        """Seconds the written offset is ahead of UTC (0 without an offset in the pattern)."""
+        if not self.has_offset:
+            return 0
+        return int((_offset(self.offset) or timezone.utc).utcoffset(None).total_seconds())
 
     def parse(self, values: Sequence) -> np.ndarray:
         """float64 numbers of the values (days, or seconds), NaN where a value does not parse."""
@@ -451,6 +459,22 @@ def _fields_ok(text: str, pattern: str) -> bool:
 def date_classes(texts: Sequence[str]) -> np.ndarray:
     """The ``DATE_CLASSES`` index of each text (-1: not a date or time)."""
     return np.array([_date_class(t) for t in texts], dtype=np.int64)
+
+
+# The offsets a datetime is written at: every quarter hour from -12:00 to +14:00, and Z.
+OFFSETS = tuple(f"{'-' if q < 0 else '+'}{abs(q) // 4:02d}:{abs(q) % 4 * 15:02d}" for q in range(-48, 57)) + ("Z",)
+_OFFSET_INDEX = {o: i for i, o in enumerate(OFFSETS)}
+
+
+def offset_classes(texts: Sequence[str]) -> np.ndarray:
+    """The ``OFFSETS`` index of each text's trailing offset (+HH:MM, +HHMM or Z; -1: none)."""
+    out = np.full(len(texts), -1, dtype=np.int64)
+    for i, t in enumerate(texts):
+        m = re.search(r"(Z|[+-]\d{2}:?\d{2})$", t)
+        if m:
+            o = m.group(1)
+            out[i] = _OFFSET_INDEX.get(o if o == "Z" or ":" in o else o[:3] + ":" + o[3:], -1)
+    return out
 
 
 def date_format_from(noisy: np.ndarray) -> DateFormat:

@@ -1,0 +1,149 @@
+"""Private discovery of a date, datetime or time-of-day column's domain: bounds and bins on the calendar.
+
+``discover_calendar`` turns the numbers of one such column (days, minutes or seconds: ``privsample.data.formats``)
+into a ``Numeric`` schema column with the column's format, whose bounds and bin edges are month starts (dates and
+datetimes) or whole hours (times of day). Every cell is fixed in advance by the calendar, so no step needs a
+release threshold or a delta.
+
+Guarantee: rho-zCDP (Bun & Steinke 2016) under add/remove-one-record neighbours, for exactly ``rho`` spent through
+the accountant (the amounts never depend on the data). Each step is charged before its noise is drawn:
+
+1. Years (``YEAR_SHARE`` of rho; dates and datetimes): discrete Gaussian counts (Canonne, Kamath & Steinke 2020) of the
+   records in each calendar year from ``FIRST_YEAR`` to ``LAST_YEAR``, with one cell for the years before and one
+   for those after. A record is in exactly one cell: L2 sensitivity 1. The year range is the numeric grid's rule
+   (``numeric_discovery.grid_range``: the cells holding most of the mass, grown over cells passing the presence
+   threshold): post-processing.
+2. Months (the rest; all of rho for a time of day, whose range is public): discrete Gaussian counts of the
+   records in each month of the year range (each hour of the day): disjoint cells, sensitivity 1.
+
+Post-processing of the month counts: the months holding records are the numeric grid's range at a flat 2 sigma
+(``_cuts``); its outermost months hold records, so the bounds are the start of the month after the first and the
+end of the month before the last: both lie inside the records' range unless noise made an empty month pass (about
+2% per end), and the records of those edge months are clipped to the bounds (the report's ``clipped_share``, a
+noisy estimate). Where that leaves no room (a column within a month or two), the range is the months holding
+records. The bins cut the range at month starts by the months' noisy mass (about equal noisy mass per bin, at most
+``bins``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from privsample.data.numeric_discovery import grid_range
+from privsample.data.schema import Numeric
+from privsample.privacy.mechanisms import gaussian_measure
+
+__all__ = ["discover_calendar", "FIRST_YEAR", "LAST_YEAR"]
+
+FIRST_YEAR, LAST_YEAR = 1800, 2199  # public year cells (one more cell each side for the years beyond)
+YEAR_SHARE = 0.25  # of rho: the year counts (the months get the rest)
+DAY = 86400
+
+
+def _spend(name, label, measured, counts, accountant, noise, rho) -> tuple[np.ndarray, float]:
+    y, sigma = gaussian_measure(
+        accountant, noise, np.asarray(counts, dtype=np.int64), rho, f"schema: {name}: {label}", measured=measured
+    )
+    return np.asarray(y, dtype=np.float64), sigma
+
+
+def _months(days: np.ndarray) -> np.ndarray:
+    """Months since 1970-01 of days since 1970-01-01."""
+    return np.floor(days).astype("int64").astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
+
+
+def _month_start(month: int) -> int:
+    """Days since 1970-01-01 of the first day of a month counted from 1970-01."""
+    return int(np.datetime64(int(month), "M").astype("datetime64[D]").astype(np.int64))
+
+
+def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
+    """(j_lo, j_hi): cell boundaries with records before j_lo and after j_hi. The cells holding records are the
+    numeric grid's range (``grid_range`` at a flat 2 sigma: from the cells holding most of the mass, outward over
+    cells passing 2 sigma, or over up to two failing ones to a cell passing 3 sigma); its outermost cells q, r
+    hold records, so j_lo = q + 1 and j_hi = r (clipping cells q and r)."""
+    q, r = grid_range(noisy, sigma)
+    return q + 1, r
+
+
+def _mass_edges(noisy: np.ndarray, j_lo: int, j_hi: int, bins: int) -> list[int]:
+    """Interior cell boundaries cutting cells j_lo..j_hi-1 into at most ``bins`` bins of about equal noisy mass."""
+    mass = np.maximum(noisy[j_lo:j_hi], 0.0)
+    k = min(bins, j_hi - j_lo)
+    if k <= 1 or mass.sum() <= 0:
+        return [j_lo + round(i * (j_hi - j_lo) / k) for i in range(1, k)] if k > 1 else []
+    cum = np.cumsum(mass) / mass.sum()
+    out = sorted({j_lo + 1 + int(np.searchsorted(cum, q)) for q in np.arange(1, k) / k})
+    return [j for j in out if j_lo < j < j_hi]
+
+
+def discover_calendar(
+    name: str, x: np.ndarray, weights: np.ndarray, fmt, accountant, noise, *, rho: float, n_hat: float,
+    bins: int, nullable: bool, notes: list[str] | None = None,
+) -> tuple[Numeric, dict[str, Any]]:  # fmt: skip
+    """(column, report entry) of a date, datetime or time column with ``fmt`` (``formats.DateFormat``), from its
+    distinct numbers ``x`` (in ``fmt.unit``) and their numbers of records ``weights``. Module docstring: guarantee."""
+    x = np.asarray(x, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.int64)
+    ok = np.isfinite(x)
+    x, w = x[ok], w[ok]
+    per_day = DAY / fmt.unit  # units per day
+    n_plan = max(float(n_hat), 1.0)
+    if fmt.kind == "time":
+        hour = per_day / 24
+        cells = np.clip(np.floor(x / hour), 0, 23).astype(np.int64)
+        g, sigma = _spend(name, "hours", "records per hour of the day", np.bincount(cells, w, 24), accountant,
+                          noise, rho)  # fmt: skip
+        starts = [j * hour for j in range(25)]
+        outside, out_var = 0.0, 0.0
+    else:
+        # months as the output shows them: at the offset a datetime is written at (UTC without one)
+        shift = fmt.offset_seconds() / fmt.unit
+        days = (x + shift) / per_day
+        year = np.floor(days).astype("int64").astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
+        ycell = np.clip(year - FIRST_YEAR + 1, 0, LAST_YEAR - FIRST_YEAR + 2)
+        ny = LAST_YEAR - FIRST_YEAR + 3
+        half = rho * YEAR_SHARE
+        gy, sy = _spend(name, "years", f"records per year {FIRST_YEAR}-{LAST_YEAR} (and before, after)",
+                        np.bincount(ycell, w, ny), accountant, noise, half)  # fmt: skip
+        i0, i1 = grid_range(gy, sy, n_plan)
+        y0 = FIRST_YEAR + max(i0 - 1, 0)
+        y1 = FIRST_YEAR + min(i1 - 1, LAST_YEAR - FIRST_YEAR)
+        m0 = (y0 - 1970) * 12
+        nm = (y1 - y0 + 1) * 12
+        mcell = _months(days) - m0
+        inside = (mcell >= 0) & (mcell < nm)
+        g, sigma = _spend(name, "months", f"records per month of {y0}-{y1}",
+                          np.bincount(mcell[inside], w[inside], nm), accountant, noise, rho - half)  # fmt: skip
+        starts = [_month_start(m0 + j) * per_day - shift for j in range(nm + 1)]
+        near = [gy[i] for i in (i0 - 2, i0 - 1, i1 + 1, i1 + 2) if 0 <= i < ny]  # signed: an unbiased estimate
+        outside, out_var = float(sum(near)), len(near) * sy * sy
+    j_lo, j_hi = _cuts(g, sigma)
+    how = "inside"
+    if j_hi <= j_lo:  # no room inside: the cells that hold records
+        j_lo, j_hi, how = j_lo - 1, j_hi + 1, "present"
+    lower, upper = starts[j_lo], starts[j_hi] - (1 if fmt.integer else 0)
+    inner = [starts[j] for j in _mass_edges(g, j_lo, j_hi, bins)]
+    col = Numeric(name, lower, upper, edges=tuple([lower, *inner, upper]) if upper > lower else None,
+                  integer=fmt.integer, nullable=nullable, format=fmt.spec(), temporal=fmt.kind,
+                  offset=fmt.offset)  # fmt: skip
+    clipped = outside + float(g[:j_lo].sum() + g[j_hi:].sum())  # signed noisy counts of the records clipped
+    info = {
+        "kind": fmt.kind,
+        "format": fmt.spec(),
+        "lower": fmt.text(lower),
+        "upper": fmt.text(upper),
+        "bins": col.bins,
+        "bounds": how,
+        "clipped_share": min(max(clipped / n_plan, 0.0), 1.0),
+        "clipped_sd": math.sqrt(out_var + sigma * sigma * max(j_lo + len(g) - j_hi, 1)) / n_plan,
+    }
+    if notes is not None and info["clipped_share"] > 0.05:
+        notes.append(
+            f"column '{name}': about {info['clipped_share']:.0%} of the records lie outside "
+            f"[{info['lower']}, {info['upper']}] (noisy) and are clipped to it"
+        )
+    return col, info
