@@ -300,7 +300,8 @@ def test_new_category_released_with_probability_at_most_delta_col():
 def test_type_count_noise_matches_spent_rho():
     """The noise added to the type counts has variance sigma^2 with sigma = 1/sqrt(2 rho_spent)."""
     df = pd.DataFrame({"v": ["1", "2", "2.5", "x", None, "7"] * 5}, dtype=object)
-    true = np.array([5, 15, 5, 5])  # missing, integral, non-integral, non-numeric
+    # missing, integral, non-integral, +inf, -inf, date or time, formatted number, text
+    true = np.array([5, 15, 5, 0, 0, 0, 0, 5])
     rho = 1.0 / (2 * 25.0) / (TYPE_SHARE * (1 - COUNT_SHARE))  # 30 records: the type counts get TYPE_SHARE
     noise = RecordingNoise(2024)
     samples = []
