@@ -20,7 +20,16 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
-from privsample.data.schema import DEFAULT_NA_VALUES, DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
+from privsample.data.require import bin_value_ranges, column_range, involved, repair, violations
+from privsample.data.schema import (
+    DEFAULT_NA_VALUES,
+    DEFAULT_OTHER_LABEL,
+    Categorical,
+    Column,
+    Numeric,
+    Schema,
+    require_comparisons,
+)
 from privsample.errors import InputError
 
 # Problem kinds (shared with the DuckDB engine so that both report the same way).
@@ -495,6 +504,8 @@ def decode(
     ``within`` (numeric column -> allowed closed intervals, ``condition.ColumnCondition.intervals``): that
     column's values are drawn within bin ∩ intervals (conditional sampling; every bin must meet them).
     Vectorised; draws come from ``rng`` column by column in schema order.
+    ``schema.require`` (order constraints): every record satisfies every comparison (``_require``), its values
+    still in their bins.
     """
     cols = _code_columns(codes, schema)
     data: dict[str, Any] = {}
@@ -512,8 +523,86 @@ def decode(
             data[col.name] = _decode_within(col, c, rng, within[col.name])
         else:
             data[col.name] = _decode_numeric(col, c, rng, (bin_counts or {}).get(col.name))
+    if schema.require and cols:
+        _require(schema, cols, data, rng, within or {}, bin_counts or {})
     n = len(next(iter(cols.values()))) if cols else 0
     return pd.DataFrame(data, index=pd.RangeIndex(n))
+
+
+REQUIRE_REDRAWS = 8  # rounds of redrawing the records that break a comparison, before the deterministic repair
+
+
+def _as_float(values: Any) -> np.ndarray:
+    """Decoded numeric values as float64, NaN for null (integer columns: exact below 2**53)."""
+    if isinstance(values, pd.Series):
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(values, dtype=np.float64)
+
+
+def _from_float(col: Numeric, x: np.ndarray) -> pd.Series | np.ndarray:
+    """Values as ``decode`` gives them for ``col`` from float64 (NaN for null)."""
+    if not col.integer:
+        return x
+    null = np.isnan(x)
+    values = np.where(null, 0.0, x).astype(np.int64)
+    return pd.Series(pd.arrays.IntegerArray(values, null)) if col.nullable else values
+
+
+def _require(schema: Schema, cols: dict, data: dict, rng: np.random.Generator, within: Mapping, bin_counts: Mapping):
+    """Make every decoded record satisfy every ``require`` comparison, each value staying in its bin (and in the
+    ``within`` intervals' hull). Post-processing of the codes (and of the public schema): a record that breaks a
+    comparison (possible only where its bins overlap; the pairs of bins where one cannot hold are structural
+    zeros) has the values of the compared columns redrawn in their bins, from the same within-bin law, up to
+    ``REQUIRE_REDRAWS`` times (a kept redraw follows that law given the comparisons); what still breaks one is
+    repaired deterministically within the bins (``require.repair``: values raised to the least that the order
+    allows). A record whose bins admit no values satisfying the comparisons together (three or more columns'
+    bins can, where the pairwise zeros do not see it) is repaired within the columns' bounds instead, which
+    always admit some (``parse_require``)."""
+    comparisons = require_comparisons(schema)
+    names = involved(comparisons)
+    columns = {n: schema[n] for n in names}
+    x = {n: _as_float(data[n]) for n in names}
+    counts = {}
+    for n in names:
+        col, c = columns[n], cols[n]
+        given = bin_counts.get(n)
+        counts[n] = given if given is not None else np.bincount(c[c != col.null_code], minlength=int(col.bins))
+    bad = violations(comparisons, x)
+    for _ in range(REQUIRE_REDRAWS):
+        idx = np.flatnonzero(bad)
+        if idx.size == 0:
+            break
+        for n in names:
+            col, c = columns[n], cols[n][idx]
+            if n in within:
+                x[n][idx] = _as_float(_decode_within(col, c, rng, within[n]))
+            else:
+                x[n][idx] = _as_float(_decode_numeric(col, c, rng, counts[n]))
+        bad[idx] = violations(comparisons, {n: v[idx] for n, v in x.items()})
+    idx = np.flatnonzero(bad)
+    if idx.size:
+        sub = {n: v[idx] for n, v in x.items()}
+        lo, hi = {}, {}
+        for n in names:
+            col, c = columns[n], cols[n][idx]
+            mins, maxs = bin_value_ranges(col)
+            b = np.where(c == col.null_code, 0, c) if col.nullable else c
+            lo[n], hi[n] = mins[b], maxs[b]
+            if n in within and within[n]:  # the intervals' hull, within the bin
+                lo[n] = np.maximum(lo[n], min(a for a, _ in within[n]))
+                hi[n] = np.minimum(hi[n], max(z for _, z in within[n]))
+        ok = repair(comparisons, columns, sub, lo, hi)
+        if not ok.all():  # bins jointly impossible: within the columns' bounds (which admit a solution)
+            rest = {n: v[~ok] for n, v in sub.items()}
+            wide = {n: np.full(int((~ok).sum()), column_range(columns[n])[0]) for n in names}
+            top = {n: np.full(int((~ok).sum()), column_range(columns[n])[1]) for n in names}
+            repair(comparisons, columns, rest, wide, top)
+            for n in names:
+                sub[n][~ok] = rest[n]
+        for n in names:
+            x[n][idx] = sub[n]
+    for n in names:
+        data[n] = _from_float(columns[n], x[n])
 
 
 # -- schema helper ----------------------------------------------------------------------------------

@@ -19,6 +19,11 @@ half-integer bin edges are exact floats.
 synthesizers fix those cells at zero at no privacy cost. A numeric column's range ``lo..hi`` forbids
 the bins lying entirely inside it (a bin only partly inside stays allowed).
 
+``require`` lists order constraints: comparisons ``A OP B`` (``<=``, ``<``, ``>=``, ``>``) between two numeric
+columns, or a numeric column and a constant (``discharged >= admitted``, ``copay >= 0``). They are public too:
+the cells where one cannot hold are structural zeros, and decoding keeps every record within them
+(``privsample.data.require``). A null value violates no comparison (SQL semantics).
+
 Schema files are strict: an unknown key (at the top or in a column) is refused with a suggestion, so a
 misspelled optional key cannot be silently ignored. ``version`` (default 1) names the file format:
 later formats add keys on purpose under a higher version.
@@ -26,6 +31,8 @@ later formats add keys on purpose under a higher version.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import difflib
 import json
 import math
@@ -36,6 +43,8 @@ from typing import Any, Union
 
 import numpy as np
 
+from privsample.checks import parse_comparison
+from privsample.data.require import Comparison, infeasible_column, zero_codes
 from privsample.errors import InputError
 
 DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
@@ -46,7 +55,7 @@ SCHEMA_VERSION = 1  # the file format this version reads and writes
 # field of a schema a person wrote), or, in a privately discovered schema, mechanism outputs (kinds, categories,
 # bounds, bins and nullability chosen from noisy counts; the discovery's noisy figures, ledger and notes). A
 # field in neither list fails the leak test (tests/test_leaks.py) until it is declared here.
-PUBLIC_FIELDS = ("version", "provenance", "na_values*", "columns[].name", "forbid*")
+PUBLIC_FIELDS = ("version", "provenance", "na_values*", "columns[].name", "forbid*", "require*")
 RELEASED_FIELDS = (
     "columns[].type",
     "columns[].categories*",
@@ -63,7 +72,17 @@ RELEASED_FIELDS = (
 )
 MAX_INTEGER_BOUND = 2**52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
 MAX_FLOAT_BOUND = sys.float_info.max / 2  # bounds within +-this always have a finite upper - lower
-SCHEMA_KEYS = ("version", "provenance", "columns", "na_values", "notes", "ledger", "discovery", "forbid")
+SCHEMA_KEYS = (
+    "version",
+    "provenance",
+    "columns",
+    "na_values",
+    "notes",
+    "ledger",
+    "discovery",
+    "forbid",
+    "require",
+)
 SUGGESTED_FORBID_KEY = "suggested_forbid"  # a draft's candidate zeros (JSON): refused until reviewed and renamed
 COLUMN_KEYS = {
     "categorical": ("name", "type", "categories", "nullable", "other"),
@@ -208,6 +227,14 @@ class Numeric:
     @property
     def size(self) -> int:
         return int(self.bins) + self.nullable
+
+    def parse_constant(self, text: str) -> float:
+        """The value a constant of a ``require`` comparison with this column denotes (``copay >= 0``): a finite
+        number; ``ValueError`` for anything else."""
+        value = float(str(text).strip())
+        if not math.isfinite(value):
+            raise ValueError(f"{text!r} is not a finite number")
+        return value
 
     @property
     def null_code(self) -> int | None:
@@ -368,6 +395,118 @@ def forbid_codes(schema: "Schema") -> list[dict[str, tuple[int, ...]]]:
     return out
 
 
+def comparison(text: Any, columns: list, where: str) -> Comparison:
+    """The comparison ``text`` (``A OP B``) between columns of ``columns`` or a column and a constant (read by the
+    column's ``parse_constant``), as ``low <= high`` / ``low < high``; ``InputError`` starting with ``where``."""
+    left, op, right = parse_comparison(text, where)
+    by_name = {c.name: c for c in columns}
+    lcol, rcol = by_name.get(left), by_name.get(right)
+    if lcol is None and rcol is None:
+        close = [m for side in (left, right) for m in difflib.get_close_matches(side, list(by_name), n=1)]
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise InputError(f"{where}: names no column ({left!r} and {right!r} are not columns of the schema){hint}")
+    for col in (lcol, rcol):
+        if col is not None and not isinstance(col, Numeric):
+            raise InputError(f"{where}: column '{col.name}' is categorical; comparisons need numeric columns")
+    if lcol is not None and rcol is not None:
+        if left == right:
+            raise InputError(f"{where}: compares column '{left}' with itself")
+        lside: str | float = left
+        rside: str | float = right
+    else:
+        col, other = (lcol, right) if lcol is not None else (rcol, left)
+        try:
+            value = col.parse_constant(other)
+        except ValueError:
+            close = difflib.get_close_matches(other, list(by_name), n=1)
+            hint = f" (did you mean column '{close[0]}'?)" if close else ""
+            raise InputError(
+                f"{where}: {other!r} is neither a column of the schema nor a constant of column '{col.name}'{hint}"
+            ) from None
+        lside, rside = (left, value) if lcol is not None else (value, right)
+    text = str(text).strip()
+    if op in ("<=", "<"):
+        return Comparison(text, lside, rside, op == "<")
+    return Comparison(text, rside, lside, op == ">")
+
+
+def parse_require(entries: Any, columns: list, source: str = "schema", label: str | None = None) -> list[str]:
+    """Check ``require`` entries (comparisons ``A OP B``, ``comparison``) against the columns, each and jointly;
+    return them as stripped texts, each once. Jointly: some values within the columns' bounds (every column
+    present) satisfy them all, and no cycle of comparisons holds a strict one. Messages name an entry as
+    ``label 'text'`` when ``label`` is given (an option of a run), else as ``source: require entry #i 'text'``."""
+    if entries is None:
+        return []
+    if isinstance(entries, str) or not isinstance(entries, (list, tuple)):
+        where = label or f"{source}: 'require'"
+        raise InputError(f"{where} must be a list of comparisons such as 'discharged >= admitted'")
+    out: list[str] = []
+    parsed = []
+    for i, text in enumerate(entries):
+        where = f"{label} {text!r}" if label else f"{source}: require entry #{i + 1} {text!r}"
+        parsed.append(comparison(text, columns, where))
+        if parsed[-1].text not in out:
+            out.append(parsed[-1].text)
+    if parsed:
+        bad, settled = infeasible_column(parsed, {c.name: c for c in columns})
+        where = label or f"{source}: 'require'"
+        if not settled:
+            raise InputError(
+                f"{where}: the comparisons contradict each other (a cycle holding a strict comparison: "
+                f"{'; '.join(out)})"
+            )
+        if bad is not None:
+            raise InputError(
+                f"{where}: no value of column '{bad}' within its bounds satisfies the comparisons ({'; '.join(out)})"
+            )
+    return out
+
+
+def require_comparisons(schema: "Schema") -> list[Comparison]:
+    """The schema's ``require`` entries as comparisons ``low <= high`` / ``low < high``."""
+    return [comparison(text, schema.columns, f"schema: require entry {text!r}") for text in schema.require]
+
+
+def require_codes(schema: "Schema") -> list[dict[str, tuple[int, ...]]]:
+    """The structural zeros of the schema's ``require`` entries, as ``forbid_codes`` gives them
+    (``privsample.data.require.zero_codes``): public, a function of the schema only."""
+    if not schema.require:
+        return []
+    return zero_codes(require_comparisons(schema), {c.name: c for c in schema.columns})
+
+
+def add_require(schema: "Schema", entries: list[str], label: str) -> "Schema":
+    """A copy of ``schema`` with the comparisons ``entries`` added to its ``require`` list (public: a person
+    wrote them), checked against its columns (``InputError`` naming an entry as ``label 'text'``)."""
+    if not entries:
+        return schema
+    merged = parse_require(list(schema.require) + list(entries), schema.columns, label=label)
+    return dataclasses.replace(schema, require=merged, ledger=copy.deepcopy(schema.ledger))
+
+
+def check_require_names(entries: list[str], names: list[str], label: str, source: Any) -> None:
+    """Before any spend, without a schema: every comparison of ``entries`` names a column of ``names`` (the
+    table's header, public), and its other side is a column too or a number. Whether the columns are numeric
+    is known only once the schema is discovered."""
+    for text in entries:
+        where = f"{label} {text!r}"
+        left, _, right = parse_comparison(text, where)
+        sides = [s for s in (left, right) if s not in names]
+        if len(sides) == 2:
+            close = [m for side in sides for m in difflib.get_close_matches(side, list(names), n=1)]
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise InputError(f"{where}: names no column of {source} ({left!r} and {right!r} are not in it){hint}")
+        for side in sides:
+            try:
+                value = float(side)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                close = difflib.get_close_matches(side, list(names), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise InputError(f"{where}: {side!r} is neither a column of {source} nor a number{hint}")
+
+
 class NamedColumns:
     """Access by name to an ordered ``columns`` list of objects with a ``name``."""
 
@@ -433,6 +572,7 @@ class Schema(NamedColumns):
     notes: list[str] = field(default_factory=list)
     discovery: dict[str, Any] | None = None  # private discovery's plan and per-column report (noisy/public values)
     forbid: list[dict[str, Any]] = field(default_factory=list)  # structural zeros (public), see ``parse_forbid``
+    require: list[str] = field(default_factory=list)  # order constraints (public), see ``parse_require``
 
     def __post_init__(self):
         names = [c.name for c in self.columns]
@@ -443,6 +583,7 @@ class Schema(NamedColumns):
             raise InputError(f"schema lists column(s) more than once: {', '.join(sorted(dup))}")
         self.na_values = tuple(self.na_values)
         self.forbid = parse_forbid(self.forbid, self.columns)
+        self.require = parse_require(self.require, self.columns)
 
     # -- access: names, schema[name], name in schema (``NamedColumns``) --------------------------
     @property
@@ -473,6 +614,8 @@ class Schema(NamedColumns):
             d["discovery"] = self.discovery
         if self.forbid:
             d["forbid"] = [dict(e) for e in self.forbid]
+        if self.require:
+            d["require"] = list(self.require)
         return d
 
     @classmethod
@@ -515,6 +658,7 @@ class Schema(NamedColumns):
             list(d.get("notes", [])),
             discovery,
             parse_forbid(d.get("forbid"), cols, source),
+            parse_require(d.get("require"), cols, source),
         )
 
     def save(self, path: str | Path, suggested_forbid: list[dict[str, Any]] | None = None) -> None:
