@@ -486,25 +486,34 @@ def add_require(schema: "Schema", entries: list[str], label: str) -> "Schema":
 
 def check_require_names(entries: list[str], names: list[str], label: str, source: Any) -> None:
     """Before any spend, without a schema: every comparison of ``entries`` names a column of ``names`` (the
-    table's header, public), and its other side is a column too or a number. Whether the columns are numeric
-    is known only once the schema is discovered."""
+    table's header, public), and its other side is a column too or a number (the only constants that discovered
+    columns, numeric or categorical, read). Whether the columns are numeric is known only once the schema is
+    discovered."""
+
+    def number(text: str) -> bool:
+        try:
+            return math.isfinite(float(text))
+        except ValueError:
+            return False
+
+    def hint(text: str) -> str:
+        close = difflib.get_close_matches(text, list(names), n=1)
+        return f" (did you mean '{close[0]}'?)" if close else ""
+
     for text in entries:
         where = f"{label} {text!r}"
         left, _, right = parse_comparison(text, where)
-        sides = [s for s in (left, right) if s not in names]
-        if len(sides) == 2:
-            close = [m for side in sides for m in difflib.get_close_matches(side, list(names), n=1)]
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise InputError(f"{where}: names no column of {source} ({left!r} and {right!r} are not in it){hint}")
-        for side in sides:
-            try:
-                value = float(side)
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
-                close = difflib.get_close_matches(side, list(names), n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise InputError(f"{where}: {side!r} is neither a column of {source} nor a number{hint}")
+        others = [s for s in (left, right) if s not in names]
+        if len(others) == 2:
+            words = [s for s in others if not number(s)]
+            if len(words) == 1:
+                raise InputError(f"{where}: {words[0]!r} is not a column of {source}{hint(words[0])}")
+            raise InputError(
+                f"{where}: names no column of {source} ({left!r} and {right!r}){hint(left) or hint(right)}"
+            )
+        for side in others:
+            if not number(side):
+                raise InputError(f"{where}: {side!r} is neither a column of {source} nor a number{hint(side)}")
 
 
 class NamedColumns:
