@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
-from privsample.data.require import bin_value_ranges, column_range, involved, repair, violations
+from privsample.data.require import bin_value_ranges, column_range, components, involved, repair, violations
 from privsample.data.schema import (
     DEFAULT_NA_VALUES,
     DEFAULT_OTHER_LABEL,
@@ -529,7 +529,7 @@ def decode(
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 
 
-REQUIRE_REDRAWS = 8  # rounds of redrawing the records that break a comparison, before the deterministic repair
+REQUIRE_REDRAWS = 32  # rounds of redrawing the records that break a comparison, before the deterministic repair
 
 
 def _as_float(values: Any) -> np.ndarray:
@@ -552,12 +552,14 @@ def _require(schema: Schema, cols: dict, data: dict, rng: np.random.Generator, w
     """Make every decoded record satisfy every ``require`` comparison, each value staying in its bin (and in the
     ``within`` intervals' hull). Post-processing of the codes (and of the public schema): a record that breaks a
     comparison (possible only where its bins overlap; the pairs of bins where one cannot hold are structural
-    zeros) has the values of the compared columns redrawn in their bins, from the same within-bin law, up to
-    ``REQUIRE_REDRAWS`` times (a kept redraw follows that law given the comparisons); what still breaks one is
-    repaired deterministically within the bins (``require.repair``: values raised to the least that the order
-    allows). A record whose bins admit no values satisfying the comparisons together (three or more columns'
-    bins can, where the pairwise zeros do not see it) is repaired within the columns' bounds instead, which
-    always admit some (``parse_require``)."""
+    zeros) has the values of the columns linked to it by comparisons redrawn in their bins, from the same
+    within-bin law, up to ``REQUIRE_REDRAWS`` times (a kept redraw follows that law given the comparisons).
+    What still breaks one (bins that overlap only in a sliver) is repaired within the bins (``require.repair``):
+    the bins are narrowed to the values that can go together, a value outside them is drawn uniformly within
+    them, column by column, and a deterministic repair (values raised to the least that the order allows)
+    catches the rest. A record whose bins admit no values satisfying the comparisons together (three or more
+    columns' bins can, where the pairwise zeros do not see it) is repaired within the columns' bounds instead,
+    which always admit some (``parse_require``)."""
     comparisons = require_comparisons(schema)
     names = involved(comparisons)
     columns = {n: schema[n] for n in names}
@@ -567,18 +569,21 @@ def _require(schema: Schema, cols: dict, data: dict, rng: np.random.Generator, w
         col, c = columns[n], cols[n]
         given = bin_counts.get(n)
         counts[n] = given if given is not None else np.bincount(c[c != col.null_code], minlength=int(col.bins))
+    for group in components(comparisons):  # columns linked by comparisons are redrawn together, others apart
+        group_names = involved(group)
+        bad = violations(group, x)
+        for _ in range(REQUIRE_REDRAWS):
+            idx = np.flatnonzero(bad)
+            if idx.size == 0:
+                break
+            for n in group_names:
+                col, c = columns[n], cols[n][idx]
+                if n in within:
+                    x[n][idx] = _as_float(_decode_within(col, c, rng, within[n]))
+                else:
+                    x[n][idx] = _as_float(_decode_numeric(col, c, rng, counts[n]))
+            bad[idx] = violations(group, {n: x[n][idx] for n in group_names})
     bad = violations(comparisons, x)
-    for _ in range(REQUIRE_REDRAWS):
-        idx = np.flatnonzero(bad)
-        if idx.size == 0:
-            break
-        for n in names:
-            col, c = columns[n], cols[n][idx]
-            if n in within:
-                x[n][idx] = _as_float(_decode_within(col, c, rng, within[n]))
-            else:
-                x[n][idx] = _as_float(_decode_numeric(col, c, rng, counts[n]))
-        bad[idx] = violations(comparisons, {n: v[idx] for n, v in x.items()})
     idx = np.flatnonzero(bad)
     if idx.size:
         sub = {n: v[idx] for n, v in x.items()}
@@ -591,12 +596,12 @@ def _require(schema: Schema, cols: dict, data: dict, rng: np.random.Generator, w
             if n in within and within[n]:  # the intervals' hull, within the bin
                 lo[n] = np.maximum(lo[n], min(a for a, _ in within[n]))
                 hi[n] = np.minimum(hi[n], max(z for _, z in within[n]))
-        ok = repair(comparisons, columns, sub, lo, hi)
+        ok = repair(comparisons, columns, sub, lo, hi, rng)
         if not ok.all():  # bins jointly impossible: within the columns' bounds (which admit a solution)
             rest = {n: v[~ok] for n, v in sub.items()}
             wide = {n: np.full(int((~ok).sum()), column_range(columns[n])[0]) for n in names}
             top = {n: np.full(int((~ok).sum()), column_range(columns[n])[1]) for n in names}
-            repair(comparisons, columns, rest, wide, top)
+            repair(comparisons, columns, rest, wide, top, rng)
             for n in names:
                 sub[n][~ok] = rest[n]
         for n in names:

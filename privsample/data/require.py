@@ -133,6 +133,26 @@ def involved(comparisons: Sequence[Comparison]) -> list[str]:
     return list(dict.fromkeys(n for c in comparisons for n in c.columns))
 
 
+def components(comparisons: Sequence[Comparison]) -> list[list[Comparison]]:
+    """The comparisons grouped by the columns they link (connected components: two comparisons sharing a column,
+    directly or through others, are in one group), in order of appearance."""
+    parent: dict[str, str] = {}
+
+    def root(n: str) -> str:
+        while parent.setdefault(n, n) != n:
+            n = parent[n]
+        return n
+
+    for c in comparisons:
+        first, *rest = c.columns
+        for n in rest:
+            parent[root(n)] = root(first)
+    groups: dict[str, list[Comparison]] = {}
+    for c in comparisons:
+        groups.setdefault(root(c.columns[0]), []).append(c)
+    return list(groups.values())
+
+
 def infeasible_column(comparisons: Sequence[Comparison], cols: Mapping[str, Any]) -> tuple[str | None, bool]:
     """(a column no value of which satisfies the comparisons within the columns' ranges, with every column
     present; None if each has one) and whether the bounds settled (False: the comparisons contradict each other
@@ -222,14 +242,18 @@ def repair(
     x: dict[str, np.ndarray],
     lo: dict[str, np.ndarray],
     hi: dict[str, np.ndarray],
+    rng: np.random.Generator | None = None,
 ) -> np.ndarray:
-    """Move the values ``x`` (column -> float array, NaN for null; changed in place) as little as the order allows
-    so that every comparison holds, each value staying within its bounds ``lo``/``hi`` (its bin, say): the bounds
-    are tightened (``propagate``), each value clamped into them, then every comparison ``low <= high`` raises
-    ``high`` to at least ``low`` (repeated until nothing moves; values never pass their upper bounds, which the
-    tightening made consistent). Deterministic. Returns a bool per record: False where no values within the
-    bounds satisfy the comparisons (those records are left as they were, for the caller to repair within wider
-    bounds)."""
+    """Move the values ``x`` (column -> float array, NaN for null; changed in place) so that every comparison
+    holds, each value staying within its bounds ``lo``/``hi`` (its bin, say). The bounds are tightened first
+    (``propagate``: with order constraints, every value within the tightened bounds of a column goes with some
+    values of the others). With ``rng``, column by column: a value within its tightened bounds is kept, another
+    is drawn uniformly within them; it is then fixed and the bounds of the rest tightened again. Whatever still
+    breaks a comparison (and everything without ``rng``) is repaired deterministically: each value clamped into
+    its tightened bounds, then every comparison ``low <= high`` raises ``high`` to the least value the order
+    allows (repeated until nothing moves; values never pass their upper bounds, which the tightening made
+    consistent). Returns a bool per record: False where no values within the bounds satisfy the comparisons
+    (those records are left as they were, for the caller to repair within wider bounds)."""
     lo = {n: v.copy() for n, v in lo.items()}
     hi = {n: v.copy() for n, v in hi.items()}
     present = {n: ~np.isnan(v) for n, v in x.items()}
@@ -239,13 +263,51 @@ def repair(
         ok &= ~present[n] | (lo[n] <= hi[n])
     if not settled:
         ok[:] = False
-    fixed = {n: np.where(ok, np.clip(v, lo[n], hi[n]), v) for n, v in x.items()}
+    todo = ok.copy()
+    if rng is not None and ok.any():
+        flo = {n: v.copy() for n, v in lo.items()}
+        fhi = {n: v.copy() for n, v in hi.items()}
+        drawn = {n: v.copy() for n, v in x.items()}
+        for n in x:
+            act = ok & present[n]
+            inside = (drawn[n] >= flo[n]) & (drawn[n] <= fhi[n])
+            new = _uniform(cols[n], flo[n], fhi[n], rng)
+            drawn[n] = np.where(act & ~inside, new, drawn[n])
+            flo[n] = np.where(act, drawn[n], flo[n])
+            fhi[n] = np.where(act, drawn[n], fhi[n])
+            propagate(comparisons, cols, flo, fhi, present)
+        good = ok & ~violations(comparisons, drawn)
+        for n in x:
+            good &= ~present[n] | ((drawn[n] >= lo[n]) & (drawn[n] <= hi[n]))
+            x[n][:] = np.where(good, drawn[n], x[n])
+        todo &= ~good
+    if todo.any():
+        _push_up(comparisons, cols, x, lo, hi, present, todo)
+    return ok
+
+
+def _uniform(col: Any, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A value of ``col`` drawn uniformly in [lo, hi] per entry (whole numbers in an integer column); where
+    hi < lo, lo."""
+    u = rng.random(len(lo))
+    with np.errstate(invalid="ignore", over="ignore"):
+        if col.integer:
+            n = np.maximum(hi - lo + 1, 1)
+            v = lo + np.minimum(np.floor(u * n), n - 1)
+        else:
+            v = lo + (hi - lo) * u
+    return np.where(np.isfinite(v), np.clip(v, lo, np.maximum(lo, hi)), lo)
+
+
+def _push_up(comparisons, cols, x, lo, hi, present, rows) -> None:
+    """The deterministic repair of ``repair`` on ``rows``: clamp into the tightened bounds, then raise."""
+    fixed = {n: np.where(rows, np.clip(v, lo[n], hi[n]), v) for n, v in x.items()}
     pairs = [c for c in comparisons if c.pair]
     for _ in range(len(cols) + 2):
         moved = False
         for c in pairs:
             a, b = c.low, c.high
-            act = ok & present[a] & present[b]
+            act = rows & present[a] & present[b]
             new = np.where(act, np.maximum(fixed[b], at_least(cols[b], fixed[a], c.strict)), fixed[b])
             moved |= bool(np.any(new[act] != fixed[b][act]))
             fixed[b] = new
@@ -253,7 +315,6 @@ def repair(
             break
     for n in x:
         x[n][:] = fixed[n]
-    return ok
 
 
 __all__ = [
@@ -264,6 +325,7 @@ __all__ = [
     "column_range",
     "propagate",
     "involved",
+    "components",
     "infeasible_column",
     "zero_codes",
     "violations",
