@@ -314,6 +314,25 @@ def test_mst_with_require_breaks_nothing(tmp_path):
     assert broken(loaded.sample(5000, seed=3), res.schema) == 0
 
 
+def test_conditions_and_comparisons_hold_together():
+    df = hospital_table(3000)
+    with pytest.warns(UserWarning, match="seeded"):
+        res = privsample.synthesize(
+            df,
+            epsilon=2.0,
+            method="mst",
+            schema=Schema(hospital_columns()),
+            seed=0,
+            rows=10,
+            require=HOSPITAL,
+            method_options={"iters": 50},
+        )
+    where = {"admitted": (100, 120), "discharged": (110, 125)}
+    t = res.model.sample_table(5000, np.random.default_rng(0), where=where)
+    assert broken(t, res.schema) == 0
+    assert t.admitted.between(100, 120).all() and t.discharged.between(110, 125).all()
+
+
 def test_require_with_private_discovery(tmp_path):
     df = hospital_table(3000)
     with pytest.warns(UserWarning):

@@ -198,6 +198,7 @@ class Synthesizer:
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        opts += f", require={self.require!r}" if self.require else ""
         state = "fitted" if self.fitted else "not fitted"
         return f"Synthesizer({self.method!r}, epsilon={self.epsilon!r}, delta={self.delta!r}{opts}) [{state}]"
 
