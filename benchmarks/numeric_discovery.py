@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import DATA, RESULTS  # noqa: E402
 from privsample.data import numeric_discovery as nd  # noqa: E402
-from privsample.data.encoding import decode, encode  # noqa: E402
+from privsample.data.decoding import decode  # noqa: E402
+from privsample.data.encoding import encode  # noqa: E402
 from privsample.data.schema import Schema  # noqa: E402
 from privsample.privacy import Accountant, SeededNoise  # noqa: E402
 

@@ -216,7 +216,8 @@ def product_err2(dom, real_codes) -> float:
 
 def schema_floor(dom, real_codes, rdf, schema, seed: int) -> float:
     """2-way error of the real table encoded by the release rule on ``schema`` and decoded (no noise)."""
-    from privsample.data.encoding import decode, encode, release_schema
+    from privsample.data.decoding import decode
+    from privsample.data.encoding import encode, release_schema
 
     rs = release_schema(schema)
     back = decode(encode(rdf[rs.names], rs, release=True), rs, np.random.default_rng(seed))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,47 @@ def check_columns(
     return [str(h) for h in header if str(h) not in columns]
 
 
+COMPARISON_OPERATORS = ("<=", ">=", "<", ">")
+_COMPARISON = re.compile(r"(<=|>=|==|!=|=<|=>|<|>|=)")
+
+
+def parse_comparison(text: Any, where: str) -> tuple[str, str, str]:
+    """(left, operator, right) of a comparison ``A OP B`` (``OP``: ``<=``, ``<``, ``>=`` or ``>``; either side a
+    column name or a constant, spaces around them stripped); ``InputError`` starting with ``where`` for anything
+    else: not text, no operator or more than one, another operator (``=``, ``==``, ``!=``), an empty side."""
+    if not isinstance(text, str):
+        raise InputError(f"{where}: must be a comparison as text, such as 'discharged >= admitted' (got {text!r})")
+    parts = _COMPARISON.split(text)
+    ops = parts[1::2]
+    if len(ops) != 1 or ops[0] not in COMPARISON_OPERATORS:
+        found = f"; found {', '.join(repr(o) for o in ops)}" if ops else ""
+        raise InputError(
+            f"{where}: needs exactly one comparison operator ({', '.join(COMPARISON_OPERATORS)}) between two "
+            f"sides, as in 'discharged >= admitted'{found}"
+        )
+    left, op, right = parts[0].strip(), ops[0], parts[2].strip()
+    if not left or not right:
+        raise InputError(f"{where}: '{op}' needs a column or a constant on each side")
+    return left, op, right
+
+
+def check_require(require: Any, name: OptionName = python_option) -> list[str]:
+    """``require`` (None or a list of comparisons ``A OP B``, ``parse_comparison``) as a list of stripped texts;
+    only the syntax is checked here (which sides are columns is the schema's business)."""
+    if require is None:
+        return []
+    if isinstance(require, str) or not isinstance(require, (list, tuple)):
+        raise InputError(
+            f"{name('require')} must be a list of comparisons such as ['discharged >= admitted'] (got {require!r})"
+        )
+    out = []
+    for text in require:
+        where = f"{name('require')} {text!r}"
+        parse_comparison(text, where)
+        out.append(text.strip())
+    return out
+
+
 def left_out_note(left: Sequence[str], table: Any, schema_name: str) -> str:
     """The warning that names the columns ``left`` of ``table`` that a schema leaves out (column names, public)."""
     many = len(left) > 1
@@ -181,4 +223,7 @@ __all__ = [
     "check_choice",
     "check_columns",
     "left_out_note",
+    "COMPARISON_OPERATORS",
+    "parse_comparison",
+    "check_require",
 ]

@@ -61,6 +61,12 @@ CASES = {
         {"method": "ppsyn-paper", "unsafe_as_published": True, "public": "{csv}"},
     ),
     "public without a schema": (["-m", "mst", "--public", "{pub}"], {"method": "mst", "public": "{pub}"}),
+    "require with another operator": (["--require", "a = b"], {"require": ["a = b"]}),
+    "require naming no column of the header": (["--require", "zz <= 1"], {"require": ["zz <= 1"]}),
+    "require on a categorical column": (
+        ["--schema", "{schema}", "--require", "a <= b"],
+        {"schema": "{schema}", "require": ["a <= b"]},
+    ),
 }
 OPTIONS = set(OPTION_NAMES)
 FIT = {"schema", "seed", "public"}  # Synthesizer.fit's keywords; the rest go to the constructor

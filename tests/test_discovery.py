@@ -126,7 +126,8 @@ def test_draft_peak_gets_a_bin_of_its_own():
 
 
 def test_draft_peak_round_trip_keeps_its_share():
-    from privsample.data.encoding import decode, encode
+    from privsample.data.decoding import decode
+    from privsample.data.encoding import encode
 
     df = pd.DataFrame({"hours": _hours()})
     real = float((pd.to_numeric(df["hours"]) == 40).sum() / df["hours"].notna().sum())
@@ -145,7 +146,7 @@ def test_draft_peak_round_trip_keeps_its_share():
 
 
 def test_draft_float_peaks_decode_to_the_value():
-    from privsample.data.encoding import decode
+    from privsample.data.decoding import decode
 
     rng = np.random.default_rng(2)
     x = np.concatenate([np.full(300, 2.5), np.full(100, 9.75), rng.uniform(0, 9.5, size=600)])

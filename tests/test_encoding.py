@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privsample.data.encoding import decode, encode, schema_with_other
+from privsample.data.decoding import decode
+from privsample.data.encoding import encode, schema_with_other
 from privsample.data.schema import DEFAULT_OTHER_LABEL, Schema
 from privsample.data.schema import Categorical as C
 from privsample.data.schema import Numeric as N
@@ -399,7 +400,7 @@ def test_bounds_at_the_float_limit_give_finite_bins_and_values():
 def test_decode_follows_the_neighbouring_densities_within_a_bin():
     """A bin between a denser and a sparser one decodes with more values on the dense side (a linear density from
     the neighbours' counts); equal counts decode uniformly; every value stays in its bin (re-encodes to it)."""
-    from privsample.data.encoding import bin_slopes
+    from privsample.data.decoding import bin_slopes
 
     col = N("x", 0, 100, bins=10)
     falling = np.repeat(np.arange(10), [40000 // 2**i + 300 for i in range(10)])

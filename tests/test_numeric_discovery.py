@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from privsample.data import numeric_discovery as nd
-from privsample.data.encoding import decode, encode
+from privsample.data.decoding import decode
+from privsample.data.encoding import encode
 from privsample.data.median_tree import median_scores
 from privsample.data.numeric_discovery import discover_numeric
 from privsample.data.schema import Numeric, Schema

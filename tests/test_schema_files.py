@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from privsample.data.discovery import draft_schema
-from privsample.data.encoding import decode, encode
+from privsample.data.decoding import decode
+from privsample.data.encoding import encode
 from privsample.data.schema import (
     MAX_FLOAT_BOUND,
     MAX_INTEGER_BOUND,

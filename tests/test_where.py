@@ -11,7 +11,8 @@ import pytest
 
 from privsample.cli import main
 from privsample.data.condition import Where, bin_share
-from privsample.data.encoding import decode, encode
+from privsample.data.decoding import decode
+from privsample.data.encoding import encode
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.synth import pgm

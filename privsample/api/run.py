@@ -44,11 +44,13 @@ from privsample.checks import (
     OptionName,
     check_budget,
     check_columns,
+    check_require,
     check_rows,
     check_seed,
     left_out_note,
     python_option,
 )
+from privsample.data.require_entries import add_require, check_require_names
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.errors import InputError
 from privsample.marginals.open import ENGINES, check_source, open_engine
@@ -95,6 +97,7 @@ class Request:
     schema_name: str = "the schema"  # as messages name it: the schema file's name
     option_name: OptionName = python_option  # how the caller names options (``privsample.checks``)
     warnings: list[str] = field(default_factory=list)
+    require: list[str] = field(default_factory=list)  # order constraints added to the schema (public)
 
 
 @dataclass
@@ -134,12 +137,19 @@ def check_request(
     delimiter: str | None = None,
     encoding: str | None = None,
     budget: Any = None,
+    require: Any = None,
     name: OptionName = python_option,
     **run: Any,
 ) -> Request:
     """Every check of a run that public information can refuse, once, before anything is charged or spent;
     the schema loaded and the in-memory table converted once. ``run``: ``other``, ``spark_master``,
-    ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``)."""
+    ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``).
+
+    ``require``: order constraints (``A OP B``, public) added to the schema's ``require`` list. With a schema they
+    are checked against it here; without one, their columns are checked against an in-memory table's names here
+    and a file's header as the run starts (``spending``), before any spend. That a column is numeric is known
+    only once discovery has spent its share: a comparison naming a column discovered categorical is refused
+    then, before the synthesis spends anything (a Spark table's names are known only then too)."""
     from privsample.data.table import check_delimiter, check_encoding
     from privsample.privacy.budget import as_budget, refuse_seeded
 
@@ -147,11 +157,16 @@ def check_request(
     rows = None if rows is None else check_rows(rows, name)
     seed = check_seed(seed, name)
     schema_name = Path(schema).name if isinstance(schema, (str, os.PathLike)) else "the schema"
+    require = check_require(require, name)
     schema = load_schema(schema, name)
+    if schema is not None:
+        schema = add_require(schema, require, name("require"))
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     check_public(public, settings.method, schema, source, name)
     frame, engine = check_source(source, engine, schema)  # frame: None for a path or a Spark DataFrame
+    if schema is None and require and frame is not None:
+        check_require_names(require, [str(c) for c in frame.columns], name("require"), "the input table")
     synth = make_synthesizer(settings.method, **settings.options)
     if public is not None and hasattr(synth, "check_public"):
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
@@ -173,6 +188,7 @@ def check_request(
         budget=budget,
         schema_name=schema_name,
         option_name=name,
+        require=require,
         **run,
     )
 
@@ -243,6 +259,8 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
             if r.schema is not None:
                 left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
                 r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
+            elif r.require:  # without a schema: the columns the comparisons name, from the header (public)
+                check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
         yield r
 
 
@@ -316,9 +334,16 @@ def _discovery(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: f
 
     def discover(table) -> Schema:
         s = r.settings
-        return _discover(
+        schema = _discover(
             table, r.synth, accountant, noise, d_disc, r.schema_share, r.discovery_options, s.epsilon, s.delta, progress
         )
+        try:  # public constraints added to the discovered schema; before the synthesis spends anything
+            return add_require(schema, r.require, r.option_name("require"))
+        except InputError as exc:
+            raise InputError(
+                f"{exc} (in the privately discovered schema, whose share of the budget is spent: give a reviewed "
+                "schema with the compared columns numeric)"
+            ) from None
 
     return discover
 

@@ -106,7 +106,9 @@ class Schema(_BaseSchema):
     declares every category and bound as public knowledge; nothing is read from the data). Other
     keywords: ``na_values`` (texts read as missing), ``provenance``, ``ledger``, ``notes``, ``discovery``,
     ``forbid`` (structural zeros: combinations that cannot occur, e.g. ``[{"sex": "Male", "relationship":
-    "Wife"}]``; public, so the synthesizers fix them at zero at no privacy cost; see the user guide).
+    "Wife"}]``; public, so the synthesizers fix them at zero at no privacy cost; see the user guide), ``require``
+    (order constraints between numeric columns, e.g. ``["discharged >= admitted", "copay >= 0"]``; public, every
+    synthetic record satisfies them).
     ``Schema.draft`` (NON-PRIVATE, refused by ``Synthesizer`` until ``reviewed``) and ``Schema.discover``
     ((epsilon, delta)-DP, its cost in ``ledger``) read one off a table; ``Schema.load`` reads a YAML/JSON
     file and ``save`` writes one (provenance, ledger and discovery report included).
@@ -336,6 +338,7 @@ class Schema(_BaseSchema):
             extra = (", nullable" if nullable else "") + (f", catch-all {other!r}" if other else "")
             lines.append(f"  {name:<{w_name}}  {kind:<{w_kind}}  {desc}{extra}".rstrip())
         lines += [f"forbid: {_forbid_text(e)}" for e in self.forbid]
+        lines += [f"require: {e}" for e in self.require]
         lines += [f"note: {note}" for note in self.notes if not str(note).startswith(DRAFT_NOTE_PREFIX)]
         return "\n".join(lines)
 
@@ -354,6 +357,7 @@ class Schema(_BaseSchema):
                 opts += (", integer=True" if c.integer else "") + (", nullable=True" if c.nullable else "")
                 cols.append(f"Numeric({c.name!r}, {c.lower:g}, {c.upper:g}{opts})")
         forbid = f", forbid={self.forbid!r}" if self.forbid else ""
+        forbid += f", require={self.require!r}" if self.require else ""
         text = f"Schema([{', '.join(cols)}], provenance={self.provenance!r}{forbid})"
         if self.provenance == "draft-nonprivate":
             text = "<NON-PRIVATE DRAFT: review, then .reviewed()> " + text

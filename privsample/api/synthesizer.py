@@ -44,7 +44,9 @@ class Synthesizer:
     Guarantee: the fitted model is (epsilon, delta)-DP under add/remove-one neighbours (zCDP accounting,
     ``.ledger``); sampling is post-processing and costs nothing. With a ``seed`` the noise is seeded and
     the model is NOT private. ``budget``: a ``Budget`` (or its file) that ``fit`` charges the whole
-    (epsilon, delta) to before reading the data, or is refused by (``BudgetExceeded``).
+    (epsilon, delta) to before reading the data, or is refused by (``BudgetExceeded``). ``require``: order
+    constraints such as ``["discharged >= admitted", "copay >= 0"]``, added to the schema of the fit (given or
+    discovered): public, so every synthetic record satisfies them at no privacy cost (``synthesize``).
 
     Example::
 
@@ -57,11 +59,20 @@ class Synthesizer:
     """
 
     def __init__(
-        self, method: str = "ppsyn", epsilon: float = 1.0, delta: float = DEFAULT_DELTA, *, budget=None, **options: Any
+        self,
+        method: str = "ppsyn",
+        epsilon: float = 1.0,
+        delta: float = DEFAULT_DELTA,
+        *,
+        budget=None,
+        require: Any = None,
+        **options: Any,
     ):
+        from privsample.checks import check_require
         from privsample.privacy.budget import as_budget
 
         self._settings: Settings | None = check_settings(method, epsilon, delta, options)
+        self.require = check_require(require)
         self.method = method
         self.epsilon = epsilon
         self.delta = delta
@@ -98,7 +109,9 @@ class Synthesizer:
             raise InputError(
                 "this Synthesizer has already been fitted (its privacy budget is spent): create a new one to fit again"
             )
-        request = check_request(self._settings, data, schema=schema, seed=seed, public=public, budget=self.budget)
+        request = check_request(
+            self._settings, data, schema=schema, seed=seed, public=public, budget=self.budget, require=self.require
+        )
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
         res = run(request, sample=False)
         self._model = res.model
@@ -185,6 +198,7 @@ class Synthesizer:
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        opts += f", require={self.require!r}" if self.require else ""
         state = "fitted" if self.fitted else "not fitted"
         return f"Synthesizer({self.method!r}, epsilon={self.epsilon!r}, delta={self.delta!r}{opts}) [{state}]"
 
@@ -207,6 +221,7 @@ def load(path: str | Path) -> Synthesizer:
     s.delta = params.get("delta")
     s.budget = None  # a loaded model spends nothing
     s.options = {}
+    s.require = list(model.schema.require) if model.schema is not None else []
     s._settings = None  # it cannot be fitted again
     s._model = model
     s._spent = True
@@ -253,6 +268,7 @@ def synthesize(
     sample: bool = True,
     public=None,
     budget=None,
+    require: list[str] | None = None,
 ) -> Synthesis:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table: the run of
     ``privsample synth`` (``privsample.api.run``), in one call.
@@ -280,6 +296,10 @@ def synthesize(
     ``delimiter``/``encoding``; a missing column or no rows is an ``InputError`` before any spend.
     ``budget``: a ``Budget`` (or its file): the run's whole budget is charged to it before the data are read,
     or the run is refused (``BudgetExceeded``) (``privsample.privacy.budget``).
+    ``require``: order constraints between numeric columns, or a numeric column and a constant (``["discharged >=
+    admitted", "copay >= 0"]``), added to the schema (given or discovered): public, so every synthetic record
+    satisfies them at no privacy cost (``privsample.data.require``). Without a schema, a comparison naming a column
+    that discovery makes categorical is refused after discovery has spent its share (``check_request``).
     Without a schema, every loss of private discovery is emitted as a ``DiscoveryLossWarning``, before the run may
     stop because more than half of the columns kept one value.
     """
@@ -299,6 +319,7 @@ def synthesize(
         engine_options=engine_options,
         schema_share=schema_share,
         discovery_options=discovery_options,
+        require=require,
     )
     res = run(request, progress=progress, noise=noise, sample=sample)
     ledger = Ledger(res.accountant.to_dict())

@@ -95,6 +95,16 @@ Public = Annotated[
         "INPUT: records in both lose the guarantee.",
     ),
 ]
+Require = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--require",
+        help="An order constraint every synthetic record satisfies, at no privacy cost: 'A OP B' with OP one of "
+        '<=, <, >=, > between two numeric columns, or a numeric column and a number (e.g. "discharged >= '
+        'admitted", "copay >= 0"); repeatable. Added to the schema (given or discovered); a null value '
+        "violates none.",
+    ),
+]
 Iters = Annotated[Optional[int], typer.Option("--iters", help="Private-PGM estimation iterations.")]
 MaxMemory = Annotated[float, typer.Option("--max-memory-mb", help="Refuse models estimated above this size.")]
 Workload = Annotated[
@@ -187,6 +197,7 @@ def synth(
     engine: Engine = "auto",
     spark_master: SparkMaster = "local[2]",
     public: Public = None,
+    require: Require = None,
     iters: Iters = None,
     max_memory_mb: MaxMemory = 8192.0,
     workload: Workload = None,
@@ -231,6 +242,7 @@ def synth(
         budget=budget_file,
         other=other,
         spark_master=spark_master,
+        require=require,
         name=cli_option,
     )  # every check that can refuse from the arguments: once, before anything is charged or read
     if rows == 0 and save_model is None:

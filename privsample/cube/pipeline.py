@@ -155,7 +155,7 @@ def load_for_cube(
 
 
 def decode_table(codes: dict[str, np.ndarray], schema: Schema, rng: np.random.Generator) -> pd.DataFrame:
-    from privsample.data.encoding import decode
+    from privsample.data.decoding import decode
 
     return decode(codes, schema, rng)
 

@@ -8,7 +8,7 @@ mapping: column -> a value, a list of items, a ``(lo, hi)`` tuple (a range; ``No
 label included); numbers in a numeric column compare as numbers.
 
 ``Where.resolve(schema)`` gives, per column, the weight of every code: the probability that a record of
-that code, decoded by :func:`privsample.data.encoding.decode` (a value drawn uniformly in its bin, or among
+that code, decoded by :func:`privsample.data.decoding.decode` (a value drawn uniformly in its bin, or among
 the integers of an integer column's bin), satisfies the clause; and, for numeric columns, the allowed
 intervals, so that decoding can draw within bin ∩ range. Conditioning a model on these weights and
 decoding within the intervals gives exactly the model's conditional distribution of decoded records.

@@ -1,4 +1,4 @@
-"""Encoding a table into the schema's integer codes, and decoding codes back into records.
+"""Encoding a table into the schema's integer codes (decoding them back: ``privsample.data.decoding``).
 
 The code layout is the one documented in ``privsample.data.schema``. ``encode`` treats only null
 values (None, NaN, pd.NA) as missing; turning text such as ``?`` into missing is the job of
@@ -8,19 +8,25 @@ values (None, NaN, pd.NA) as missing; turning text such as ``?`` into missing is
 
 from __future__ import annotations
 
-import math
 
 import copy
 import dataclasses
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
-from privsample.data.schema import DEFAULT_NA_VALUES, DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
+from privsample.data.schema import (
+    DEFAULT_NA_VALUES,
+    DEFAULT_OTHER_LABEL,
+    Categorical,
+    Column,
+    Numeric,
+    Schema,
+)
 from privsample.errors import InputError
 
 # Problem kinds (shared with the DuckDB engine so that both report the same way).
@@ -307,227 +313,6 @@ def read_codes(
 
 
 # -- decode -----------------------------------------------------------------------------------------
-def _code_columns(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema) -> dict[str, np.ndarray]:
-    if isinstance(codes, Mapping):
-        missing = [n for n in schema.names if n not in codes]
-        if missing:
-            raise ValueError(f"codes lack column(s): {', '.join(missing)}")
-        cols = {n: np.asarray(codes[n]) for n in schema.names}
-    else:
-        arr = np.asarray(codes)
-        if arr.ndim != 2 or arr.shape[1] != len(schema.columns):
-            raise ValueError(f"codes must be a 2-D array with {len(schema.columns)} columns, got shape {arr.shape}")
-        cols = {n: arr[:, j] for j, n in enumerate(schema.names)}
-    lengths = {len(v) for v in cols.values()}
-    if len(lengths) > 1:
-        raise ValueError("code columns have different lengths")
-    out = {}
-    for col in schema.columns:
-        c = cols[col.name]
-        if c.ndim != 1 or (c.size and not np.issubdtype(c.dtype, np.integer)):
-            raise ValueError(f"codes of column '{col.name}' must be a 1-D integer array")
-        c = c.astype(np.int64, copy=False)
-        if c.size and (c.min() < 0 or c.max() >= col.size):
-            raise ValueError(f"codes of column '{col.name}' must lie in [0, {col.size})")
-        out[col.name] = c
-    return out
-
-
-# a bin's slope is read off its neighbours only when it and they hold this many draws (fewer: the counts are
-# too noisy to tell a slope, and a uniform draw is the safer guess)
-SHAPE_MIN_RECORDS = 200
-
-
-def _bin_spans(col: Numeric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(start, width, continuous) of each bin as a stretch of the number line: for an integer column the integers
-    ``ilo..ihi`` a bin decodes to, as [ilo - 1/2, ihi + 1/2] (width: their number, 0 without one); for a float
-    column [lo, hi]. ``continuous``: the bin has room for a shape (two integers or more, or a float bin wider
-    than a point bin [v, nextafter(v)))."""
-    edges = np.asarray(col.bin_edges, dtype=np.float64)
-    lo, hi = edges[:-1], edges[1:]
-    if col.integer:
-        last = np.arange(len(lo)) == len(lo) - 1
-        ilo, ihi = np.ceil(lo), np.where(last, np.floor(hi), np.ceil(hi) - 1)
-        n = np.maximum(ihi - ilo + 1, 0.0)
-        return ilo - 0.5, n, n >= 2
-    with np.errstate(over="ignore", invalid="ignore"):
-        width = hi - lo
-    return lo, width, np.nextafter(lo, np.inf) < hi
-
-
-def bin_slopes(col: Numeric, counts: np.ndarray) -> np.ndarray:
-    """The shape of the values within each bin of ``col`` given how many records each bin holds (``counts``):
-    a linear density on the bin, ``1 + a (u - 1/2)`` at the relative position u in [0, 1], with ``a`` in
-    [-2, 2] (0: uniform; -2: a triangle falling to 0 at the upper end). ``a`` follows the densities (records per
-    unit of width) of the neighbouring bins (a frequency polygon that keeps each bin's own count): at each inner
-    edge the density is interpolated linearly between the two bins' centres; an outer bin takes the slope
-    towards its one neighbour. Point bins (a float bin [v, nextafter(v)), an integer bin without an integer) are
-    no neighbours, and a bin or a neighbour holding fewer than ``SHAPE_MIN_RECORDS`` records gives no slope.
-    A function of the counts and the public schema only (for synthetic codes: post-processing)."""
-    start, width, cont = _bin_spans(col)
-    k = len(width)
-    counts = np.asarray(counts, dtype=np.float64)[:k]
-    a = np.zeros(k)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        centre = start + width / 2
-        dens = np.where(width > 0, counts / width, 0.0)
-        ok = (counts >= SHAPE_MIN_RECORDS) & (width > 0) & np.isfinite(dens) & np.isfinite(centre)
-        for b in np.flatnonzero(cont & ok):
-            slopes = []
-            for nb in (b - 1, b + 1):
-                if 0 <= nb < k and ok[nb] and (cont[nb] or col.integer):
-                    slopes.append((dens[nb] - dens[b]) / (centre[nb] - centre[b]))
-            if not slopes:
-                continue
-            if len(slopes) == 2:  # interpolated densities at the two edges, joined by a line
-                left = dens[b] - slopes[0] * width[b] / 2
-                right = dens[b] + slopes[1] * width[b] / 2
-                s = (right - left) / width[b]
-            else:
-                s = slopes[0]
-            v = s * width[b] / dens[b]
-            a[b] = float(np.clip(v, -2.0, 2.0)) if np.isfinite(v) else 0.0
-    return a
-
-
-def _linear_draw(a: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Positions u in [0, 1] with density ``1 + a (u - 1/2)`` (|a| <= 2) from uniform ``t``: the inverse of
-    F(u) = u + a (u^2 - u) / 2, in a form without cancellation (``a`` = 0 gives u = t)."""
-    b = 1.0 - a / 2
-    root = np.sqrt(np.maximum(b * b + 2.0 * a * t, 0.0))
-    den = b + root
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.where(den > 0, 2.0 * t / den, 0.0)
-    return np.clip(u, 0.0, 1.0)
-
-
-def _decode_numeric(
-    col: Numeric, c: np.ndarray, rng: np.random.Generator, counts: np.ndarray | None = None
-) -> pd.Series | np.ndarray:
-    edges = col.bin_edges
-    k = int(col.bins)
-    null = (c == col.null_code) if col.nullable else np.zeros(len(c), dtype=bool)
-    b = np.where(null, 0, c)
-    lo, hi = edges[b], edges[b + 1]
-    last = b == k - 1
-    # the shape within each bin, from the bin counts of these codes (``bin_slopes``)
-    a = bin_slopes(col, np.bincount(c[~null], minlength=k) if counts is None else counts)[b]
-    u = _linear_draw(a, rng.random(len(c)))
-    if col.integer and max(abs(col.lower), abs(col.upper)) < 2**62:
-        ilo = np.ceil(lo)
-        ihi = np.where(last, np.floor(hi), np.ceil(hi) - 1)
-        empty = ihi < ilo
-        n = np.where(empty, 1.0, ihi - ilo + 1)
-        draw = ilo + np.minimum(np.floor(u * n), n - 1)  # the integer whose stretch of [0, 1) holds u
-        values = np.where(empty, np.round((lo + hi) / 2), draw).astype(np.int64)
-        if col.nullable:
-            return pd.Series(pd.arrays.IntegerArray(values, null))
-        return values
-    with np.errstate(over="ignore", invalid="ignore"):
-        x = lo + (hi - lo) * u
-        # a bin wider than the largest float (bounds near ±1.8e308): the same draw on halved values
-        x = np.where(np.isfinite(hi - lo), x, 2 * (lo / 2 + (hi / 2 - lo / 2) * u))
-    # keep x inside its half-open bin despite rounding (the last bin is closed)
-    x = np.where(last, np.minimum(x, hi), np.minimum(x, np.nextafter(hi, -np.inf)))
-    x = np.maximum(x, lo)
-    if col.integer:  # bounds beyond int64: whole numbers as floats
-        x = np.clip(np.round(x), math.ceil(col.lower), math.floor(col.upper))
-    return np.where(null, np.nan, x)
-
-
-def _decode_within(
-    col: Numeric, c: np.ndarray, rng: np.random.Generator, intervals: Sequence[tuple[float, float]]
-) -> pd.Series | np.ndarray:
-    """As ``_decode_numeric``, but each value is drawn uniformly in its bin ∩ ``intervals`` (closed, merged,
-    sorted; integer columns: whole-number ends), i.e. from its decoded distribution given that it lies in
-    them. Every bin of ``c`` (the null code aside) must meet them (weight > 0, ``condition.bin_share``)."""
-    edges = col.bin_edges
-    k = int(col.bins)
-    null = (c == col.null_code) if col.nullable else np.zeros(len(c), dtype=bool)
-    values = np.zeros(len(c), dtype=np.int64 if col.integer else float)
-    for b in np.unique(c[~null]):
-        idx = np.flatnonzero((c == b) & ~null)
-        lo, hi, last = float(edges[b]), float(edges[b + 1]), int(b) == k - 1
-        if col.integer:
-            ilo, ihi = math.ceil(lo), (math.floor(hi) if last else math.ceil(hi) - 1)
-            if ihi < ilo:  # no integer in the bin: its rounded midpoint (which lies in the intervals)
-                values[idx] = round((lo + hi) / 2)
-                continue
-            pieces = [(max(ilo, int(a)), min(ihi, int(b2))) for a, b2 in intervals if max(ilo, a) <= min(ihi, b2)]
-            starts = np.array([p[0] for p in pieces], dtype=np.int64)
-            cum = np.cumsum([p[1] - p[0] + 1 for p in pieces])
-            j = rng.integers(0, int(cum[-1]), size=idx.size)  # the j-th allowed integer of the bin
-            piece = np.searchsorted(cum, j, side="right")
-            values[idx] = starts[piece] + j - np.concatenate([[0], cum[:-1]])[piece]
-            continue
-        if hi <= lo:
-            values[idx] = lo
-            continue
-        pieces = [(max(lo, a), min(hi, b2)) for a, b2 in intervals if min(hi, b2) - max(lo, a) > 0]
-        a = np.array([p[0] for p in pieces])
-        z = np.array([p[1] for p in pieces])
-        cum = np.cumsum(z - a)
-        t = rng.random(idx.size) * cum[-1]
-        piece = np.minimum(np.searchsorted(cum, t, side="right"), len(pieces) - 1)
-        x = np.clip(a[piece] + (t - np.concatenate([[0.0], cum[:-1]])[piece]), a[piece], z[piece])
-        values[idx] = x if last else np.minimum(x, np.nextafter(hi, -np.inf))
-    if col.integer:
-        return pd.Series(pd.arrays.IntegerArray(values, null)) if col.nullable else values
-    return np.where(null, np.nan, values)
-
-
-def decode(
-    codes: Mapping[str, np.ndarray] | np.ndarray,
-    schema: Schema,
-    rng: np.random.Generator,
-    within: Mapping[str, Sequence[tuple[float, float]]] | None = None,
-    bin_counts: Mapping[str, np.ndarray] | None = None,
-) -> pd.DataFrame:
-    """Records from codes ({column: codes} or a 2-D array with columns in schema order).
-
-    Categorical: code -> its category; the other code -> the ``other`` label; the null code -> None
-    (object column). Numeric: a bin -> a value drawn in the bin, ``[lo, hi)`` (the last bin ``[lo, hi]``) as
-    float64; integer columns draw an integer among the integers in the bin, i.e. in ``[ceil(lo), ceil(hi) - 1]``
-    (last bin ``[ceil(lo), floor(hi)]``), falling back to ``round(midpoint)`` when the bin holds no integer (such
-    a value need not re-encode to its bin). Within a bin the values follow a linear density whose slope comes
-    from the densities of the neighbouring bins (``bin_slopes``; uniform where the counts are too small to tell):
-    a skewed amount's wide bins decode with more values towards the dense side, as the records they came from
-    lie. The densities are those of ``bin_counts`` (numeric column -> records per bin, e.g. a model's own
-    expected counts, so that a table drawn in chunks follows the same law as one drawn at once), else of these
-    codes. A function of the codes, the counts given and the schema only: decoding synthetic codes with a
-    model's counts remains post-processing.
-    The null code -> NaN (float) or ``pd.NA`` (integer columns, which are then ``Int64``; else ``int64``).
-    ``within`` (numeric column -> allowed closed intervals, ``condition.ColumnCondition.intervals``): that
-    column's values are drawn within bin ∩ intervals (conditional sampling; every bin must meet them).
-    Vectorised; draws come from ``rng`` column by column in schema order.
-    """
-    cols = _code_columns(codes, schema)
-    data: dict[str, Any] = {}
-    for col in schema.columns:
-        c = cols[col.name]
-        if isinstance(col, Categorical):
-            labels = np.array(
-                list(col.categories)
-                + ([col.other] if col.other is not None else [])
-                + ([None] if col.nullable else []),
-                dtype=object,
-            )
-            data[col.name] = pd.Series(labels[c], dtype=object)
-        else:
-            if within and col.name in within:
-                values = _decode_within(col, c, rng, within[col.name])
-            else:
-                values = _decode_numeric(col, c, rng, (bin_counts or {}).get(col.name))
-            fmt = col.value_format  # dates, times and formatted numbers: text in the column's format
-            if fmt is not None:
-                x = pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan)
-                values = pd.Series(fmt.write(x), dtype=object)
-            data[col.name] = values
-    n = len(next(iter(cols.values()))) if cols else 0
-    return pd.DataFrame(data, index=pd.RangeIndex(n))
-
-
-# -- schema helper ----------------------------------------------------------------------------------
 def schema_with_other(schema: Schema, label: str = DEFAULT_OTHER_LABEL) -> Schema:
     """A copy of ``schema`` where every categorical column without an ``other`` label gets one.
 

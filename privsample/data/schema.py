@@ -19,6 +19,11 @@ half-integer bin edges are exact floats.
 synthesizers fix those cells at zero at no privacy cost. A numeric column's range ``lo..hi`` forbids
 the bins lying entirely inside it (a bin only partly inside stays allowed).
 
+``require`` lists order constraints: comparisons ``A OP B`` (``<=``, ``<``, ``>=``, ``>``) between two numeric
+columns, or a numeric column and a constant (``discharged >= admitted``, ``copay >= 0``). They are public too:
+the cells where one cannot hold are structural zeros, and decoding keeps every record within them
+(``privsample.data.require``). A null value violates no comparison (SQL semantics).
+
 Schema files are strict: an unknown key (at the top or in a column) is refused with a suggestion, so a
 misspelled optional key cannot be silently ignored. ``version`` (default 1) names the file format:
 later formats add keys on purpose under a higher version.
@@ -39,6 +44,7 @@ import numpy as np
 
 from privsample.data.forbid import parse_forbid
 from privsample.data.formats import TEMPORAL_UNIT, value_format
+from privsample.data.require_entries import parse_require
 from privsample.errors import InputError
 
 DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
@@ -49,7 +55,7 @@ SCHEMA_VERSION = 1  # the file format this version reads and writes
 # field of a schema a person wrote), or, in a privately discovered schema, mechanism outputs (kinds, categories,
 # bounds, bins and nullability chosen from noisy counts; the discovery's noisy figures, ledger and notes). A
 # field in neither list fails the leak test (tests/test_leaks.py) until it is declared here.
-PUBLIC_FIELDS = ("version", "provenance", "na_values*", "columns[].name", "forbid*")
+PUBLIC_FIELDS = ("version", "provenance", "na_values*", "columns[].name", "forbid*", "require*")
 RELEASED_FIELDS = (
     "columns[].type",
     "columns[].categories*",
@@ -68,7 +74,17 @@ RELEASED_FIELDS = (
 )
 MAX_INTEGER_BOUND = 2**52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
 MAX_FLOAT_BOUND = sys.float_info.max / 2  # bounds within +-this always have a finite upper - lower
-SCHEMA_KEYS = ("version", "provenance", "columns", "na_values", "notes", "ledger", "discovery", "forbid")
+SCHEMA_KEYS = (
+    "version",
+    "provenance",
+    "columns",
+    "na_values",
+    "notes",
+    "ledger",
+    "discovery",
+    "forbid",
+    "require",
+)
 SUGGESTED_FORBID_KEY = "suggested_forbid"  # a draft's candidate zeros (JSON): refused until reviewed and renamed
 COLUMN_KEYS = {
     "categorical": ("name", "type", "categories", "nullable", "other"),
@@ -235,9 +251,12 @@ class Numeric:
         if isinstance(text, bool) or not isinstance(text, (int, float, str)):
             raise InputError(f"column '{self.name}': {text!r} is not a number")
         try:
-            return float(text)
+            value = float(str(text).strip())
         except ValueError:
             raise InputError(f"column '{self.name}': {text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise InputError(f"column '{self.name}': {text!r} is not a finite number")
+        return value
 
     @property
     def size(self) -> int:
@@ -363,6 +382,7 @@ class Schema(NamedColumns):
     notes: list[str] = field(default_factory=list)
     discovery: dict[str, Any] | None = None  # private discovery's plan and per-column report (noisy/public values)
     forbid: list[dict[str, Any]] = field(default_factory=list)  # structural zeros (public), see ``parse_forbid``
+    require: list[str] = field(default_factory=list)  # order constraints (public), see ``parse_require``
 
     def __post_init__(self):
         names = [c.name for c in self.columns]
@@ -373,6 +393,7 @@ class Schema(NamedColumns):
             raise InputError(f"schema lists column(s) more than once: {', '.join(sorted(dup))}")
         self.na_values = tuple(self.na_values)
         self.forbid = parse_forbid(self.forbid, self.columns)
+        self.require = parse_require(self.require, self.columns)
 
     # -- access: names, schema[name], name in schema (``NamedColumns``) --------------------------
     @property
@@ -403,6 +424,8 @@ class Schema(NamedColumns):
             d["discovery"] = self.discovery
         if self.forbid:
             d["forbid"] = [dict(e) for e in self.forbid]
+        if self.require:
+            d["require"] = list(self.require)
         return d
 
     @classmethod
@@ -445,6 +468,7 @@ class Schema(NamedColumns):
             list(d.get("notes", [])),
             discovery,
             parse_forbid(d.get("forbid"), cols, source),
+            parse_require(d.get("require"), cols, source),
         )
 
     def save(self, path: str | Path, suggested_forbid: list[dict[str, Any]] | None = None) -> None:

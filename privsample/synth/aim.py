@@ -14,7 +14,7 @@ Privacy (rho-zCDP, add/remove one record), with rho = everything the accountant 
   annealing decision depend only on earlier outputs. The last round spends exactly what remains;
   the accountant refuses any overrun, so the total is <= rho on every run, and adaptive composition
   of zCDP under a filter gives rho-zCDP overall. Estimation and sampling are post-processing.
-* Structural zeros (the schema's public ``forbid``, :mod:`privsample.synth.zeros`) cost nothing: their
+* Structural zeros (the schema's public ``forbid`` and ``require``, :mod:`privsample.synth.zeros`) cost nothing: their
   cliques are in every model (and in the size filter), their cells fixed at zero in every fit.
 
 Public data (``public``), as in JAM (Fuentes, Mullins, McKenna, Miklau & Sheldon 2024, "Joint Selection:

@@ -300,7 +300,11 @@ class WorkloadSynthesizer(Synthesizer):
         if base > self.max_model_size:
             raise InputError(
                 f"max_model_size {self.max_model_size:g} MB is too small: the one-way model alone needs {base:.3g} MB"
-                + (" with the schema's 'forbid' cliques" if schema is not None and schema.forbid else "")
+                + (
+                    " with the schema's 'forbid'/'require' cliques"
+                    if schema is not None and (schema.forbid or getattr(schema, "require", None))
+                    else ""
+                )
             )
         count, cells, largest, smallest = self.candidate_census(domain)
         if smallest is not None and model_size_mb(domain, one_way + [smallest]) > self.max_model_size:

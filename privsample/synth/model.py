@@ -269,7 +269,7 @@ class SynthModel:
 
         if self.schema is None:
             return pd.DataFrame(codes)
-        from privsample.data.encoding import decode
+        from privsample.data.decoding import decode
 
         columns = getattr(draw, "columns", {})
         within = {a: cc.intervals for a, cc in columns.items() if cc.intervals is not None}
@@ -278,7 +278,7 @@ class SynthModel:
     def bin_counts(self) -> dict[str, np.ndarray]:
         """The model's expected records in each bin of each numeric column: its 1-way marginal (decompressed in
         proportion to the decompression weights, as sampling does). Decoding shapes values within a bin by
-        these (``privsample.data.encoding.bin_slopes``), the same for every chunk drawn. Post-processing of the
+        these (``privsample.data.decoding.bin_slopes``), the same for every chunk drawn. Post-processing of the
         model; computed once."""
         cached = getattr(self, "_bin_counts", None)
         if cached is not None:

@@ -21,7 +21,7 @@ decompressed onto its original values in proportion to those estimates (clipped 
 are 0), where the reference draws uniformly: a missing-value code or a catch-all merged with real rare values
 then gets the share its counts show, not an equal one.
 
-Structural zeros (the schema's public ``forbid``, :mod:`privsample.synth.zeros`) cost nothing: their
+Structural zeros (the schema's public ``forbid`` and ``require``, :mod:`privsample.synth.zeros`) cost nothing: their
 columns join the model's cliques, their cells are fixed at zero in the fit, columns they name are not
 compressed (a merged code would be decompressed onto forbidden values), and step 2 offers only pairs
 that keep the junction tree of the tree and the zeros' cliques within ``max_memory_mb`` (a public filter:
@@ -208,7 +208,7 @@ def compress_domain(domain, schema, zeros, one_way, log1) -> Compressed:
     """MST's compress_domain: a value whose noisy count (combined with discovery's released counts) is below 3 sd
     is merged with the other rare values of its column. Noise-born codes (discovery's counts did not show them:
     ``StructuralZeros.noise_born``) get a compressed code of their own, fixed at probability 0, so that
-    decompression never draws them; columns named by the schema's forbid list are not compressed. Public:
+    decompression never draws them; columns named by the schema's zeros (forbid, require) are not compressed. Public:
     post-processing of step 1 and of released counts."""
     attrs = list(domain.attributes)
     sizes = dict(zip(attrs, domain.shape))
@@ -349,7 +349,7 @@ class MST(Synthesizer):
         self.check_size(domain, schema)
         if public is not None:
             public.check_domain(domain)
-        zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid list
+        zeros = StructuralZeros.from_schema(schema, domain)  # public: the schema's forbid and require lists
         rho = accountant.remaining
         if rho <= 0:
             from privsample.privacy.accountant import BudgetExceeded

@@ -63,7 +63,8 @@ def estimate(
         from privsample.errors import InputError
 
         raise InputError(
-            "a schema with 'forbid' is fitted by the NumPy estimator, which takes no convergence tolerance (tol)"
+            "a schema with 'forbid' or 'require' is fitted by the NumPy estimator, which takes no convergence "
+            "tolerance (tol)"
         )
     if backend == "tree" and tol is None and not optimistic_step and zeros is None:
         from privsample.synth import tree_md

@@ -1,7 +1,9 @@
-"""Structural zeros: cells of the domain that cannot occur, from the schema's public ``forbid`` list.
+"""Structural zeros: cells of the domain that cannot occur, from the schema's public ``forbid`` and ``require`` lists.
 
 A schema's ``forbid`` entries (``privsample.data.schema.parse_forbid``) name combinations of values
-of two or more columns that cannot occur (``{sex: Male, relationship: Wife}``). They are public, like
+of two or more columns that cannot occur (``{sex: Male, relationship: Wife}``); its ``require`` entries
+(order constraints such as ``discharged >= admitted``, ``privsample.data.require.zero_codes``) forbid the bins,
+and pairs of bins, where a comparison cannot hold. They are public, like
 the rest of the schema, so using them costs no privacy budget. The synthesizers use them in three ways,
 all post-processing of noisy measurements and public facts:
 
@@ -40,15 +42,16 @@ class StructuralZeros:
 
     @classmethod
     def from_schema(cls, schema, domain) -> "StructuralZeros | None":
-        """The zeros of ``schema.forbid`` on ``domain`` (None if there are none). Codes are the schema's,
-        which a catch-all or null code added by the release path leaves unchanged."""
+        """The zeros of ``schema.forbid`` and ``schema.require`` on ``domain`` (None if there are none). Codes are
+        the schema's, which a catch-all or null code added by the release path leaves unchanged."""
         from privsample.data.forbid import forbid_codes
+        from privsample.data.require_entries import require_codes
 
-        if schema is None or not getattr(schema, "forbid", None):
+        if schema is None or not (getattr(schema, "forbid", None) or getattr(schema, "require", None)):
             return None
         order = {a: i for i, a in enumerate(domain.attributes)}
         entries = []
-        for codes in forbid_codes(schema):
+        for codes in forbid_codes(schema) + require_codes(schema):
             cols = tuple(sorted(codes, key=order.__getitem__))
             entries.append((cols, tuple(tuple(codes[a]) for a in cols)))
         return cls(domain, tuple(entries))

@@ -20,7 +20,7 @@ accountant has left. Proof sketch (it covers the steps both schedules below shar
   also refuses any overrun); the last round spends exactly what remains. Adaptive composition of zCDP under a
   privacy filter (Feldman & Zrnic 2021; Whitehouse et al. 2023) gives rho-zCDP overall. Estimation
   (Private-PGM) and sampling are post-processing.
-* Structural zeros (the schema's public ``forbid``, :mod:`privsample.synth.zeros`) cost nothing: their
+* Structural zeros (the schema's public ``forbid`` and ``require``, :mod:`privsample.synth.zeros`) cost nothing: their
   cliques are in every model (and in the size filter), their cells fixed at zero in every fit.
 
 ``schedule="annealed"`` (default): AIM's budget schedule. After initialisation, (1 − s) rho is cut into T = 16

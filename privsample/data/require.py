@@ -1,0 +1,333 @@
+"""Order constraints between numeric columns (a schema's ``require`` list): bounds, structural zeros, repair.
+
+A comparison ``low <= high`` or ``low < high`` (``>=``/``>`` are written the other way round) relates two numeric
+columns, or a numeric column and a constant. It is public (a person wrote it), so using it costs nothing:
+
+* the cells of the domain where it cannot hold are structural zeros (``zero_codes``): for a pair of columns, the
+  pairs of bins where no value of the first bin and no value of the second satisfy it, for a constant the bins
+  entirely on the wrong side. Comparisons are chained (``a <= b <= c`` also rules out bins of ``a`` above every
+  value of a bin of ``c``), through columns that cannot be null;
+* decoding (``privsample.data.decoding.decode``) draws every value inside its bin as usual, then redraws, and at
+  last repairs inside the bins, the values of the records that break a comparison (``repair``), so that every
+  record satisfies every comparison.
+
+A null value never violates a comparison (SQL semantics: a comparison with a null is unknown, and only a false
+one is a violation), so a record with a null takes part only in the comparisons between its non-null values.
+
+Values: an integer column takes whole numbers, a float column any float (a strict comparison ``x < y`` between
+floats needs ``y`` at least the next float after ``x``). Every function here reads the public schema and, for
+decoding, synthetic values only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``low <= high`` (``low < high`` when ``strict``); ``low`` and ``high`` are column names (``str``) or
+    constants (``float``), at least one of them a column. ``text``: the comparison as written."""
+
+    text: str
+    low: str | float
+    high: str | float
+    strict: bool
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(x for x in (self.low, self.high) if isinstance(x, str))
+
+    @property
+    def pair(self) -> bool:
+        """Between two columns (not a column and a constant)."""
+        return isinstance(self.low, str) and isinstance(self.high, str)
+
+
+def at_least(col: Any, x: Any, strict: bool) -> np.ndarray:
+    """The smallest value ``col`` can take that is > ``x`` (``strict``) or >= ``x``: whole numbers in an integer
+    column, floats in another."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        if col.integer:
+            return np.floor(x) + 1.0 if strict else np.ceil(x)
+        return np.nextafter(x, np.inf) if strict else x
+
+
+def at_most(col: Any, x: Any, strict: bool) -> np.ndarray:
+    """The largest value ``col`` can take that is < ``x`` (``strict``) or <= ``x``."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        if col.integer:
+            return np.ceil(x) - 1.0 if strict else np.floor(x)
+        return np.nextafter(x, -np.inf) if strict else x
+
+
+def bin_value_ranges(col: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(smallest, largest) value that decoding can give in each bin of the numeric column ``col``: an integer
+    column's bin holds ``ceil(lo)..ceil(hi) - 1`` (the last one ``ceil(lo)..floor(hi)``; a bin without a whole
+    number decodes to its rounded midpoint), a float column's ``[lo, hi)`` (the last one ``[lo, hi]``)."""
+    edges = np.asarray(col.bin_edges, dtype=np.float64)
+    lo, hi = edges[:-1], edges[1:]
+    last = np.arange(len(lo)) == len(lo) - 1
+    if col.integer:
+        ilo, ihi = np.ceil(lo), np.where(last, np.floor(hi), np.ceil(hi) - 1)
+        empty = ihi < ilo
+        mid = np.round((lo + hi) / 2)
+        return np.where(empty, mid, ilo), np.where(empty, mid, ihi)
+    top = np.where(last, hi, np.maximum(np.nextafter(hi, -np.inf), lo))
+    return lo.copy(), top
+
+
+def column_range(col: Any) -> tuple[float, float]:
+    """(smallest, largest) value that decoding can give in ``col`` (over all its bins)."""
+    mins, maxs = bin_value_ranges(col)
+    return float(mins.min()), float(maxs.max())
+
+
+def propagate(
+    comparisons: Sequence[Comparison],
+    cols: Mapping[str, Any],
+    lo: dict[str, np.ndarray],
+    hi: dict[str, np.ndarray],
+    present: Mapping[str, Any],
+) -> bool:
+    """Tighten the bounds ``lo``/``hi`` (column -> array, one entry per case, changed in place) by the
+    comparisons: ``low <= high`` raises ``high``'s lower bound to the smallest value it can take at or above
+    ``low``'s lower bound, and lowers ``low``'s upper bound likewise. A comparison between two columns acts only
+    where both are ``present`` (column -> bool or bool array: a null value constrains nothing). The bounds that
+    result hold for every assignment within the given bounds that satisfies the comparisons (and, with order
+    constraints only, they are the tightest: the smallest bounds are a solution when ``lo <= hi`` everywhere).
+    Returns False when the bounds still moved after as many passes as there are columns, plus one (the
+    comparisons contradict each other: a cycle with a strict comparison)."""
+    for _ in range(len(cols) + 2):
+        moved = False
+        for c in comparisons:
+            if c.pair:
+                a, b = c.low, c.high
+                act = np.asarray(present[a]) & np.asarray(present[b])
+                new_lo = np.where(act, np.maximum(lo[b], at_least(cols[b], lo[a], c.strict)), lo[b])
+                new_hi = np.where(act, np.minimum(hi[a], at_most(cols[a], hi[b], c.strict)), hi[a])
+                moved |= bool(np.any(new_lo != lo[b]) or np.any(new_hi != hi[a]))
+                lo[b], hi[a] = new_lo, new_hi
+            elif isinstance(c.low, str):
+                a = c.low
+                new_hi = np.minimum(hi[a], at_most(cols[a], c.high, c.strict))
+                moved |= bool(np.any(new_hi != hi[a]))
+                hi[a] = new_hi
+            else:
+                b = c.high
+                new_lo = np.maximum(lo[b], at_least(cols[b], c.low, c.strict))
+                moved |= bool(np.any(new_lo != lo[b]))
+                lo[b] = new_lo
+        if not moved:
+            return True
+    return False
+
+
+def involved(comparisons: Sequence[Comparison]) -> list[str]:
+    """The columns the comparisons name, each once, in order of appearance."""
+    return list(dict.fromkeys(n for c in comparisons for n in c.columns))
+
+
+def components(comparisons: Sequence[Comparison]) -> list[list[Comparison]]:
+    """The comparisons grouped by the columns they link (connected components: two comparisons sharing a column,
+    directly or through others, are in one group), in order of appearance."""
+    parent: dict[str, str] = {}
+
+    def root(n: str) -> str:
+        while parent.setdefault(n, n) != n:
+            n = parent[n]
+        return n
+
+    for c in comparisons:
+        first, *rest = c.columns
+        for n in rest:
+            parent[root(n)] = root(first)
+    groups: dict[str, list[Comparison]] = {}
+    for c in comparisons:
+        groups.setdefault(root(c.columns[0]), []).append(c)
+    return list(groups.values())
+
+
+def infeasible_column(comparisons: Sequence[Comparison], cols: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """(a column no value of which satisfies the comparisons within the columns' ranges, with every column
+    present; None if each has one) and whether the bounds settled (False: the comparisons contradict each other
+    in a cycle with a strict comparison)."""
+    names = involved(comparisons)
+    sub = {n: cols[n] for n in names}
+    lo, hi = {}, {}
+    for n in names:
+        a, b = column_range(cols[n])
+        lo[n], hi[n] = np.array([a]), np.array([b])
+    settled = propagate(comparisons, sub, lo, hi, {n: True for n in names})
+    bad = next((n for n in names if lo[n][0] > hi[n][0]), None)
+    return bad, settled
+
+
+def zero_codes(comparisons: Sequence[Comparison], cols: Mapping[str, Any]) -> list[dict[str, tuple[int, ...]]]:
+    """The structural zeros of the comparisons, as ``forbid_codes`` gives them (column -> codes; an entry forbids
+    the product of its code sets): for each column, its bins no value of which satisfies the comparisons (a
+    constant, or a chain of comparisons through columns that cannot be null); for each pair of columns linked by
+    comparisons, the pairs of bins no two values of which do. Null codes are never forbidden. Sound: a cell is
+    forbidden only if no record in it can satisfy the comparisons (a chain through a column that may be null is
+    not used, as a null there cuts it); three or more columns' bins can still be jointly impossible, which
+    decoding repairs (``repair``)."""
+    names = involved(comparisons)
+    sub = {n: cols[n] for n in names}
+    ranges = {n: bin_value_ranges(cols[n]) for n in names}
+    one_way: dict[str, np.ndarray] = {}
+    out: list[dict[str, tuple[int, ...]]] = []
+    for t in names:  # bins of t that no value satisfying the comparisons reaches
+        lo, hi = _column_bounds(names, cols, 1)
+        present = {n: n == t or not cols[n].nullable for n in names}
+        propagate(comparisons, sub, lo, hi, present)
+        mins, maxs = ranges[t]
+        dead = (maxs < lo[t][0]) | (mins > hi[t][0])
+        one_way[t] = dead
+        if dead.any():
+            out.append({t: tuple(int(i) for i in np.flatnonzero(dead))})
+    for i, a in enumerate(names):
+        for c in names[i + 1 :]:
+            m = _pair_zeros(comparisons, sub, ranges, a, c) | _pair_zeros(comparisons, sub, ranges, c, a).T
+            m[one_way[a], :] = False  # already forbidden alone
+            m[:, one_way[c]] = False
+            groups: dict[tuple[int, ...], list[int]] = {}
+            for row in np.flatnonzero(m.any(axis=1)):
+                groups.setdefault(tuple(int(j) for j in np.flatnonzero(m[row])), []).append(int(row))
+            out += [{a: tuple(rows), c: js} for js, rows in groups.items()]
+    return out
+
+
+def _column_bounds(names: Sequence[str], cols: Mapping[str, Any], k: int) -> tuple[dict, dict]:
+    lo, hi = {}, {}
+    for n in names:
+        a, b = column_range(cols[n])
+        lo[n], hi[n] = np.full(k, a), np.full(k, b)
+    return lo, hi
+
+
+def _pair_zeros(comparisons, cols, ranges, a: str, c: str) -> np.ndarray:
+    """Bool (bins of a) x (bins of c): True where no value of c's bin can go with any value of a's bin (a and c
+    present, the other columns within their ranges, present unless they can be null)."""
+    mins, maxs = ranges[a]
+    names = list(cols)
+    lo, hi = _column_bounds(names, cols, len(mins))
+    lo[a], hi[a] = mins.copy(), maxs.copy()
+    present = {n: n in (a, c) or not cols[n].nullable for n in names}
+    propagate(comparisons, cols, lo, hi, present)
+    cmins, cmaxs = ranges[c]
+    return (cmaxs[None, :] < lo[c][:, None]) | (cmins[None, :] > hi[c][:, None]) | (lo[a] > hi[a])[:, None]
+
+
+def violations(comparisons: Sequence[Comparison], x: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Bool per record: some comparison is false for it (NaN is a null value, which violates none)."""
+    n = len(next(iter(x.values()))) if x else 0
+    bad = np.zeros(n, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        for c in comparisons:
+            low = x[c.low] if isinstance(c.low, str) else c.low
+            high = x[c.high] if isinstance(c.high, str) else c.high
+            ok = (low < high) if c.strict else (low <= high)
+            bad |= ~ok & ~np.isnan(low) & ~np.isnan(high)
+    return bad
+
+
+def repair(
+    comparisons: Sequence[Comparison],
+    cols: Mapping[str, Any],
+    x: dict[str, np.ndarray],
+    lo: dict[str, np.ndarray],
+    hi: dict[str, np.ndarray],
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
+    """Move the values ``x`` (column -> float array, NaN for null; changed in place) so that every comparison
+    holds, each value staying within its bounds ``lo``/``hi`` (its bin, say). The bounds are tightened first
+    (``propagate``: with order constraints, every value within the tightened bounds of a column goes with some
+    values of the others). With ``rng``, column by column: a value within its tightened bounds is kept, another
+    is drawn uniformly within them; it is then fixed and the bounds of the rest tightened again. Whatever still
+    breaks a comparison (and everything without ``rng``) is repaired deterministically: each value clamped into
+    its tightened bounds, then every comparison ``low <= high`` raises ``high`` to the least value the order
+    allows (repeated until nothing moves; values never pass their upper bounds, which the tightening made
+    consistent). Returns a bool per record: False where no values within the bounds satisfy the comparisons
+    (those records are left as they were, for the caller to repair within wider bounds)."""
+    lo = {n: v.copy() for n, v in lo.items()}
+    hi = {n: v.copy() for n, v in hi.items()}
+    present = {n: ~np.isnan(v) for n, v in x.items()}
+    settled = propagate(comparisons, cols, lo, hi, present)
+    ok = np.ones(len(next(iter(x.values()))) if x else 0, dtype=bool)
+    for n in x:
+        ok &= ~present[n] | (lo[n] <= hi[n])
+    if not settled:
+        ok[:] = False
+    todo = ok.copy()
+    if rng is not None and ok.any():
+        flo = {n: v.copy() for n, v in lo.items()}
+        fhi = {n: v.copy() for n, v in hi.items()}
+        drawn = {n: v.copy() for n, v in x.items()}
+        for n in x:
+            act = ok & present[n]
+            inside = (drawn[n] >= flo[n]) & (drawn[n] <= fhi[n])
+            new = _uniform(cols[n], flo[n], fhi[n], rng)
+            drawn[n] = np.where(act & ~inside, new, drawn[n])
+            flo[n] = np.where(act, drawn[n], flo[n])
+            fhi[n] = np.where(act, drawn[n], fhi[n])
+            propagate(comparisons, cols, flo, fhi, present)
+        good = ok & ~violations(comparisons, drawn)
+        for n in x:
+            good &= ~present[n] | ((drawn[n] >= lo[n]) & (drawn[n] <= hi[n]))
+            x[n][:] = np.where(good, drawn[n], x[n])
+        todo &= ~good
+    if todo.any():
+        _push_up(comparisons, cols, x, lo, hi, present, todo)
+    return ok
+
+
+def _uniform(col: Any, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A value of ``col`` drawn uniformly in [lo, hi] per entry (whole numbers in an integer column); where
+    hi < lo, lo."""
+    u = rng.random(len(lo))
+    with np.errstate(invalid="ignore", over="ignore"):
+        if col.integer:
+            n = np.maximum(hi - lo + 1, 1)
+            v = lo + np.minimum(np.floor(u * n), n - 1)
+        else:
+            v = lo + (hi - lo) * u
+    return np.where(np.isfinite(v), np.clip(v, lo, np.maximum(lo, hi)), lo)
+
+
+def _push_up(comparisons, cols, x, lo, hi, present, rows) -> None:
+    """The deterministic repair of ``repair`` on ``rows``: clamp into the tightened bounds, then raise."""
+    fixed = {n: np.where(rows, np.clip(v, lo[n], hi[n]), v) for n, v in x.items()}
+    pairs = [c for c in comparisons if c.pair]
+    for _ in range(len(cols) + 2):
+        moved = False
+        for c in pairs:
+            a, b = c.low, c.high
+            act = rows & present[a] & present[b]
+            new = np.where(act, np.maximum(fixed[b], at_least(cols[b], fixed[a], c.strict)), fixed[b])
+            moved |= bool(np.any(new[act] != fixed[b][act]))
+            fixed[b] = new
+        if not moved:
+            break
+    for n in x:
+        x[n][:] = fixed[n]
+
+
+__all__ = [
+    "Comparison",
+    "at_least",
+    "at_most",
+    "bin_value_ranges",
+    "column_range",
+    "propagate",
+    "involved",
+    "components",
+    "infeasible_column",
+    "zero_codes",
+    "violations",
+    "repair",
+]
