@@ -349,7 +349,7 @@ def _column_from_dict(c: Any, i: int, source: str) -> Column:
                 raise InputError(f"{source}: {kind} column '{name}' needs 'lower' and 'upper'")
             temporal = kind if kind in TEMPORAL_UNIT else None
             fmt = Numeric(name, 0, 0, format=c.get("format"), temporal=temporal, offset=c.get("offset"))
-            num = fmt.parse_constant
+            num = fmt.parse_constant if fmt.value_format is not None else float  # bounds' own checks follow
             return Numeric(
                 name,
                 num(c["lower"]),
