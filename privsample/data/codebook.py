@@ -112,8 +112,9 @@ class Codebook:
         d["columns"] = columns
         return d
 
-    def header(self) -> list[str]:
-        """The lines that say where the schema came from, what was guessed and what was not mapped."""
+    def header(self, comments: bool = True) -> list[str]:
+        """The lines that say where the schema came from, what was guessed and what was not mapped (``comments``:
+        the YAML file, where the unmapped fields stand commented out; else JSON ``notes``, which list them)."""
         lines = [
             f"Written by 'privsample schema --from' from {self.source} ({self.kind}); no data was read.",
             "provenance: user -- the categories and bounds below are copied from that codebook, a public document.",
@@ -122,10 +123,15 @@ class Codebook:
         if self.guesses:
             lines.append("Guessed (not in the codebook; review):")
             lines += [f"  - {g}" for g in self.guesses]
-        if self.unmapped:
+        if self.unmapped and comments:
             lines.append(
                 f"Not mapped: {len(self.unmapped)} field(s), commented out where they stand. Fill in public values "
                 f"for every {FILL_IN} and uncomment one to use it; a column left out is not synthesized."
+            )
+        elif self.unmapped:
+            lines.append(
+                f"Not mapped: {len(self.unmapped)} field(s), listed below. Add one to 'columns' with public values "
+                "to use it; a column left out is not synthesized."
             )
         if not self.columns:
             lines.append("No field could be mapped: this file cannot be used until at least one column is filled in.")
@@ -154,7 +160,7 @@ class Codebook:
         return text
 
     def json_text(self) -> str:
-        notes = [*self.header()]
+        notes = self.header(comments=False)
         notes += [f"not mapped '{u.name}': {u.reason}" for u in self.unmapped]
         return json.dumps({**self._top(self.columns), "notes": notes}, indent=2, ensure_ascii=False)
 
@@ -410,7 +416,7 @@ def _sdv_column(name: str, m: dict, key: bool, source: str) -> dict[str, Any] | 
         integer = str(m.get("computer_representation", "")).lower().startswith(("int", "uint"))
     if key or sdtype == "id":
         regex = m.get("regex_format")
-        detail = f" (regex_format {regex!r}: write it as the column's format)" if regex else ""
+        detail = f" (SDV's regex_format: {regex!r})" if regex else ""
         return _identifier(name, "the primary key" if key else "sdtype id", source, detail)
     if sdtype == "boolean":
         return _mapped({"name": name, "type": "categorical", "categories": ["True", "False"], "nullable": True}, source)
