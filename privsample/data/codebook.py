@@ -257,6 +257,8 @@ def _text(v: Any) -> str:
 # -- Frictionless Table Schema ---------------------------------------------------------------------------------------
 def _frictionless(d: dict, source: str) -> Codebook:
     missing = d.get("missingValues", list(FRICTIONLESS_MISSING))
+    if not d["fields"]:
+        raise InputError(f"codebook {source}: the Table Schema lists no fields")
     if not isinstance(missing, list):
         raise InputError(f"codebook {source}: 'missingValues' must be a list of texts")
     na = [str(v) for v in missing]
