@@ -173,6 +173,7 @@ UNMAPPED = [
     ({"name": "loc", "type": "geopoint"}, "geographic point", False),
     ({"name": "o", "type": "object"}, "JSON object", False),
     ({"name": "w", "type": "weird"}, "type 'weird'", False),
+    ({"name": "tv", "type": "boolean", "trueValues": "yes"}, "must be lists", False),
     ({"name": "bad", "type": "integer", "constraints": {"minimum": 5, "maximum": 1}}, "lower <= upper", False),
     (
         {"name": "d2", "type": "date", "constraints": {"minimum": "x", "maximum": "2020-01-01"}},
@@ -405,6 +406,7 @@ BAD = [
     ("nofields.json", '{"fields": []}', "lists no fields"),
     ("sdvcol.json", '{"columns": {"a": "categorical"}}', "column 'a' must be a mapping"),
     ("schema.json", '{"provenance": "user", "columns": []}', "already a privsample schema"),
+    ("twice.json", '{"fields": [{"name": "a"}, {"name": "a", "type": "boolean"}]}', "more than once: a"),
     ("package.json", '{"resources": [{"schema": {"fields": []}}]}', "is a Data Package"),
 ]
 

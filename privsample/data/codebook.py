@@ -169,6 +169,8 @@ class Codebook:
         from privsample.io import atomic_write_text
 
         path = Path(path)
+        if self.columns:
+            self.schema()  # the file written is read back as it stands (InputError before anything is written)
         yaml_out = path.suffix.lower() in (".yaml", ".yml")
         atomic_write_text(path, self.yaml_text() if yaml_out else self.json_text())
 
@@ -196,6 +198,15 @@ def read_codebook(path: str | Path) -> Codebook:
 
 def codebook_from_dict(d: Any, source: str = "codebook") -> Codebook:
     """The ``Codebook`` of a parsed Frictionless Table Schema or SDV metadata mapping."""
+    book = _codebook(d, source)
+    names = [e.name if isinstance(e, Unmapped) else e["name"] for e in book.entries]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"codebook {source} lists field(s) more than once: {', '.join(twice)}")
+    return book
+
+
+def _codebook(d: Any, source: str) -> Codebook:
     if not isinstance(d, dict):
         raise InputError(f"codebook {source}: expected a mapping (a Frictionless Table Schema or SDV metadata)")
     if isinstance(d.get("fields"), list):
@@ -334,6 +345,8 @@ def _frictionless_field(f: dict, key: bool, d: dict, source: str, guesses: list[
         if kind == "boolean":
             true = f.get("trueValues", d.get("trueValues", ["true"]))
             false = f.get("falseValues", d.get("falseValues", ["false"]))
+            if not isinstance(true, list) or not isinstance(false, list):
+                return Unmapped(name, "'trueValues' and 'falseValues' must be lists")
             cats = [_text(v) for v in [*true, *false]]
             return _mapped({"name": name, "type": "categorical", "categories": cats, "nullable": nullable}, source)
         enum = c.get("enum")
