@@ -30,6 +30,14 @@ PrivateEpsilon = Annotated[
 DiscoveryDelta = Annotated[
     float, typer.Option("--delta", help="δ for private discovery (thresholded category release).")
 ]
+FromCodebook = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--from",
+        help="Write the schema from a public codebook instead (a Frictionless Table Schema or SDV metadata, JSON or "
+        "YAML): reads no data, spends no budget.",
+    ),
+]
 CheckSchema = Annotated[
     Optional[Path],
     typer.Option(
@@ -39,8 +47,10 @@ CheckSchema = Annotated[
 
 
 def schema(
-    input: Annotated[Path, typer.Argument(help="Table to describe (CSV or Parquet).")],
+    ctx: typer.Context,
     output: Annotated[Path, typer.Option("-o", "--output", help="Schema file to write (.yaml or .json).")],
+    input: Annotated[Optional[Path], typer.Argument(help="Table to describe (CSV or Parquet).")] = None,
+    codebook: FromCodebook = None,
     private_epsilon: PrivateEpsilon = None,
     delta: DiscoveryDelta = 1e-9,
     seed: ExperimentSeed = None,
@@ -48,12 +58,17 @@ def schema(
     encoding: Encoding = None,
     budget_file: BudgetFile = None,
 ) -> None:
-    """Draft a schema: non-private (review it!) or private with --private-epsilon."""
+    """Draft a schema: non-private (review it!), private with --private-epsilon, or from a codebook with --from."""
     from functools import partial
 
     from privsample.api.accounting import discovery_charge
     from privsample.checks import cli_option
 
+    if codebook is not None:
+        _from_codebook(ctx, input, codebook, output)
+        return
+    if input is None:
+        raise PrivsampleError("give the table to describe (INPUT), or a codebook with --from")
     check_paths({"INPUT": input, "--budget-file": budget_file}, {"-o/--output": output})
     if private_epsilon is None:
         budget_file = None  # a draft is not a private release: nothing to charge (the env var may be set)
@@ -97,6 +112,55 @@ def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) ->
     print_ledger(s.ledger, err)
     print_discovery(s, err, quiet=True)  # one warning per column discovery lost
     err.print(f"wrote a privately discovered schema to {output}; 'synth --schema' adds its cost to its own ledger")
+
+
+DATA_OPTIONS = {
+    "input": "INPUT",
+    "private_epsilon": "--private-epsilon",
+    "delta": "--delta",
+    "seed": "--seed",
+    "delimiter": "--delimiter",
+    "encoding": "--encoding",
+    "budget_file": "--budget-file",
+}
+
+
+def _from_codebook(ctx: typer.Context, input, codebook: Path, output: Path) -> None:
+    """``schema --from``: the schema of a public codebook (``privsample.data.codebook``); no data, no budget (a
+    budget file named by the environment is left alone)."""
+    from rich.markup import escape
+
+    from privsample.data.codebook import read_codebook
+
+    def on_command_line(name: str) -> bool:  # not a default, nor an environment variable (PRIVSAMPLE_BUDGET_FILE)
+        source = ctx.get_parameter_source(name)
+        return source is not None and source.name == "COMMANDLINE"
+
+    given = [
+        flag for name, flag in DATA_OPTIONS.items() if (input is not None if name == "input" else on_command_line(name))
+    ]
+    if given:
+        raise PrivsampleError(
+            f"--from reads a public codebook and no data, so it takes no {' or '.join(given)}: nothing is read or spent"
+        )
+    check_paths({"--from": codebook}, {"-o/--output": output})
+    book = read_codebook(codebook)
+    book.save(output)
+    for u in book.unmapped:
+        err.print(f"[yellow]warning: '{escape(u.name)}' not mapped: {escape(u.reason)}[/yellow]", highlight=False)
+    n, total = len(book.columns), len(book.entries)
+    err.print(
+        escape(
+            f"wrote {output} from {codebook} ({book.kind}): {n} of {total} field(s) mapped, provenance user, no budget "
+            "spent; review what its header lists as guessed"
+        ),
+        highlight=False,
+    )
+    if not n:
+        err.print(
+            f"[bold yellow]No field could be mapped: {escape(str(output))} cannot be used until at least one "
+            "column is filled in.[/bold yellow]"
+        )
 
 
 def check(
