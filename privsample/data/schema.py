@@ -349,7 +349,16 @@ def _column_from_dict(c: Any, i: int, source: str) -> Column:
                 raise InputError(f"{source}: {kind} column '{name}' needs 'lower' and 'upper'")
             temporal = kind if kind in TEMPORAL_UNIT else None
             fmt = Numeric(name, 0, 0, format=c.get("format"), temporal=temporal, offset=c.get("offset"))
-            num = fmt.parse_constant if fmt.value_format is not None else float  # bounds' own checks follow
+            def num(v: Any) -> float:  # a bound or edge; ``Numeric`` checks that it is finite
+                if fmt.value_format is not None:
+                    return fmt.parse_constant(v)
+                if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+                    raise InputError(f"{source}: column '{name}': {v!r} is not a number")
+                try:
+                    return float(v)
+                except ValueError:
+                    raise InputError(f"{source}: column '{name}': {v!r} is not a number") from None
+
             return Numeric(
                 name,
                 num(c["lower"]),
