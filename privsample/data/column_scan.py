@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.column_values import ColumnValues, ValueSource, series_values, value_numbers
+from privsample.data.formats import coarse_classes
 from privsample.data.schema import DEFAULT_OTHER_LABEL
 from privsample.errors import InputError
 
@@ -34,6 +35,12 @@ class Scan:
     def texts(self) -> list[str]:
         """The values' text (``str`` of each)."""
         return [str(v) for v in self.values]
+
+    @property
+    def numbers_or_inf(self) -> np.ndarray:
+        """``numbers`` with -inf and inf where a value is an infinite number (``inf``, ``-Infinity``)."""
+        classes = coarse_classes(self.values)
+        return np.where(classes == 3, np.inf, np.where(classes == 4, -np.inf, self.numbers))
 
     @property
     def is_number(self) -> np.ndarray:

@@ -95,6 +95,15 @@ class ColumnType:
     integer: bool
     nullable: bool
     missing_share: float  # noisy share of the records missing if nullable, else 0
+    special: tuple[str, ...] = ()  # "-inf", "inf": candidates (their noisy counts pass 2 sigma)
+    mistyped: float = 0.0  # noisy count of the values of another kind (they become missing)
+    mistyped_sd: float = 0.0  # its noise sd
+
+    def report(self, n_hat: float) -> dict[str, Any]:
+        """Report fields of the values of another kind, when their noisy count is clearly above its noise."""
+        if self.kind == "text" or self.mistyped <= 2.0 * self.mistyped_sd:
+            return {}
+        return {"mistyped_share": self.mistyped / n_hat, "mistyped_sd": self.mistyped_sd / n_hat}
 
 
 def column_type(run: DiscoveryRun, name: str, sc: Scan, rho_a: float) -> ColumnType:
@@ -133,7 +142,13 @@ def column_type(run: DiscoveryRun, name: str, sc: Scan, rho_a: float) -> ColumnT
         and numbers + n_text <= max(TYPE_SIGMAS * math.sqrt(6.0) * sigma_a, TEXT_SHARE * total)
     ):
         kind = "date"
-    return ColumnType(kind, integer, nullable, missing_share)
+    # +-inf: candidate point masses of a numeric column where their noisy counts pass 2 sigma (the grid histogram
+    # measures them again, with its smaller noise, and keeps those it sees)
+    numeric = kind in ("numeric", "formatted")
+    special = tuple(v for v, n in (("-inf", n_ninf), ("inf", n_pinf)) if numeric and n > NULLABLE_SIGMAS * sigma_a)
+    other = {"numeric": (n_text + n_date, 2), "formatted": (n_text + n_date, 2), "date": (numbers + n_text, 6)}
+    mistyped, cells = other.get(kind, (0, 1))
+    return ColumnType(kind, integer, nullable, missing_share, special, float(mistyped), math.sqrt(cells) * sigma_a)
 
 
 def format_counts(run: DiscoveryRun, name: str, sc: Scan, rho_f: float, classes: np.ndarray, what: str, k: int):
@@ -172,6 +187,7 @@ def temporal_column(
     )  # fmt: skip
     entry = {"name": name, "kind": fmt.kind, "kept": f"[{info['lower']}, {info['upper']}]", "catch_all_share": None}
     entry.update({k: v for k, v in info.items() if k not in entry})
+    entry.update(t.report(run.n_hat))
     return col, entry
 
 

@@ -9,6 +9,7 @@ function of the codes, the public schema and counts given by the caller (a model
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -121,6 +122,11 @@ def _decode_numeric(
     edges = col.bin_edges
     k = int(col.bins)
     null = (c == col.null_code) if col.nullable else np.zeros(len(c), dtype=bool)
+    special = (c >= k) & ~null  # -inf, inf (``Numeric.special``)
+    if special.any():  # a float column: the bins' values, and the special values at their codes
+        plain = _decode_numeric(replace(col, special=()), np.where(special, 0, np.where(null, k, c)), rng, counts)
+        x = np.where(null, np.nan, pd.Series(plain).to_numpy(dtype=np.float64, na_value=np.nan))
+        return np.where(special, col.special_values[np.clip(c - k, 0, len(col.special) - 1)], x)
     b = np.where(null, 0, c)
     lo, hi = edges[b], edges[b + 1]
     last = b == k - 1

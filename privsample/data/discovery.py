@@ -259,11 +259,12 @@ def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float) -> tuple[str | Non
 
 def _numeric_column(
     run: _Run, name: str, numbers: np.ndarray, counts: np.ndarray, n_missing: int, rho_b: float, integer: bool,
-    nullable: bool, missing_share: float,
+    nullable: bool, missing_share: float, special: tuple[str, ...] = (),
 ) -> tuple[Column, dict[str, Any]]:  # fmt: skip
     """(c) for one column, from its distinct values' ``numbers`` (NaN: not a finite number, which goes to the null
     code) and their ``counts``: (column, report entry)."""
     isnum = np.isfinite(numbers)
+    cand = {v: int(counts[numbers == float(v)].sum()) for v in special}  # -inf, inf: cells of their own
     col, info = discover_numeric(
         name,
         numbers[isnum],  # the distinct numbers, with their numbers of records as weights
@@ -276,8 +277,9 @@ def _numeric_column(
         n_hat=run.n_hat,
         bins=run.bins,
         notes=run.notes,
-        n_null=int(n_missing + counts[~isnum].sum()),  # missing or not a number: the null code
+        n_null=int(n_missing + counts[~isnum].sum() - sum(cand.values())),  # missing, or not a number: null code
         weights=counts[isnum],
+        specials=cand,
     )
     info = dict(info or {})
     if isinstance(col, Numeric):
@@ -324,10 +326,13 @@ def _formatted_column(run: _Run, name: str, sc: Scan, rho_b: float, t: ColumnTyp
     fmt, x = number_format(run, name, sc, rho_f)
     integer = t.integer and fmt.decimals == 0
     rest = round_down(Fraction(rho_b) - Fraction(rho_f))
-    col, entry = _numeric_column(run, name, x, sc.counts, sc.n_missing, rest, integer, t.nullable, t.missing_share)
+    col, entry = _numeric_column(
+        run, name, x, sc.counts, sc.n_missing, rest, integer, t.nullable, t.missing_share, t.special
+    )
     if isinstance(col, Numeric):
         col = replace(col, format=fmt.spec())
         entry["format"] = fmt.spec()
+    entry.update(t.report(run.n_hat))
     return col, entry
 
 
@@ -349,9 +354,12 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
         entry.update({"catch_all_share": None, **info})
         return col, entry
     if numeric and kind is None:
-        return _numeric_column(
-            run, name, sc.numbers, sc.counts, sc.n_missing, rho_b, integer, t.nullable, t.missing_share
-        )
+        col, entry = _numeric_column(
+            run, name, sc.numbers_or_inf, sc.counts, sc.n_missing, rho_b, integer, t.nullable, t.missing_share,
+            t.special,
+        )  # fmt: skip
+        entry.update(t.report(run.n_hat))
+        return col, entry
     return _categorical_column(run, name, sc, rho_b, code)
 
 

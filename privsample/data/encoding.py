@@ -173,6 +173,9 @@ def as_float(s: Any, fmt: Any = None) -> tuple[np.ndarray, np.ndarray]:
 
 def _encode_numeric(col: Numeric, s: Any, clip: bool, release: bool = False) -> np.ndarray:
     x, bad = as_float(s, col.value_format)
+    special = [(x == v, col.bins + i) for i, v in enumerate(col.special_values)]  # -inf, inf: codes of their own
+    for m, _ in special:
+        x = np.where(m, col.lower, x)
     missing = np.isnan(x) & ~bad
     out = ~missing & ~bad & ((x < col.lower) | (x > col.upper))
     clip = clip or release
@@ -180,6 +183,8 @@ def _encode_numeric(col: Numeric, s: Any, clip: bool, release: bool = False) -> 
         x = np.clip(x, col.lower, col.upper)
     edges = col.bin_edges
     codes = np.searchsorted(edges[1:-1], np.where(missing | bad, col.lower, x), side="right").astype(np.int64)
+    for m, code in special:
+        codes[m] = code
     if release:  # a non-number counts as missing; without a null code the record has no code (-1)
         codes[missing | bad] = col.null_code if col.nullable else -1
         return codes

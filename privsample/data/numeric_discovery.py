@@ -40,6 +40,7 @@ clipped by the encoder (a fixed per-record rule). How the rule was chosen: bench
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -270,6 +271,7 @@ def discover_numeric(
     notes: list[str] | None = None,
     n_null: int | None = None,
     weights: np.ndarray | None = None,
+    specials: dict[str, int] | None = None,
 ) -> tuple[Numeric, dict]:
     """Discover bounds, point masses and bins of one numeric column privately (see the module docstring).
 
@@ -282,8 +284,12 @@ def discover_numeric(
     their numbers of records (the same counts, without a value per record). ``n_hat``: a noisy record count, used
     for planning only. Spends exactly ``rho`` and no delta (``delta`` is accepted and unused: every candidate
     is public): rho-zCDP under add/remove-one-record neighbours. Returns the ``Numeric`` column and a report
-    dict holding only public or noisy values."""
-    return _discover(
+    dict holding only public or noisy values.
+
+    ``specials`` ({"-inf": records, "inf": records}, the candidates the caller saw in noisy counts): more public
+    cells of the grid histogram, one per candidate (a record is still in exactly one cell); the column keeps a
+    special value (a code of its own) when its noisy count passes :func:`presence_threshold`."""
+    col, info = _discover(
         name,
         x,
         accountant,
@@ -296,7 +302,11 @@ def discover_numeric(
         notes=notes,
         n_null=n_null,
         weights=weights,
+        specials=specials,
     )
+    if info.get("special"):
+        col = replace(col, special=tuple(info["special"]))
+    return col, info
 
 
 def _unused(name, label, accountant, noise, rho) -> None:
@@ -312,7 +322,7 @@ def _unused(name, label, accountant, noise, rho) -> None:
 
 def _discover(
     name, x, accountant, noise, *, rho, integer, nullable, n_hat, bins=16, notes=None, binning="auto", n_null=None,
-    weights=None,
+    weights=None, specials=None,
 ):  # fmt: skip
     """``discover_numeric`` with a choice of binning for measurements: "auto" (median tree where n_hat
     supports it), "equal-mass" (never a tree). The cost is the same either way."""
@@ -332,7 +342,7 @@ def _discover(
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)
     g, sg, nullable, null_info = _grid_histogram(
-        name, (x, w), cells, integer, nullable, n_null, accountant, noise, rho_grid, n_plan
+        name, (x, w), cells, integer, nullable, (n_null, specials or {}), accountant, noise, rho_grid, n_plan
     )
     i0, i1, keep, unsupported, outside, t_keep = _support(cells, g, sg, n_plan)
     spans = [_cell_span(cells[i], integer) for i in range(i0, i1 + 1)]
@@ -377,31 +387,38 @@ def _discover(
     return col, info
 
 
-def _grid_histogram(name, xw, cells, integer, nullable, n_null, accountant, noise, rho_grid, n_plan):
-    """Step 1 of ``_discover``: spend ``rho_grid`` on the grid histogram of ``x``, with ``n_null`` as one more
-    public cell. Returns (noisy cell counts, their sigma, nullable, the null count's report: {} without ``n_null``)."""
+def _grid_histogram(name, xw, cells, integer, nullable, extra, accountant, noise, rho_grid, n_plan):
+    """Step 1 of ``_discover``: spend ``rho_grid`` on the grid histogram of ``x``, with (``n_null``, ``specials``)
+    = ``extra`` as more public cells. Returns (noisy cell counts, their sigma, nullable, the report of the null
+    count and of the special values: {} without them)."""
     x, w = xw
+    n_null, specials = extra
     counts = np.zeros(len(cells), np.int64)
     if len(x):  # records per cell: each distinct value's count in its cell (exact integers in float64 below 2^53)
         counts = np.rint(np.bincount(grid_index(x, integer), weights=w, minlength=len(cells))).astype(np.int64)
+    counts = np.append(counts, [int(v) for v in specials.values()]).astype(np.int64)  # -inf, inf: a cell each
     if n_null is not None:  # one more public cell: the records without a number (the null code)
         counts = np.append(counts, int(n_null))
     g, sg = _measure(
         name,
         "grid histogram",
         "counts of the values in public cells (unit integers near 0, signed octaves)"
+        + (f", of the values {' and '.join(specials)}" if specials else "")
         + (" and of the records without a number" if n_null is not None else ""),
         counts,
         accountant,
         noise,
         rho_grid,
     )
-    null_info: dict[str, Any] = {}
+    info: dict[str, Any] = {}
     if n_null is not None:
         null_count, g = float(g[-1]), g[:-1]
         nullable = null_count > presence_threshold(sg, n_plan)
-        null_info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
-    return g, sg, nullable, null_info
+        info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
+    if specials:
+        g, kept = g[: len(cells)], g[len(cells) :]
+        info["special"] = [v for v, y in zip(specials, kept) if y > presence_threshold(sg, n_plan)]
+    return g, sg, nullable, info
 
 
 def _support(cells, g, sg, n_plan):

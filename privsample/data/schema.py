@@ -67,11 +67,13 @@ RELEASED_FIELDS = (
     "columns[].integer",
     "columns[].nullable",
     "columns[].format",
+    "columns[].special*",
     "columns[].offset",
     "notes*",
     "ledger.*",
     "discovery.*",
 )
+SPECIALS = ("-inf", "inf")  # the values a numeric column may hold beyond its bounds, each a code of its own
 MAX_INTEGER_BOUND = 2**52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
 MAX_FLOAT_BOUND = sys.float_info.max / 2  # bounds within +-this always have a finite upper - lower
 SCHEMA_KEYS = (
@@ -88,7 +90,7 @@ SCHEMA_KEYS = (
 SUGGESTED_FORBID_KEY = "suggested_forbid"  # a draft's candidate zeros (JSON): refused until reviewed and renamed
 COLUMN_KEYS = {
     "categorical": ("name", "type", "categories", "nullable", "other"),
-    "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable", "format"),
+    "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable", "format", "special"),
     **{t: ("name", "type", "lower", "upper", "bins", "edges", "nullable", "format", "offset") for t in TEMPORAL_UNIT},
 }
 
@@ -171,6 +173,7 @@ class Numeric:
     format: str | None = None  # display pattern of a formatted number, or the pattern of a date/datetime/time
     temporal: str | None = None  # "date", "datetime" or "time": the numbers are days, minutes or seconds
     offset: str | None = None  # a datetime with an offset in its pattern is written at this offset
+    special: tuple[str, ...] = ()  # "-inf", "inf": point masses of their own, coded after the bins
 
     kind = "numeric"
 
@@ -180,6 +183,10 @@ class Numeric:
             if self.temporal is not None:
                 object.__setattr__(self, "format", fmt.spec())
                 object.__setattr__(self, "integer", fmt.integer)
+        special = tuple(str(v).strip().lower() for v in self.special)
+        if any(v not in SPECIALS for v in special) or len(set(special)) != len(special):
+            raise InputError(f"schema column '{self.name}': 'special' lists values of {', '.join(SPECIALS)} only")
+        object.__setattr__(self, "special", tuple(v for v in SPECIALS if v in special))
         lo, hi = float(self.lower), float(self.upper)
         if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
             raise InputError(f"schema column '{self.name}': bounds must be finite with lower <= upper")
@@ -260,7 +267,12 @@ class Numeric:
 
     @property
     def size(self) -> int:
-        return int(self.bins) + self.nullable
+        return int(self.bins) + len(self.special) + self.nullable
+
+    @property
+    def special_values(self) -> np.ndarray:
+        """The special values (-inf, inf) in code order: code ``bins + i`` is ``special_values[i]``."""
+        return np.array([float(v) for v in self.special], dtype=np.float64)
 
     @property
     def null_code(self) -> int | None:
@@ -274,6 +286,7 @@ class Numeric:
             out = [str(a) if a == b else f"{a}–{b}" for a, b in zip(lo, hi)]
         else:
             out = [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == len(e) - 2 else ')'}" for i in range(len(e) - 1)]
+        out += list(self.special)
         if self.nullable:
             out.append("<null>")
         return out
@@ -295,6 +308,8 @@ class Numeric:
             d["format"] = self.format
         if self.offset is not None:
             d["offset"] = self.offset
+        if self.special:
+            d["special"] = list(self.special)
         return d
 
 
@@ -349,6 +364,7 @@ def _column_from_dict(c: Any, i: int, source: str) -> Column:
                 raise InputError(f"{source}: {kind} column '{name}' needs 'lower' and 'upper'")
             temporal = kind if kind in TEMPORAL_UNIT else None
             fmt = Numeric(name, 0, 0, format=c.get("format"), temporal=temporal, offset=c.get("offset"))
+
             def num(v: Any) -> float:  # a bound or edge; ``Numeric`` checks that it is finite
                 if fmt.value_format is not None:
                     return fmt.parse_constant(v)
@@ -370,6 +386,7 @@ def _column_from_dict(c: Any, i: int, source: str) -> Column:
                 fmt.format,
                 temporal,
                 fmt.offset,
+                tuple(c.get("special") or ()),
             )
     except (TypeError, ValueError) as exc:
         raise InputError(f"{source}: column '{name}': {exc}") from None

@@ -59,9 +59,14 @@ class _Coder:
         on_missing = str(col.null_code) if col.nullable else "NULL"
         on_outside = f"CASE WHEN {x} < {self.num(col.lower)} THEN 0 ELSE {k - 1} END" if self.clip else "NULL"
         on_text = on_missing if self.release else "NULL"  # release: a non-number counts as missing
+        top = self.num(1.7976931348623157e308)  # the largest float: beyond it, +inf (-inf below its negative)
+        specials = "".join(
+            f"WHEN {x} {'>' if v == 'inf' else '<'} {top if v == 'inf' else '-' + top} THEN {k + i} "
+            for i, v in enumerate(col.special)
+        )
         code = (
             f"CASE WHEN {missing('s')} THEN {on_missing} WHEN {x} IS NULL THEN {on_text} "
-            f"WHEN {outside} THEN {on_outside} ELSE {binned} END"
+            f"{specials}WHEN {outside} THEN {on_outside} ELSE {binned} END"
         )
         problem = (
             f"CASE WHEN c{j} IS NOT NULL THEN 0 WHEN {missing('q')} THEN {MISSING} "
