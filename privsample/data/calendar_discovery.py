@@ -9,8 +9,9 @@ Guarantee: rho-zCDP (Bun & Steinke 2016) under add/remove-one-record neighbours,
 the accountant (the amounts never depend on the data). Each step is charged before its noise is drawn:
 
 1. Years (``YEAR_SHARE`` of rho; dates and datetimes): discrete Gaussian counts (Canonne, Kamath & Steinke 2020) of the
-   records in each calendar year from ``FIRST_YEAR`` to ``LAST_YEAR``, with one cell for the years before and one
-   for those after. A record is in exactly one cell: L2 sensitivity 1. The year range is the numeric grid's rule
+   records in each calendar year from ``FIRST_YEAR`` to ``LAST_YEAR``, with one cell for the years before, one
+   for those after, and one for the records without a date (the null code; nullable when it passes the presence
+   threshold). A record is in exactly one cell: L2 sensitivity 1. The year range is the numeric grid's rule
    (``numeric_discovery.grid_range``: the cells holding most of the mass, grown over cells passing the presence
    threshold): post-processing.
 2. Months (the rest; all of rho for a time of day, whose range is public): discrete Gaussian counts of the
@@ -32,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from privsample.data.numeric_discovery import grid_range
+from privsample.data.numeric_discovery import grid_range, presence_threshold
 from privsample.data.schema import Numeric
 from privsample.privacy.mechanisms import gaussian_measure
 
@@ -82,21 +83,27 @@ def _mass_edges(noisy: np.ndarray, j_lo: int, j_hi: int, bins: int) -> list[int]
 
 def discover_calendar(
     name: str, x: np.ndarray, weights: np.ndarray, fmt, accountant, noise, *, rho: float, n_hat: float,
-    bins: int, nullable: bool, notes: list[str] | None = None,
+    bins: int, n_null: int, notes: list[str] | None = None,
 ) -> tuple[Numeric, dict[str, Any]]:  # fmt: skip
     """(column, report entry) of a date, datetime or time column with ``fmt`` (``formats.DateFormat``), from its
-    distinct numbers ``x`` (in ``fmt.unit``) and their numbers of records ``weights``. Module docstring: guarantee."""
+    distinct numbers ``x`` (in ``fmt.unit``; NaN: not a date in the format) and their numbers of records
+    ``weights``; ``n_null`` records are missing. Those and the values that do not read are one more cell of the
+    first histogram (the null code): the column is nullable when its noisy count passes the presence threshold.
+    Module docstring: guarantee."""
     x = np.asarray(x, dtype=np.float64)
     w = np.asarray(weights, dtype=np.int64)
     ok = np.isfinite(x)
+    n_null = int(n_null + w[~ok].sum())
     x, w = x[ok], w[ok]
     per_day = DAY / fmt.unit  # units per day
     n_plan = max(float(n_hat), 1.0)
     if fmt.kind == "time":
         hour = per_day / 24
         cells = np.clip(np.floor(x / hour), 0, 23).astype(np.int64)
-        g, sigma = _spend(name, "hours", "records per hour of the day", np.bincount(cells, w, 24), accountant,
+        counts = np.append(np.bincount(cells, w, 24), n_null)
+        g, sigma = _spend(name, "hours", "records per hour of the day, and without a time", counts, accountant,
                           noise, rho)  # fmt: skip
+        g, null, s_null = g[:-1], float(g[-1]), sigma
         starts = [j * hour for j in range(25)]
         outside, out_var = 0.0, 0.0
     else:
@@ -107,8 +114,10 @@ def discover_calendar(
         ycell = np.clip(year - FIRST_YEAR + 1, 0, LAST_YEAR - FIRST_YEAR + 2)
         ny = LAST_YEAR - FIRST_YEAR + 3
         half = rho * YEAR_SHARE
-        gy, sy = _spend(name, "years", f"records per year {FIRST_YEAR}-{LAST_YEAR} (and before, after)",
-                        np.bincount(ycell, w, ny), accountant, noise, half)  # fmt: skip
+        counts = np.append(np.bincount(ycell, w, ny), n_null)
+        gy, sy = _spend(name, "years", f"records per year {FIRST_YEAR}-{LAST_YEAR} (and before, after, without one)",
+                        counts, accountant, noise, half)  # fmt: skip
+        gy, null, s_null = gy[:-1], float(gy[-1]), sy
         i0, i1 = grid_range(gy, sy, n_plan)
         y0 = FIRST_YEAR + max(i0 - 1, 0)
         y1 = FIRST_YEAR + min(i1 - 1, LAST_YEAR - FIRST_YEAR)
@@ -125,6 +134,7 @@ def discover_calendar(
     how = "inside"
     if j_hi <= j_lo:  # no room inside: the cells that hold records
         j_lo, j_hi, how = j_lo - 1, j_hi + 1, "present"
+    nullable = null > presence_threshold(s_null, n_plan)
     lower, upper = starts[j_lo], starts[j_hi] - (1 if fmt.integer else 0)
     inner = [starts[j] for j in _mass_edges(g, j_lo, j_hi, bins)]
     col = Numeric(name, lower, upper, edges=tuple([lower, *inner, upper]) if upper > lower else None,
@@ -140,6 +150,9 @@ def discover_calendar(
         "bounds": how,
         "clipped_share": min(max(clipped / n_plan, 0.0), 1.0),
         "clipped_sd": math.sqrt(out_var + sigma * sigma * max(j_lo + len(g) - j_hi, 1)) / n_plan,
+        "null_count": null,
+        "null_sigma": s_null,
+        "nullable": bool(nullable),
     }
     if notes is not None and info["clipped_share"] > 0.05:
         notes.append(

@@ -183,7 +183,7 @@ def temporal_column(
     x = fmt.parse(texts)
     col, info = discover_calendar(
         name, x, sc.counts, fmt, run.accountant, run.noise, rho=round_down(Fraction(rho_b) - Fraction(rho_f)),
-        n_hat=run.n_hat, bins=run.bins, nullable=t.nullable, notes=run.notes,
+        n_hat=run.n_hat, bins=run.bins, n_null=sc.n_missing, notes=run.notes,
     )  # fmt: skip
     entry = {"name": name, "kind": fmt.kind, "kept": f"[{info['lower']}, {info['upper']}]", "catch_all_share": None}
     entry.update({k: v for k, v in info.items() if k not in entry})
