@@ -37,10 +37,12 @@ from privsample.data.numeric_discovery import grid_range, presence_threshold
 from privsample.data.schema import Numeric
 from privsample.privacy.mechanisms import gaussian_measure
 
-__all__ = ["discover_calendar", "FIRST_YEAR", "LAST_YEAR"]
+__all__ = ["discover_calendar", "FIRST_YEAR", "LAST_YEAR", "CUT_SIGMAS"]
 
-FIRST_YEAR, LAST_YEAR = 1800, 2199  # public year cells (one more cell each side for the years beyond)
-YEAR_SHARE = 0.25  # of rho: the year counts (the months get the rest)
+FIRST_YEAR, LAST_YEAR = 1800, 2199  # 40 whole decades of public year cells (and one cell each side for beyond)
+YEAR_SHARE = 0.3  # of rho: the year counts (the months, or years, of the range get the rest)
+MONTHS_UP_TO = 30  # a range of fewer years has month cells; a longer one year cells
+CUT_SIGMAS = 3.0  # a bound has this many sd of noisy records beyond it
 DAY = 86400
 
 
@@ -61,13 +63,34 @@ def _month_start(month: int) -> int:
     return int(np.datetime64(int(month), "M").astype("datetime64[D]").astype(np.int64))
 
 
+def _edge(noisy: np.ndarray, sigma: float) -> int:
+    """The first boundary j >= 1 with more than ``CUT_SIGMAS`` sd of noisy records before it (the sum of cells
+    0..j-1, sd sigma sqrt(j)); len(noisy) when there is none."""
+    before = np.cumsum(noisy)
+    j = np.arange(1, len(noisy) + 1)
+    hit = np.flatnonzero(before > CUT_SIGMAS * sigma * np.sqrt(j))
+    return int(hit[0]) + 1 if len(hit) else len(noisy)
+
+
 def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
-    """(j_lo, j_hi): cell boundaries with records before j_lo and after j_hi. The cells holding records are the
-    numeric grid's range (``grid_range`` at a flat 2 sigma: from the cells holding most of the mass, outward over
-    cells passing 2 sigma, or over up to two failing ones to a cell passing 3 sigma); its outermost cells q, r
-    hold records, so j_lo = q + 1 and j_hi = r (clipping cells q and r)."""
-    q, r = grid_range(noisy, sigma)
-    return q + 1, r
+    """(j_lo, j_hi): cell boundaries with records before j_lo and after j_hi (``_edge`` from each end)."""
+    return _edge(noisy, sigma), len(noisy) - _edge(noisy[::-1], sigma)
+
+
+def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int]:
+    """(first, last) year cell holding the records: the decades holding them (``grid_range`` of the noisy year
+    counts summed by decade, sd sigma sqrt(10)), trimmed inside the edge decades to the years from which the
+    noisy count of records from that edge passes ``CUT_SIGMAS`` sd (``_edge``). Post-processing."""
+    inner = gy[1:-1]  # the public years; cells 0 and -1 hold the years before and after
+    dec = inner.reshape(-1, 10).sum(axis=1)
+    d0, d1 = grid_range(dec, sy * math.sqrt(10.0), n_plan)
+    first, last = 10 * d0, 10 * d1 + 9
+    span = inner[first : last + 1]
+    lo = first + _edge(span, sy) - 1
+    hi = last - (_edge(span[::-1], sy) - 1)
+    if hi < lo:
+        lo, hi = first, last
+    return lo + 1, hi + 1  # cells of ``gy``
 
 
 def _mass_edges(noisy: np.ndarray, j_lo: int, j_hi: int, bins: int) -> list[int]:
@@ -118,22 +141,24 @@ def discover_calendar(
         gy, sy = _spend(name, "years", f"records per year {FIRST_YEAR}-{LAST_YEAR} (and before, after, without one)",
                         counts, accountant, noise, half)  # fmt: skip
         gy, null, s_null = gy[:-1], float(gy[-1]), sy
-        i0, i1 = grid_range(gy, sy, n_plan)
-        y0 = FIRST_YEAR + max(i0 - 1, 0)
-        y1 = FIRST_YEAR + min(i1 - 1, LAST_YEAR - FIRST_YEAR)
+        i0, i1 = _year_range(gy, sy, n_plan)
+        y0, y1 = FIRST_YEAR + i0 - 1, FIRST_YEAR + i1 - 1
+        by_month = y1 - y0 < MONTHS_UP_TO  # else the cells are years
         m0 = (y0 - 1970) * 12
-        nm = (y1 - y0 + 1) * 12
-        mcell = _months(days) - m0
+        nm = (y1 - y0 + 1) * (12 if by_month else 1)
+        mcell = (_months(days) - m0) // (1 if by_month else 12)
         inside = (mcell >= 0) & (mcell < nm)
-        g, sigma = _spend(name, "months", f"records per month of {y0}-{y1}",
+        unit = "month" if by_month else "year"
+        g, sigma = _spend(name, f"{unit}s", f"records per {unit} of {y0}-{y1}",
                           np.bincount(mcell[inside], w[inside], nm), accountant, noise, rho - half)  # fmt: skip
-        starts = [_month_start(m0 + j) * per_day - shift for j in range(nm + 1)]
+        step = 1 if by_month else 12
+        starts = [_month_start(m0 + j * step) * per_day - shift for j in range(nm + 1)]
         near = [gy[i] for i in (i0 - 2, i0 - 1, i1 + 1, i1 + 2) if 0 <= i < ny]  # signed: an unbiased estimate
         outside, out_var = float(sum(near)), len(near) * sy * sy
     j_lo, j_hi = _cuts(g, sigma)
     how = "inside"
-    if j_hi <= j_lo:  # no room inside: the cells that hold records
-        j_lo, j_hi, how = j_lo - 1, j_hi + 1, "present"
+    if j_hi <= j_lo:  # no room inside: the range of the cells that hold records
+        j_lo, j_hi, how = 0, len(g), "present"
     nullable = null > presence_threshold(s_null, n_plan)
     lower, upper = starts[j_lo], starts[j_hi] - (1 if fmt.integer else 0)
     inner = [starts[j] for j in _mass_edges(g, j_lo, j_hi, bins)]

@@ -179,7 +179,9 @@ def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
         share = None if share is None else min(1.0, max(0.0, float(share)))
         if isinstance(col, Numeric):
             bins = f"{col.bins} bin" + ("" if col.bins == 1 else "s")
-            span = f"[{_shown(col, col.lower)}, {_shown(col, col.upper)}] in {bins}"
+            fmt = col.value_format  # the row is marked as a whole where it is printed
+            show = fmt.text if fmt is not None else (lambda x: f"{x:g}")
+            span = f"[{show(col.lower)}, {show(col.upper)}] in {bins}"
             rows.append(DiscoveryRow(col.name, col.temporal or "numeric", span, share))
         elif col.categories:
             n = len(col.categories)
