@@ -314,3 +314,24 @@ def test_discovery_charges_the_format_counts_and_stays_within_rho():
     labels = [e.label for e in acc.ledger]
     assert "schema: d: date and time formats" in labels and "schema: c: number formats" in labels
     assert acc.spent <= 0.3 + 1e-12
+
+
+def test_format_counts_are_a_partition_with_the_stated_noise():
+    """The date and number format counts: adding one record changes one cell by one (sensitivity 1), and the noise
+    drawn has sigma = 1/sqrt(2 rho) of the rho charged (a sigma other than the charged one fails)."""
+    base = pd.DataFrame({"d": dates(400).strftime("%d/%m/%Y"), "c": [f"${v:,.2f}" for v in np.arange(400) * 7.5]})
+    more = pd.concat([base, pd.DataFrame({"d": ["29/02/2020"], "c": ["$12,345.67"]})], ignore_index=True)
+    vectors = []
+    for df in (base, more):
+        noise, acc = RecordingNoise(1), Accountant(0.3, delta_slack=1e-9)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            private_schema(df, acc, noise, rho=0.3, delta=1e-9)
+        entries = [e for e in acc.ledger if e.label.endswith("formats")]
+        calls = [c for c in noise.calls if len(c[0]) in (len(DATE_CLASSES) + 1, 2401)]
+        assert len(entries) == len(calls) == 2
+        for (counts, sigma), e in zip(calls, entries):
+            assert sigma == pytest.approx(sigma_for_rho(e.rho))
+        vectors.append([c for c, _ in calls])
+    for a, b in zip(*vectors):
+        assert np.abs(b - a).sum() == 1
