@@ -179,8 +179,9 @@ def score(real: pd.DataFrame, synth: pd.DataFrame) -> dict:
     both = d["birth_date"].notna() & d["admitted"].notna() & d["discharged"].notna()
     bad = (d["birth_date"] > d["admitted"]) | (d["admitted"] > d["discharged"])
     out["order_violations"] = int((bad & both).sum())
-    out["ids_equal_real"] = int(synth["patient"].isin(set(real["patient"])).sum())
-    out["ids_distinct"] = int(synth["patient"].nunique())
+    if "patient" in synth:
+        out["ids_equal_real"] = int(synth["patient"].isin(set(real["patient"])).sum())
+        out["ids_distinct"] = int(synth["patient"].nunique())
     for c in ("ward", "diagnosis", "sex"):
         a, b = real[c].value_counts(normalize=True), synth[c].value_counts(normalize=True)
         out[f"{c}:error"] = float(a.subtract(b, fill_value=0).abs().sum())
