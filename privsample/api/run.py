@@ -44,6 +44,7 @@ from privsample.checks import (
     OptionName,
     check_budget,
     check_columns,
+    check_index_col,
     check_rows,
     check_seed,
     left_out_note,
@@ -91,6 +92,7 @@ class Request:
     discovery_options: dict | None = None
     delimiter: str | None = None
     encoding: str | None = None
+    index_col: str | int | None = None  # an index column, dropped by its name or position (public) on every engine
     budget: Any = None
     schema_name: str = "the schema"  # as messages name it: the schema file's name
     option_name: OptionName = python_option  # how the caller names options (``privsample.checks``)
@@ -133,17 +135,19 @@ def check_request(
     engine: str = "auto",
     delimiter: str | None = None,
     encoding: str | None = None,
+    index_col: Any = None,
     budget: Any = None,
     name: OptionName = python_option,
     **run: Any,
 ) -> Request:
     """Every check of a run that public information can refuse, once, before anything is charged or spent;
-    the schema loaded and the in-memory table converted once. ``run``: ``other``, ``spark_master``,
-    ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``)."""
+    the schema loaded and the in-memory table converted once (without its ``index_col``). ``run``: ``other``,
+    ``spark_master``, ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``)."""
     from privsample.data.table import check_delimiter, check_encoding
     from privsample.privacy.budget import as_budget, refuse_seeded
 
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
+    index_col = check_index_col(index_col, name)
     rows = None if rows is None else check_rows(rows, name)
     seed = check_seed(seed, name)
     schema_name = Path(schema).name if isinstance(schema, (str, os.PathLike)) else "the schema"
@@ -151,7 +155,7 @@ def check_request(
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     check_public(public, settings.method, schema, source, name)
-    frame, engine = check_source(source, engine, schema)  # frame: None for a path or a Spark DataFrame
+    frame, engine = check_source(source, engine, schema, index_col)  # frame: None for a path or a Spark DataFrame
     synth = make_synthesizer(settings.method, **settings.options)
     if public is not None and hasattr(synth, "check_public"):
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
@@ -170,6 +174,7 @@ def check_request(
         engine=engine,
         delimiter=delimiter,
         encoding=encoding,
+        index_col=index_col,
         budget=budget,
         schema_name=schema_name,
         option_name=name,
@@ -239,7 +244,7 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
     with charged:
         if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
-            header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding)
+            header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
             if r.schema is not None:
                 left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
                 r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
@@ -276,6 +281,7 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         other=r.other,
         delimiter=r.delimiter,
         encoding=r.encoding,
+        index_col=r.index_col,
         spark_master=r.spark_master,
         engine_options=r.engine_options,
         reading=progress_phase(progress, "read table"),

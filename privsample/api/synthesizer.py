@@ -72,7 +72,12 @@ class Synthesizer:
 
     # -- fitting (spends the budget) -------------------------------------------------------------
     def fit(
-        self, data: Any, schema: Schema | str | Path | None = None, seed: int | None = None, public: Any = None
+        self,
+        data: Any,
+        schema: Schema | str | Path | None = None,
+        seed: int | None = None,
+        public: Any = None,
+        index_col: str | int | None = None,
     ) -> Synthesizer:
         """Fit on ``data`` under (epsilon, delta)-DP; returns ``self``.
 
@@ -87,6 +92,9 @@ class Synthesizer:
         of measuring the private ones, at no privacy cost (the ledger lists it as a public input); see the guide's
         "Public data" page. It must not overlap ``data``: a public table overlapping the private one voids the
         guarantee for the shared records (the private table itself, or an identical copy, is an ``InputError``).
+        ``index_col``: an index column of ``data`` (as ``df.to_csv()`` writes a pandas index, with an empty
+        header cell), never read, synthesized or returned: its name, or its 1-based position (an int; the way to
+        name a column with no name). Decided from the column names alone.
 
         Without ``schema``, each loss of private discovery (a column kept with at most one value, a numeric
         column whose bounds clip more than 5% of its values) is emitted as a ``DiscoveryLossWarning``; the list
@@ -98,7 +106,9 @@ class Synthesizer:
             raise InputError(
                 "this Synthesizer has already been fitted (its privacy budget is spent): create a new one to fit again"
             )
-        request = check_request(self._settings, data, schema=schema, seed=seed, public=public, budget=self.budget)
+        request = check_request(
+            self._settings, data, schema=schema, seed=seed, public=public, budget=self.budget, index_col=index_col
+        )
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
         res = run(request, sample=False)
         self._model = res.model
@@ -250,6 +260,7 @@ def synthesize(
     discovery_options: dict | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    index_col: str | int | None = None,
     sample: bool = True,
     public=None,
     budget=None,
@@ -273,6 +284,8 @@ def synthesize(
     ``max_share``, ``pass_probability``) for planned discovery.
     ``delimiter`` / ``encoding``: a CSV file's (``read_table``; default: detected from the header line and
     a byte-order mark, else UTF-8).
+    ``index_col``: an index column of ``source`` (as ``df.to_csv()`` writes a pandas index), dropped before any
+    record is read, on every engine: its name, or its 1-based position (an int; for a column with no name).
     ``sample``: False leaves ``table`` None, for callers that stream the rows (``SynthModel.sample_chunks``
     with ``np.random.default_rng(seed)`` gives the same rows).
     ``public``: a public table (path or in-memory table) with the schema's columns, for ``method`` "aim", "mst" or
@@ -293,6 +306,7 @@ def synthesize(
         engine=engine,
         delimiter=delimiter,
         encoding=encoding,
+        index_col=index_col,
         budget=budget,
         other=other,
         spark_master=spark_master,
