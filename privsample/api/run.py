@@ -157,6 +157,11 @@ def check_request(
     check_public(public, settings.method, schema, source, name)
     frame, engine = check_source(source, engine, schema, index_col)  # frame: None for a path or a Spark DataFrame
     synth = make_synthesizer(settings.method, **settings.options)
+    if schema is not None or frame is not None:  # the columns modelled: the schema's, or the in-memory table's
+        width = len(schema.columns) if schema is not None else frame.shape[1]
+        synth.check_width(
+            width, schema_name if schema is not None else "the input table", settings.method, name("schema")
+        )
     if public is not None and hasattr(synth, "check_public"):
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
     budget = as_budget(budget)
@@ -245,7 +250,9 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
         if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
             header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
-            if r.schema is not None:
+            if r.schema is None:  # every column is modelled (with a schema: its columns, checked already)
+                r.synth.check_width(len(header), str(r.source), r.settings.method, r.option_name("schema"))
+            else:
                 left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
                 r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
         yield r
@@ -321,7 +328,12 @@ def _discovery(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: f
     """A function of a table (a DataFrame or an engine's ``ValueSource``) to its privately discovered schema."""
 
     def discover(table) -> Schema:
+        from privsample.data.column_values import ValueSource
+
         s = r.settings
+        names = table.names if isinstance(table, ValueSource) else table.columns  # public: the column names
+        # before any spend; a Spark source's width is first known here
+        r.synth.check_width(len(names), "the table", s.method, r.option_name("schema"))
         return _discover(
             table, r.synth, accountant, noise, d_disc, r.schema_share, r.discovery_options, s.epsilon, s.delta, progress
         )
