@@ -135,9 +135,10 @@ def test_an_in_memory_table_drops_the_index_column_too(tables):
     """``pd.read_csv`` of a file with a pandas index names it 'Unnamed: 0'."""
     df = pd.read_csv(tables / "indexed.csv")
     kw = {"epsilon": 1, "method": "mst", "seed": 3, "method_options": OPTS}
-    a = privsample.synthesize(small_table(), **kw).table
+    a = privsample.synthesize(df.drop(columns="Unnamed: 0"), **kw).table
     pd.testing.assert_frame_equal(privsample.synthesize(df, index_col="Unnamed: 0", **kw).table, a)
-    pd.testing.assert_frame_equal(privsample.synthesize(pa.Table.from_pandas(df), index_col=1, **kw).table, a)
+    b = privsample.synthesize(pa.Table.from_pandas(df), index_col=1, **kw).table  # decoded dtypes
+    pd.testing.assert_frame_equal(b, a, check_dtype=False)
 
 
 @pytest.mark.parametrize("index_col", [0, -1, True, "", 1.5])

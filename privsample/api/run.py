@@ -40,6 +40,7 @@ from privsample.api.accounting import (
     synth_charge,
     worst_case_domain,
 )
+from privsample.api.dtypes import dtype_specs, frame_dtypes, restore_dtypes
 from privsample.checks import (
     OptionName,
     check_budget,
@@ -97,6 +98,9 @@ class Request:
     schema_name: str = "the schema"  # as messages name it: the schema file's name
     option_name: OptionName = python_option  # how the caller names options (``privsample.checks``)
     warnings: list[str] = field(default_factory=list)
+    # a pandas DataFrame's dtypes (``privsample.api.dtypes``), for its synthetic tables: public, the column types the
+    # caller chose (metadata, not records); a category dtype's categories are used only where the release has them
+    dtypes: dict | None = None
 
 
 @dataclass
@@ -156,6 +160,7 @@ def check_request(
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     check_public(public, settings.method, schema, source, name)
     frame, engine = check_source(source, engine, schema, index_col)  # frame: None for a path or a Spark DataFrame
+    dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values
     synth = make_synthesizer(settings.method, **settings.options)
     if schema is not None or frame is not None:  # the columns modelled: the schema's, or the in-memory table's
         width = len(schema.columns) if schema is not None else frame.shape[1]
@@ -183,6 +188,7 @@ def check_request(
         budget=budget,
         schema_name=schema_name,
         option_name=name,
+        dtypes=dtypes,
         **run,
     )
 
@@ -300,12 +306,14 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
     finally:
         getattr(eng, "close", lambda: None)()
     model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": r.engine})
+    if r.dtypes is not None:  # a DataFrame's dtypes, for its synthetic tables (public; categories as released)
+        model.params["dtypes"] = dtype_specs(r.dtypes, model.schema)
     table = None
     if sample:
         with progress_phase(
             progress, "sample", accountant=accountant, message="draw synthetic records (no privacy cost)"
         ):
-            table = model.sample_table(r.rows, rng)
+            table = restore_dtypes(model.sample_table(r.rows, rng), model.params.get("dtypes"), model.schema)
     return Fitted(model=model, accountant=accountant, schema=schema, table=table)
 
 

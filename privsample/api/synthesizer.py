@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from privsample.api.accounting import DEFAULT_DELTA, DEFAULT_SCHEMA_SHARE
+from privsample.api.dtypes import restore_dtypes
 from privsample.api.run import Settings, check_draw, check_request, check_settings, rows_to_draw, run
 from privsample.api.schema import Schema as PublicSchema
 from privsample.data.schema import Schema
@@ -119,7 +120,9 @@ class Synthesizer:
         """A synthetic table (pandas DataFrame) of ``rows`` rows (default: the model's noisy row count).
 
         Post-processing of the model: no privacy cost. ``seed`` makes the draw reproducible; the same seed
-        gives the rows ``privsample sample --seed`` writes (with the same ``where``).
+        gives the rows ``privsample sample --seed`` writes (with the same ``where``). A model fitted on a pandas
+        DataFrame gives its columns the DataFrame's dtypes back (``privsample.api.dtypes``: a category column
+        with the categories its schema released).
 
         ``where``: conditional generation. A mapping column -> a value, a list of values (any of), or for a
         numeric column a ``(lo, hi)`` range (closed; ``None`` for an open end), e.g. ``{"sex": "Female",
@@ -138,7 +141,8 @@ class Synthesizer:
         rows, seed = check_draw(rows, seed)
         rng = np.random.default_rng(seed)
         n = rows_to_draw(model, rows, where)
-        return model.sample_table(n, rng) if where is None else model.sample_table(n, rng, where=where)
+        table = model.sample_table(n, rng) if where is None else model.sample_table(n, rng, where=where)
+        return restore_dtypes(table, model.params.get("dtypes"), model.schema)  # a DataFrame's dtypes, if any
 
     def condition_probability(self, where: Any) -> float:
         """The probability, under the fitted model, that a record satisfies ``where`` (as in ``sample``):
@@ -286,6 +290,7 @@ def synthesize(
     a byte-order mark, else UTF-8).
     ``index_col``: an index column of ``source`` (as ``df.to_csv()`` writes a pandas index), dropped before any
     record is read, on every engine: its name, or its 1-based position (an int; for a column with no name).
+    A pandas DataFrame's synthetic table has its dtypes (``privsample.api.dtypes``).
     ``sample``: False leaves ``table`` None, for callers that stream the rows (``SynthModel.sample_chunks``
     with ``np.random.default_rng(seed)`` gives the same rows).
     ``public``: a public table (path or in-memory table) with the schema's columns, for ``method`` "aim", "mst" or
