@@ -118,6 +118,17 @@ def check_seed(seed: Any, name: OptionName = python_option) -> int | None:
     return int(seed)
 
 
+def check_index_col(value: Any, name: OptionName = python_option) -> str | int | None:
+    """None, a column name (non-empty text) or a 1-based column position (a whole number >= 1, not a bool)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
+        return int(value)
+    raise InputError(f"{name('index_col')} must be a column name or a 1-based column position (got {value!r})")
+
+
 def check_choice(value: Any, choices: Iterable[str], option: str, name: OptionName = python_option) -> str:
     """``value`` one of ``choices``."""
     choices = tuple(choices)
@@ -220,6 +231,7 @@ __all__ = [
     "check_count",
     "check_rows",
     "check_seed",
+    "check_index_col",
     "check_choice",
     "check_columns",
     "left_out_note",

@@ -419,6 +419,7 @@ def test_an_unnamed_header_column_is_refused_before_anything_is_charged(files, s
     lines = text.strip().splitlines()
     assert code == 2 and len(lines) == 1, text
     assert "indexed.csv: column 1 of the header has no name" in lines[0]
+    assert "--index-col 1" in lines[0]  # the way to drop it
     assert not (files / "s.csv").exists()
     from privsample.privacy.budget import Budget
 

@@ -40,11 +40,13 @@ from privsample.api.accounting import (
     synth_charge,
     worst_case_domain,
 )
+from privsample.api.dtypes import dtype_specs, frame_dtypes, restore_dtypes
 from privsample.checks import (
     OptionName,
     check_budget,
     check_columns,
     check_require,
+    check_index_col,
     check_rows,
     check_seed,
     left_out_note,
@@ -93,11 +95,15 @@ class Request:
     discovery_options: dict | None = None
     delimiter: str | None = None
     encoding: str | None = None
+    index_col: str | int | None = None  # an index column, dropped by its name or position (public) on every engine
     budget: Any = None
     schema_name: str = "the schema"  # as messages name it: the schema file's name
     option_name: OptionName = python_option  # how the caller names options (``privsample.checks``)
     warnings: list[str] = field(default_factory=list)
     require: list[str] = field(default_factory=list)  # order constraints added to the schema (public)
+    # a pandas DataFrame's dtypes (``privsample.api.dtypes``), for its synthetic tables: public, the column types the
+    # caller chose (metadata, not records); a category dtype's categories are used only where the release has them
+    dtypes: dict | None = None
 
 
 @dataclass
@@ -136,14 +142,15 @@ def check_request(
     engine: str = "auto",
     delimiter: str | None = None,
     encoding: str | None = None,
+    index_col: Any = None,
     budget: Any = None,
     require: Any = None,
     name: OptionName = python_option,
     **run: Any,
 ) -> Request:
     """Every check of a run that public information can refuse, once, before anything is charged or spent;
-    the schema loaded and the in-memory table converted once. ``run``: ``other``, ``spark_master``,
-    ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``).
+    the schema loaded and the in-memory table converted once (without its ``index_col``). ``run``: ``other``,
+    ``spark_master``, ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``).
 
     ``require``: order constraints (``A OP B``, public) added to the schema's ``require`` list. With a schema they
     are checked against it here; without one, their columns are checked against an in-memory table's names here
@@ -154,6 +161,7 @@ def check_request(
     from privsample.privacy.budget import as_budget, refuse_seeded
 
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
+    index_col = check_index_col(index_col, name)
     rows = None if rows is None else check_rows(rows, name)
     seed = check_seed(seed, name)
     schema_name = Path(schema).name if isinstance(schema, (str, os.PathLike)) else "the schema"
@@ -164,10 +172,16 @@ def check_request(
     if engine not in ENGINES:
         raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     check_public(public, settings.method, schema, source, name)
-    frame, engine = check_source(source, engine, schema)  # frame: None for a path or a Spark DataFrame
+    frame, engine = check_source(source, engine, schema, index_col)  # frame: None for a path or a Spark DataFrame
+    dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values
     if schema is None and require and frame is not None:
         check_require_names(require, [str(c) for c in frame.columns], name("require"), "the input table")
     synth = make_synthesizer(settings.method, **settings.options)
+    if schema is not None or frame is not None:  # the columns modelled: the schema's, or the in-memory table's
+        width = len(schema.columns) if schema is not None else frame.shape[1]
+        synth.check_width(
+            width, schema_name if schema is not None else "the input table", settings.method, name("schema")
+        )
     if public is not None and hasattr(synth, "check_public"):
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
     budget = as_budget(budget)
@@ -185,10 +199,12 @@ def check_request(
         engine=engine,
         delimiter=delimiter,
         encoding=encoding,
+        index_col=index_col,
         budget=budget,
         schema_name=schema_name,
         option_name=name,
         require=require,
+        dtypes=dtypes,
         **run,
     )
 
@@ -255,12 +271,14 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
     with charged:
         if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
-            header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding)
-            if r.schema is not None:
+            header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
+            if r.schema is None:  # every column is modelled (with a schema: its columns, checked already)
+                r.synth.check_width(len(header), str(r.source), r.settings.method, r.option_name("schema"))
+                if r.require:  # the columns the comparisons name, from the header (public)
+                    check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
+            else:
                 left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
                 r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
-            elif r.require:  # without a schema: the columns the comparisons name, from the header (public)
-                check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
         yield r
 
 
@@ -294,6 +312,7 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         other=r.other,
         delimiter=r.delimiter,
         encoding=r.encoding,
+        index_col=r.index_col,
         spark_master=r.spark_master,
         engine_options=r.engine_options,
         reading=progress_phase(progress, "read table"),
@@ -305,12 +324,14 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
     finally:
         getattr(eng, "close", lambda: None)()
     model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": r.engine})
+    if r.dtypes is not None:  # a DataFrame's dtypes, for its synthetic tables (public; categories as released)
+        model.params["dtypes"] = dtype_specs(r.dtypes, model.schema)
     table = None
     if sample:
         with progress_phase(
             progress, "sample", accountant=accountant, message="draw synthetic records (no privacy cost)"
         ):
-            table = model.sample_table(r.rows, rng)
+            table = restore_dtypes(model.sample_table(r.rows, rng), model.params.get("dtypes"), model.schema)
     return Fitted(model=model, accountant=accountant, schema=schema, table=table)
 
 
@@ -333,7 +354,12 @@ def _discovery(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: f
     """A function of a table (a DataFrame or an engine's ``ValueSource``) to its privately discovered schema."""
 
     def discover(table) -> Schema:
+        from privsample.data.column_values import ValueSource
+
         s = r.settings
+        names = table.names if isinstance(table, ValueSource) else table.columns  # public: the column names
+        # before any spend; a Spark source's width is first known here
+        r.synth.check_width(len(names), "the table", s.method, r.option_name("schema"))
         schema = _discover(
             table, r.synth, accountant, noise, d_disc, r.schema_share, r.discovery_options, s.epsilon, s.delta, progress
         )

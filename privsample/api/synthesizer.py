@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from privsample.api.accounting import DEFAULT_DELTA, DEFAULT_SCHEMA_SHARE
+from privsample.api.dtypes import restore_dtypes
 from privsample.api.run import Settings, check_draw, check_request, check_settings, rows_to_draw, run
 from privsample.api.schema import Schema as PublicSchema
 from privsample.data.schema import Schema
@@ -83,7 +84,12 @@ class Synthesizer:
 
     # -- fitting (spends the budget) -------------------------------------------------------------
     def fit(
-        self, data: Any, schema: Schema | str | Path | None = None, seed: int | None = None, public: Any = None
+        self,
+        data: Any,
+        schema: Schema | str | Path | None = None,
+        seed: int | None = None,
+        public: Any = None,
+        index_col: str | int | None = None,
     ) -> Synthesizer:
         """Fit on ``data`` under (epsilon, delta)-DP; returns ``self``.
 
@@ -98,6 +104,9 @@ class Synthesizer:
         of measuring the private ones, at no privacy cost (the ledger lists it as a public input); see the guide's
         "Public data" page. It must not overlap ``data``: a public table overlapping the private one voids the
         guarantee for the shared records (the private table itself, or an identical copy, is an ``InputError``).
+        ``index_col``: an index column of ``data`` (as ``df.to_csv()`` writes a pandas index, with an empty
+        header cell), never read, synthesized or returned: its name, or its 1-based position (an int; the way to
+        name a column with no name). Decided from the column names alone.
 
         Without ``schema``, each loss of private discovery (a column kept with at most one value, a numeric
         column whose bounds clip more than 5% of its values) is emitted as a ``DiscoveryLossWarning``; the list
@@ -110,7 +119,14 @@ class Synthesizer:
                 "this Synthesizer has already been fitted (its privacy budget is spent): create a new one to fit again"
             )
         request = check_request(
-            self._settings, data, schema=schema, seed=seed, public=public, budget=self.budget, require=self.require
+            self._settings,
+            data,
+            schema=schema,
+            seed=seed,
+            public=public,
+            budget=self.budget,
+            require=self.require,
+            index_col=index_col,
         )
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
         res = run(request, sample=False)
@@ -122,7 +138,9 @@ class Synthesizer:
         """A synthetic table (pandas DataFrame) of ``rows`` rows (default: the model's noisy row count).
 
         Post-processing of the model: no privacy cost. ``seed`` makes the draw reproducible; the same seed
-        gives the rows ``privsample sample --seed`` writes (with the same ``where``).
+        gives the rows ``privsample sample --seed`` writes (with the same ``where``). A model fitted on a pandas
+        DataFrame gives its columns the DataFrame's dtypes back (``privsample.api.dtypes``: a category column
+        with the categories its schema released).
 
         ``where``: conditional generation. A mapping column -> a value, a list of values (any of), or for a
         numeric column a ``(lo, hi)`` range (closed; ``None`` for an open end), e.g. ``{"sex": "Female",
@@ -141,7 +159,8 @@ class Synthesizer:
         rows, seed = check_draw(rows, seed)
         rng = np.random.default_rng(seed)
         n = rows_to_draw(model, rows, where)
-        return model.sample_table(n, rng) if where is None else model.sample_table(n, rng, where=where)
+        table = model.sample_table(n, rng) if where is None else model.sample_table(n, rng, where=where)
+        return restore_dtypes(table, model.params.get("dtypes"), model.schema)  # a DataFrame's dtypes, if any
 
     def condition_probability(self, where: Any) -> float:
         """The probability, under the fitted model, that a record satisfies ``where`` (as in ``sample``):
@@ -265,6 +284,7 @@ def synthesize(
     discovery_options: dict | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    index_col: str | int | None = None,
     sample: bool = True,
     public=None,
     budget=None,
@@ -289,6 +309,9 @@ def synthesize(
     ``max_share``, ``pass_probability``) for planned discovery.
     ``delimiter`` / ``encoding``: a CSV file's (``read_table``; default: detected from the header line and
     a byte-order mark, else UTF-8).
+    ``index_col``: an index column of ``source`` (as ``df.to_csv()`` writes a pandas index), dropped before any
+    record is read, on every engine: its name, or its 1-based position (an int; for a column with no name).
+    A pandas DataFrame's synthetic table has its dtypes (``privsample.api.dtypes``).
     ``sample``: False leaves ``table`` None, for callers that stream the rows (``SynthModel.sample_chunks``
     with ``np.random.default_rng(seed)`` gives the same rows).
     ``public``: a public table (path or in-memory table) with the schema's columns, for ``method`` "aim", "mst" or
@@ -313,6 +336,7 @@ def synthesize(
         engine=engine,
         delimiter=delimiter,
         encoding=encoding,
+        index_col=index_col,
         budget=budget,
         other=other,
         spark_master=spark_master,

@@ -149,6 +149,15 @@ Unsafe = Annotated[
     ),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or ledger.")]
+IndexCol = Annotated[
+    Optional[str],
+    typer.Option(
+        "--index-col",
+        help="An index column of INPUT to drop before anything reads the records (never synthesized, counted or "
+        "written): its name in the header, or its 1-based position for a column with no name (a pandas index "
+        "written by df.to_csv(): --index-col 1). A name wins over a position.",
+    ),
+]
 
 # -- the options of sample ------------------------------------------------------------------------------
 Model = Annotated[Path, typer.Argument(help="A model saved by 'synth --save-model'.")]
@@ -209,6 +218,7 @@ def synth(
     quiet: Quiet = False,
     delimiter: Delimiter = None,
     encoding: Encoding = None,
+    index_col: IndexCol = None,
     budget_file: BudgetFile = None,
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
@@ -239,6 +249,7 @@ def synth(
         engine=engine,
         delimiter=delimiter,
         encoding=encoding,
+        index_col=index_col,
         budget=budget_file,
         other=other,
         spark_master=spark_master,
@@ -304,7 +315,9 @@ def _columns(request) -> list | None:
         return list(request.schema.columns)
     if not Path(request.source).is_file():
         return None
-    return table_columns(request.source, delimiter=request.delimiter, encoding=request.encoding)
+    return table_columns(
+        request.source, delimiter=request.delimiter, encoding=request.encoding, index_col=request.index_col
+    )
 
 
 def _model_columns(model) -> list:

@@ -275,6 +275,7 @@ def read_codes(
     delimiter: str | None = None,
     encoding: str | None = None,
     batch_rows: int | None = None,
+    index_col: str | int | None = None,
 ) -> dict[str, np.ndarray]:
     """``encode(read_table(path, ...), schema, release=True, compact=True)`` without the table in memory.
 
@@ -282,7 +283,7 @@ def read_codes(
     column by column by the same rules, text columns through Arrow's dictionary encoding (each distinct
     value looked up or parsed once, as ``encode`` does); only the codes are kept. The codes are identical to
     ``encode``'s, in the same order; every bad file raises ``InputError`` as ``read_table`` does. A schema
-    column missing from the file is refused before the records are read.
+    column missing from the file is refused before the records are read. ``index_col``: ``read_table``'s.
     """
     from privsample.data.table import BATCH_ROWS, empty_table_error, table_batches, to_pandas_column
 
@@ -290,7 +291,12 @@ def read_codes(
     parts: list[list[np.ndarray]] = [[] for _ in schema.columns]
     rows = 0
     with table_batches(
-        p, na_values=na_values, delimiter=delimiter, encoding=encoding, batch_rows=batch_rows or BATCH_ROWS
+        p,
+        na_values=na_values,
+        delimiter=delimiter,
+        encoding=encoding,
+        batch_rows=batch_rows or BATCH_ROWS,
+        index_col=index_col,
     ) as (names, kinds, batches):
         where = {name: i for i, name in enumerate(names)}
         for col in schema.columns:

@@ -56,7 +56,7 @@ def frame_names(data, kind: str, label: str) -> list[str]:
     names = [n.strip(WHITESPACE) for n in raw]
     empty = [i for i, n in enumerate(names) if not n]
     if empty:
-        raise InputError(f"{label}: column {empty[0]} has an empty name")
+        raise InputError(f"{label}: column {empty[0] + 1} has an empty name")
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"{label}: duplicate column name(s): {', '.join(repr(d) for d in dup)}")
@@ -88,13 +88,33 @@ def _arrow_text(col) -> np.ndarray:
     return np.array([None if v is None or v != v else str(v) for v in values], dtype=object)
 
 
-def frame_table(data, *, na_values: Sequence[str] = DEFAULT_NA_VALUES, label: str = "the table") -> pd.DataFrame:
-    """The in-memory table ``data`` as ``read_table`` returns a CSV file of it (module docstring).
+def drop_index_column(data, kind: str, index_col, label: str):
+    """``data`` without the column ``index_col`` names (``privsample.data.table.index_position``: a name, or a
+    1-based position), as ``read_table(..., index_col=...)`` leaves it out of a file; ``(data, kind)``."""
+    if index_col is None:
+        return data, kind
+    from privsample.data.table import index_position
+
+    raw = list(data.columns) if kind == "pandas" else list(data.column_names if kind == "arrow" else data.columns)
+    i = index_position(label, raw, index_col)
+    if kind == "pandas":
+        return data.iloc[:, [j for j in range(len(raw)) if j != i]], kind
+    if kind == "polars":
+        data, kind = data.to_arrow(), "arrow"
+    return data.remove_column(i), kind
+
+
+def frame_table(
+    data, *, na_values: Sequence[str] = DEFAULT_NA_VALUES, label: str = "the table", index_col=None
+) -> pd.DataFrame:
+    """The in-memory table ``data`` as ``read_table`` returns a CSV file of it (module docstring), without the
+    column ``index_col`` names (``drop_index_column``).
 
     An empty table (names, no rows) is returned empty: on release paths n = 0 is an input like any other."""
     kind = frame_kind(data)
     if kind is None:
         raise InputError(f"expected {ACCEPTED}, not {type(data).__name__}")
+    data, kind = drop_index_column(data, kind, index_col, label)
     names = frame_names(data, kind, label)
     if kind == "polars":
         data, kind = data.to_arrow(), "arrow"
@@ -106,4 +126,4 @@ def frame_table(data, *, na_values: Sequence[str] = DEFAULT_NA_VALUES, label: st
     return pd.DataFrame({name: _clean(c, na_values) for name, c in zip(names, cols)}, index=pd.RangeIndex(n))
 
 
-__all__ = ["frame_kind", "frame_names", "frame_table", "ACCEPTED"]
+__all__ = ["frame_kind", "frame_names", "frame_table", "drop_index_column", "ACCEPTED"]

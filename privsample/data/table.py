@@ -18,6 +18,8 @@ Cleaning rules (identical for both paths):
   charge); its ``detail`` and ``malformed_lines`` give the lines to ``privsample check`` (NOT private).
 * Text values (CSV fields, Parquet strings) and header names lose surrounding ``WHITESPACE``;
   a text value equal to one of ``na_values`` becomes missing.
+* An index column (``index_col``: a name, or a 1-based position for a column with no name, as ``df.to_csv()``
+  writes a pandas index) is decided from the header alone, parsed but never selected: no reader returns it.
 * Parquet keeps its types: integers stay integers, floats/decimals become float64 (NaN -> missing),
   booleans stay booleans, anything else (dates, ...) becomes its DuckDB text form.
 
@@ -32,6 +34,7 @@ import codecs
 import csv
 import gzip
 import io
+import numbers
 import re
 import shutil
 import tempfile
@@ -80,6 +83,13 @@ _JAVA_ENCODINGS = {
 # DuckDB settings of every connection that reads a table: the IN-list optimizer takes time superlinear in the
 # number of columns on the cleaning query (about 25 s for 200 columns and 30 rows; 1 s without it).
 DUCKDB_CONFIG = {"disabled_optimizers": "in_clause"}
+
+IndexCol = str | int | None
+"""An index column to drop (``index_col``): its name in the header, or its 1-based position (an int; in text, a
+whole number that is not a column name), the way to name a column whose header cell is empty."""
+
+INDEX_HINT = "drop it with --index-col {n} (Python: index_col={n}) or write the file with index=False"
+
 
 _INT_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "HUGEINT", "UHUGEINT"}
@@ -132,13 +142,23 @@ def _open_bytes(p: Path):
 @dataclass(frozen=True)
 class CsvLayout:
     """How a CSV file is read: its delimiter, the Python codec that decodes it (``utf-8-sig`` and
-    ``utf-16`` skip a byte-order mark), its cleaned column names and the blank lines before the header."""
+    ``utf-16`` skip a byte-order mark), its cleaned column names and the blank lines before the header.
+    ``index``: the 0-based position of an index column dropped on reading (``index_col``), not in ``names``."""
 
     delimiter: str
     encoding: str
     names: tuple[str, ...]
     skip: int
     chosen_by: str = ""  # what chose the encoding (for messages)
+    index: int | None = None
+
+    @property
+    def scan_names(self) -> tuple[str, ...]:
+        """The names of every column of the file, as a reader parses it: ``names`` with the dropped index column
+        (under a name none of them has) at its place."""
+        if self.index is None:
+            return self.names
+        return self.names[: self.index] + (index_placeholder(self.names),) + self.names[self.index :]
 
     @property
     def duckdb_encoding(self) -> str | None:
@@ -264,12 +284,14 @@ def detect_delimiter(p: Path, line: str) -> str:
     )
 
 
-def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | None = None) -> CsvLayout:
+def csv_layout(
+    path: str | Path, delimiter: str | None = None, encoding: str | None = None, index_col: IndexCol = None
+) -> CsvLayout:
     """The delimiter, encoding, cleaned column names and blank lines before the header of a CSV file.
 
-    ``delimiter`` / ``encoding`` force them (see the module docstring for detection). Raises
-    InputError for an empty, binary, undecodable or header-less file, an ambiguous delimiter, an empty
-    or duplicate name (``check_header``).
+    ``delimiter`` / ``encoding`` force them (see the module docstring for detection); ``index_col`` names an
+    index column left out of ``names`` (``index_position``). Raises InputError for an empty, binary,
+    undecodable or header-less file, an ambiguous delimiter, an empty or duplicate name (``check_header``).
     """
     p = Path(path)
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
@@ -313,21 +335,62 @@ def csv_layout(path: str | Path, delimiter: str | None = None, encoding: str | N
         raise InputError(f"{p}: no header row (the file has only blank lines)")
     if any("\ufffd" in f for f in record):
         raise _encoding_error(p, codec, why)
-    names = check_header(p, record)
-    return CsvLayout(delimiter or ",", codec, tuple(names), skip, why)
+    index = index_position(p, record, index_col)
+    names = check_header(p, record, index)
+    return CsvLayout(delimiter or ",", codec, tuple(names), skip, why, index)
 
 
-def check_header(path: str | Path, fields: Sequence[str]) -> list[str]:
-    """The column names of a CSV header's ``fields``, without surrounding ``WHITESPACE``; ``InputError`` for an
-    empty name, naming its position (1-based; the first one empty is most often an index column that pandas
-    wrote), or for duplicate names. The header alone is read: column names are public."""
+def index_position(path: str | Path, fields: Sequence, index_col: IndexCol) -> int | None:
+    """The 0-based position in the header ``fields`` of the index column ``index_col`` names (``IndexCol``), or
+    None; ``InputError`` when it names none. The header alone decides (column names are public)."""
+    if index_col is None:
+        return None
+    names = [str(f).strip(WHITESPACE) for f in fields]
+    position = None
+    if isinstance(index_col, str):
+        name = index_col.strip(WHITESPACE)
+        if name and name in names:
+            return names.index(name)
+        if name.isdigit():
+            position = int(name)
+        elif not name:
+            raise InputError("--index-col must name a column or give its 1-based position (got an empty name)")
+        else:
+            shown = ", ".join(repr(n) for n in names[:10]) + (", ..." if len(names) > 10 else "")
+            raise InputError(
+                f"{path}: --index-col {name!r} is not a column of the header ({shown}); "
+                "a column with no name is given by its 1-based position"
+            )
+    elif isinstance(index_col, numbers.Integral) and not isinstance(index_col, bool):
+        position = int(index_col)
+    else:
+        raise InputError(f"--index-col must be a column name or a 1-based position, not {index_col!r}")
+    if not 1 <= position <= len(names):
+        raise InputError(f"{path}: --index-col {position} is not a column position of the header (1 to {len(names)})")
+    return position - 1
+
+
+def index_placeholder(names: Sequence[str]) -> str:
+    """A column name none of ``names`` has, under which a dropped index column is parsed."""
+    name = "privsample_index"
+    while name in names:
+        name += "_"
+    return name
+
+
+def check_header(path: str | Path, fields: Sequence[str], index: int | None = None) -> list[str]:
+    """The column names of a CSV header's ``fields``, without surrounding ``WHITESPACE`` and without the index
+    column at 0-based position ``index`` (``index_position``); ``InputError`` for an empty name, naming its
+    position (1-based; the first one empty is most often an index column that pandas wrote, and the message says
+    how to drop it), or for duplicate names. The header alone is read: column names are public."""
     names = [f.strip(WHITESPACE) for f in fields]
-    empty = [i + 1 for i, n in enumerate(names) if not n]
+    empty = [i + 1 for i, n in enumerate(names) if not n and i != index]
     if empty:
         where = f"column {empty[0]}" if len(empty) == 1 else f"columns {', '.join(map(str, empty))}"
-        hint = " (an index column written by pandas? write it with index=False)" if empty[0] == 1 else ""
+        hint = f" (an index column written by pandas? {INDEX_HINT.format(n=1)})" if empty[0] == 1 else ""
         raise InputError(f"{path}: {where} of the header {'has' if len(empty) == 1 else 'have'} no name{hint}: "
                          "name every column, or remove the unnamed ones")  # fmt: skip
+    names = [n for i, n in enumerate(names) if i != index]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"{path}: duplicate column name(s) in the header: {', '.join(repr(d) for d in dup)}")
@@ -357,9 +420,17 @@ def transcode(path: str | Path, layout: CsvLayout, directory: str | Path) -> Pat
     return target
 
 
-def parquet_names(p: Path) -> list[str]:
-    """The column names of a Parquet file, from its schema (the footer) alone; ``InputError`` for an unreadable
-    file, no columns, an empty name (its 1-based position) or duplicate names."""
+def parquet_names(p: Path, index_col: IndexCol = None) -> list[str]:
+    """The column names of a Parquet file, from its schema (the footer) alone, without the index column
+    ``index_col`` names (``index_position``); ``InputError`` for an unreadable file, no columns, an empty name
+    (its 1-based position) or duplicate names."""
+    names, index = parquet_header(p, index_col)
+    return [n for i, n in enumerate(names) if i != index]
+
+
+def parquet_header(p: Path, index_col: IndexCol = None) -> tuple[list[str], int | None]:
+    """(every column name of a Parquet file, the 0-based position of the index column ``index_col`` names or
+    None), checked as ``parquet_names`` says."""
     import pyarrow.parquet as pq
 
     try:
@@ -368,20 +439,23 @@ def parquet_names(p: Path) -> list[str]:
         raise InputError(f"{p}: not a readable Parquet file ({error_reason(exc)})") from None
     if not names:
         raise InputError(f"{p}: the Parquet file has no columns")
-    empty = [i + 1 for i, n in enumerate(names) if not str(n).strip(WHITESPACE)]
+    index = index_position(p, names, index_col)
+    empty = [i + 1 for i, n in enumerate(names) if not str(n).strip(WHITESPACE) and i != index]
     if empty:
-        raise InputError(f"{p}: column {empty[0]} of the Parquet file has no name: name every column")
-    dup = sorted({n for n in names if names.count(n) > 1})
+        hint = f" (an index column? {INDEX_HINT.format(n=empty[0])})" if empty[0] == 1 else ""
+        raise InputError(f"{p}: column {empty[0]} of the Parquet file has no name{hint}: name every column")
+    kept = [n for i, n in enumerate(names) if i != index]
+    dup = sorted({n for n in kept if kept.count(n) > 1})
     if dup:
         raise InputError(f"{p}: duplicate column name(s): {', '.join(repr(d) for d in dup)}")
-    return names
+    return names, index
 
 
 def _csv_scan(read: Path, layout: CsvLayout, duck: str, rejects: bool = False) -> str:
     """DuckDB's ``read_csv`` of the file at ``read`` (in DuckDB's encoding ``duck``) as every reader reads it: all
     columns text, strict RFC 4180; ``rejects`` skips the lines that do not parse and stores them in DuckDB's
     ``reject_errors`` table instead (for ``malformed_lines``)."""
-    names = layout.names
+    names = layout.scan_names
     cols = "{" + ", ".join(f"{sql_str(n)}: 'VARCHAR'" for n in names) + "}"
     fnn = "[" + ", ".join(sql_str(n) for n in names) + "]"
     errors = "ignore_errors = true, store_rejects = true" if rejects else "ignore_errors = false"
@@ -427,8 +501,10 @@ def source_sql(
     delimiter: str | None = None,
     encoding: str | None = None,
     workdir: str | Path | Callable[[], str | Path] | None = None,
+    index_col: IndexCol = None,
 ) -> tuple[str, list[str], list[str]]:
-    """(SQL selecting the cleaned columns of the file, column names, column kinds) on ``con``.
+    """(SQL selecting the cleaned columns of the file, column names, column kinds) on ``con``; the index column
+    ``index_col`` names (``index_position``, from the header alone) is neither selected nor named.
 
     CSV only: ``delimiter`` / ``encoding`` force them (else detected, ``csv_layout``); a file in an
     encoding DuckDB does not read is first transcoded to a UTF-8 copy in ``workdir`` (a directory, or a
@@ -439,7 +515,7 @@ def source_sql(
     if p.stat().st_size == 0:
         raise InputError(f"{p}: the file is empty (0 bytes)")
     if fmt == "csv":
-        layout = csv_layout(p, delimiter, encoding)
+        layout = csv_layout(p, delimiter, encoding, index_col)
         names = list(layout.names)
         read, duck = p, layout.duckdb_encoding
         if duck is None:
@@ -449,25 +525,29 @@ def source_sql(
         scan = _csv_scan(read, layout, duck)
         types = ["VARCHAR"] * len(names)
     else:
-        names = parquet_names(p)
+        all_names, index = parquet_header(p, index_col)
+        names = [n for i, n in enumerate(all_names) if i != index]
         scan = f"read_parquet({sql_str(str(p))})"
         try:
             rel = con.sql(f"SELECT * FROM {scan}")
-            types = [str(t) for t in rel.types]
+            types = [str(t) for i, t in enumerate(rel.types) if i != index]
         except Exception as exc:  # noqa: BLE001
             raise duckdb_input_error(exc, p) from None
     sql, kinds = clean_select(scan, names, types, na_values)
     return sql, names, kinds
 
 
-def table_columns(path: str | Path, *, delimiter: str | None = None, encoding: str | None = None) -> list[str]:
-    """The column names of a CSV or Parquet file, from its header alone (the names ``read_table`` gives)."""
+def table_columns(
+    path: str | Path, *, delimiter: str | None = None, encoding: str | None = None, index_col: IndexCol = None
+) -> list[str]:
+    """The column names of a CSV or Parquet file, from its header alone (the names ``read_table`` gives), without
+    the index column ``index_col`` names."""
     p = Path(path)
     if table_format(p) == "csv":
         if p.stat().st_size == 0:
             raise InputError(f"{p}: the file is empty (0 bytes)")
-        return list(csv_layout(p, delimiter, encoding).names)
-    return parquet_names(p)
+        return list(csv_layout(p, delimiter, encoding, index_col).names)
+    return parquet_names(p, index_col)
 
 
 # -- in-memory reading --------------------------------------------------------------------------------
@@ -490,7 +570,9 @@ def to_pandas_column(col, kind: str) -> pd.Series | np.ndarray:
 
 
 @contextmanager
-def _cleaned_source(p: Path, na_values: Sequence[str], delimiter: str | None, encoding: str | None):
+def _cleaned_source(
+    p: Path, na_values: Sequence[str], delimiter: str | None, encoding: str | None, index_col: IndexCol = None
+):
     """(DuckDB connection, cleaning SQL, column names, column kinds) of the file at ``p`` (``source_sql``);
     the connection is closed and any UTF-8 copy removed on exit."""
     import duckdb
@@ -511,7 +593,7 @@ def _cleaned_source(p: Path, na_values: Sequence[str], delimiter: str | None, en
 
     try:
         sql, names, kinds = source_sql(
-            con, p, tuple(na_values), delimiter=delimiter, encoding=encoding, workdir=make_workdir
+            con, p, tuple(na_values), delimiter=delimiter, encoding=encoding, workdir=make_workdir, index_col=index_col
         )
         yield con, sql, names, kinds
     finally:
@@ -527,11 +609,13 @@ def read_table(
     allow_empty: bool = False,
     delimiter: str | None = None,
     encoding: str | None = None,
+    index_col: IndexCol = None,
 ) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.txt``) or Parquet (``.parquet``, ``.pq``) file.
 
     CSV: ``delimiter`` and ``encoding`` force them, else they are detected (module docstring); a
     file DuckDB cannot decode itself is transcoded to a temporary UTF-8 copy, removed afterwards.
+    ``index_col``: an index column (``IndexCol``, decided from the header alone), never read nor returned.
 
     Missing values are ``None`` in text/boolean (object) columns, ``pd.NA`` in nullable-integer
     columns and NaN in float columns (see the module docstring). Every bad input raises
@@ -540,7 +624,7 @@ def read_table(
     refusing n = 0 but not n = 1 would itself reveal something).
     """
     p = Path(path)
-    with _cleaned_source(p, na_values, delimiter, encoding) as (con, sql, names, kinds):
+    with _cleaned_source(p, na_values, delimiter, encoding, index_col) as (con, sql, names, kinds):
         try:
             table = con.sql(sql).to_arrow_table()
         except InputError:
@@ -561,6 +645,7 @@ def table_batches(
     delimiter: str | None = None,
     encoding: str | None = None,
     batch_rows: int = BATCH_ROWS,
+    index_col: IndexCol = None,
 ) -> Iterator[tuple[list[str], list[str], Iterator]]:
     """The file at ``path`` as ``read_table`` reads it (same cleaning, same errors), a batch at a time:
     ``with table_batches(path) as (names, kinds, batches)``; ``batches`` yields Arrow record batches of at
@@ -568,7 +653,7 @@ def table_batches(
     ``read_table``'s column). Only one batch is in memory at a time. A bad file raises ``InputError``,
     on entry or while iterating."""
     p = Path(path)
-    with _cleaned_source(p, na_values, delimiter, encoding) as (con, sql, names, kinds):
+    with _cleaned_source(p, na_values, delimiter, encoding, index_col) as (con, sql, names, kinds):
         yield names, kinds, _batches(con, sql, p, batch_rows)
 
 

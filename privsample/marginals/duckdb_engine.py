@@ -90,7 +90,8 @@ class DuckDBValues:
     ``privsample.data.column_values``, for private discovery without a schema), in a database of its own
     (``own_database``: ``memory_limit``, ``threads``, ``temp_directory``, as for ``DuckDBEngine``).
 
-    The file is read with ``read_table``'s SQL (``source_sql``: the same values, cleaned with ``na_values``);
+    The file is read with ``read_table``'s SQL (``source_sql``: the same values, cleaned with ``na_values``; an
+    index column ``index_col`` is never selected);
     a CSV file is read once into a cleaned table of that database (every later query reads it, not the
     file; a Parquet file is read in place, a column at a time). Per column: ``SELECT value, count(*) ...
     GROUP BY value`` over its non-missing values (in a Parquet file grouped as stored, then cleaned and grouped
@@ -114,13 +115,20 @@ class DuckDBValues:
         temp_directory: str | Path | None = None,
         delimiter: str | None = None,
         encoding: str | None = None,
+        index_col: str | int | None = None,
     ):
         self.label = str(path)
         self._con, self._dir = own_database(memory_limit, threads, temp_directory)
         self._finalizer = weakref.finalize(self, _drop, self._con, self._dir)
         try:
             self._clean, names, kinds = source_sql(
-                self._con, path, tuple(na_values), delimiter=delimiter, encoding=encoding, workdir=self._dir
+                self._con,
+                path,
+                tuple(na_values),
+                delimiter=delimiter,
+                encoding=encoding,
+                workdir=self._dir,
+                index_col=index_col,
             )
         except BaseException:
             self.close()
@@ -239,7 +247,8 @@ class DuckDBEngine(CodedTableEngine):
     (default: DuckDB's, one per core). ``cache_mb`` bounds the cache of computed marginals;
     ``batching`` is ``CodedTableEngine``'s ("joint" or "sets"). ``delimiter`` / ``encoding`` force
     a CSV file's (else detected as ``read_table`` detects them); a file in an encoding other than
-    UTF-8 is transcoded to a UTF-8 copy in the engine's temporary directory first.
+    UTF-8 is transcoded to a UTF-8 copy in the engine's temporary directory first. ``index_col``: a file's index
+    column, never selected (``read_table``'s).
     """
 
     dialect = DUCKDB
@@ -260,6 +269,7 @@ class DuckDBEngine(CodedTableEngine):
         batching: str = "joint",
         delimiter: str | None = None,
         encoding: str | None = None,
+        index_col: str | int | None = None,
     ):
         import duckdb
 
@@ -277,7 +287,13 @@ class DuckDBEngine(CodedTableEngine):
             self._open(memory_limit, threads, temp_directory)
             try:
                 clean, names, kinds = source_sql(
-                    self._con, source, na, delimiter=delimiter, encoding=encoding, workdir=self._workdir
+                    self._con,
+                    source,
+                    na,
+                    delimiter=delimiter,
+                    encoding=encoding,
+                    workdir=self._workdir,
+                    index_col=index_col,
                 )
             except BaseException:
                 self.close()

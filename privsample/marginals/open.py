@@ -39,12 +39,14 @@ def make_engine(
     release: bool = True,
     delimiter: str | None = None,
     encoding: str | None = None,
+    index_col: str | int | None = None,
 ):
     """A DuckDB or Spark engine on ``source`` coded by ``schema`` (``engine_options``: its keyword options).
 
     ``release`` (default): the per-record rule of ``encode(..., release=True)``, as on the NumPy path.
-    ``delimiter`` / ``encoding``: a CSV file's, as for ``read_table`` (default: detected)."""
-    opts = {"delimiter": delimiter, "encoding": encoding, **(engine_options or {})}
+    ``delimiter`` / ``encoding``: a CSV file's, as for ``read_table`` (default: detected); ``index_col``: an
+    index column never read (``read_table``'s)."""
+    opts = {"delimiter": delimiter, "encoding": encoding, "index_col": index_col, **(engine_options or {})}
     if engine == "duckdb":
         from privsample.marginals.duckdb_engine import DuckDBEngine
 
@@ -68,27 +70,30 @@ def make_values(
     engine_options: dict | None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    index_col: str | int | None = None,
 ):
     """The DuckDB or Spark reader of ``source``'s exact value counts (``DuckDBValues``, ``SparkValues``), for
     private discovery; ``make_engine`` on it then codes the same cleaned rows. ``engine_options``: the engine's
     options, of which the reader takes those that concern reading (``VALUES_OPTIONS``). Reads the header only:
     the records are read on the first count."""
     opts = {k: v for k, v in (engine_options or {}).items() if k in VALUES_OPTIONS[engine]}
+    opts.update(delimiter=delimiter, encoding=encoding, index_col=index_col)
     if engine == "duckdb":
         from privsample.marginals.duckdb_engine import DuckDBValues
 
-        return DuckDBValues(source, delimiter=delimiter, encoding=encoding, **opts)
+        return DuckDBValues(source, **opts)
     from privsample.marginals.spark_engine import SparkValues
 
-    return SparkValues(source, master=spark_master, delimiter=delimiter, encoding=encoding, **opts)
+    return SparkValues(source, master=spark_master, **opts)
 
 
-def check_source(source, engine: str, schema: Schema | None) -> tuple[Any, str]:
+def check_source(source, engine: str, schema: Schema | None, index_col=None) -> tuple[Any, str]:
     """(table, engine) for ``source``. An in-memory table is read as ``read_table`` would read it from CSV
-    (``frame_table``), by the NumPy engine; a Spark DataFrame, or any path with ``engine="spark"``, goes to Spark;
-    a path must be an existing CSV or Parquet file, and ``auto`` picks NumPy or DuckDB for it by file size
-    (``AUTO_SHARE``, or ``AUTO_SHARE_CODED`` with a schema; without one, DuckDB discovers the schema out of core
-    too). The table is None unless given in memory. ``InputError`` for anything else, before any budget is spent."""
+    (``frame_table``, without the column ``index_col`` names), by the NumPy engine; a Spark DataFrame, or any
+    path with ``engine="spark"``, goes to Spark; a path must be an existing CSV or Parquet file, and ``auto`` picks
+    NumPy or DuckDB for it by file size (``AUTO_SHARE``, or ``AUTO_SHARE_CODED`` with a schema; without one, DuckDB
+    discovers the schema out of core too). The table is None unless given in memory. ``InputError`` for anything
+    else, before any budget is spent."""
     import os
 
     from privsample.data.frames import ACCEPTED, frame_kind, frame_table
@@ -100,7 +105,8 @@ def check_source(source, engine: str, schema: Schema | None) -> tuple[Any, str]:
     if frame_kind(source) is not None:
         if engine not in ("auto", "numpy"):
             raise InputError(f"an in-memory table is read by the numpy engine (got --engine {engine})")
-        frame = frame_table(source, label="the input table", **({"na_values": schema.na_values} if schema else {}))
+        na = {"na_values": schema.na_values} if schema else {}
+        frame = frame_table(source, label="the input table", index_col=index_col, **na)
         return frame, "numpy"
     if is_dataframe(source):
         if engine not in ("auto", "spark"):
@@ -133,6 +139,7 @@ def open_engine(
     other: bool = False,
     delimiter: str | None = None,
     encoding: str | None = None,
+    index_col: str | int | None = None,
     spark_master: str = "local[2]",
     engine_options: dict | None = None,
     reading: AbstractContextManager = nullcontext(),
@@ -145,8 +152,10 @@ def open_engine(
     around reading and coding an in-memory table (progress), entered on the NumPy engine only.
 
     Every engine encodes by the same per-record rule (``encode(..., release=True)``), so no value, count, message
-    or exit code depends on one record; the table may even be empty. Other options as ``make_engine``'s."""
-    csv = {"delimiter": delimiter, "encoding": encoding}
+    or exit code depends on one record; the table may even be empty. ``index_col``: a file's index column, never
+    read (``read_table``'s; ``check_source`` drops it from an in-memory ``frame``). Other options as
+    ``make_engine``'s."""
+    csv = {"delimiter": delimiter, "encoding": encoding, "index_col": index_col}
     if engine in ("duckdb", "spark"):
         opts = {"spark_master": spark_master, "engine_options": engine_options, **csv}
         return _out_of_core(engine, source, schema, other, discover, check_size, opts)

@@ -32,9 +32,11 @@ from privsample.data.schema import DEFAULT_NA_VALUES, Schema
 from privsample.data.sql_dialect import SPARK, clean_sql
 from privsample.data.table import (
     FORMATS,
+    CsvLayout,
     check_delimiter,
     column_kind,
     csv_layout,
+    index_position,
     java_encoding,
     malformed_error,
     table_format,
@@ -180,15 +182,16 @@ class _SparkReading:
     _own_session = False
     _views: list[str]
 
-    def _open_source(self, source, master, spark, config, connect_timeout, delimiter, encoding):
+    def _open_source(self, source, master, spark, config, connect_timeout, delimiter, encoding, index_col=None):
         """(Spark DataFrame of ``source``, its label): the session is ``source``'s, ``spark``, or a new one on
-        ``master`` (stopped by ``close()``); a local CSV file's layout is read (and checked) before Spark starts."""
+        ``master`` (stopped by ``close()``); a local CSV file's layout is read (and checked) before Spark starts.
+        The index column ``index_col`` names (``index_position``: from the column names alone) is dropped."""
         df = source if is_dataframe(source) else None
         layout = None
         if df is None:
             location, fmt, local = _location(source)
             if fmt == "csv" and local is not None:  # detected (and checked) before Spark starts
-                layout = csv_layout(local, delimiter, encoding)
+                layout = csv_layout(local, delimiter, encoding, index_col)
                 _spark_charset(source, layout.java_encoding)
             elif fmt == "csv":
                 layout = (check_delimiter(delimiter) or ",", _spark_charset(source, java_encoding(encoding)))
@@ -204,6 +207,15 @@ class _SparkReading:
         label = "DataFrame" if df is not None else str(source)
         if df is None:
             df = self._read(location, fmt, layout, label)
+        if isinstance(layout, CsvLayout):
+            index = layout.index  # parsed under a placeholder name
+        else:
+            index = index_position(label, [str(f.name) for f in df.schema.fields], index_col)
+        if index is not None:
+            names = [str(f.name) for f in df.schema.fields]
+            keep = [j for j in range(len(names)) if j != index]
+            df = df.toDF(*[f"_c{j}" for j in range(len(names))]).select(*[f"_c{j}" for j in keep])
+            df = df.toDF(*[names[j] for j in keep])
         return df, label
 
     def _read(self, location: str, fmt: str, layout, label: str):
@@ -222,7 +234,7 @@ class _SparkReading:
                 return df.toDF(*names)
             from pyspark.sql.types import StringType, StructField, StructType
 
-            names = list(layout.names)
+            names = list(layout.scan_names)
             string_schema = StructType([StructField(f"_c{i}", StringType()) for i in range(len(names))])
             df = reader.csv(
                 location,
@@ -283,6 +295,7 @@ class SparkEngine(_SparkReading, CodedTableEngine):
         batching: str = "joint",
         delimiter: str | None = None,
         encoding: str | None = None,
+        index_col: str | int | None = None,
     ):
         self._views: list[str] = []
         self._persisted = self._cleaned = None
@@ -292,7 +305,9 @@ class SparkEngine(_SparkReading, CodedTableEngine):
                 label = source.label
                 kind_of, clean = self._adopt(source)
             else:
-                df, label = self._open_source(source, master, spark, config, connect_timeout, delimiter, encoding)
+                df, label = self._open_source(
+                    source, master, spark, config, connect_timeout, delimiter, encoding, index_col
+                )
                 names = [str(f.name) for f in df.schema.fields]
                 check_unique(names)
                 view = self._view(df.toDF(*[f"_c{i}" for i in range(len(names))]))
@@ -402,6 +417,7 @@ class SparkValues(_SparkReading):
         connect_timeout: float = CONNECT_TIMEOUT,
         delimiter: str | None = None,
         encoding: str | None = None,
+        index_col: str | int | None = None,
     ):
         self._views: list[str] = []
         self._cleaned = None
@@ -409,7 +425,9 @@ class SparkValues(_SparkReading):
         self._n: int | None = None
         self._present: dict[str, int] = {}
         try:
-            df, self.label = self._open_source(source, master, spark, config, connect_timeout, delimiter, encoding)
+            df, self.label = self._open_source(
+                source, master, spark, config, connect_timeout, delimiter, encoding, index_col
+            )
             names = [str(f.name) for f in df.schema.fields]
             check_unique(names)
             view = self._view(df.toDF(*[f"_c{i}" for i in range(len(names))]))

@@ -19,6 +19,7 @@ from privsample.errors import InputError, ResourceLimitError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
+from privsample.synth.selection import MAX_ATTRIBUTES
 
 DEFAULT_MAX_MEMORY_MB = 8192.0
 JIT_CACHE_LIMIT_MB = 2048.0  # AIM/PPSyn drop JAX's compiled code between rounds above this RSS
@@ -180,9 +181,23 @@ def estimate_phase(
 
 
 class Synthesizer(ABC):
-    """Select-measure-generate synthesizer on Private-PGM."""
+    """Select-measure-generate synthesizer on Private-PGM.
+
+    ``max_columns``: the widest table the method models (None: no limit), refused by ``check_width`` from the
+    column names or the schema alone (public), before any spend."""
 
     name: str = "synthesizer"
+    max_columns: int | None = None
+
+    def check_width(self, columns: int, what: str, method: str | None = None, schema_option: str = "schema") -> None:
+        """``InputError`` when a table of ``columns`` columns is wider than ``max_columns`` (``what`` names the
+        table, ``method`` the method as the caller gave it, ``schema_option`` the schema option)."""
+        if self.max_columns is not None and columns > self.max_columns:
+            raise InputError(
+                f"{what} has {columns:,} columns, more than {method or self.name} models (at most "
+                f"{self.max_columns:,}): keep at most {self.max_columns:,} of them, e.g. with a reviewed "
+                f"{schema_option} that lists only those (the others are left out); nothing was spent"
+            )
 
     @abstractmethod
     def fit(
@@ -219,6 +234,9 @@ class WorkloadSynthesizer(Synthesizer):
 
     workload = None
     workload_k = 2
+    # every model-size check (the one-way model, each candidate of each round) sizes a junction tree over all the
+    # columns: ``graph_cells`` handles at most MAX_ATTRIBUTES
+    max_columns = MAX_ATTRIBUTES
     max_cells: int | None = 10_000
     max_model_size = 80.0
     max_memory_mb = DEFAULT_MAX_MEMORY_MB

@@ -24,6 +24,10 @@ except ImportError:  # pragma: no cover - a build without a C compiler
 
 Clique = tuple[str, ...]
 
+# The most attributes :func:`graph_cells` sizes a junction tree over: ``MAXA`` of ``_graphcells.c`` (the Python
+# reference has no limit, but at this width one call takes seconds, and AIM and PPSyn make one per candidate).
+MAX_ATTRIBUTES = 4096
+
 
 def default_workload(domain, k: int = 2, max_cells: int | None = 10_000) -> list[tuple[Clique, float]]:
     """All k-way cliques with at most ``max_cells`` cells, weight 1 (the AIM/PPSyn default)."""
