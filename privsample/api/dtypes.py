@@ -4,8 +4,8 @@ A DataFrame is read as the same data written to CSV (every value as its text, ``
 decoded table has the schema's types: text (``object``), ``float64``, ``int64`` or ``Int64``. ``frame_dtypes``
 records the input frame's dtypes; ``dtype_specs`` turns them into what the fitted model keeps (its ``params``, saved
 with it); ``restore_dtypes`` converts each synthetic column back to its column's dtype: ``bool``, ``boolean``, the
-integer and float dtypes (numpy and nullable), ``category``, ``string`` / ``str``. ``object`` columns (and any other
-dtype: dates, ...) are left as decoded.
+integer and float dtypes (numpy and nullable), ``category``, ``string`` / ``str``, ``datetime64`` (with its time
+zone, from a date or datetime column). ``object`` columns (and any other dtype) are left as decoded.
 
 The dtypes are public: metadata of the input (the column types the caller chose), not records; recording them
 reads no value. One part of a dtype can hold what the records hold: the categories of a ``category`` column. The
@@ -77,10 +77,10 @@ def restore_dtypes(table: pd.DataFrame, specs: dict[str, Any] | None, schema) ->
 
 
 def _converted(dtype) -> bool:
-    """Whether ``restore_dtypes`` converts a column to ``dtype`` (not ``object``, dates, ...)."""
-    if isinstance(dtype, (pd.StringDtype, pd.BooleanDtype)):
+    """Whether ``restore_dtypes`` converts a column to ``dtype`` (not ``object``, ...)."""
+    if isinstance(dtype, (pd.StringDtype, pd.BooleanDtype, pd.DatetimeTZDtype)):
         return True
-    return isinstance(dtype, (np.dtype, pd.api.extensions.ExtensionDtype)) and dtype.kind in "biuf"
+    return isinstance(dtype, (np.dtype, pd.api.extensions.ExtensionDtype)) and dtype.kind in "biufM"
 
 
 def _json_value(v):
@@ -104,6 +104,8 @@ def _restore(values: pd.Series, spec, col) -> pd.Series:
         dtype = pd.api.types.pandas_dtype(spec)
         if isinstance(dtype, pd.StringDtype):
             return values.astype(dtype)
+        if isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "M"):
+            return _datetime(values, dtype, col)
         if isinstance(dtype, pd.BooleanDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "b"):
             return _boolean(values, dtype, col)
         if _converted(dtype):
@@ -111,6 +113,20 @@ def _restore(values: pd.Series, spec, col) -> pd.Series:
     except (TypeError, ValueError, OverflowError, KeyError):
         pass
     return values
+
+
+def _datetime(values: pd.Series, dtype, col) -> pd.Series:
+    """Datetimes of a date or datetime column (text in its format, ``privsample.data.formats``): an instant
+    converted to the dtype's time zone, or a naive datetime; a column of another kind is left as decoded."""
+    fmt = getattr(col, "value_format", None)
+    if getattr(col, "temporal", None) not in ("date", "datetime") or fmt is None:
+        return values
+    x = fmt.parse(list(values))
+    seconds = pd.to_datetime(np.where(np.isfinite(x), x, np.nan) * fmt.unit, unit="s")
+    out = pd.Series(seconds, index=values.index)
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return out.dt.tz_localize("UTC").dt.tz_convert(dtype.tz).astype(dtype)
+    return out.astype(dtype)
 
 
 def _boolean(values: pd.Series, dtype, col) -> pd.Series:
