@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 import privsample
-from privsample.data.table import csv_layout, read_table, table_columns
+from privsample.data.table import read_table, table_columns
+from privsample.data.csv_layout import csv_layout
 from privsample.errors import InputError
 from tests.test_cli import FAST, run, small_schema, small_table
 

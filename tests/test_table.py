@@ -8,13 +8,8 @@ import gzip
 
 import pytest
 
-from privsample.data.table import (
-    check_delimiter,
-    check_encoding,
-    csv_layout,
-    read_table,
-    table_columns,
-)
+from privsample.data.table import read_table, table_columns
+from privsample.data.csv_layout import check_delimiter, check_encoding, csv_layout
 from privsample.errors import DataError, InputError
 
 ROWS = "1;2,5;x\n3;4;y\n"

@@ -44,7 +44,8 @@ GRID_ROWS = (1_000, 10_000, 100_000, 1_000_000)  # row counts assumed when the c
 def header_names(path: Path, delimiter: str | None = None, encoding: str | None = None) -> list[str]:
     """The column names from the first non-blank line of a CSV file (bytes up to its end only), or from a
     Parquet file's schema (its footer). Never reads a record."""
-    from privsample.data.table import check_header, detect_delimiter, parquet_names, check_delimiter, table_format
+    from privsample.data.table import parquet_names, table_format
+    from privsample.data.csv_layout import check_header, detect_delimiter, check_delimiter
 
     fmt = table_format(path)
     if fmt == "parquet":

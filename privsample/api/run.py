@@ -157,7 +157,7 @@ def check_request(
     and a file's header as the run starts (``spending``), before any spend. That a column is numeric is known
     only once discovery has spent its share: a comparison naming a column discovered categorical is refused
     then, before the synthesis spends anything (a Spark table's names are known only then too)."""
-    from privsample.data.table import check_delimiter, check_encoding
+    from privsample.data.csv_layout import check_delimiter, check_encoding
     from privsample.privacy.budget import as_budget, refuse_seeded
 
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
@@ -261,7 +261,8 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
     against the schema (column names, public). A schema column the header lacks is refused there (``InputError``);
     the columns the schema leaves out are named in ``request.warnings``, for a front end to show. A run that the
     budget file refuses reads nothing."""
-    from privsample.data.table import DELIMITERS, table_columns
+    from privsample.data.table import table_columns
+    from privsample.data.csv_layout import DELIMITERS
 
     r = request
     charged = nullcontext()

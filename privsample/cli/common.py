@@ -186,7 +186,8 @@ def warn_unused_file_columns(console, table, schema, schema_path, *, delimiter=N
     local file, e.g. a Spark URI: the engine reports its own problems); ``InputError`` when the schema names a
     column the header lacks (``privsample.checks.check_columns``)."""
     from privsample.checks import check_columns, cli_option
-    from privsample.data.table import DELIMITERS, table_columns
+    from privsample.data.table import table_columns
+    from privsample.data.csv_layout import DELIMITERS
 
     if not Path(table).is_file():
         return []

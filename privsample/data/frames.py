@@ -93,7 +93,7 @@ def drop_index_column(data, kind: str, index_col, label: str):
     1-based position), as ``read_table(..., index_col=...)`` leaves it out of a file; ``(data, kind)``."""
     if index_col is None:
         return data, kind
-    from privsample.data.table import index_position
+    from privsample.data.csv_layout import index_position
 
     raw = list(data.columns) if kind == "pandas" else list(data.column_names if kind == "arrow" else data.columns)
     i = index_position(label, raw, index_col)

@@ -30,17 +30,8 @@ from privsample.data.cells import WHITESPACE
 from privsample.data.column_values import ColumnValues
 from privsample.data.schema import DEFAULT_NA_VALUES, Schema
 from privsample.data.sql_dialect import SPARK, clean_sql
-from privsample.data.table import (
-    FORMATS,
-    CsvLayout,
-    check_delimiter,
-    column_kind,
-    csv_layout,
-    index_position,
-    java_encoding,
-    malformed_error,
-    table_format,
-)
+from privsample.data.table import FORMATS, column_kind, malformed_error, table_format
+from privsample.data.csv_layout import CsvLayout, check_delimiter, csv_layout, index_position, java_encoding
 from privsample.errors import DataError, InputError
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, arrow_values, check_unique
 
