@@ -424,14 +424,14 @@ def private_schema(
     touches one value of every column, so the per-column costs add up, and the deltas of the columns
     (at most delta/m each) add up to at most delta.
 
-    (a) Type and nullability: the vector (missing, integral numbers, non-integral numbers,
-        non-numeric) partitions the column, so one record changes one cell by 1: L2 sensitivity 1;
-        discrete Gaussian with sigma_a = 1/sqrt(2 rho_a). Decisions (post-processing): numeric iff
-        noisy numeric (integral + non-integral) > 3 sqrt(2) sigma_a (its sd) and above the noisy
-        non-numeric count, which is at most max(3 sigma_a, 5% of the noisy non-missing total) (coded
-        columns such as 2, 3, 4, "5more" stay categorical); integer iff noisy
-        integral > 3 sigma_a and noisy non-integral <= 3 sigma_a (unsure -> float, whose bounds are
-        not rounded); nullable iff noisy missing > 2 sigma_a (a spurious null code is cheap).
+    (a) Type and nullability: the vector of counts of the public classes of ``formats.COARSE`` (missing,
+        integral, non-integral, +inf, -inf, date or time, formatted number, text) partitions the column, so
+        one record changes one cell by 1: L2 sensitivity 1; discrete Gaussian with sigma_a = 1/sqrt(2 rho_a).
+        Decisions (post-processing, ``column_types.column_type``): numeric iff the noisy numbers (the sum of
+        five cells) pass 3 times their sd and exceed the other kinds, which hold at most max(3 sqrt(2)
+        sigma_a, 5% of the noisy total) (coded columns such as 2, 3, 4, "5more" stay categorical); likewise a
+        date or time column; integer iff noisy integral > 3 sigma_a and noisy non-integral <= 3 sigma_a
+        (unsure -> float, whose bounds are not rounded); nullable iff noisy missing > 2 sigma_a.
     (b) Categories: stability-based histogram. Noisy counts (discrete Gaussian, sigma_b) of every
         *observed* value; a value is released iff its noisy count > tau (``category_threshold``: the exact
         discrete Gaussian tail, at most 1 + sigma_b sqrt(2 ln(1/delta_col))),
@@ -455,6 +455,13 @@ def private_schema(
         (post-processing), the column is categorical with those values (3-digit codes, years: octave bins
         would invent codes between them) and the rest of its rho_b is not spent; else (c) runs with the rest.
         Either way the column spends at most rho_b and delta_col (adaptive composition).
+    (e) Dates, times and formatted numbers (``column_types``): ``FORMAT_SHARE`` of rho_b buys noisy counts of
+        the values in each public format class (``formats.DATE_CLASSES`` with, for a pattern with an offset,
+        ``formats.OFFSETS``; or ``formats.NUMBER_CLASSES``): each value is in one class (or none), sensitivity 1;
+        the pattern is the largest noisy count (post-processing). A date column's bounds and bins then come
+        from ``calendar_discovery.discover_calendar`` (rho-zCDP, no delta), a formatted column's from (c) on the
+        numbers read in its format; -inf and inf whose noisy counts in (a) pass 2 sigma_a are cells of (c)'s
+        grid histogram too, kept as codes of their own when they pass its presence threshold.
 
     ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
     records in the catch-all: 1 - (sum of the released categories' noisy counts + noisy missing count
