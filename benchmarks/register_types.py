@@ -12,8 +12,8 @@ Arms (epsilon 1, delta 1e-9, MST, seeded noise: NOT private; one process per run
 * ``none``: no schema (private discovery of every type);
 * ``require``: no schema, with ``--require`` for the known order (birth_date <= admitted <= discharged);
 * ``codebook``: a schema written by ``privsample schema --from register.tableschema.json`` (the table's public
-  codebook: types, date patterns and ranges), reviewed as its header asks (``REVIEW``: the display formats of the
-  two amounts and the offset of the datetime, which a Table Schema cannot state), with the same order
+  codebook: types, date patterns, separators and ranges), reviewed as its header asks (``REVIEW``: the symbols of
+  the two amounts and the colon of the datetime's offset, which a Table Schema cannot state), with the same order
   constraints.
 
 Per run and column (exact, NOT private; diagnosis of the output only): the kind discovered, whether every output
@@ -60,7 +60,7 @@ ARMS = ("none", "require", "codebook")
 REVIEW = {  # what a person adds to the codebook's schema (its header lists them as guesses to review)
     "cost": {"format": "$#,##0.00"},
     "copay": {"format": "0.0%"},
-    "arrival": {"format": "%Y-%m-%dT%H:%M:%S%:z", "offset": "+01:00"},
+    "arrival": {"format": "%Y-%m-%dT%H:%M:%S%:z"},  # the offset comes from the codebook's bounds
 }
 
 
@@ -104,7 +104,8 @@ def codebook(df: pd.DataFrame) -> dict:
             {"name": "discharged", "type": "date", "constraints": {"minimum": "2019-01-01", "maximum": "2024-06-30"}},
             {"name": "arrival", "type": "datetime", "format": "%Y-%m-%dT%H:%M:%S%z",
              "constraints": {"minimum": "2019-01-01T00:00:00+01:00", "maximum": "2024-01-01T00:00:00+01:00"}},
-            {"name": "cost", "type": "number", "bareNumber": False, "constraints": {"minimum": 0, "maximum": 100000}},
+            {"name": "cost", "type": "number", "bareNumber": False, "groupChar": ",",
+             "constraints": {"minimum": 0, "maximum": 100000}},
             {"name": "copay", "type": "number", "bareNumber": False, "constraints": {"minimum": 0, "maximum": 100}},
             {"name": "ward", "type": "integer", "constraints": {"enum": [1, 2, 3, 4, 5, 6]}},
             {"name": "diagnosis", "type": "integer", "constraints": {"enum": [101, 205, 233, 310, 412, 555, 610, 777]}},

@@ -265,6 +265,23 @@ def test_guesses_are_listed():
     )
 
 
+def test_separators_and_offsets_of_the_codebook_are_used():
+    x = field_of({"name": "x", "type": "number", "groupChar": ",", "constraints": {"minimum": 0, "maximum": 9}})
+    assert x["format"] == "#,##0.00" and Schema.from_dict({"provenance": "user", "columns": [x]})["x"].format
+    y = field_of({"name": "y", "type": "number", "decimalChar": ",", "constraints": {"minimum": 0, "maximum": 9}})
+    assert y["format"] == "0,00"
+    t = field_of(
+        {
+            "name": "t",
+            "type": "datetime",
+            "format": "%Y-%m-%dT%H:%M:%S%z",
+            "constraints": {"minimum": "2020-01-01T00:00:00+01:00", "maximum": "2021-01-01T00:00:00+01:00"},
+        }
+    )
+    assert t["offset"] == "+01:00"
+    assert Schema.from_dict({"provenance": "user", "columns": [t]})["t"].offset == "+01:00"
+
+
 def frictionless_codebook() -> dict:
     return {
         "fields": [

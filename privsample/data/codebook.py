@@ -34,6 +34,7 @@ nullable and the reading's default ``na_values`` apply.
 from __future__ import annotations
 
 import datetime
+import re
 import json
 import textwrap
 from dataclasses import dataclass, field
@@ -369,14 +370,7 @@ def _frictionless_field(f: dict, key: bool, d: dict, source: str, guesses: list[
                     "codebook: a numeric column needs public bounds (none is invented)",
                     template,
                 )
-            extra = sorted({"decimalChar", "groupChar"} & set(f)) + (
-                ["bareNumber"] if f.get("bareNumber") is False else []
-            )
-            if extra:
-                guesses.append(
-                    f"format of '{name}': the codebook gives {', '.join(extra)}; add a display 'format' "
-                    "(e.g. '#.##0,00') if the data are written that way"
-                )
+            _number_format(f, col, integer, guesses)
             return _mapped(col, source)
         if kind in DEFAULT_PATTERNS:
             pattern = _fmt_pattern(f, kind, guesses)
@@ -393,6 +387,9 @@ def _frictionless_field(f: dict, key: bool, d: dict, source: str, guesses: list[
                     template,
                 )
             col["lower"], col["upper"] = _text(lo), _text(hi)
+            offset = re.search(r"(Z|[+-]\d{2}:?\d{2})$", col["lower"]) if "%z" in pattern or "%:z" in pattern else None
+            if offset:
+                col["offset"] = offset.group(1)  # the bounds' offset (public): the one the output is written at
             return _mapped(col, source)
     except InputError as exc:
         return Unmapped(name, f"refused as written in the codebook ({_reason(exc)})")
@@ -400,6 +397,22 @@ def _frictionless_field(f: dict, key: bool, d: dict, source: str, guesses: list[
         what = f"string of format {f['format']}" if f.get("format") not in (None, "default") else "string"
         return Unmapped(name, f"{what} without 'enum': free text or an identifier; {REMEDY}")
     return Unmapped(name, f"{UNMAPPED_TYPES.get(kind, 'a field of type ' + repr(kind))}: {REMEDY}")
+
+
+def _number_format(f: dict, col: dict, integer: bool, guesses: list[str]) -> None:
+    """A display ``format`` from the codebook's public separators (``groupChar``, ``decimalChar``), and a guess
+    noted for the reviewer when it gives them or says the numbers are not bare."""
+    extra = sorted({"decimalChar", "groupChar"} & set(f)) + (["bareNumber"] if f.get("bareNumber") is False else [])
+    if not extra:
+        return
+    group, decimal = str(f.get("groupChar", "")), str(f.get("decimalChar", "."))
+    if group or decimal != ".":
+        col["format"] = ("#" + group + "##0" if group else "0") + ("" if integer else decimal + "00")
+    guesses.append(
+        f"format of '{col['name']}': the codebook gives {', '.join(extra)}"
+        + (f"; written as '{col['format']}' (decimals guessed)" if "format" in col else "")
+        + "; add the symbols of the data to its display 'format' (e.g. '$#,##0.00', '0.0%') if it shows any"
+    )
 
 
 def _reason(exc: InputError) -> str:
