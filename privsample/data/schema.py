@@ -19,6 +19,11 @@ half-integer bin edges are exact floats.
 synthesizers fix those cells at zero at no privacy cost. A numeric column's range ``lo..hi`` forbids
 the bins lying entirely inside it (a bin only partly inside stays allowed).
 
+Identifier and free-text columns (``Identifier``, ``FreeText``; ``type: id`` and ``type: text`` in a file) are not
+part of the synthesized domain: they are kept apart from ``columns`` (``Schema.identifiers``, ``Schema.text``), each
+with its position in the column order (``Schema.layout``), so that a file lists every column in the table's order.
+The output gets fresh ids in an identifier column's place (``privsample.data.identifiers``) and leaves free text out.
+
 Schema files are strict: an unknown key (at the top or in a column) is refused with a suggestion, so a
 misspelled optional key cannot be silently ignored. ``version`` (default 1) names the file format:
 later formats add keys on purpose under a higher version.
@@ -26,6 +31,7 @@ later formats add keys on purpose under a higher version.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
@@ -36,6 +42,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from privsample.data.identifiers import IdFormat, parse_format
 from privsample.errors import InputError
 
 DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
@@ -57,6 +64,8 @@ RELEASED_FIELDS = (
     "columns[].edges*",
     "columns[].integer",
     "columns[].nullable",
+    "columns[].format",
+    "columns[].keep",
     "notes*",
     "ledger.*",
     "discovery.*",
@@ -68,7 +77,10 @@ SUGGESTED_FORBID_KEY = "suggested_forbid"  # a draft's candidate zeros (JSON): r
 COLUMN_KEYS = {
     "categorical": ("name", "type", "categories", "nullable", "other"),
     "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable"),
+    "id": ("name", "type", "format"),
+    "text": ("name", "type", "keep", "categories", "nullable", "other"),
 }
+TEXT_KEEP = ("drop", "frequent")  # a text column: dropped from the output, or its frequent values kept
 
 
 def mbi_domain(names, sizes):
@@ -241,6 +253,71 @@ class Numeric:
 Column = Union[Categorical, Numeric]
 
 
+@dataclass(frozen=True)
+class Identifier:
+    """An identifier column (a patient or customer id: every record its own value), left out of the synthesized
+    domain: the marginal engines and the models never see it, and the output gets fresh ids of ``format``
+    (``privsample.data.identifiers``: ``{k digits}``, ``{k hex}`` or ``{uuid}``, with an optional literal prefix
+    and suffix) drawn independently of the data, at ``position`` in the column order (None: after the others).
+
+    The fresh ids are never compared with the real ones: such a check would make the output depend on single
+    records and is not differentially private. Instead the digit part is widened when the format's space is too
+    small for a match to be negligible (``identifiers.widened``; the output warns, naming the column and the format
+    used)."""
+
+    name: str
+    format: str = "{uuid}"
+    position: int | None = None
+
+    kind = "id"
+
+    def __post_init__(self):
+        object.__setattr__(self, "format", str(parse_format(self.format, f"schema column '{self.name}'")))
+
+    @property
+    def id_format(self) -> IdFormat:
+        return parse_format(self.format)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": "id", "format": self.format}
+
+
+@dataclass(frozen=True)
+class FreeText:
+    """A free-text column (long or nearly all-distinct values), dropped from the output (``keep: drop``): not
+    synthesized, and absent from the output table (a warning names it). ``categories``: its frequent values where
+    private discovery released some (noisy counts above the threshold); ``keep: frequent`` in a schema file makes
+    the column categorical with them (``as_categorical``). ``position``: its place in the column order."""
+
+    name: str
+    position: int | None = None
+    categories: tuple[str, ...] = ()
+
+    kind = "text"
+
+    def __post_init__(self):
+        object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
+        if len(set(self.categories)) != len(self.categories):
+            raise InputError(f"schema column '{self.name}': duplicate categories")
+
+    def as_categorical(self, nullable: bool = False, other: str | None = None) -> Categorical:
+        """The column with its frequent values kept (``keep: frequent``): categorical, with a catch-all."""
+        if other is None:
+            other, i = DEFAULT_OTHER_LABEL, 2
+            while other in self.categories:
+                other, i = f"{DEFAULT_OTHER_LABEL[:-1]} {i})", i + 1
+        return Categorical(self.name, self.categories, nullable=nullable, other=other)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "type": "text", "keep": "drop"}
+        if self.categories:
+            d["categories"] = list(self.categories)
+        return d
+
+
+Outside = Union[Identifier, FreeText]  # a column of the table that is not synthesized
+
+
 def _check_keys(d: dict, allowed: tuple[str, ...], source: str, where: str) -> None:
     """InputError naming the first key of ``d`` not in ``allowed``, with the closest allowed key if any."""
     for key in d:
@@ -387,8 +464,28 @@ class NamedColumns:
         return name in self.names
 
 
-def _column_from_dict(c: Any, i: int, source: str) -> Column:
-    """Column #i + 1 of a schema mapping (``Schema.from_dict``); ``InputError`` naming it when it is malformed."""
+def _text_from_dict(c: dict, name: str, i: int, source: str) -> Column | Outside:
+    """A ``type: text`` column #i + 1: ``FreeText`` (``keep: drop``, the default) or, with ``keep: frequent``, the
+    ``Categorical`` of its listed frequent values."""
+    keep = c.get("keep", "drop")
+    if keep not in TEXT_KEEP:
+        raise InputError(f"{source}: text column '{name}': keep must be {' or '.join(TEXT_KEEP)} (got {keep!r})")
+    cats = c.get("categories", [])
+    if not isinstance(cats, list):
+        raise InputError(f"{source}: text column '{name}': 'categories' must be a list")
+    if keep == "drop":
+        return FreeText(name, i, tuple(cats))
+    if not cats:
+        raise InputError(
+            f"{source}: text column '{name}' has keep: frequent but lists no categories (its frequent values, "
+            "public or privately discovered)"
+        )
+    return FreeText(name, i, tuple(cats)).as_categorical(bool(c.get("nullable", False)), c.get("other"))
+
+
+def _column_from_dict(c: Any, i: int, source: str) -> Column | Outside:
+    """Column #i + 1 of a schema mapping (``Schema.from_dict``); ``InputError`` naming it when it is malformed.
+    An ``id`` or ``text`` column (not synthesized) has position i."""
     if not isinstance(c, dict) or "name" not in c or "type" not in c:
         raise InputError(f"{source}: column #{i + 1} needs 'name' and 'type'")
     name = str(c["name"])
@@ -413,9 +510,14 @@ def _column_from_dict(c: Any, i: int, source: str) -> Column:
                 bool(c.get("integer", False)),
                 bool(c.get("nullable", False)),
             )
+        if kind == "id":
+            fmt = parse_format(c.get("format", "{uuid}"), f"{source}: id column '{name}'")
+            return Identifier(name, str(fmt), i)
+        if kind == "text":
+            return _text_from_dict(c, name, i, source)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{source}: column '{name}': {exc}") from None
-    raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric)")
+    raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric|id|text)")
 
 
 @dataclass
@@ -433,16 +535,69 @@ class Schema(NamedColumns):
     notes: list[str] = field(default_factory=list)
     discovery: dict[str, Any] | None = None  # private discovery's plan and per-column report (noisy/public values)
     forbid: list[dict[str, Any]] = field(default_factory=list)  # structural zeros (public), see ``parse_forbid``
+    # columns of the table that are not synthesized, each with its ``position`` in the column order (``layout``):
+    # identifiers (fresh ids in the output) and free text (dropped from the output)
+    identifiers: list[Identifier] = field(default_factory=list)
+    text: list[FreeText] = field(default_factory=list)
 
     def __post_init__(self):
-        names = [c.name for c in self.columns]
+        self._place_outside()
+        names = [c.name for c in self.layout()]
         if not names:
             raise InputError("schema has no columns")
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise InputError(f"schema lists column(s) more than once: {', '.join(sorted(dup))}")
+        if not self.columns:
+            raise InputError(
+                "schema has no column to synthesize (only identifier or free-text columns): keep at least one "
+                "categorical or numeric column"
+            )
         self.na_values = tuple(self.na_values)
         self.forbid = parse_forbid(self.forbid, self.columns)
+
+    def _place_outside(self) -> None:
+        """Move identifier and free-text columns given in ``columns`` to their lists, at their place in it; give
+        those without a position the places after the others; check that the positions are distinct and in range."""
+        given = list(self.columns)
+        outside = [c for c in (*self.identifiers, *self.text)]
+        if any(isinstance(c, (Identifier, FreeText)) for c in given):
+            kept = []
+            for i, c in enumerate(given):
+                if isinstance(c, (Identifier, FreeText)):
+                    outside.append(c if c.position is not None else dataclasses.replace(c, position=i))
+                else:
+                    kept.append(c)
+            self.columns = kept
+        total = len(self.columns) + len(outside)
+        taken = {c.position for c in outside if c.position is not None}
+        free = iter(p for p in range(total - 1, -1, -1) if p not in taken)
+        unplaced = [i for i, c in enumerate(outside) if c.position is None]
+        for i, p in zip(reversed(unplaced), free):
+            outside[i] = dataclasses.replace(outside[i], position=p)
+        positions = [c.position for c in outside]
+        if len(set(positions)) != len(positions) or any(not (isinstance(p, int) and 0 <= p < total) for p in positions):
+            raise InputError("schema: identifier and text columns need distinct positions within the columns")
+        self.identifiers = [c for c in outside if isinstance(c, Identifier)]
+        self.text = [c for c in outside if isinstance(c, FreeText)]
+
+    def layout(self) -> list:
+        """Every column in the table's order: the synthesized ``columns`` with the identifier and free-text columns
+        at their positions."""
+        placed = {c.position: c for c in (*self.identifiers, *self.text)}
+        rest = iter(self.columns)
+        return [placed[i] if i in placed else next(rest) for i in range(len(self.columns) + len(placed))]
+
+    @property
+    def output_names(self) -> list[str]:
+        """The columns of a synthetic table, in order: the synthesized and identifier columns (free text is left
+        out)."""
+        return [c.name for c in self.layout() if not isinstance(c, FreeText)]
+
+    @property
+    def all_names(self) -> list[str]:
+        """Every column the schema declares (synthesized, identifier and free text), in order."""
+        return [c.name for c in self.layout()]
 
     # -- access: names, schema[name], name in schema (``NamedColumns``) --------------------------
     @property
@@ -461,7 +616,7 @@ class Schema(NamedColumns):
         d: dict[str, Any] = {
             "version": SCHEMA_VERSION,
             "provenance": self.provenance,
-            "columns": [c.to_dict() for c in self.columns],
+            "columns": [c.to_dict() for c in self.layout()],
         }
         if tuple(self.na_values) != DEFAULT_NA_VALUES:
             d["na_values"] = list(self.na_values)
@@ -494,8 +649,10 @@ class Schema(NamedColumns):
             )
         _check_keys(d, SCHEMA_KEYS, source, "")
         cols: list[Column] = []
+        outside: list[Outside] = []
         for i, c in enumerate(d["columns"]):
-            cols.append(_column_from_dict(c, i, source))
+            col = _column_from_dict(c, i, source)
+            (outside if isinstance(col, (Identifier, FreeText)) else cols).append(col)
         provenance = d.get("provenance")
         if provenance is None:
             raise InputError(
@@ -515,6 +672,8 @@ class Schema(NamedColumns):
             list(d.get("notes", [])),
             discovery,
             parse_forbid(d.get("forbid"), cols, source),
+            [c for c in outside if isinstance(c, Identifier)],
+            [c for c in outside if isinstance(c, FreeText)],
         )
 
     def save(self, path: str | Path, suggested_forbid: list[dict[str, Any]] | None = None) -> None:
