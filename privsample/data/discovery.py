@@ -28,7 +28,7 @@ live in ``privsample.data.draft`` and are re-exported here, with ``sorted_catego
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -53,9 +53,10 @@ from privsample.data.discovery_plan import (
     row_count_rho,
     split_exact,
 )
+from privsample.data.id_discovery import discover_identifier, free_text
 from privsample.data.draft import NUMERIC_MIN_DISTINCT, PEAK_SHARE, draft_schema, suggest_forbid
 from privsample.data.numeric_discovery import discover_numeric, number_text, presence_threshold
-from privsample.data.schema import Categorical, Column, Numeric, Schema
+from privsample.data.schema import Categorical, Column, FreeText, Identifier, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import gaussian_measure, sigma_for_rho
@@ -378,8 +379,15 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
     """One column: (a), then (d) for an integer column, then (c) or (b) (``private_schema``'s docstring).
     Returns (column, report entry)."""
     numeric, integer, nullable, missing_share = _column_type(run, name, sc, rho_a)
+    ident = None
+    if not numeric or integer:  # (e) identifiers and free text: privsample.data.id_discovery
+        present = run.n_hat * (1.0 - missing_share)
+        ident = discover_identifier(run, name, sc, rho_b, present=present, integer=numeric)
+        if ident.column is not None:
+            return ident.column, ident.entry
+        rho_b = ident.rho_b
     kind, code = None, None
-    if numeric and integer:
+    if numeric and integer and not (ident is not None and ident.delta_spent):
         kind, code, rho_b = _codes_test(run, name, sc, rho_b)
     if kind == "values":
         col, info = code
@@ -388,7 +396,8 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
         return col, entry
     if numeric and kind is None:
         return _numeric_column(run, name, sc, rho_b, integer, nullable, missing_share)
-    return _categorical_column(run, name, sc, rho_b, code)
+    col, entry = _categorical_column(run, name, sc, rho_b, code)
+    return free_text(ident, col, entry, run.notes) if ident is not None and ident.text else (col, entry)
 
 
 def _ledger(entries: list, share: float, rho: float, delta: float) -> dict[str, Any]:
@@ -505,10 +514,14 @@ def private_schema(
     notes = _plan_notes(plan, rho, delta)
     run = _Run(accountant, noise, n_hat, round_down(Fraction(delta) / m), max_categories, bins, notes)
     columns: list[Column] = []
+    outside: list[Identifier | FreeText] = []  # not synthesized (e): at their positions
     report: list[dict[str, Any]] = []
-    for name, (rho_a, rho_b) in zip(names, splits):
+    for i, (name, (rho_a, rho_b)) in enumerate(zip(names, splits)):
         col, entry = _discover_column(run, name, scan_values(source.column_values(name)), rho_a, rho_b)
-        columns.append(col)
+        if isinstance(col, (Identifier, FreeText)):
+            outside.append(replace(col, position=i))
+        else:
+            columns.append(col)
         report.append(_plain(entry))
     ledger = _ledger(accountant.ledger[start:], plan["share"], rho, delta)
     if not noise.private:
@@ -523,4 +536,8 @@ def private_schema(
             "columns": report,
         }
     )
-    return Schema(columns, provenance="private", ledger=ledger, notes=notes, discovery=discovery)
+    ids = [c for c in outside if isinstance(c, Identifier)]
+    text = [c for c in outside if isinstance(c, FreeText)]
+    return Schema(
+        columns, provenance="private", ledger=ledger, notes=notes, discovery=discovery, identifiers=ids, text=text
+    )

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
+from privsample.data.identifiers import IdFormat
 from privsample.data.schema import DEFAULT_NA_VALUES, DEFAULT_OTHER_LABEL, Categorical, Column, Numeric, Schema
 from privsample.errors import InputError
 
@@ -471,12 +472,44 @@ def _decode_within(
     return np.where(null, np.nan, values)
 
 
+def id_formats(schema: Schema, n_out: int, n_real: float | None = None) -> dict[str, IdFormat]:
+    """The format of the fresh ids of each identifier column of ``schema`` for an output of ``n_out`` rows: its own,
+    or widened (``identifiers.widened``: more digits, the same prefix and suffix) where the expected number of
+    synthetic ids equal to a real one or to one another would exceed ``MAX_EXPECTED_MATCHES``. ``n_real``: an
+    estimate of the number of real records, a noisy count (default: private discovery's noisy row count, else
+    ``n_out``); never an exact one. Each widening is warned of (``IdentifierFormatWarning``), naming the column and
+    the format used. A function of public numbers only (post-processing)."""
+    import warnings
+
+    from privsample.data.identifiers import MAX_EXPECTED_MATCHES, widened
+    from privsample.errors import IdentifierFormatWarning
+    from privsample.privacy.released import released
+
+    if n_real is None:
+        n_real = float((schema.discovery or {}).get("n_hat") or n_out)
+    out = {}
+    for col in schema.identifiers:
+        fmt = col.id_format
+        out[col.name] = wide = widened(fmt, int(n_out), float(n_real))
+        if wide != fmt:
+            warnings.warn(
+                f"identifier column '{col.name}': the format {str(fmt)!r} is too small for fresh ids to stay apart "
+                f"from about {released(n_real, ',.0f')} real ones; the output uses {released(str(wide))} (more "
+                f"digits, the same prefix), so that the expected number of synthetic ids equal to a real one is at "
+                f"most {MAX_EXPECTED_MATCHES:g}",
+                IdentifierFormatWarning,
+                stacklevel=2,
+            )
+    return out
+
+
 def decode(
     codes: Mapping[str, np.ndarray] | np.ndarray,
     schema: Schema,
     rng: np.random.Generator,
     within: Mapping[str, Sequence[tuple[float, float]]] | None = None,
     bin_counts: Mapping[str, np.ndarray] | None = None,
+    ids: Mapping[str, IdFormat] | None = None,
 ) -> pd.DataFrame:
     """Records from codes ({column: codes} or a 2-D array with columns in schema order).
 
@@ -495,6 +528,10 @@ def decode(
     ``within`` (numeric column -> allowed closed intervals, ``condition.ColumnCondition.intervals``): that
     column's values are drawn within bin ∩ intervals (conditional sampling; every bin must meet them).
     Vectorised; draws come from ``rng`` column by column in schema order.
+    Identifier columns (``schema.identifiers``) get fresh ids drawn from ``rng`` after the other columns, uniformly
+    from the format's space and independently of the data (``identifiers.draw_ids``), with the formats ``ids``
+    (default: ``id_formats(schema, rows)``, widened if need be); the columns come in the order of
+    ``schema.output_names`` (free-text columns are not in the output).
     """
     cols = _code_columns(codes, schema)
     data: dict[str, Any] = {}
@@ -513,6 +550,13 @@ def decode(
         else:
             data[col.name] = _decode_numeric(col, c, rng, (bin_counts or {}).get(col.name))
     n = len(next(iter(cols.values()))) if cols else 0
+    if schema.identifiers:
+        from privsample.data.identifiers import draw_ids
+
+        formats = ids if ids is not None else id_formats(schema, n)
+        for col in schema.identifiers:
+            data[col.name] = pd.Series(draw_ids(formats.get(col.name, col.id_format), n, rng), dtype=object)
+        data = {name: data[name] for name in schema.output_names}
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 
 
