@@ -49,6 +49,7 @@ from privsample.checks import (
     left_out_note,
     python_option,
 )
+from privsample.data.discovery_report import warn_dropped
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.errors import InputError
 from privsample.marginals.open import ENGINES, check_source, open_engine
@@ -241,7 +242,8 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
             header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding)
             if r.schema is not None:
-                left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
+                declared = r.schema.all_names  # identifier and free-text columns are not left out
+                left = check_columns(r.source, header, declared, r.schema_name, r.option_name, DELIMITERS)
                 r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
         yield r
 
@@ -282,6 +284,7 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         coding=progress_phase(progress, "encode table", accountant=accountant),
     )
     r.frame = None  # only the codes are needed from here on
+    warn_dropped(schema)  # free-text columns, left out of the output: one FreeTextWarning each (names only)
     try:
         model = r.synth.fit(eng, accountant, noise, progress, schema=schema, **({"public": pub} if pub else {}))
     finally:
