@@ -505,7 +505,11 @@ class NoNoise(SeededNoise):
 
 def test_report_catch_all_share_from_released_counts():
     df = pd.DataFrame(
-        {"c": ["a"] * 700 + ["b"] * 200 + ["r1", "r2"] * 25 + [None] * 50, "d": [f"u{i}" for i in range(1000)]},
+        {
+            "c": ["a"] * 700 + ["b"] * 200 + ["r1", "r2"] * 25 + [None] * 50,
+            "d": [f"u{i // 3}" for i in range(1000)],
+            "e": [f"u{i}" for i in range(1000)],
+        },
         dtype=object,
     )
     s = private_schema(df, Accountant(50.0, delta_slack=1e-3), NoNoise(), rho=50.0, delta=1e-3)
@@ -515,8 +519,17 @@ def test_report_catch_all_share_from_released_counts():
     c = rep["c"]
     assert c["kind"] == "categorical" and c["kept"] == 4 and s["c"].nullable
     assert c["catch_all_share"] == pytest.approx(0.0)
-    # every value of d is unique: nothing passes, the whole column is in the catch-all
-    assert {k: v for k, v in rep["d"].items() if k != "sigma"} == {
+    # every value of e is unique: an identifier with the format most values have, not synthesized
+    assert rep["e"]["kind"] == "id" and s.identifiers[0].format == "u{3 digits}" and "e" not in s.names
+    # smaller budget: r1, r2 fall below tau and go to the catch-all, with the missing values unless nullable
+    s2 = private_schema(df, Accountant(1.0, delta_slack=1e-3), NoNoise(), rho=0.01, delta=1e-3)
+    c2 = {c["name"]: c for c in s2.discovery["columns"]}["c"]
+    assert set(s2["c"].categories) == {"a", "b"}
+    assert c2["catch_all_share"] == pytest.approx(0.05 if s2["c"].nullable else 0.1)
+    assert 25 < s2.discovery["min_category_records"] < 200
+    # every value of d is held by 3 records or fewer: nothing passes, the whole column is in the catch-all
+    d2 = {c["name"]: c for c in s2.discovery["columns"]}["d"]
+    assert {k: v for k, v in d2.items() if k != "sigma"} == {
         "name": "d",
         "kind": "catch-all",
         "kept": 0,
@@ -525,12 +538,6 @@ def test_report_catch_all_share_from_released_counts():
         "nullable": False,
         "null_count": 0.0,
     }
-    # smaller budget: r1, r2 fall below tau and go to the catch-all, with the missing values unless nullable
-    s2 = private_schema(df, Accountant(1.0, delta_slack=1e-3), NoNoise(), rho=0.01, delta=1e-3)
-    c2 = {c["name"]: c for c in s2.discovery["columns"]}["c"]
-    assert set(s2["c"].categories) == {"a", "b"}
-    assert c2["catch_all_share"] == pytest.approx(0.05 if s2["c"].nullable else 0.1)
-    assert 25 < s2.discovery["min_category_records"] < 200
 
 
 def test_discovery_field_round_trip(tmp_path):

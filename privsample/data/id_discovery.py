@@ -13,8 +13,10 @@ noisy row count n_hat and public constants.
      and a missing value adds nothing; removing one is the reverse. Hence rho_d-zCDP.
      Let present = n_hat less the noisy missing count of (a) (n_hat when the column is not nullable): the noisy
      number of records with a value. The column is *identifier-like* when
-     noisy distinct - 2 sigma_d >= ``ID_DISTINCT_SHARE`` (0.9) * present: post-processing of two noisy counts (the
-     margin of two noise sd keeps a small table, whose counts are mostly noise, from passing by chance).
+     noisy distinct - sigma_d >= ``ID_DISTINCT_SHARE`` (0.9) * present and present >= ``MIN_PRESENT_SIGMAS`` (10)
+     sigma_d: post-processing of noisy counts and public numbers (the second condition keeps a small table, whose
+     counts are mostly noise, from passing by chance: a column of few distinct values would need noise of about
+     9 sigma_d).
 (e2) Format, for an identifier-like column. Every value maps to its signature in the public family of formats
      (``privsample.data.identifiers.signatures``: ``{k digits}`` with an optional literal prefix and suffix,
      ``{uuid}``, ``{k hex}``, else "other"). The signature counts are released with the stability-based
@@ -34,8 +36,9 @@ noisy row count n_hat and public constants.
      ``TEXT_DISTINCT_SHARE`` of present (mostly distinct answers): the number of records whose value is longer than
      ``LONG_TEXT`` characters, with discrete Gaussian noise of sigma_l = 1/sqrt(2 rho_l), rho_l = ``LONG_SHARE``
      of rho_b; a record adds 1 or 0 to it (sensitivity 1), hence rho_l-zCDP. The column is free text when noisy
-     long - 2 sigma_l > ``LONG_TEXT_SHARE`` * present; its categories are then discovered with the rest of rho_b as
-     for any column and kept with it (``keep: frequent`` in the schema file makes it categorical with them).
+     long - sigma_l > ``LONG_TEXT_SHARE`` * present (and present >= ``MIN_PRESENT_SIGMAS`` sigma_l); its
+     categories are then discovered with the rest of rho_b as for any column and kept with it (``keep: frequent``
+     in the schema file makes it categorical with them).
 
 Adaptive composition: which of (e2), (e3) runs, and what the column's categories, codes or grid receive, are
 decided from earlier noisy outputs only, and the amounts spent never exceed rho_b (``split_exact``) and delta_col.
@@ -72,18 +75,20 @@ __all__ = [
     "LONG_TEXT",
     "LONG_TEXT_SHARE",
     "MARGIN_SIGMAS",
+    "MIN_PRESENT_SIGMAS",
 ]
 
 DISTINCT_SHARE = 0.1  # of a column's rho_b: the noisy number of distinct values (e1)
 SIGNATURE_SHARE = 0.5  # of rho_b: the thresholded counts of the format signatures of an identifier-like column (e2)
 LONG_SHARE = 0.05  # of rho_b: the noisy number of long values of a mostly distinct text column (e3)
-ID_DISTINCT_SHARE = 0.9  # identifier-like: noisy distinct values - 2 sd >= 90% of the noisy records with a value
+ID_DISTINCT_SHARE = 0.9  # identifier-like: noisy distinct values - 1 sd >= 90% of the noisy records with a value
 ID_COVERAGE = 0.5  # a text column's format must hold half of those records (noisy count) ...
 INTEGER_ID_COVERAGE = 0.9  # ... an integer column's 90%
 TEXT_DISTINCT_SHARE = 0.5  # a text column with more distinct values than this share is checked for long values
 LONG_TEXT = 40  # characters: a longer value is long
-LONG_TEXT_SHARE = 0.5  # free text: noisy long values - 2 sd > half of the noisy records with a value
-MARGIN_SIGMAS = 2.0
+LONG_TEXT_SHARE = 0.5  # free text: noisy long values - 1 sd > half of the noisy records with a value
+MARGIN_SIGMAS = 1.0
+MIN_PRESENT_SIGMAS = 10.0  # ... and only where the records with a value are at least 10 sd of the count
 
 
 @dataclass
@@ -170,7 +175,7 @@ def discover_identifier(run: Any, name: str, sc: Scan, rho_b: float, *, present:
     )
     distinct = int(noisy[0])
     share = max(distinct, 0) / present
-    if distinct - MARGIN_SIGMAS * sigma_d >= ID_DISTINCT_SHARE * present:
+    if present >= MIN_PRESENT_SIGMAS * sigma_d and distinct - MARGIN_SIGMAS * sigma_d >= ID_DISTINCT_SHARE * present:
         return _identifier(accountant, noise, name, sc, rho_b, rho_d, present, delta_col, integer, share, notes)
     if integer or distinct <= TEXT_DISTINCT_SHARE * present:
         return IdOutcome(None, None, _rest(rho_b, rho_d), distinct_share=share)
@@ -184,7 +189,7 @@ def discover_identifier(run: Any, name: str, sc: Scan, rho_b: float, *, present:
         measured=f"number of records whose value is longer than {LONG_TEXT} characters (sensitivity 1)",
     )
     long = int(noisy_long[0])
-    text = long - MARGIN_SIGMAS * sigma_l > LONG_TEXT_SHARE * present
+    text = present >= MIN_PRESENT_SIGMAS * sigma_l and long - MARGIN_SIGMAS * sigma_l > LONG_TEXT_SHARE * present
     return IdOutcome(
         None, None, _rest(rho_b, rho_d, rho_l), text=text, distinct_share=share, long_share=max(long, 0) / present
     )
