@@ -137,7 +137,7 @@ class Schema(_BaseSchema):
         bad = [c for c in self.columns if not isinstance(c, kinds)]
         if bad:
             raise InputError(
-                f"schema columns must be Categorical, Numeric, Identifier or FreeText, not {type(bad[0]).__name__}"
+                f"schema columns must be Categorical or Numeric (or Identifier, FreeText), not {type(bad[0]).__name__}"
             )
         if any(not isinstance(c.name, str) or not c.name.strip() for c in self.columns):
             raise InputError("schema column names must be non-empty text")

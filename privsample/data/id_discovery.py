@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from privsample.data.column_scan import Scan
-from privsample.data.discovery_plan import category_threshold, round_down, split_exact
+from privsample.data.discovery_plan import DISTINCT_SHARE, category_threshold, distinct_rho, round_down, split_exact
 from privsample.data.identifiers import OTHER_SIGNATURE, signatures
 from privsample.data.schema import Categorical, FreeText, Identifier
 from privsample.privacy.accountant import Accountant
@@ -78,7 +78,6 @@ __all__ = [
     "MIN_PRESENT_SIGMAS",
 ]
 
-DISTINCT_SHARE = 0.1  # of a column's rho_b: the noisy number of distinct values (e1)
 SIGNATURE_SHARE = 0.5  # of rho_b: the thresholded counts of the format signatures of an identifier-like column (e2)
 LONG_SHARE = 0.05  # of rho_b: the noisy number of long values of a mostly distinct text column (e3)
 ID_DISTINCT_SHARE = 0.9  # identifier-like: noisy distinct values - 1 sd >= 90% of the noisy records with a value
@@ -162,7 +161,7 @@ def discover_identifier(run: Any, name: str, sc: Scan, rho_b: float, *, present:
     records with a value (n_hat less the noisy missing count). ``integer``: an integer column (else text)."""
     accountant, noise, delta_col, notes = run.accountant, run.noise, run.delta_col, run.notes
     present = max(float(present), 1.0)
-    rho_d = split_exact(rho_b, [DISTINCT_SHARE, 1.0 - DISTINCT_SHARE])[0]
+    rho_d = distinct_rho(rho_b)
     if not rho_d > 0:
         return IdOutcome(None, None, rho_b)
     noisy, sigma_d = gaussian_measure(
