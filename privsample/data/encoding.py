@@ -472,6 +472,16 @@ def _decode_within(
     return np.where(null, np.nan, values)
 
 
+def _outside_level() -> int:
+    """The ``stacklevel`` of the caller's first frame outside privsample: a warning names the user's line."""
+    import sys
+
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] == "privsample":
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 def id_formats(schema: Schema, n_out: int, n_real: float | None = None) -> dict[str, IdFormat]:
     """The format of the fresh ids of each identifier column of ``schema`` for an output of ``n_out`` rows: its own,
     or widened (``identifiers.widened``: more digits, the same prefix and suffix) where the expected number of
@@ -498,7 +508,7 @@ def id_formats(schema: Schema, n_out: int, n_real: float | None = None) -> dict[
                 f"digits, the same prefix), so that the expected number of synthetic ids equal to a real one is at "
                 f"most {MAX_EXPECTED_MATCHES:g}",
                 IdentifierFormatWarning,
-                stacklevel=2,
+                stacklevel=_outside_level(),
             )
     return out
 
