@@ -376,8 +376,9 @@ def _categorical_column(
 
 
 def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float) -> tuple[Column, dict[str, Any]]:
-    """One column: (a), then (d) for an integer column, then (c) or (b) (``private_schema``'s docstring).
-    Returns (column, report entry)."""
+    """One column: (a), then (e) for a text or integer column, (d) for an integer column, then (c) or (b)
+    (``private_schema``'s docstring). Returns (column, report entry); the column is an ``Identifier`` or
+    ``FreeText`` when (e) found one."""
     numeric, integer, nullable, missing_share = _column_type(run, name, sc, rho_a)
     ident = None
     if not numeric or integer:  # (e) identifiers and free text: privsample.data.id_discovery
@@ -440,7 +441,8 @@ def private_schema(
     gives the same noisy answers on every engine under the same seeded noise.
 
     Budget. ``share=1.0`` (default): spend ``rho``. ``share=s``: spend ``s * rho``. Exactly, except that a code
-    column (d) leaves its grid histogram's part unspent, for the synthesizer.
+    column (d) leaves its grid histogram's part unspent, and an identifier or free-text column (e) the part it
+    does not use, for the synthesizer.
     ``share=None``: ``rho`` is the whole run's budget and discovery takes the share that
     ``plan_discovery`` chooses from the noisy row count (at most ``largest_share``; ``plan_options`` go to
     ``plan_discovery``). In every case ``count_share * rho`` of it pays for the noisy row count first.
@@ -492,6 +494,16 @@ def private_schema(
         (post-processing), the column is categorical with those values (3-digit codes, years: octave bins
         would invent codes between them) and the rest of its rho_b is not spent; else (c) runs with the rest.
         Either way the column spends at most rho_b and delta_col (adaptive composition).
+    (e) Identifiers and free text: every text column and every integer column first runs
+        ``privsample.data.id_discovery.discover_identifier`` (its docstring states the mechanisms and their
+        guarantees): a noisy number of distinct values (sensitivity 1, ``DISTINCT_SHARE`` of rho_b); for an
+        identifier-like column (noisy distinct count near the noisy number of records with a value) the
+        thresholded histogram of its values' format signatures with delta_col; for a mostly distinct text
+        column a noisy count of long values. An identifier or free-text column is not synthesized: it is kept
+        apart from the schema's columns at its position (``Schema.identifiers``, ``Schema.text``), reported with
+        kind "id" or "text", and an identifier leaves the rest of its rho_b unspent (as (d)); an integer column
+        whose signatures were counted skips (d) (its delta_col is spent) and goes to (c). Otherwise (b), (c) or
+        (d) run with what (e) left. The column still spends at most rho_b and delta_col.
 
     ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
     records in the catch-all: 1 - (sum of the released categories' noisy counts + noisy missing count
