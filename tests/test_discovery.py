@@ -188,8 +188,9 @@ def test_private_adult_large_rho(adult_raw):
     runs = [c["name"] for c in s.discovery["columns"] if c.get("codes")]
     assert "education-num" in runs and s["education-num"].bins == 16
     assert all(s[r].bins == s[r].upper - s[r].lower + 1 <= 48 for r in runs)
-    # the grid part each run leaves unspent equals its codes test's (half each)
-    unspent = math.fsum(e.rho for e in acc.ledger if e.label in {f"schema: {r}: category counts" for r in runs})
+    # the grid part each run leaves unspent equals its codes test's with its identifier check's (half each)
+    tests = {f"schema: {r}: {what}" for r in runs for what in ("category counts", "distinct values")}
+    unspent = math.fsum(e.rho for e in acc.ledger if e.label in tests)
     assert acc.spent <= rho and acc.spent + unspent == pytest.approx(rho, rel=1e-9)
     assert 0 < acc.delta_spent <= delta
     entries = s.ledger["entries"]
@@ -857,8 +858,8 @@ def test_integer_codes_beyond_the_unit_grid_become_categories():
     assert len(code_counts) == 1 and not any("grid" in e.label for e in by["code"])  # the grid part is unspent
     assert any(e.label.endswith("category counts") for e in by["age"])  # tested, then numeric with the rest
     distinct = [e for e in by["code"] if e.label.endswith("distinct values")]  # the identifier check first
-    rho_b = col_rho - by["code"][0].rho - distinct[0].rho
-    assert code_counts[0].rho == pytest.approx(CODE_SHARE * rho_b, rel=1e-6)
+    rho_b = col_rho - by["code"][0].rho  # the test's share pays for the identifier check too
+    assert code_counts[0].rho == pytest.approx(CODE_SHARE * rho_b - distinct[0].rho, rel=1e-6)
     assert not any("grid" in e.label for e in by["month"] + by["grade"])
     rep_m = rep["month"]
     assert rep_m["binning"] == "unit" and set(rep_m["counts"]) == {str(v) for v in range(1, 13)}

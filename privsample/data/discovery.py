@@ -293,13 +293,14 @@ def _column_type(run: _Run, name: str, sc: Scan, rho_a: float) -> tuple[bool, bo
     return numeric, integer, nullable, missing_share
 
 
-def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float) -> tuple[str | None, Any, float]:
+def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float, spent: float = 0.0) -> tuple[str | None, Any, float]:
     """(d) for an integer column: ``("categories", (b)'s output)`` when its released values are codes,
     ``("values", (column, report))`` when they are a run of integers, else ``(None, None)``; with the rho left
-    for (c): ``rho_b`` less the test's cost, or ``rho_b`` whole where the test does not pay (``code_test_rho``)."""
-    rho_c = code_test_rho(rho_b, run.delta_col, run.n_hat)
+    for (c): ``rho_b`` less ``spent`` (by (e)) and the test's cost, or less ``spent`` only where the test does not
+    pay (``code_test_rho``, which takes ``spent`` out of the test's share)."""
+    rho_c = code_test_rho(rho_b, run.delta_col, run.n_hat, spent)
     if not rho_c > 0:
-        return None, None, rho_b
+        return None, None, round_down(Fraction(rho_b) - Fraction(spent))
     scratch: list[str] = []
     code = _discover_categorical(run, name, sc, rho_c, scratch)
     floor = category_threshold(code[2], run.delta_col) + 2.0 * code[2]
@@ -313,7 +314,7 @@ def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float) -> tuple[str | Non
         return kind, code, rho_b
     if kind == "values":  # a numeric column with one bin per released integer
         return kind, run_column(name, code[1], code[2], code[3], run.n_hat, floor, run.notes), rho_b
-    return None, None, round_down(Fraction(rho_b) - Fraction(rho_c))
+    return None, None, round_down(Fraction(rho_b) - Fraction(spent) - Fraction(rho_c))
 
 
 def _numeric_column(
@@ -386,10 +387,11 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
         ident = discover_identifier(run, name, sc, rho_b, present=present, integer=numeric)
         if ident.column is not None:
             return ident.column, ident.entry
-        rho_b = ident.rho_b
     kind, code = None, None
-    if numeric and integer and not (ident is not None and ident.delta_spent):
-        kind, code, rho_b = _codes_test(run, name, sc, rho_b)
+    if numeric and integer and not ident.delta_spent:  # (e)'s distinct count comes out of the test's share
+        kind, code, rho_b = _codes_test(run, name, sc, rho_b, round_down(Fraction(rho_b) - Fraction(ident.rho_b)))
+    elif ident is not None:
+        rho_b = ident.rho_b
     if kind == "values":
         col, info = code
         entry = {"name": name, "kind": "numeric", "kept": f"[{number_text(col.lower)}, {number_text(col.upper)}]"}
@@ -487,8 +489,9 @@ def private_schema(
         numbers (one per record), with rho_b and no delta (its candidates are a public grid); its own
         docstring states its guarantee (rho_b-zCDP).
         Non-numeric values in a column judged numeric are not represented by the schema.
-    (d) Integer codes: an integer column first spends ``code_test_rho`` (half its rho_b, where a value needs at
-        most 10% of n_hat records to pass; else nothing) on (b)'s thresholded histogram of its values, with
+    (d) Integer codes: an integer column first spends ``code_test_rho`` (half its rho_b less what (e) spent,
+        where a value needs at most 10% of n_hat records to pass; else nothing) on (b)'s thresholded histogram
+        of its values, with
         its delta_col (a numeric column has no other use for it). If a released value lies beyond the grid's
         unit cells and the released values hold ``CODE_COVERAGE`` of the noisy non-missing records
         (post-processing), the column is categorical with those values (3-digit codes, years: octave bins

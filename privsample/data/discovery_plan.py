@@ -146,12 +146,14 @@ CODE_SHARE = 0.5  # an integer column's values budget spent on its thresholded v
 CODE_MAX_FRACTION = 0.1  # ... only where a value needs at most this share of the records to be released
 
 
-def code_test_rho(rho_b: float, delta_col: float, n_hat: float) -> float:
+def code_test_rho(rho_b: float, delta_col: float, n_hat: float, spent: float = 0.0) -> float:
     """The rho an integer column spends first on the thresholded counts of its values (the codes test of
     ``private_schema``), or 0 where the test would not pay: where a value needs more than ``CODE_MAX_FRACTION``
     of the n_hat records to pass at that rho (small tables), so the whole ``rho_b`` goes to the grid histogram.
-    A function of public quantities and n_hat only (post-processing)."""
-    rho_c = split_exact(rho_b, [CODE_SHARE, 1.0 - CODE_SHARE])[0]
+    ``spent``: what the column's identifier check (``distinct_rho``) already took, out of the test's share, so
+    that the grid's share stays ``1 - CODE_SHARE`` of ``rho_b``. A function of public quantities and n_hat only
+    (post-processing)."""
+    rho_c = round_down(Fraction(split_exact(rho_b, [CODE_SHARE, 1.0 - CODE_SHARE])[0]) - Fraction(spent))
     if rho_c <= 0 or category_threshold(sigma_for_rho(rho_c), delta_col) > CODE_MAX_FRACTION * max(n_hat, 1.0):
         return 0.0
     return rho_c
@@ -349,8 +351,9 @@ def discovery_forecast(
     rho_grid = grid_budget(rho_b, n_hat, bins)[0] if rho_b > 0 else 0.0
     sigma_grid = sigma_for_rho(rho_grid) if rho_grid > 0 else None
     delta_col = round_down(Fraction(delta) / m)
-    rho_c = code_test_rho(rho_v, delta_col, n_hat) if rho_v > 0 else 0.0
-    if rho_c > 0:  # an integer column tests for codes first; its grid then has the rest
+    rho_d = distinct_rho(rho_b) if rho_b > 0 else 0.0
+    rho_c = code_test_rho(rho_b, delta_col, n_hat, rho_d) if rho_v > 0 else 0.0
+    if rho_c > 0:  # an integer column tests for codes first (its identifier check out of the test's share)
         sigma_c = sigma_for_rho(rho_c)
         code_records = math.ceil(min_category_records(sigma_c, delta_col))
         rest = round_down(Fraction(rho_v) - Fraction(rho_c))
