@@ -41,7 +41,7 @@ from privsample._version import __version__
 from privsample.errors import DataError, DiscoveryLossWarning, InputError
 
 if TYPE_CHECKING:
-    from privsample.api import Categorical, Numeric, Release, Schema, Synthesizer, load
+    from privsample.api import Categorical, FreeText, Identifier, Numeric, Release, Schema, Synthesizer, load
     from privsample.api.plan import plan
     from privsample.api.cube import cube_sample
     from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
@@ -59,6 +59,8 @@ _LAZY = {
     "Schema": "privsample.api",
     "Categorical": "privsample.api",
     "Numeric": "privsample.api",
+    "Identifier": "privsample.api",
+    "FreeText": "privsample.api",
     "evaluate": "privsample.evaluation",
     "Evaluation": "privsample.evaluation",
     "draw_kary": "privsample.api.draws",
@@ -80,6 +82,8 @@ __all__ = [
     "Schema",
     "Categorical",
     "Numeric",
+    "Identifier",
+    "FreeText",
     "evaluate",
     "Evaluation",
     "draw_kary",

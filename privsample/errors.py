@@ -33,3 +33,13 @@ class DiscoveryLossWarning(UserWarning):
     """Private schema discovery lost something in a column: it kept at most one value of it, or its bounds clip
     more than 5% of its values (a noisy estimate). The message names the column, the loss and what to do; the
     losses of a fit are also in ``Synthesizer.losses``."""
+
+
+class IdentifierFormatWarning(UserWarning):
+    """An identifier column's format was widened (more digits, the same prefix) for the fresh ids of an output, so
+    that a synthetic id equal to a real one is negligible. The message names the column and the format used."""
+
+
+class FreeTextWarning(UserWarning):
+    """A free-text column (``type: text``) is not synthesized and is left out of the output. The message names the
+    column and how to keep its frequent values."""

@@ -189,8 +189,9 @@ def test_private_adult_large_rho(adult_raw):
     runs = [c["name"] for c in s.discovery["columns"] if c.get("codes")]
     assert "education-num" in runs and s["education-num"].bins == 16
     assert all(s[r].bins == s[r].upper - s[r].lower + 1 <= 48 for r in runs)
-    # the grid part each run leaves unspent equals its codes test's (half each)
-    unspent = math.fsum(e.rho for e in acc.ledger if e.label in {f"schema: {r}: category counts" for r in runs})
+    # the grid part each run leaves unspent equals its codes test's with its identifier check's (half each)
+    tests = {f"schema: {r}: {what}" for r in runs for what in ("category counts", "distinct values")}
+    unspent = math.fsum(e.rho for e in acc.ledger if e.label in tests)
     assert acc.spent <= rho and acc.spent + unspent == pytest.approx(rho, rel=1e-9)
     assert 0 < acc.delta_spent <= delta
     entries = s.ledger["entries"]
@@ -507,7 +508,11 @@ class NoNoise(SeededNoise):
 
 def test_report_catch_all_share_from_released_counts():
     df = pd.DataFrame(
-        {"c": ["a"] * 700 + ["b"] * 200 + ["r1", "r2"] * 25 + [None] * 50, "d": [f"u{i}" for i in range(1000)]},
+        {
+            "c": ["a"] * 700 + ["b"] * 200 + ["r1", "r2"] * 25 + [None] * 50,
+            "d": [f"u{i // 3}" for i in range(1000)],
+            "e": [f"u{i}" for i in range(1000)],
+        },
         dtype=object,
     )
     s = private_schema(df, Accountant(50.0, delta_slack=1e-3), NoNoise(), rho=50.0, delta=1e-3)
@@ -517,8 +522,17 @@ def test_report_catch_all_share_from_released_counts():
     c = rep["c"]
     assert c["kind"] == "categorical" and c["kept"] == 4 and s["c"].nullable
     assert c["catch_all_share"] == pytest.approx(0.0)
-    # every value of d is unique: nothing passes, the whole column is in the catch-all
-    assert {k: v for k, v in rep["d"].items() if k != "sigma"} == {
+    # every value of e is unique: an identifier with the format most values have, not synthesized
+    assert rep["e"]["kind"] == "id" and s.identifiers[0].format == "u{3 digits}" and "e" not in s.names
+    # smaller budget: r1, r2 fall below tau and go to the catch-all, with the missing values unless nullable
+    s2 = private_schema(df, Accountant(1.0, delta_slack=1e-3), NoNoise(), rho=0.01, delta=1e-3)
+    c2 = {c["name"]: c for c in s2.discovery["columns"]}["c"]
+    assert set(s2["c"].categories) == {"a", "b"}
+    assert c2["catch_all_share"] == pytest.approx(0.05 if s2["c"].nullable else 0.1)
+    assert 25 < s2.discovery["min_category_records"] < 200
+    # every value of d is held by 3 records or fewer: nothing passes, the whole column is in the catch-all
+    d2 = {c["name"]: c for c in s2.discovery["columns"]}["d"]
+    assert {k: v for k, v in d2.items() if k != "sigma"} == {
         "name": "d",
         "kind": "catch-all",
         "kept": 0,
@@ -527,12 +541,6 @@ def test_report_catch_all_share_from_released_counts():
         "nullable": False,
         "null_count": 0.0,
     }
-    # smaller budget: r1, r2 fall below tau and go to the catch-all, with the missing values unless nullable
-    s2 = private_schema(df, Accountant(1.0, delta_slack=1e-3), NoNoise(), rho=0.01, delta=1e-3)
-    c2 = {c["name"]: c for c in s2.discovery["columns"]}["c"]
-    assert set(s2["c"].categories) == {"a", "b"}
-    assert c2["catch_all_share"] == pytest.approx(0.05 if s2["c"].nullable else 0.1)
-    assert 25 < s2.discovery["min_category_records"] < 200
 
 
 def test_discovery_field_round_trip(tmp_path):
@@ -851,7 +859,9 @@ def test_integer_codes_beyond_the_unit_grid_become_categories():
     code_counts = [e for e in by["code"] if e.label.endswith("category counts")]
     assert len(code_counts) == 1 and not any("grid" in e.label for e in by["code"])  # the grid part is unspent
     assert any(e.label.endswith("category counts") for e in by["age"])  # tested, then numeric with the rest
-    assert code_counts[0].rho == pytest.approx(CODE_SHARE * (col_rho - by["code"][0].rho), rel=1e-6)
+    distinct = [e for e in by["code"] if e.label.endswith("distinct values")]  # the identifier check first
+    rho_b = col_rho - by["code"][0].rho  # the test's share pays for the identifier check too
+    assert code_counts[0].rho == pytest.approx(CODE_SHARE * rho_b - distinct[0].rho, rel=1e-6)
     assert not any("grid" in e.label for e in by["month"] + by["grade"])
     rep_m = rep["month"]
     assert rep_m["binning"] == "unit" and set(rep_m["counts"]) == {str(v) for v in range(1, 13)}

@@ -10,7 +10,7 @@ from privsample.api.cube import cube_sample
 from privsample.api.draws import draw_bernoulli, draw_kary, draw_product
 from privsample.api.mbde import mbde_sample
 from privsample.api.release import Release
-from privsample.api.schema import Categorical, Numeric, Schema
+from privsample.api.schema import Categorical, FreeText, Identifier, Numeric, Schema
 from privsample.api.synthesizer import OPTIONS, Synthesis, Synthesizer, load, synthesize
 
 __all__ = [
@@ -21,6 +21,8 @@ __all__ = [
     "Schema",
     "Categorical",
     "Numeric",
+    "Identifier",
+    "FreeText",
     "draw_kary",
     "draw_bernoulli",
     "draw_product",

@@ -52,6 +52,7 @@ from privsample.checks import (
     left_out_note,
     python_option,
 )
+from privsample.data.discovery_report import warn_dropped
 from privsample.data.require_entries import add_require, check_require_names
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.errors import InputError
@@ -278,7 +279,8 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
                 if r.require:  # the columns the comparisons name, from the header (public)
                     check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
             else:
-                left = check_columns(r.source, header, r.schema.names, r.schema_name, r.option_name, DELIMITERS)
+                declared = r.schema.all_names  # identifier and free-text columns are not left out
+                left = check_columns(r.source, header, declared, r.schema_name, r.option_name, DELIMITERS)
                 r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
         yield r
 
@@ -320,6 +322,7 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         coding=progress_phase(progress, "encode table", accountant=accountant),
     )
     r.frame = None  # only the codes are needed from here on
+    warn_dropped(schema)  # free-text columns, left out of the output: one FreeTextWarning each (names only)
     try:
         model = r.synth.fit(eng, accountant, noise, progress, schema=schema, **({"public": pub} if pub else {}))
     finally:

@@ -39,7 +39,7 @@ import html
 import os
 from typing import Any
 
-from privsample.data.schema import PROVENANCES, Categorical, Column, Numeric
+from privsample.data.schema import PROVENANCES, Categorical, Column, FreeText, Identifier, Numeric
 from privsample.data.schema import Schema as _BaseSchema
 from privsample.errors import InputError
 from privsample.privacy.ledger import Ledger
@@ -75,8 +75,12 @@ def _check_positive_int(value: Any, name: str) -> int:
     return value
 
 
-def _column_cells(c: Column) -> tuple[str, str, str, str, str]:
+def _column_cells(c: Column | Identifier | FreeText) -> tuple[str, str, str, str, str]:
     """(name, kind, categories or bounds/bins, nullable, catch-all) as text."""
+    if isinstance(c, Identifier):
+        return c.name, "id", f"fresh ids {c.format} (not synthesized)", "", ""
+    if isinstance(c, FreeText):
+        return c.name, "text", "dropped from the output (free text)", "", ""
     if isinstance(c, Categorical):
         cats = list(c.categories)
         shown = ", ".join(cats[:SHOWN_CATEGORIES])
@@ -103,7 +107,10 @@ class Schema(_BaseSchema):
     """Ordered public columns (``Categorical``, ``Numeric``) and where they came from (``provenance``).
 
     ``Schema(columns)`` declares a schema in code: columns in order, provenance ``"user"`` (a person
-    declares every category and bound as public knowledge; nothing is read from the data). Other
+    declares every category and bound as public knowledge; nothing is read from the data). The list may also
+    hold ``Identifier("patient", "P-{6 digits}")`` (fresh ids in the output, not synthesized) and
+    ``FreeText("notes")`` (left out of the output) at their places: they are kept apart from ``columns``
+    (``identifiers``, ``text``), outside the synthesized domain. Other
     keywords: ``na_values`` (texts read as missing), ``provenance``, ``ledger``, ``notes``, ``discovery``,
     ``forbid`` (structural zeros: combinations that cannot occur, e.g. ``[{"sex": "Male", "relationship":
     "Wife"}]``; public, so the synthesizers fix them at zero at no privacy cost; see the user guide), ``require``
@@ -123,14 +130,17 @@ class Schema(_BaseSchema):
     """
 
     def __post_init__(self) -> None:
-        if isinstance(self.columns, (Categorical, Numeric, str, bytes)) or not hasattr(self.columns, "__iter__"):
+        kinds = (Categorical, Numeric, Identifier, FreeText)
+        if isinstance(self.columns, (*kinds, str, bytes)) or not hasattr(self.columns, "__iter__"):
             raise InputError(
                 f"schema columns must be a list of Categorical or Numeric, not {type(self.columns).__name__}"
             )
         self.columns = list(self.columns)
-        bad = [c for c in self.columns if not isinstance(c, (Categorical, Numeric))]
+        bad = [c for c in self.columns if not isinstance(c, kinds)]
         if bad:
-            raise InputError(f"schema columns must be Categorical or Numeric, not {type(bad[0]).__name__}")
+            raise InputError(
+                f"schema columns must be Categorical or Numeric (or Identifier, FreeText), not {type(bad[0]).__name__}"
+            )
         if any(not isinstance(c.name, str) or not c.name.strip() for c in self.columns):
             raise InputError("schema column names must be non-empty text")
         if self.provenance not in PROVENANCES:
@@ -328,7 +338,7 @@ class Schema(_BaseSchema):
         return "user, declared or reviewed by a person"
 
     def __str__(self) -> str:
-        rows = [_column_cells(c) for c in self.columns]
+        rows = [_column_cells(c) for c in self.layout()]
         w_name = max(len(r[0]) for r in rows)
         w_kind = max(len(r[1]) for r in rows)
         lines = [DRAFT_BANNER] if self.provenance == "draft-nonprivate" else []
@@ -356,6 +366,7 @@ class Schema(_BaseSchema):
                 opts = f", edges={list(c.edges)!r}" if c.edges is not None else f", bins={c.bins}"
                 opts += (", integer=True" if c.integer else "") + (", nullable=True" if c.nullable else "")
                 cols.append(f"Numeric({c.name!r}, {c.lower:g}, {c.upper:g}{opts})")
+        cols += [repr(c) for c in (*self.identifiers, *self.text)]
         forbid = f", forbid={self.forbid!r}" if self.forbid else ""
         forbid += f", require={self.require!r}" if self.require else ""
         text = f"Schema([{', '.join(cols)}], provenance={self.provenance!r}{forbid})"
@@ -367,7 +378,7 @@ class Schema(_BaseSchema):
         esc = html.escape
         head = "".join(f"<th>{h}</th>" for h in ("column", "kind", "categories / bounds", "nullable", "catch-all"))
         body = "".join(
-            "<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in _column_cells(c)) + "</tr>" for c in self.columns
+            "<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in _column_cells(c)) + "</tr>" for c in self.layout()
         )
         banner = ""
         if self.provenance == "draft-nonprivate":
@@ -381,4 +392,4 @@ class Schema(_BaseSchema):
         )
 
 
-__all__ = ["Schema", "Categorical", "Numeric"]
+__all__ = ["Schema", "Categorical", "Numeric", "Identifier", "FreeText"]

@@ -256,11 +256,44 @@ def print_discovery(schema, console: Console = err, quiet: bool = False) -> None
 
 @contextmanager
 def no_loss_warnings():
-    """Within: ``DiscoveryLossWarning`` is not emitted (the command prints the losses itself, ``print_discovery``)."""
+    """Within: ``DiscoveryLossWarning`` and ``FreeTextWarning`` are not emitted (the command prints the losses
+    itself, ``print_discovery``, and the dropped columns, ``print_dropped``)."""
     import warnings
 
-    from privsample.errors import DiscoveryLossWarning
+    from privsample.errors import DiscoveryLossWarning, FreeTextWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DiscoveryLossWarning)
+        warnings.simplefilter("ignore", FreeTextWarning)
         yield
+
+
+def print_dropped(schema, console: Console = err) -> None:
+    """One warning line per free-text column of ``schema``, which the output leaves out (``dropped_columns``)."""
+    from rich.markup import escape
+
+    from privsample.data.discovery_report import dropped_columns
+
+    for line in dropped_columns(schema):
+        console.print(f"[bold yellow]warning: {escape(line)}[/bold yellow]", highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def printed_id_warnings(console: Console = err):
+    """Within: each ``IdentifierFormatWarning`` (a widened identifier format) is printed as one warning line."""
+    import warnings
+
+    from rich.markup import escape
+
+    from privsample.errors import IdentifierFormatWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IdentifierFormatWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, IdentifierFormatWarning):
+                    console.print(f"[bold yellow]warning: {escape(str(w.message))}[/bold yellow]", highlight=False)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)

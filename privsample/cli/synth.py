@@ -16,7 +16,9 @@ from privsample.cli.common import (
     model_folders,
     no_loss_warnings,
     print_discovery,
+    print_dropped,
     print_ledger,
+    printed_id_warnings,
     warn_seeded,
 )
 from privsample.cli.options import BudgetFile, Delimiter, Encoding
@@ -299,6 +301,7 @@ def _release(request, discovered: bool, output: Path, save_model: Path | None, q
             print_ledger(res.accountant.to_dict(), err)
         if discovered:  # in this run: what it kept (noisy or public figures only)
             print_discovery(res.schema, err, quiet=quiet)
+        print_dropped(res.schema, err)  # free-text columns, left out of the output (names only)
         err.print(
             f"wrote {released(written, ',')} synthetic rows to {_shown(output)}"  # noisy count; no run time
             + (f" and the model to {save_model}" if save_model else ""),
@@ -312,7 +315,7 @@ def _columns(request) -> list | None:
     from privsample.data.table import table_columns
 
     if request.schema is not None:
-        return list(request.schema.columns)
+        return _output_columns(request.schema)
     if not Path(request.source).is_file():
         return None
     return table_columns(
@@ -323,7 +326,14 @@ def _columns(request) -> list | None:
 def _model_columns(model) -> list:
     """A fitted model's output columns: its schema's (public), else its attributes' names."""
     schema = getattr(model, "schema", None)
-    return list(schema.columns) if schema is not None else list(model.model.domain.attributes)
+    return _output_columns(schema) if schema is not None else list(model.model.domain.attributes)
+
+
+def _output_columns(schema) -> list:
+    """The columns a synthetic table of ``schema`` has: the synthesized and identifier columns, in order."""
+    from privsample.data.schema import FreeText
+
+    return [c for c in schema.layout() if not isinstance(c, FreeText)]
 
 
 def _shown(output: Path) -> str:
@@ -345,8 +355,9 @@ def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None)
     else:
         chunks = model.sample_chunks(rows, np.random.default_rng(seed), where=where)
     if quiet or rows <= model.chunk_rows:
-        return write_chunks(chunks, output)
-    with RichProgress(err) as progress:
+        with printed_id_warnings(err):  # a widened identifier format: one warning line
+            return write_chunks(chunks, output)
+    with RichProgress(err) as progress, printed_id_warnings(err):
         return write_chunks(
             chunks,
             output,

@@ -15,11 +15,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from privsample.data.identifiers import IdFormat
 from privsample.data.require import bin_value_ranges, column_range, components, involved, repair, violations
 from privsample.data.require_entries import require_comparisons
 from privsample.data.schema import Categorical, Numeric, Schema
 
-__all__ = ["decode", "bin_slopes", "SHAPE_MIN_RECORDS", "REQUIRE_REDRAWS"]
+__all__ = ["decode", "id_formats", "bin_slopes", "SHAPE_MIN_RECORDS", "REQUIRE_REDRAWS"]
 
 
 def _code_columns(codes: Mapping[str, np.ndarray] | np.ndarray, schema: Schema) -> dict[str, np.ndarray]:
@@ -196,12 +197,54 @@ def _decode_within(
     return np.where(null, np.nan, values)
 
 
+def _outside_level() -> int:
+    """The ``stacklevel`` of the caller's first frame outside privsample: a warning names the user's line."""
+    import sys
+
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] == "privsample":
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def id_formats(schema: Schema, n_out: int, n_real: float | None = None) -> dict[str, IdFormat]:
+    """The format of the fresh ids of each identifier column of ``schema`` for an output of ``n_out`` rows: its own,
+    or widened (``identifiers.widened``: more digits, the same prefix and suffix) where the expected number of
+    synthetic ids equal to a real one or to one another would exceed ``MAX_EXPECTED_MATCHES``. ``n_real``: an
+    estimate of the number of real records, a noisy count (default: private discovery's noisy row count, else
+    ``n_out``); never an exact one. Each widening is warned of (``IdentifierFormatWarning``), naming the column and
+    the format used. A function of public numbers only (post-processing)."""
+    import warnings
+
+    from privsample.data.identifiers import MAX_EXPECTED_MATCHES, widened
+    from privsample.errors import IdentifierFormatWarning
+    from privsample.privacy.released import released
+
+    if n_real is None:
+        n_real = float((schema.discovery or {}).get("n_hat") or n_out)
+    out = {}
+    for col in schema.identifiers:
+        fmt = col.id_format
+        out[col.name] = wide = widened(fmt, int(n_out), float(n_real))
+        if wide != fmt:
+            warnings.warn(
+                f"identifier column '{col.name}': the format {str(fmt)!r} is too small for fresh ids to stay apart "
+                f"from about {released(n_real, ',.0f')} real ones; the output uses {released(str(wide))} (more "
+                f"digits, the same prefix), so that the expected number of synthetic ids equal to a real one is at "
+                f"most {MAX_EXPECTED_MATCHES:g}",
+                IdentifierFormatWarning,
+                stacklevel=_outside_level(),
+            )
+    return out
+
+
 def decode(
     codes: Mapping[str, np.ndarray] | np.ndarray,
     schema: Schema,
     rng: np.random.Generator,
     within: Mapping[str, Sequence[tuple[float, float]]] | None = None,
     bin_counts: Mapping[str, np.ndarray] | None = None,
+    ids: Mapping[str, IdFormat] | None = None,
 ) -> pd.DataFrame:
     """Records from codes ({column: codes} or a 2-D array with columns in schema order).
 
@@ -222,6 +265,10 @@ def decode(
     Vectorised; draws come from ``rng`` column by column in schema order.
     ``schema.require`` (order constraints): every record satisfies every comparison (``_require``), its values
     still in their bins.
+    Identifier columns (``schema.identifiers``) get fresh ids drawn from ``rng`` after the other columns, uniformly
+    from the format's space and independently of the data (``identifiers.draw_ids``), with the formats ``ids``
+    (default: ``id_formats(schema, rows)``, widened if need be); the columns come in the order of
+    ``schema.output_names`` (free-text columns are not in the output).
     """
     cols = _code_columns(codes, schema)
     data: dict[str, Any] = {}
@@ -247,6 +294,13 @@ def decode(
             x = pd.Series(data[col.name]).to_numpy(dtype=np.float64, na_value=np.nan)
             data[col.name] = pd.Series(fmt.write(x), dtype=object)
     n = len(next(iter(cols.values()))) if cols else 0
+    if schema.identifiers:
+        from privsample.data.identifiers import draw_ids
+
+        formats = ids if ids is not None else id_formats(schema, n)
+        for col in schema.identifiers:
+            data[col.name] = pd.Series(draw_ids(formats.get(col.name, col.id_format), n, rng), dtype=object)
+        data = {name: data[name] for name in schema.output_names}
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 
 

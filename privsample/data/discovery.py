@@ -64,9 +64,10 @@ from privsample.data.discovery_plan import (
     row_count_rho,
     split_exact,
 )
+from privsample.data.id_discovery import discover_identifier, free_text
 from privsample.data.draft import NUMERIC_MIN_DISTINCT, PEAK_SHARE, draft_schema, suggest_forbid
 from privsample.data.numeric_discovery import discover_numeric, number_text, presence_threshold
-from privsample.data.schema import Categorical, Column, Numeric, Schema
+from privsample.data.schema import Categorical, Column, FreeText, Identifier, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import sigma_for_rho
@@ -234,13 +235,14 @@ def _plan_notes(plan: dict[str, Any], rho: float, delta: float) -> list[str]:
     return notes
 
 
-def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float) -> tuple[str | None, Any, float]:
+def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float, spent: float = 0.0) -> tuple[str | None, Any, float]:
     """(d) for an integer column: ``("categories", (b)'s output)`` when its released values are codes,
     ``("values", (column, report))`` when they are a run of integers, else ``(None, None)``; with the rho left
-    for (c): ``rho_b`` less the test's cost, or ``rho_b`` whole where the test does not pay (``code_test_rho``)."""
-    rho_c = code_test_rho(rho_b, run.delta_col, run.n_hat)
+    for (c): ``rho_b`` less ``spent`` (by (e)) and the test's cost, or less ``spent`` only where the test does not
+    pay (``code_test_rho``, which takes ``spent`` out of the test's share)."""
+    rho_c = code_test_rho(rho_b, run.delta_col, run.n_hat, spent)
     if not rho_c > 0:
-        return None, None, rho_b
+        return None, None, round_down(Fraction(rho_b) - Fraction(spent))
     scratch: list[str] = []
     code = _discover_categorical(run, name, sc, rho_c, scratch)
     floor = category_threshold(code[2], run.delta_col) + 2.0 * code[2]
@@ -254,7 +256,7 @@ def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float) -> tuple[str | Non
         return kind, code, rho_b
     if kind == "values":  # a numeric column with one bin per released integer
         return kind, run_column(name, code[1], code[2], code[3], run.n_hat, floor, run.notes), rho_b
-    return None, None, round_down(Fraction(rho_b) - Fraction(rho_c))
+    return None, None, round_down(Fraction(rho_b) - Fraction(spent) - Fraction(rho_c))
 
 
 def _numeric_column(
@@ -337,17 +339,26 @@ def _formatted_column(run: _Run, name: str, sc: Scan, rho_b: float, t: ColumnTyp
 
 
 def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float) -> tuple[Column, dict[str, Any]]:
-    """One column: (a), then (e) for a date or formatted column, (d) for an integer column, then (c) or (b)
-    (``private_schema``'s docstring). Returns (column, report entry)."""
+    """One column: (a), then (f) for a date or formatted column, (e) for a text or integer column, (d) for an
+    integer column, then (c) or (b) (``private_schema``'s docstring). Returns (column, report entry); the column is
+    an ``Identifier`` or ``FreeText`` when (e) found one."""
     t = column_type(run, name, sc, rho_a)
     if t.kind == "date":
         return temporal_column(run, name, sc, rho_b, t)
     if t.kind == "formatted":
         return _formatted_column(run, name, sc, rho_b, t)
     numeric, integer = t.kind == "numeric", t.integer
+    ident = None
+    if not numeric or integer:  # (e) identifiers and free text: privsample.data.id_discovery
+        present = run.n_hat * (1.0 - t.missing_share)
+        ident = discover_identifier(run, name, sc, rho_b, present=present, integer=numeric)
+        if ident.column is not None:
+            return ident.column, ident.entry
     kind, code = None, None
-    if numeric and integer:
-        kind, code, rho_b = _codes_test(run, name, sc, rho_b)
+    if numeric and integer and not ident.delta_spent:  # (e)'s distinct count comes out of the test's share
+        kind, code, rho_b = _codes_test(run, name, sc, rho_b, round_down(Fraction(rho_b) - Fraction(ident.rho_b)))
+    elif ident is not None:
+        rho_b = ident.rho_b
     if kind == "values":
         col, info = code
         entry = {"name": name, "kind": "numeric", "kept": f"[{number_text(col.lower)}, {number_text(col.upper)}]"}
@@ -360,7 +371,8 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
         )  # fmt: skip
         entry.update(t.report(run.n_hat))
         return col, entry
-    return _categorical_column(run, name, sc, rho_b, code)
+    col, entry = _categorical_column(run, name, sc, rho_b, code)
+    return free_text(ident, col, entry, run.notes) if ident is not None and ident.text else (col, entry)
 
 
 def _ledger(entries: list, share: float, rho: float, delta: float) -> dict[str, Any]:
@@ -403,7 +415,8 @@ def private_schema(
     gives the same noisy answers on every engine under the same seeded noise.
 
     Budget. ``share=1.0`` (default): spend ``rho``. ``share=s``: spend ``s * rho``. Exactly, except that a code
-    column (d) leaves its grid histogram's part unspent, for the synthesizer.
+    column (d) leaves its grid histogram's part unspent, and an identifier or free-text column (e) the part it
+    does not use, for the synthesizer.
     ``share=None``: ``rho`` is the whole run's budget and discovery takes the share that
     ``plan_discovery`` chooses from the noisy row count (at most ``largest_share``; ``plan_options`` go to
     ``plan_discovery``). In every case ``count_share * rho`` of it pays for the noisy row count first.
@@ -448,14 +461,25 @@ def private_schema(
         numbers (one per record), with rho_b and no delta (its candidates are a public grid); its own
         docstring states its guarantee (rho_b-zCDP).
         Non-numeric values in a column judged numeric are not represented by the schema.
-    (d) Integer codes: an integer column first spends ``code_test_rho`` (half its rho_b, where a value needs at
-        most 10% of n_hat records to pass; else nothing) on (b)'s thresholded histogram of its values, with
+    (d) Integer codes: an integer column first spends ``code_test_rho`` (half its rho_b less what (e) spent,
+        where a value needs at most 10% of n_hat records to pass; else nothing) on (b)'s thresholded histogram
+        of its values, with
         its delta_col (a numeric column has no other use for it). If a released value lies beyond the grid's
         unit cells and the released values hold ``CODE_COVERAGE`` of the noisy non-missing records
         (post-processing), the column is categorical with those values (3-digit codes, years: octave bins
         would invent codes between them) and the rest of its rho_b is not spent; else (c) runs with the rest.
         Either way the column spends at most rho_b and delta_col (adaptive composition).
-    (e) Dates, times and formatted numbers (``column_types``): ``FORMAT_SHARE`` of rho_b buys noisy counts of
+    (e) Identifiers and free text: every text column and every integer column first runs
+        ``privsample.data.id_discovery.discover_identifier`` (its docstring states the mechanisms and their
+        guarantees): a noisy number of distinct values (sensitivity 1, ``DISTINCT_SHARE`` of rho_b); for an
+        identifier-like column (noisy distinct count near the noisy number of records with a value) the
+        thresholded histogram of its values' format signatures with delta_col; for a mostly distinct text
+        column a noisy count of long values. An identifier or free-text column is not synthesized: it is kept
+        apart from the schema's columns at its position (``Schema.identifiers``, ``Schema.text``), reported with
+        kind "id" or "text", and an identifier leaves the rest of its rho_b unspent (as (d)); an integer column
+        whose signatures were counted skips (d) (its delta_col is spent) and goes to (c). Otherwise (b), (c) or
+        (d) run with what (e) left. The column still spends at most rho_b and delta_col.
+    (f) Dates, times and formatted numbers (``column_types``): ``FORMAT_SHARE`` of rho_b buys noisy counts of
         the values in each public format class (``formats.DATE_CLASSES`` with, for a pattern with an offset,
         ``formats.OFFSETS``; or ``formats.NUMBER_CLASSES``): each value is in one class (or none), sensitivity 1;
         the pattern is the largest noisy count (post-processing). A date column's bounds and bins then come
@@ -484,10 +508,14 @@ def private_schema(
     notes = _plan_notes(plan, rho, delta)
     run = _Run(accountant, noise, n_hat, round_down(Fraction(delta) / m), max_categories, bins, notes)
     columns: list[Column] = []
+    outside: list[Identifier | FreeText] = []  # not synthesized (e): at their positions
     report: list[dict[str, Any]] = []
-    for name, (rho_a, rho_b) in zip(names, splits):
+    for i, (name, (rho_a, rho_b)) in enumerate(zip(names, splits)):
         col, entry = _discover_column(run, name, scan_values(source.column_values(name)), rho_a, rho_b)
-        columns.append(col)
+        if isinstance(col, (Identifier, FreeText)):
+            outside.append(replace(col, position=i))
+        else:
+            columns.append(col)
         report.append(_plain(entry))
     ledger = _ledger(accountant.ledger[start:], plan["share"], rho, delta)
     if not noise.private:
@@ -502,4 +530,8 @@ def private_schema(
             "columns": report,
         }
     )
-    return Schema(columns, provenance="private", ledger=ledger, notes=notes, discovery=discovery)
+    ids = [c for c in outside if isinstance(c, Identifier)]
+    text = [c for c in outside if isinstance(c, FreeText)]
+    return Schema(
+        columns, provenance="private", ledger=ledger, notes=notes, discovery=discovery, identifiers=ids, text=text
+    )

@@ -38,6 +38,9 @@ __all__ = [
     "min_category_records",
     "category_threshold",
     "code_test_rho",
+    "distinct_rho",
+    "values_rho",
+    "DISTINCT_SHARE",
     "CODE_SHARE",
     "CODE_MAX_FRACTION",
     "COUNT_SHARE",
@@ -122,17 +125,35 @@ def category_threshold(sigma: float, delta: float) -> float:
     return bound
 
 
+# -- identifier check (utility choice; privacy does not depend on it)
+DISTINCT_SHARE = 0.1  # of a text or integer column's values budget: its noisy number of distinct values first
+
+
+def distinct_rho(rho_b: float) -> float:
+    """The rho a text or integer column spends first on its noisy number of distinct values (the identifier check
+    of ``private_schema``, ``privsample.data.id_discovery``): ``DISTINCT_SHARE`` of ``rho_b``, rounded down."""
+    return split_exact(rho_b, [DISTINCT_SHARE, 1.0 - DISTINCT_SHARE])[0]
+
+
+def values_rho(rho_b: float) -> float:
+    """What a text or integer column that is not an identifier has left for its categories, codes or grid:
+    ``rho_b`` less ``distinct_rho(rho_b)`` (exactly, rounded down)."""
+    return round_down(Fraction(rho_b) - Fraction(distinct_rho(rho_b)))
+
+
 # -- integer codes (utility choices; privacy does not depend on them)
 CODE_SHARE = 0.5  # an integer column's values budget spent on its thresholded value counts first (codes test)
 CODE_MAX_FRACTION = 0.1  # ... only where a value needs at most this share of the records to be released
 
 
-def code_test_rho(rho_b: float, delta_col: float, n_hat: float) -> float:
+def code_test_rho(rho_b: float, delta_col: float, n_hat: float, spent: float = 0.0) -> float:
     """The rho an integer column spends first on the thresholded counts of its values (the codes test of
     ``private_schema``), or 0 where the test would not pay: where a value needs more than ``CODE_MAX_FRACTION``
     of the n_hat records to pass at that rho (small tables), so the whole ``rho_b`` goes to the grid histogram.
-    A function of public quantities and n_hat only (post-processing)."""
-    rho_c = split_exact(rho_b, [CODE_SHARE, 1.0 - CODE_SHARE])[0]
+    ``spent``: what the column's identifier check (``distinct_rho``) already took, out of the test's share, so
+    that the grid's share stays ``1 - CODE_SHARE`` of ``rho_b``. A function of public quantities and n_hat only
+    (post-processing)."""
+    rho_c = round_down(Fraction(split_exact(rho_b, [CODE_SHARE, 1.0 - CODE_SHARE])[0]) - Fraction(spent))
     if rho_c <= 0 or category_threshold(sigma_for_rho(rho_c), delta_col) > CODE_MAX_FRACTION * max(n_hat, 1.0):
         return 0.0
     return rho_c
@@ -185,7 +206,7 @@ def _threshold_at(
     if rho <= 0:
         return rho, math.inf
     col_rho = split_exact(rho, [1.0] * m)[0]
-    rho_b = column_split(col_rho, n_hat)[1]
+    rho_b = values_rho(column_split(col_rho, n_hat)[1])  # a text column checks for identifiers first
     if rho_b <= 0:
         return rho, math.inf
     return rho, min_category_records(sigma_for_rho(rho_b), delta_col, pass_probability)
@@ -325,18 +346,21 @@ def discovery_forecast(
     rho_cols, details = plan_discovery(total_rho, delta, float(n_rows), m, count_rho=count_rho, **plan_options)
     n_hat = details["n_hat"]
     rho_b = column_split(split_exact(rho_cols, [1.0] * m)[0], n_hat)[1]
-    sigma_b = sigma_for_rho(rho_b) if rho_b > 0 else None
+    rho_v = values_rho(rho_b) if rho_b > 0 else 0.0  # a text or integer column: after its identifier check
+    sigma_b = sigma_for_rho(rho_v) if rho_v > 0 else None
     rho_grid = grid_budget(rho_b, n_hat, bins)[0] if rho_b > 0 else 0.0
     sigma_grid = sigma_for_rho(rho_grid) if rho_grid > 0 else None
     delta_col = round_down(Fraction(delta) / m)
-    rho_c = code_test_rho(rho_b, delta_col, n_hat) if rho_b > 0 else 0.0
-    if rho_c > 0:  # an integer column tests for codes first; its grid then has the rest
+    rho_d = distinct_rho(rho_b) if rho_b > 0 else 0.0
+    rho_c = code_test_rho(rho_b, delta_col, n_hat, rho_d) if rho_v > 0 else 0.0
+    if rho_c > 0:  # an integer column tests for codes first (its identifier check out of the test's share)
         sigma_c = sigma_for_rho(rho_c)
         code_records = math.ceil(min_category_records(sigma_c, delta_col))
-        rest = round_down(Fraction(rho_b) - Fraction(rho_c))
+        rest = round_down(Fraction(rho_v) - Fraction(rho_c))
         sigma_int = sigma_for_rho(grid_budget(rest, n_hat, bins)[0])
     else:
-        code_records, sigma_int = None, sigma_grid
+        code_records = None
+        sigma_int = sigma_for_rho(grid_budget(rho_v, n_hat, bins)[0]) if rho_v > 0 else sigma_grid
     return {
         "row_count": int(n_rows),
         "share": details["share"],

@@ -4,13 +4,16 @@ Everything here is post-processing of a privately discovered schema (its columns
 public figures that discovery stored in ``schema.discovery``): it reads no record, so printing it,
 saving it with the model and deciding from it to stop cost no privacy.
 
-* ``discovery_rows``: one row per column: its kind, what was kept (categories or bounds and bins),
-  and the share of records in the catch-all, a noisy figure (``None`` where discovery has none).
+* ``discovery_rows``: one row per column (identifier and free-text columns too): its kind, what was kept
+  (categories or bounds and bins, a format), and the share of records in the catch-all, a noisy figure (``None``
+  where discovery has none).
 * ``discovery_losses``: one ``Loss`` per column that discovery kept at most one value of (a categorical
   column with one released category or none, a numeric column whose bounds meet) and per numeric column
   whose noisy clipped share exceeds ``CLIP_LIMIT``: what is lost, in plain words, and what to do about it.
   The command line prints them as warnings, the Python API emits them as ``DiscoveryLossWarning``
   (``warn_losses``), the evaluation report lists them.
+* ``dropped_columns``: one line per free-text column, which the output leaves out; ``warn_dropped`` emits them as
+  ``FreeTextWarning`` (the Python API), the command line prints them.
 * ``one_value_columns``: the columns whose synthetic values can take at most one non-missing value (a
   categorical column with only the catch-all, a numeric column with ``lower == upper``).
 * ``check_not_collapsed``: refuse to spend the synthesis budget when more than half of the columns are
@@ -26,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from privsample.privacy.released import released
-from privsample.data.schema import Categorical, Numeric, Schema
-from privsample.errors import DiscoveryLossWarning, InputError
+from privsample.data.schema import Categorical, FreeText, Identifier, Numeric, Schema
+from privsample.errors import DiscoveryLossWarning, FreeTextWarning, InputError
 
 COLLAPSE_LIMIT = 0.5  # stop when more than this share of the columns can take at most one value
 CLIP_LIMIT = 0.05  # a numeric column whose noisy clipped share exceeds this is reported as a loss
@@ -37,7 +40,7 @@ REVIEWED = "a reviewed schema (--schema; schema= in Python)"  # what to give ins
 @dataclass(frozen=True)
 class DiscoveryRow:
     column: str
-    kind: str  # "categorical" | "numeric" | "catch-all"
+    kind: str  # "categorical" | "numeric" | "catch-all" | "id" | "text"
     kept: str  # what the schema holds: "7 categories", "[17, 90] in 16 bins", "only (other)"
     catch_all_share: float | None  # noisy share of records in the catch-all (or clipped), if known
 
@@ -172,9 +175,16 @@ def _shown(col: Numeric, x: float) -> str:
 
 
 def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
+    """One row per column of the table, in its order (identifier and free-text columns too)."""
     info = _column_info(schema)
     rows = []
-    for col in schema.columns:
+    for col in schema.layout():
+        if isinstance(col, Identifier):
+            rows.append(DiscoveryRow(col.name, "id", f"fresh ids {col.format}", None))
+            continue
+        if isinstance(col, FreeText):
+            rows.append(DiscoveryRow(col.name, "text", "dropped (free text)", None))
+            continue
         share = info.get(col.name, {}).get("catch_all_share")
         share = None if share is None else min(1.0, max(0.0, float(share)))
         if isinstance(col, Numeric):
@@ -189,6 +199,28 @@ def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
         else:
             rows.append(DiscoveryRow(col.name, "catch-all", f"only {col.other or '(other)'}", share))
     return rows
+
+
+def dropped_columns(schema: Schema) -> list[str]:
+    """One line per free-text column of ``schema`` (``type: text``), which the output leaves out: its name and how
+    to keep its frequent values. Public (the schema) or post-processing of a discovered one."""
+    lines = []
+    for col in schema.text:
+        keep = (
+            f"'keep: frequent' in a schema file keeps its {len(col.categories)} frequent values"
+            if col.categories
+            else "a reviewed schema can declare its frequent values (type: text, keep: frequent, categories: [...])"
+        )
+        lines.append(f"column '{col.name}' is free text: not synthesized and left out of the output ({keep})")
+    return lines
+
+
+def warn_dropped(schema: Schema) -> list[str]:
+    """Emit one ``FreeTextWarning`` per ``dropped_columns(schema)`` (at the caller's line outside privsample)."""
+    lines = dropped_columns(schema)
+    for line in lines:
+        warnings.warn(line, FreeTextWarning, stacklevel=_caller_level())
+    return lines
 
 
 def _caller_level() -> int:
@@ -245,6 +277,8 @@ __all__ = [
     "discovery_losses",
     "one_value_columns",
     "warn_losses",
+    "dropped_columns",
+    "warn_dropped",
     "CLIP_LIMIT",
     "min_category_records",
     "check_not_collapsed",

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from privsample.data.column_scan import Scan, check_names, other_label, scan_series, sorted_categories
+from privsample.data.id_discovery import INTEGER_ID_COVERAGE, LONG_TEXT, LONG_TEXT_SHARE
+from privsample.data.identifiers import OTHER_SIGNATURE, signatures
 from privsample.data.numeric_discovery import number_text, point_edges
 from privsample.data.schema import (
     DEFAULT_OTHER_LABEL,
@@ -22,6 +25,8 @@ from privsample.data.schema import (
     MAX_INTEGER_BOUND,
     Categorical,
     Column,
+    FreeText,
+    Identifier,
     Numeric,
     Schema,
 )
@@ -61,7 +66,10 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16, 
     Otherwise *categorical* with the sorted distinct values (numerically if all look numeric); a
     column with more than ``max_categories`` distinct values keeps the most frequent ones plus an
     ``"(other)"`` catch-all (noted). ``nullable`` iff the column has missing values. A column with
-    no values at all gets only the catch-all. Raises ``InputError`` on an empty table.
+    no values at all gets only the catch-all. Before these rules, a column whose values are all distinct and
+    nearly all of one format is drafted as an identifier (``type: id`` with that format), and a text column of
+    mostly long values as free text (``_identifier_or_text``; noted). Raises ``InputError`` on an empty
+    table.
     """
     names = check_names(df)
     if len(df) == 0:
@@ -73,10 +81,15 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16, 
         "NON-PRIVATE DRAFT: categories and bounds were read directly from the data; there is no "
         "privacy guarantee. Review and edit it (remove rare categories, use public bounds) before use."
     ]
-    for name, key in zip(names, df.columns):
+    outside: list[Identifier | FreeText] = []
+    for i, (name, key) in enumerate(zip(names, df.columns)):
         sc = scan_series(df[key])
         nullable = sc.n_missing > 0
         n_distinct = len(sc.values)
+        special = _identifier_or_text(name, sc, notes)
+        if special is not None:
+            outside.append(replace(special, position=i))
+            continue
         if n_distinct > NUMERIC_MIN_DISTINCT and bool(np.all(sc.is_number)):
             lo, hi = float(sc.numbers.min()), float(sc.numbers.max())
             integer = bool(np.all(sc.is_integral)) and max(abs(lo), abs(hi)) <= MAX_INTEGER_BOUND
@@ -107,7 +120,44 @@ def draft_schema(df: pd.DataFrame, *, max_categories: int = 50, bins: int = 16, 
         if n_distinct > max_categories:
             other = other_label(cats)
         columns.append(Categorical(name, tuple(cats), nullable=nullable, other=other))
-    return Schema(columns, provenance="draft-nonprivate", notes=notes)
+    if not columns:
+        raise InputError("every column of the table looks like an identifier or free text: nothing to synthesize")
+    ids = [c for c in outside if isinstance(c, Identifier)]
+    text = [c for c in outside if isinstance(c, FreeText)]
+    return Schema(columns, provenance="draft-nonprivate", notes=notes, identifiers=ids, text=text)
+
+
+DRAFT_ID_WIDTH = 6  # an all-distinct integer column is drafted as an identifier when its values are this wide or more
+
+
+def _identifier_or_text(name: str, sc: Scan, notes: list[str]) -> Identifier | FreeText | None:
+    """The draft's reading of an identifier or free-text column (NON-PRIVATE, for review), else None.
+
+    Identifier: more than ``NUMERIC_MIN_DISTINCT`` values, every one held by one record, text (not all numbers) or
+    integers written with the same number of characters, at least ``DRAFT_ID_WIDTH`` (customer numbers, not ages),
+    and one format of the family (``identifiers.signatures``) held by ``INTEGER_ID_COVERAGE`` of them. Free text: a
+    text column whose values are mostly (over ``LONG_TEXT_SHARE``) longer than ``LONG_TEXT`` characters."""
+    n_present = int(sc.counts.sum())
+    if n_present == 0:
+        return None
+    numbers = bool(np.all(sc.is_number))
+    texts = [str(v) for v in sc.values]
+    if len(sc.values) > NUMERIC_MIN_DISTINCT and bool(np.all(sc.counts == 1)):
+        widths = {len(t) for t in texts}
+        integer_id = numbers and bool(np.all(sc.is_integral)) and len(widths) == 1 and min(widths) >= DRAFT_ID_WIDTH
+        if not numbers or integer_id:
+            sig = pd.Series(signatures(np.asarray(texts, dtype=object))).value_counts()
+            sig = sig[sig.index != OTHER_SIGNATURE]
+            if len(sig) and sig.iloc[0] >= INTEGER_ID_COVERAGE * n_present:
+                best = sorted(s for s in sig.index if sig[s] == sig.iloc[0])[0]
+                notes.append(f"column '{name}': every value is distinct: drafted as an identifier of format {best}")
+                return Identifier(name, best)
+    if not numbers:
+        long = sum(c for t, c in zip(texts, sc.counts.tolist()) if len(t) > LONG_TEXT)
+        if long > LONG_TEXT_SHARE * n_present:
+            notes.append(f"column '{name}': mostly values longer than {LONG_TEXT} characters: free text")
+            return FreeText(name)
+    return None
 
 
 def _peaks(sc: Scan) -> list[float]:

@@ -24,6 +24,11 @@ columns, or a numeric column and a constant (``discharged >= admitted``, ``copay
 the cells where one cannot hold are structural zeros, and decoding keeps every record within them
 (``privsample.data.require``). A null value violates no comparison (SQL semantics).
 
+Identifier and free-text columns (``Identifier``, ``FreeText``; ``type: id`` and ``type: text`` in a file) are not
+part of the synthesized domain: they are kept apart from ``columns`` (``Schema.identifiers``, ``Schema.text``), each
+with its position in the column order (``Schema.layout``), so that a file lists every column in the table's order.
+The output gets fresh ids in an identifier column's place (``privsample.data.identifiers``) and leaves free text out.
+
 Schema files are strict: an unknown key (at the top or in a column) is refused with a suggestion, so a
 misspelled optional key cannot be silently ignored. ``version`` (default 1) names the file format:
 later formats add keys on purpose under a higher version.
@@ -31,24 +36,33 @@ later formats add keys on purpose under a higher version.
 
 from __future__ import annotations
 
-import datetime
+import dataclasses
 import difflib
 import json
-import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
-import numpy as np
 
+from privsample.data.columns import (  # the column kinds, re-exported: callers import them from this module
+    DEFAULT_OTHER_LABEL as DEFAULT_OTHER_LABEL,
+    MAX_FLOAT_BOUND as MAX_FLOAT_BOUND,
+    MAX_INTEGER_BOUND as MAX_INTEGER_BOUND,
+    TEXT_KEEP,
+    Categorical,
+    Column,
+    FreeText,
+    Identifier,
+    Numeric,
+    Outside,
+)
 from privsample.data.forbid import parse_forbid
-from privsample.data.formats import TEMPORAL_UNIT, value_format
+from privsample.data.formats import TEMPORAL_UNIT
 from privsample.data.require_entries import parse_require
+from privsample.data.identifiers import parse_format
 from privsample.errors import InputError
 
 DEFAULT_NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
-DEFAULT_OTHER_LABEL = "(other)"
 PROVENANCES = ("user", "private", "draft-nonprivate")
 SCHEMA_VERSION = 1  # the file format this version reads and writes
 # The fields of a saved schema (privsample.privacy.released): public (the format and the column names, and every
@@ -69,13 +83,11 @@ RELEASED_FIELDS = (
     "columns[].format",
     "columns[].special*",
     "columns[].offset",
+    "columns[].keep",
     "notes*",
     "ledger.*",
     "discovery.*",
 )
-SPECIALS = ("-inf", "inf")  # the values a numeric column may hold beyond its bounds, each a code of its own
-MAX_INTEGER_BOUND = 2**52  # integer columns: |bound| <= 2**52 (half-integers are exact floats below it)
-MAX_FLOAT_BOUND = sys.float_info.max / 2  # bounds within +-this always have a finite upper - lower
 SCHEMA_KEYS = (
     "version",
     "provenance",
@@ -92,6 +104,8 @@ COLUMN_KEYS = {
     "categorical": ("name", "type", "categories", "nullable", "other"),
     "numeric": ("name", "type", "lower", "upper", "bins", "edges", "integer", "nullable", "format", "special"),
     **{t: ("name", "type", "lower", "upper", "bins", "edges", "nullable", "format", "offset") for t in TEMPORAL_UNIT},
+    "id": ("name", "type", "format"),
+    "text": ("name", "type", "keep", "categories", "nullable", "other"),
 }
 
 
@@ -107,213 +121,6 @@ def mbi_domain(names, sizes):
         from mbi import Domain
 
     return Domain(list(names), [int(n) for n in sizes])
-
-
-@dataclass(frozen=True)
-class Categorical:
-    """A column with a public, finite list of categories (compared as strings)."""
-
-    name: str
-    categories: tuple[str, ...]
-    nullable: bool = False
-    other: str | None = None  # catch-all label for values outside ``categories`` (coercion target)
-
-    kind = "categorical"
-
-    def __post_init__(self):
-        object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
-        if len(self.categories) == 0 and self.other is None:
-            raise InputError(f"schema column '{self.name}': a categorical column needs at least one category")
-        if len(set(self.categories)) != len(self.categories):
-            raise InputError(f"schema column '{self.name}': duplicate categories")
-        if self.other is not None and self.other in self.categories:
-            raise InputError(f"schema column '{self.name}': other label '{self.other}' is also a category")
-
-    @property
-    def size(self) -> int:
-        return len(self.categories) + (self.other is not None) + self.nullable
-
-    @property
-    def other_code(self) -> int | None:
-        return len(self.categories) if self.other is not None else None
-
-    @property
-    def null_code(self) -> int | None:
-        return self.size - 1 if self.nullable else None
-
-    def labels(self) -> list[str]:
-        """Human-readable label of every code."""
-        out = list(self.categories)
-        if self.other is not None:
-            out.append(self.other)
-        if self.nullable:
-            out.append("<null>")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "type": "categorical", "categories": list(self.categories)}
-        if self.nullable:
-            d["nullable"] = True
-        if self.other is not None:
-            d["other"] = self.other
-        return d
-
-
-@dataclass(frozen=True)
-class Numeric:
-    """A numeric column with public bounds, discretised into bins (``bins`` equal-width, or ``edges``)."""
-
-    name: str
-    lower: float
-    upper: float
-    bins: int | None = None
-    edges: tuple[float, ...] | None = None
-    integer: bool = False
-    nullable: bool = False
-    format: str | None = None  # display pattern of a formatted number, or the pattern of a date/datetime/time
-    temporal: str | None = None  # "date", "datetime" or "time": the numbers are days, minutes or seconds
-    offset: str | None = None  # a datetime with an offset in its pattern is written at this offset
-    special: tuple[str, ...] = ()  # "-inf", "inf": point masses of their own, coded after the bins
-
-    kind = "numeric"
-
-    def __post_init__(self):
-        if self.temporal is not None or self.format is not None:
-            fmt = value_format(self.format, self.temporal, self.offset)  # InputError when malformed
-            if self.temporal is not None:
-                object.__setattr__(self, "format", fmt.spec())
-                object.__setattr__(self, "integer", fmt.integer)
-        special = tuple(str(v).strip().lower() for v in self.special)
-        if any(v not in SPECIALS for v in special) or len(set(special)) != len(special):
-            raise InputError(f"schema column '{self.name}': 'special' lists values of {', '.join(SPECIALS)} only")
-        object.__setattr__(self, "special", tuple(v for v in SPECIALS if v in special))
-        lo, hi = float(self.lower), float(self.upper)
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-            raise InputError(f"schema column '{self.name}': bounds must be finite with lower <= upper")
-        if not math.isfinite(hi - lo):
-            raise InputError(
-                f"schema column '{self.name}': bounds [{lo:g}, {hi:g}] are too far apart (upper - lower "
-                f"overflows a float); keep them within +-{MAX_FLOAT_BOUND:.4g}"
-            )
-        if self.integer and max(abs(lo), abs(hi)) > MAX_INTEGER_BOUND:
-            raise InputError(
-                f"schema column '{self.name}': an integer column's bounds must lie within "
-                f"+-{MAX_INTEGER_BOUND} (2**52); use 'integer: false' for larger numbers"
-            )
-        object.__setattr__(self, "lower", lo)
-        object.__setattr__(self, "upper", hi)
-        if self.edges is not None:
-            e = tuple(float(x) for x in self.edges)
-            if not all(math.isfinite(x) for x in e):
-                raise InputError(f"schema column '{self.name}': edges must be finite numbers")
-            if len(e) < 2 or any(b <= a for a, b in zip(e, e[1:])):
-                raise InputError(f"schema column '{self.name}': edges must be strictly increasing (>= 2 values)")
-            if e[0] != lo or e[-1] != hi:
-                raise InputError(f"schema column '{self.name}': edges must start at lower and end at upper")
-            object.__setattr__(self, "edges", e)
-            object.__setattr__(self, "bins", len(e) - 1)
-        else:
-            b = 1 if self.bins is None else int(self.bins)
-            if b < 1:
-                raise InputError(f"schema column '{self.name}': bins must be >= 1")
-            if lo == hi:
-                b = 1
-            if self.integer:  # integer-aligned bins: never more bins than integers
-                n_int = math.floor(hi) - math.ceil(lo) + 1
-                b = max(1, min(b, n_int))
-            object.__setattr__(self, "bins", b)
-
-    @property
-    def bin_edges(self) -> np.ndarray:
-        if self.edges is not None:
-            return np.asarray(self.edges, dtype=float)
-        if self.lower == self.upper:
-            return np.array([self.lower, self.upper], dtype=float)
-        if self.integer:
-            # Integer columns: bins hold whole runs of integers (sizes differ by at most one); interior
-            # edges sit at half-integers so every integer falls strictly inside one bin.
-            first = math.ceil(self.lower)
-            n_int = math.floor(self.upper) - first + 1
-            b = int(self.bins)
-            if n_int >= 1 and b > 1:  # exact integer arithmetic (Python ints), then floats
-                inner = [first + (i * n_int) // b - 0.5 for i in range(1, b)]
-                return np.array([self.lower, *inner, self.upper], dtype=float)
-        if math.isinf(self.upper - self.lower):  # bounds near the float limit: halve, so no step overflows
-            return 2 * np.linspace(self.lower / 2, self.upper / 2, int(self.bins) + 1)
-        return np.linspace(self.lower, self.upper, int(self.bins) + 1)
-
-    @property
-    def value_format(self):
-        """The column's ``privsample.data.formats`` format (``DateFormat``, ``NumberFormat``) or None."""
-        return value_format(self.format, self.temporal, self.offset) if self.format or self.temporal else None
-
-    def parse_constant(self, text: Any) -> float:
-        """The number of a value written by a person (a bound, an edge, a constant): text in the column's format
-        (a date as ISO 8601 too), or a number."""
-        fmt = self.value_format
-        if isinstance(text, (datetime.date, datetime.time)) and self.temporal:  # YAML reads ISO dates as dates
-            text = text.isoformat()
-        if isinstance(text, str) and fmt is not None:
-            return fmt.value(text)
-        if isinstance(text, bool) or not isinstance(text, (int, float, str)):
-            raise InputError(f"column '{self.name}': {text!r} is not a number")
-        try:
-            value = float(str(text).strip())
-        except ValueError:
-            raise InputError(f"column '{self.name}': {text!r} is not a number") from None
-        if not math.isfinite(value):
-            raise InputError(f"column '{self.name}': {text!r} is not a finite number")
-        return value
-
-    @property
-    def size(self) -> int:
-        return int(self.bins) + len(self.special) + self.nullable
-
-    @property
-    def special_values(self) -> np.ndarray:
-        """The special values (-inf, inf) in code order: code ``bins + i`` is ``special_values[i]``."""
-        return np.array([float(v) for v in self.special], dtype=np.float64)
-
-    @property
-    def null_code(self) -> int | None:
-        return self.size - 1 if self.nullable else None
-
-    def labels(self) -> list[str]:
-        e = self.bin_edges
-        if self.integer and self.edges is None:
-            lo = [math.ceil(e[0])] + [int(x + 0.5) for x in e[1:-1]]
-            hi = [int(x - 0.5) for x in e[1:-1]] + [math.floor(e[-1])]
-            out = [str(a) if a == b else f"{a}–{b}" for a, b in zip(lo, hi)]
-        else:
-            out = [f"[{e[i]:g}, {e[i + 1]:g}{']' if i == len(e) - 2 else ')'}" for i in range(len(e) - 1)]
-        out += list(self.special)
-        if self.nullable:
-            out.append("<null>")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        fmt = self.value_format
-        show = fmt.text if self.temporal else (lambda x: x)  # dates and times in their own format
-        d: dict[str, Any] = {"name": self.name, "type": self.temporal or "numeric"}
-        d.update(lower=show(self.lower), upper=show(self.upper))
-        if self.edges is not None:
-            d["edges"] = [show(x) for x in self.edges]
-        else:
-            d["bins"] = int(self.bins)
-        if self.integer and not self.temporal:
-            d["integer"] = True
-        if self.nullable:
-            d["nullable"] = True
-        if self.format is not None:
-            d["format"] = self.format
-        if self.offset is not None:
-            d["offset"] = self.offset
-        if self.special:
-            d["special"] = list(self.special)
-        return d
-
-
-Column = Union[Categorical, Numeric]
 
 
 def _check_keys(d: dict, allowed: tuple[str, ...], source: str, where: str) -> None:
@@ -345,8 +152,28 @@ class NamedColumns:
         return name in self.names
 
 
-def _column_from_dict(c: Any, i: int, source: str) -> Column:
-    """Column #i + 1 of a schema mapping (``Schema.from_dict``); ``InputError`` naming it when it is malformed."""
+def _text_from_dict(c: dict, name: str, i: int, source: str) -> Column | Outside:
+    """A ``type: text`` column #i + 1: ``FreeText`` (``keep: drop``, the default) or, with ``keep: frequent``, the
+    ``Categorical`` of its listed frequent values."""
+    keep = c.get("keep", "drop")
+    if keep not in TEXT_KEEP:
+        raise InputError(f"{source}: text column '{name}': keep must be {' or '.join(TEXT_KEEP)} (got {keep!r})")
+    cats = c.get("categories", [])
+    if not isinstance(cats, list):
+        raise InputError(f"{source}: text column '{name}': 'categories' must be a list")
+    if keep == "drop":
+        return FreeText(name, i, tuple(cats))
+    if not cats:
+        raise InputError(
+            f"{source}: text column '{name}' has keep: frequent but lists no categories (its frequent values, "
+            "public or privately discovered)"
+        )
+    return FreeText(name, i, tuple(cats)).as_categorical(bool(c.get("nullable", False)), c.get("other"))
+
+
+def _column_from_dict(c: Any, i: int, source: str) -> Column | Outside:
+    """Column #i + 1 of a schema mapping (``Schema.from_dict``); ``InputError`` naming it when it is malformed.
+    An ``id`` or ``text`` column (not synthesized) has position i."""
     if not isinstance(c, dict) or "name" not in c or "type" not in c:
         raise InputError(f"{source}: column #{i + 1} needs 'name' and 'type'")
     name = str(c["name"])
@@ -388,9 +215,16 @@ def _column_from_dict(c: Any, i: int, source: str) -> Column:
                 fmt.offset,
                 tuple(c.get("special") or ()),
             )
+        if kind == "id":
+            fmt = parse_format(c.get("format", "{uuid}"), f"{source}: id column '{name}'")
+            return Identifier(name, str(fmt), i)
+        if kind == "text":
+            return _text_from_dict(c, name, i, source)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{source}: column '{name}': {exc}") from None
-    raise InputError(f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric|date|datetime|time)")
+    raise InputError(
+        f"{source}: column '{name}' has unknown type '{kind}' (categorical|numeric|date|datetime|time|id|text)"
+    )
 
 
 @dataclass
@@ -409,17 +243,70 @@ class Schema(NamedColumns):
     discovery: dict[str, Any] | None = None  # private discovery's plan and per-column report (noisy/public values)
     forbid: list[dict[str, Any]] = field(default_factory=list)  # structural zeros (public), see ``parse_forbid``
     require: list[str] = field(default_factory=list)  # order constraints (public), see ``parse_require``
+    # columns of the table that are not synthesized, each with its ``position`` in the column order (``layout``):
+    # identifiers (fresh ids in the output) and free text (dropped from the output)
+    identifiers: list[Identifier] = field(default_factory=list)
+    text: list[FreeText] = field(default_factory=list)
 
     def __post_init__(self):
-        names = [c.name for c in self.columns]
+        self._place_outside()
+        names = [c.name for c in self.layout()]
         if not names:
             raise InputError("schema has no columns")
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise InputError(f"schema lists column(s) more than once: {', '.join(sorted(dup))}")
+        if not self.columns:
+            raise InputError(
+                "schema has no column to synthesize (only identifier or free-text columns): keep at least one "
+                "categorical or numeric column"
+            )
         self.na_values = tuple(self.na_values)
         self.forbid = parse_forbid(self.forbid, self.columns)
         self.require = parse_require(self.require, self.columns)
+
+    def _place_outside(self) -> None:
+        """Move identifier and free-text columns given in ``columns`` to their lists, at their place in it; give
+        those without a position the places after the others; check that the positions are distinct and in range."""
+        given = list(self.columns)
+        outside = [c for c in (*self.identifiers, *self.text)]
+        if any(isinstance(c, (Identifier, FreeText)) for c in given):
+            kept = []
+            for i, c in enumerate(given):
+                if isinstance(c, (Identifier, FreeText)):
+                    outside.append(c if c.position is not None else dataclasses.replace(c, position=i))
+                else:
+                    kept.append(c)
+            self.columns = kept
+        total = len(self.columns) + len(outside)
+        taken = {c.position for c in outside if c.position is not None}
+        free = iter(p for p in range(total - 1, -1, -1) if p not in taken)
+        unplaced = [i for i, c in enumerate(outside) if c.position is None]
+        for i, p in zip(reversed(unplaced), free):
+            outside[i] = dataclasses.replace(outside[i], position=p)
+        positions = [c.position for c in outside]
+        if len(set(positions)) != len(positions) or any(not (isinstance(p, int) and 0 <= p < total) for p in positions):
+            raise InputError("schema: identifier and text columns need distinct positions within the columns")
+        self.identifiers = [c for c in outside if isinstance(c, Identifier)]
+        self.text = [c for c in outside if isinstance(c, FreeText)]
+
+    def layout(self) -> list:
+        """Every column in the table's order: the synthesized ``columns`` with the identifier and free-text columns
+        at their positions."""
+        placed = {c.position: c for c in (*self.identifiers, *self.text)}
+        rest = iter(self.columns)
+        return [placed[i] if i in placed else next(rest) for i in range(len(self.columns) + len(placed))]
+
+    @property
+    def output_names(self) -> list[str]:
+        """The columns of a synthetic table, in order: the synthesized and identifier columns (free text is left
+        out)."""
+        return [c.name for c in self.layout() if not isinstance(c, FreeText)]
+
+    @property
+    def all_names(self) -> list[str]:
+        """Every column the schema declares (synthesized, identifier and free text), in order."""
+        return [c.name for c in self.layout()]
 
     # -- access: names, schema[name], name in schema (``NamedColumns``) --------------------------
     @property
@@ -438,7 +325,7 @@ class Schema(NamedColumns):
         d: dict[str, Any] = {
             "version": SCHEMA_VERSION,
             "provenance": self.provenance,
-            "columns": [c.to_dict() for c in self.columns],
+            "columns": [c.to_dict() for c in self.layout()],
         }
         if tuple(self.na_values) != DEFAULT_NA_VALUES:
             d["na_values"] = list(self.na_values)
@@ -473,8 +360,10 @@ class Schema(NamedColumns):
             )
         _check_keys(d, SCHEMA_KEYS, source, "")
         cols: list[Column] = []
+        outside: list[Outside] = []
         for i, c in enumerate(d["columns"]):
-            cols.append(_column_from_dict(c, i, source))
+            col = _column_from_dict(c, i, source)
+            (outside if isinstance(col, (Identifier, FreeText)) else cols).append(col)
         provenance = d.get("provenance")
         if provenance is None:
             raise InputError(
@@ -495,6 +384,8 @@ class Schema(NamedColumns):
             discovery,
             parse_forbid(d.get("forbid"), cols, source),
             parse_require(d.get("require"), cols, source),
+            [c for c in outside if isinstance(c, Identifier)],
+            [c for c in outside if isinstance(c, FreeText)],
         )
 
     def save(self, path: str | Path, suggested_forbid: list[dict[str, Any]] | None = None) -> None:

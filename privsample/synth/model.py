@@ -264,7 +264,7 @@ class SynthModel:
                 codes[a] = decompress_codes(codes[a], m, rng)
         return {a: codes[a] for a in self.domain}
 
-    def _decode(self, codes: dict[str, np.ndarray], rng: np.random.Generator, draw=None):
+    def _decode(self, codes: dict[str, np.ndarray], rng: np.random.Generator, draw=None, ids=None):
         import pandas as pd
 
         if self.schema is None:
@@ -273,7 +273,20 @@ class SynthModel:
 
         columns = getattr(draw, "columns", {})
         within = {a: cc.intervals for a, cc in columns.items() if cc.intervals is not None}
-        return decode(codes, self.schema, rng, within or None, self.bin_counts())
+        return decode(codes, self.schema, rng, within or None, self.bin_counts(), ids)
+
+    def id_formats(self, rows: int) -> dict:
+        """The formats of the fresh ids of the schema's identifier columns for an output of ``rows`` rows
+        (``privsample.data.decoding.id_formats``), widened where the format's space is too small against the model's
+        noisy row count plus 3 noise sd (an estimate of the real records from noisy figures only); a widening warns
+        once per output. Post-processing of the model."""
+        if self.schema is None or not self.schema.identifiers:
+            return {}
+        from privsample.data.decoding import id_formats
+
+        sd = self.info.get("total_sd")
+        margin = 3.0 * float(sd) if isinstance(sd, (int, float)) and math.isfinite(sd) and sd > 0 else 0.0
+        return id_formats(self.schema, rows, self.estimated_rows + margin)
 
     def bin_counts(self) -> dict[str, np.ndarray]:
         """The model's expected records in each bin of each numeric column: its 1-way marginal (decompressed in
@@ -319,11 +332,12 @@ class SynthModel:
         rng = rng if rng is not None else np.random.default_rng()
         n = self.resolve_rows(rows, where)
         draw = self._sampler(where)
+        ids = self.id_formats(n)  # for the whole output, not per chunk
         chunk_rows = max(1, int(chunk_rows if chunk_rows is not None else self.chunk_rows))
         done = 0
         while True:
             k = min(chunk_rows, n - done)
-            yield self._decode(self._draw_codes(k, rng, draw), rng, draw)
+            yield self._decode(self._draw_codes(k, rng, draw), rng, draw, ids)
             done += k
             if done >= n:
                 return
@@ -340,7 +354,7 @@ class SynthModel:
         rng = rng if rng is not None else np.random.default_rng()
         n = self.resolve_rows(rows, where)
         draw = self._sampler(where)
-        return self._decode(self._draw_codes(n, rng, draw), rng, draw)
+        return self._decode(self._draw_codes(n, rng, draw), rng, draw, self.id_formats(n))
 
     # -- persistence ----------------------------------------------------------------------------
     def _payload(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
