@@ -12,7 +12,7 @@ Arms (epsilon 1, delta 1e-9, MST, seeded noise: NOT private; one process per run
 * ``none``: no schema (private discovery of every type);
 * ``require``: no schema, with ``--require`` for the known order (birth_date <= admitted <= discharged);
 * ``codebook``: a schema written by ``privsample schema --from register.tableschema.json`` (the table's public
-  codebook: types, date patterns, separators and ranges), reviewed as its header asks (``REVIEW``: the symbols of
+  codebook: types, date patterns, separators and ranges), reviewed as its header asks (``REVIEW``: the id format, the symbols of
   the two amounts and the colon of the datetime's offset, which a Table Schema cannot state), with the same order
   constraints.
 
@@ -58,6 +58,7 @@ FORMATS = {
 }
 ARMS = ("none", "require", "codebook")
 REVIEW = {  # what a person adds to the codebook's schema (its header lists them as guesses to review)
+    "patient": {"format": "P-{6 digits}"},
     "cost": {"format": "$#,##0.00"},
     "copay": {"format": "0.0%"},
     "arrival": {"format": "%Y-%m-%dT%H:%M:%S%:z"},  # the offset comes from the codebook's bounds
