@@ -12,9 +12,9 @@ Arms (epsilon 1, delta 1e-9, MST, seeded noise: NOT private; one process per run
 * ``none``: no schema (private discovery of every type);
 * ``require``: no schema, with ``--require`` for the known order (birth_date <= admitted <= discharged);
 * ``codebook``: a schema written by ``privsample schema --from register.tableschema.json`` (the table's public
-  codebook: types, date patterns, separators and ranges), reviewed as its header asks (``REVIEW``: the id format, the symbols of
-  the two amounts and the colon of the datetime's offset, which a Table Schema cannot state), with the same order
-  constraints.
+  codebook: types, date patterns, separators and ranges), reviewed as its header asks (``REVIEW``: the id format,
+  the symbols of the two amounts and the colon of the datetime's offset, which a Table Schema cannot state), with
+  the same order constraints.
 
 Per run and column (exact, NOT private; diagnosis of the output only): the kind discovered, whether every output
 value reads in the input's format, whether it lies in the real min..max, the share of empty cells; for dates the
