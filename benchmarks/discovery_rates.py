@@ -15,7 +15,7 @@ the real table (exact, NOT private: a benchmark reads the real records):
 * ``missing``: the 11.7%-missing text column ``employment`` gets a missing share more than 5 points off.
 
 Two arms of the same runs: ``fixed``: a cell holds records when its noisy count passes 2 sigma, at every
-epsilon (``PRESENCE_SHARE`` = 0); ``presence``: the default rule, ``numeric_discovery.presence_threshold`` (2
+epsilon (``PRESENCE_SHARE`` = 0); ``presence``: the default rule, ``grid_rules.presence_threshold`` (2
 sigma, rising towards 3.5 sigma only as far as a cell of 5% of n_hat keeps a 2-sigma margin).
 
     python benchmarks/discovery_rates.py                 # eps 1, 2, 4, 8; seeds 0-199; both arms (~2 min)
@@ -103,7 +103,7 @@ def outcomes(df, schema) -> dict[str, dict[str, bool]]:
 
 
 def run(seeds: int, csv_path: Path) -> list[dict]:
-    import privsample.data.numeric_discovery as nd
+    import privsample.data.grid_rules as nd  # the presence rule lives there
     from small_tables import credit_path
 
     from privsample.data.table import read_table

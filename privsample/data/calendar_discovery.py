@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from privsample.data.numeric_discovery import grid_range, presence_threshold
+from privsample.data.edge_bounds import edge_cut
+from privsample.data.grid_rules import grid_range, presence_threshold
 from privsample.data.schema import Numeric
 from privsample.privacy.mechanisms import gaussian_measure
 
@@ -63,31 +64,22 @@ def _month_start(month: int) -> int:
     return int(np.datetime64(int(month), "M").astype("datetime64[D]").astype(np.int64))
 
 
-def _edge(noisy: np.ndarray, sigma: float) -> int:
-    """The first boundary j >= 1 with more than ``CUT_SIGMAS`` sd of noisy records before it (the sum of cells
-    0..j-1, sd sigma sqrt(j)); len(noisy) when there is none."""
-    before = np.cumsum(noisy)
-    j = np.arange(1, len(noisy) + 1)
-    hit = np.flatnonzero(before > CUT_SIGMAS * sigma * np.sqrt(j))
-    return int(hit[0]) + 1 if len(hit) else len(noisy)
-
-
 def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
-    """(j_lo, j_hi): cell boundaries with records before j_lo and after j_hi (``_edge`` from each end)."""
-    return _edge(noisy, sigma), len(noisy) - _edge(noisy[::-1], sigma)
+    """(j_lo, j_hi): cell boundaries with records before j_lo and after j_hi (``edge_cut`` from each end)."""
+    return edge_cut(noisy, sigma, CUT_SIGMAS), len(noisy) - edge_cut(noisy[::-1], sigma, CUT_SIGMAS)
 
 
 def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int]:
     """(first, last) year cell holding the records: the decades holding them (``grid_range`` of the noisy year
     counts summed by decade, sd sigma sqrt(10)), trimmed inside the edge decades to the years from which the
-    noisy count of records from that edge passes ``CUT_SIGMAS`` sd (``_edge``). Post-processing."""
+    noisy count of records from that edge passes ``CUT_SIGMAS`` sd (``edge_cut``). Post-processing."""
     inner = gy[1:-1]  # the public years; cells 0 and -1 hold the years before and after
     dec = inner.reshape(-1, 10).sum(axis=1)
     d0, d1 = grid_range(dec, sy * math.sqrt(10.0), n_plan)
     first, last = 10 * d0, 10 * d1 + 9
     span = inner[first : last + 1]
-    lo = first + _edge(span, sy) - 1
-    hi = last - (_edge(span[::-1], sy) - 1)
+    lo = first + edge_cut(span, sy, CUT_SIGMAS) - 1
+    hi = last - (edge_cut(span[::-1], sy, CUT_SIGMAS) - 1)
     if hi < lo:
         lo, hi = first, last
     return lo + 1, hi + 1  # cells of ``gy``

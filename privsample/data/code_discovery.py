@@ -72,7 +72,7 @@ def run_column(
     "values"): bounds at the smallest and largest released value, one bin per integer; an integer between them
     that was not released is ``unsupported`` (the synthesizers give it probability 0). The null code holds the
     missing values and the released non-numbers (noisy counts). Post-processing of released counts."""
-    from privsample.data.numeric_discovery import presence_threshold
+    from privsample.data.grid_rules import presence_threshold
 
     numbers = pd.to_numeric(pd.Series(list(released), dtype=object), errors="coerce").to_numpy(dtype=float)
     counts = np.asarray(list(released.values()), dtype=float)

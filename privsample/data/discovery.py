@@ -66,7 +66,8 @@ from privsample.data.discovery_plan import (
 )
 from privsample.data.id_discovery import discover_identifier, free_text
 from privsample.data.draft import NUMERIC_MIN_DISTINCT, PEAK_SHARE, draft_schema, suggest_forbid
-from privsample.data.numeric_discovery import discover_numeric, number_text, presence_threshold
+from privsample.data.grid_rules import presence_threshold
+from privsample.data.numeric_discovery import discover_numeric, number_text
 from privsample.data.schema import Categorical, Column, FreeText, Identifier, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded

@@ -339,7 +339,8 @@ def discovery_forecast(
     merged); ``None`` where a column's budget is too small to split (discovery would refuse it). Where integer
     columns test for codes first (``code_test_rho``): ``code_records``, the records a code needs, and
     ``sigma_grid_integer``, their grid's noise sd after the test (else None and ``sigma_grid``)."""
-    from privsample.data.numeric_discovery import grid_budget, presence_threshold
+    from privsample.data.grid_rules import presence_threshold
+    from privsample.data.numeric_discovery import grid_budget
 
     m = int(n_columns)
     count_rho = row_count_rho(total_rho)

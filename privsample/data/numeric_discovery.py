@@ -45,6 +45,13 @@ from typing import Any
 
 import numpy as np
 
+from privsample.data.edge_bounds import edge_budget, inner_bounds
+from privsample.data.grid_rules import (  # re-exported: the grid's rules, used by the other discoveries too
+    EXTEND_SIGMAS,
+    core_threshold,
+    grid_range,
+    presence_threshold,
+)
 from privsample.data.median_tree import (
     MIN_TREE_LEVELS,
     TREE_MARGIN,
@@ -80,17 +87,11 @@ __all__ = [
 TREE_SHARE = 0.5  # of the column's rho: the median tree, when planned; the rest (or all) for the grid histogram
 UNIT_GRID = 8  # integers in [-8, 8] have a grid cell of their own
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins (codes)
-EXTEND_SIGMAS = 2.0  # the range grows over a cell (and a code keeps a value) whose noisy count passes this
-STRICT_SIGMAS = 3.5  # the presence threshold rises up to this many sigmas (an empty cell passes: p = 2.3e-4)
-PRESENCE_SHARE = 0.05  # ... as far as a cell holding this share of n_hat still passes with EXTEND_SIGMAS to spare
-GAP_CELLS = 2  # the range also grows over this many failing cells to reach one passing GAP_SIGMAS
-GAP_SIGMAS = 3.0  # a cell reached over failing ones must pass this (fewer noise cells reached: invented values)
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and the core threshold)
 CLIP_CELLS = 2  # grid cells next to each bound summed for the clipped-share estimate
 FLOAT_MIN_EXPONENT = -8  # float octaves go down to +-2^-8 (|x| < 2^-8: one cell)
 MAX_EXPONENT = 63  # outermost octave +-2^63 (floats)
 INT_MAX_EXPONENT = 52  # integer columns: +-2^52 (half-integer edges are exact below 2^52)
-PASS_FALSE = 1e-3  # chance that some empty cell passes the core threshold
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -193,11 +194,6 @@ def _cell_span(cell: tuple[float, float, bool], integer: bool) -> tuple[float, f
     return lo, hi
 
 
-def core_threshold(cells: int) -> float:
-    """In sigmas: an empty cell's noisy count passes with probability <= PASS_FALSE over ``cells`` cells."""
-    return math.sqrt(2.0 * math.log(max(cells, 1) / PASS_FALSE))
-
-
 def _measure(name, label, measured, counts, accountant, noise, rho) -> tuple[np.ndarray, float]:
     """Discrete Gaussian counts of disjoint public cells (one record in at most one cell: L2 sensitivity 1,
     rho-zCDP), charged before the noise is drawn."""
@@ -214,46 +210,6 @@ def _measure(name, label, measured, counts, accountant, noise, rho) -> tuple[np.
         **_details(noise),
     )
     return np.asarray(noise.gaussian(np.asarray(counts, dtype=np.int64), sigma), dtype=np.float64), sigma
-
-
-def presence_threshold(sigma: float, n_hat: float | None = None, sigmas: float = EXTEND_SIGMAS) -> float:
-    """The noisy count above which a cell is taken to hold records (a range grows over it, a code keeps it, a
-    column is nullable): ``sigmas`` sigma, raised towards ``STRICT_SIGMAS`` sigma only as far as a cell holding
-    ``PRESENCE_SHARE`` of n_hat still passes with ``sigmas`` sigma to spare (PRESENCE_SHARE * n_hat - ``sigmas``
-    sigma). A fixed number of sigmas lets an empty cell pass at the same rate (2.3% at 2 sigma) at every epsilon;
-    this threshold keeps that rate where the noise is large against the records that matter (small tables, small
-    epsilon: a value of 5% of the records must not be lost) and lowers it to 2.3e-4 where it is small. A function
-    of sigma and n_hat (public or noisy): post-processing."""
-    t = sigmas * sigma
-    if n_hat is None:
-        return t
-    return max(t, min(STRICT_SIGMAS * sigma, PRESENCE_SHARE * float(n_hat) - t))
-
-
-def grid_range(noisy: np.ndarray, sigma: float, n_hat: float | None = None) -> tuple[int, int]:
-    """(first, last) grid cell of the range: the core (cells passing :func:`core_threshold`, or the largest
-    cell), every cell between, then outward while the next cell passes :func:`presence_threshold` (or, over
-    at most GAP_CELLS failing cells, GAP_SIGMAS sigma and that threshold). Post-processing."""
-    passed = np.flatnonzero(noisy > core_threshold(len(noisy)) * sigma)
-    if len(passed):
-        i0, i1 = int(passed[0]), int(passed[-1])
-    else:
-        i0 = i1 = int(np.argmax(noisy))
-    t_near = presence_threshold(sigma, n_hat)
-    near, far = noisy > t_near, noisy > max(GAP_SIGMAS * sigma, t_near)
-    while True:  # outward: the next cell passing EXTEND_SIGMAS, or one beyond failing cells passing GAP_SIGMAS
-        step = next((k for k in range(1, GAP_CELLS + 2) if i0 - k >= 0 and (near if k == 1 else far)[i0 - k]), 0)
-        if not step:
-            break
-        i0 -= step
-    while True:
-        step = next(
-            (k for k in range(1, GAP_CELLS + 2) if i1 + k < len(noisy) and (near if k == 1 else far)[i1 + k]), 0
-        )
-        if not step:
-            break
-        i1 += step
-    return i0, i1
 
 
 def discover_numeric(
@@ -338,6 +294,7 @@ def _discover(
         x = np.round(x)
     n_plan = max(float(n_hat), 1.0)
     rho_grid, rho_tree, planned = grid_budget(rho, n_plan, bins, binning)
+    rho_grid, rho_edge = edge_budget(rho_grid, n_plan)
 
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)
@@ -357,8 +314,9 @@ def _discover(
     }
     info.update(null_info)
     if integer and upper - lower + 1 <= UNIT_MAX:
-        if rho_tree:
-            _unused(name, "bin edges", accountant, noise, rho_tree)
+        for r, label in ((rho_tree, "bin edges"), (rho_edge, "edge cells")):
+            if r:
+                _unused(name, label, accountant, noise, r)
         col = Numeric(name, lower, upper, bins=int(upper - lower + 1), integer=True, nullable=nullable)
         info.update(lower=lower, upper=upper, bins=col.bins, points=[], binning="unit", unsupported=unsupported)
         # the kept values' noisy counts: released, so the synthesizers reuse them as 1-way measurements
@@ -366,9 +324,13 @@ def _discover(
             info.update(counts={number_text(cells[i][0]): float(g[i]) for i in keep}, sigma=sg)
         _note(notes, name, col, info)
         return col, info
+    if rho_edge:  # 1b. the bounds inside the edge cells (``edge_bounds``)
+        spend = (accountant, noise, rho_edge)
+        lower, upper = _inside(name, (x, w), cells, (i0, i1), (lower, upper), integer, spend, info, n_plan)
     # point masses: the unit cells inside the range that hold a large noisy share (0 capital gain, 1 child)
     t = core_threshold(len(cells))
     big = [i for i in range(i0, i1 + 1) if cells[i][2] and g[i] > t * sg and g[i] > POINT_MIN_SHARE * n_plan]
+    big = [i for i in big if lower <= cells[i][0] <= upper]
     points = sorted(float(cells[i][0]) for i in sorted(big, key=lambda i: -g[i])[: max(0, bins // 2)])
     if not integer and upper == lower:
         upper = float(np.nextafter(lower, np.inf))  # one bin [v, nextafter(v)] that decodes to v
@@ -385,6 +347,18 @@ def _discover(
     info.update(lower=lower, upper=upper, bins=col.bins, points=list(points), binning=how, tree_levels=levels)
     _note(notes, name, col, info)
     return col, info
+
+
+def _inside(name, xw, cells, cell_range, bounds, integer, spend, info, n_plan) -> tuple[float, float]:
+    """Step 1b of ``_discover``: the bounds refined inside the edge cells (``edge_bounds.inner_bounds``, spending
+    ``spend`` = (accountant, noise, rho)); the records it clips join the noisy clipped-share estimate in ``info``."""
+    i0, i1 = cell_range
+    spans = (_cell_span(cells[i0], integer), _cell_span(cells[i1], integer))
+    cell_of = grid_index(xw[0], integer) if len(xw[0]) else np.zeros(0, np.int64)
+    lower, upper, extra = inner_bounds(name, xw, cell_of, (i0, i1), spans, bounds, integer, *spend, n_plan)
+    info["clipped_share"] = min(1.0, max(0.0, info["clipped_share"] + extra["edge_clipped"] / n_plan))
+    info["clipped_sd"] = math.hypot(info["clipped_sd"], extra["edge_clipped_sd"] / n_plan)
+    return lower, upper
 
 
 def _grid_histogram(name, xw, cells, integer, nullable, extra, accountant, noise, rho_grid, n_plan):
