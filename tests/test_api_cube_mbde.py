@@ -260,6 +260,14 @@ def test_mbde_warns_when_the_rows_are_practically_q0(numbers):
     assert len(rel.notes) == 1 and "0.02" in rel.notes[0] and rel.private is False
 
 
+def test_mbde_q0_warning_includes_its_threshold():
+    """ε = 10 over 100 rows (0.1 a row) keeps the density within e^0.05 of q0: warned, as below it."""
+    from privsample.mbde.release import indistinguishability_warning
+
+    assert "practically draws from q0" in indistinguishability_warning(10, 100)
+    assert indistinguishability_warning(100, 10) is None
+
+
 def _bad_mbde_schema(tmp_path, provenance):
     d = {"provenance": provenance, "columns": [{"name": "income", "type": "numeric", "lower": 0, "upper": 100}]}
     if provenance == "private":

@@ -290,6 +290,27 @@ def test_check_lists_problems_not_private(data, tmp_path, capsys):
     assert "leave out 1 of 300 rows" in printed.err
 
 
+def test_check_binary_lists_what_the_cube_reads_as_zero(tmp_path, capsys):
+    """'cube sample' without a schema reads any value but the number 1 as 0, and points to 'check --binary'."""
+    from privsample.cube.pipeline import BINARY_RULE
+
+    assert "check INPUT --binary" in BINARY_RULE
+    csv = tmp_path / "bits.csv"
+    csv.write_text("a,b\n1,0\n1.0,0\n0,1\n", encoding="utf-8")
+    code, _ = run(["check", csv, "--binary"], None)
+    printed = capsys.readouterr()
+    assert code == 0 and "are 0 or 1" in " ".join(printed.out.split()) and "NOT PRIVATE" in printed.err
+    csv.write_text("a,b\n1,0\n2,\n0,yes\n", encoding="utf-8")
+    code, _ = run(["check", csv, "--binary"], None)
+    printed = capsys.readouterr()
+    out, err = " ".join(printed.out.split()), " ".join(printed.err.split())
+    assert code == 2
+    assert "2: 2" in out and "3: yes" in out and "2: <missing>" in out and "read as 0" in out
+    assert "3 value(s) in 2 of 2 column(s) are not 0 or 1" in err
+    code, text = run(["check", csv, "--binary", "--schema", csv], capsys)
+    assert code == 2 and "cannot be combined" in text and "Traceback" not in text
+
+
 def test_schema_draft_and_private(data, tmp_path, capsys):
     csv, _ = data
     draft = tmp_path / "draft.yaml"

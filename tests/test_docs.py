@@ -1,6 +1,6 @@
-"""The user guide's examples run: every ```python block of every ``docs/*.md`` page, in order, one namespace per
-page, in a temporary working directory; every ``privsample ...`` line of a ```bash block (in the guide and the
-README) names a command that exists, with options that command has.
+"""The user guide's examples run: every ```python block of every ``docs/*.md`` page and of the README, in order, one
+namespace per page, in a temporary working directory; every ``privsample ...`` line of a ```bash block (in the
+guide and the README) names a command that exists, with options that command has.
 
 A block right after ``<!-- pending -->`` (an API being built) or ``<!-- no-run -->`` (needs a cluster, say) is
 not run. The guide builds with ``mkdocs build --strict`` in ``make test`` (``scripts/dev.sh``); the docstrings'
@@ -59,7 +59,7 @@ def test_pages_found():
 
 
 # -- python blocks run -----------------------------------------------------------------------------------------
-PY_PAGES = [p for p in PAGES if any(b.lang in ("python", "py") for b in blocks(p))]
+PY_PAGES = [p for p in [*PAGES, ROOT / "README.md"] if any(b.lang in ("python", "py") for b in blocks(p))]
 
 
 @pytest.mark.filterwarnings("ignore:.*seeded NumPy noise")  # the guide shows seeded (NOT PRIVATE) runs on purpose

@@ -169,20 +169,30 @@ def check(
     examples: Annotated[
         int, typer.Option("--examples", min=0, help="Example values (with rows) to show per problem.")
     ] = 5,
+    binary: Annotated[
+        bool,
+        typer.Option(
+            "--binary",
+            help="Instead of a schema: list the values that are not 0 or 1, which 'cube sample' without a schema "
+            "reads as 0.",
+        ),
+    ] = False,
     delimiter: Delimiter = None,
     encoding: Encoding = None,
 ) -> None:
     """NOT PRIVATE: list the lines of INPUT that are not well-formed CSV records and the values that SCHEMA does
-    not hold, for the data owner.
+    not hold (with --binary: that are not 0 or 1), for the data owner.
 
     Names values, rows and exact counts: never publish its output. Exit 0 when every line and value fits, 2
     otherwise."""
     from privsample.data.schema import Schema
     from privsample.data.table import read_table
-    from privsample.data.validate import KIND_TEXT, left_out, validate
+    from privsample.data.validate import KIND_TEXT, left_out, validate, validate_binary
     from privsample.errors import DataError
     from privsample.data.encoding import release_domain
 
+    if binary and schema is not None:
+        raise PrivsampleError("--binary and --schema cannot be combined: --binary checks the reading without a schema")
     sch = Schema.load(schema) if schema is not None else None
     rel = release_domain(sch, other=False) if sch is not None else None
     err.print(
@@ -194,15 +204,22 @@ def check(
         df = read_table(input, **na, allow_empty=True, delimiter=delimiter, encoding=encoding)
     except DataError as exc:
         _list_malformed(input, delimiter, encoding, examples, exc)
-    if sch is None:
-        out.print(f"all {len(df):,} data rows of {input} are well-formed CSV records (pass --schema to check values)")
+    if sch is None and not binary:
+        out.print(
+            f"all {len(df):,} data rows of {input} are well-formed CSV records (pass --schema, or --binary, to "
+            "check values)"
+        )
         return
-    warn_unused_columns(err, df.columns, sch, input, schema)
-    problems = validate(df, sch, examples=examples, release=rel)
+    if binary:
+        problems = validate_binary(df, examples=examples)
+    else:
+        warn_unused_columns(err, df.columns, sch, input, schema)
+        problems = validate(df, sch, examples=examples, release=rel)
     if not problems:
-        out.print(f"all {len(df):,} rows of {input} fit {schema}")
+        out.print(f"all {len(df):,} rows of {input} {'are 0 or 1' if binary else f'fit {schema}'}")
         return
-    t = Table(title=f"Values of {input.name} outside {schema.name} (NOT PRIVATE)")
+    title = "that are not 0 or 1" if binary else f"outside {schema.name}"
+    t = Table(title=f"Values of {input.name} {title} (NOT PRIVATE)")
     for col in ("column", "problem", "values", "release path", "examples (row: value)"):
         t.add_column(col, justify="right" if col == "values" else "left")
     for cp in problems:
@@ -210,6 +227,11 @@ def check(
             ex = ", ".join(f"{r}: {v}" for r, v in cp.examples.get(kind, []))
             t.add_row(cp.column, KIND_TEXT[kind], f"{count:,}", cp.actions[kind], ex)
     out.print(t)
+    if binary:
+        raise PrivsampleError(
+            f"{sum(cp.total for cp in problems):,} value(s) in {len(problems)} of {len(df.columns)} column(s) are "
+            "not 0 or 1: 'cube sample' without a schema reads them as 0 (NOT PRIVATE)"
+        )
     dropped = left_out(df, rel)
     raise PrivsampleError(
         f"{sum(cp.total for cp in problems):,} value(s) in {len(problems)} column(s) are outside "

@@ -35,12 +35,12 @@ from privsample.errors import InputError
 
 BINARY_RULE = (
     "reading every column as binary: the value 1 is 1, any other value (missing included) is read as 0; "
-    "run 'privsample check' (not private) to list such values"
+    "run 'privsample check INPUT --binary' (not private) to list such values"
 )
 SCHEMA_RULE = (
     "reading through the schema, per record: numbers are clipped to the bounds, non-numbers and missing "
-    "numbers are missing, unknown or missing categories are '(other)'; run 'privsample check' "
-    "(not private) to list such values"
+    "numbers are missing, unknown or missing categories are '(other)'; run 'privsample check INPUT "
+    "--schema SCHEMA' (not private) to list such values"
 )
 
 

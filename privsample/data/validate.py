@@ -27,6 +27,8 @@ KIND_TEXT = {
     OUT_OF_RANGE: "outside the bounds",
     UNKNOWN: "not a category",
 }
+NOT_BINARY = 100  # a number that is neither 0 nor 1 (the binary reading of the cube sampler)
+KIND_TEXT[NOT_BINARY] = "not 0 or 1"
 EXAMPLES = 5
 
 
@@ -114,6 +116,29 @@ def validate(
     return out
 
 
+def validate_binary(df: pd.DataFrame, examples: int = EXAMPLES) -> list[ColumnProblems]:
+    """The values of every column of ``df`` that are not the number 0 or 1 (missing ones included), which the
+    binary reading of ``privsample cube sample`` without a schema reads as 0 (only columns with such values)."""
+    out = []
+    for c in df.columns:
+        s = df[c].reset_index(drop=True)
+        x, bad = as_float(s)
+        kind = np.zeros(len(s), dtype=np.int8)
+        kind[np.isnan(x) & ~bad] = MISSING
+        kind[bad] = NOT_A_NUMBER
+        kind[~np.isnan(x) & (x != 0.0) & (x != 1.0)] = NOT_BINARY
+        if not kind.any():
+            continue
+        cp = ColumnProblems(str(c))
+        for k in sorted(set(kind[kind > 0].tolist())):
+            rows = np.flatnonzero(kind == k)
+            cp.counts[k] = int(len(rows))
+            cp.examples[k] = [(int(i) + 1, _show(None if k == MISSING else s.iloc[i])) for i in rows[:examples]]
+            cp.actions[k] = "read as 0"
+        out.append(cp)
+    return out
+
+
 def left_out(df: pd.DataFrame, schema: Schema) -> int:
     """How many records the release path leaves out (exact: NOT private)."""
     from privsample.data.encoding import encode
@@ -122,4 +147,4 @@ def left_out(df: pd.DataFrame, schema: Schema) -> int:
     return len(df) - (len(next(iter(codes.values()))) if codes else len(df))
 
 
-__all__ = ["validate", "left_out", "ColumnProblems", "KIND_TEXT", "Categorical"]
+__all__ = ["validate", "validate_binary", "left_out", "NOT_BINARY", "ColumnProblems", "KIND_TEXT", "Categorical"]

@@ -43,7 +43,7 @@ from privsample.mbde.density import GUARANTEE, IP_NEIGHBOURING, MBDE, GaussianQ0
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource, make_noise
 
-INDISTINGUISHABLE_EPSILON = 0.1  # per-sample epsilon below which q_T is within e^{+-0.05} of q0 everywhere
+INDISTINGUISHABLE_EPSILON = 0.1  # per-sample epsilon up to which q_T is within e^{+-0.05} of q0 everywhere
 INPUT_RULE = (
     "input rule (applied to every row, whatever the data): a value outside its column's public "
     "[lower, upper] is clipped to it; a row with a missing or non-numeric value in a chosen column is "
@@ -166,7 +166,7 @@ def per_sample_epsilon(epsilon_total: float, m: int) -> float:
 def indistinguishability_warning(epsilon_total: float, m: int) -> str | None:
     """A message when the per-sample epsilon leaves q_T practically equal to q0, else None."""
     eps = per_sample_epsilon(epsilon_total, m)
-    if eps >= INDISTINGUISHABLE_EPSILON:
+    if eps > INDISTINGUISHABLE_EPSILON:
         return None
     return (
         f"per-sample epsilon = {epsilon_total:g}/{m} = {eps:.3g}: the learned density differs from the "
