@@ -40,6 +40,7 @@ def _discover(df, seed):
 
 def test_null_code_of_a_column_without_missing_values_is_a_structural_zero():
     df = _table()
+    others = 0
     for seed in range(5):
         s = _discover(df, seed)
         rep = {c["name"]: c for c in s.discovery["columns"]}
@@ -47,12 +48,15 @@ def test_null_code_of_a_column_without_missing_values_is_a_structural_zero():
         rel = release_schema(s)
         dom = pgm.Domain(rel.names, [c.size for c in rel.columns])
         z = StructuralZeros.noise_born(rel, dom)
+        zeros = {name: set(codes[0]) for (name,), codes in z.entries}
         # the numeric column without missing values and the categorical one: their null codes
-        assert z is not None and set(z.entries) == {
-            (("code",), ((rel["code"].null_code,),)),
-            (("label",), ((rel["label"].null_code,),)),
-        }
+        assert zeros["code"] == {rel["code"].null_code} and rel["label"].null_code in zeros["label"]
+        assert "amount" not in zeros and rel["grade"].null_code not in zeros.get("grade", set())
+        # the categorical columns whose released categories hold every record: their catch-alls, when the records
+        # the released counts leave are within their noise (a noisy decision: most seeds)
+        others += rel["label"].other_code in zeros["label"] and rel["grade"].other_code in zeros.get("grade", set())
         assert StructuralZeros.noise_born(release_schema(s.__class__(s.columns, provenance="user")), dom) is None
+    assert others >= 3
 
 
 @pytest.mark.parametrize("method", ["aim", "ppsyn", "mst"])
@@ -66,9 +70,9 @@ def test_synthetic_data_gains_no_empty_values_where_the_real_table_has_none(meth
     assert out["code"].isna().mean() == 0.0 and out["label"].isna().mean() == 0.0
     assert 0.15 < out["amount"].isna().mean() < 0.45  # a real missing share stays (30%)
     assert 0.12 < out["grade"].isna().mean() < 0.38  # 25%: missing, never the catch-all
-    # no record is in the catch-all: what it gets is the synthesizer's noise on a cell discovery did not measure
-    # (at 1,000 records about 5-15% here); missing values there would make it a third of the values
-    assert out["grade"].dropna().astype(str).str.startswith("(other").mean() < 0.2
+    # no record is in the catch-all: its code is a structural zero, so no synthetic record gets it either
+    assert not out["grade"].dropna().astype(str).str.startswith("(other").any()
+    assert not out["label"].astype(str).str.startswith("(other").any()
 
 
 def test_a_code_value_its_counts_did_not_show_is_a_structural_zero():

@@ -22,6 +22,8 @@ any other.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -60,8 +62,10 @@ class StructuralZeros:
     def noise_born(cls, schema, domain) -> "StructuralZeros | None":
         """Codes of a privately discovered schema that discovery's noisy counts did not show: the null code the
         release domain adds to every column although the noisy count of the records without a value (categorical)
-        or without a number (numeric) did not pass (``nullable`` False in ``schema.discovery``), and a code column's
-        values between its kept ones whose counts did not pass (``unsupported``). Probability 0, so noise alone puts
+        or without a number (numeric, date) did not pass (``nullable`` False in ``schema.discovery``), a
+        categorical column's catch-all when the records its released counts leave are within twice their noise
+        (``_noise_born_other``), and a code column's values between its kept ones whose counts did not pass
+        (``unsupported``). Probability 0, so noise alone puts
         no synthetic record there (no empty value, no invented code). Post-processing of released counts (public
         after discovery); None if none."""
         if schema is None or getattr(schema, "provenance", None) != "private" or not getattr(schema, "discovery", None):
@@ -70,11 +74,14 @@ class StructuralZeros:
         entries = []
         for col in schema.columns:
             info = report.get(col.name, {})
-            if info.get("kind") not in ("numeric", "categorical", "catch-all") or col.name not in domain.attributes:
+            kinds = ("numeric", "categorical", "catch-all", "date", "datetime", "time")
+            if info.get("kind") not in kinds or col.name not in domain.attributes:
                 continue
             codes = []
             if info.get("nullable") is False and getattr(col, "null_code", None) is not None:
                 codes.append(int(col.null_code))
+            if _noise_born_other(info, col, schema.discovery.get("n_hat")):
+                codes.append(int(col.other_code))
             if info.get("binning") == "unit":  # a code's values between the kept ones that its counts did not show
                 codes += [int(round(v - col.lower)) for v in info.get("unsupported", []) if col.lower <= v <= col.upper]
             codes = sorted({c for c in codes if 0 <= c < int(domain[col.name])})
@@ -147,3 +154,18 @@ def with_zeros(cliques: Sequence[Clique], zeros: StructuralZeros | None) -> list
 
 
 __all__ = ["NEG", "StructuralZeros", "with_zeros"]
+
+
+def _noise_born_other(info: dict, col, n_hat) -> bool:
+    """Whether a categorical column's catch-all is noise-born: the noisy number of records its released categories
+    (and missing values) leave, n_hat less their noisy counts, is under twice the sd of that sum (sigma of each
+    count, sqrt of their number). Then the column holds (about) no value discovery did not release, and the catch-all
+    gets probability 0. Post-processing of released counts."""
+    counts, sigma = info.get("counts"), info.get("sigma")
+    if getattr(col, "kind", None) != "categorical" or col.other_code is None or not counts or not sigma or not n_hat:
+        return False
+    parts = [float(v) for v in counts.values()]
+    if info.get("nullable") and info.get("null_count") is not None:
+        parts.append(float(info["null_count"]))
+    rest = float(n_hat) - sum(parts)
+    return rest < 2.0 * float(sigma) * math.sqrt(len(parts))
