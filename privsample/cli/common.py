@@ -287,13 +287,14 @@ def printed_id_warnings(console: Console = err):
 
     from privsample.errors import IdentifierFormatWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", IdentifierFormatWarning)
-        try:
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", IdentifierFormatWarning)
             yield
-        finally:
-            for w in caught:
-                if issubclass(w.category, IdentifierFormatWarning):
-                    console.print(f"[bold yellow]warning: {escape(str(w.message))}[/bold yellow]", highlight=False)
-                else:
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    finally:  # outside the recording context: a warning shown again is not recorded again
+        for w in list(caught):
+            if issubclass(w.category, IdentifierFormatWarning):
+                console.print(f"[bold yellow]warning: {escape(str(w.message))}[/bold yellow]", highlight=False)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
