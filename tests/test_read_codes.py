@@ -180,9 +180,16 @@ def test_synthesize_releases_the_same_as_before(files, fmt, monkeypatch):
     new = synthesize(files[fmt], **kw)
     calls = []
 
-    def reference(path, schema, *, na_values, allow_empty, delimiter, encoding):
+    def reference(path, schema, *, na_values, allow_empty, delimiter, encoding, index_col=None):
         calls.append(path)
-        df = read_table(path, na_values=na_values, allow_empty=allow_empty, delimiter=delimiter, encoding=encoding)
+        df = read_table(
+            path,
+            na_values=na_values,
+            allow_empty=allow_empty,
+            delimiter=delimiter,
+            encoding=encoding,
+            index_col=index_col,
+        )
         return encode(df, schema, release=True)
 
     monkeypatch.setattr(encoding, "read_codes", reference)

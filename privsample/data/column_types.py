@@ -46,6 +46,7 @@ __all__ = [
     "TEXT_SHARE",
     "TYPE_SIGMAS",
     "FORMAT_SHARE",
+    "FORMAT_SIGMAS",
 ]
 
 # -- private discovery: budget split and thresholds (utility choices; privacy does not depend on them)
@@ -53,6 +54,7 @@ NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious 
 TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
 # numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
 TYPE_SIGMAS = 3.0
+FORMAT_SIGMAS = 4.0  # a numeric column is formatted when its noisy count of formatted numbers passes this
 FORMAT_SHARE = 0.1  # of a date or formatted column's rho_b: the noisy counts of its public format classes
 
 
@@ -95,13 +97,13 @@ class ColumnType:
     integer: bool
     nullable: bool
     missing_share: float  # noisy share of the records missing if nullable, else 0
-    special: tuple[str, ...] = ()  # "-inf", "inf": candidates (their noisy counts pass 2 sigma)
+    special: tuple[str, ...] = ()  # "-inf", "inf": the grid histogram's cells for them (a numeric column)
     mistyped: float = 0.0  # noisy count of the values of another kind (they become missing)
     mistyped_sd: float = 0.0  # its noise sd
 
     def report(self, n_hat: float) -> dict[str, Any]:
         """Report fields of the values of another kind, when their noisy count is clearly above its noise."""
-        if self.kind == "text" or self.mistyped <= 2.0 * self.mistyped_sd:
+        if self.kind == "text" or self.mistyped <= TYPE_SIGMAS * self.mistyped_sd:  # a false alarm: 0.13%
             return {}
         return {"mistyped_share": self.mistyped / n_hat, "mistyped_sd": self.mistyped_sd / n_hat}
 
@@ -135,17 +137,16 @@ def column_type(run: DiscoveryRun, name: str, sc: Scan, rho_a: float) -> ColumnT
         and numbers > n_text + n_date
         and n_text + n_date <= max(TYPE_SIGMAS * math.sqrt(2.0) * sigma_a, TEXT_SHARE * total)
     ):
-        kind = "formatted" if n_fmt > TYPE_SIGMAS * sigma_a else "numeric"
+        kind = "formatted" if n_fmt > FORMAT_SIGMAS * sigma_a else "numeric"  # a false alarm: 3e-5
     elif (
         n_date > TYPE_SIGMAS * sigma_a
         and n_date > numbers + n_text
         and numbers + n_text <= max(TYPE_SIGMAS * math.sqrt(6.0) * sigma_a, TEXT_SHARE * total)
     ):
         kind = "date"
-    # +-inf: candidate point masses of a numeric column where their noisy counts pass 2 sigma (the grid histogram
-    # measures them again, with its smaller noise, and keeps those it sees)
-    numeric = kind in ("numeric", "formatted")
-    special = tuple(v for v, n in (("-inf", n_ninf), ("inf", n_pinf)) if numeric and n > NULLABLE_SIGMAS * sigma_a)
+    # -inf and inf: two more public cells of a numeric column's grid histogram, which keeps a value when its noisy
+    # count there passes the presence threshold (no decision here, so the ledger does not depend on the data)
+    special = ("-inf", "inf") if kind in ("numeric", "formatted") else ()
     other = {"numeric": (n_text + n_date, 2), "formatted": (n_text + n_date, 2), "date": (numbers + n_text, 6)}
     mistyped, cells = other.get(kind, (0, 1))
     return ColumnType(kind, integer, nullable, missing_share, special, float(mistyped), math.sqrt(cells) * sigma_a)

@@ -485,8 +485,8 @@ def private_schema(
         ``formats.OFFSETS``; or ``formats.NUMBER_CLASSES``): each value is in one class (or none), sensitivity 1;
         the pattern is the largest noisy count (post-processing). A date column's bounds and bins then come
         from ``calendar_discovery.discover_calendar`` (rho-zCDP, no delta), a formatted column's from (c) on the
-        numbers read in its format; -inf and inf whose noisy counts in (a) pass 2 sigma_a are cells of (c)'s
-        grid histogram too, kept as codes of their own when they pass its presence threshold.
+        numbers read in its format. In (c), -inf and inf are always two more cells of the grid histogram (a record
+        is still in one cell), kept as codes of their own when their noisy counts pass its presence threshold.
 
     ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
     records in the catch-all: 1 - (sum of the released categories' noisy counts + noisy missing count

@@ -130,7 +130,7 @@ def discovery_losses(schema: Schema) -> list[Loss]:
         about = info.get(col.name, {})
         kind = col.temporal or "numeric"
         mistyped = about.get("mistyped_share")
-        if mistyped is not None and float(mistyped) > 2.0 * float(about.get("mistyped_sd") or 0.0):
+        if mistyped is not None and float(mistyped) > 3.0 * float(about.get("mistyped_sd") or 0.0):
             share = _share(min(1.0, float(mistyped)))
             what = f"{kind}: about {share} of its values are not a {kind} and become missing"
             losses.append(Loss(col.name, what + " (a noisy estimate)", f"{REVIEWED} (a categorical column) keeps them"))

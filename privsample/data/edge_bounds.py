@@ -22,11 +22,11 @@ Steinke 2020). The cut and the bounds are post-processing.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from privsample.data.median_tree import exact_split
 from privsample.data.grid_rules import core_threshold, grid_range
 from privsample.privacy.mechanisms import gaussian_measure, sigma_for_rho
 
@@ -51,10 +51,12 @@ def edge_budget(rho_grid: float, n_hat: float) -> tuple[float, float]:
     """(rho of the grid histogram, rho of the edge refinement): the refinement gets ``EDGE_SHARE`` where a sub-cell
     passing 2 sigma (what it may clip at one end) holds at most ``EDGE_MAX_CLIP`` of ``n_hat``, else nothing. A
     function of public values and n_hat (a noisy count)."""
-    part = float(Fraction(rho_grid) * Fraction(EDGE_SHARE))
+    if not rho_grid > 0:
+        return rho_grid, 0.0
+    grid, part = exact_split(rho_grid, [1.0 - EDGE_SHARE, EDGE_SHARE])  # parts summing to rho_grid exactly
     if not part > 0 or 2.0 * sigma_for_rho(part) > EDGE_MAX_CLIP * max(float(n_hat), 1.0):
         return rho_grid, 0.0
-    return float(Fraction(rho_grid) - Fraction(part)), part
+    return grid, part
 
 
 def _sub_edges(span: tuple[float, float], integer: bool) -> np.ndarray | None:

@@ -155,13 +155,23 @@ def grid_index(x: np.ndarray, integer: bool) -> np.ndarray:
 def grid_budget(rho: float, n_hat: float, bins: int = 16, binning: str = "auto") -> tuple[float, float, int]:
     """(rho of the grid histogram, rho of the median tree, tree levels planned) of one numeric column given its
     ``rho``: the tree runs only if ``n_hat`` can support ``MIN_TREE_LEVELS`` levels (``binning`` "auto"), else the
-    grid histogram gets all of ``rho``. A function of public values and n_hat (a noisy count): no privacy cost."""
+    grid histogram gets all of ``rho``; less the edge cells' part (``column_budget``). A function of public values
+    and n_hat (a noisy count): no privacy cost."""
+    rho_grid, _, rho_tree, planned = column_budget(rho, n_hat, bins, binning)
+    return rho_grid, rho_tree, planned
+
+
+def column_budget(rho: float, n_hat: float, bins: int = 16, binning: str = "auto") -> tuple[float, float, float, int]:
+    """(rho of the grid histogram, of the edge cells, of the median tree, tree levels planned): ``grid_budget``'s
+    split, the edge cells' part taken from the grid's where it pays (``edge_bounds.edge_budget``). The parts add up
+    to ``rho`` exactly."""
     n_plan = max(float(n_hat), 1.0)
     bins = max(1, int(bins))
     planned = tree_levels(TREE_SHARE * rho, n_plan, math.floor(math.log2(bins))) if binning == "auto" else 0
     planned = planned if planned >= MIN_TREE_LEVELS else 0
     rho_grid, rho_tree = exact_split(rho, [1.0 - TREE_SHARE, TREE_SHARE]) if planned else (rho, 0.0)
-    return rho_grid, rho_tree, planned
+    rho_grid, rho_edge = edge_budget(rho_grid, n_plan)
+    return rho_grid, rho_edge, rho_tree, planned
 
 
 def _equal_width(a: float, b: float, k: int, integer: bool) -> np.ndarray:
@@ -242,9 +252,9 @@ def discover_numeric(
     is public): rho-zCDP under add/remove-one-record neighbours. Returns the ``Numeric`` column and a report
     dict holding only public or noisy values.
 
-    ``specials`` ({"-inf": records, "inf": records}, the candidates the caller saw in noisy counts): more public
-    cells of the grid histogram, one per candidate (a record is still in exactly one cell); the column keeps a
-    special value (a code of its own) when its noisy count passes :func:`presence_threshold`."""
+    ``specials`` ({"-inf": records, "inf": records}): more public cells of the grid histogram, one per value (a
+    record is still in exactly one cell); the column keeps a special value (a code of its own) when its noisy count
+    passes :func:`presence_threshold`."""
     col, info = _discover(
         name,
         x,
@@ -293,8 +303,7 @@ def _discover(
     if integer:  # a non-integral number in an integer column is rounded (per-record rule)
         x = np.round(x)
     n_plan = max(float(n_hat), 1.0)
-    rho_grid, rho_tree, planned = grid_budget(rho, n_plan, bins, binning)
-    rho_grid, rho_edge = edge_budget(rho_grid, n_plan)
+    rho_grid, rho_edge, rho_tree, planned = column_budget(rho, n_plan, bins, binning)
 
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)
