@@ -338,3 +338,16 @@ def test_format_counts_are_a_partition_with_the_stated_noise():
         vectors.append([c for c, _ in calls])
     for a, b in zip(*vectors):
         assert np.abs(b - a).sum() == 1
+
+
+def test_values_of_another_kind_in_a_numeric_column_are_named():
+    rng = np.random.default_rng(9)
+    x = np.round(rng.normal(size=N), 2).astype(object)
+    x[rng.random(N) < 0.04] = "see notes"
+    s = discover(pd.DataFrame({"x": x}))
+    entry = s.discovery["columns"][0]
+    assert isinstance(s["x"], Numeric) and s["x"].nullable
+    assert 0.02 < entry["mistyped_share"] < 0.06
+    from privsample.data.discovery_report import discovery_losses
+
+    assert any("are not numbers" in loss.what for loss in discovery_losses(s))

@@ -98,14 +98,6 @@ class ColumnType:
     nullable: bool
     missing_share: float  # noisy share of the records missing if nullable, else 0
     special: tuple[str, ...] = ()  # "-inf", "inf": the grid histogram's cells for them (a numeric column)
-    mistyped: float = 0.0  # noisy count of the values of another kind (they become missing)
-    mistyped_sd: float = 0.0  # its noise sd
-
-    def report(self, n_hat: float) -> dict[str, Any]:
-        """Report fields of the values of another kind, when their noisy count is clearly above its noise."""
-        if self.kind == "text" or self.mistyped <= TYPE_SIGMAS * self.mistyped_sd:  # a false alarm: 0.13%
-            return {}
-        return {"mistyped_share": self.mistyped / n_hat, "mistyped_sd": self.mistyped_sd / n_hat}
 
 
 def column_type(run: DiscoveryRun, name: str, sc: Scan, rho_a: float) -> ColumnType:
@@ -147,9 +139,7 @@ def column_type(run: DiscoveryRun, name: str, sc: Scan, rho_a: float) -> ColumnT
     # -inf and inf: two more public cells of a numeric column's grid histogram, which keeps a value when its noisy
     # count there passes the presence threshold (no decision here, so the ledger does not depend on the data)
     special = ("-inf", "inf") if kind in ("numeric", "formatted") else ()
-    other = {"numeric": (n_text + n_date, 2), "formatted": (n_text + n_date, 2), "date": (numbers + n_text, 6)}
-    mistyped, cells = other.get(kind, (0, 1))
-    return ColumnType(kind, integer, nullable, missing_share, special, float(mistyped), math.sqrt(cells) * sigma_a)
+    return ColumnType(kind, integer, nullable, missing_share, special)
 
 
 def format_counts(run: DiscoveryRun, name: str, sc: Scan, rho_f: float, classes: np.ndarray, what: str, k: int):
@@ -188,7 +178,6 @@ def temporal_column(
     )  # fmt: skip
     entry = {"name": name, "kind": fmt.kind, "kept": f"[{info['lower']}, {info['upper']}]", "catch_all_share": None}
     entry.update({k: v for k, v in info.items() if k not in entry})
-    entry.update(t.report(run.n_hat))
     return col, entry
 
 

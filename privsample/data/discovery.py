@@ -85,6 +85,8 @@ __all__ = [
     "TYPE_SIGMAS",
 ]
 
+MISTYPED_SIGMAS = 4.0  # a numeric column's values that are not numbers are named past this many grid sigmas
+
 # the steps every column shares (``privsample.data.column_types``), under this module's names
 _Run = DiscoveryRun
 _spend_gaussian = spend_gaussian
@@ -268,6 +270,9 @@ def _numeric_column(
     code) and their ``counts``: (column, report entry)."""
     isnum = np.isfinite(numbers)
     cand = {v: int(counts[numbers == float(v)].sum()) for v in special}  # -inf, inf: cells of their own
+    text = ~isnum & ~np.isinf(numbers)
+    if special:  # and the values that are not numbers (not missing): one more cell
+        cand["text"] = int(counts[text].sum())
     col, info = discover_numeric(
         name,
         numbers[isnum],  # the distinct numbers, with their numbers of records as weights
@@ -280,11 +285,14 @@ def _numeric_column(
         n_hat=run.n_hat,
         bins=run.bins,
         notes=run.notes,
-        n_null=int(n_missing + counts[~isnum].sum() - sum(cand.values())),  # missing, or not a number: null code
+        n_null=int(n_missing + (0 if special else counts[text].sum())),  # missing (and not a number): null code
         weights=counts[isnum],
         specials=cand,
     )
     info = dict(info or {})
+    mistyped = info.pop("mistyped", None)
+    if mistyped is not None and mistyped > MISTYPED_SIGMAS * info.get("null_sigma", math.inf):
+        info.update(mistyped_share=mistyped / run.n_hat, mistyped_sd=info["null_sigma"] / run.n_hat)
     if isinstance(col, Numeric):
         entry = {
             "name": name,
@@ -335,7 +343,6 @@ def _formatted_column(run: _Run, name: str, sc: Scan, rho_b: float, t: ColumnTyp
     if isinstance(col, Numeric):
         col = replace(col, format=fmt.spec())
         entry["format"] = fmt.spec()
-    entry.update(t.report(run.n_hat))
     return col, entry
 
 
@@ -370,7 +377,6 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
             run, name, sc.numbers_or_inf, sc.counts, sc.n_missing, rho_b, integer, t.nullable, t.missing_share,
             t.special,
         )  # fmt: skip
-        entry.update(t.report(run.n_hat))
         return col, entry
     col, entry = _categorical_column(run, name, sc, rho_b, code)
     return free_text(ident, col, entry, run.notes) if ident is not None and ident.text else (col, entry)

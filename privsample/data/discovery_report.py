@@ -132,7 +132,8 @@ def discovery_losses(schema: Schema) -> list[Loss]:
         mistyped = about.get("mistyped_share")
         if mistyped is not None and float(mistyped) > 3.0 * float(about.get("mistyped_sd") or 0.0):
             share = _share(min(1.0, float(mistyped)))
-            what = f"{kind}: about {share} of its values are not a {kind} and become missing"
+            noun = {"numeric": "numbers", "date": "dates", "datetime": "datetimes", "time": "times"}.get(kind, kind)
+            what = f"{kind}: about {share} of its values are not {noun} and become missing"
             losses.append(Loss(col.name, what + " (a noisy estimate)", f"{REVIEWED} (a categorical column) keeps them"))
         share = about.get("clipped_share")
         share = None if share is None else min(1.0, max(0.0, float(share)))

@@ -85,6 +85,7 @@ __all__ = [
 ]
 
 TREE_SHARE = 0.5  # of the column's rho: the median tree, when planned; the rest (or all) for the grid histogram
+SPECIAL_CELLS = ("-inf", "inf")  # values kept as codes of their own when their cells show them
 UNIT_GRID = 8  # integers in [-8, 8] have a grid cell of their own
 UNIT_MAX = 32  # integer ranges with at most this many integers get unit bins (codes)
 POINT_MIN_SHARE = 0.03  # a point mass needs a noisy count above this share of n_hat (and the core threshold)
@@ -252,9 +253,10 @@ def discover_numeric(
     is public): rho-zCDP under add/remove-one-record neighbours. Returns the ``Numeric`` column and a report
     dict holding only public or noisy values.
 
-    ``specials`` ({"-inf": records, "inf": records}): more public cells of the grid histogram, one per value (a
-    record is still in exactly one cell); the column keeps a special value (a code of its own) when its noisy count
-    passes :func:`presence_threshold`."""
+    ``specials`` ({"-inf": records, "inf": records, "text": records}): more public cells of the grid histogram (a
+    record is still in exactly one cell); the column keeps -inf or inf (a code of its own) when its noisy count
+    passes :func:`presence_threshold`; "text" counts the values that are not numbers (missing in the output:
+    ``info["mistyped"]``, its noisy count, with the grid's sigma; the column is nullable when it passes)."""
     col, info = _discover(
         name,
         x,
@@ -400,7 +402,11 @@ def _grid_histogram(name, xw, cells, integer, nullable, extra, accountant, noise
         info = {"null_count": null_count, "null_sigma": sg, "nullable": bool(nullable)}
     if specials:
         g, kept = g[: len(cells)], g[len(cells) :]
-        info["special"] = [v for v, y in zip(specials, kept) if y > presence_threshold(sg, n_plan)]
+        present = presence_threshold(sg, n_plan)
+        info["special"] = [v for v, y in zip(specials, kept) if v in SPECIAL_CELLS and y > present]
+        if "text" in specials:  # values that are not numbers: missing in the output (named when they show)
+            info["mistyped"] = float(kept[list(specials).index("text")])
+            nullable = nullable or info["mistyped"] > present
     return g, sg, nullable, info
 
 
