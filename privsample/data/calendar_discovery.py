@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from privsample.data.edge_bounds import edge_cut
-from privsample.data.grid_rules import grid_range, presence_threshold
+from privsample.data.grid_rules import core_threshold, grid_range, presence_threshold
 from privsample.data.schema import Numeric
 from privsample.privacy.mechanisms import gaussian_measure
 
@@ -71,17 +71,23 @@ def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
 
 def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int]:
     """(first, last) year cell holding the records: the decades holding them (``grid_range`` of the noisy year
-    counts summed by decade, sd sigma sqrt(10)), trimmed inside the edge decades to the years from which the
-    noisy count of records from that edge passes ``CUT_SIGMAS`` sd (``edge_cut``). Post-processing."""
+    counts summed by decade, sd sigma sqrt(10)); inside them, where some years pass the core threshold, the grid's
+    rule on the years (from those, outward over years passing the presence threshold); else (records spread thin
+    over many years) the years from which the noisy count of records from each edge passes ``CUT_SIGMAS`` sd
+    (``edge_cut``). Post-processing."""
     inner = gy[1:-1]  # the public years; cells 0 and -1 hold the years before and after
     dec = inner.reshape(-1, 10).sum(axis=1)
     d0, d1 = grid_range(dec, sy * math.sqrt(10.0), n_plan)
     first, last = 10 * d0, 10 * d1 + 9
     span = inner[first : last + 1]
-    lo = first + edge_cut(span, sy, CUT_SIGMAS) - 1
-    hi = last - (edge_cut(span[::-1], sy, CUT_SIGMAS) - 1)
-    if hi < lo:
-        lo, hi = first, last
+    if np.any(span > core_threshold(len(span)) * sy):  # years holding most records: the grid's rule from them
+        y0, y1 = grid_range(span, sy, n_plan)
+        lo, hi = first + y0, first + y1
+    else:  # records spread thin over many years: from each edge, where the noisy count passes CUT_SIGMAS sd
+        lo = first + edge_cut(span, sy, CUT_SIGMAS) - 1
+        hi = last - (edge_cut(span[::-1], sy, CUT_SIGMAS) - 1)
+        if hi < lo:
+            lo, hi = first, last
     return lo + 1, hi + 1  # cells of ``gy``
 
 
