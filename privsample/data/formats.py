@@ -422,10 +422,13 @@ def _date_class_list() -> list[tuple[str, str, str, re.Pattern]]:
 
 _DATE_CLASSES = _date_class_list()
 DATE_CLASSES = tuple((p, fam, orient) for p, fam, orient, _ in _DATE_CLASSES)
+_ANY_DATE = re.compile("|".join(f"(?:{rx.pattern})" for _, _, _, rx in _DATE_CLASSES))  # one pass for most texts
 
 
 def _date_class(text: str) -> int:
     """Index in ``DATE_CLASSES`` of a value (-1: none). Field ranges are checked (month <= 12, hour <= 23)."""
+    if not _ANY_DATE.fullmatch(text):
+        return -1
     for i, (pattern, fam, orient, rx) in enumerate(_DATE_CLASSES):
         m = rx.fullmatch(text)
         if not m:

@@ -309,8 +309,9 @@ def _discover(
 
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)
+    cell_of = grid_index(x, integer) if len(x) else np.zeros(0, np.int64)
     g, sg, nullable, null_info = _grid_histogram(
-        name, (x, w), cells, integer, nullable, (n_null, specials or {}), accountant, noise, rho_grid, n_plan
+        name, (x, w, cell_of), cells, integer, nullable, (n_null, specials or {}), accountant, noise, rho_grid, n_plan
     )
     i0, i1, keep, unsupported, outside, t_keep = _support(cells, g, sg, n_plan)
     spans = [_cell_span(cells[i], integer) for i in range(i0, i1 + 1)]
@@ -337,7 +338,7 @@ def _discover(
         return col, info
     if rho_edge:  # 1b. the bounds inside the edge cells (``edge_bounds``)
         spend = (accountant, noise, rho_edge)
-        lower, upper = _inside(name, (x, w), cells, (i0, i1), (lower, upper), integer, spend, info, n_plan)
+        lower, upper = _inside(name, (x, w, cell_of), cells, (i0, i1), (lower, upper), integer, spend, info, n_plan)
     # point masses: the unit cells inside the range that hold a large noisy share (0 capital gain, 1 child)
     t = core_threshold(len(cells))
     big = [i for i in range(i0, i1 + 1) if cells[i][2] and g[i] > t * sg and g[i] > POINT_MIN_SHARE * n_plan]
@@ -365,8 +366,8 @@ def _inside(name, xw, cells, cell_range, bounds, integer, spend, info, n_plan) -
     ``spend`` = (accountant, noise, rho)); the records it clips join the noisy clipped-share estimate in ``info``."""
     i0, i1 = cell_range
     spans = (_cell_span(cells[i0], integer), _cell_span(cells[i1], integer))
-    cell_of = grid_index(xw[0], integer) if len(xw[0]) else np.zeros(0, np.int64)
-    lower, upper, extra = inner_bounds(name, xw, cell_of, (i0, i1), spans, bounds, integer, *spend, n_plan)
+    cell_of = xw[2] if len(xw) > 2 else grid_index(xw[0], integer)  # each value's grid cell, computed once
+    lower, upper, extra = inner_bounds(name, xw[:2], cell_of, (i0, i1), spans, bounds, integer, *spend, n_plan)
     info["clipped_share"] = min(1.0, max(0.0, info["clipped_share"] + extra["edge_clipped"] / n_plan))
     info["clipped_sd"] = math.hypot(info["clipped_sd"], extra["edge_clipped_sd"] / n_plan)
     return lower, upper
@@ -375,12 +376,12 @@ def _inside(name, xw, cells, cell_range, bounds, integer, spend, info, n_plan) -
 def _grid_histogram(name, xw, cells, integer, nullable, extra, accountant, noise, rho_grid, n_plan):
     """Step 1 of ``_discover``: spend ``rho_grid`` on the grid histogram of ``x``, with (``n_null``, ``specials``)
     = ``extra`` as more public cells. Returns (noisy cell counts, their sigma, nullable, the report of the null
-    count and of the special values: {} without them)."""
-    x, w = xw
+    count and of the special values: {} without them). ``xw``: (values, their records, their grid cells)."""
+    x, w = xw[0], xw[1]
     n_null, specials = extra
     counts = np.zeros(len(cells), np.int64)
     if len(x):  # records per cell: each distinct value's count in its cell (exact integers in float64 below 2^53)
-        counts = np.rint(np.bincount(grid_index(x, integer), weights=w, minlength=len(cells))).astype(np.int64)
+        counts = np.rint(np.bincount(xw[2], weights=w, minlength=len(cells))).astype(np.int64)
     counts = np.append(counts, [int(v) for v in specials.values()]).astype(np.int64)  # -inf, inf: a cell each
     if n_null is not None:  # one more public cell: the records without a number (the null code)
         counts = np.append(counts, int(n_null))
