@@ -12,21 +12,7 @@ from privsample.data.numeric_discovery import discover_numeric, grid_index
 from privsample.privacy import make_noise
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.mechanisms import sigma_for_rho
-
-
-class RecordingNoise:
-    private = False
-
-    def __init__(self, seed: int):
-        self.inner = make_noise(seed, quiet=True)
-        self.calls: list[tuple[np.ndarray, float]] = []
-
-    def gaussian(self, counts, sigma):
-        self.calls.append((np.asarray(counts).copy(), sigma))
-        return self.inner.gaussian(counts, sigma)
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
+from tests.test_discovery import RecordingNoise
 
 
 def test_edge_cut_needs_the_stated_sd_beyond_the_bound():
@@ -68,7 +54,7 @@ def test_edge_counts_have_sensitivity_one_and_the_stated_noise():
         spans = ((64.0, 128.0), (4096.0, 8192.0))
         noise, acc = RecordingNoise(0), Accountant(1.0)
         inner_bounds("x", (xs, w), grid_index(xs, False), cells, spans, (64.0, 8192.0), False, acc, noise, 0.01, 5000)
-        ((counts, sigma),) = noise.calls
+        ((counts, sigma, _),) = noise.calls
         assert sigma == pytest.approx(sigma_for_rho(0.01)) and acc.ledger[0].noise_scale == pytest.approx(sigma)
         assert math.isclose(acc.spent, 0.01)
         vectors.append(counts)

@@ -29,6 +29,7 @@ from privsample.errors import InputError
 from privsample.privacy import make_noise
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.mechanisms import sigma_for_rho
+from tests.test_discovery import RecordingNoise
 
 N = 4000
 
@@ -269,23 +270,6 @@ def test_a_normal_column_with_twenty_percent_nan_and_inf_literals_is_not_a_const
 
 
 # -- privacy: the calendar's noise and accounting ------------------------------------------------------------------
-class RecordingNoise:
-    """Seeded noise that records (counts, sigma) of every Gaussian draw."""
-
-    private = False
-
-    def __init__(self, seed: int):
-        self.inner = make_noise(seed, quiet=True)
-        self.calls: list[tuple[np.ndarray, float]] = []
-
-    def gaussian(self, counts, sigma):
-        self.calls.append((np.asarray(counts).copy(), sigma))
-        return self.inner.gaussian(counts, sigma)
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
 def test_calendar_counts_have_sensitivity_one_and_the_stated_noise():
     """Years then months: each a histogram of disjoint public cells (one record changes one cell by one), with
     sigma = 1/sqrt(2 rho) of the rho charged; the two charges add up to exactly rho."""
@@ -300,7 +284,7 @@ def test_calendar_counts_have_sensitivity_one_and_the_stated_noise():
         assert years[0][:-1].sum() == len(xs) and years[0][-1] == 0 and months[0].sum() <= len(xs)
         rhos = [e.rho for e in acc.ledger]
         assert math.isclose(sum(rhos), 0.2)
-        for (counts, sigma), e in zip(noise.calls, acc.ledger):
+        for (counts, sigma, _), e in zip(noise.calls, acc.ledger):
             assert sigma == pytest.approx(sigma_for_rho(e.rho)) and e.noise_scale == pytest.approx(sigma)
         if not extra:
             base = years[0]
@@ -331,7 +315,7 @@ def test_format_counts_are_a_partition_with_the_stated_noise():
             warnings.simplefilter("ignore")
             private_schema(df, acc, noise, rho=0.3, delta=1e-9)
         entries = [e for e in acc.ledger if e.label.endswith("formats")]
-        calls = [c for c in noise.calls if len(c[0]) in (len(DATE_CLASSES) + 1, 2401)]
+        calls = [c[:2] for c in noise.calls if len(c[0]) in (len(DATE_CLASSES) + 1, 2401)]
         assert len(entries) == len(calls) == 2
         for (counts, sigma), e in zip(calls, entries):
             assert sigma == pytest.approx(sigma_for_rho(e.rho))
