@@ -43,3 +43,12 @@ class IdentifierFormatWarning(UserWarning):
 class FreeTextWarning(UserWarning):
     """A free-text column (``type: text``) is not synthesized and is left out of the output. The message names the
     column and how to keep its frequent values."""
+
+
+class ColumnsLeftOutWarning(UserWarning):
+    """A reviewed schema leaves out columns of the table: they are not synthesized and not in the output. The message
+    names them (column names, public) and how to keep them."""
+
+
+class SeededNoiseWarning(UserWarning):
+    """A run uses seeded NumPy noise (a ``seed`` for its noise): reproducible, NOT differentially private."""

@@ -329,6 +329,11 @@ def is_stdout(path: str | Path | None) -> bool:
     return path is not None and str(path) == STDOUT
 
 
+def output_label(path: str | Path) -> str:
+    """An output as messages name it: ``-`` is standard output."""
+    return "standard output" if is_stdout(path) else str(path)
+
+
 TABLE_SUFFIXES = (".csv", ".txt", ".csv.gz", ".txt.gz", ".gz", ".parquet", ".pq")
 """The extensions a table writer serves (no extension: CSV)."""
 

@@ -1,4 +1,4 @@
-"""A pandas DataFrame's dtypes come back on its synthetic tables (``privsample.api.dtypes``): bool, nullable Int64 and
+"""A pandas DataFrame's dtypes come back on its synthetic tables (``privsample.data.dtypes``): bool, nullable Int64 and
 boolean, category (the released categories only), string / str, and plain int64, float64 and object; pyarrow,
 polars and file inputs keep their decoded dtypes."""
 
@@ -14,7 +14,7 @@ import pytest
 
 import privsample
 from privsample import Synthesizer
-from privsample.api.dtypes import dtype_specs, restore_dtypes
+from privsample.data.dtypes import dtype_specs, restore_dtypes
 from privsample.data.schema import Categorical, Numeric, Schema
 
 FAST = {"iters": 30}

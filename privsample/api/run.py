@@ -6,8 +6,10 @@ from public information (the budget, the method and its options, the rows, the s
 table, the table's kind, the engine, a budget file's seed rule) runs there, once, before anything is charged or
 spent, with one wording whose option names follow the caller (``privsample.checks``). ``spending`` starts the run:
 it charges a budget file, then reads the table's header (the first read of the data) and refuses a schema column it
-lacks; the columns a schema leaves out are ``Request.warnings``, for a front end to show. ``fit`` then runs the
-release: no check of its own. The budget plan is ``privsample.api.accounting``'s.
+lacks; the columns a schema leaves out are a ``ColumnsLeftOutWarning``. ``fit`` then runs the release: no check of
+its own. ``release`` is the command line's whole run after ``prepare``: ``fit`` inside ``spending``, then the model
+saved and the synthetic table written in chunks, each output's size checked from public quantities first. The
+budget plan is ``privsample.api.accounting``'s.
 
 Records reach the mechanisms only through the marginal engine, which encodes every record by the fixed rule of
 ``encode(..., release=True)`` on every engine (clip, catch-all, null code; a record the schema cannot hold is left
@@ -23,6 +25,7 @@ in the ledger as such (``privsample.synth.public``).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -40,7 +43,7 @@ from privsample.api.accounting import (
     synth_charge,
     worst_case_domain,
 )
-from privsample.api.dtypes import dtype_specs, frame_dtypes, restore_dtypes
+from privsample.data.dtypes import dtype_specs, frame_dtypes, restore_dtypes
 from privsample.checks import (
     OptionName,
     check_budget,
@@ -55,7 +58,8 @@ from privsample.checks import (
 from privsample.data.discovery_report import warn_dropped
 from privsample.data.require_entries import add_require, check_require_names
 from privsample.data.schema import Schema, check_schema_usable
-from privsample.errors import InputError
+from privsample.errors import ColumnsLeftOutWarning, InputError
+from privsample.io import check_output_size, check_paths, output_label
 from privsample.marginals.open import ENGINES, check_source, open_engine
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource, make_noise
@@ -77,8 +81,8 @@ class Settings:
 class Request:
     """A checked run: everything ``fit`` needs, read from public arguments only. ``frame``: an in-memory table
     converted (once) as ``read_table`` reads the same data from CSV; ``schema`` loaded (once) and checked; ``synth``
-    the synthesizer, built and checked, to fit once; ``warnings``: what a front end tells the user as the run starts
-    (the table's columns the schema leaves out: column names, public), filled by ``spending``."""
+    the synthesizer, built and checked, to fit once; ``output`` / ``save_model``: where ``release`` writes the
+    synthetic table and the model (paths, checked by ``prepare``)."""
 
     settings: Settings
     source: Any
@@ -100,11 +104,12 @@ class Request:
     budget: Any = None
     schema_name: str = "the schema"  # as messages name it: the schema file's name
     option_name: OptionName = python_option  # how the caller names options (``privsample.checks``)
-    warnings: list[str] = field(default_factory=list)
     require: list[str] = field(default_factory=list)  # order constraints added to the schema (public)
-    # a pandas DataFrame's dtypes (``privsample.api.dtypes``), for its synthetic tables: public, the column types the
+    # a pandas DataFrame's dtypes (``privsample.data.dtypes``), for its synthetic tables: public, the column types the
     # caller chose (metadata, not records); a category dtype's categories are used only where the release has them
     dtypes: dict | None = None
+    output: Path | None = None
+    save_model: Path | None = None
 
 
 @dataclass
@@ -146,6 +151,9 @@ def check_request(
     index_col: Any = None,
     budget: Any = None,
     require: Any = None,
+    output: Any = None,
+    save_model: Any = None,
+    paths: dict | None = None,
     name: OptionName = python_option,
     **run: Any,
 ) -> Request:
@@ -157,13 +165,22 @@ def check_request(
     are checked against it here; without one, their columns are checked against an in-memory table's names here
     and a file's header as the run starts (``spending``), before any spend. That a column is numeric is known
     only once discovery has spent its share: a comparison naming a column discovered categorical is refused
-    then, before the synthesis spends anything (a Spark table's names are known only then too)."""
+    then, before the synthesis spends anything (a Spark table's names are known only then too).
+
+    ``output`` / ``save_model``: the paths ``release`` writes (``rows`` 0 with no model to save is refused);
+    ``paths``: ``privsample.io.check_paths``'s arguments (the front end's option names for its paths), checked
+    last, once every argument has passed (a missing output folder is created only then)."""
     from privsample.data.csv_layout import check_delimiter, check_encoding
     from privsample.privacy.budget import as_budget, refuse_seeded
 
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
     index_col = check_index_col(index_col, name)
     rows = None if rows is None else check_rows(rows, name)
+    if output is not None and rows == 0 and save_model is None:
+        raise InputError(
+            f"{name('rows', 0)} would spend the budget to write no rows: give {name('rows')} N >= 1, or "
+            f"{name('save_model')} to keep the model (and 'privsample sample' to draw from it later)"
+        )
     seed = check_seed(seed, name)
     schema_name = Path(schema).name if isinstance(schema, (str, os.PathLike)) else "the schema"
     require = check_require(require, name)
@@ -188,6 +205,8 @@ def check_request(
     budget = as_budget(budget)
     refuse_seeded(budget, seed)
     make_accountant(settings.epsilon, settings.delta, schema, run.get("schema_share"), name)  # refusals only
+    if paths is not None:
+        check_paths(**paths)
     return Request(
         settings,
         source,
@@ -206,6 +225,8 @@ def check_request(
         option_name=name,
         require=require,
         dtypes=dtypes,
+        output=None if output is None else Path(output),
+        save_model=None if save_model is None else Path(save_model),
         **run,
     )
 
@@ -260,8 +281,8 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
     and the input's fingerprint; a failure before any spend releases the charge: ``Budget.spending``); then, and
     only then, the first read of the data: a table file's header (an empty or duplicate name is refused there), held
     against the schema (column names, public). A schema column the header lacks is refused there (``InputError``);
-    the columns the schema leaves out are named in ``request.warnings``, for a front end to show. A run that the
-    budget file refuses reads nothing."""
+    the columns the schema leaves out are named in a ``ColumnsLeftOutWarning``. A run that the budget file refuses
+    reads nothing."""
     from privsample.data.table import table_columns
     from privsample.data.csv_layout import DELIMITERS
 
@@ -281,7 +302,8 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
             else:
                 declared = r.schema.all_names  # identifier and free-text columns are not left out
                 left = check_columns(r.source, header, declared, r.schema_name, r.option_name, DELIMITERS)
-                r.warnings = [left_out_note(left, r.source, r.schema_name)] if left else []
+                if left:
+                    warnings.warn(left_out_note(left, r.source, r.schema_name), ColumnsLeftOutWarning, stacklevel=2)
         yield r
 
 
@@ -337,6 +359,75 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         ):
             table = restore_dtypes(model.sample_table(r.rows, rng), model.params.get("dtypes"), model.schema)
     return Fitted(model=model, accountant=accountant, schema=schema, table=table)
+
+
+@dataclass
+class Released:
+    """What ``release`` returns: the fitted run and the number of synthetic rows written (the rows asked, or the
+    model's noisy row count: public)."""
+
+    fitted: Fitted
+    rows: int
+
+
+def release(request: Request, *, progress=no_progress, started=None) -> Released:
+    """The command line's run of a checked ``request`` (``prepare`` with ``output``): the budget file charged and
+    the header read (``spending``); with ``rows`` given, the table's size checked from public quantities before any
+    spend (the rows asked, the schema or the header's names); ``fit``; the size checked again from the noisy row
+    count; the model saved (``save_model``); the synthetic table written in chunks (bounded memory, atomic).
+    Every output is post-processing of the fit; nothing here reads a record. ``started()``, if given, is called
+    once the header has passed and the output's size is checked: before any spend."""
+    r = request
+    outputs = ", ".join(str(p) for p in (r.output, r.save_model) if p is not None)
+    with spending(r, outputs):
+        columns = _planned_columns(r) if r.rows is not None else None
+        if columns is not None:  # before any spend: from the rows asked and the schema, or the column names
+            check_output_size(columns, r.rows, r.output)
+        if started is not None:
+            started()
+        fitted = fit(r, progress=progress)
+        model = fitted.model
+        n = model.resolve_rows(r.rows)  # the default: the noisy row count, unless it is mostly noise
+        check_output_size(model_columns(model), n, r.output)  # the noisy count and the schema: public
+        if r.save_model is not None:
+            model.save(r.save_model)
+        # streamed in chunks: memory does not grow with the rows (the same rows as sampling at once)
+        written = write_sample(model, n, r.seed, r.output, progress)
+    return Released(fitted, written)
+
+
+def write_sample(model, rows: int, seed, output: Path, progress=no_progress, where=None) -> int:
+    """Sample ``rows`` rows from ``model`` (given the condition ``where``, if any) and write them to ``output`` in
+    chunks (bounded memory), restoring the dtypes the model keeps; ``progress`` follows the chunks when there are
+    more than one. Post-processing: no privacy cost."""
+    from privsample.io import write_chunks  # looked up at the call (tests replace it)
+
+    extra = {} if where is None else {"where": where}
+    chunks = model.sample_chunks(rows, np.random.default_rng(seed), **extra)
+    if rows <= model.chunk_rows:
+        return write_chunks(chunks, output)
+    label = output_label(output)
+    return write_chunks(
+        chunks, output, on_chunk=lambda done: progress("sample and write rows", step=done, steps=rows, message=label)
+    )
+
+
+def model_columns(model) -> list:
+    """A fitted model's output columns: its schema's (public), else its attributes' names."""
+    schema = getattr(model, "schema", None)
+    return schema.output_columns if schema is not None else list(model.model.domain.attributes)
+
+
+def _planned_columns(r: Request) -> list | None:
+    """The output's columns as known before any spend: the schema's, else a local file's names (its header,
+    public); None for a table only Spark reads."""
+    from privsample.data.table import table_columns
+
+    if r.schema is not None:
+        return r.schema.output_columns
+    if not isinstance(r.source, (str, os.PathLike)) or not Path(r.source).is_file():
+        return None
+    return table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
 
 
 def check_draw(rows: Any, seed: Any, name: OptionName = python_option) -> tuple[int | None, int | None]:
@@ -426,6 +517,10 @@ __all__ = [
     "spending",
     "run",
     "fit",
+    "Released",
+    "release",
+    "write_sample",
+    "model_columns",
     "check_draw",
     "rows_to_draw",
 ]

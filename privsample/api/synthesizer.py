@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from privsample.api.accounting import DEFAULT_DELTA, DEFAULT_SCHEMA_SHARE
-from privsample.api.dtypes import restore_dtypes
+from privsample.data.dtypes import restore_dtypes
 from privsample.api.run import Settings, check_draw, check_request, check_settings, rows_to_draw, run
 from privsample.api.schema import Schema as PublicSchema
 from privsample.data.schema import Schema
@@ -139,7 +139,7 @@ class Synthesizer:
 
         Post-processing of the model: no privacy cost. ``seed`` makes the draw reproducible; the same seed
         gives the rows ``privsample sample --seed`` writes (with the same ``where``). A model fitted on a pandas
-        DataFrame gives its columns the DataFrame's dtypes back (``privsample.api.dtypes``: a category column
+        DataFrame gives its columns the DataFrame's dtypes back (``privsample.data.dtypes``: a category column
         with the categories its schema released).
 
         ``where``: conditional generation. A mapping column -> a value, a list of values (any of), or for a
@@ -311,7 +311,7 @@ def synthesize(
     a byte-order mark, else UTF-8).
     ``index_col``: an index column of ``source`` (as ``df.to_csv()`` writes a pandas index), dropped before any
     record is read, on every engine: its name, or its 1-based position (an int; for a column with no name).
-    A pandas DataFrame's synthetic table has its dtypes (``privsample.api.dtypes``).
+    A pandas DataFrame's synthetic table has its dtypes (``privsample.data.dtypes``).
     ``sample``: False leaves ``table`` None, for callers that stream the rows (``SynthModel.sample_chunks``
     with ``np.random.default_rng(seed)`` gives the same rows).
     ``public``: a public table (path or in-memory table) with the schema's columns, for ``method`` "aim", "mst" or

@@ -33,6 +33,18 @@ def check_paths(inputs: dict, outputs: dict, folders: dict | None = None, tables
     check(inputs, outputs, folders=folders, tables=tables, note=lambda line: print(line, file=sys.stderr))
 
 
+def path_checks(inputs: dict, outputs: dict, folders: dict | None = None, tables: tuple[str, ...] = ()) -> dict:
+    """``check_paths``'s checks as arguments, for a front end that hands them to the API's one validation
+    (``privsample.api.run.check_request``'s ``paths``)."""
+    return {
+        "inputs": inputs,
+        "outputs": outputs,
+        "folders": folders,
+        "tables": tables,
+        "note": lambda line: print(line, file=sys.stderr),
+    }
+
+
 def model_folders(label: str, path: Path | None) -> dict:
     """``folders`` for :func:`check_paths` when ``path`` is a model written as a folder (not a .zip)."""
     from privsample.synth.model import FOLDER_FILES
@@ -279,22 +291,32 @@ def print_dropped(schema, console: Console = err) -> None:
 
 
 @contextmanager
-def printed_id_warnings(console: Console = err):
-    """Within: each ``IdentifierFormatWarning`` (a widened identifier format) is printed as one warning line."""
+def shown_warnings(console: Console = err):
+    """Within: each ``ColumnsLeftOutWarning`` (columns a reviewed schema leaves out) and ``IdentifierFormatWarning``
+    (a widened identifier format) is printed at once as one warning line, a ``SeededNoiseWarning`` (seeded noise:
+    NOT private) once, in red; other warnings as Python shows them."""
     import warnings
 
     from rich.markup import escape
 
-    from privsample.errors import IdentifierFormatWarning
+    from privsample.errors import ColumnsLeftOutWarning, IdentifierFormatWarning, SeededNoiseWarning
 
-    caught: list = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", IdentifierFormatWarning)
-            yield
-    finally:  # outside the recording context: a warning shown again is not recorded again
-        for w in list(caught):
-            if issubclass(w.category, IdentifierFormatWarning):
-                console.print(f"[bold yellow]warning: {escape(str(w.message))}[/bold yellow]", highlight=False)
+    shown = (ColumnsLeftOutWarning, IdentifierFormatWarning)
+    with warnings.catch_warnings():  # restores ``showwarning`` and the filters on leaving
+        previous = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, SeededNoiseWarning):
+                console.print(f"[bold red]WARNING: {escape(str(message))}[/bold red]", highlight=False, soft_wrap=True)
+            elif issubclass(category, shown):
+                console.print(
+                    f"[bold yellow]warning: {escape(str(message))}[/bold yellow]", highlight=False, soft_wrap=True
+                )
             else:
-                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+                previous(message, category, filename, lineno, file, line)
+
+        for category in shown:
+            warnings.simplefilter("always", category)
+        warnings.simplefilter("once", SeededNoiseWarning)
+        warnings.showwarning = show
+        yield

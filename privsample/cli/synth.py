@@ -15,13 +15,14 @@ from privsample.cli.common import (
     err,
     model_folders,
     no_loss_warnings,
+    path_checks,
     print_discovery,
     print_dropped,
     print_ledger,
-    printed_id_warnings,
-    warn_seeded,
+    shown_warnings,
 )
 from privsample.cli.options import BudgetFile, Delimiter, Encoding
+from privsample.io import output_label
 from privsample.privacy.released import released
 
 # -- the options of synth -------------------------------------------------------------------------------
@@ -224,9 +225,9 @@ def synth(
     budget_file: BudgetFile = None,
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
-    from privsample.api.run import prepare
+    from privsample.api.run import prepare, release
     from privsample.checks import cli_option
-    from privsample.errors import InputError
+    from privsample.data.encoding import RELEASE_RULE
 
     options = {
         "iters": iters,
@@ -238,6 +239,12 @@ def synth(
         "max_memory_mb": max_memory_mb,
         "unsafe_as_published": unsafe_as_published,
     }
+    paths = path_checks(
+        {"INPUT": input, "--schema": schema, "--public": public, "--budget-file": budget_file},
+        {"-o/--output": output, "--save-model": save_model},
+        model_folders("--save-model", save_model),
+        tables=("-o/--output",),
+    )
     request = prepare(
         input,
         method=method,
@@ -256,113 +263,31 @@ def synth(
         other=other,
         spark_master=spark_master,
         require=require,
+        output=output,
+        save_model=save_model,
+        paths=paths,
         name=cli_option,
     )  # every check that can refuse from the arguments: once, before anything is charged or read
-    if rows == 0 and save_model is None:
-        raise InputError(
-            "--rows 0 would spend the budget to write no rows: give --rows N >= 1, or --save-model to keep the "
-            "model (and 'privsample sample' to draw from it later)"
-        )
-    warn_seeded(seed)
-    check_paths(
-        {"INPUT": input, "--schema": schema, "--public": public, "--budget-file": budget_file},
-        {"-o/--output": output, "--save-model": save_model},
-        model_folders("--save-model", save_model),
-        tables=("-o/--output",),
+    note = None if quiet else lambda: err.print(f"note: {RELEASE_RULE}", highlight=False)
+    with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings(), shown_warnings(err):
+        done = release(request, progress=progress, started=note)
+    _report(done, schema is None, output, save_model, quiet)
+
+
+def _report(done, discovered: bool, output: Path, save_model: Path | None, quiet: bool) -> None:
+    """What a finished ``synth`` prints: the ledger, what discovery kept (noisy or public figures only), the
+    free-text columns left out (names only) and the rows written (the noisy count or the rows asked)."""
+    res = done.fitted
+    if not quiet:
+        print_ledger(res.accountant.to_dict(), err)
+    if discovered:
+        print_discovery(res.schema, err, quiet=quiet)
+    print_dropped(res.schema, err)
+    err.print(
+        f"wrote {released(done.rows, ',')} synthetic rows to {output_label(output)}"  # noisy count; no run time
+        + (f" and the model to {save_model}" if save_model else ""),
+        markup=False,
     )
-    _release(request, schema is None, output, save_model, quiet)
-
-
-def _release(request, discovered: bool, output: Path, save_model: Path | None, quiet: bool) -> None:
-    """``synth`` once its request is checked: charge the budget file, fit, save the model, write the table in
-    chunks, then the ledger and what discovery kept (noisy or public figures only)."""
-    from privsample.api.run import fit, spending
-    from privsample.data.encoding import RELEASE_RULE
-    from privsample.io import check_output_size
-
-    outputs = ", ".join(str(p) for p in (output, save_model) if p is not None)
-    with spending(request, outputs):  # before the data are read
-        columns = _columns(request) if request.rows is not None else None
-        if columns is not None:  # before any spend: from the rows asked and the schema, or the column names
-            check_output_size(columns, request.rows, output)
-        for line in request.warnings:  # the columns a reviewed schema leaves out (names only, public)
-            err.print(f"[bold yellow]warning: {line}[/bold yellow]", highlight=False, soft_wrap=True)
-        if not quiet:
-            err.print(f"note: {RELEASE_RULE}", highlight=False)
-        with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings():
-            res = fit(request, progress=progress)
-        n = res.model.resolve_rows(request.rows)  # the default: the noisy row count, unless it is mostly noise
-        check_output_size(_model_columns(res.model), n, output)  # the noisy count and the schema: public
-        if save_model is not None:
-            res.model.save(save_model)
-        # streamed in chunks: memory does not grow with --rows (up to one chunk, the same rows as sampling at once)
-        written = _write_sample(res.model, n, request.seed, output, quiet)
-        if not quiet:
-            print_ledger(res.accountant.to_dict(), err)
-        if discovered:  # in this run: what it kept (noisy or public figures only)
-            print_discovery(res.schema, err, quiet=quiet)
-        print_dropped(res.schema, err)  # free-text columns, left out of the output (names only)
-        err.print(
-            f"wrote {released(written, ',')} synthetic rows to {_shown(output)}"  # noisy count; no run time
-            + (f" and the model to {save_model}" if save_model else ""),
-            markup=False,
-        )
-
-
-def _columns(request) -> list | None:
-    """The output's columns as known before any spend: the schema's, else a local file's names (its header,
-    public); None for a table only Spark reads."""
-    from privsample.data.table import table_columns
-
-    if request.schema is not None:
-        return _output_columns(request.schema)
-    if not Path(request.source).is_file():
-        return None
-    return table_columns(
-        request.source, delimiter=request.delimiter, encoding=request.encoding, index_col=request.index_col
-    )
-
-
-def _model_columns(model) -> list:
-    """A fitted model's output columns: its schema's (public), else its attributes' names."""
-    schema = getattr(model, "schema", None)
-    return _output_columns(schema) if schema is not None else list(model.model.domain.attributes)
-
-
-def _output_columns(schema) -> list:
-    """The columns a synthetic table of ``schema`` has: the synthesized and identifier columns, in order."""
-    from privsample.data.schema import FreeText
-
-    return [c for c in schema.layout() if not isinstance(c, FreeText)]
-
-
-def _shown(output: Path) -> str:
-    """An output as messages name it: ``-`` is standard output."""
-    from privsample.io import is_stdout
-
-    return "standard output" if is_stdout(output) else str(output)
-
-
-def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None) -> int:
-    """Sample ``rows`` rows from ``model`` (given the condition ``where``, if any) and write them to ``output``
-    in chunks (bounded memory); a progress bar when there is more than one chunk."""
-    import numpy as np
-
-    from privsample.io import write_chunks
-
-    if where is None:
-        chunks = model.sample_chunks(rows, np.random.default_rng(seed))
-    else:
-        chunks = model.sample_chunks(rows, np.random.default_rng(seed), where=where)
-    if quiet or rows <= model.chunk_rows:
-        with printed_id_warnings(err):  # a widened identifier format: one warning line
-            return write_chunks(chunks, output)
-    with RichProgress(err) as progress, printed_id_warnings(err):
-        return write_chunks(
-            chunks,
-            output,
-            on_chunk=lambda done: progress("sample and write rows", step=done, steps=rows, message=_shown(output)),
-        )
 
 
 def sample(
@@ -374,7 +299,7 @@ def sample(
     quiet: SampleQuiet = False,
 ) -> None:
     """Draw more synthetic rows from a saved model (no privacy cost)."""
-    from privsample.api.run import check_draw, rows_to_draw
+    from privsample.api.run import check_draw, model_columns, rows_to_draw, write_sample
     from privsample.api.synthesizer import load
     from privsample.checks import cli_option
     from privsample.io import check_output_size
@@ -387,10 +312,13 @@ def sample(
     check_paths({"MODEL": model}, {"-o/--output": output}, tables=("-o/--output",))
     m = load(model).model
     n = rows_to_draw(m, rows, where)  # an impossible condition: refused before anything is written
-    check_output_size(_model_columns(m), n, output)
+    check_output_size(model_columns(m), n, output)
     if not m.private:
         err.print("[bold red]NOTE: this model was fitted with seeded or unsafe settings: NOT PRIVATE.[/bold red]")
-    written = _write_sample(m, n, seed, output, quiet=quiet, where=where)  # in chunks: bounded memory
+    with RichProgress(err, enabled=not quiet and n > m.chunk_rows) as progress, shown_warnings(err):
+        written = write_sample(m, n, seed, output, progress, where=where)  # in chunks: bounded memory
     if not quiet:
         given = f" given {where}" if where is not None else ""
-        err.print(f"wrote {written:,} rows{given} to {_shown(output)} (sampling costs no privacy budget)", markup=False)
+        err.print(
+            f"wrote {written:,} rows{given} to {output_label(output)} (sampling costs no privacy budget)", markup=False
+        )

@@ -298,10 +298,15 @@ class Schema(NamedColumns):
         return [placed[i] if i in placed else next(rest) for i in range(len(self.columns) + len(placed))]
 
     @property
-    def output_names(self) -> list[str]:
+    def output_columns(self) -> list:
         """The columns of a synthetic table, in order: the synthesized and identifier columns (free text is left
         out)."""
-        return [c.name for c in self.layout() if not isinstance(c, FreeText)]
+        return [c for c in self.layout() if not isinstance(c, FreeText)]
+
+    @property
+    def output_names(self) -> list[str]:
+        """The names of ``output_columns``."""
+        return [c.name for c in self.output_columns]
 
     @property
     def all_names(self) -> list[str]:

@@ -23,6 +23,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from privsample.errors import SeededNoiseWarning
+
 SEEDED_LABEL = "not private: seeded noise"
 
 
@@ -157,7 +159,7 @@ class SeededNoise(NoiseSource):
             warnings.warn(
                 f"seed={seed}: using seeded NumPy noise; the output is NOT differentially private "
                 "(reproducible experiments only)",
-                UserWarning,
+                SeededNoiseWarning,
                 stacklevel=2,
             )
 
