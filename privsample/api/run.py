@@ -383,9 +383,10 @@ def release(request: Request, *, progress=no_progress, started=None) -> Released
         columns = _planned_columns(r) if r.rows is not None else None
         if columns is not None:  # before any spend: from the rows asked and the schema, or the column names
             check_output_size(columns, r.rows, r.output)
+        noise = make_noise(r.seed)  # seeded noise says so (``SeededNoiseWarning``) before the run starts
         if started is not None:
             started()
-        fitted = fit(r, progress=progress)
+        fitted = fit(r, progress=progress, noise=noise)
         model = fitted.model
         n = model.resolve_rows(r.rows)  # the default: the noisy row count, unless it is mostly noise
         check_output_size(model_columns(model), n, r.output)  # the noisy count and the schema: public
