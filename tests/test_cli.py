@@ -205,7 +205,7 @@ def test_value_policies_clip_and_other(data, tmp_path, capsys):
     df.loc[7, "color"] = "purple"
     df.to_csv(csv, index=False)
     out = tmp_path / "s.csv"
-    code, text = run(["synth", csv, "-o", out, "--epsilon", 1, "--schema", sch, "--clip", "--other", *FAST], capsys)
+    code, text = run(["synth", csv, "-o", out, "--epsilon", 1, "--schema", sch, "--other", *FAST], capsys)
     assert code == 0, text
     assert set(pd.read_csv(out)["color"]) <= {"red", "green", "blue", "(other)"}
 

@@ -200,7 +200,7 @@ def check_request(
         synth.check_width(
             width, schema_name if schema is not None else "the input table", settings.method, name("schema")
         )
-    if public is not None and hasattr(synth, "check_public"):
+    if public is not None:
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
     budget = as_budget(budget)
     refuse_seeded(budget, seed)
@@ -346,7 +346,7 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
     r.frame = None  # only the codes are needed from here on
     warn_dropped(schema)  # free-text columns, left out of the output: one FreeTextWarning each (names only)
     try:
-        model = r.synth.fit(eng, accountant, noise, progress, schema=schema, **({"public": pub} if pub else {}))
+        model = r.synth.fit(eng, accountant, noise, progress, schema=schema, public=pub)
     finally:
         getattr(eng, "close", lambda: None)()
     model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": r.engine})

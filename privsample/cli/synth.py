@@ -64,7 +64,6 @@ Rows = Annotated[
 ]
 SaveModel = Annotated[Optional[Path], typer.Option("--save-model", help="Save the fitted model (dir or .zip).")]
 Seed = Annotated[Optional[int], typer.Option("--seed", help="Seeded NON-PRIVATE noise for reproducible experiments.")]
-Clip = Annotated[bool, typer.Option("--clip", hidden=True, help="Kept for compatibility: clipping is always on.")]
 Other = Annotated[
     bool,
     typer.Option(
@@ -204,7 +203,6 @@ def synth(
     rows: Rows = None,
     save_model: SaveModel = None,
     seed: Seed = None,
-    clip: Clip = False,
     other: Other = False,
     engine: Engine = "auto",
     spark_master: SparkMaster = "local[2]",

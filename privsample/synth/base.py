@@ -208,8 +208,14 @@ class Synthesizer(ABC):
         progress: Progress = no_progress,
         *,
         schema=None,
+        public=None,
     ):
-        """Spend ``accountant.remaining`` and return a SynthModel."""
+        """Spend ``accountant.remaining`` and return a SynthModel. ``public``: a public table on the same domain
+        (``privsample.synth.public.PublicData``), for the methods that take one (``PUBLIC_ONLY``)."""
+
+    def check_public(self) -> None:
+        """``InputError`` unless this configuration takes a public table (the method's own conditions; none by
+        default): before any spend."""
 
     def check_size(self, domain, schema=None) -> float:
         """Estimated peak memory (MB) of fitting on ``domain`` (with ``schema``'s structural zeros, if any);
