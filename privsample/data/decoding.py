@@ -16,7 +16,15 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.identifiers import IdFormat
-from privsample.data.require import bin_value_ranges, column_range, components, involved, repair, violations
+from privsample.data.require import (
+    bin_value_ranges,
+    column_range,
+    components,
+    exchange,
+    involved,
+    repair,
+    violations,
+)
 from privsample.data.require_entries import require_comparisons
 from privsample.data.schema import Categorical, Numeric, Schema
 
@@ -304,6 +312,7 @@ def decode(
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 
 
+REQUIRE_EXCHANGES = 32  # rounds of swapping values within bins between records (``require.exchange``)
 REQUIRE_REDRAWS = 32  # rounds of redrawing the records that break a comparison, before the deterministic repair
 
 
@@ -346,6 +355,7 @@ def _require(schema: Schema, cols: dict, data: dict, rng: np.random.Generator, w
         counts[n] = given if given is not None else np.bincount(c[c != col.null_code], minlength=int(col.bins))
     for group in components(comparisons):  # columns linked by comparisons are redrawn together, others apart
         group_names = involved(group)
+        exchange(group, columns, {n: cols[n] for n in group_names}, x, rng, REQUIRE_EXCHANGES)
         bad = violations(group, x)
         for _ in range(REQUIRE_REDRAWS):
             idx = np.flatnonzero(bad)
