@@ -7,9 +7,11 @@ columns, or a numeric column and a constant. It is public (a person wrote it), s
   pairs of bins where no value of the first bin and no value of the second satisfy it, for a constant the bins
   entirely on the wrong side. Comparisons are chained (``a <= b <= c`` also rules out bins of ``a`` above every
   value of a bin of ``c``), through columns that cannot be null;
-* decoding (``privsample.data.decoding.decode``) draws every value inside its bin as usual, then redraws, and at
-  last repairs inside the bins, the values of the records that break a comparison (``repair``), so that every
-  record satisfies every comparison.
+* decoding (``privsample.data.decoding.decode``) draws every value inside its bin as usual, then swaps values
+  between records of the same bin (``exchange``: each bin keeps the values it drew, so the 1-way shapes within
+  bins stay those of decoding without comparisons), and only for the records that still break a comparison
+  redraws, and at last repairs inside the bins, their values (``repair``), so that every record satisfies every
+  comparison.
 
 A null value never violates a comparison (SQL semantics: a comparison with a null is unknown, and only a false
 one is a violation), so a record with a null takes part only in the comparisons between its non-null values.
