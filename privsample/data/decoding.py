@@ -2,7 +2,8 @@
 
 A category code becomes its category, a bin a value drawn inside the bin (with a shaped density, ``bin_slopes``),
 the null code a missing value; dates, times and formatted numbers are written in their column's format; the
-values of records that break a ``require`` comparison are redrawn and repaired inside their bins. Every step is a
+values of records that break a ``require`` comparison are swapped with other records' values of the same bins, and
+what that leaves is redrawn and repaired inside the bins. Every step is a
 function of the codes, the public schema and counts given by the caller (a model's own): post-processing.
 """
 
@@ -16,7 +17,15 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.identifiers import IdFormat
-from privsample.data.require import bin_value_ranges, column_range, components, involved, repair, violations
+from privsample.data.require import (
+    bin_value_ranges,
+    column_range,
+    components,
+    exchange,
+    involved,
+    repair,
+    violations,
+)
 from privsample.data.require_entries import require_comparisons
 from privsample.data.schema import Categorical, Numeric, Schema
 
@@ -304,6 +313,7 @@ def decode(
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 
 
+REQUIRE_EXCHANGES = 32  # rounds of swapping values within bins between records (``require.exchange``)
 REQUIRE_REDRAWS = 32  # rounds of redrawing the records that break a comparison, before the deterministic repair
 
 
@@ -325,10 +335,15 @@ def _from_float(col: Numeric, x: np.ndarray) -> pd.Series | np.ndarray:
 
 def _require(schema: Schema, cols: dict, data: dict, rng: np.random.Generator, within: Mapping, bin_counts: Mapping):
     """Make every decoded record satisfy every ``require`` comparison, each value staying in its bin (and in the
-    ``within`` intervals' hull). Post-processing of the codes (and of the public schema): a record that breaks a
-    comparison (possible only where its bins overlap; the pairs of bins where one cannot hold are structural
-    zeros) has the values of the columns linked to it by comparisons redrawn in their bins, from the same
-    within-bin law, up to ``REQUIRE_REDRAWS`` times (a kept redraw follows that law given the comparisons).
+    ``within`` intervals' hull). Post-processing of the codes, of the values drawn from them and of the public
+    schema; no record is read. A record that breaks a comparison (possible only where its bins overlap; the pairs of
+    bins where one cannot hold are structural zeros) first swaps values with records of the same bins
+    (``require.exchange``, ``REQUIRE_EXCHANGES`` rounds): each bin keeps the very values it drew, so the shape of
+    every column within its bins is that of decoding without comparisons (drawing again until a comparison holds
+    would push the values of a pair of overlapping bins apart, towards their ends). A record no swap mends (the
+    model put more records in a sliver where two bins overlap than the bins' values there) has the values of the
+    columns linked to it by comparisons redrawn in their bins, from the same within-bin law, up to
+    ``REQUIRE_REDRAWS`` times (a kept redraw follows that law given the comparisons).
     What still breaks one (bins that overlap only in a sliver) is repaired within the bins (``require.repair``):
     the bins are narrowed to the values that can go together, a value outside them is drawn uniformly within
     them, column by column, and a deterministic repair (values raised to the least that the order allows)
@@ -346,6 +361,7 @@ def _require(schema: Schema, cols: dict, data: dict, rng: np.random.Generator, w
         counts[n] = given if given is not None else np.bincount(c[c != col.null_code], minlength=int(col.bins))
     for group in components(comparisons):  # columns linked by comparisons are redrawn together, others apart
         group_names = involved(group)
+        exchange(group, columns, {n: cols[n] for n in group_names}, x, rng, REQUIRE_EXCHANGES)
         bad = violations(group, x)
         for _ in range(REQUIRE_REDRAWS):
             idx = np.flatnonzero(bad)

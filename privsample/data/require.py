@@ -7,9 +7,11 @@ columns, or a numeric column and a constant. It is public (a person wrote it), s
   pairs of bins where no value of the first bin and no value of the second satisfy it, for a constant the bins
   entirely on the wrong side. Comparisons are chained (``a <= b <= c`` also rules out bins of ``a`` above every
   value of a bin of ``c``), through columns that cannot be null;
-* decoding (``privsample.data.decoding.decode``) draws every value inside its bin as usual, then redraws, and at
-  last repairs inside the bins, the values of the records that break a comparison (``repair``), so that every
-  record satisfies every comparison.
+* decoding (``privsample.data.decoding.decode``) draws every value inside its bin as usual, then swaps values
+  between records of the same bin (``exchange``: each bin keeps the values it drew, so the 1-way shapes within
+  bins stay those of decoding without comparisons), and only for the records that still break a comparison
+  redraws, and at last repairs inside the bins, their values (``repair``), so that every record satisfies every
+  comparison.
 
 A null value never violates a comparison (SQL semantics: a comparison with a null is unknown, and only a false
 one is a violation), so a record with a null takes part only in the comparisons between its non-null values.
@@ -236,6 +238,121 @@ def violations(comparisons: Sequence[Comparison], x: Mapping[str, np.ndarray]) -
     return bad
 
 
+def _breach(comparisons, x, rows: np.ndarray, name: str, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(how many comparisons naming ``name`` are false, by how much in all: the sum of ``low - high``) for each
+    record of ``rows`` once its value of ``name`` is ``values`` (the other columns as in ``x``; NaN is null, which
+    breaks none)."""
+    count = np.zeros(len(rows), dtype=np.int64)
+    gap = np.zeros(len(rows))
+    with np.errstate(invalid="ignore"):
+        for c in comparisons:
+            if name not in c.columns:
+                continue
+            low = values if c.low == name else (x[c.low][rows] if isinstance(c.low, str) else c.low)
+            high = values if c.high == name else (x[c.high][rows] if isinstance(c.high, str) else c.high)
+            ok = (low < high) if c.strict else (low <= high)
+            bad = ~ok & ~np.isnan(low) & ~np.isnan(high)
+            count += bad
+            gap += np.where(bad, np.asarray(low, dtype=np.float64) - high, 0.0)
+    return count, gap
+
+
+def _wanted(comparisons, cols, x, rows: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(least, largest) value of ``name`` with which each record of ``rows`` satisfies the comparisons naming it,
+    the other columns' values as in ``x`` (a null one bounds nothing)."""
+    lo, hi = np.full(len(rows), -np.inf), np.full(len(rows), np.inf)
+    for c in comparisons:
+        if c.high == name:
+            low = x[c.low][rows] if isinstance(c.low, str) else np.full(len(rows), c.low)
+            lo = np.fmax(lo, at_least(cols[name], low, c.strict))
+        elif c.low == name:
+            high = x[c.high][rows] if isinstance(c.high, str) else np.full(len(rows), c.high)
+            hi = np.fmin(hi, at_most(cols[name], high, c.strict))
+    return lo, hi
+
+
+def exchange(
+    comparisons: Sequence[Comparison],
+    cols: Mapping[str, Any],
+    codes: Mapping[str, np.ndarray],
+    x: dict[str, np.ndarray],
+    rng: np.random.Generator,
+    rounds: int,
+) -> None:
+    """Swap values between records that share a bin so that more records satisfy the comparisons. For each
+    column in turn, each record breaking a comparison that names it picks a partner uniformly among the records
+    with the same code (``codes``: column -> code per record) whose value would satisfy its comparisons (any of
+    them if none would), and the two exchange their values if that lowers the number of comparisons naming the
+    column that the two break (or leaves it and lowers by how much); ``rounds`` passes over the columns, or until
+    no record breaks one. ``x`` (column -> float array, NaN for null) is changed in place.
+
+    Every value stays in its bin and every bin keeps the very values it had, so the values of each column per bin
+    (hence its 1-way law at any resolution) are those of the independent draws within bins: a pair of bins that
+    overlap does not skew its values towards the ends, as drawing them again until the comparison holds does. A
+    function of synthetic codes and values only (post-processing): no record is read."""
+    names = involved(comparisons)
+    index = {}
+    for n in names:
+        c = np.asarray(codes[n], dtype=np.int64)
+        order = np.lexsort((np.nan_to_num(x[n], nan=np.inf), c))  # by code, then value: a group's values sorted
+        values = x[n][order]
+        pos = np.empty_like(order)
+        pos[order] = np.arange(len(order))
+        size = np.bincount(c, minlength=int(c.max()) + 1 if c.size else 0)
+        index[n] = (c, order, pos, values, np.concatenate([[0], np.cumsum(size)[:-1]]), size)
+    bad = violations(comparisons, x)
+    for _ in range(rounds):
+        if not bad.any():
+            return
+        for n in names:
+            bad = _exchange_column(comparisons, cols, x, n, index[n], bad, rng)
+
+
+def _exchange_column(comparisons, cols, x, n, index, bad, rng) -> np.ndarray:
+    """One pass of ``exchange`` over the column ``n``; returns the records that still break a comparison."""
+    c, holder, pos, values, start, size = index
+    i = np.flatnonzero(bad & ~np.isnan(x[n]))
+    ci, gi = _breach(comparisons, x, i, n, x[n][i])
+    i, ci, gi = i[ci > 0], ci[ci > 0], gi[ci > 0]
+    if i.size == 0:
+        return bad
+    g = c[i]
+    lo, hi = _wanted(comparisons, cols, x, i, n)
+    a, z = start[g], start[g] + size[g]  # the group's positions in the sorted values
+    first = np.clip(_search(values, c, g, lo, a, z, "left"), a, z)
+    last = np.clip(_search(values, c, g, hi, a, z, "right"), a, z)
+    none = last <= first
+    first, last = np.where(none, a, first), np.where(none, z, last)
+    j = holder[first + np.minimum((rng.random(i.size) * (last - first)).astype(np.int64), last - first - 1)]
+    xi, xj = x[n][i], x[n][j]
+    cj, gj = _breach(comparisons, x, j, n, xj)
+    ci2, gi2 = _breach(comparisons, x, i, n, xj)
+    cj2, gj2 = _breach(comparisons, x, j, n, xi)
+    before, after = ci + cj, ci2 + cj2
+    ok = (i != j) & ~np.isnan(xj) & ((after < before) | ((after == before) & (gi2 + gj2 < gi + gj)))
+    i, j = i[ok], j[ok]
+    seen = np.bincount(np.concatenate([i, j]), minlength=len(c))  # disjoint pairs only
+    keep = (seen[i] == 1) & (seen[j] == 1)
+    i, j = i[keep], j[keep]
+    x[n][i], x[n][j] = x[n][j], x[n][i].copy()
+    pi, pj = pos[i].copy(), pos[j].copy()
+    pos[i], pos[j] = pj, pi
+    holder[pi], holder[pj] = j, i
+    both = np.concatenate([i, j])
+    bad[both] = violations(comparisons, {m: v[both] for m, v in x.items()})
+    return bad
+
+
+def _search(values, codes, g, v, a, z, side) -> np.ndarray:
+    """Per query: the position of ``v`` among the sorted values ``values[a:z]`` of its group (``searchsorted``)."""
+    out = np.empty(len(g), dtype=np.int64)
+    for code in np.unique(g):
+        m = g == code
+        lo, hi = int(a[m][0]), int(z[m][0])
+        out[m] = lo + np.searchsorted(values[lo:hi], v[m], side=side)
+    return out
+
+
 def repair(
     comparisons: Sequence[Comparison],
     cols: Mapping[str, Any],
@@ -329,5 +446,6 @@ __all__ = [
     "infeasible_column",
     "zero_codes",
     "violations",
+    "exchange",
     "repair",
 ]

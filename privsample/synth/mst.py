@@ -209,7 +209,8 @@ def compress_domain(domain, schema, zeros, one_way, log1) -> Compressed:
     """MST's compress_domain: a value whose noisy count (combined with discovery's released counts) is below 3 sd
     is merged with the other rare values of its column. Noise-born codes (discovery's counts did not show them:
     ``StructuralZeros.noise_born``) get a compressed code of their own, fixed at probability 0, so that
-    decompression never draws them; columns named by the schema's zeros (forbid, require) are not compressed. Public:
+    decompression never draws them; columns named by the schema's zeros (forbid, require) are not compressed (their
+    noise-born codes are zeros on their own codes: no empty value where discovery saw none). Public:
     post-processing of step 1 and of released counts."""
     attrs = list(domain.attributes)
     sizes = dict(zip(attrs, domain.shape))
@@ -227,7 +228,11 @@ def compress_domain(domain, schema, zeros, one_way, log1) -> Compressed:
         dead = np.zeros(y.size, dtype=bool)
         dead[sorted(born.get(a, ()))] = True
         sup = (y >= 3 * s) & ~dead
-        if a in fixed or (sup | dead).all() and not dead.any():
+        if a in fixed:  # not compressed: its noise-born codes are zeros on its own codes
+            if dead.any():
+                czero.append(((a,), (tuple(int(i) for i in np.flatnonzero(dead)),)))
+            continue
+        if (sup | dead).all() and not dead.any():
             continue
         k = int(sup.sum())
         rare = ~sup & ~dead
