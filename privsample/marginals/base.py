@@ -43,3 +43,21 @@ class MarginalEngine(ABC):
                 raise InputError(f"unknown column(s) in clique {cl}: {', '.join(unknown)}")
             out.append(cl)
         return out
+
+
+class Opener(ABC):
+    """How one engine opens a table (``privsample.marginals.open.open_engine``): ``values()`` gives what private
+    discovery reads (a DataFrame, or an engine's reader of exact value counts), ``engine(release)`` the marginal
+    engine coded by the release schema (taking over what ``values()`` read), ``close()`` releases what the engine
+    did not take over. Reading records happens here and in the engines only."""
+
+    def values(self):
+        """The table for private discovery (read on the first call)."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def engine(self, release) -> MarginalEngine:
+        """The engine coded by ``release`` (a release schema: ``privsample.data.encoding.release_domain``)."""
+
+    def close(self) -> None:
+        """Release what ``values()`` opened and the engine did not take over."""

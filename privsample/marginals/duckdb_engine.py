@@ -23,6 +23,7 @@ from privsample.data.schema import DEFAULT_NA_VALUES, Schema
 from privsample.data.sql_dialect import DUCKDB, clean_sql, clean_value, sql_ident, sql_str
 from privsample.data.table import DUCKDB_CONFIG, FORMATS, column_kind, duckdb_input_error, source_sql, table_format
 from privsample.errors import InputError
+from privsample.marginals.base import Opener
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, arrow_values, check_unique
 
 _SRC = "privsample_source"
@@ -387,3 +388,30 @@ class DuckDBEngine(CodedTableEngine):
                 pass
         self._temp_table = None
         self._con = self._rel = None
+
+
+VALUES_OPTIONS = ("memory_limit", "threads", "temp_directory")  # the engine options that concern reading
+
+
+class DuckDBOpener(Opener):
+    """The DuckDB engine's way in, out of core: ``values()`` the reader of exact value counts (``DuckDBValues``) for
+    private discovery, whose cleaned rows the engine then takes over; without discovery the engine reads the file
+    itself. ``options``: the engine's keyword options (``VALUES_OPTIONS`` of them go to the reader too)."""
+
+    def __init__(self, source, *, other: bool, csv: dict, options: dict | None, **_):
+        self.source, self.other, self.csv, self.options = Path(source), other, csv, dict(options or {})
+        self.reader: DuckDBValues | None = None
+
+    def values(self) -> DuckDBValues:
+        if self.reader is None:
+            kept = {k: v for k, v in self.options.items() if k in VALUES_OPTIONS}
+            self.reader = DuckDBValues(self.source, **kept, **self.csv)
+        return self.reader
+
+    def engine(self, release) -> DuckDBEngine:
+        source = self.reader if self.reader is not None else self.source
+        return DuckDBEngine(source, release, clip=True, other=self.other, release=True, **self.csv, **self.options)
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()  # nothing left to close once the engine took it over

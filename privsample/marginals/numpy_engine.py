@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from privsample.data.encoding import code_dtype
-from privsample.marginals.base import Clique, MarginalEngine
+from privsample.marginals.base import Clique, MarginalEngine, Opener
 
 CACHE_BYTES = 64 * 2**20
 
@@ -87,3 +87,39 @@ def _compact(name: str, values, size: int) -> np.ndarray:
     if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= size):
         raise ValueError(f"codes of column '{name}' must lie in [0, {size})")
     return arr.astype(code_dtype(size), copy=False)
+
+
+class NumpyOpener(Opener):
+    """The NumPy engine's way in: a table in memory (``frame``, already read as ``read_table`` reads the same data
+    from CSV), or a file read whole for discovery (``values``), or, with a reviewed schema and no discovery, coded a
+    batch at a time so that only its codes are ever in memory (``read_codes``: the same codes as
+    ``encode(read_table(...), release=True)``). ``reading`` / ``coding``: context managers around reading and coding
+    (progress)."""
+
+    def __init__(self, source, *, frame=None, csv: dict, reading, coding, **_):
+        self.source, self.frame, self.csv, self.reading, self.coding = source, frame, csv, reading, coding
+
+    def values(self):
+        from pathlib import Path
+
+        from privsample.data.table import read_table
+
+        with self.reading:
+            if self.frame is None:
+                self.frame = read_table(Path(self.source), allow_empty=True, **self.csv)
+        return self.frame
+
+    def engine(self, release) -> NumpyEngine:
+        from pathlib import Path
+
+        from privsample.data.encoding import encode, read_codes
+
+        if self.frame is None:  # a reviewed schema and a file: coded a batch at a time
+            with self.reading:
+                codes = read_codes(
+                    Path(self.source), release, na_values=release.na_values, allow_empty=True, **self.csv
+                )
+            with self.coding:
+                return NumpyEngine(codes, release.domain())
+        with self.coding:
+            return NumpyEngine(encode(self.frame, release, release=True, compact=True), release.domain())

@@ -2,9 +2,10 @@
 
 ``check_source`` picks NumPy (in memory), DuckDB (out of core) or Spark from the table's kind and size and the
 memory available, all public (a table given in memory is read there, as the same data written to CSV would be);
-``make_engine`` opens a DuckDB or Spark engine coded by a schema, ``make_values`` their reader of exact value counts
-for private discovery; these read no record of a file: the engines do, on the first count. ``open_engine`` opens the
-run's engine on any of them, the schema discovered first if need be (NumPy reads and codes the table there).
+each engine's ``Opener`` (``openers``) gives what private discovery reads and the engine coded by a schema;
+``open_engine`` opens the run's engine on any of them in one way, the schema discovered first if need be.
+``make_engine`` opens a DuckDB or Spark engine coded by a schema directly (benchmarks). Opening reads no record of
+a file: the engines do, on the first count (NumPy reads and codes the table as it opens it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from privsample.data.schema import Schema
 from privsample.errors import InputError
+from privsample.marginals.base import Opener
 
 ENGINES = ("auto", "numpy", "duckdb", "spark")
 # ``auto``: NumPy while the table, loaded and encoded in memory, would take well under the available
@@ -25,6 +27,15 @@ AUTO_SHARE = {"parquet": 40, "csv.gz": 40, "csv": 20}  # numpy while file size *
 # With a reviewed schema the file is coded a batch at a time and only the codes (1-4 bytes a cell) are held:
 # peak RSS about 5x the Parquet file on the 100-column, 1,000,000-row table of benchmarks/wide_tables.py.
 AUTO_SHARE_CODED = {"parquet": 10, "csv.gz": 10, "csv": 3}
+
+
+def openers() -> dict[str, type[Opener]]:
+    """{engine name: its ``Opener``}: how each engine opens a table (adding an engine is one entry)."""
+    from privsample.marginals.duckdb_engine import DuckDBOpener
+    from privsample.marginals.numpy_engine import NumpyOpener
+    from privsample.marginals.spark_engine import SparkOpener  # none of these imports duckdb or pyspark
+
+    return {"numpy": NumpyOpener, "duckdb": DuckDBOpener, "spark": SparkOpener}
 
 
 def make_engine(
@@ -54,37 +65,6 @@ def make_engine(
     from privsample.marginals.spark_engine import SparkEngine
 
     return SparkEngine(source, schema, clip=clip, other=other, release=release, master=spark_master, **opts)
-
-
-VALUES_OPTIONS = {
-    "duckdb": ("memory_limit", "threads", "temp_directory"),
-    "spark": ("spark", "config", "connect_timeout"),
-}
-
-
-def make_values(
-    engine: str,
-    source,
-    *,
-    spark_master: str,
-    engine_options: dict | None,
-    delimiter: str | None = None,
-    encoding: str | None = None,
-    index_col: str | int | None = None,
-):
-    """The DuckDB or Spark reader of ``source``'s exact value counts (``DuckDBValues``, ``SparkValues``), for
-    private discovery; ``make_engine`` on it then codes the same cleaned rows. ``engine_options``: the engine's
-    options, of which the reader takes those that concern reading (``VALUES_OPTIONS``). Reads the header only:
-    the records are read on the first count."""
-    opts = {k: v for k, v in (engine_options or {}).items() if k in VALUES_OPTIONS[engine]}
-    opts.update(delimiter=delimiter, encoding=encoding, index_col=index_col)
-    if engine == "duckdb":
-        from privsample.marginals.duckdb_engine import DuckDBValues
-
-        return DuckDBValues(source, **opts)
-    from privsample.marginals.spark_engine import SparkValues
-
-    return SparkValues(source, master=spark_master, **opts)
 
 
 def check_source(source, engine: str, schema: Schema | None, index_col=None) -> tuple[Any, str]:
@@ -146,74 +126,35 @@ def open_engine(
     coding: AbstractContextManager = nullcontext(),
 ) -> tuple[Any, Schema]:
     """(marginal engine, the release schema it codes with) for ``source`` on ``engine``, with ``frame`` and
-    ``engine`` as ``check_source`` gives them. Without ``schema``, ``discover`` (a function of a DataFrame or an
-    engine's ``ValueSource`` to its privately discovered schema: it spends) gives it first; ``check_size(domain,
-    schema)`` refuses a model too large before the table is coded. ``reading`` and ``coding``: context managers
-    around reading and coding an in-memory table (progress), entered on the NumPy engine only.
+    ``engine`` as ``check_source`` gives them, by the engine's ``Opener`` (``openers``). Without ``schema``,
+    ``discover`` (a function of a DataFrame or an engine's ``ValueSource`` to its privately discovered schema: it
+    spends) gives it first; ``check_size(domain, schema)`` refuses a model too large before the table is coded.
+    ``reading`` and ``coding``: context managers around reading and coding a table in memory (progress), entered on
+    the NumPy engine only.
 
     Every engine encodes by the same per-record rule (``encode(..., release=True)``), so no value, count, message
     or exit code depends on one record; the table may even be empty. ``index_col``: a file's index column, never
-    read (``read_table``'s; ``check_source`` drops it from an in-memory ``frame``). Other options as
-    ``make_engine``'s."""
-    csv = {"delimiter": delimiter, "encoding": encoding, "index_col": index_col}
-    if engine in ("duckdb", "spark"):
-        opts = {"spark_master": spark_master, "engine_options": engine_options, **csv}
-        return _out_of_core(engine, source, schema, other, discover, check_size, opts)
-    if frame is None and schema is not None:
-        return _coded_file(Path(source), schema, other, check_size, csv, reading, coding)
-    return _in_memory(source, frame, schema, other, discover, check_size, csv, reading, coding)
-
-
-def _out_of_core(engine: str, source, schema: Schema | None, other: bool, discover, check_size, opts: dict):
-    """A DuckDB or Spark engine; without a schema, discovered from the engine's own value counts first."""
+    read (``read_table``'s; ``check_source`` drops it from an in-memory ``frame``). ``engine_options``: the DuckDB or
+    Spark engine's keyword options (``make_engine``'s)."""
     from privsample.data.encoding import release_domain
 
-    source = Path(source) if engine == "duckdb" else source  # Spark also reads a URI
-    values = None  # without a schema: the engine's reader of exact value counts, for private discovery
+    csv = {"delimiter": delimiter, "encoding": encoding, "index_col": index_col}
+    opener = openers()[engine](
+        source,
+        frame=frame,
+        other=other,
+        csv=csv,
+        options=engine_options,
+        master=spark_master,
+        reading=reading,
+        coding=coding,
+    )
     try:
-        if schema is None:
-            values = make_values(engine, source, **opts)
-            schema = discover(values)
-        schema = release_domain(schema, other)
-        check_size(schema.domain(), schema)
-        # the engine takes over the reader's cleaned rows
-        eng = make_engine(engine, values if values is not None else source, schema, clip=True, other=other, **opts)
-    finally:
-        if values is not None:
-            values.close()  # nothing left to close once the engine took it over
-    return eng, schema
-
-
-def _coded_file(source: Path, schema: Schema, other: bool, check_size, csv: dict, reading, coding):
-    """A reviewed schema and a file: read and coded a batch at a time, so that the table itself is never in
-    memory, only its codes (the same codes as ``encode(read_table(...), release=True)``)."""
-    from privsample.data.encoding import read_codes, release_domain
-    from privsample.marginals.numpy_engine import NumpyEngine
-
-    with reading:
-        release = release_domain(schema, other)
-        codes = read_codes(source, release, na_values=schema.na_values, allow_empty=True, **csv)
-    with coding:
+        release = release_domain(schema if schema is not None else discover(opener.values()), other)
         check_size(release.domain(), release)
-        eng = NumpyEngine(codes, release.domain())
-    return eng, release
+        return opener.engine(release), release
+    finally:
+        opener.close()
 
 
-def _in_memory(source, frame, schema: Schema | None, other: bool, discover, check_size, csv: dict, reading, coding):
-    """The table in memory (``frame``, or read from the file ``source``), discovered if need be, then coded."""
-    from privsample.data.encoding import encode, release_domain
-    from privsample.data.table import read_table
-    from privsample.marginals.numpy_engine import NumpyEngine
-
-    with reading:
-        if frame is None:  # a file without a schema (with one: ``_coded_file``)
-            frame = read_table(Path(source), allow_empty=True, **csv)
-    schema = schema if schema is not None else discover(frame)
-    with coding:
-        schema = release_domain(schema, other)
-        check_size(schema.domain(), schema)
-        eng = NumpyEngine(encode(frame, schema, release=True, compact=True), schema.domain())
-    return eng, schema
-
-
-__all__ = ["ENGINES", "check_source", "open_engine", "make_engine", "make_values"]
+__all__ = ["ENGINES", "check_source", "open_engine", "openers", "make_engine"]

@@ -33,6 +33,7 @@ from privsample.data.sql_dialect import SPARK, clean_sql
 from privsample.data.table import FORMATS, column_kind, malformed_error, table_format
 from privsample.data.csv_layout import CsvLayout, check_delimiter, csv_layout, index_position, java_encoding
 from privsample.errors import DataError, InputError
+from privsample.marginals.base import Opener
 from privsample.marginals.sql_engine import CACHE_MB, CodedTableEngine, arrow_columns, arrow_values, check_unique
 
 DEFAULT_MASTER = "local[2]"
@@ -538,3 +539,33 @@ def _location(source) -> tuple[str, str, Path | None]:
     if p.stat().st_size == 0:
         raise InputError(f"{p}: the file is empty (0 bytes)")
     return p.resolve().as_uri(), fmt, p
+
+
+VALUES_OPTIONS = ("spark", "config", "connect_timeout")  # the engine options that concern reading
+
+
+class SparkOpener(Opener):
+    """The Spark engine's way in (a path, a URI or a Spark DataFrame): ``values()`` the reader of exact value counts
+    (``SparkValues``) for private discovery, whose cleaned rows the engine then takes over; without discovery the
+    engine reads the source itself. ``options``: the engine's keyword options (``VALUES_OPTIONS`` of them go to the
+    reader too); ``master``: the Spark master URL."""
+
+    def __init__(self, source, *, other: bool, csv: dict, options: dict | None, master: str, **_):
+        self.source, self.other, self.csv, self.options, self.master = source, other, csv, dict(options or {}), master
+        self.reader: SparkValues | None = None
+
+    def values(self) -> SparkValues:
+        if self.reader is None:
+            kept = {k: v for k, v in self.options.items() if k in VALUES_OPTIONS}
+            self.reader = SparkValues(self.source, master=self.master, **kept, **self.csv)
+        return self.reader
+
+    def engine(self, release) -> SparkEngine:
+        source = self.reader if self.reader is not None else self.source
+        return SparkEngine(
+            source, release, clip=True, other=self.other, release=True, master=self.master, **self.csv, **self.options
+        )
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()  # nothing left to close once the engine took it over
