@@ -215,7 +215,19 @@ def left_out_note(left: Sequence[str], table: Any, schema_name: str) -> str:
     )
 
 
+def check_width(columns: int, limit: int | None, what: str, method: str, schema_option: str = "schema") -> None:
+    """``InputError`` when a table of ``columns`` columns is wider than ``limit``, the widest that ``method`` models
+    (``Synthesizer.max_columns``; None: no limit). ``what`` names the table; public: a count of column names."""
+    if limit is not None and columns > limit:
+        raise InputError(
+            f"{what} has {columns:,} columns, more than {method} models (at most {limit:,}): keep at most "
+            f"{limit:,} of them, e.g. with a reviewed {schema_option} that lists only those (the others are left "
+            "out); nothing was spent"
+        )
+
+
 __all__ = [
+    "check_width",
     "OptionName",
     "MAX_ROWS",
     "MAX_EPSILON",

@@ -52,6 +52,7 @@ from privsample.checks import (
     check_index_col,
     check_rows,
     check_seed,
+    check_width,
     left_out_note,
     python_option,
 )
@@ -110,6 +111,7 @@ class Request:
     dtypes: dict | None = None
     output: Path | None = None
     save_model: Path | None = None
+    header: list | None = None  # a local table file's column names (public), read as the run starts (``spending``)
 
 
 @dataclass
@@ -197,9 +199,8 @@ def check_request(
     synth = make_synthesizer(settings.method, **settings.options)
     if schema is not None or frame is not None:  # the columns modelled: the schema's, or the in-memory table's
         width = len(schema.columns) if schema is not None else frame.shape[1]
-        synth.check_width(
-            width, schema_name if schema is not None else "the input table", settings.method, name("schema")
-        )
+        what = schema_name if schema is not None else "the input table"
+        check_width(width, synth.max_columns, what, settings.method, name("schema"))
     if public is not None:
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
     budget = as_budget(budget)
@@ -295,8 +296,9 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
         if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
             header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
+            r.header = header
             if r.schema is None:  # every column is modelled (with a schema: its columns, checked already)
-                r.synth.check_width(len(header), str(r.source), r.settings.method, r.option_name("schema"))
+                check_width(len(header), r.synth.max_columns, str(r.source), r.settings.method, r.option_name("schema"))
                 if r.require:  # the columns the comparisons name, from the header (public)
                     check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
             else:
@@ -380,8 +382,8 @@ def release(request: Request, *, progress=no_progress, started=None) -> Released
     r = request
     outputs = ", ".join(str(p) for p in (r.output, r.save_model) if p is not None)
     with spending(r, outputs):
-        columns = _planned_columns(r) if r.rows is not None else None
-        if columns is not None:  # before any spend: from the rows asked and the schema, or the column names
+        columns = r.schema.output_columns if r.schema is not None else r.header  # None: a table only Spark reads
+        if r.rows is not None and columns is not None:  # before any spend: the rows asked, the schema or the names
             check_output_size(columns, r.rows, r.output)
         noise = make_noise(r.seed)  # seeded noise says so (``SeededNoiseWarning``) before the run starts
         if started is not None:
@@ -419,18 +421,6 @@ def model_columns(model) -> list:
     return schema.output_columns if schema is not None else list(model.model.domain.attributes)
 
 
-def _planned_columns(r: Request) -> list | None:
-    """The output's columns as known before any spend: the schema's, else a local file's names (its header,
-    public); None for a table only Spark reads."""
-    from privsample.data.table import table_columns
-
-    if r.schema is not None:
-        return r.schema.output_columns
-    if not isinstance(r.source, (str, os.PathLike)) or not Path(r.source).is_file():
-        return None
-    return table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
-
-
 def check_draw(rows: Any, seed: Any, name: OptionName = python_option) -> tuple[int | None, int | None]:
     """(rows, seed) of a draw from a fitted model, checked: ``Synthesizer.sample`` and ``privsample sample``."""
     return (None if rows is None else check_rows(rows, name)), check_seed(seed, name)
@@ -455,7 +445,7 @@ def _discovery(r: Request, accountant: Accountant, noise: NoiseSource, d_disc: f
         s = r.settings
         names = table.names if isinstance(table, ValueSource) else table.columns  # public: the column names
         # before any spend; a Spark source's width is first known here
-        r.synth.check_width(len(names), "the table", s.method, r.option_name("schema"))
+        check_width(len(names), r.synth.max_columns, "the table", s.method, r.option_name("schema"))
         schema = _discover(
             table, r.synth, accountant, noise, d_disc, r.schema_share, r.discovery_options, s.epsilon, s.delta, progress
         )

@@ -183,21 +183,11 @@ def estimate_phase(
 class Synthesizer(ABC):
     """Select-measure-generate synthesizer on Private-PGM.
 
-    ``max_columns``: the widest table the method models (None: no limit), refused by ``check_width`` from the
-    column names or the schema alone (public), before any spend."""
+    ``max_columns``: the widest table the method models (None: no limit), refused by ``privsample.checks.check_width``
+    from the column names or the schema alone (public), before any spend."""
 
     name: str = "synthesizer"
     max_columns: int | None = None
-
-    def check_width(self, columns: int, what: str, method: str | None = None, schema_option: str = "schema") -> None:
-        """``InputError`` when a table of ``columns`` columns is wider than ``max_columns`` (``what`` names the
-        table, ``method`` the method as the caller gave it, ``schema_option`` the schema option)."""
-        if self.max_columns is not None and columns > self.max_columns:
-            raise InputError(
-                f"{what} has {columns:,} columns, more than {method or self.name} models (at most "
-                f"{self.max_columns:,}): keep at most {self.max_columns:,} of them, e.g. with a reviewed "
-                f"{schema_option} that lists only those (the others are left out); nothing was spent"
-            )
 
     @abstractmethod
     def fit(
