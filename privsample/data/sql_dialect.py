@@ -10,9 +10,31 @@ from __future__ import annotations
 from typing import Sequence
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
-from privsample.data.formats import NUMBER_SYMBOLS, char_class, java_pattern, number_shape
+from privsample.data.formats import NUMBER_SYMBOLS, char_class, number_shape
 
 _WS = " || ".join(f"chr({ord(c)})" for c in WHITESPACE)
+# strftime tokens as Java (Spark) pattern letters; a one-letter field reads one or two digits, ``a`` AM/PM in either
+# case (Spark parses case-insensitively), ``MMM``/``MMMM`` English month names (Spark's locale is US)
+_JAVA = {"%Y": "yyyy", "%m": "M", "%d": "d", "%H": "H", "%M": "m", "%S": "s", "%f": "SSSSSS", "%b": "MMM"}
+_JAVA.update({"%B": "MMMM", "%I": "h", "%p": "a", "%P": "a", "%-d": "d", "%-m": "M", "%-H": "H", "%-I": "h"})
+_JAVA.update({"%:z": "xxx", "%z": "xx"})
+_JAVA_TOKENS = sorted(_JAVA, key=len, reverse=True)  # the longest first: %:z before %z, %-d before %d
+
+
+def java_pattern(pattern: str) -> str:
+    """A ``strftime`` pattern (``privsample.data.formats.DateFormat``) as a Java (Spark) datetime pattern;
+    letters are quoted."""
+    out, i = [], 0
+    while i < len(pattern):
+        token = next((t for t in _JAVA_TOKENS if pattern.startswith(t, i)), None)
+        if token:
+            out.append(_JAVA[token])
+            i += len(token)
+        else:
+            c = pattern[i]
+            out.append(f"'{c}'" if c.isalpha() else c)
+            i += 1
+    return "".join(out)
 
 
 def sql_str(s: str) -> str:
@@ -66,7 +88,7 @@ class Dialect:
         return f"CASE WHEN regexp_full_match({cleaned}, {shape}) THEN {sign} * {value} END"
 
     def datetime(self, v: str, fmt) -> str:
-        pattern = fmt.pattern.replace("%:z", "%z")
+        pattern = fmt.parse_pattern
         if fmt.kind == "time":
             v, pattern = f"('1970-01-01 ' || {v})", "%Y-%m-%d " + pattern
         seconds = f"epoch(try_strptime({v}, {self.lit(pattern)}))"
@@ -169,6 +191,7 @@ __all__ = [
     "SPARK",
     "clean_sql",
     "clean_value",
+    "java_pattern",
     "sql_ident",
     "sql_isnan",
     "sql_str",
