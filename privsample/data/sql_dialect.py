@@ -7,6 +7,7 @@ engine and the Spark engine, so all of them see exactly the values ``read_table`
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
@@ -19,6 +20,19 @@ _JAVA = {"%Y": "yyyy", "%m": "M", "%d": "d", "%H": "H", "%M": "m", "%S": "s", "%
 _JAVA.update({"%B": "MMMM", "%I": "h", "%p": "a", "%P": "a", "%-d": "d", "%-m": "M", "%-H": "H", "%-I": "h"})
 _JAVA.update({"%:z": "xxx", "%z": "xx"})
 _JAVA_TOKENS = sorted(_JAVA, key=len, reverse=True)  # the longest first: %:z before %z, %-d before %d
+
+
+def year_shape(pattern: str) -> str:
+    """A regex (the same in RE2 and Java) that a text in the ``strftime`` ``pattern`` matches only when its
+    ``%Y`` has exactly 4 digits (any other field: anything)."""
+    parts = re.split(r"(%[-:]?[a-zA-Z])", pattern)
+    meta = set(".^$*+?()[]{}|\\/")
+    out = [
+        "[0-9]{4}" if p == "%Y" else ".+?" if p.startswith("%") else "".join("\\" + c if c in meta else c for c in p)
+        for p in parts
+        if p
+    ]
+    return "".join(out)
 
 
 def java_pattern(pattern: str) -> str:
@@ -92,6 +106,8 @@ class Dialect:
         if fmt.kind == "time":
             v, pattern = f"('1970-01-01 ' || {v})", "%Y-%m-%d " + pattern
         seconds = f"epoch(try_strptime({v}, {self.lit(pattern)}))"
+        if "%Y" in fmt.pattern:  # DuckDB's %Y also reads '24' (the year 24); pandas and Spark read 4 digits only
+            seconds = f"CASE WHEN regexp_full_match({v}, {self.lit(year_shape(pattern))}) THEN {seconds} END"
         return f"floor({seconds} / {fmt.unit})" if fmt.integer else seconds
 
     def code_type(self, size: int) -> str:
@@ -119,6 +135,10 @@ class SparkDialect(Dialect):
 
     def datetime(self, v: str, fmt) -> str:
         pattern = java_pattern(fmt.pattern)
+        if fmt.has_offset:  # +HHMM and +HH as +HH:MM, read with 'xxx': pandas and DuckDB read all three for %z, %:z
+            v = f"regexp_replace({v}, '([+-][0-9]{{2}})([0-9]{{2}})$', '$1:$2')"
+            v = f"regexp_replace({v}, '([+-][0-9]{{2}})$', '$1:00')"
+            pattern = pattern.replace("xxx", "xx").replace("xx", "xxx")
         if fmt.kind == "time":
             v, pattern = f"concat('1970-01-01 ', {v})", "yyyy-MM-dd " + pattern
         seconds = f"unix_micros(try_to_timestamp({v}, {self.lit(pattern)})) / 1e6"
@@ -192,6 +212,7 @@ __all__ = [
     "clean_sql",
     "clean_value",
     "java_pattern",
+    "year_shape",
     "sql_ident",
     "sql_isnan",
     "sql_str",
