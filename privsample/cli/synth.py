@@ -345,15 +345,23 @@ def _shown(output: Path) -> str:
 
 def _write_sample(model, rows: int, seed, output: Path, quiet: bool, where=None) -> int:
     """Sample ``rows`` rows from ``model`` (given the condition ``where``, if any) and write them to ``output``
-    in chunks (bounded memory); a progress bar when there is more than one chunk."""
+    in chunks (bounded memory); a progress bar when there is more than one chunk. Parquet holds types: a model
+    fitted on a pandas DataFrame writes its columns with the DataFrame's dtypes, as ``sample`` in Python returns
+    them (``privsample.api.dtypes``); CSV is text, in the columns' own formats."""
     import numpy as np
 
-    from privsample.io import write_chunks
+    from privsample.api.dtypes import restore_dtypes, streamed_specs
+    from privsample.io import is_stdout, table_kind, write_chunks
 
     if where is None:
         chunks = model.sample_chunks(rows, np.random.default_rng(seed))
     else:
         chunks = model.sample_chunks(rows, np.random.default_rng(seed), where=where)
+    specs = (getattr(model, "params", None) or {}).get("dtypes")
+    if specs and not is_stdout(output) and table_kind(Path(output)) == "parquet":
+        if rows > model.chunk_rows:  # one type per column in every chunk, missing values drawn or not
+            specs = streamed_specs(specs, model.schema)
+        chunks = (restore_dtypes(chunk, specs, model.schema) for chunk in chunks)
     if quiet or rows <= model.chunk_rows:
         with printed_id_warnings(err):  # a widened identifier format: one warning line
             return write_chunks(chunks, output)
