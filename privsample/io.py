@@ -362,13 +362,13 @@ def write_table(df, path: str | Path) -> None:
 
 def _arrow_schema(df):
     """The Parquet schema of every chunk, fixed by the first: a column of text or of missing values only
-    is a string column, a nullable integer column an int64 one."""
+    is a string column, a nullable integer column an int64 one; with pandas' metadata (the dtypes, so that
+    ``Int64`` or ``boolean`` is read back as itself)."""
     import pyarrow as pa
 
-    fields = []
-    for f in pa.Schema.from_pandas(df, preserve_index=False):
-        fields.append(pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f)
-    return pa.schema(fields)
+    base = pa.Schema.from_pandas(df, preserve_index=False)
+    fields = [pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f for f in base]
+    return pa.schema(fields, metadata=base.metadata)
 
 
 def write_chunks(chunks, path: str | Path, on_chunk=None) -> int:

@@ -14,7 +14,7 @@ import pytest
 
 import privsample
 from privsample import Synthesizer
-from privsample.data.dtypes import dtype_specs, restore_dtypes
+from privsample.data.dtypes import dtype_specs, restore_dtypes, streamed_specs
 from privsample.data.schema import Categorical, Numeric, Schema
 
 FAST = {"iters": 30}
@@ -158,3 +158,74 @@ def test_a_model_file_edited_by_hand_leaves_the_column_as_decoded():
     table = pd.DataFrame({"k": pd.Series(["x"], dtype=object)})
     for spec in ("no such dtype", {"categories": 3}, 42):
         assert restore_dtypes(table, {"k": spec}, SCHEMA)["k"].dtype == object
+
+
+# -- the command line: Parquet holds the dtypes -------------------------------------------------------------------
+def run_cli(argv) -> None:
+    from privsample.cli import main
+
+    try:
+        main([str(a) for a in argv])
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+
+
+@pytest.fixture(scope="module")
+def dated_model(typed, tmp_path_factory):
+    """A model fitted on a DataFrame with datetime64 (naive and with a time zone), bool, Int64, boolean, category,
+    string and plain columns, saved."""
+    rng = np.random.default_rng(8)
+    n = len(typed)
+    frame = typed.assign(
+        day=pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 700, n), unit="D"),
+        at=(pd.Timestamp("2022-01-01", tz="UTC") + pd.to_timedelta(rng.integers(0, 300 * 86400, n), unit="s"))
+        .tz_convert("Europe/Paris"),
+    )  # fmt: skip
+    path = tmp_path_factory.mktemp("dated") / "m.zip"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        Synthesizer("mst", epsilon=4, **FAST).fit(frame, seed=1).save(path)
+    return frame, path
+
+
+def test_cli_sample_to_parquet_writes_the_dtypes_python_returns(dated_model, tmp_path):
+    frame, model = dated_model
+    run_cli(["sample", model, "-o", tmp_path / "out.parquet", "--rows", 400, "--seed", 2, "--quiet"])
+    expected = privsample.load(model).sample(400, seed=2)
+    got = pd.read_parquet(tmp_path / "out.parquet")
+    assert got["o"].dtype == "str" and expected["o"].dtype == object  # text: pandas reads Parquet text as str
+    got["o"] = got["o"].astype(object)
+    assert got.dtypes.to_dict() == expected.dtypes.to_dict()
+    pd.testing.assert_frame_equal(got, expected)
+    for name in ("day", "at", "I", "B", "s", "f"):
+        assert got[name].dtype == frame[name].dtype, name
+    assert isinstance(got["c"].dtype, pd.CategoricalDtype) and "w" not in got["c"].cat.categories  # as released
+    # CSV is text in the columns' own formats, as before: the same values
+    run_cli(["sample", model, "-o", tmp_path / "out.csv", "--rows", 400, "--seed", 2, "--quiet"])
+    text = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    assert (pd.to_datetime(text["at"], format="ISO8601") == expected["at"]).all()
+    assert (text["b"] == expected["b"].astype(str)).all() and (text["c"] == expected["c"].astype(str)).all()
+
+
+def test_cli_sample_in_chunks_keeps_one_dtype_per_column(dated_model, tmp_path, monkeypatch):
+    from privsample.synth import model as synth_model
+
+    monkeypatch.setattr(synth_model, "CHUNK_ROWS", 1000)  # three chunks, each with its own Parquet row group
+    frame, model = dated_model
+    run_cli(["sample", model, "-o", tmp_path / "out.parquet", "--rows", 2500, "--seed", 2, "--quiet"])
+    got = pd.read_parquet(tmp_path / "out.parquet")
+    one = privsample.load(model).sample(1000, seed=2)  # the first chunk is the draw of as many rows
+    assert len(got) == 2500
+    for name in ("day", "at", "I", "B", "s", "f"):
+        assert got[name].dtype == frame[name].dtype, name
+    assert isinstance(got["c"].dtype, pd.CategoricalDtype)
+    assert got["b"].dtype in ("bool", "boolean") and got["i"].dtype in ("int64", "Int64")
+    pd.testing.assert_frame_equal(got.iloc[:1000], one, check_dtype=False, check_categorical=False)
+
+
+def test_streamed_specs_are_nullable_where_a_chunk_may_draw_a_missing_value():
+    specs = dtype_specs({"b": np.dtype(bool), "i": np.dtype("int32"), "n": np.dtype("int64")}, SCHEMA)
+    assert streamed_specs(specs, SCHEMA) == {"b": "boolean", "i": "Int32", "n": "int64"}  # 'n' is not nullable
+    table = pd.DataFrame({"b": ["True", "True"], "i": pd.array([1, 2], dtype="Int64")})
+    out = restore_dtypes(table, streamed_specs(specs, SCHEMA), SCHEMA)
+    assert out["b"].dtype == "boolean" and out["i"].dtype == "Int32"  # in every chunk, a missing value drawn or not

@@ -26,14 +26,6 @@ def run(argv, capsys) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-def id_type_read() -> bool:
-    try:
-        Schema.from_dict({"provenance": "user", "columns": [{"name": "k", "type": "id"}]})
-        return True
-    except InputError:
-        return False
-
-
 def field_of(field: dict, **top) -> dict | Unmapped:
     """The one entry a Frictionless field maps to."""
     (entry,) = codebook_from_dict({"fields": [field], **top}, "t.json").entries
@@ -231,12 +223,36 @@ def test_primary_key_is_an_identifier():
         "t.json",
     )
     (entry,) = book.entries
-    if id_type_read():
-        assert entry == {"name": "pid", "type": "id"}
-    else:
-        assert isinstance(entry, Unmapped) and entry.template == {"name": "pid", "type": "id"}
-        assert "identifier" in entry.reason
-        assert "# - name: pid\n#   type: id\n" in book.yaml_text()
+    assert entry == {"name": "pid", "type": "id", "format": "{uuid}"}  # no pattern: the default, noted as a guess
+    assert any(g.startswith("format of 'pid': it gives no id pattern") for g in book.guesses)
+    assert "- name: pid\n  type: id\n  format: '{uuid}'\n" in book.yaml_text()
+    assert "Only identifiers could be mapped" in book.yaml_text()
+    with pytest.raises(InputError, match="no column to synthesize"):
+        book.schema()
+
+
+@pytest.mark.parametrize(
+    "pattern,fmt,guessed",
+    [
+        ("P-[0-9]{6}", "P-{6 digits}", False),
+        ("^P-\\d{6}$", "P-{6 digits}", False),
+        ("INV\\/[0-9]{8}\\/A", "INV/{8 digits}/A", False),
+        ("[0-9a-f]{16}", "{16 hex}", False),
+        ("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "{uuid}", False),
+        ("[A-Z]{2}[0-9]{4}", "{uuid}", True),  # not of the family: the default
+        ("P [0-9]{6}", "{uuid}", True),  # a space is no literal of a format
+        ("P-[0-9]{6,8}", "{uuid}", True),
+    ],
+)
+def test_primary_key_pattern_gives_the_id_format(pattern, fmt, guessed):
+    f = {"name": "k", "type": "string", "constraints": {"pattern": pattern}}
+    book = codebook_from_dict({"fields": [f], "primaryKey": "k"}, "t.json")
+    assert book.entries == [{"name": "k", "type": "id", "format": fmt}]
+    assert any(g.startswith("format of 'k'") for g in book.guesses) == guessed
+    sdv = codebook_from_dict({"columns": {"k": {"sdtype": "id", "regex_format": pattern}}}, "m.json")
+    assert sdv.entries == [{"name": "k", "type": "id", "format": fmt}]
+    uuid = codebook_from_dict({"fields": [{"name": "k", "format": "uuid"}], "primaryKey": "k"}, "t.json")
+    assert uuid.entries == [{"name": "k", "type": "id", "format": "{uuid}"}] and not uuid.guesses
 
 
 def test_guesses_are_listed():
@@ -285,7 +301,7 @@ def test_separators_and_offsets_of_the_codebook_are_used():
 def frictionless_codebook() -> dict:
     return {
         "fields": [
-            {"name": "id", "type": "string"},
+            {"name": "id", "type": "string", "constraints": {"pattern": "P-[0-9]{6}"}},
             {"name": "age", "type": "integer", "constraints": {"minimum": 18, "maximum": 90, "required": True}},
             {"name": "sex", "type": "string", "constraints": {"enum": ["F", "M"], "required": True}},
             {"name": "smoker", "type": "boolean", "trueValues": ["yes"], "falseValues": ["no"]},
@@ -303,9 +319,9 @@ def test_json_and_yaml_codebooks_agree(tmp_path):
     assert yaml.safe_load((tmp_path / "t.yaml").read_text())["fields"][5]["constraints"]["minimum"].year == 2020
     a, b = read_codebook(tmp_path / "t.json"), read_codebook(tmp_path / "t.yaml")
     assert a.entries == b.entries and a.na_values == b.na_values
-    assert [c["name"] for c in a.columns] == ["age", "sex", "smoker", "visit"]
-    unmapped = ["income", "comment"] if id_type_read() else ["id", "income", "comment"]
-    assert [u.name for u in a.unmapped] == unmapped
+    assert [c["name"] for c in a.columns] == ["id", "age", "sex", "smoker", "visit"]
+    assert a.columns[0] == {"name": "id", "type": "id", "format": "P-{6 digits}"}
+    assert [u.name for u in a.unmapped] == ["income", "comment"]
 
 
 def test_yaml_file_comments_and_reads_back(tmp_path):
@@ -318,7 +334,8 @@ def test_yaml_file_comments_and_reads_back(tmp_path):
         assert f"# NOT MAPPED '{u.name}': " in text
     assert "# - name: income\n#   type: numeric\n#   lower: FILL-IN\n#   upper: FILL-IN\n" in text
     s = Schema.load(tmp_path / "s.yaml")
-    assert s.provenance == "user" and s.names == [c["name"] for c in book.columns]
+    assert s.provenance == "user" and s.all_names == [c["name"] for c in book.columns]
+    assert s.names == ["age", "sex", "smoker", "visit"] and str(s.identifiers[0].id_format) == "P-{6 digits}"
     assert s.na_values == ("",)
     # a person fills in the bounds and uncomments the template: it is read where it stood
     lines = text.splitlines()
@@ -330,7 +347,7 @@ def test_yaml_file_comments_and_reads_back(tmp_path):
     edited = "\n".join(lines).replace("lower: FILL-IN", "lower: 0").replace("upper: FILL-IN", "upper: 250000")
     (tmp_path / "filled.yaml").write_text(edited)
     s = Schema.load(tmp_path / "filled.yaml")
-    assert s.names == ["age", "sex", "smoker", "income", "visit"] and s["income"].upper == 250000
+    assert s.all_names == ["id", "age", "sex", "smoker", "income", "visit"] and s["income"].upper == 250000
 
 
 def test_json_output_has_notes(tmp_path):
@@ -339,7 +356,7 @@ def test_json_output_has_notes(tmp_path):
     d = json.loads((tmp_path / "s.json").read_text())
     assert d["provenance"] == "user" and d["na_values"] == [""]
     assert any(n.startswith("not mapped 'income': ") for n in d["notes"])
-    assert Schema.load(tmp_path / "s.json").names == ["age", "sex", "smoker", "visit"]
+    assert Schema.load(tmp_path / "s.json").all_names == ["id", "age", "sex", "smoker", "visit"]
 
 
 # -- SDV -------------------------------------------------------------------------------------------------------------
@@ -367,8 +384,7 @@ def test_sdv_single_table():
     assert "format" not in by["when"].template and "ISO 8601 is assumed" in by["when"].reason
     assert by["gender"].template["categories"] == FILL_IN and "lists no categories" in by["gender"].reason
     assert by["email"].template is None and "'email'" in by["email"].reason
-    if not id_type_read():
-        assert by["user_id"].template == {"name": "user_id", "type": "id"} and "U_[0-9]{3}" in by["user_id"].reason
+    assert by["user_id"] == {"name": "user_id", "type": "id", "format": "U_{3 digits}"}
     assert book.na_values is None and any("nullable" in g for g in book.guesses)
     s = book.schema()
     assert s.names == ["active"] and s.na_values == Schema([s.columns[0]]).na_values
@@ -392,7 +408,7 @@ def test_sdv_primary_key_and_legacy_tables():
     }
     book = codebook_from_dict(meta, "m.json")
     by = {e.name if isinstance(e, Unmapped) else e["name"]: e for e in book.entries}
-    assert "identifier" in by["age"].reason or by["age"] == {"name": "age", "type": "id"}
+    assert by["age"] == {"name": "age", "type": "id", "format": "{uuid}"}
     assert by["ok"]["type"] == "categorical"
     assert "integer" not in by["n"].template
     assert by["day"].template["format"] == "%d.%m.%Y" and by["day"].template["type"] == "date"
@@ -464,13 +480,16 @@ def test_cli_end_to_end(tmp_path, capsys):
     code, err = run(["schema", "--from", tmp_path / "tableschema.json", "-o", tmp_path / "s.yaml"], capsys)
     assert code == 0, err
     assert "warning: 'income' not mapped" in err and "warning: 'comment' not mapped" in err
-    assert "4 of 7 field(s) mapped" in " ".join(err.split())
+    assert "5 of 7 field(s) mapped" in " ".join(err.split())
     out = tmp_path / "out.csv"
     argv = ["synth", tmp_path / "data.csv", "--schema", tmp_path / "s.yaml", "--epsilon", 1, "--seed", 0, "-o", out]
     code, err = run(argv, capsys)
     assert code == 0, err
     syn = pd.read_csv(out, keep_default_na=False, dtype=str)
-    assert list(syn.columns) == ["age", "sex", "smoker", "visit"]
+    assert list(syn.columns) == ["id", "age", "sex", "smoker", "visit"]
+    real = set(pd.read_csv(tmp_path / "data.csv", dtype=str)["id"])
+    assert syn["id"].str.fullmatch(r"P-\d{6,}").all() and syn["id"].is_unique  # fresh ids (widened if needed)
+    assert not set(syn["id"]) & real
     assert set(syn["sex"]) <= {"F", "M"} and set(syn["smoker"]) <= {"yes", "no", ""}
     assert syn["age"].astype(int).between(18, 90).all()
     visits = pd.to_datetime(syn["visit"][syn["visit"] != ""], format="%Y-%m-%d")  # nullable: may be empty

@@ -63,6 +63,15 @@ def dates(n: int = N, seed: int = 0) -> pd.Series:
         ("%Y-%m-%dT%H:%M:%S", "2024-01-31T14:22:00", "2024-01-31T14:22:00"),
         ("%Y-%m-%d %H:%M", "2024-01-31 14:22", "2024-01-31 14:22"),
         ("%H:%M", "9:05", "09:05"),
+        ("%-I:%M %p", "2:30 PM", "2:30 PM"),
+        ("%-I:%M %p", "12:05 AM", "12:05 AM"),
+        ("%I:%M:%S %P", "02:30:15 pm", "02:30:15 pm"),
+        ("%I:%M %p", "11:05 am", "11:05 AM"),
+        ("%d %b %Y", "31 Jan 2024", "31 Jan 2024"),
+        ("%-d %b %Y", "01 Feb 2024", "1 Feb 2024"),
+        ("%b %-d, %Y", "Jan 3, 2024", "Jan 3, 2024"),
+        ("%B %d, %Y", "January 31, 2024", "January 31, 2024"),
+        ("%d-%b-%Y", "3-Jan-2024", "03-Jan-2024"),
     ],
 )
 def test_dates_read_and_write_back_in_their_pattern(pattern, text, back):
@@ -119,6 +128,31 @@ def test_day_first_or_month_first_from_the_unambiguous_values():
     for texts, want in ((dmy, "%d/%m/%Y"), (mdy, "%m/%d/%Y")):
         counts = np.bincount(date_classes(texts), minlength=len(DATE_CLASSES)).astype(float)
         assert date_format_from(counts).pattern == want
+
+
+@pytest.mark.parametrize(
+    "texts, want",
+    [
+        (["2:30 PM", "11:05 AM", "9:00 AM", "12:45 PM"], "%-I:%M %p"),
+        (["02:30:15 pm", "11:05:00 am", "09:00:59 am"], "%I:%M:%S %P"),
+        (["31 Jan 2024", "5 Mar 2024", "12 Dec 2023"], "%-d %b %Y"),
+        (["Jan 31, 2024", "Mar 05, 2024", "Dec 01, 2023"], "%b %d, %Y"),
+        (["January 31, 2024", "March 5, 2024", "May 1, 2024"], "%B %-d, %Y"),  # 'May' is also an abbreviation
+        (["31 January 2024", "05 March 2024"], "%d %B %Y"),
+        (["31-Jan-2024", "05-Mar-2024", "01-Dec-2023"], "%d-%b-%Y"),
+    ],
+)
+def test_am_pm_times_and_month_names_are_public_classes(texts, want):
+    classes = date_classes(texts)
+    assert (classes >= 0).all() and (coarse_classes(np.array(texts, dtype=object)) == 5).all()
+    fmt = date_format_from(np.bincount(classes, minlength=len(DATE_CLASSES)).astype(float))
+    assert fmt.pattern == want and np.isfinite(fmt.parse(texts)).all()
+    assert list(fmt.write(fmt.parse(texts))) == texts  # written back as they came
+
+
+def test_am_pm_and_month_name_values_out_of_range_are_no_dates():
+    bad = ["13:00 PM", "0:30 AM", "2:30PM", "2:30 P.M.", "32 Jan 2024", "Jan 1,2024", "31-JAN-2024", "Sept 1, 2024"]
+    assert (date_classes(bad) == -1).all()
 
 
 def test_number_format_from_counts():
@@ -210,6 +244,24 @@ def test_tz_aware_datetimes_in_a_dataframe_keep_their_offset_and_dtype():
     out = result.table["at"]
     assert out.dtype == at.dtype  # datetime64 with its time zone, as the input
     assert out.min() >= at.min() and out.max() <= at.max()
+
+
+def test_am_pm_times_and_month_name_dates_are_discovered():
+    rng = np.random.default_rng(6)
+    minutes = rng.integers(0, 24 * 60, N)
+    stamps = dates()
+    df = pd.DataFrame(
+        {
+            "t": [f"{(m // 60 - 1) % 12 + 1}:{m % 60:02d} {'AM' if m < 720 else 'PM'}" for m in minutes],
+            "d": [f"{s:%b} {s.day}, {s.year}" for s in stamps],
+        }
+    )
+    schema = discover(df)
+    assert (schema["t"].temporal, schema["t"].format) == ("time", "%-I:%M %p")
+    assert (schema["d"].temporal, schema["d"].format) == ("date", "%b %-d, %Y")
+    out = synth(df)
+    assert out["t"].dropna().str.fullmatch(r"(?:[1-9]|1[0-2]):[0-5]\d (?:AM|PM)").all()
+    assert out["d"].dropna().str.fullmatch(r"[A-Z][a-z]{2} [1-9]\d?, 20\d\d").all()
 
 
 def test_times_of_day_are_discovered_in_hours():

@@ -401,12 +401,20 @@ def release(request: Request, *, progress=no_progress, started=None) -> Released
 
 def write_sample(model, rows: int, seed, output: Path, progress=no_progress, where=None) -> int:
     """Sample ``rows`` rows from ``model`` (given the condition ``where``, if any) and write them to ``output`` in
-    chunks (bounded memory), restoring the dtypes the model keeps; ``progress`` follows the chunks when there are
-    more than one. Post-processing: no privacy cost."""
-    from privsample.io import write_chunks  # looked up at the call (tests replace it)
+    chunks (bounded memory); ``progress`` follows the chunks when there are more than one. Parquet holds types: a
+    model fitted on a pandas DataFrame writes its columns with the DataFrame's dtypes, as ``Synthesizer.sample``
+    returns them (``privsample.data.dtypes``); CSV is text, in the columns' own formats. Post-processing: no
+    privacy cost."""
+    from privsample.data.dtypes import streamed_specs
+    from privsample.io import is_stdout, table_kind, write_chunks  # looked up at the call (tests replace them)
 
     extra = {} if where is None else {"where": where}
     chunks = model.sample_chunks(rows, np.random.default_rng(seed), **extra)
+    specs = (getattr(model, "params", None) or {}).get("dtypes")
+    if specs and not is_stdout(output) and table_kind(Path(output)) == "parquet":
+        if rows > model.chunk_rows:  # one type per column in every chunk, missing values drawn or not
+            specs = streamed_specs(specs, model.schema)
+        chunks = (restore_dtypes(chunk, specs, model.schema) for chunk in chunks)
     if rows <= model.chunk_rows:
         return write_chunks(chunks, output)
     label = output_label(output)

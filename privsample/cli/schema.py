@@ -156,7 +156,12 @@ def _from_codebook(ctx: typer.Context, input, codebook: Path, output: Path) -> N
         ),
         highlight=False,
     )
-    if not n:
+    if n and not book.synthesized:
+        err.print(
+            f"[bold yellow]Only identifiers could be mapped: {escape(str(output))} cannot be used until at least one "
+            "column to synthesize is filled in.[/bold yellow]"
+        )
+    elif not n:
         err.print(
             f"[bold yellow]No field could be mapped: {escape(str(output))} cannot be used until at least one "
             "column is filled in.[/bold yellow]"

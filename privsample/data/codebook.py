@@ -17,7 +17,9 @@ Frictionless Table Schema (JSON or YAML, a ``fields`` list):
   ``%H:%M:%S``, ``%Y-%m``; ``any`` is read as the default, a guess);
 * ``string`` without ``enum`` (free text or an identifier), ``object``, ``array``, ``duration``, ``geopoint``,
   ``geojson``, ``any``: not mapped;
-* the ``primaryKey`` fields -> identifiers (``type: id``) when the schema reads that type, else not mapped;
+* the ``primaryKey`` fields -> identifiers (``type: id``: fresh ids in the output), of the ``format`` that the
+  field's ``constraints.pattern`` describes when it is of the id family (``P-[0-9]{6}`` -> ``P-{6 digits}``), a
+  UUID for ``format: uuid`` or when no pattern maps (a guess, listed);
 * a field may be missing unless ``constraints.required`` is true (or it is in the primary key): ``nullable``;
   ``missingValues`` (default ``[""]``, the specification's) -> ``na_values``; a field's own ``missingValues`` join
   them (a schema has one list).
@@ -26,7 +28,8 @@ SDV metadata (JSON: ``columns`` mapping names to ``sdtype``; or ``{"tables": {..
 ``fields`` with ``type``/``subtype``/``format`` alike): SDV lists no categories and no bounds, so only ``boolean``
 (categories ``True``, ``False``: how pandas writes booleans) maps in full; ``categorical``, ``numerical``
 (``integer`` from an ``Int``/``UInt`` ``computer_representation``) and ``datetime`` (date, datetime or time after
-``datetime_format``) are written as templates to fill in; ``id`` and the primary key as identifiers; every other
+``datetime_format``) are written as templates to fill in; ``id`` and the primary key as identifiers (the
+``format`` from ``regex_format`` as for a Frictionless ``pattern``, else a UUID); every other
 sdtype (email, phone_number, text, ...) is not mapped. SDV says nothing about missing values: every column is
 nullable and the reading's default ``na_values`` apply.
 """
@@ -41,8 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from privsample.data.columns import Identifier
 from privsample.data.encoding import value_text
 from privsample.data.formats import DateFormat
+from privsample.data.identifiers import FORMAT_HELP, format_from_regex
 from privsample.data.schema import SCHEMA_VERSION, Schema
 from privsample.errors import InputError
 
@@ -52,6 +57,7 @@ FILL_IN = "FILL-IN"  # a value a person must give; the schema loader refuses it 
 DEFAULT_BINS = 16  # equal-width bins of a numeric or date column: a codebook gives none
 FRICTIONLESS = "Frictionless Table Schema"
 SDV = "SDV metadata"
+DEFAULT_ID_FORMAT = "{uuid}"  # an identifier's format when the codebook gives none of the family
 FRICTIONLESS_MISSING = ("",)  # the Table Schema specification's default missingValues
 DEFAULT_PATTERNS = {
     "date": "%Y-%m-%d",
@@ -99,11 +105,16 @@ class Codebook:
         return [e for e in self.entries if isinstance(e, dict)]
 
     @property
+    def synthesized(self) -> list[dict[str, Any]]:
+        """The columns that are synthesized (all but the identifiers): a usable schema needs one."""
+        return [c for c in self.columns if c["type"] != "id"]
+
+    @property
     def unmapped(self) -> list[Unmapped]:
         return [e for e in self.entries if isinstance(e, Unmapped)]
 
     def schema(self) -> Schema:
-        """The written schema as a ``Schema`` (``InputError`` when no field could be mapped)."""
+        """The written schema as a ``Schema`` (``InputError`` when no column to synthesize could be mapped)."""
         return Schema.from_dict(self._top(self.columns), source=f"the schema from {self.source}")
 
     def _top(self, columns: list) -> dict[str, Any]:
@@ -136,6 +147,11 @@ class Codebook:
             )
         if not self.columns:
             lines.append("No field could be mapped: this file cannot be used until at least one column is filled in.")
+        elif not self.synthesized:
+            lines.append(
+                "Only identifiers could be mapped: this file cannot be used until at least one column to synthesize "
+                "is filled in."
+            )
         return lines
 
     def yaml_text(self) -> str:
@@ -170,7 +186,7 @@ class Codebook:
         from privsample.io import atomic_write_text
 
         path = Path(path)
-        if self.columns:
+        if self.synthesized:
             self.schema()  # the file written is read back as it stands (InputError before anything is written)
         yaml_out = path.suffix.lower() in (".yaml", ".yml")
         atomic_write_text(path, self.yaml_text() if yaml_out else self.json_text())
@@ -249,15 +265,22 @@ def _mapped(col: dict[str, Any], source: str) -> dict[str, Any]:
     return out
 
 
-def _identifier(name: str, reason: str, source: str, detail: str = "") -> dict[str, Any] | Unmapped:
-    """An identifier column when the schema reads ``type: id``, else ``Unmapped`` with the line to uncomment."""
-    col = {"name": name, "type": "id"}
-    try:
-        return _mapped(col, source)
-    except InputError:
-        return Unmapped(
-            name, f"{reason}: an identifier; this version of privsample reads no identifier type{detail}", col
+def _identifier(name: str, source: str, guesses: list[str], pattern: Any = None, uuid: bool = False) -> dict:
+    """An identifier column (``type: id``): its output gets fresh ids, drawn independently of the data. The format
+    is the one the codebook's ``pattern`` (a regular expression) describes when it is of the id family, a UUID
+    when the codebook says so (``uuid``), else the default (a UUID, noted as a guess). Validated on its own (a
+    schema of it alone would have no column to synthesize)."""
+    fmt = format_from_regex(pattern)
+    if fmt is None and not uuid:
+        said = f"its pattern {pattern!r} is no format of the id family" if pattern else "it gives no id pattern"
+        guesses.append(
+            f"format of '{name}': {said}; fresh ids are written as {DEFAULT_ID_FORMAT}: give the data's form "
+            f"({FORMAT_HELP}) if they look otherwise"
         )
+    try:
+        return Identifier(name, str(fmt or DEFAULT_ID_FORMAT)).to_dict()
+    except InputError as exc:  # cannot happen for the formats above; one line all the same
+        raise InputError(f"codebook {source}: field '{name}': {exc}") from None
 
 
 def _text(v: Any) -> str:
@@ -341,7 +364,7 @@ def _frictionless_field(f: dict, key: bool, d: dict, source: str, guesses: list[
         raise InputError(f"codebook {source}: field '{name}': 'constraints' must be a mapping")
     nullable = not (key or c.get("required") is True)
     if key:
-        return _identifier(name, "in the primary key", source)
+        return _identifier(name, source, guesses, c.get("pattern"), uuid=f.get("format") == "uuid")
     try:
         if kind == "boolean":
             true = f.get("trueValues", d.get("trueValues", ["true"]))
@@ -431,21 +454,19 @@ def _sdv_table(t: dict, source: str) -> Codebook:
     for name, meta in cols.items():
         if not isinstance(meta, dict):
             raise InputError(f"codebook {source}: column '{name}' must be a mapping (with its 'sdtype')")
-        book.entries.append(_sdv_column(str(name), meta, str(name) in pk, source))
+        book.entries.append(_sdv_column(str(name), meta, str(name) in pk, source, book.guesses))
     book.guesses.append("nullable: SDV metadata does not say whether a column may be missing; every column is nullable")
     return book
 
 
-def _sdv_column(name: str, m: dict, key: bool, source: str) -> dict[str, Any] | Unmapped:
+def _sdv_column(name: str, m: dict, key: bool, source: str, guesses: list[str]) -> dict[str, Any] | Unmapped:
     sdtype = m.get("sdtype", m.get("type"))
     if sdtype == "numerical" and "subtype" in m:
         integer = m["subtype"] == "integer"
     else:
         integer = str(m.get("computer_representation", "")).lower().startswith(("int", "uint"))
     if key or sdtype == "id":
-        regex = m.get("regex_format")
-        detail = f" (SDV's regex_format: {regex!r})" if regex else ""
-        return _identifier(name, "the primary key" if key else "sdtype id", source, detail)
+        return _identifier(name, source, guesses, m.get("regex_format"))
     if sdtype == "boolean":
         return _mapped({"name": name, "type": "categorical", "categories": ["True", "False"], "nullable": True}, source)
     if sdtype == "categorical":

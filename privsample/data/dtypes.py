@@ -12,7 +12,9 @@ reads no value. One part of a dtype can hold what the records hold: the categori
 model keeps only those the release holds too, the categories of its schema (discovered privately, or the reviewed
 schema): the output's categories are the input's categories that the schema released, in the input's order, then
 the schema's other values (a category the input dtype lacks, the catch-all), so a category the release left out
-never reaches the model file or the output. The conversion is post-processing of the synthetic table.
+never reaches the model file or the output. The conversion is post-processing of the synthetic table. A Parquet
+output of ``privsample sample`` (and ``synth``) is converted the same way, chunk by chunk (``streamed_specs``:
+one dtype per column in every chunk).
 
 A synthetic value the input dtype cannot hold changes the dtype to the nearest one that can: a missing value in a
 ``bool`` or numpy integer column gives ``boolean`` / ``Int64`` (the model may draw the missing values that a
@@ -74,6 +76,28 @@ def restore_dtypes(table: pd.DataFrame, specs: dict[str, Any] | None, schema) ->
         values, spec = table[name], specs.get(name)
         out[name] = values if spec is None else _restore(values, spec, _column(schema, name))
     return pd.DataFrame(out, index=table.index)
+
+
+def streamed_specs(specs: dict[str, Any] | None, schema) -> dict[str, Any] | None:
+    """``specs`` for a table written in chunks that must all have one type per column (Parquet): where a chunk may
+    hold a missing value (a nullable column of the schema), ``bool`` and the numpy integer dtypes become their
+    nullable forms (``boolean``, ``Int64``, ...) for every chunk, not only for those that draw one."""
+    if not specs or not isinstance(specs, dict):
+        return specs
+    out = dict(specs)
+    for name, spec in specs.items():
+        col = _column(schema, name)
+        if isinstance(spec, dict) or not getattr(col, "nullable", False):
+            continue
+        try:
+            dtype = pd.api.types.pandas_dtype(spec)
+        except TypeError:
+            continue
+        if isinstance(dtype, np.dtype) and dtype.kind == "b":
+            out[name] = "boolean"
+        elif isinstance(dtype, np.dtype) and dtype.kind in "iu":
+            out[name] = ("UInt" if dtype.kind == "u" else "Int") + str(8 * dtype.itemsize)
+    return out
 
 
 def _converted(dtype) -> bool:
@@ -186,4 +210,4 @@ def _missing(v) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and v != v)
 
 
-__all__ = ["frame_dtypes", "dtype_specs", "restore_dtypes"]
+__all__ = ["frame_dtypes", "dtype_specs", "restore_dtypes", "streamed_specs"]

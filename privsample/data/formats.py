@@ -13,7 +13,8 @@ is a numeric column of the schema (bounds, bins, the grid of private discovery) 
 Private discovery decides a column's format from noisy counts (``privsample.data.discovery``): every value falls
 in exactly one class of a public list (``coarse_class``: missing, integral, non-integral, +inf, -inf, date or
 time, formatted number, other text), and a date or formatted-number column takes its pattern from the noisy counts
-of the finer public classes of ``date_class`` and ``number_class`` (each value in one class: sensitivity 1).
+of the finer public classes of ``date_class`` and ``number_class`` (each value in one class: sensitivity 1, however
+many classes the lists hold; the choice is the largest noisy count, so no threshold depends on their number).
 Nothing here reads records on its own: these are functions of values, used by the mechanisms and the encoders.
 """
 
@@ -49,7 +50,6 @@ __all__ = [
     "NUMBER_SYMBOLS",
     "number_shape",
     "char_class",
-    "java_pattern",
 ]
 
 SECONDS_PER_DAY = 86400
@@ -59,15 +59,11 @@ _EPOCH = pd.Timestamp("1970-01-01")
 
 # -- dates, datetimes and times of day ----------------------------------------------------------------------------
 def _temporal_kind(pattern: str) -> str:
-    has_date = any(t in pattern for t in ("%Y", "%d", "%m", "%b"))
-    has_time = any(t in pattern for t in ("%H", "%M", "%S"))
-    if has_date and has_time:
-        return "datetime"
-    if has_date:
-        return "date"
-    if has_time:
-        return "time"
-    raise InputError(f"date format '{pattern}' has no date or time field (%Y %m %d %H %M %S)")
+    has_date = any(t in pattern for t in ("%Y", "%d", "%-d", "%m", "%-m", "%b", "%B"))
+    has_time = any(t in pattern for t in ("%H", "%-H", "%I", "%-I", "%M", "%S"))
+    if not (has_date or has_time):
+        raise InputError(f"date format '{pattern}' has no date or time field (%Y %m %d %H %M %S)")
+    return "datetime" if has_date and has_time else "date" if has_date else "time"
 
 
 def _offset(text: str | None) -> timezone | None:
@@ -84,8 +80,10 @@ def _offset(text: str | None) -> timezone | None:
 
 @dataclass(frozen=True)
 class DateFormat:
-    """A date, datetime or time-of-day pattern (``strftime``; ``%:z`` an offset with a colon), with the offset a
-    pattern with ``%z``/``%:z`` writes at (``offset``: ``+01:00``, ``Z``; default UTC)."""
+    """A date, datetime or time-of-day pattern (``strftime``; ``%:z`` an offset with a colon; ``%-d``, ``%-I``
+    a day or 12-hour clock hour written without a leading zero, read with or without one; ``%P`` am/pm in lower
+    case, read in either case as ``%p`` is), with the offset a pattern with ``%z``/``%:z`` writes at (``offset``:
+    ``+01:00``, ``Z``; default UTC)."""
 
     pattern: str
     offset: str | None = None
@@ -117,6 +115,12 @@ class DateFormat:
     def spec(self) -> str:
         return self.pattern
 
+    @property
+    def parse_pattern(self) -> str:
+        """The pattern as the parsers read it (pandas, DuckDB's ``strptime``): ``%z`` for ``%:z`` (both read
+        either form), ``%d`` for ``%-d`` (one or two digits either way), ``%p`` for ``%P`` (either case)."""
+        return re.sub(r"%-([dmHI])", r"%\1", self.pattern.replace("%:z", "%z").replace("%P", "%p"))
+
     def offset_seconds(self) -> int:
         """Seconds the written offset is ahead of UTC (0 without an offset in the pattern)."""
         if not self.has_offset:
@@ -128,7 +132,7 @@ class DateFormat:
         s = pd.Series(np.asarray(values, dtype=object), dtype=object).map(
             lambda v: v.strip(WHITESPACE) if isinstance(v, str) else v
         )
-        fmt = self.pattern.replace("%:z", "%z")
+        fmt = self.parse_pattern
         if self.has_offset:  # an offset is +HH:MM or +HHMM, never 'Z' (as the SQL engines read %z)
             s = s.map(lambda v: None if isinstance(v, str) and v.endswith("Z") else v)
         if self.kind == "time":
@@ -167,7 +171,7 @@ class DateFormat:
             t = t.dt.tz_localize("UTC").dt.tz_convert(tz)
             colon = "%:z" in pattern
             pattern = pattern.replace("%:z", "%z")
-        text = t.dt.strftime(pattern).to_numpy(dtype=object)
+        text = _strftime(t, pattern)
         if self.has_offset and colon:  # +0100 -> +01:00 (strftime's %z has no colon)
             text = np.array([_colon_offset(v) for v in text], dtype=object)
         text[~ok] = None
@@ -175,6 +179,18 @@ class DateFormat:
 
     def text(self, x: float) -> str:
         return str(self.write(np.array([x]))[0])
+
+
+def _strftime(t: pd.Series, pattern: str) -> np.ndarray:
+    """``t.dt.strftime(pattern)`` with ``%-d``, ``%-m``, ``%-H``, ``%-I`` (no leading zero) and ``%P`` (lower-case
+    am/pm) written the same on every platform (the C library's ``strftime`` may know neither)."""
+    marked = re.sub(r"%-([dmHI])", "\x01%\\1", pattern).replace("%P", "\x02%p\x03")
+    text = t.dt.strftime(marked)
+    if "\x01" in marked:
+        text = text.str.replace(r"\x01(?:0(?=\d))?", "", regex=True)
+    if "\x02" in marked:
+        text = text.str.replace(r"\x02(\w*)\x03", lambda m: m.group(1).lower(), regex=True)
+    return text.to_numpy(dtype=object)
 
 
 def _colon_offset(v: str) -> str:
@@ -296,25 +312,6 @@ def number_shape(fmt: "NumberFormat") -> str:
     return r"-?\(?-?[0-9]*" + char_class(fmt.decimal) + r"?[0-9]+\)?"
 
 
-_JAVA = {"%Y": "yyyy", "%m": "M", "%d": "d", "%H": "H", "%M": "m", "%S": "s", "%f": "SSSSSS", "%b": "MMM"}
-_JAVA.update({"%:z": "xxx", "%z": "xx"})
-
-
-def java_pattern(pattern: str) -> str:
-    """A ``strftime`` pattern of ``DATE_CLASSES`` as a Java (Spark) datetime pattern; letters are quoted."""
-    out, i = [], 0
-    while i < len(pattern):
-        token = next((t for t in ("%:z",) + tuple(_JAVA) if pattern.startswith(t, i)), None)
-        if token:
-            out.append(_JAVA[token])
-            i += len(token)
-        else:
-            c = pattern[i]
-            out.append(f"'{c}'" if c.isalpha() else c)
-            i += 1
-    return "".join(out)
-
-
 _NUM_SIG = re.compile(
     r"(?P<sign>-)?(?P<open>\()?(?P<sign2>-)?(?P<pre>[$€£¥])?\s?(?P<sign3>-)?"
     r"(?P<num>[0-9][0-9,.'\u00a0\u202f ]*[0-9]|[0-9])(?P<suf>\s?(?:%|€))?(?P<close>\))?"
@@ -391,11 +388,40 @@ _NINF = re.compile(r"-inf(inity)?", re.IGNORECASE)
 _NAN = re.compile(r"[+-]?nan", re.IGNORECASE)
 
 # Date and time classes: (pattern, family, orientation) -- a family is one way of writing; a day/month form has
-# three classes: the day first (a first field > 12), the month first (a second field > 12), either.
+# three classes: the day first (a first field > 12), the month first (a second field > 12), either; a form whose
+# day or 12-hour clock hour may be written without a leading zero also has three: with one ("pad": "05"), without
+# ("nopad": "5"), either (two digits, not starting with 0: "25"). A value is in the first class that matches.
 _TIME_PARTS = (("", ""), (" %H:%M", r" (\d{1,2}):(\d{2})"), (" %H:%M:%S", r" (\d{1,2}):(\d{2}):(\d{2})"))
 _ISO_TIMES = (("%H:%M", r"(\d{1,2}):(\d{2})"), ("%H:%M:%S", r"(\d{1,2}):(\d{2}):(\d{2})"))
 _ISO_TIMES += (("%H:%M:%S.%f", r"(\d{1,2}):(\d{2}):(\d{2})\.\d{1,6}"),)
 _OFFSETS = (("", ""), ("Z", "Z"), ("%:z", r"[+-]\d{2}:\d{2}"), ("%z", r"[+-]\d{4}"))
+_DAY = r"(0?[1-9]|[12]\d|3[01])"  # group 1: the field whose leading zero is read
+_ABBR = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_FULL = "(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_CLOCK12 = r"(0?[1-9]|1[0-2]):[0-5]\d"
+_PADDED_FORMS = (  # (pattern with the leading zero, without it, regex): month names in English, as written
+    ("%d %b %Y", "%-d %b %Y", rf"{_DAY} {_ABBR} \d{{4}}"),
+    ("%d %B %Y", "%-d %B %Y", rf"{_DAY} {_FULL} \d{{4}}"),
+    ("%d-%b-%Y", "%-d-%b-%Y", rf"{_DAY}-{_ABBR}-\d{{4}}"),
+    ("%b %d, %Y", "%b %-d, %Y", rf"{_ABBR} {_DAY}, \d{{4}}"),
+    ("%B %d, %Y", "%B %-d, %Y", rf"{_FULL} {_DAY}, \d{{4}}"),
+    ("%I:%M %p", "%-I:%M %p", rf"{_CLOCK12} (?:AM|PM)"),
+    ("%I:%M:%S %p", "%-I:%M:%S %p", rf"{_CLOCK12}:[0-5]\d (?:AM|PM)"),
+    ("%I:%M %P", "%-I:%M %P", rf"{_CLOCK12} (?:am|pm)"),
+    ("%I:%M:%S %P", "%-I:%M:%S %P", rf"{_CLOCK12}:[0-5]\d (?:am|pm)"),
+)
+
+
+def _orientation(m: re.Match) -> str | None:
+    """The orientation of a matched value in its family (None: a day/month form that cannot be a date). The
+    regex of a form with or without a leading zero has one group (that field), a day/month form's more."""
+    if m.re.groups == 1:
+        field = m.group(1)
+        return "nopad" if len(field) == 1 else "pad" if field[0] == "0" else "either"
+    a, b = int(m.group(1)), int(m.group(2))
+    if max(a, b) > 31 or min(a, b) < 1 or (a > 12 and b > 12):
+        return None
+    return "day" if a > 12 else "month" if b > 12 else "either"
 
 
 def _date_class_list() -> list[tuple[str, str, str, re.Pattern]]:
@@ -417,6 +443,9 @@ def _date_class_list() -> list[tuple[str, str, str, re.Pattern]]:
             out.append((f"%d{sep}%m{sep}%Y{tp}", fam, "either", re.compile(body)))
     for tp, tre in _ISO_TIMES:
         out.append((tp, f"time {tp}", "", re.compile(tre)))
+    for padded, plain, body in _PADDED_FORMS:
+        rx = re.compile(body)
+        out += [(padded, padded, "pad", rx), (plain, padded, "nopad", rx), (padded, padded, "either", rx)]
     return out
 
 
@@ -434,10 +463,9 @@ def _date_class(text: str) -> int:
         if not m:
             continue
         if orient:
-            a, b = int(m.group(1)), int(m.group(2))
-            if max(a, b) > 31 or min(a, b) < 1 or (a > 12 and b > 12):
+            want = _orientation(m)
+            if want is None:
                 return -1
-            want = "day" if a > 12 else "month" if b > 12 else "either"
             if orient != want:
                 continue
         if not _fields_ok(text, pattern):
@@ -482,7 +510,8 @@ def offset_classes(texts: Sequence[str]) -> np.ndarray:
 
 def date_format_from(noisy: np.ndarray) -> DateFormat:
     """The pattern the noisy counts of ``DATE_CLASSES`` choose (post-processing): the family with the largest
-    noisy total; in a day/month family, the day first unless the noisy month-first count is the larger."""
+    noisy total; in a day/month family, the day first unless the noisy month-first count is the larger; in a family
+    written with or without a leading zero, with one unless the noisy count without is the larger."""
     noisy = np.asarray(noisy, dtype=float)
     totals: dict[str, float] = {}
     for (pattern, fam, orient), y in zip(DATE_CLASSES, noisy):
@@ -491,9 +520,9 @@ def date_format_from(noisy: np.ndarray) -> DateFormat:
     members = [(p, o, float(y)) for (p, f, o), y in zip(DATE_CLASSES, noisy) if f == fam]
     if len(members) == 1:
         return DateFormat(members[0][0])
-    day = next(y for p, o, y in members if o == "day")
-    month = next(y for p, o, y in members if o == "month")
-    return DateFormat(next(p for p, o, y in members if o == ("month" if month > day else "day")))
+    first, second = ("day", "month") if any(o == "day" for p, o, y in members) else ("pad", "nopad")
+    count = {o: y for p, o, y in members}
+    return DateFormat(next(p for p, o, y in members if o == (second if count[second] > count[first] else first)))
 
 
 # Formatted-number classes: every (prefix, suffix, group, decimal, decimals, parens) of the public lists.

@@ -20,6 +20,9 @@ N_out * (N_real + N_out) / |space| would exceed ``MAX_EXPECTED_MATCHES`` (1e-6),
 (more digits or hex digits, the same prefix and suffix) to the fewest that bring it under; a UUID's space is
 fixed. The widening is a function of public numbers (the rows asked for, a noisy count): post-processing.
 
+``format_from_regex`` reads a codebook's regular expression for an identifier (a Frictionless ``pattern``, SDV's
+``regex_format``) as a format of the family when it is one: ``P-[0-9]{6}`` or ``^P-\\d{6}$`` is ``P-{6 digits}``.
+
 ``signatures`` maps values to the format of this family they have (``"other"`` when none): what private discovery
 counts (``privsample.data.id_discovery``) and what the NON-PRIVATE draft reads.
 """
@@ -45,6 +48,7 @@ __all__ = [
     "MAX_WIDTH",
     "MAX_EXPECTED_MATCHES",
     "FORMAT_HELP",
+    "format_from_regex",
 ]
 
 MAX_WIDTH = 64  # the most digits (or hex digits) of a format
@@ -170,3 +174,53 @@ def signatures(values: np.ndarray) -> np.ndarray:
         return np.array([f"{'-' if s else ''}{{{w} digits}}" for s, w in zip(neg, width)], dtype=object)
     texts = pd.Series([str(v) for v in values], dtype=object)
     return np.asarray([_signature(t) for t in texts], dtype=object)
+
+
+_HEX_CLASSES = ("[0-9a-f]", "[a-f0-9]")  # lowercase hexadecimal: what fresh hex ids are written in
+_UUID_CLASSES = _HEX_CLASSES + ("[0-9a-fA-F]", "[0-9A-Fa-f]", "[a-fA-F0-9]", "[A-Fa-f0-9]")
+_UUID_FORMS = ("H{8}-H{4}-H{4}-H{4}-H{12}", "H{8}-H{4}-4H{3}-[89ab]H{3}-H{12}", "H{8}-H{4}-4H{3}-[89aAbB]H{3}-H{12}")
+_REGEX_META = set(".^$*+?()[]{}|\\")
+_REGEX_BODY = re.compile(r"(\\d|\[0-9\]|\[0-9a-f\]|\[a-f0-9\])\{(\d+)\}")
+
+
+def _regex_literal(regex: str, i: int) -> tuple[str, int]:
+    """The literal text of ``regex`` from position ``i`` (escaped punctuation unescaped) and where it stops."""
+    out = []
+    while i < len(regex):
+        ch = regex[i]
+        if ch == "\\" and i + 1 < len(regex) and not regex[i + 1].isalnum():
+            out.append(regex[i + 1])
+            i += 2
+        elif ch not in _REGEX_META:
+            out.append(ch)
+            i += 1
+        else:
+            break
+    return "".join(out), i
+
+
+def format_from_regex(regex: object) -> IdFormat | None:
+    """The format of the family that the regular expression ``regex`` describes, or None when it describes none:
+    an optional literal prefix, one run of ``\\d{k}``/``[0-9]{k}`` (digits) or ``[0-9a-f]{k}`` (lowercase hex)
+    and an optional literal suffix, anchored or not; or the usual UUID expression. The literal parts must be what
+    a format allows (letters and punctuation, no digits or spaces). A function of the public codebook only."""
+    if not isinstance(regex, str):
+        return None
+    text = regex.strip().removeprefix("^").removesuffix("$")
+    hexed = text
+    for cls in _UUID_CLASSES:
+        hexed = hexed.replace(cls, "H")
+    if hexed in _UUID_FORMS:
+        return IdFormat("uuid", 32)
+    prefix, i = _regex_literal(text, 0)
+    m = _REGEX_BODY.match(text, i)
+    if m is None:
+        return None
+    suffix, end = _regex_literal(text, m.end())
+    if end != len(text):
+        return None
+    unit = "hex" if m.group(1) in _HEX_CLASSES else "digits"
+    try:
+        return parse_format(f"{prefix}{{{int(m.group(2))} {unit}}}{suffix}")
+    except InputError:
+        return None

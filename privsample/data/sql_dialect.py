@@ -7,12 +7,48 @@ engine and the Spark engine, so all of them see exactly the values ``read_table`
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
-from privsample.data.formats import NUMBER_SYMBOLS, char_class, java_pattern, number_shape
+from privsample.data.formats import NUMBER_SYMBOLS, char_class, number_shape
 
 _WS = " || ".join(f"chr({ord(c)})" for c in WHITESPACE)
+# strftime tokens as Java (Spark) pattern letters; a one-letter field reads one or two digits, ``a`` AM/PM in either
+# case (Spark parses case-insensitively), ``MMM``/``MMMM`` English month names (Spark's locale is US)
+_JAVA = {"%Y": "yyyy", "%m": "M", "%d": "d", "%H": "H", "%M": "m", "%S": "s", "%f": "SSSSSS", "%b": "MMM"}
+_JAVA.update({"%B": "MMMM", "%I": "h", "%p": "a", "%P": "a", "%-d": "d", "%-m": "M", "%-H": "H", "%-I": "h"})
+_JAVA.update({"%:z": "xxx", "%z": "xx"})
+_JAVA_TOKENS = sorted(_JAVA, key=len, reverse=True)  # the longest first: %:z before %z, %-d before %d
+
+
+def year_shape(pattern: str) -> str:
+    """A regex (the same in RE2 and Java) that a text in the ``strftime`` ``pattern`` matches only when its
+    ``%Y`` has exactly 4 digits (any other field: anything)."""
+    parts = re.split(r"(%[-:]?[a-zA-Z])", pattern)
+    meta = set(".^$*+?()[]{}|\\/")
+    out = [
+        "[0-9]{4}" if p == "%Y" else ".+?" if p.startswith("%") else "".join("\\" + c if c in meta else c for c in p)
+        for p in parts
+        if p
+    ]
+    return "".join(out)
+
+
+def java_pattern(pattern: str) -> str:
+    """A ``strftime`` pattern (``privsample.data.formats.DateFormat``) as a Java (Spark) datetime pattern;
+    letters are quoted."""
+    out, i = [], 0
+    while i < len(pattern):
+        token = next((t for t in _JAVA_TOKENS if pattern.startswith(t, i)), None)
+        if token:
+            out.append(_JAVA[token])
+            i += len(token)
+        else:
+            c = pattern[i]
+            out.append(f"'{c}'" if c.isalpha() else c)
+            i += 1
+    return "".join(out)
 
 
 def sql_str(s: str) -> str:
@@ -66,10 +102,12 @@ class Dialect:
         return f"CASE WHEN regexp_full_match({cleaned}, {shape}) THEN {sign} * {value} END"
 
     def datetime(self, v: str, fmt) -> str:
-        pattern = fmt.pattern.replace("%:z", "%z")
+        pattern = fmt.parse_pattern
         if fmt.kind == "time":
             v, pattern = f"('1970-01-01 ' || {v})", "%Y-%m-%d " + pattern
         seconds = f"epoch(try_strptime({v}, {self.lit(pattern)}))"
+        if "%Y" in fmt.pattern:  # DuckDB's %Y also reads '24' (the year 24); pandas and Spark read 4 digits only
+            seconds = f"CASE WHEN regexp_full_match({v}, {self.lit(year_shape(pattern))}) THEN {seconds} END"
         return f"floor({seconds} / {fmt.unit})" if fmt.integer else seconds
 
     def code_type(self, size: int) -> str:
@@ -97,6 +135,10 @@ class SparkDialect(Dialect):
 
     def datetime(self, v: str, fmt) -> str:
         pattern = java_pattern(fmt.pattern)
+        if fmt.has_offset:  # +HHMM and +HH as +HH:MM, read with 'xxx': pandas and DuckDB read all three for %z, %:z
+            v = f"regexp_replace({v}, '([+-][0-9]{{2}})([0-9]{{2}})$', '$1:$2')"
+            v = f"regexp_replace({v}, '([+-][0-9]{{2}})$', '$1:00')"
+            pattern = pattern.replace("xxx", "xx").replace("xx", "xxx")
         if fmt.kind == "time":
             v, pattern = f"concat('1970-01-01 ', {v})", "yyyy-MM-dd " + pattern
         seconds = f"unix_micros(try_to_timestamp({v}, {self.lit(pattern)})) / 1e6"
@@ -169,6 +211,8 @@ __all__ = [
     "SPARK",
     "clean_sql",
     "clean_value",
+    "java_pattern",
+    "year_shape",
     "sql_ident",
     "sql_isnan",
     "sql_str",
