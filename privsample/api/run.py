@@ -298,9 +298,9 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
             header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
             r.header = header
             if r.schema is None:  # every column is modelled (with a schema: its columns, checked already)
-                check_width(len(header), r.synth.max_columns, str(r.source), r.settings.method, r.option_name("schema"))
                 if r.require:  # the columns the comparisons name, from the header (public)
                     check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
+                check_width(len(header), r.synth.max_columns, str(r.source), r.settings.method, r.option_name("schema"))
             else:
                 declared = r.schema.all_names  # identifier and free-text columns are not left out
                 left = check_columns(r.source, header, declared, r.schema_name, r.option_name, DELIMITERS)
