@@ -59,5 +59,15 @@ class Opener(ABC):
     def engine(self, release) -> MarginalEngine:
         """The engine coded by ``release`` (a release schema: ``privsample.data.encoding.release_domain``)."""
 
+    def unit_histogram(self, column: str, grid) -> "np.ndarray":
+        """People per cell of ``grid`` by their rows (``column``: the privacy unit); exact, for the unit profile
+        mechanism only. Engines that cannot bound contributions refuse (checked before any spend)."""
+        raise NotImplementedError("this engine does not bound contributions per person")
+
+    def bound(self, column: str, k: int, seed: int | None = None) -> None:
+        """Keep at most ``k`` rows of each person (``privsample.marginals.bounding``) and drop ``column``, before
+        ``values()`` and ``engine()`` read the table."""
+        raise NotImplementedError("this engine does not bound contributions per person")
+
     def close(self) -> None:
         """Release what ``values()`` opened and the engine did not take over."""

@@ -109,6 +109,16 @@ class NumpyOpener(Opener):
                 self.frame = read_table(Path(self.source), allow_empty=True, **self.csv)
         return self.frame
 
+    def unit_histogram(self, column: str, grid) -> np.ndarray:
+        from privsample.marginals.bounding import size_histogram
+
+        return size_histogram(self.values()[column].to_numpy(dtype=object), grid)
+
+    def bound(self, column: str, k: int, seed: int | None = None) -> None:
+        from privsample.marginals.bounding import bound
+
+        self.frame = bound(self.values(), column, k, seed)
+
     def engine(self, release) -> NumpyEngine:
         from pathlib import Path
 

@@ -124,6 +124,9 @@ def open_engine(
     engine_options: dict | None = None,
     reading: AbstractContextManager = nullcontext(),
     coding: AbstractContextManager = nullcontext(),
+    unit: str | None = None,
+    profile: Callable[[Any], int] | None = None,
+    seed: int | None = None,
 ) -> tuple[Any, Schema]:
     """(marginal engine, the release schema it codes with) for ``source`` on ``engine``, with ``frame`` and
     ``engine`` as ``check_source`` gives them, by the engine's ``Opener`` (``openers``). Without ``schema``,
@@ -135,7 +138,12 @@ def open_engine(
     Every engine encodes by the same per-record rule (``encode(..., release=True)``), so no value, count, message
     or exit code depends on one record; the table may even be empty. ``index_col``: a file's index column, never
     read (``read_table``'s; ``check_source`` drops it from an in-memory ``frame``). ``engine_options``: the DuckDB or
-    Spark engine's keyword options (``make_engine``'s)."""
+    Spark engine's keyword options (``make_engine``'s).
+
+    ``unit``: the privacy unit's column (person-level neighbours): before anything else, ``profile`` (a function of
+    the exact people per cell of ``UNIT_GRID`` to k: the unit profile mechanism, which spends) gives k, and at most k
+    rows of each person are kept (``privsample.marginals.bounding``; ``seed``: reproducible selection, NOT private),
+    the column dropped; discovery and the engine see the bounded table only."""
     from privsample.data.encoding import release_domain
 
     csv = {"delimiter": delimiter, "encoding": encoding, "index_col": index_col}
@@ -150,6 +158,10 @@ def open_engine(
         coding=coding,
     )
     try:
+        if unit is not None:
+            from privsample.marginals.bounding import UNIT_GRID
+
+            opener.bound(unit, profile(opener.unit_histogram(unit, UNIT_GRID)), seed)
         release = release_domain(schema if schema is not None else discover(opener.values()), other)
         check_size(release.domain(), release)
         return opener.engine(release), release

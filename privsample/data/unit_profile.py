@@ -1,0 +1,136 @@
+"""The unit profile: how many rows each person has, released with noise, and the bound k chosen from it.
+
+A person-level run (``--privacy-unit COLUMN``) keeps at most k rows of each person (``privsample.marginals.bounding``).
+Before any other spend, ``unit_profile`` measures the number of people in each cell of the public grid of rows per
+person (``UNIT_GRID``: 1, 2, 3, 4, 5, 6, 8, 10, ...), on the table before bounding.
+
+Guarantee: rho_u-zCDP under person-level neighbours (add/remove all the rows of one person). A person falls in
+exactly one cell (by their number of rows), so adding or removing one moves one count by one: L2 sensitivity 1,
+whatever their number of rows, and the discrete Gaussian noise sigma = 1/sqrt(2 rho_u) gives rho_u-zCDP (Canonne,
+Kamath & Steinke 2020). The grid is public; everything derived from the noisy counts is post-processing:
+
+* the share of rows bounding removes at k (``removed_share``), with each cell's people taken at the cell's
+  geometric middle (twice its lower edge for the open last cell) and negative counts at zero;
+* the chosen k, when none is given (``choose_k``): the grid value minimising an error proxy for a 2-way marginal,
+  the share of rows removed plus the noise that k brings, ``sqrt(2/pi) * CELLS * sigma_k / n_k`` with
+  sigma_k = k * sqrt(MARGINALS / (2 rho)) (rho the synthesis budget spread over ``MARGINALS`` measurements per
+  column count) and n_k the rows kept; public parameters and noisy counts only.
+
+The ledger, the model and the report show k and the noisy share removed; the exact counts never leave here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from privsample.privacy.accountant import Accountant
+from privsample.privacy.noise import NoiseSource
+
+PROFILE_SHARE = 0.03  # of the run's rho, for the noisy profile (rows per person)
+CELLS = 16.0  # cells of a typical 2-way marginal in the error proxy of ``choose_k`` (public constant)
+MARGINALS_PER_COLUMN = 2.0  # measurements per column in the proxy (MST: every 1-way and a tree of 2-ways)
+
+
+@dataclass(frozen=True)
+class UnitProfile:
+    """A released unit profile: the unit column's name, k (``chosen``: privately, else given), the noisy people
+    per grid cell (``people``), the noisy share of rows bounding removes at k and the noisy rows kept."""
+
+    column: str
+    k: int
+    chosen: bool
+    grid: tuple[int, ...]
+    people: tuple[float, ...]
+    removed_share: float
+    rows_kept: float
+
+    def describe(self) -> str:
+        how = "chosen privately" if self.chosen else "given"
+        return (
+            f"privacy unit '{self.column}': at most {self.k} rows per person ({how}); bounding removes about "
+            f"{100 * self.removed_share:.1f}% of the rows (a noisy estimate)"
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "column": self.column,
+            "k": self.k,
+            "chosen": self.chosen,
+            "grid": list(self.grid),
+            "people": list(self.people),
+            "removed_share": self.removed_share,
+            "rows_kept": self.rows_kept,
+        }
+
+
+def _sizes(grid) -> np.ndarray:
+    """A representative number of rows per person in each grid cell (public)."""
+    g = np.asarray(grid, dtype=np.float64)
+    upper = np.r_[g[1:] - 1, 2 * g[-1]]
+    return np.sqrt(g * np.maximum(upper, g))
+
+
+def rows_kept(people, grid, k: int) -> tuple[float, float]:
+    """(rows kept at k, rows in all), from noisy people per cell (post-processing)."""
+    h = np.maximum(np.asarray(people, dtype=np.float64), 0.0)
+    s = _sizes(grid)
+    return float(np.sum(h * np.minimum(s, k))), float(np.sum(h * s))
+
+
+def removed_share(people, grid, k: int) -> float:
+    """The share of rows bounding to ``k`` rows per person removes, from noisy people per cell."""
+    kept, total = rows_kept(people, grid, k)
+    return 0.0 if total <= 0 else float(min(max(1.0 - kept / total, 0.0), 1.0))
+
+
+def choose_k(people, grid, rho: float, columns: int) -> int:
+    """The grid value of k with the least error proxy (module docstring): post-processing of the noisy profile
+    and public quantities (``rho`` for the synthesis, ``columns`` from the header)."""
+    best, best_err = int(grid[0]), math.inf
+    for k in grid:
+        kept, total = rows_kept(people, grid, k)
+        if kept <= 0 or total <= 0:
+            continue
+        sigma = k * math.sqrt(MARGINALS_PER_COLUMN * max(columns, 1) / (2.0 * rho))
+        err = (1.0 - kept / total) + math.sqrt(2.0 / math.pi) * CELLS * sigma / kept
+        if err < best_err:
+            best, best_err = int(k), err
+    return best
+
+
+def unit_profile(
+    histogram: np.ndarray,
+    accountant: Accountant,
+    noise: NoiseSource,
+    rho: float,
+    *,
+    column: str,
+    grid: tuple[int, ...],
+    k: int | None,
+    synthesis_rho: float,
+    columns: int,
+) -> UnitProfile:
+    """Spend ``rho`` on the people per grid cell (``histogram``: exact, from the marginal engine) and return the
+    profile, with ``k`` if given, else chosen (``choose_k``). Guarantee: module docstring (sensitivity 1 at the
+    level of people, whatever k)."""
+    from privsample.privacy.mechanisms import unit_gaussian_measure
+
+    noisy, sigma = unit_gaussian_measure(
+        accountant,
+        noise,
+        np.asarray(histogram, dtype=np.int64),
+        rho,
+        "unit: rows per person",
+        measured=f"people per number of rows (grid of {len(grid)} cells)",
+    )
+    people = tuple(float(x) for x in noisy)
+    chosen = k is None
+    k = choose_k(people, grid, synthesis_rho, columns) if chosen else int(k)
+    kept, _ = rows_kept(people, grid, k)
+    return UnitProfile(column, k, chosen, tuple(grid), people, removed_share(people, grid, k), kept)
+
+
+__all__ = ["PROFILE_SHARE", "UnitProfile", "unit_profile", "choose_k", "removed_share", "rows_kept"]
