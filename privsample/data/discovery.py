@@ -15,7 +15,8 @@ neighbours and charges its cost to the accountant:
   on a public grid, no delta).
 
 All steps are composed adaptively by the one accountant (a zCDP filter): each step's budget may
-depend on earlier noisy outputs, never on the data directly.
+depend on earlier noisy outputs, never on the data directly. Under the accountant's person-level unit (one person,
+at most k records: ``privsample.privacy.unit``) every step is calibrated to it (``private_schema``, (g)).
 
 Values are strings or missing (None / pd.NA / NaN), or the numbers of a numeric-typed column (whose text is
 ``str()`` of each: ``privsample.data.column_values``); a value is *numeric* if ``pd.to_numeric`` parses it
@@ -434,9 +435,9 @@ def private_schema(
     ``plan_discovery``). In every case ``count_share * rho`` of it pays for the noisy row count first.
 
     Guarantee: (rho', delta)-approximate zCDP (Bun & Steinke 2016, Def. 8.1), rho' the amount spent,
-    under add/remove-one-record neighbours; the column *names* (the header) are public, nothing else
-    about the table is assumed public (not even the number of rows). Every spend goes through
-    ``accountant.spend`` before its noise is drawn, so the cost is in the accountant's ledger (and
+    under add/remove-one-record neighbours (or the accountant's person-level unit, (g)); the column *names* (the
+    header) are public, nothing else about the table is assumed public (not even the number of rows). Every spend
+    goes through ``accountant.spend`` before its noise is drawn, so the cost is in the accountant's ledger (and
     copied into ``schema.ledger``). The budget is checked up front against the largest amount the
     plan may choose: nothing is spent if it does not fit.
 
@@ -468,7 +469,7 @@ def private_schema(
         are sorted (numerically if all look numeric) -- never in data order -- and capped at
         ``max_categories`` by noisy count, ties by value (post-processing). Every column gets the
         ``"(other)"`` catch-all for unreleased values; if nothing passes it is the only category. The
-        ledger entry does not record how many values were observed (that number is sensitive).
+        ledger entry does not record how many values were observed (that number is sensitive). Person-level, (g).
     (c) Numeric bounds: ``privsample.data.numeric_discovery.discover_numeric`` on the column's finite
         numbers (one per record), with rho_b and no delta (its candidates are a public grid); its own
         docstring states its guarantee (rho_b-zCDP).
@@ -498,6 +499,16 @@ def private_schema(
         from ``calendar_discovery.discover_calendar`` (rho-zCDP, no delta), a formatted column's from (c) on the
         numbers read in its format. In (c), -inf and inf are always two more cells of the grid histogram (a record
         is still in one cell), kept as codes of their own when their noisy counts pass its presence threshold.
+    (g) Person-level unit (the accountant's ``unit``: neighbours differ by the at most k records of one person).
+        Every sensitivity above is per record; a person changes each count vector by at most k in L2 (a path of k
+        single-record steps), so every Gaussian step runs at sigma = k/sqrt(2 rho) and the median tree's selections
+        at score sensitivity k/2: same rho. Thresholds (b), (d), (e2): the person can also bring new values with
+        counts c_1..c_j, sum <= k; the released output differs beyond the Gaussian part only if one of them passes,
+        with probability at most sum_i P[c_i + Z > tau], whose largest value is max(P[k + Z > tau], k P[1 + Z >
+        tau]) once that is below 1/2 (one value held k times or k values held once: ``privsample.privacy.
+        sparse_histogram`` proves it). ``category_threshold`` with k is the smallest tau keeping it <= delta_col:
+        (rho_b, delta_col)-approximate zCDP person-level; at k = 1 it is the threshold above. The plan and every
+        split use the unit's sigma (``discovery_plan``), so the floors reported are those of the run.
 
     ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
     records in the catch-all: 1 - (sum of the released categories' noisy counts + noisy missing count
