@@ -13,14 +13,14 @@ D_0 = D, D_i = D_(i-1) plus (minus) r_i form a path of j single-record steps, an
 Consequences, with sensitivity k D in place of D (``PrivacyUnit.sensitivity``):
 * Gaussian mechanism: (discrete) Gaussian noise with sigma = k D / sqrt(2 rho) on a query of L2 sensitivity D per
   record is rho-zCDP person-level (Bun & Steinke 2016, "Concentrated differential privacy: simplifications,
-  extensions, and lower bounds", Prop. 1.6; Canonne, Kamath & Steinke 2020 for the discrete Gaussian).
+  extensions, and lower bounds", the Gaussian mechanism; Canonne, Kamath & Steinke 2020 for the discrete Gaussian).
 * Exponential mechanism: scores of sensitivity D per record, run at epsilon with score sensitivity k D
   (Gumbel scale 2 k D / epsilon), is epsilon-DP person-level, hence epsilon^2/8-zCDP (bounded range; Cesar &
   Rogers 2021, the bound the accountant already charges).
 * Parallel parts (disjoint cells each with its own draw, as the median tree's levels): calibrated to k D, each
   part is (epsilon c_j / k)-DP when the person has c_j of their records in it, and sum_j c_j <= k, so the whole
   is still epsilon-DP; equivalently, the row-level mechanism is (epsilon / k)-DP and group privacy over the path
-  above gives epsilon. (For zCDP the same path gives k^2 rho / k^2 = rho: Bun & Steinke 2016, Prop. 1.9.)
+  above gives epsilon. (For zCDP the same path gives k^2 rho / k^2 = rho: group privacy, Bun & Steinke 2016.)
 * Thresholded release (the stability histogram of schema discovery): one person can add up to k records to values
   already present (an L2 change <= k: the Gaussian case) and bring new values whose counts c_1..c_j sum to at most
   k. With the values already present at person-level sigma, the output differs from the smaller table's only on
