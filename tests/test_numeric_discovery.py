@@ -291,7 +291,7 @@ def test_grid_histogram_neighbours_are_within_rho(integer):
 def test_grid_neighbour_check_catches_a_doubled_epsilon(monkeypatch):
     """The check above fails when the noise is that of twice the stated epsilon (sigma halved: 4x the rho)."""
     orig = nd.sigma_for_rho
-    monkeypatch.setattr(nd, "sigma_for_rho", lambda r: orig(r) / 2)
+    monkeypatch.setattr(nd, "sigma_for_rho", lambda r, s=1.0: orig(r, s) / 2)
     with pytest.raises(AssertionError):
         test_grid_histogram_neighbours_are_within_rho(True)
 

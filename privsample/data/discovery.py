@@ -15,7 +15,8 @@ neighbours and charges its cost to the accountant:
   on a public grid, no delta).
 
 All steps are composed adaptively by the one accountant (a zCDP filter): each step's budget may
-depend on earlier noisy outputs, never on the data directly.
+depend on earlier noisy outputs, never on the data directly. Under the accountant's person-level unit (one person,
+at most k records: ``privsample.privacy.unit``) every step is calibrated to it (``private_schema``, (g)).
 
 Values are strings or missing (None / pd.NA / NaN), or the numbers of a numeric-typed column (whose text is
 ``str()`` of each: ``privsample.data.column_values``); a value is *numeric* if ``pd.to_numeric`` parses it
@@ -73,6 +74,7 @@ from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL, NoiseSource
+from privsample.privacy.unit import ROW, PrivacyUnit
 
 __all__ = [
     "private_schema",
@@ -97,8 +99,8 @@ def _discover_categorical(
 ) -> tuple[Categorical, dict[str, int], float, int]:
     """(column, {released category: its noisy count}, sigma of those counts, noisy count of missing values)."""
     accountant, noise, max_categories = run.accountant, run.noise, run.max_categories
-    sigma = sigma_for_rho(rho)
-    tau = category_threshold(sigma, run.delta_col)
+    sigma = sigma_for_rho(rho, accountant.unit.sensitivity(1.0))
+    tau = category_threshold(sigma, run.delta_col, accountant.unit.max_rows)
     # Spent by hand (not gaussian_measure): the number of observed values is sensitive, so it must not
     # go into the ledger's details. The spend happens before any noise is drawn.
     accountant.spend(
@@ -207,9 +209,10 @@ def _plan(
     """(0): spend ``count_rho`` on the row count; from n_hat and public parameters, the plan and each column's
     (rho_a, rho_b); the plan goes into the ledger (a zero-cost entry). Returns (n_hat, plan, splits)."""
     n_hat, _ = noisy_row_count(source.row_count(), accountant, noise, count_rho)
-    rho_cols, plan = plan_discovery(rho, delta, n_hat, m, count_rho=count_rho, share=share, **plan_options)
+    k = accountant.unit.max_rows
+    rho_cols, plan = plan_discovery(rho, delta, n_hat, m, count_rho=count_rho, share=share, max_rows=k, **plan_options)
     col_rho = split_exact(rho_cols, [1.0] * m)
-    splits = [column_split(r, n_hat) for r in col_rho]
+    splits = [column_split(r, n_hat, k) for r in col_rho]
     if any(min(a, b) <= 0 for a, b in splits):
         raise InputError(f"rho={rho!r} is too small to split over {m} columns")
     accountant.spend(
@@ -223,11 +226,12 @@ def _plan(
     return n_hat, plan, splits
 
 
-def _plan_notes(plan: dict[str, Any], rho: float, delta: float) -> list[str]:
+def _plan_notes(plan: dict[str, Any], rho: float, delta: float, unit: PrivacyUnit = ROW) -> list[str]:
     """The schema's first notes: the guarantee and the planned category floor (post-processing)."""
+    neighbours = "add/remove-one-record" if unit.is_row else unit.neighbouring
     notes = [
         f"Discovered with differential privacy: ({plan['share'] * rho:.6g}, {delta:.3g})-approximate zCDP "
-        "under add/remove-one-record neighbours (column names treated as public). Rare categories are "
+        f"under {neighbours} neighbours (column names treated as public). Rare categories are "
         "mapped to the catch-all and bounds may clip extreme values."
     ]
     if plan["min_category_records"] is not None:
@@ -243,12 +247,13 @@ def _codes_test(run: _Run, name: str, sc: Scan, rho_b: float, spent: float = 0.0
     ``("values", (column, report))`` when they are a run of integers, else ``(None, None)``; with the rho left
     for (c): ``rho_b`` less ``spent`` (by (e)) and the test's cost, or less ``spent`` only where the test does not
     pay (``code_test_rho``, which takes ``spent`` out of the test's share)."""
-    rho_c = code_test_rho(rho_b, run.delta_col, run.n_hat, spent)
+    k = run.accountant.unit.max_rows
+    rho_c = code_test_rho(rho_b, run.delta_col, run.n_hat, spent, k)
     if not rho_c > 0:
         return None, None, round_down(Fraction(rho_b) - Fraction(spent))
     scratch: list[str] = []
     code = _discover_categorical(run, name, sc, rho_c, scratch)
-    floor = category_threshold(code[2], run.delta_col) + 2.0 * code[2]
+    floor = category_threshold(code[2], run.delta_col, k) + 2.0 * code[2]
     kind = code_kind(code[1], code[3], run.n_hat, floor) if len(code[1]) < run.max_categories else None
     if kind == "categories":
         run.notes.extend(scratch)
@@ -382,7 +387,7 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
     return free_text(ident, col, entry, run.notes) if ident is not None and ident.text else (col, entry)
 
 
-def _ledger(entries: list, share: float, rho: float, delta: float) -> dict[str, Any]:
+def _ledger(entries: list, share: float, rho: float, delta: float, unit: PrivacyUnit = ROW) -> dict[str, Any]:
     """``schema.ledger``: discovery's entries of the accountant's ledger, in the shape of ``Accountant.to_dict()``."""
     spent_rho = float(sum((Fraction(e.rho) for e in entries), Fraction(0)))
     spent_delta = float(sum((Fraction(e.delta) for e in entries), Fraction(0)))
@@ -393,9 +398,10 @@ def _ledger(entries: list, share: float, rho: float, delta: float) -> dict[str, 
             "delta_slack": float(delta),
             "delta_spent": spent_delta,
             "target_epsilon_delta": None,
-            "neighbouring": "add/remove one record",
+            "neighbouring": unit.neighbouring,
             "private": all(e.private for e in entries),
             "mechanism": "private schema discovery",
+            **({} if unit.is_row else {"unit": unit.to_dict()}),
         },
         "entries": [e.to_dict() for e in entries],
     }
@@ -429,9 +435,9 @@ def private_schema(
     ``plan_discovery``). In every case ``count_share * rho`` of it pays for the noisy row count first.
 
     Guarantee: (rho', delta)-approximate zCDP (Bun & Steinke 2016, Def. 8.1), rho' the amount spent,
-    under add/remove-one-record neighbours; the column *names* (the header) are public, nothing else
-    about the table is assumed public (not even the number of rows). Every spend goes through
-    ``accountant.spend`` before its noise is drawn, so the cost is in the accountant's ledger (and
+    under add/remove-one-record neighbours (or the accountant's person-level unit, (g)); the column *names* (the
+    header) are public, nothing else about the table is assumed public (not even the number of rows). Every spend
+    goes through ``accountant.spend`` before its noise is drawn, so the cost is in the accountant's ledger (and
     copied into ``schema.ledger``). The budget is checked up front against the largest amount the
     plan may choose: nothing is spent if it does not fit.
 
@@ -463,7 +469,7 @@ def private_schema(
         are sorted (numerically if all look numeric) -- never in data order -- and capped at
         ``max_categories`` by noisy count, ties by value (post-processing). Every column gets the
         ``"(other)"`` catch-all for unreleased values; if nothing passes it is the only category. The
-        ledger entry does not record how many values were observed (that number is sensitive).
+        ledger entry does not record how many values were observed (that number is sensitive). Person-level, (g).
     (c) Numeric bounds: ``privsample.data.numeric_discovery.discover_numeric`` on the column's finite
         numbers (one per record), with rho_b and no delta (its candidates are a public grid); its own
         docstring states its guarantee (rho_b-zCDP).
@@ -493,6 +499,16 @@ def private_schema(
         from ``calendar_discovery.discover_calendar`` (rho-zCDP, no delta), a formatted column's from (c) on the
         numbers read in its format. In (c), -inf and inf are always two more cells of the grid histogram (a record
         is still in one cell), kept as codes of their own when their noisy counts pass its presence threshold.
+    (g) Person-level unit (the accountant's ``unit``: neighbours differ by the at most k records of one person).
+        Every sensitivity above is per record; a person changes each count vector by at most k in L2 (a path of k
+        single-record steps), so every Gaussian step runs at sigma = k/sqrt(2 rho) and the median tree's selections
+        at score sensitivity k/2: same rho. Thresholds (b), (d), (e2): the person can also bring new values with
+        counts c_1..c_j, sum <= k; the released output differs beyond the Gaussian part only if one of them passes,
+        with probability at most sum_i P[c_i + Z > tau], whose largest value is max(P[k + Z > tau], k P[1 + Z >
+        tau]) once that is below 1/2 (one value held k times or k values held once: ``privsample.privacy.
+        sparse_histogram`` proves it). ``category_threshold`` with k is the smallest tau keeping it <= delta_col:
+        (rho_b, delta_col)-approximate zCDP person-level; at k = 1 it is the threshold above. The plan and every
+        split use the unit's sigma (``discovery_plan``), so the floors reported are those of the run.
 
     ``schema.discovery`` reports the plan and, per column, its kind, what was kept and the share of
     records in the catch-all: 1 - (sum of the released categories' noisy counts + noisy missing count
@@ -512,7 +528,7 @@ def private_schema(
     count_rho = _row_count_budget(accountant, rho, delta, share, count_share, plan_options)
     start = len(accountant.ledger)
     n_hat, plan, splits = _plan(source, accountant, noise, rho, delta, m, count_rho, share, plan_options)
-    notes = _plan_notes(plan, rho, delta)
+    notes = _plan_notes(plan, rho, delta, accountant.unit)
     run = _Run(accountant, noise, n_hat, round_down(Fraction(delta) / m), max_categories, bins, notes)
     columns: list[Column] = []
     outside: list[Identifier | FreeText] = []  # not synthesized (e): at their positions
@@ -524,7 +540,7 @@ def private_schema(
         else:
             columns.append(col)
         report.append(_plain(entry))
-    ledger = _ledger(accountant.ledger[start:], plan["share"], rho, delta)
+    ledger = _ledger(accountant.ledger[start:], plan["share"], rho, delta, accountant.unit)
     if not noise.private:
         notes.append(f"{SEEDED_LABEL}: this schema was discovered with seeded noise")
     discovery = _plain(

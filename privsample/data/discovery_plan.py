@@ -6,8 +6,10 @@ count, the plan computed from it, the per-column split and the category threshol
 * Everything else is post-processing: :func:`plan_discovery` (the share of the budget discovery takes),
   :func:`column_split` (a column's rho for its type counts and for its values) and :func:`category_threshold`
   (the stability-based histogram's tau for a given delta) are functions of the noisy row count and public
-  parameters only; the exact splits (``split_exact``, ``round_down``) never let the parts sum to more than the
-  whole. The constants are utility choices; privacy does not depend on them.
+  parameters only (``max_rows``: the privacy unit's k, ``privsample.privacy.unit``; every sigma and threshold here is
+  the one the mechanisms use under that unit, so the plan is that of the run; 1: add/remove one record); the exact
+  splits (``split_exact``, ``round_down``) never let the parts sum to more than the whole. The constants are utility
+  choices; privacy does not depend on them.
 * :func:`discovery_forecast`: what discovery would keep for an assumed (public) row count, with the same
   functions, before anything is spent (``privsample plan --rows N``).
 """
@@ -112,13 +114,32 @@ def split_exact(total: float, weights: Sequence[float]) -> list[float]:
     return parts
 
 
-def category_threshold(sigma: float, delta: float) -> float:
+def category_threshold(sigma: float, delta: float, max_rows: int = 1) -> float:
     """The smallest tau at which a count-1 value passes (noisy count > tau) with probability <= delta: the exact
     tail of the discrete Gaussian (``privsample.privacy.sparse_histogram.stability_threshold``, about 5% lower),
     never above the sub-Gaussian bound 1 + sigma sqrt(2 ln(1/delta)), which is used outside the exact
-    function's range."""
-    from privsample.privacy.sparse_histogram import MAX_SIGMA, TINY_TAIL, stability_threshold
+    function's range.
 
+    ``max_rows`` = k > 1 (one person, at most k records): the smallest tau at which the new values one person can
+    bring (counts summing to at most k) pass with total probability <= delta
+    (``sparse_histogram.person_stability_threshold``: the worst case is one value held k times or k values held
+    once), never above the sub-Gaussian bound max(k + sigma sqrt(2 ln(1/delta)), 1 + sigma sqrt(2 ln(k/delta))),
+    under which each of the two cases passes with probability <= delta."""
+    from privsample.privacy.sparse_histogram import (
+        MAX_SIGMA,
+        TINY_TAIL,
+        person_stability_threshold,
+        stability_threshold,
+    )
+
+    if max_rows != 1:
+        k = int(max_rows)
+        bound = max(
+            k + sigma * math.sqrt(2.0 * math.log(1.0 / delta)), 1.0 + sigma * math.sqrt(2.0 * math.log(k / delta))
+        )
+        if 0 < sigma <= MAX_SIGMA and TINY_TAIL <= delta / k and delta < 0.5:
+            return min(bound, person_stability_threshold(sigma, delta, k))
+        return bound
     bound = 1.0 + sigma * math.sqrt(2.0 * math.log(1.0 / delta))
     if 0 < sigma <= MAX_SIGMA and TINY_TAIL <= delta < 0.5:
         return min(bound, stability_threshold(sigma, delta))
@@ -146,7 +167,7 @@ CODE_SHARE = 0.5  # an integer column's values budget spent on its thresholded v
 CODE_MAX_FRACTION = 0.1  # ... only where a value needs at most this share of the records to be released
 
 
-def code_test_rho(rho_b: float, delta_col: float, n_hat: float, spent: float = 0.0) -> float:
+def code_test_rho(rho_b: float, delta_col: float, n_hat: float, spent: float = 0.0, max_rows: int = 1) -> float:
     """The rho an integer column spends first on the thresholded counts of its values (the codes test of
     ``private_schema``), or 0 where the test would not pay: where a value needs more than ``CODE_MAX_FRACTION``
     of the n_hat records to pass at that rho (small tables), so the whole ``rho_b`` goes to the grid histogram.
@@ -154,7 +175,10 @@ def code_test_rho(rho_b: float, delta_col: float, n_hat: float, spent: float = 0
     that the grid's share stays ``1 - CODE_SHARE`` of ``rho_b``. A function of public quantities and n_hat only
     (post-processing)."""
     rho_c = round_down(Fraction(split_exact(rho_b, [CODE_SHARE, 1.0 - CODE_SHARE])[0]) - Fraction(spent))
-    if rho_c <= 0 or category_threshold(sigma_for_rho(rho_c), delta_col) > CODE_MAX_FRACTION * max(n_hat, 1.0):
+    if rho_c <= 0:
+        return 0.0
+    tau = category_threshold(sigma_for_rho(rho_c, max_rows * 1.0), delta_col, max_rows)
+    if tau > CODE_MAX_FRACTION * max(n_hat, 1.0):
         return 0.0
     return rho_c
 
@@ -167,7 +191,8 @@ def noisy_row_count(n: int, accountant: Accountant, noise: NoiseSource, rho: flo
 
     Guarantee: rho-zCDP under add/remove-one-record neighbours. The count changes by exactly 1 between
     neighbours (L2 sensitivity 1) and Z is discrete Gaussian with sigma = 1/sqrt(2 rho) (Canonne, Kamath
-    & Steinke 2020). ``max(., 1)`` is post-processing; n_hat is public afterwards.
+    & Steinke 2020); under the accountant's unit (one person, at most k records) by at most k, sigma =
+    k/sqrt(2 rho) (``gaussian_measure``). ``max(., 1)`` is post-processing; n_hat is public afterwards.
     """
     noisy, sigma = gaussian_measure(
         accountant, noise, np.array([int(n)], dtype=np.int64), rho, "schema: row count", measured="number of records"
@@ -180,36 +205,41 @@ def row_count_rho(total_rho: float, count_share: float = COUNT_SHARE) -> float:
     return round_down(Fraction(count_share) * Fraction(total_rho))
 
 
-def column_split(col_rho: float, n_hat: float) -> tuple[float, float]:
+def column_split(col_rho: float, n_hat: float, max_rows: int = 1) -> tuple[float, float]:
     """(rho for the type counts, rho for the values) of one column, from public quantities and n_hat.
 
     The type counts get the rho giving sigma_a = n_hat / TYPE_SIGNAL, clamped to [TYPE_MIN_SHARE,
     TYPE_SHARE] of ``col_rho``; the rest (exactly, rounded down) is for categories or bounds. The rho
-    for the values is non-decreasing in ``col_rho``, so a larger budget never raises a threshold."""
+    for the values is non-decreasing in ``col_rho``, so a larger budget never raises a threshold. ``max_rows``: the
+    privacy unit's k (sigma_a of a count of sensitivity k)."""
     lo = split_exact(col_rho, [TYPE_MIN_SHARE, 1.0 - TYPE_MIN_SHARE])[0]
     hi = split_exact(col_rho, [TYPE_SHARE, 1.0 - TYPE_SHARE])[0]
-    rho_a = min(max(rho_for_sigma(max(n_hat, 1.0) / TYPE_SIGNAL), lo), hi)
+    rho_a = min(max(rho_for_sigma(max(n_hat, 1.0) / TYPE_SIGNAL, max_rows * 1.0), lo), hi)
     return rho_a, round_down(Fraction(col_rho) - Fraction(rho_a))
 
 
-def min_category_records(sigma: float, delta_col: float, pass_probability: float = PASS_PROBABILITY) -> float:
-    """Records a category needs to pass tau = 1 + sigma sqrt(2 ln(1/delta_col)) with probability about
-    ``pass_probability``: tau + z sigma (z the normal quantile; the discrete Gaussian is close to normal)."""
-    return category_threshold(sigma, delta_col) + NormalDist().inv_cdf(pass_probability) * sigma
+def min_category_records(
+    sigma: float, delta_col: float, pass_probability: float = PASS_PROBABILITY, max_rows: int = 1
+) -> float:
+    """Records a category needs to pass tau = ``category_threshold`` (at most 1 + sigma sqrt(2 ln(1/delta_col)) for
+    one record per person) with probability about ``pass_probability``: tau + z sigma (z the normal quantile; the
+    discrete Gaussian is close to normal)."""
+    return category_threshold(sigma, delta_col, max_rows) + NormalDist().inv_cdf(pass_probability) * sigma
 
 
 def _threshold_at(
-    share: float, total_rho: float, count_rho: float, delta_col: float, n_hat: float, m: int, pass_probability: float
-) -> tuple[float, float]:
+    share: float, total_rho: float, count_rho: float, delta_col: float, n_hat: float, m: int, pass_probability: float,
+    max_rows: int = 1,
+) -> tuple[float, float]:  # fmt: skip
     """(rho for the columns, records a category needs) when discovery takes ``share`` of ``total_rho``."""
     rho = round_down(Fraction(share) * Fraction(total_rho) - Fraction(count_rho))
     if rho <= 0:
         return rho, math.inf
     col_rho = split_exact(rho, [1.0] * m)[0]
-    rho_b = values_rho(column_split(col_rho, n_hat)[1])  # a text column checks for identifiers first
+    rho_b = values_rho(column_split(col_rho, n_hat, max_rows)[1])  # a text column checks for identifiers first
     if rho_b <= 0:
         return rho, math.inf
-    return rho, min_category_records(sigma_for_rho(rho_b), delta_col, pass_probability)
+    return rho, min_category_records(sigma_for_rho(rho_b, max_rows * 1.0), delta_col, pass_probability, max_rows)
 
 
 def largest_share(max_share: float = MAX_SHARE, small_max_share: float | None = None) -> float:
@@ -235,6 +265,7 @@ def plan_discovery(
     max_share: float = MAX_SHARE,
     small_max_share: float | None = None,
     small_fraction: float = SMALL_FRACTION,
+    max_rows: int = 1,
 ) -> tuple[float, dict[str, Any]]:
     """The budget for column discovery, from public quantities and the noisy row count ``n_hat``.
 
@@ -249,7 +280,8 @@ def plan_discovery(
     large table); if even max_share is not enough, max_share, or ``small_max_share`` for a small table, one whose
     categories would need more than ``small_fraction`` of n_hat records at max_share (``small_max_share`` None:
     ``SMALL_MAX_SHARE`` with the default ``max_share``, else ``max_share``). With ``share``: that fixed
-    share. ``details`` states the outcome: ``min_category_records`` (records a category needs at the
+    share. ``max_rows``: the privacy unit's k (the thresholds and sigmas of one person with at most k records).
+    ``details`` states the outcome: ``min_category_records`` (records a category needs at the
     chosen share, rounded up) and ``min_category_fraction`` (that over n_hat).
 
     Privacy: the result is a function of n_hat (a DP output) and public parameters only, hence
@@ -273,7 +305,7 @@ def plan_discovery(
     target = target_fraction * n_hat
 
     def at(s: float) -> tuple[float, float]:
-        return _threshold_at(s, total_rho, count_rho, delta_col, n_hat, m, pass_probability)
+        return _threshold_at(s, total_rho, count_rho, delta_col, n_hat, m, pass_probability, max_rows)
 
     if share is not None:
         chosen, rule = float(share), "fixed"
@@ -324,7 +356,7 @@ def _planned_share(
 
 
 def discovery_forecast(
-    total_rho: float, delta: float, n_rows: int, n_columns: int, bins: int = 16, **plan_options: Any
+    total_rho: float, delta: float, n_rows: int, n_columns: int, bins: int = 16, max_rows: int = 1, **plan_options: Any
 ) -> dict[str, Any]:
     """What private discovery would keep in a table of ``n_rows`` records (an assumed, public count, taken
     as the noisy row count) and ``n_columns`` columns, for the run's ``total_rho`` and discovery ``delta``:
@@ -338,30 +370,34 @@ def discovery_forecast(
     ``numeric_records`` (``presence_threshold`` of it: a value or tail holding fewer records may be clipped or
     merged); ``None`` where a column's budget is too small to split (discovery would refuse it). Where integer
     columns test for codes first (``code_test_rho``): ``code_records``, the records a code needs, and
-    ``sigma_grid_integer``, their grid's noise sd after the test (else None and ``sigma_grid``)."""
+    ``sigma_grid_integer``, their grid's noise sd after the test (else None and ``sigma_grid``). ``max_rows``: the
+    privacy unit's k, as the run's accountant has it."""
     from privsample.data.grid_rules import presence_threshold
     from privsample.data.numeric_discovery import grid_budget
 
     m = int(n_columns)
     count_rho = row_count_rho(total_rho)
-    rho_cols, details = plan_discovery(total_rho, delta, float(n_rows), m, count_rho=count_rho, **plan_options)
+    k, unit = int(max_rows), max_rows * 1.0  # the privacy unit's k and a count's sensitivity under it
+    rho_cols, details = plan_discovery(
+        total_rho, delta, float(n_rows), m, count_rho=count_rho, max_rows=k, **plan_options
+    )
     n_hat = details["n_hat"]
-    rho_b = column_split(split_exact(rho_cols, [1.0] * m)[0], n_hat)[1]
+    rho_b = column_split(split_exact(rho_cols, [1.0] * m)[0], n_hat, k)[1]
     rho_v = values_rho(rho_b) if rho_b > 0 else 0.0  # a text or integer column: after its identifier check
-    sigma_b = sigma_for_rho(rho_v) if rho_v > 0 else None
-    rho_grid = grid_budget(rho_b, n_hat, bins)[0] if rho_b > 0 else 0.0
-    sigma_grid = sigma_for_rho(rho_grid) if rho_grid > 0 else None
+    sigma_b = sigma_for_rho(rho_v, unit) if rho_v > 0 else None
+    rho_grid = grid_budget(rho_b, n_hat, bins, max_rows=k)[0] if rho_b > 0 else 0.0
+    sigma_grid = sigma_for_rho(rho_grid, unit) if rho_grid > 0 else None
     delta_col = round_down(Fraction(delta) / m)
     rho_d = distinct_rho(rho_b) if rho_b > 0 else 0.0
-    rho_c = code_test_rho(rho_b, delta_col, n_hat, rho_d) if rho_v > 0 else 0.0
+    rho_c = code_test_rho(rho_b, delta_col, n_hat, rho_d, k) if rho_v > 0 else 0.0
     if rho_c > 0:  # an integer column tests for codes first (its identifier check out of the test's share)
-        sigma_c = sigma_for_rho(rho_c)
-        code_records = math.ceil(min_category_records(sigma_c, delta_col))
+        sigma_c = sigma_for_rho(rho_c, unit)
+        code_records = math.ceil(min_category_records(sigma_c, delta_col, max_rows=k))
         rest = round_down(Fraction(rho_v) - Fraction(rho_c))
-        sigma_int = sigma_for_rho(grid_budget(rest, n_hat, bins)[0])
+        sigma_int = sigma_for_rho(grid_budget(rest, n_hat, bins, max_rows=k)[0], unit)
     else:
         code_records = None
-        sigma_int = sigma_for_rho(grid_budget(rho_v, n_hat, bins)[0]) if rho_v > 0 else sigma_grid
+        sigma_int = sigma_for_rho(grid_budget(rho_v, n_hat, bins, max_rows=k)[0], unit) if rho_v > 0 else sigma_grid
     return {
         "row_count": int(n_rows),
         "share": details["share"],

@@ -47,14 +47,14 @@ def edge_cut(noisy: np.ndarray, sigma: float, sigmas: float = EDGE_SIGMAS) -> in
     return int(hit[0]) + 1 if len(hit) else len(before)
 
 
-def edge_budget(rho_grid: float, n_hat: float) -> tuple[float, float]:
+def edge_budget(rho_grid: float, n_hat: float, max_rows: int = 1) -> tuple[float, float]:
     """(rho of the grid histogram, rho of the edge refinement): the refinement gets ``EDGE_SHARE`` where a sub-cell
     passing 2 sigma (what it may clip at one end) holds at most ``EDGE_MAX_CLIP`` of ``n_hat``, else nothing. A
-    function of public values and n_hat (a noisy count)."""
+    function of public values and n_hat (a noisy count); sigma is that of the privacy unit's k = ``max_rows``."""
     if not rho_grid > 0:
         return rho_grid, 0.0
     grid, part = exact_split(rho_grid, [1.0 - EDGE_SHARE, EDGE_SHARE])  # parts summing to rho_grid exactly
-    if not part > 0 or 2.0 * sigma_for_rho(part) > EDGE_MAX_CLIP * max(float(n_hat), 1.0):
+    if not part > 0 or 2.0 * sigma_for_rho(part, max_rows * 1.0) > EDGE_MAX_CLIP * max(float(n_hat), 1.0):
         return rho_grid, 0.0
     return grid, part
 

@@ -43,6 +43,9 @@ noisy row count n_hat and public constants.
 Adaptive composition: which of (e2), (e3) runs, and what the column's categories, codes or grid receive, are
 decided from earlier noisy outputs only, and the amounts spent never exceed rho_b (``split_exact``) and delta_col.
 The shares are utility choices; privacy does not depend on them.
+Under the accountant's person-level unit (one person, at most k records; ``privsample.privacy.unit``) every count
+above has sensitivity k (sigma calibrated to it), and (e2)'s threshold is the person-level one of the categories
+(``category_threshold`` with k: the new signatures one person can bring have counts summing to at most k).
 """
 
 from __future__ import annotations
@@ -124,9 +127,10 @@ def _signature_counts(sc: Scan) -> tuple[list[str], np.ndarray]:
 def _formats(
     accountant: Accountant, noise: NoiseSource, name: str, sc: Scan, rho: float, delta_col: float
 ) -> tuple[dict[str, int], float]:
-    """(e2): the released signatures with their noisy counts, and the counts' sigma."""
-    sigma = sigma_for_rho(rho)
-    tau = category_threshold(sigma, delta_col)
+    """(e2): the released signatures with their noisy counts, and the counts' sigma (both calibrated to the
+    accountant's privacy unit: sensitivity k and the person-level threshold, as the categories)."""
+    sigma = sigma_for_rho(rho, accountant.unit.sensitivity(1.0))
+    tau = category_threshold(sigma, delta_col, accountant.unit.max_rows)
     # Spent by hand (as the category counts): the number of observed signatures is sensitive and stays out of the
     # ledger. The spend happens before any noise is drawn.
     accountant.spend(

@@ -13,6 +13,9 @@ cell's score by at most 1/2 (the count below c by 1 or 0, the half size by 1/2);
 disjoint, so a level costs one selection's rho_l (parallel composition). Each level is charged before its
 selections are drawn. The values may be given with multiplicities (``weights``: each distinct value and its
 number of records): the scores are the same counts, so the same mechanism.
+Under the accountant's privacy unit (one person, at most k records; ``privsample.privacy.unit``) every selection
+runs with score sensitivity k/2: each cell holding c_j of the person's records (sum_j c_j <= k) is then
+(epsilon_l c_j / k)-DP, so a level is still epsilon_l-DP, epsilon_l^2 / 8-zCDP.
 
 ``tree_levels`` plans how many levels a budget supports from a noisy record count (public).
 """
@@ -76,12 +79,15 @@ def exact_split(total: float, weights: list[float]) -> list[float]:
     return parts
 
 
-def tree_levels(rho_tree: float, n_rest: float, max_levels: int, candidates: int = CANDIDATES) -> int:
+def tree_levels(
+    rho_tree: float, n_rest: float, max_levels: int, candidates: int = CANDIDATES, max_rows: int = 1
+) -> int:
     """Deepest level count L <= max_levels whose smallest cells (n_rest / 2^(L-1) records expected)
-    hold TREE_MARGIN times the rank error ln(m) / epsilon_L of a median (sensitivity 1/2). Public."""
+    hold TREE_MARGIN times the rank error k ln(m) / epsilon_L of a median (sensitivity k/2, k = ``max_rows`` the
+    privacy unit's). Public."""
     for levels in range(max_levels, 0, -1):
         eps = epsilon_for_rho(rho_tree / levels)
-        if n_rest / 2.0 ** (levels - 1) >= TREE_MARGIN * (math.log(candidates) + 1.0) / eps:
+        if n_rest / 2.0 ** (levels - 1) >= max_rows * TREE_MARGIN * (math.log(candidates) + 1.0) / eps:
             return levels
     return 0
 
@@ -131,6 +137,7 @@ def median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise,
     if w is not None and bool(np.all(w == 1)):
         w = None  # one record per value: positions are counts (no prefix sums to hold in memory)
     cw = None if w is None else np.concatenate([[0], np.cumsum(w)])  # records before each position
+    score_sensitivity = accountant.unit.sensitivity(0.5)  # k/2 under a person-level unit (module docstring)
 
     def before(i):
         return i if cw is None else cw[i]
@@ -142,7 +149,7 @@ def median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise,
             f"schema: {name}: bin edges level {level}",
             mechanism="exponential",
             measured=f"median of each of the {2 ** (level - 1)} disjoint cells over public candidates",
-            noise_scale=2.0 * 0.5 / eps,
+            noise_scale=2.0 * score_sensitivity / eps,
             private=noise.private,
             sensitivity=0.5,
             epsilon=eps,
@@ -158,5 +165,5 @@ def median_tree(name, y, lower, upper, integer, grid, levels, accountant, noise,
             i1 = np.searchsorted(y, b, side="right" if b == upper else "left")
             below = before(np.searchsorted(y, cand, side="left")) - before(i0)  # the cell's records below each
             scores = -np.abs(below - 0.5 * (before(i1) - before(i0)))
-            cuts.append(float(cand[noise.exponential(scores, eps, 0.5)]))
+            cuts.append(float(cand[noise.exponential(scores, eps, score_sensitivity)]))
     return sorted(set(cuts))

@@ -5,8 +5,9 @@ privacy and never gives up: it always returns finite bounds and valid bins, howe
 column is. Every candidate value and range is a cell of a grid fixed in advance, so no step needs a release
 threshold or a delta: what the noisy counts show is post-processing (Dwork & Roth 2014, Prop. 2.1).
 
-Guarantee: rho-zCDP (Bun & Steinke 2016) under add/remove-one-record neighbours, for exactly ``rho`` spent
-through the accountant (the amounts never depend on the data; no delta). Steps, each charged before its noise
+Guarantee: rho-zCDP (Bun & Steinke 2016) under add/remove-one-record neighbours (or the accountant's person-level
+unit, ``privsample.privacy.unit``: every sensitivity below times k, the noise calibrated to it), for exactly ``rho``
+spent through the accountant (the amounts never depend on the data; no delta). Steps, each charged before its noise
 is drawn and composed adaptively (a step uses the data and earlier *noisy* outputs only):
 
 1. Grid histogram (all of ``rho``, or ``1 - TREE_SHARE`` of it when a tree is planned): discrete Gaussian
@@ -153,25 +154,30 @@ def grid_index(x: np.ndarray, integer: bool) -> np.ndarray:
     return out
 
 
-def grid_budget(rho: float, n_hat: float, bins: int = 16, binning: str = "auto") -> tuple[float, float, int]:
+def grid_budget(
+    rho: float, n_hat: float, bins: int = 16, binning: str = "auto", max_rows: int = 1
+) -> tuple[float, float, int]:
     """(rho of the grid histogram, rho of the median tree, tree levels planned) of one numeric column given its
     ``rho``: the tree runs only if ``n_hat`` can support ``MIN_TREE_LEVELS`` levels (``binning`` "auto"), else the
     grid histogram gets all of ``rho``; less the edge cells' part (``column_budget``). A function of public values
-    and n_hat (a noisy count): no privacy cost."""
-    rho_grid, _, rho_tree, planned = column_budget(rho, n_hat, bins, binning)
+    and n_hat (a noisy count): no privacy cost. ``max_rows``: the privacy unit's k."""
+    rho_grid, _, rho_tree, planned = column_budget(rho, n_hat, bins, binning, max_rows)
     return rho_grid, rho_tree, planned
 
 
-def column_budget(rho: float, n_hat: float, bins: int = 16, binning: str = "auto") -> tuple[float, float, float, int]:
+def column_budget(
+    rho: float, n_hat: float, bins: int = 16, binning: str = "auto", max_rows: int = 1
+) -> tuple[float, float, float, int]:
     """(rho of the grid histogram, of the edge cells, of the median tree, tree levels planned): ``grid_budget``'s
     split, the edge cells' part taken from the grid's where it pays (``edge_bounds.edge_budget``). The parts add up
     to ``rho`` exactly."""
     n_plan = max(float(n_hat), 1.0)
     bins = max(1, int(bins))
-    planned = tree_levels(TREE_SHARE * rho, n_plan, math.floor(math.log2(bins))) if binning == "auto" else 0
+    depth = math.floor(math.log2(bins))
+    planned = tree_levels(TREE_SHARE * rho, n_plan, depth, max_rows=max_rows) if binning == "auto" else 0
     planned = planned if planned >= MIN_TREE_LEVELS else 0
     rho_grid, rho_tree = exact_split(rho, [1.0 - TREE_SHARE, TREE_SHARE]) if planned else (rho, 0.0)
-    rho_grid, rho_edge = edge_budget(rho_grid, n_plan)
+    rho_grid, rho_edge = edge_budget(rho_grid, n_plan, max_rows)
     return rho_grid, rho_edge, rho_tree, planned
 
 
@@ -207,8 +213,8 @@ def _cell_span(cell: tuple[float, float, bool], integer: bool) -> tuple[float, f
 
 def _measure(name, label, measured, counts, accountant, noise, rho) -> tuple[np.ndarray, float]:
     """Discrete Gaussian counts of disjoint public cells (one record in at most one cell: L2 sensitivity 1,
-    rho-zCDP), charged before the noise is drawn."""
-    sigma = sigma_for_rho(rho)
+    rho-zCDP; k under a person-level unit, sigma calibrated to it), charged before the noise is drawn."""
+    sigma = sigma_for_rho(rho, accountant.unit.sensitivity(1.0))
     accountant.spend(
         rho,
         f"schema: {name}: {label}",
@@ -305,7 +311,8 @@ def _discover(
     if integer:  # a non-integral number in an integer column is rounded (per-record rule)
         x = np.round(x)
     n_plan = max(float(n_hat), 1.0)
-    rho_grid, rho_edge, rho_tree, planned = column_budget(rho, n_plan, bins, binning)
+    k = accountant.unit.max_rows
+    rho_grid, rho_edge, rho_tree, planned = column_budget(rho, n_plan, bins, binning, k)
 
     # 1. the grid histogram; everything below is post-processing of its noisy counts (and the tree's output)
     cells = grid_cells(integer)
@@ -438,7 +445,8 @@ def _inner_edges(name, xw, cells, g, cell_range, bounds, points, bins, integer, 
         if points:
             keep = ~np.isin(xc, points)
             xc, w = xc[keep], w[keep]
-        levels = min(planned, max(1, tree_levels(rho_tree, n_plan, math.floor(math.log2(target)))))
+        depth = math.floor(math.log2(target))
+        levels = min(planned, max(1, tree_levels(rho_tree, n_plan, depth, max_rows=acc.unit.max_rows)))
         grid = bound_grid(integer)
         cuts = median_tree(name, xc, lower, upper, integer, grid, levels, acc, noise, rho_tree, w)
         how = "quantile"

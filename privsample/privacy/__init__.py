@@ -11,6 +11,7 @@ from privsample.privacy.mechanisms import (
     sigma_for_rho,
 )
 from privsample.privacy.noise import NoiseSource, SecureNoise, SeededNoise, make_noise
+from privsample.privacy.unit import ROW, PrivacyUnit
 
 __all__ = [
     "Accountant",
@@ -29,4 +30,6 @@ __all__ = [
     "SecureNoise",
     "SeededNoise",
     "make_noise",
+    "PrivacyUnit",
+    "ROW",
 ]

@@ -9,6 +9,15 @@ approximate part (thresholded histograms for private schema discovery) add their
 ``delta_spent``; that is refused beyond ``delta_slack`` the same way. The overall guarantee is then
 (epsilon, delta)-DP with delta = delta_slack + cdp_delta(rho_total, epsilon).
 
+Privacy unit. ``unit`` (``privsample.privacy.unit``; ``ROW`` by default) is the neighbouring relation every spend
+is calibrated to; the ledger states it (``neighbouring`` in words, ``unit`` as column and max_rows). Under a
+person-level unit (max_rows k > 1) ``spend`` also guards the calibration: a spend that measures something must state
+its per-record ``sensitivity`` D and its ``noise_scale`` s, and is refused (``ValueError``: a programming error,
+never the user's) unless rho >= (k D)^2 / (2 s^2), up to float rounding: the zCDP cost of Gaussian noise of scale
+s, of the exponential mechanism with Gumbel scale s (epsilon = 2 k D / s, epsilon^2 / 8) and of Laplace noise of
+scale s (epsilon = k D / s, epsilon^2 / 2) on a query of person-level sensitivity k D. A thresholded release (its
+``threshold`` in the details) must also charge at least the person-level delta of that threshold.
+
 Public inputs. A table the user declares public (``note_public``) is listed beside the ledger as
 "public input, no privacy cost": reading it spends nothing, and it is never an entry.
 
@@ -26,9 +35,12 @@ from typing import Any, Iterable
 
 from privsample.errors import PrivsampleError
 from privsample.privacy.conversion import cdp_epsilon, cdp_rho
+from privsample.privacy.unit import ROW, PrivacyUnit
 
 
 PUBLIC_NOTE = "public input, no privacy cost"
+NO_MEASUREMENT = ("none", "post-processing")  # mechanisms of spends that read and draw nothing
+CALIBRATION_SLACK = 1e-9  # relative: the person-level guard's tolerance for float rounding only
 # Called with each entry ``spend`` records (not ``absorb``): a budget file keeps the charge of a run that spent.
 SPEND_HOOKS: list = []
 
@@ -78,7 +90,8 @@ class Accountant:
         *,
         delta_slack: float = 0.0,
         target: tuple[float, float] | None = None,
-        neighbouring: str = "add/remove one record",
+        neighbouring: str | None = None,
+        unit: PrivacyUnit = ROW,
     ):
         if not (math.isfinite(rho_total) and rho_total > 0):
             raise ValueError(f"rho_total must be finite and > 0, got {rho_total}")
@@ -87,7 +100,10 @@ class Accountant:
         self.rho_total = float(rho_total)
         self.delta_slack = float(delta_slack)
         self.target = target  # the (epsilon, delta) the user asked for, if any
-        self.neighbouring = neighbouring
+        if not isinstance(unit, PrivacyUnit):
+            raise ValueError(f"unit must be a PrivacyUnit, got {unit!r}")
+        self.unit = unit
+        self.neighbouring = unit.neighbouring if neighbouring is None else neighbouring
         self._spent = Fraction(0)
         self._delta_spent = Fraction(0)
         self.ledger: list[LedgerEntry] = []
@@ -132,9 +148,12 @@ class Accountant:
         private: bool = True,
         **details: Any,
     ) -> LedgerEntry:
-        """Record a spend of ``rho`` (zCDP) and ``delta``; refuse it if the budget would overrun."""
+        """Record a spend of ``rho`` (zCDP) and ``delta``; refuse it if the budget would overrun, or (a person-level
+        unit) if its noise is not calibrated to the unit (module docstring)."""
         if not (isinstance(rho, (int, float)) and math.isfinite(rho) and rho >= 0):
             raise ValueError(f"invalid rho {rho!r} for {label}")
+        if self.unit.max_rows > 1:
+            self._check_calibration(rho, delta, label, mechanism, noise_scale, details)
         if not self.can_spend(rho, delta):
             if self.can_spend(rho):
                 raise BudgetExceeded(
@@ -163,6 +182,30 @@ class Accountant:
             for hook in list(SPEND_HOOKS):
                 hook(entry)
         return entry
+
+    def _check_calibration(self, rho, delta, label, mechanism, noise_scale, details) -> None:
+        """Refuse a spend whose noise is not calibrated to the person-level unit (module docstring)."""
+        if mechanism in NO_MEASUREMENT and noise_scale is None and delta == 0:  # reads and draws nothing
+            return
+        k, d = self.unit.max_rows, details.get("sensitivity")
+        if not (isinstance(d, (int, float)) and math.isfinite(d) and d >= 0):
+            raise ValueError(f"'{label}': a spend under a person-level unit must state its per-record sensitivity")
+        if d == 0:
+            return
+        if not (isinstance(noise_scale, (int, float)) and noise_scale > 0):
+            raise ValueError(f"'{label}': a spend under a person-level unit must state its noise scale")
+        need = (k * d) ** 2 / (2.0 * noise_scale * noise_scale)
+        if rho < need * (1.0 - CALIBRATION_SLACK):
+            raise ValueError(
+                f"'{label}': rho={rho:.6g} does not pay for noise of scale {noise_scale:.6g} on sensitivity {d:g} "
+                f"per record under {self.unit.neighbouring} (needs {need:.6g}): the noise is not calibrated to the unit"
+            )
+        tau = details.get("threshold")
+        if tau is not None:
+            from privsample.privacy.sparse_histogram import person_stability_delta
+
+            if delta < person_stability_delta(noise_scale, tau, k) * (1.0 - CALIBRATION_SLACK):
+                raise ValueError(f"'{label}': delta={delta:.3g} is below the person-level delta of threshold {tau:g}")
 
     def absorb(self, entries: Iterable[LedgerEntry]) -> None:
         """Add spends made elsewhere (e.g. private schema discovery) to this ledger and total."""
@@ -221,6 +264,7 @@ class Accountant:
             "epsilon_spent": self.epsilon_spent(),
             "neighbouring": self.neighbouring,
             "private": self.private,
+            **({} if self.unit.is_row else {"unit": self.unit.to_dict()}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -236,7 +280,8 @@ class Accountant:
             s["rho_total"],
             delta_slack=s.get("delta_slack", 0.0),
             target=tuple(s["target_epsilon_delta"]) if s.get("target_epsilon_delta") else None,
-            neighbouring=s.get("neighbouring", "add/remove one record"),
+            neighbouring=s.get("neighbouring"),
+            unit=PrivacyUnit.from_dict(s.get("unit")),
         )
         acc.absorb(LedgerEntry.from_dict(e) for e in d["entries"])
         for p in d.get("public_inputs") or []:

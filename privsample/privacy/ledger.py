@@ -60,6 +60,15 @@ class Ledger(dict):
         """Tables the user declared public (name, rows, fingerprint): listed, never charged."""
         return list(self.get("public_inputs") or [])
 
+    @property
+    def neighbouring(self) -> str:
+        """The neighbouring relation the spends are calibrated to (the accountant's privacy unit), in words."""
+        return str(self.summary.get("neighbouring") or "add/remove one record")
+
+    def neighbours_line(self) -> str:
+        """'neighbours: add/remove one record', or 'neighbours: add/remove one person (≤ k rows of COLUMN)'."""
+        return f"neighbours: {self.neighbouring}"
+
     def public_lines(self) -> list[str]:
         """One line per public input: 'public input, no privacy cost: NAME (ROWS rows, sha256 PREFIX...)'."""
         return [
@@ -183,10 +192,11 @@ class Ledger(dict):
         return (
             f"<div><strong>{self.title()}</strong>{warning}<table><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table><p>{html.escape(self.total_line())}</p>"
+            + f"<p>{html.escape(self.neighbours_line())}</p>"
             + "".join(f"<p>{html.escape(line)}</p>" for line in self.public_lines())
             + "</div>"
         )
 
     def __str__(self) -> str:
         lines = [f"{r[0]}: {r[1]} step(s), {r[2]}, ρ={r[3]}, cum. ε={r[6]}" for r in self.phase_table()]
-        return "\n".join(lines + [self.total_line()] + self.public_lines())
+        return "\n".join(lines + [self.total_line(), self.neighbours_line()] + self.public_lines())

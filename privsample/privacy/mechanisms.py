@@ -6,6 +6,13 @@ sigma = sensitivity / sqrt(2 rho): rho-zCDP (Canonne, Kamath & Steinke 2020).
 ``exponential_select`` runs the exponential mechanism with epsilon = sqrt(8 rho) on scores of the
 given sensitivity: epsilon^2/8 = rho-zCDP (Cesar & Rogers 2021).
 In both, the accountant refuses an overrun before any noise is drawn.
+
+Privacy unit. ``sensitivity`` is always the per-record (add/remove one record) sensitivity D. Under the
+accountant's unit (``privsample.privacy.unit``: add/remove one person, at most k records) the query's sensitivity
+is at most k D (the lemma there), so both functions calibrate to ``accountant.unit.sensitivity(D)`` = k D: sigma =
+k D / sqrt(2 rho), and the exponential mechanism's scores get sensitivity k D at epsilon = sqrt(8 rho). The ledger
+entry records D (``sensitivity``) and the noise scale used, which the accountant checks against the unit. At k = 1
+nothing changes.
 """
 
 from __future__ import annotations
@@ -78,8 +85,9 @@ def gaussian_measure(
     measured: str = "",
     **details,
 ) -> tuple[np.ndarray, float]:
-    """Spend ``rho`` and return (counts + discrete Gaussian noise, sigma)."""
-    sigma = sigma_for_rho(rho, sensitivity)
+    """Spend ``rho`` and return (counts + discrete Gaussian noise, sigma), sigma calibrated to the accountant's
+    unit: ``sigma_for_rho(rho, k * sensitivity)``."""
+    sigma = sigma_for_rho(rho, accountant.unit.sensitivity(sensitivity))
     return _spend_gaussian(accountant, noise, counts, rho, sigma, label, sensitivity, measured, details), sigma
 
 
@@ -94,10 +102,10 @@ def gaussian_measure_sigma(
     measured: str = "",
     **details,
 ) -> np.ndarray:
-    """Spend what scale ``sigma`` costs (sensitivity^2/(2 sigma^2)) and return the noisy counts."""
-    return _spend_gaussian(
-        accountant, noise, counts, rho_for_sigma(sigma, sensitivity), sigma, label, sensitivity, measured, details
-    )
+    """Spend what scale ``sigma`` costs under the accountant's unit ((k sensitivity)^2/(2 sigma^2)) and return the
+    noisy counts."""
+    rho = rho_for_sigma(sigma, accountant.unit.sensitivity(sensitivity))
+    return _spend_gaussian(accountant, noise, counts, rho, sigma, label, sensitivity, measured, details)
 
 
 def exponential_select(
@@ -111,18 +119,20 @@ def exponential_select(
     measured: str = "",
     **details,
 ) -> int:
-    """Spend ``rho`` and return the index chosen by the exponential mechanism."""
+    """Spend ``rho`` and return the index chosen by the exponential mechanism, whose score sensitivity is the
+    accountant's unit's: k * ``sensitivity``."""
     eps = epsilon_for_rho(rho)
+    scale = accountant.unit.sensitivity(sensitivity)
     accountant.spend(
         rho,
         label,
         mechanism="exponential",
         measured=measured,
-        noise_scale=2.0 * sensitivity / eps,
+        noise_scale=2.0 * scale / eps,
         private=noise.private,
         candidates=int(np.size(scores)),
         sensitivity=sensitivity,
         **({} if noise.private else {"note": SEEDED_LABEL}),
         **details,
     )
-    return noise.exponential(scores, eps, sensitivity)
+    return noise.exponential(scores, eps, scale)

@@ -28,6 +28,20 @@ The continuous-Gaussian formula Phi(-(tau - 1) / sigma) does NOT carry over: the
 P[Z >= k] is about Phi(-(k - 1/2) / sigma) (each integer holds the mass of a unit interval around it),
 larger than Phi(-k / sigma), so the tail is summed over the discrete pmf here.
 
+Person-level neighbours (``privsample.privacy.unit``: add/remove one person, at most k records). The person's
+records add at most k to values already observed (L2 change <= k, paid by sigma calibrated to sensitivity k) and
+bring new values with counts c_1..c_j >= 1, sum_i c_i <= k; the outputs differ beyond the Gaussian part only when a
+new value passes, so delta is the largest sum_i h(c_i), h(c) = P[c + Z > tau] = P[Z >= T + 1 - c], T = floor(tau)
+(a union bound; as h >= 0 increases in c, the largest sum has sum_i c_i = k). Worst case: if h(k) < 1/2 then
+T + 1 - k >= 1 (P[Z >= 0] > 1/2), so on c = 0..k the increments h(c) - h(c - 1) = P[Z = T + 1 - c] grow with c (the
+pmf decreases on the positive integers): h is convex there. For j parts, majorization gives the largest sum at
+(k - j + 1, 1, ..., 1), phi(j) = h(k - j + 1) + (j - 1) h(1), convex in j, so its largest value is at j = 1 or
+j = k: the worst case is max(h(k), k h(1)) (one value held k times, or k values held once). If h(k) >= 1/2 that
+threshold is refused anyway (delta < 1/2). :func:`person_stability_delta` computes it (the exact maximum over the
+partitions of k when h(k) >= 1/2), :func:`person_stability_threshold` the smallest integer T with
+h(k) <= delta and k h(1) <= delta: T = max(k - 1 + T_1(delta), T_1(delta / k)), T_1 = :func:`stability_threshold`
+(both conditions are necessary, and together sufficient by the above). At k = 1 both are the row-level functions.
+
 Numerics. :func:`discrete_gaussian_tail` returns an upper bound on P[Z >= k] within a relative 1e-9 of
 it: the numerator is the exactly rounded sum (``math.fsum``) of the pmf terms from k to a point past
 which they are below exp(-90) of the first, plus a geometric bound on the rest; the denominator is the
@@ -46,6 +60,8 @@ __all__ = [
     "discrete_gaussian_tail",
     "stability_delta",
     "stability_threshold",
+    "person_stability_delta",
+    "person_stability_threshold",
     "MAX_SIGMA",
     "TINY_TAIL",
 ]
@@ -147,3 +163,49 @@ def stability_threshold(sigma: float, delta: float) -> float:
         else:
             lo = mid
     return float(hi)
+
+
+def _tail_any(sigma: float, k: int) -> float:
+    """P[Z >= k] as :func:`discrete_gaussian_tail`, or its sub-Gaussian bound exp(-k^2 / (2 sigma^2)) (Canonne,
+    Kamath & Steinke 2020) for k > 0 beyond ``MAX_SIGMA``."""
+    if sigma <= MAX_SIGMA:
+        return discrete_gaussian_tail(sigma, k)
+    return 1.0 if k <= 0 else min(1.0, math.exp(-k * k / (2.0 * sigma * sigma)))
+
+
+def person_stability_delta(sigma: float, tau: float, max_rows: int = 1) -> float:
+    """The delta of the threshold ``tau`` when one person brings at most ``max_rows`` = k records (module docstring):
+    the largest sum_i P[c_i + Z > tau] over counts c_i >= 1 with sum_i c_i <= k, at most 1. It is
+    max(P[k + Z > tau], k P[1 + Z > tau]) when P[k + Z > tau] < 1/2, else the exact maximum over the partitions of k
+    (1 where k > 1000). At k = 1: :func:`stability_delta`."""
+    k = int(max_rows)
+    if k < 1:
+        raise ValueError(f"max_rows must be >= 1, got {max_rows!r}")
+    if not (isinstance(tau, (int, float)) and math.isfinite(tau)):
+        raise ValueError(f"tau must be a finite number, got {tau!r}")
+    if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+    if k == 1:
+        return _tail_any(float(sigma), math.floor(tau))
+    t = math.floor(tau)
+    h = [0.0] + [_tail_any(float(sigma), t + 1 - c) for c in range(1, k + 1)]
+    if h[k] < 0.5:
+        return min(1.0, max(h[k], k * h[1]))
+    if k > 1000:
+        return 1.0
+    best = [0.0] * (k + 1)  # best[n]: the largest sum over the partitions of n (unbounded knapsack)
+    for n in range(1, k + 1):
+        best[n] = max(h[c] + best[n - c] for c in range(1, n + 1))
+    return min(1.0, best[k])
+
+
+def person_stability_threshold(sigma: float, delta: float, max_rows: int = 1) -> float:
+    """The smallest threshold tau with :func:`person_stability_delta` (sigma, tau, max_rows) <= ``delta``: the
+    integer max(k - 1 + T_1(delta), T_1(delta / k)), T_1 = :func:`stability_threshold` (module docstring). At
+    k = 1 it is :func:`stability_threshold`. ``delta / k`` must be in [``TINY_TAIL``, 1/2)."""
+    k = int(max_rows)
+    if k < 1:
+        raise ValueError(f"max_rows must be >= 1, got {max_rows!r}")
+    if k == 1:
+        return stability_threshold(sigma, delta)
+    return float(max(k - 1 + stability_threshold(sigma, delta), stability_threshold(sigma, delta / k)))

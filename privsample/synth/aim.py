@@ -11,7 +11,10 @@ Privacy (rho-zCDP, add/remove one record), with rho = everything the accountant 
   model (public) and c(cl) is a public weight: adding or removing a record changes x_cl in one cell
   by 1, so q changes by at most c(cl) <= Delta = max c over the candidates offered.
 * sigma, eps_r, the candidate set (model-size filter, which grows with the budget spent) and the
-  annealing decision depend only on earlier outputs. The last round spends exactly what remains;
+  annealing decision depend only on earlier outputs.
+* Under the accountant's person-level unit (one person, at most k records; ``privsample.privacy.unit``) every
+  sensitivity above is k times larger, and sigma and the selection's noise are calibrated to it (sigma is k times
+  the record-level one for the same rho). The last round spends exactly what remains;
   the accountant refuses any overrun, so the total is <= rho on every run, and adaptive composition
   of zCDP under a filter gives rho-zCDP overall. Estimation and sampling are post-processing.
 * Structural zeros (the schema's public ``forbid`` and ``require``, :mod:`privsample.synth.zeros`) cost nothing: their
@@ -215,10 +218,11 @@ class AIM(WorkloadSynthesizer):
         self.public_max_cells = public_max_cells  # None: PUBLIC_MAX_CELLS (see ``fit``)
         self.public_prior = bool(public_prior)  # the public table as a prior instead of joint selection
 
-    def rounds_and_sigma(self, rho: float, d: int) -> tuple[int, float, float]:
-        """(rounds T, initial sigma, initial rho_sel) for a fit given ``rho`` on ``d`` columns (public)."""
+    def rounds_and_sigma(self, rho: float, d: int, max_rows: int = 1) -> tuple[int, float, float]:
+        """(rounds T, initial sigma, initial rho_sel) for a fit given ``rho`` on ``d`` columns (public); sigma is
+        that of a count under the privacy unit's k = ``max_rows`` (k times the record-level one)."""
         T = int(self.rounds or 16 * d)
-        return T, math.sqrt(T / (2 * self.alpha * rho)), (1 - self.alpha) * rho / T
+        return T, max_rows * math.sqrt(T / (2 * self.alpha * rho)), (1 - self.alpha) * rho / T
 
     def _select(self, engine, accountant, noise, sched, model, small, weights, public, measured_public):
         """The round's exponential mechanism among the private candidates ``small`` and, with joint selection, the
@@ -286,7 +290,7 @@ class AIM(WorkloadSynthesizer):
             workload = self._workload(domain)
             weights = candidate_weights(workload)
             candidates = list(weights)
-        T, sigma, rho_sel = self.rounds_and_sigma(rho, len(domain.attributes))
+        T, sigma, rho_sel = self.rounds_and_sigma(rho, len(domain.attributes), accountant.unit.max_rows)
         measurements, identity = self._measure_one_way(engine, accountant, noise, progress, candidates, sigma)
         total = pgm.identity_total(identity) if identity else None
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
@@ -301,7 +305,7 @@ class AIM(WorkloadSynthesizer):
             pub = public.engine.marginals(prior)
             st.public_meas += [(cl, pub[cl].ravel().astype(float) / public.rows, sigma) for cl in prior]
         # the schedule (privsample.synth.schedule): public rounds' measurement budget counts as spent (``saved``)
-        sched = AnnealedSchedule(rho, T, self.alpha, rho_sel, sigma=sigma)
+        sched = AnnealedSchedule(rho, T, self.alpha, rho_sel, sigma=sigma, max_rows=accountant.unit.max_rows)
         model = estimate_phase(
             progress,
             accountant,
@@ -348,9 +352,8 @@ class AIM(WorkloadSynthesizer):
         measurements: list[pgm.LinearMeasurement] = []
         identity: list[tuple[np.ndarray, float]] = []
         for i, cl in enumerate(one_way):
-            y, s = gaussian_measure(
-                accountant, noise, answers[cl], rho_for_sigma(sigma), f"aim/init/{cl[0]}", measured=cl[0]
-            )
+            rho = rho_for_sigma(sigma, accountant.unit.sensitivity(1.0))  # sigma's cost under the privacy unit
+            y, s = gaussian_measure(accountant, noise, answers[cl], rho, f"aim/init/{cl[0]}", measured=cl[0])
             y = y.astype(float).ravel()
             measurements.append(pgm.LinearMeasurement(y, cl, stddev=s))
             identity.append((y, s))

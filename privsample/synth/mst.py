@@ -169,17 +169,18 @@ def edge_scores(model_err, cells, sigma2: float, answers, shares, total: float) 
 PUBLIC_SENSITIVITY = 2.0  # the selection's sensitivity whenever public options are offered (``edge_scores``)
 
 
-def budget_split(rho: float, d: int) -> dict[str, float]:
+def budget_split(rho: float, d: int, max_rows: int = 1) -> dict[str, float]:
     """MST's split of ``rho`` over ``d`` columns (module docstring, steps 1-3), public: each 1-way measurement,
-    each tree draw and each 2-way measurement (the last 2-way one spends what remains), and their noise scales."""
+    each tree draw and each 2-way measurement (the last 2-way one spends what remains), and their noise scales
+    (under the privacy unit's k = ``max_rows``: k times the record-level ones)."""
     rho_1way = rho / 3.0 / d
     rho_pair = (rho / 3.0) / max(d - 1, 1)
     return {
         "rho_1way": rho_1way,
         "rho_select": rho_pair,
         "rho_2way": rho_pair,
-        "sigma_1way": sigma_for_rho(rho_1way),
-        "sigma_2way": math.sqrt(1.0 / (2.0 * (rho / 3.0) / max(d - 1, 1))),
+        "sigma_1way": sigma_for_rho(rho_1way, max_rows * 1.0),
+        "sigma_2way": max_rows * math.sqrt(1.0 / (2.0 * (rho / 3.0) / max(d - 1, 1))),
     }
 
 
@@ -367,7 +368,7 @@ class MST(Synthesizer):
             raise BudgetExceeded("no privacy budget left for MST")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        split = budget_split(rho, d)
+        split = budget_split(rho, d, accountant.unit.max_rows)
         one_way, log1 = self._measure_one_way(engine, accountant, noise, progress, split["rho_1way"])  # 1. (rho/3)
         total = pgm.identity_total(list(one_way.values()))
         comp = compress_domain(domain, schema, zeros, one_way, log1)

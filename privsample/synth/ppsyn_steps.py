@@ -284,7 +284,7 @@ def misfit(x: np.ndarray, mu: np.ndarray, labels: np.ndarray, parts: int) -> flo
 
 
 def budget_rule(
-    plan: Plan, c_tilde: float, eta: float, rho_ref: float, cap: float, floor: bool = False
+    plan: Plan, c_tilde: float, eta: float, rho_ref: float, cap: float, floor: bool = False, scale: float = 1
 ) -> tuple[int, float]:
     """Step 6 of the note schedule (post-processing of the public plan and C̃): (path index, rho_m ≤ cap).
 
@@ -295,9 +295,11 @@ def budget_rule(
     for a coarse partition and a tiny rho_m (1e-7..1e-5 of a rho of 0.015 on Adult), and many rounds spend
     mostly rho_sel + rho_c. ``floor`` (not in the paper; off by default): also fall back when the rule asks
     for less than rho_ref, so no round measures with less than the reference budget; a public rule, so the
-    proof is unchanged.
+    proof is unchanged. ``scale``: k^2 under a person-level privacy unit (k records per person), whose sigma is k
+    times larger for the same rho, so the rule's rho is k^2 times larger for the same error target.
     """
     k, rho = paper_stop(plan.path, c_tilde, eta)
+    rho = scale * rho
     if not math.isfinite(rho) or (floor and rho < rho_ref):
         return plan.k_ref, min(rho_ref, cap)
     return k, min(rho, cap)
@@ -307,7 +309,9 @@ def budget_rule(
 
 
 class Spender:
-    """Gaussian / exponential steps through the accountant; in paper mode every entry is labelled unsafe."""
+    """Gaussian / exponential steps through the accountant; in paper mode every entry is labelled unsafe. Both
+    calibrate to the accountant's privacy unit (``sensitivity`` per record, times k), as ``gaussian_measure`` and
+    ``exponential_select`` do."""
 
     def __init__(self, accountant: Accountant, noise: NoiseSource, unsafe: bool):
         self.accountant, self.noise, self.unsafe = accountant, noise, unsafe
@@ -341,7 +345,7 @@ class Spender:
                 measured=measured,
                 **details,
             )
-        sigma = sigma_for_rho(rho, sensitivity)
+        sigma = sigma_for_rho(rho, self.accountant.unit.sensitivity(sensitivity))
         self._unsafe_spend(
             rho,
             label,
@@ -374,15 +378,16 @@ class Spender:
                 **details,
             )
         eps = epsilon_for_rho(rho)
+        scale = self.accountant.unit.sensitivity(sensitivity)
         self._unsafe_spend(
             rho,
             label,
             "exponential",
             measured,
-            2.0 * sensitivity / eps,
+            2.0 * scale / eps,
             dict(candidates=int(np.size(scores)), sensitivity=sensitivity, **details),
         )
-        return self.noise.exponential(scores, eps, sensitivity)
+        return self.noise.exponential(scores, eps, scale)
 
 
 @dataclass

@@ -26,7 +26,8 @@ remains, so the total is the fit's rho (adaptive composition of zCDP under a pri
 The measurement budget is held in one of two forms, as each mechanism had it: ``sigma`` (AIM, as the reference
 implementation: annealing halves sigma, the last round sets sigma = (2 alpha r)^(-1/2)) or ``rho_m`` (PPSyn-DP:
 annealing multiplies rho_m by 4, the last round sets rho_m = alpha r, sigma = ``sigma_for_rho(rho_m)``). They are
-the same schedule up to float rounding; keeping each form keeps every seeded output as it was.
+the same schedule up to float rounding; keeping each form keeps every seeded output as it was. Under a person-level
+privacy unit (``max_rows`` = k) a measurement's sensitivity is k: sigma = k (2 rho_m)^(-1/2) in both forms.
 
 The round cap, ``max_rounds(T) = MAX_ROUNDS_FACTOR * T`` = 10 T, for all of them (AIM, PPSyn-DP's annealed and note
 schedules, PPSyn's paper mode): round 10 T is the last round and spends what remains. Why one cap, and why 10 T:
@@ -62,16 +63,18 @@ class AnnealedSchedule:
 
     ``rho``: the fit's budget (the schedule stops once at most ``EXHAUSTED * rho`` is left); ``T``: the planned
     rounds; ``alpha``: the measurement's share of the last round; ``rho_sel``: the first rounds' selection budget;
-    exactly one of ``sigma`` (AIM's form) or ``rho_m`` (PPSyn-DP's form): the first rounds' measurement budget.
+    exactly one of ``sigma`` (AIM's form) or ``rho_m`` (PPSyn-DP's form): the first rounds' measurement budget;
+    ``max_rows``: the privacy unit's k (a measurement's sensitivity, so sigma = k / sqrt(2 rho_m)).
     Per round: :meth:`next_round`, then the round's budgets (:attr:`rho_sel`, :attr:`sigma`, :meth:`measure_rho`,
     :meth:`size_limit`), then :meth:`skip_measurement` (a public pick) or :meth:`anneal`, then :meth:`bound`."""
 
-    def __init__(self, rho: float, T: int, alpha: float, rho_sel: float, *, sigma=None, rho_m=None):
+    def __init__(self, rho: float, T: int, alpha: float, rho_sel: float, *, sigma=None, rho_m=None, max_rows=1):
         if (sigma is None) == (rho_m is None):
             raise ValueError("AnnealedSchedule needs exactly one of sigma or rho_m")
         self.T, self.alpha, self.rho_sel = int(T), float(alpha), rho_sel
         self.floor = EXHAUSTED * rho
         self._sigma, self._rho_m = sigma, rho_m
+        self.max_rows = int(max_rows)
         self.saved = 0.0  # the measurement budget that public rounds did not spend, counted as spent
         self.t = 0  # the current round (1, 2, ...; 0 before the first)
         self.final = False  # the current round is the last
@@ -83,12 +86,12 @@ class AnnealedSchedule:
     @property
     def rho_m(self) -> float:
         """The current measurement budget (not the last round's measurement: :meth:`measure_rho`)."""
-        return rho_for_sigma(self._sigma) if self._sigma is not None else self._rho_m
+        return rho_for_sigma(self._sigma, self.max_rows * 1.0) if self._sigma is not None else self._rho_m
 
     @property
     def sigma(self) -> float:
         """The current noise scale of a measurement."""
-        return self._sigma if self._sigma is not None else sigma_for_rho(self._rho_m)
+        return self._sigma if self._sigma is not None else sigma_for_rho(self._rho_m, self.max_rows * 1.0)
 
     def remaining(self, accountant) -> float:
         """The schedule's remaining budget: the accountant's, less what public rounds saved."""
@@ -105,7 +108,7 @@ class AnnealedSchedule:
             self.final = True
             self.rho_sel = (1 - self.alpha) * remaining
             if self._sigma is not None:
-                self._sigma = math.sqrt(1 / (2 * self.alpha * remaining))
+                self._sigma = self.max_rows * math.sqrt(1 / (2 * self.alpha * remaining))
             else:
                 self._rho_m = self.alpha * remaining
         return True

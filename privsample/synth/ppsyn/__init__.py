@@ -22,6 +22,9 @@ accountant has left. Proof sketch (it covers the steps both schedules below shar
   (Private-PGM) and sampling are post-processing.
 * Structural zeros (the schema's public ``forbid`` and ``require``, :mod:`privsample.synth.zeros`) cost nothing: their
   cliques are in every model (and in the size filter), their cells fixed at zero in every fit.
+* Under the accountant's person-level unit (one person, at most k records; ``privsample.privacy.unit``) every
+  sensitivity stated here is per record and the person-level one is k times it: each Gaussian measurement and
+  selection is calibrated to that (sigma_m = k (2 rho_m)^(-1/2); the Spender does it), so each step keeps its rho.
 
 ``schedule="annealed"`` (default): AIM's budget schedule. After initialisation, (1 − s) rho is cut into T = 16
 min(d, 25) rounds of rho_r (AIM's T = 16 d up to 25 columns; a function of d only), alpha = 0.9 of which measures

@@ -54,7 +54,7 @@ class AnnealedRounds(PPSynBase):
         spend before the fit (``spent_before``: schema discovery) is already outside rho."""
         spent = fs.accountant.spent - fs.spent_before
         rho_m, rho_sel = self.round_split(fs.rho - spent if spent < fs.rho else 0.0, fs.T)
-        return AnnealedSchedule(fs.rho, fs.T, self.alpha, rho_sel, rho_m=rho_m)
+        return AnnealedSchedule(fs.rho, fs.T, self.alpha, rho_sel, rho_m=rho_m, max_rows=fs.accountant.unit.max_rows)
 
     def _annealed_plan(self, cache: AnnealedCaches, sched: AnnealedSchedule, fs: FitState, model):
         """The round's public plan: the candidates (size filter, a data-independent draw), their model marginals

@@ -26,6 +26,7 @@ class NoteRounds(PPSynBase):
     def _rounds_dp(self, model, fs: FitState):
         engine, accountant, spender, progress, domain = fs.engine, fs.accountant, fs.spender, fs.progress, fs.domain
         candidates, measurements, total, T, rho = fs.candidates, fs.measurements, fs.total, fs.T, fs.rho
+        k2 = accountant.unit.max_rows**2  # sigma = k / sqrt(2 rho) under the privacy unit: plans with rho / k^2
         rho_sel, rho_c, rho_ref = 0.1 * rho / T, 0.05 * rho / T, 0.8 * rho / T
         log = []
         t = 0
@@ -39,7 +40,7 @@ class NoteRounds(PPSynBase):
             small = self._candidates(domain, model, candidates)
             marg = ModelMarginals(model)
             mu = {cl: marg(cl).reshape(domain.project(cl).shape) for cl in small}
-            plans = public_plan(mu, b.rho_plan, self.max_parts)  # step 3: public
+            plans = public_plan(mu, b.rho_plan / k2, self.max_parts)  # step 3: public
             expected = np.array([plans[cl].expected_error for cl in small])
 
             x = self._read(engine, small, "select")  # step 4: reads D
@@ -56,7 +57,7 @@ class NoteRounds(PPSynBase):
                 k = plan.k_ref
             else:
                 cap = remaining - b.rho_sel - b.rho_c
-                k, rho_m = budget_rule(plan, c_tilde, self.eta, rho_ref, cap, self.budget_floor)
+                k, rho_m = budget_rule(plan, c_tilde, self.eta, rho_ref, cap, self.budget_floor, k2)
                 final = rho_m >= cap
             if final:
                 rho_m = accountant.remaining  # spend exactly what is left
