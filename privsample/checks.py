@@ -109,6 +109,16 @@ def check_rows(rows: Any, name: OptionName = cli_option) -> int:
     return rows
 
 
+def check_rows_written(rows: int | None, output: Any, save_model: Any, name: OptionName = python_option) -> None:
+    """``InputError`` for a run that would spend its budget to write nothing: 0 rows to ``output`` and no model
+    saved."""
+    if output is not None and rows == 0 and save_model is None:
+        raise InputError(
+            f"{name('rows', 0)} would spend the budget to write no rows: give {name('rows')} N >= 1, or "
+            f"{name('save_model')} to keep the model (and 'privsample sample' to draw from it later)"
+        )
+
+
 def check_seed(seed: Any, name: OptionName = python_option) -> int | None:
     """None, or a whole number >= 0 (an integer of Python or NumPy, not a bool)."""
     if seed is None:
@@ -127,6 +137,25 @@ def check_index_col(value: Any, name: OptionName = python_option) -> str | int |
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
         return int(value)
     raise InputError(f"{name('index_col')} must be a column name or a 1-based column position (got {value!r})")
+
+
+MAX_ROWS_PER_UNIT = 1024  # the largest k of contribution bounding (the last value of its public grid)
+
+
+def check_unit(unit: Any, max_rows: Any, name: OptionName = python_option) -> tuple[str | None, int | None]:
+    """(privacy unit column, k): None or a column name (non-empty text); k None (chosen privately) or a whole number
+    in [1, ``MAX_ROWS_PER_UNIT``], given only with a unit."""
+    if unit is not None and not (isinstance(unit, str) and unit.strip()):
+        raise InputError(f"{name('privacy_unit')} must be a column name (got {unit!r})")
+    if max_rows is None:
+        return unit, None
+    if unit is None:
+        raise InputError(f"{name('max_rows_per_unit')} needs {name('privacy_unit')}: the column that names a person")
+    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or not 1 <= max_rows:
+        raise InputError(f"{name('max_rows_per_unit')} must be a whole number >= 1 (got {max_rows!r})")
+    if max_rows > MAX_ROWS_PER_UNIT:
+        raise InputError(f"{name('max_rows_per_unit')} {max_rows:,} is more than the limit of {MAX_ROWS_PER_UNIT:,}")
+    return unit, int(max_rows)
 
 
 def check_choice(value: Any, choices: Iterable[str], option: str, name: OptionName = python_option) -> str:
@@ -227,6 +256,9 @@ def check_width(columns: int, limit: int | None, what: str, method: str, schema_
 
 
 __all__ = [
+    "check_rows_written",
+    "check_unit",
+    "MAX_ROWS_PER_UNIT",
     "check_width",
     "OptionName",
     "MAX_ROWS",

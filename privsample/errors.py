@@ -52,3 +52,13 @@ class ColumnsLeftOutWarning(UserWarning):
 
 class SeededNoiseWarning(UserWarning):
     """A run uses seeded NumPy noise (a ``seed`` for its noise): reproducible, NOT differentially private."""
+
+
+class ContributionBoundWarning(UserWarning):
+    """A person-level run keeps at most k rows of each person: the message states k and the noisy share of the rows
+    that bounding removes (those rows are not synthesized)."""
+
+
+class PrivacyUnitHint(UserWarning):
+    """A table has a column named like a person's identifier and the run protects records, not people: the message
+    suggests ``--privacy-unit`` (from the column names alone)."""

@@ -26,9 +26,10 @@ from privsample.checks import OptionName, check_budget, python_option
 from privsample.data.schema import Schema
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, LedgerEntry
-from privsample.privacy.budget import accountant_charge
+from privsample.privacy.budget import accountant_charge, person_neighbours
 from privsample.privacy.conversion import cdp_rho
 from privsample.privacy.noise import NoiseSource
+from privsample.privacy.unit import ROW, PrivacyUnit
 
 DEFAULT_DELTA = 1e-9
 DEFAULT_SCHEMA_SHARE = None  # planned from the noisy row count (``plan_discovery``)
@@ -54,13 +55,15 @@ def make_accountant(
     schema: Schema | None,
     schema_share: float | None,
     name: OptionName = python_option,
+    unit: PrivacyUnit = ROW,
 ) -> tuple[Accountant, float]:
     """(accountant for the whole run, delta reserved for private discovery), for a budget already checked
     (``privsample.checks.check_budget``). ``InputError`` (naming options by ``name``) when a private schema's
     own delta leaves none for the run or ``schema_share`` is not in (0, 1).
 
     ``schema_share`` None (planned discovery): the discovery delta is ``DISCOVERY_DELTA_SHARE * delta``;
-    a fixed share s in (0, 1): ``s * delta``, as its rho share."""
+    a fixed share s in (0, 1): ``s * delta``, as its rho share. ``unit``: the privacy unit every spend is calibrated
+    to (``privsample.privacy.unit``)."""
     if schema is not None and schema.provenance == "private" and schema.ledger:
         entries = [LedgerEntry.from_dict(e) for e in schema.ledger.get("entries", [])]
         exact = sum((Fraction(e.delta) for e in entries), Fraction(0))
@@ -69,26 +72,36 @@ def make_accountant(
             d_s = math.nextafter(d_s, math.inf)
         if d_s >= delta:
             raise InputError(f"the schema's discovery used delta={d_s:g}, not below {name('delta')} {delta:g}")
-        acc = Accountant(cdp_rho(epsilon, delta - d_s), delta_slack=d_s, target=(epsilon, delta))
+        acc = Accountant(cdp_rho(epsilon, delta - d_s), delta_slack=d_s, target=(epsilon, delta), unit=unit)
         acc.absorb(entries)  # raises BudgetExceeded if the schema alone costs more than the budget
         return acc, 0.0
     if schema is not None:
-        return Accountant.from_epsilon_delta(epsilon, delta), 0.0
+        return Accountant.from_epsilon_delta(epsilon, delta, unit=unit), 0.0
     if schema_share is None:
         d_disc = DISCOVERY_DELTA_SHARE * delta
     elif not (isinstance(schema_share, (int, float)) and 0 < schema_share < 1):
         raise InputError(f"{name('schema_share')} must be in (0, 1) (got {schema_share!r})")
     else:
         d_disc = schema_share * delta
-    return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc), d_disc
+    return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=d_disc, unit=unit), d_disc
 
 
-def synth_charge(epsilon: float, delta: float, schema: Schema | None, schema_share: float | None, method: str) -> dict:
+def synth_charge(
+    epsilon: float,
+    delta: float,
+    schema: Schema | None,
+    schema_share: float | None,
+    method: str,
+    unit: str | None = None,
+) -> dict:
     """What a synthesis run is charged in a budget file, from its checked options and the (public, loaded and
     checked) schema only: its accountant's whole rho and delta slack (``privsample.privacy.budget``)."""
     acc, _ = make_accountant(epsilon, delta, schema, schema_share)
     mechanism = method + ("" if schema is not None else " + discovery")
-    return accountant_charge("synth", mechanism, acc, epsilon, delta)
+    charge = accountant_charge("synth", mechanism, acc, epsilon, delta)
+    if unit is not None:  # whatever k: the file's relation is the person (``privsample.privacy.budget``)
+        charge["neighbouring"] = person_neighbours(unit)
+    return charge
 
 
 def discovery_accountant(epsilon: float, delta: float) -> Accountant:

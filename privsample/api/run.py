@@ -44,6 +44,7 @@ from privsample.api.accounting import (
     worst_case_domain,
 )
 from privsample.data.dtypes import dtype_specs, frame_dtypes, restore_dtypes
+from privsample.api.person import check_unit_column, unit_engine, unit_profiler
 from privsample.checks import (
     OptionName,
     check_budget,
@@ -51,7 +52,9 @@ from privsample.checks import (
     check_require,
     check_index_col,
     check_rows,
+    check_rows_written,
     check_seed,
+    check_unit,
     check_width,
     left_out_note,
     python_option,
@@ -64,6 +67,7 @@ from privsample.io import check_output_size, check_paths, output_label
 from privsample.marginals.open import ENGINES, check_source, open_engine
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource, make_noise
+from privsample.privacy.unit import ROW, PrivacyUnit
 from privsample.synth.base import no_progress, progress_phase
 from privsample.synth.registry import PUBLIC_ONLY, check_method, make_synthesizer, method_options
 
@@ -112,6 +116,9 @@ class Request:
     output: Path | None = None
     save_model: Path | None = None
     header: list | None = None  # a local table file's column names (public), read as the run starts (``spending``)
+    unit: str | None = None  # the privacy unit's column: person-level neighbours (``privsample.privacy.unit``)
+    max_rows: int | None = None  # k of contribution bounding; None: chosen from the noisy unit profile
+    profile: Any = None  # the released unit profile (``privsample.data.unit_profile``), once fitted
 
 
 @dataclass
@@ -156,6 +163,8 @@ def check_request(
     output: Any = None,
     save_model: Any = None,
     paths: dict | None = None,
+    privacy_unit: Any = None,
+    max_rows_per_unit: Any = None,
     name: OptionName = python_option,
     **run: Any,
 ) -> Request:
@@ -171,31 +180,28 @@ def check_request(
 
     ``output`` / ``save_model``: the paths ``release`` writes (``rows`` 0 with no model to save is refused);
     ``paths``: ``privsample.io.check_paths``'s arguments (the front end's option names for its paths), checked
-    last, once every argument has passed (a missing output folder is created only then)."""
+    last, once every argument has passed (a missing output folder is created only then).
+
+    ``privacy_unit``: the column naming a person (person-level neighbours), never released: refused in a reviewed
+    schema, needed in the table (an in-memory table's names here, a file's header as the run starts), read by the
+    NumPy engine (``max_rows_per_unit``: k of contribution bounding, else chosen privately)."""
     from privsample.data.csv_layout import check_delimiter, check_encoding
     from privsample.privacy.budget import as_budget, refuse_seeded
 
     delimiter, encoding = check_delimiter(delimiter), check_encoding(encoding)
     index_col = check_index_col(index_col, name)
     rows = None if rows is None else check_rows(rows, name)
-    if output is not None and rows == 0 and save_model is None:
-        raise InputError(
-            f"{name('rows', 0)} would spend the budget to write no rows: give {name('rows')} N >= 1, or "
-            f"{name('save_model')} to keep the model (and 'privsample sample' to draw from it later)"
-        )
+    check_rows_written(rows, output, save_model, name)
     seed = check_seed(seed, name)
     schema_name = Path(schema).name if isinstance(schema, (str, os.PathLike)) else "the schema"
     require = check_require(require, name)
+    unit, max_rows = check_unit(privacy_unit, max_rows_per_unit, name)
     schema = load_schema(schema, name)
     if schema is not None:
         schema = add_require(schema, require, name("require"))
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
     check_public(public, settings.method, schema, source, name)
-    frame, engine = check_source(source, engine, schema, index_col)  # frame: None for a path or a Spark DataFrame
+    frame, engine = _check_table(source, engine, schema, schema_name, index_col, unit, require, name)
     dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values
-    if schema is None and require and frame is not None:
-        check_require_names(require, [str(c) for c in frame.columns], name("require"), "the input table")
     synth = make_synthesizer(settings.method, **settings.options)
     if schema is not None or frame is not None:  # the columns modelled: the schema's, or the in-memory table's
         width = len(schema.columns) if schema is not None else frame.shape[1]
@@ -228,8 +234,26 @@ def check_request(
         dtypes=dtypes,
         output=None if output is None else Path(output),
         save_model=None if save_model is None else Path(save_model),
+        unit=unit,
+        max_rows=max_rows,
         **run,
     )
+
+
+def _check_table(source, engine, schema, schema_name, index_col, unit, require, name) -> tuple[Any, str]:
+    """``check_source``'s (table, engine), with an in-memory table's names held against the unit and the
+    comparisons, and the engine a person-level run needs (``unit_engine``)."""
+    if unit is not None:
+        engine = unit_engine(unit, engine, schema, schema_name, name)
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
+    frame, engine = check_source(source, engine, schema, index_col)  # frame: None for a path or a Spark DataFrame
+    names = None if frame is None else [str(c) for c in frame.columns]
+    if unit is not None and names is not None:
+        check_unit_column(unit, names, "the input table", name)
+    if schema is None and require and names is not None:
+        check_require_names(require, names, name("require"), "the input table")
+    return frame, engine
 
 
 def prepare(source: Any, *, method: Any, epsilon: Any, delta: Any, options: dict | None = None, **kw: Any) -> Request:
@@ -273,7 +297,7 @@ def check_public(public, method: str, schema: Schema | None, source=None, name: 
 def charge(request: Request) -> dict:
     """What a budget file is charged for ``request`` (``synth_charge``): public arguments only."""
     s = request.settings
-    return synth_charge(s.epsilon, s.delta, request.schema, request.schema_share, s.method)
+    return synth_charge(s.epsilon, s.delta, request.schema, request.schema_share, s.method, request.unit)
 
 
 @contextmanager
@@ -296,7 +320,10 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
         if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
             header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
-            r.header = header
+            if r.unit is not None:
+                check_unit_column(r.unit, header, str(r.source), r.option_name)
+            r.header = [c for c in header if c != r.unit]  # the unit's column is never modelled nor written
+            header = r.header
             if r.schema is None:  # every column is modelled (with a schema: its columns, checked already)
                 if r.require:  # the columns the comparisons name, from the header (public)
                     check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
@@ -320,7 +347,8 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
     """Fit ``request``'s method under its (epsilon, delta)-DP; with ``sample``, draw the default table too
     (``request.rows``, seeded by ``request.seed``). No check of its own: ``request`` is checked."""
     r, s = request, request.settings
-    accountant, d_disc = make_accountant(s.epsilon, s.delta, r.schema, r.schema_share)
+    unit = ROW if r.unit is None else PrivacyUnit(r.unit, r.max_rows or 1)  # k fixed by the profile if chosen
+    accountant, d_disc = make_accountant(s.epsilon, s.delta, r.schema, r.schema_share, unit=unit)
     pub = None
     if r.public is not None:  # public: read and coded before anything private, at no cost
         from privsample.synth.public import read_public
@@ -344,6 +372,9 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         engine_options=r.engine_options,
         reading=progress_phase(progress, "read table"),
         coding=progress_phase(progress, "encode table", accountant=accountant),
+        unit=r.unit,
+        profile=None if r.unit is None else unit_profiler(r, accountant, noise, progress),
+        seed=r.seed,
     )
     r.frame = None  # only the codes are needed from here on
     warn_dropped(schema)  # free-text columns, left out of the output: one FreeTextWarning each (names only)
@@ -352,6 +383,8 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
     finally:
         getattr(eng, "close", lambda: None)()
     model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": r.engine})
+    if r.profile is not None:  # the unit profile: noisy figures and k only
+        model.params["unit"] = r.profile.to_dict()
     if r.dtypes is not None:  # a DataFrame's dtypes, for its synthetic tables (public; categories as released)
         model.params["dtypes"] = dtype_specs(r.dtypes, model.schema)
     table = None

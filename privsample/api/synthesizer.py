@@ -90,6 +90,8 @@ class Synthesizer:
         seed: int | None = None,
         public: Any = None,
         index_col: str | int | None = None,
+        privacy_unit: str | None = None,
+        max_rows_per_unit: int | None = None,
     ) -> Synthesizer:
         """Fit on ``data`` under (epsilon, delta)-DP; returns ``self``.
 
@@ -107,6 +109,10 @@ class Synthesizer:
         ``index_col``: an index column of ``data`` (as ``df.to_csv()`` writes a pandas index, with an empty
         header cell), never read, synthesized or returned: its name, or its 1-based position (an int; the way to
         name a column with no name). Decided from the column names alone.
+        ``privacy_unit``: a column naming a person (a patient, a customer) whose rows are protected together:
+        person-level neighbours, at most ``max_rows_per_unit`` rows of each person kept (None: chosen privately
+        from a noisy count of rows per person); the column is never released (see the guide's "Privacy unit"
+        page). A ``ContributionBoundWarning`` states k and the noisy share of rows bounding removes.
 
         Without ``schema``, each loss of private discovery (a column kept with at most one value, a numeric
         column whose bounds clip more than 5% of its values) is emitted as a ``DiscoveryLossWarning``; the list
@@ -127,6 +133,8 @@ class Synthesizer:
             budget=self.budget,
             require=self.require,
             index_col=index_col,
+            privacy_unit=privacy_unit,
+            max_rows_per_unit=max_rows_per_unit,
         )
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
         res = run(request, sample=False)
@@ -289,6 +297,8 @@ def synthesize(
     public=None,
     budget=None,
     require: list[str] | None = None,
+    privacy_unit: str | None = None,
+    max_rows_per_unit: int | None = None,
 ) -> Synthesis:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table: the run of
     ``privsample synth`` (``privsample.api.run``), in one call.
@@ -325,6 +335,7 @@ def synthesize(
     that discovery makes categorical is refused after discovery has spent its share (``check_request``).
     Without a schema, every loss of private discovery is emitted as a ``DiscoveryLossWarning``, before the run may
     stop because more than half of the columns kept one value.
+    ``privacy_unit`` / ``max_rows_per_unit``: person-level privacy, as ``Synthesizer.fit``'s.
     """
     request = check_request(
         check_settings(method, epsilon, delta, method_options, research=True),
@@ -344,6 +355,8 @@ def synthesize(
         schema_share=schema_share,
         discovery_options=discovery_options,
         require=require,
+        privacy_unit=privacy_unit,
+        max_rows_per_unit=max_rows_per_unit,
     )
     res = run(request, progress=progress, noise=noise, sample=sample)
     ledger = Ledger(res.accountant.to_dict())

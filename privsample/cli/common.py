@@ -299,9 +299,15 @@ def shown_warnings(console: Console = err):
 
     from rich.markup import escape
 
-    from privsample.errors import ColumnsLeftOutWarning, IdentifierFormatWarning, SeededNoiseWarning
+    from privsample.errors import (
+        ColumnsLeftOutWarning,
+        ContributionBoundWarning,
+        IdentifierFormatWarning,
+        PrivacyUnitHint,
+        SeededNoiseWarning,
+    )
 
-    shown = (ColumnsLeftOutWarning, IdentifierFormatWarning)
+    shown = (ColumnsLeftOutWarning, IdentifierFormatWarning, ContributionBoundWarning, PrivacyUnitHint)
     with warnings.catch_warnings():  # restores ``showwarning`` and the filters on leaving
         previous = warnings.showwarning
 

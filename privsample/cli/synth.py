@@ -107,6 +107,23 @@ Require = Annotated[
         "violates none.",
     ),
 ]
+PrivacyUnitOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--privacy-unit",
+        help="Protect people, not rows: the column naming a person (patient, customer) whose rows are protected "
+        "together. At most --max-rows-per-unit rows of each are kept (chosen at random); the column is never "
+        "written. Neighbours then differ by one person.",
+    ),
+]
+MaxRowsPerUnit = Annotated[
+    Optional[int],
+    typer.Option(
+        "--max-rows-per-unit",
+        help="k: rows kept per person with --privacy-unit (default: chosen privately from a noisy count of rows "
+        "per person). Noise grows with k; a smaller k drops more rows.",
+    ),
+]
 Iters = Annotated[Optional[int], typer.Option("--iters", help="Private-PGM estimation iterations.")]
 MaxMemory = Annotated[float, typer.Option("--max-memory-mb", help="Refuse models estimated above this size.")]
 Workload = Annotated[
@@ -220,6 +237,8 @@ def synth(
     delimiter: Delimiter = None,
     encoding: Encoding = None,
     index_col: IndexCol = None,
+    privacy_unit: PrivacyUnitOpt = None,
+    max_rows_per_unit: MaxRowsPerUnit = None,
     budget_file: BudgetFile = None,
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
@@ -264,6 +283,8 @@ def synth(
         output=output,
         save_model=save_model,
         paths=paths,
+        privacy_unit=privacy_unit,
+        max_rows_per_unit=max_rows_per_unit,
         name=cli_option,
     )  # every check that can refuse from the arguments: once, before anything is charged or read
     note = None if quiet else lambda: err.print(f"note: {RELEASE_RULE}", highlight=False)

@@ -116,9 +116,9 @@ def unit_profile(
     """Spend ``rho`` on the people per grid cell (``histogram``: exact, from the marginal engine) and return the
     profile, with ``k`` if given, else chosen (``choose_k``). Guarantee: module docstring (sensitivity 1 at the
     level of people, whatever k)."""
-    from privsample.privacy.mechanisms import unit_gaussian_measure
+    from privsample.privacy.mechanisms import person_gaussian_measure
 
-    noisy, sigma = unit_gaussian_measure(
+    noisy, sigma = person_gaussian_measure(
         accountant,
         noise,
         np.asarray(histogram, dtype=np.int64),

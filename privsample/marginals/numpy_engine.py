@@ -98,15 +98,18 @@ class NumpyOpener(Opener):
 
     def __init__(self, source, *, frame=None, csv: dict, reading, coding, **_):
         self.source, self.frame, self.csv, self.reading, self.coding = source, frame, csv, reading, coding
+        self._read = False
 
     def values(self):
         from pathlib import Path
 
         from privsample.data.table import read_table
 
-        with self.reading:
-            if self.frame is None:
-                self.frame = read_table(Path(self.source), allow_empty=True, **self.csv)
+        if not self._read:  # once: the reading phase is entered once
+            self._read = True
+            with self.reading:
+                if self.frame is None:
+                    self.frame = read_table(Path(self.source), allow_empty=True, **self.csv)
         return self.frame
 
     def unit_histogram(self, column: str, grid) -> np.ndarray:

@@ -188,6 +188,8 @@ class Accountant:
         if mechanism in NO_MEASUREMENT and noise_scale is None and delta == 0:  # reads and draws nothing
             return
         k, d = self.unit.max_rows, details.get("sensitivity")
+        if details.get("per_person"):  # a query whose sensitivity is stated per person (the unit profile)
+            k = 1
         if not (isinstance(d, (int, float)) and math.isfinite(d) and d >= 0):
             raise ValueError(f"'{label}': a spend under a person-level unit must state its per-record sensitivity")
         if d == 0:
@@ -206,6 +208,20 @@ class Accountant:
 
             if delta < person_stability_delta(noise_scale, tau, k) * (1.0 - CALIBRATION_SLACK):
                 raise ValueError(f"'{label}': delta={delta:.3g} is below the person-level delta of threshold {tau:g}")
+
+    def set_unit(self, unit: PrivacyUnit) -> None:
+        """Fix the unit once its k is known (chosen from the unit profile): allowed while every spend so far was
+        stated per person (``per_person``) or measured nothing, so that no earlier spend was calibrated to
+        another k."""
+        if not isinstance(unit, PrivacyUnit):
+            raise ValueError(f"unit must be a PrivacyUnit, got {unit!r}")
+        calibrated = [
+            e.label for e in self.ledger if not e.details.get("per_person") and e.mechanism not in NO_MEASUREMENT
+        ]
+        if calibrated:
+            raise ValueError(f"the unit is fixed once spends were calibrated to it ({calibrated[0]!r})")
+        self.unit = unit
+        self.neighbouring = unit.neighbouring
 
     def absorb(self, entries: Iterable[LedgerEntry]) -> None:
         """Add spends made elsewhere (e.g. private schema discovery) to this ledger and total."""

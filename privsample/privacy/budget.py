@@ -17,11 +17,7 @@ already covers the discovery: counted twice if that schema was charged too, whic
 ε-DP (cube, draw kary, draw bernoulli without δ, MBDE): ρ = ε²/2 (Bun & Steinke 2016, Prop. 1.4), δ = 0.
 ρ-zCDP samplers (draw product, draw bernoulli with δ): (cdp_rho(ε, δ), 0).
 
-Neighbouring relations. A file is for add/remove-one neighbours (default) or replace-one neighbours (n
-public). MBDE is integrally private (any two datasets): it fits either. In an add/remove file, replace-one
-releases are refused (they say nothing about adding a record). In a replace-one file an add/remove
-ρ-zCDP release counts 4ρ (group privacy for 2 records: a replacement is a removal and an addition, Bun &
-Steinke 2016, Prop. 1.9); one with δ_s > 0 (private discovery) is refused.
+Neighbouring relations: ``privsample.privacy.relations`` (how a run of one relation counts in a file of another).
 
 Reservations. ``Budget.spending`` takes an exclusive lock (``fcntl.flock`` on FILE.lock, which needs a local
 filesystem), re-reads the file, checks the run fits, appends a "reserve" record for its whole charge, writes
@@ -70,42 +66,21 @@ from privsample.errors import DataError, InputError
 from privsample.privacy.accountant import SPEND_HOOKS, BudgetExceeded
 from privsample.privacy.budget_chain import FINAL, digest, file_header, file_number, replay, seal
 from privsample.privacy.conversion import check_eps_delta, cdp_delta, cdp_epsilon, cdp_rho
+from privsample.privacy.relations import (
+    ADD_REMOVE,
+    ANY_TWO,
+    PERSON,
+    RELATIONS,
+    REPLACE_ONE,
+    file_charge,
+    person_neighbours,
+    relation_of,
+)
 
 VERSION = 2
-ADD_REMOVE = "add/remove one record"
-REPLACE_ONE = "replace one record (n public)"
-ANY_TWO = "any two datasets"
-RELATIONS = {"add-remove": ADD_REMOVE, "replace-one": REPLACE_ONE}
 ENV = "PRIVSAMPLE_BUDGET_FILE"
 IN_MEMORY = "in-memory"
 _DERIVED = ("releases", "cancelled")  # what ``read`` adds: never written
-
-
-def relation_of(neighbouring: str) -> str:
-    """ADD_REMOVE, REPLACE_ONE or ANY_TWO for a ledger's neighbouring text."""
-    text = neighbouring.lower()
-    if "any two" in text or "integral" in text:
-        return ANY_TWO
-    if "replace" in text:
-        return REPLACE_ONE
-    return ADD_REMOVE
-
-
-def file_charge(rho: float, delta: float, run: str, file: str, what: str) -> float:
-    """The ρ a run's (ρ, δ) under relation ``run`` counts in a file for relation ``file`` (module docstring)."""
-    if run in (file, ANY_TWO):
-        return rho
-    if file == ADD_REMOVE:  # run is replace-one
-        raise InputError(
-            f"{what} is private for replace-one neighbours with n public, which says nothing about adding or "
-            "removing a record: charge it to a budget file made with --neighbouring replace-one"
-        )
-    if delta > 0:
-        raise InputError(
-            f"{what} is (ρ, δ)-private for add/remove neighbours with δ > 0 (private discovery), which has no "
-            "replace-one charge here: pass a reviewed --schema, or use an add/remove budget file"
-        )
-    return 4 * rho  # group privacy: a replacement is two add/remove steps, (2^2)ρ
 
 
 def fingerprint(source: Any) -> str:
@@ -185,10 +160,14 @@ class Budget:
         dataset: str | None = None,
         neighbouring: str = "add-remove",
     ) -> "Budget":
-        """A new budget file for (epsilon, delta)-DP in total; ``InputError`` if ``path`` exists."""
+        """A new budget file for (epsilon, delta)-DP in total; ``InputError`` if ``path`` exists. ``neighbouring``:
+        add-remove, replace-one or ``person:COLUMN`` (people identified by COLUMN, ``--privacy-unit COLUMN``)."""
         check_eps_delta(epsilon, delta)
-        if neighbouring not in RELATIONS:
-            raise InputError(f"neighbouring must be one of {', '.join(RELATIONS)} (got {neighbouring!r})")
+        person = neighbouring.startswith("person:") and neighbouring[len("person:") :].strip()
+        if neighbouring not in RELATIONS and not person:
+            raise InputError(
+                f"neighbouring must be one of {', '.join(RELATIONS)} or person:COLUMN (got {neighbouring!r})"
+            )
         path = Path(path)
         header = {
             "version": VERSION,
@@ -196,7 +175,7 @@ class Budget:
             "dataset": dataset or "",
             "epsilon": float(epsilon),
             "delta": float(delta),
-            "neighbouring": RELATIONS[neighbouring],
+            "neighbouring": person_neighbours(person) if person else RELATIONS[neighbouring],
             "created": _now(),
             "salt": secrets.token_hex(32),
         }
@@ -258,7 +237,8 @@ class Budget:
             check_eps_delta(data.get("epsilon"), data.get("delta"))
         except InputError as exc:
             raise InputError(f"damaged budget file {p}: {exc}") from None
-        if data.get("neighbouring") not in RELATIONS.values():
+        relation = data.get("neighbouring")
+        if relation not in RELATIONS.values() and not (isinstance(relation, str) and relation.startswith(PERSON)):
             raise InputError(f"damaged budget file {p}: unknown neighbouring {data.get('neighbouring')!r}")
 
     def _check(self, data: Any) -> dict:
@@ -563,6 +543,9 @@ def refuse_seeded(budget: Any, seed: Any) -> None:
 
 
 __all__ = [
+    "ADD_REMOVE",
+    "REPLACE_ONE",
+    "ANY_TWO",
     "Budget",
     "Reservation",
     "fingerprint",

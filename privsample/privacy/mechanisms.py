@@ -91,6 +91,26 @@ def gaussian_measure(
     return _spend_gaussian(accountant, noise, counts, rho, sigma, label, sensitivity, measured, details), sigma
 
 
+def person_gaussian_measure(
+    accountant: Accountant,
+    noise: NoiseSource,
+    counts: np.ndarray,
+    rho: float,
+    label: str,
+    *,
+    sensitivity: float = 1.0,
+    measured: str = "",
+    **details,
+) -> tuple[np.ndarray, float]:
+    """``gaussian_measure`` for a query whose L2 ``sensitivity`` is stated per person, whatever their number of
+    records (the unit profile: one person is one count of a histogram of people), so it is not scaled by the
+    unit's k: sigma = sensitivity / sqrt(2 rho), rho-zCDP under add/remove-one-person neighbours. Recorded as
+    ``per_person`` in the ledger (the accountant's guard checks it at k = 1)."""
+    sigma = sigma_for_rho(rho, sensitivity)
+    details = {**details, "per_person": True}
+    return _spend_gaussian(accountant, noise, counts, rho, sigma, label, sensitivity, measured, details), sigma
+
+
 def gaussian_measure_sigma(
     accountant: Accountant,
     noise: NoiseSource,

@@ -1,0 +1,80 @@
+"""Person-level runs (``privacy_unit``): the checks of a unit column before any spend, and the unit profile that
+fixes k before any other spend.
+
+Neighbouring tables differ by all the rows of one person, the rows sharing a value of the unit column
+(``privsample.privacy.unit``). The NumPy engine keeps at most k rows of each person (contribution bounding,
+``privsample.marginals.bounding``: its stability proof); k is given, or chosen from the noisy unit profile
+(``privsample.data.unit_profile``: sensitivity 1 per person, ``PROFILE_SHARE`` of the budget); the accountant's unit is
+then fixed to k, and every later spend is calibrated to it (and guarded: ``privsample.privacy.accountant``). The
+column itself is never released, counted in a message or written.
+"""
+
+from __future__ import annotations
+
+import warnings
+from fractions import Fraction
+
+from privsample.checks import OptionName
+from privsample.data.schema import Schema
+from privsample.errors import ContributionBoundWarning, InputError
+from privsample.privacy.accountant import Accountant
+from privsample.privacy.noise import NoiseSource
+from privsample.privacy.unit import PrivacyUnit
+from privsample.synth.base import progress_phase
+
+
+def unit_engine(unit: str, engine: str, schema: Schema | None, schema_name: str, name: OptionName) -> str:
+    """The engine of a person-level run (NumPy: the one that bounds contributions), after the public checks of
+    its unit column against the schema."""
+    if schema is not None and unit in schema.all_names:
+        raise InputError(
+            f"{name('privacy_unit')} {unit!r} is a column of {schema_name}: the unit's column is never released; "
+            "leave it out of the schema"
+        )
+    if engine in ("duckdb", "spark"):
+        raise InputError(f"{name('privacy_unit')} needs the numpy engine (contribution bounding), not {engine}")
+    return "numpy"
+
+
+def check_unit_column(unit: str, names: list, where: str, name: OptionName) -> None:
+    """``InputError`` unless the unit's column is among ``names`` (a table's column names: public)."""
+    if unit not in names:
+        raise InputError(f"{name('privacy_unit')} {unit!r} is not a column of {where}")
+
+
+def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
+    """A function of the exact people per cell of the unit grid to k: the unit profile mechanism
+    (``privsample.data.unit_profile``: ``PROFILE_SHARE`` of the budget, sensitivity 1 per person), k given or chosen
+    from it, the accountant's unit fixed to that k before any other spend; a ``ContributionBoundWarning`` states k
+    and the noisy share of rows bounding removes."""
+
+    def profile(histogram) -> int:
+        from privsample.data.unit_profile import PROFILE_SHARE, unit_profile
+        from privsample.marginals.bounding import UNIT_GRID
+
+        rho_u = float(Fraction(PROFILE_SHARE) * Fraction(accountant.rho_total))
+        if r.schema is not None:
+            columns = len(r.schema.columns)
+        else:
+            columns = len(r.header) if r.header is not None else max(len(getattr(r.frame, "columns", ())) - 1, 1)
+        with progress_phase(progress, "unit profile", accountant=accountant, message="rows per person"):
+            prof = unit_profile(
+                histogram,
+                accountant,
+                noise,
+                rho_u,
+                column=r.unit,
+                grid=UNIT_GRID,
+                k=r.max_rows,
+                synthesis_rho=accountant.remaining,
+                columns=columns,
+            )
+        accountant.set_unit(PrivacyUnit(r.unit, prof.k))
+        r.profile = prof
+        warnings.warn(prof.describe(), ContributionBoundWarning, stacklevel=2)
+        return prof.k
+
+    return profile
+
+
+__all__ = ["unit_engine", "check_unit_column", "unit_profiler"]
