@@ -436,7 +436,8 @@ class Lab:
         root = self.root / f"run{self._count}"
         root.mkdir()
         write_table(root / "data.csv", columns, record, how, rows)
-        return release(root, chain, ("replace-one" if how == "replace" else "add-remove") if budget else None)
+        relation = {"replace": "replace-one", "person": "person:person"}.get(how, "add-remove")
+        return release(root, chain, relation if budget else None)
 
     def baseline(self, key: str, chain: Chain, columns, how: str = "add") -> Outcome:
         """The release on D (computed once per command and reused against every neighbour)."""
@@ -870,3 +871,42 @@ def test_public_is_not_the_private_table(lab):
     o = lab.run(chain, MAIN)
     assert o.code == 2 and "public table" in o.text, o.text
     assert budget_records(o) == [] and not (o.root / "out.csv").exists()
+
+
+# -- person-level runs (--privacy-unit) -----------------------------------------------------------------------------
+PEOPLE = ("person",) + MAIN
+HEAVY_ROWS = 12  # the added person's rows: more than k
+
+
+def person_rows(heavy: bool) -> list[dict[str, str]]:
+    """D: the base records, two per person; D′: D and one more person with ``HEAVY_ROWS`` rows, each carrying a
+    distinctive category and an outlier income (a neighbour under add/remove one person)."""
+    rows = [dict(r, person=f"p{i // 2:04d}") for i, r in enumerate(base_rows())]
+    if heavy:
+        extra = dict(TYPICAL, person="HEAVY", color=TOKEN, income=str(OUTLIER))
+        rows += [dict(extra) for _ in range(HEAVY_ROWS)]
+    return rows
+
+
+def person_chain(mode: str, k: int | None, lab: Lab) -> Chain:
+    def chain(d: Path) -> list:
+        argv = synth_chain("user" if mode == "user" else "none", "numpy", lab=lab)(d)[-1]
+        argv = argv + ["--privacy-unit", "person"] + ([] if k is None else ["--max-rows-per-unit", k])
+        return [argv]
+
+    return chain
+
+
+PERSON_CONFIGS = [("none", 3), ("none", None), ("user", 3)]
+
+
+@pytest.mark.parametrize("mode, k", PERSON_CONFIGS, ids=[f"{m}-k{k or 'chosen'}" for m, k in PERSON_CONFIGS])
+def test_person_neighbour(lab, mode, k):
+    """Add/remove one person with more rows than k, under a budget file for people: the same comparisons as every
+    release (the person's distinctive values nowhere, the printed lines and saved fields the same up to marked
+    mechanism outputs, the same budget records)."""
+    chain = person_chain(mode, k, lab)
+    d = lab.run(chain, PEOPLE, how="person", rows=person_rows(False))
+    dp = lab.run(chain, PEOPLE, how="person", rows=person_rows(True))
+    check_neighbours(d, dp, TOKEN)
+    assert "add/remove one person" in d.text and "person" not in (d.root / "out.csv").read_text().splitlines()[0]

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from privsample.checks import OptionName
 from privsample.data.schema import Schema
-from privsample.errors import ContributionBoundWarning, InputError
+from privsample.errors import ContributionBoundWarning, InputError, PrivacyUnitHint
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
 from privsample.privacy.unit import PrivacyUnit
@@ -40,6 +40,34 @@ def check_unit_column(unit: str, names: list, where: str, name: OptionName) -> N
     """``InputError`` unless the unit's column is among ``names`` (a table's column names: public)."""
     if unit not in names:
         raise InputError(f"{name('privacy_unit')} {unit!r} is not a column of {where}")
+
+
+# Column names that usually name a person: ``id``, ``*_id`` / ``*id`` (patient_id, customerid), or a word for one.
+_PERSON_WORDS = ("patient", "customer", "client", "person", "member", "user", "employee", "worker", "student")
+
+
+def unit_candidates(names) -> list[str]:
+    """The column names that look like a person's identifier (public: the names only)."""
+    out = []
+    for n in map(str, names):
+        low = n.strip().lower()
+        words = low.replace("-", "_").replace(" ", "_").split("_")
+        if low == "id" or low.endswith(("_id", " id", "-id")) or any(w in _PERSON_WORDS for w in words):
+            out.append(n)
+    return out
+
+
+def hint_unit(names, name: OptionName) -> None:
+    """A ``PrivacyUnitHint`` for a record-level run on a table with a column named like a person's identifier:
+    from the column names alone, one warning naming the first."""
+    found = unit_candidates(names)
+    if found:
+        warnings.warn(
+            f"column '{found[0]}' looks like a person's identifier: if a person can have several rows, protect "
+            f"people, not rows, with {name('privacy_unit')} {found[0]} (see the guide's 'Privacy unit' page)",
+            PrivacyUnitHint,
+            stacklevel=3,
+        )
 
 
 def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
@@ -69,7 +97,7 @@ def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
                 synthesis_rho=accountant.remaining,
                 columns=columns,
             )
-        accountant.set_unit(PrivacyUnit(r.unit, prof.k))
+        accountant.set_unit(PrivacyUnit(r.unit, prof.k), chosen=prof.chosen)
         r.profile = prof
         warnings.warn(prof.describe(), ContributionBoundWarning, stacklevel=2)
         return prof.k
@@ -77,4 +105,4 @@ def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
     return profile
 
 
-__all__ = ["unit_engine", "check_unit_column", "unit_profiler"]
+__all__ = ["unit_engine", "check_unit_column", "unit_candidates", "hint_unit", "unit_profiler"]

@@ -44,7 +44,7 @@ from privsample.api.accounting import (
     worst_case_domain,
 )
 from privsample.data.dtypes import dtype_specs, frame_dtypes, restore_dtypes
-from privsample.api.person import check_unit_column, unit_engine, unit_profiler
+from privsample.api.person import check_unit_column, hint_unit, unit_engine, unit_profiler
 from privsample.checks import (
     OptionName,
     check_budget,
@@ -317,6 +317,8 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
         run_charge = charge(r)
         charged = r.budget.spending(**run_charge, source=r.source, output=output)
     with charged:
+        if r.unit is None and r.frame is not None:  # an in-memory table's names (public)
+            hint_unit(list(r.frame.columns), r.option_name)
         if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
             header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
@@ -324,6 +326,8 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
                 check_unit_column(r.unit, header, str(r.source), r.option_name)
             r.header = [c for c in header if c != r.unit]  # the unit's column is never modelled nor written
             header = r.header
+            if r.unit is None:
+                hint_unit(header, r.option_name)
             if r.schema is None:  # every column is modelled (with a schema: its columns, checked already)
                 if r.require:  # the columns the comparisons name, from the header (public)
                     check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)

@@ -226,9 +226,11 @@ def _plan(
     return n_hat, plan, splits
 
 
-def _plan_notes(plan: dict[str, Any], rho: float, delta: float, unit: PrivacyUnit = ROW) -> list[str]:
+def _plan_notes(
+    plan: dict[str, Any], rho: float, delta: float, unit: PrivacyUnit = ROW, neighbours: str | None = None
+) -> list[str]:
     """The schema's first notes: the guarantee and the planned category floor (post-processing)."""
-    neighbours = "add/remove-one-record" if unit.is_row else unit.neighbouring
+    neighbours = "add/remove-one-record" if unit.is_row else (neighbours or unit.neighbouring)
     notes = [
         f"Discovered with differential privacy: ({plan['share'] * rho:.6g}, {delta:.3g})-approximate zCDP "
         f"under {neighbours} neighbours (column names treated as public). Rare categories are "
@@ -387,7 +389,9 @@ def _discover_column(run: _Run, name: str, sc: Scan, rho_a: float, rho_b: float)
     return free_text(ident, col, entry, run.notes) if ident is not None and ident.text else (col, entry)
 
 
-def _ledger(entries: list, share: float, rho: float, delta: float, unit: PrivacyUnit = ROW) -> dict[str, Any]:
+def _ledger(
+    entries: list, share: float, rho: float, delta: float, unit: PrivacyUnit = ROW, neighbours: str | None = None
+) -> dict[str, Any]:
     """``schema.ledger``: discovery's entries of the accountant's ledger, in the shape of ``Accountant.to_dict()``."""
     spent_rho = float(sum((Fraction(e.rho) for e in entries), Fraction(0)))
     spent_delta = float(sum((Fraction(e.delta) for e in entries), Fraction(0)))
@@ -398,7 +402,7 @@ def _ledger(entries: list, share: float, rho: float, delta: float, unit: Privacy
             "delta_slack": float(delta),
             "delta_spent": spent_delta,
             "target_epsilon_delta": None,
-            "neighbouring": unit.neighbouring,
+            "neighbouring": neighbours or unit.neighbouring,
             "private": all(e.private for e in entries),
             "mechanism": "private schema discovery",
             **({} if unit.is_row else {"unit": unit.to_dict()}),
@@ -528,7 +532,7 @@ def private_schema(
     count_rho = _row_count_budget(accountant, rho, delta, share, count_share, plan_options)
     start = len(accountant.ledger)
     n_hat, plan, splits = _plan(source, accountant, noise, rho, delta, m, count_rho, share, plan_options)
-    notes = _plan_notes(plan, rho, delta, accountant.unit)
+    notes = _plan_notes(plan, rho, delta, accountant.unit, accountant.neighbouring)  # k marked if chosen
     run = _Run(accountant, noise, n_hat, round_down(Fraction(delta) / m), max_categories, bins, notes)
     columns: list[Column] = []
     outside: list[Identifier | FreeText] = []  # not synthesized (e): at their positions
@@ -540,7 +544,7 @@ def private_schema(
         else:
             columns.append(col)
         report.append(_plain(entry))
-    ledger = _ledger(accountant.ledger[start:], plan["share"], rho, delta, accountant.unit)
+    ledger = _ledger(accountant.ledger[start:], plan["share"], rho, delta, accountant.unit, accountant.neighbouring)
     if not noise.private:
         notes.append(f"{SEEDED_LABEL}: this schema was discovered with seeded noise")
     discovery = _plain(

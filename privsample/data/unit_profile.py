@@ -28,6 +28,7 @@ import numpy as np
 
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
+from privsample.privacy.released import released
 
 PROFILE_SHARE = 0.03  # of the run's rho, for the noisy profile (rows per person)
 CELLS = 16.0  # cells of a typical 2-way marginal in the error proxy of ``choose_k`` (public constant)
@@ -48,10 +49,12 @@ class UnitProfile:
     rows_kept: float
 
     def describe(self) -> str:
+        """One line for the user: k (a mechanism output when chosen) and the noisy share of rows removed."""
+        k = released(self.k) if self.chosen else str(self.k)
         how = "chosen privately" if self.chosen else "given"
         return (
-            f"privacy unit '{self.column}': at most {self.k} rows per person ({how}); bounding removes about "
-            f"{100 * self.removed_share:.1f}% of the rows (a noisy estimate)"
+            f"privacy unit '{self.column}': at most {k} rows per person ({how}); bounding removes about "
+            f"{released(100 * self.removed_share, '.1f')}% of the rows (a noisy estimate), which are not synthesized"
         )
 
     def to_dict(self) -> dict:

@@ -35,6 +35,7 @@ from typing import Any, Iterable
 
 from privsample.errors import PrivsampleError
 from privsample.privacy.conversion import cdp_epsilon, cdp_rho
+from privsample.privacy.released import released
 from privsample.privacy.unit import ROW, PrivacyUnit
 
 
@@ -209,10 +210,10 @@ class Accountant:
             if delta < person_stability_delta(noise_scale, tau, k) * (1.0 - CALIBRATION_SLACK):
                 raise ValueError(f"'{label}': delta={delta:.3g} is below the person-level delta of threshold {tau:g}")
 
-    def set_unit(self, unit: PrivacyUnit) -> None:
+    def set_unit(self, unit: PrivacyUnit, *, chosen: bool = False) -> None:
         """Fix the unit once its k is known (chosen from the unit profile): allowed while every spend so far was
         stated per person (``per_person``) or measured nothing, so that no earlier spend was calibrated to
-        another k."""
+        another k. ``chosen``: k is a mechanism output (from the noisy profile), marked where the ledger prints it."""
         if not isinstance(unit, PrivacyUnit):
             raise ValueError(f"unit must be a PrivacyUnit, got {unit!r}")
         calibrated = [
@@ -221,7 +222,8 @@ class Accountant:
         if calibrated:
             raise ValueError(f"the unit is fixed once spends were calibrated to it ({calibrated[0]!r})")
         self.unit = unit
-        self.neighbouring = unit.neighbouring
+        # k chosen from the noisy unit profile is a mechanism output: printed with its mark
+        self.neighbouring = unit.neighbouring_with(released(unit.max_rows)) if chosen else unit.neighbouring
 
     def absorb(self, entries: Iterable[LedgerEntry]) -> None:
         """Add spends made elsewhere (e.g. private schema discovery) to this ledger and total."""

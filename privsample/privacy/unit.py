@@ -72,9 +72,14 @@ class PrivacyUnit:
     @property
     def neighbouring(self) -> str:
         """The neighbouring relation in words, as the ledger states it."""
+        return self.neighbouring_with(str(self.max_rows))
+
+    def neighbouring_with(self, k_text: str) -> str:
+        """``neighbouring`` with k written as ``k_text`` (marked as a mechanism output when k was chosen from the
+        noisy unit profile: ``privsample.privacy.released``)."""
         if self.is_row:
             return ROW_NEIGHBOURS
-        return f"add/remove one person (≤ {self.max_rows} rows of {self.column})"
+        return f"add/remove one person (≤ {k_text} rows of {self.column})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"column": self.column, "max_rows": self.max_rows}
