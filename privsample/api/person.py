@@ -36,6 +36,23 @@ def unit_engine(unit: str, engine: str, schema: Schema | None, schema_name: str,
     return "numpy"
 
 
+def check_schema_unit(schema: Schema | None, unit: str | None, schema_name: str, name: OptionName) -> None:
+    """``InputError`` when a privately discovered schema's neighbours are not the run's: its ledger is absorbed into
+    the run's, which holds only for the same relation (a record-level discovery says nothing about a person with
+    many records; a person-level one is not charged as a record-level cost here)."""
+    if schema is None or schema.provenance != "private":
+        return
+    saved = ((schema.ledger or {}).get("summary") or {}).get("unit") or {}
+    column = saved.get("column")
+    if column != unit:
+        theirs = f"one person of {column!r}" if column else "one record"
+        ours = f"one person of {unit!r} ({name('privacy_unit')} {unit})" if unit else "one record"
+        raise InputError(
+            f"{schema_name} was discovered privately for add/remove {theirs}, not {ours}: its cost does not carry "
+            "over; give a reviewed schema, or none"
+        )
+
+
 def check_unit_column(unit: str, names: list, where: str, name: OptionName) -> None:
     """``InputError`` unless the unit's column is among ``names`` (a table's column names: public)."""
     if unit not in names:
@@ -105,4 +122,4 @@ def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
     return profile
 
 
-__all__ = ["unit_engine", "check_unit_column", "unit_candidates", "hint_unit", "unit_profiler"]
+__all__ = ["unit_engine", "check_schema_unit", "check_unit_column", "unit_candidates", "hint_unit", "unit_profiler"]

@@ -44,7 +44,7 @@ from privsample.api.accounting import (
     worst_case_domain,
 )
 from privsample.data.dtypes import dtype_specs, frame_dtypes, restore_dtypes
-from privsample.api.person import check_unit_column, hint_unit, unit_engine, unit_profiler
+from privsample.api.person import check_schema_unit, check_unit_column, hint_unit, unit_engine, unit_profiler
 from privsample.checks import (
     OptionName,
     check_budget,
@@ -199,6 +199,7 @@ def check_request(
     schema = load_schema(schema, name)
     if schema is not None:
         schema = add_require(schema, require, name("require"))
+    check_schema_unit(schema, unit, schema_name, name)
     check_public(public, settings.method, schema, source, name)
     frame, engine = _check_table(source, engine, schema, schema_name, index_col, unit, require, name)
     dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values

@@ -47,6 +47,11 @@ def file_charge(rho: float, delta: float, run: str, file: str, what: str) -> flo
     """The ρ a run's (ρ, δ) under relation ``run`` counts in a file for relation ``file`` (module docstring)."""
     if run in (file, ANY_TWO):
         return rho
+    if file.startswith(PERSON) and run.startswith(PERSON):
+        raise InputError(
+            f"{what} protects one person of {run[len(PERSON) :]!r}, not of {file[len(PERSON) :]!r}: a budget file for "
+            f"people ({file}) takes runs with --privacy-unit {file[len(PERSON) :]} only"
+        )
     if file.startswith(PERSON):
         raise InputError(
             f"{what} is private for {run} neighbours, which bounds nothing for a person with many rows: a budget "

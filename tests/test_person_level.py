@@ -1,0 +1,210 @@
+"""Person-level runs end to end (``--privacy-unit`` / ``privacy_unit=``): the public checks before any spend, the
+released table and model, the ledger's unit, the hint on id-like columns, and budget files for people."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privsample
+from privsample.cli.app import main
+from privsample.errors import ContributionBoundWarning, InputError, PrivacyUnitHint
+from privsample.privacy.budget import Budget
+
+FAST = ["--method", "mst", "--iters", "20"]
+
+
+def visits(seed: int = 0, people: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    sizes = np.minimum(rng.geometric(0.25, people), 60)
+    pid = np.repeat([f"P{i:04d}" for i in range(people)], sizes)
+    n = len(pid)
+    return pd.DataFrame(
+        {
+            "patient": pid,
+            "sex": np.repeat(rng.choice(["F", "M"], people), sizes),
+            "dept": rng.choice(["a", "b", "c"], n),
+            "cost": rng.integers(10, 500, n),
+        }
+    )
+
+
+@pytest.fixture
+def table(tmp_path):
+    path = tmp_path / "visits.csv"
+    visits().to_csv(path, index=False)
+    return path
+
+
+def run(argv, capsys) -> tuple[int, str]:
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    cap = capsys.readouterr()
+    return code, " ".join((cap.out + cap.err).split())
+
+
+def test_a_person_level_run_writes_no_unit_column_and_states_the_unit(table, tmp_path, capsys):
+    out, model = tmp_path / "out.csv", tmp_path / "model.zip"
+    code, text = run(
+        [
+            "synth",
+            table,
+            "-o",
+            out,
+            "--epsilon",
+            2,
+            "--privacy-unit",
+            "patient",
+            "--max-rows-per-unit",
+            4,
+            "--save-model",
+            model,
+            *FAST,
+        ],
+        capsys,
+    )
+    assert code == 0, text
+    assert "patient" not in pd.read_csv(out).columns
+    assert "at most 4 rows per person (given)" in text and "of the rows (a noisy estimate)" in text
+    assert "neighbours: add/remove one person (≤ 4 rows of patient)" in text
+    assert "looks like a person's identifier" not in text
+    fitted = privsample.load(model)
+    assert fitted.ledger.summary["unit"] == {"column": "patient", "max_rows": 4}
+    assert fitted.model.params["unit"]["k"] == 4 and not fitted.model.params["unit"]["chosen"]
+    labels = [e["label"] for e in fitted.ledger.entries]
+    assert labels[0] == "unit: rows per person"
+
+
+def test_python_names_the_bound_and_chooses_k(tmp_path):
+    with pytest.warns(ContributionBoundWarning, match="rows per person \\(chosen privately\\)"):
+        res = privsample.synthesize(visits(), epsilon=2, method="mst", privacy_unit="patient", seed=0)
+    assert "patient" not in res.table.columns
+    k = res.model.params["unit"]["k"]
+    assert res.ledger.summary["unit"] == {"column": "patient", "max_rows": k}
+    from privsample.marginals.bounding import UNIT_GRID
+
+    assert k in UNIT_GRID
+
+
+def test_a_column_named_like_an_id_gets_one_hint(table, tmp_path, capsys):
+    code, text = run(["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 2, *FAST], capsys)
+    assert code == 0 and text.count("column 'patient' looks like a person's identifier") == 1, text
+    assert "--privacy-unit patient" in text
+    with pytest.warns(PrivacyUnitHint, match="privacy_unit patient"):
+        privsample.synthesize(visits(), epsilon=2, method="mst", seed=0)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--max-rows-per-unit", 3], "--max-rows-per-unit needs --privacy-unit"),
+        (["--privacy-unit", "nobody"], "a budget file for people (add/remove one person of patient) takes runs"),
+        (["--privacy-unit", "patient", "--max-rows-per-unit", 0], "--max-rows-per-unit must be a whole number >= 1"),
+        (["--privacy-unit", "patient", "--engine", "duckdb"], "--privacy-unit needs the numpy engine"),
+    ],
+)
+def test_bad_unit_options_are_refused_before_any_spend(table, tmp_path, capsys, extra, message):
+    budget = tmp_path / "b.json"
+    Budget.create(budget, epsilon=5, delta=1e-6, neighbouring="person:patient")
+    code, text = run(
+        ["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 1, "--budget-file", budget, *extra, *FAST], capsys
+    )
+    assert code == 2 and message in text, text
+    assert not (tmp_path / "o.csv").exists()
+    assert Budget.open(budget).remaining()[0] == pytest.approx(Budget.open(budget).remaining()[0])
+    spent = [r for r in Budget.open(budget).read()["releases"] if r.get("status") != "cancelled"]
+    assert not spent
+
+
+def test_a_unit_column_missing_from_the_header_is_refused(table, tmp_path, capsys):
+    code, text = run(["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 1, "--privacy-unit", "nobody"], capsys)
+    assert code == 2 and f"--privacy-unit 'nobody' is not a column of {table}" in text, text
+
+
+def test_python_refuses_as_the_command_does():
+    with pytest.raises(InputError, match="max_rows_per_unit needs privacy_unit"):
+        privsample.synthesize(visits(), epsilon=1, max_rows_per_unit=3)
+    with pytest.raises(InputError, match="privacy_unit 'nobody' is not a column of the input table"):
+        privsample.synthesize(visits(), epsilon=1, privacy_unit="nobody")
+
+
+def test_the_unit_column_is_refused_in_a_reviewed_schema(table, tmp_path, capsys):
+    schema = tmp_path / "s.yaml"
+    privsample.Schema.draft(pd.read_csv(table)).reviewed().save(schema)
+    code, text = run(
+        ["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 1, "--schema", schema, "--privacy-unit", "patient"],
+        capsys,
+    )
+    assert code == 2 and "is a column of s.yaml: the unit's column is never released" in text, text
+
+
+def test_a_record_level_private_schema_does_not_carry_over(table, tmp_path, capsys):
+    schema = tmp_path / "p.yaml"
+    assert run(["schema", table, "-o", schema, "--private-epsilon", 1, "--seed", 0], capsys)[0] == 0
+    code, text = run(
+        ["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 1, "--schema", schema, "--privacy-unit", "patient"],
+        capsys,
+    )
+    assert code == 2 and "discovered privately for add/remove one record, not one person" in text, text
+
+
+# -- budget files for people -------------------------------------------------------------------------------------
+def _charges(path) -> list[dict]:
+    return [r for r in json.loads(path.read_text())["records"] if r["kind"] == "reserve"]
+
+
+def test_a_person_file_takes_person_runs_of_its_column_only(table, tmp_path, capsys):
+    people = tmp_path / "people.json"
+    Budget.create(people, epsilon=10, delta=1e-6, neighbouring="person:patient")
+    ok = ["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 1, "--budget-file", people, *FAST]
+    code, text = run(ok + ["--privacy-unit", "patient"], capsys)
+    assert code == 0, text
+    assert _charges(people)[0]["neighbouring"] == "add/remove one person of patient"
+    code, text = run(ok, capsys)  # a record-level run
+    assert code == 2 and "takes runs with --privacy-unit patient only" in text, text
+    assert len(_charges(people)) == 1
+
+
+def test_a_person_run_in_a_record_file_counts_four_times_or_is_refused(table, tmp_path, capsys):
+    rows = tmp_path / "rows.json"
+    Budget.create(rows, epsilon=10, delta=1e-6)
+    base = [
+        "synth",
+        table,
+        "-o",
+        tmp_path / "o.csv",
+        "--epsilon",
+        1,
+        "--budget-file",
+        rows,
+        "--privacy-unit",
+        "patient",
+    ]
+    code, text = run(base + FAST, capsys)  # private discovery: delta > 0
+    assert code == 2 and "which has no charge for records here" in text, text
+    schema = tmp_path / "s.yaml"
+    privsample.Schema.draft(pd.read_csv(table).drop(columns=["patient"])).reviewed().save(schema)
+    code, text = run(base + ["--schema", schema, *FAST], capsys)
+    assert code == 0, text
+    charge = _charges(rows)[-1]
+    from privsample.privacy.conversion import cdp_rho
+
+    assert charge["rho"] == pytest.approx(4 * cdp_rho(1, 1e-9))
+
+
+def test_relations_of_person_ledgers():
+    from privsample.privacy.relations import person_neighbours, relation_of
+
+    assert relation_of("add/remove one person (≤ 7 rows of patient)") == person_neighbours("patient")
+    assert relation_of("add/remove one person (≤ ⟦7⟧ rows of patient)") == person_neighbours("patient")
+    assert relation_of(person_neighbours("x")) == "add/remove one person of x"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert relation_of("add/remove one record") == "add/remove one record"
