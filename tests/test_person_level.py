@@ -162,8 +162,8 @@ def _charges(path) -> list[dict]:
 
 def test_a_person_file_takes_person_runs_of_its_column_only(table, tmp_path, capsys):
     people = tmp_path / "people.json"
-    Budget.create(people, epsilon=10, delta=1e-6, neighbouring="person:patient")
-    ok = ["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 1, "--budget-file", people, *FAST]
+    Budget.create(people, epsilon=20, delta=1e-6, neighbouring="person:patient")
+    ok = ["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 4, "--budget-file", people, *FAST]
     code, text = run(ok + ["--privacy-unit", "patient"], capsys)
     assert code == 0, text
     assert _charges(people)[0]["neighbouring"] == "add/remove one person of patient"
@@ -208,3 +208,17 @@ def test_relations_of_person_ledgers():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert relation_of("add/remove one record") == "add/remove one record"
+
+
+def test_plan_shows_the_noise_at_each_k(table, capsys):
+    from privsample.api.plan import plan
+
+    p = plan(table, epsilon="1", rows=10_000, privacy_unit="patient", probe=False)
+    assert "patient" not in p.columns
+    f = p.unit["forecast"][0]
+    assert f["sigma_2way"]["10"] == pytest.approx(10 * f["sigma_2way"]["1"])
+    assert f["afforded_k"] * f["sigma_2way"]["1"] <= 0.01 * 10_000 < (f["afforded_k"] + 1) * f["sigma_2way"]["1"]
+    code, text = run(["plan", table, "--epsilon", 1, "--privacy-unit", "patient"], capsys)
+    assert code == 0 and "Privacy unit 'patient'" in text, text
+    code, text = run(["plan", table, "--epsilon", 1, "--privacy-unit", "nobody"], capsys)
+    assert code == 2 and "--privacy-unit 'nobody' is not a column of" in text

@@ -87,6 +87,34 @@ def hint_unit(names, name: OptionName) -> None:
         )
 
 
+UNIT_PLAN_K = (1, 2, 3, 5, 10, 20, 50)  # the k the plan shows
+AFFORD_SHARE = 0.01  # k is "afforded" while MST's 2-way noise sd stays within this share of the rows
+
+
+def unit_forecast(entries, unit: str, k: int | None) -> dict:
+    """How the noise of a person-level run grows with k, from a plan's entries (``privsample.api.plan``): every
+    measurement's sd is k times the record-level one at the same budget (the lemma of ``privsample.privacy.unit``),
+    so per epsilon and row count, MST's 2-way sd at each k of ``UNIT_PLAN_K`` (and the given k), its share of the
+    rows, and the largest k keeping it within ``AFFORD_SHARE`` of them. Public: the plan's own forecasts."""
+    ks = sorted(set(UNIT_PLAN_K) | ({k} if k else set()))
+    rows = []
+    for e in [e for e in entries if e.method == "mst"] or list(entries):
+        if "sigma_2way" not in e.noise:
+            continue
+        sigma = float(e.noise["sigma_2way"])
+        afford = max((x for x in range(1, 1025) if x * sigma <= AFFORD_SHARE * e.row_count), default=0)
+        rows.append(
+            {
+                "epsilon": e.epsilon,
+                "method": e.method,
+                "row_count": e.row_count,
+                "sigma_2way": {str(x): x * sigma for x in ks},
+                "afforded_k": afford,
+            }
+        )
+    return {"column": unit, "k": k, "ks": ks, "afford_share": AFFORD_SHARE, "forecast": rows}
+
+
 def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
     """A function of the exact people per cell of the unit grid to k: the unit profile mechanism
     (``privsample.data.unit_profile``: ``PROFILE_SHARE`` of the budget, sensitivity 1 per person), k given or chosen
@@ -122,4 +150,12 @@ def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
     return profile
 
 
-__all__ = ["unit_engine", "check_schema_unit", "check_unit_column", "unit_candidates", "hint_unit", "unit_profiler"]
+__all__ = [
+    "unit_engine",
+    "check_schema_unit",
+    "check_unit_column",
+    "unit_candidates",
+    "hint_unit",
+    "unit_forecast",
+    "unit_profiler",
+]

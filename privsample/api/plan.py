@@ -189,6 +189,7 @@ class Plan:
     rows: list[MethodPlan]
     verdict: list[str]
     discovery: list[dict] = field(default_factory=list)  # without a schema: what discovery keeps, per count and ε
+    unit: dict | None = None  # with a privacy unit: how the noise grows with k (``privsample.api.person``)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -315,6 +316,8 @@ def plan(
     probe: bool = True,
     delimiter: str | None = None,
     encoding: str | None = None,
+    privacy_unit: str | None = None,
+    max_rows_per_unit: int | None = None,
 ) -> Plan:
     """The plan of ``privsample synth`` on the table at ``source`` for each epsilon (a number, a list or
     '0.3,1,3') and method (default: mst, aim and ppsyn), without reading a record (module docstring).
@@ -323,11 +326,14 @@ def plan(
     discovery. ``rows``: the number of records, if that count is public; without it the figures that depend on
     it are stated for each row count of ``GRID_ROWS`` (assumed, not estimated: the file is not measured).
     ``probe``: time this machine (about 0.2 s); False assumes the reference speed. ``delimiter`` /
-    ``encoding``: a CSV file's (default: detected from the header line; UTF-8). ``InputError`` for bad input."""
+    ``encoding``: a CSV file's (default: detected from the header line; UTF-8). ``privacy_unit`` /
+    ``max_rows_per_unit``: a person-level run (``unit_forecast``: the noise at each k). ``InputError`` for bad
+    input."""
     from privsample.data.schema import Schema, check_schema_usable
     from privsample.data.table import table_format
     from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_BINS, worst_case_domain
-    from privsample.checks import check_budget, check_number, cli_option
+    from privsample.api.person import check_unit_column, unit_forecast
+    from privsample.checks import check_budget, check_number, check_unit, cli_option
     from privsample.data.encoding import release_domain
     from privsample.synth.registry import DEFAULT_MAX_MEMORY_MB
 
@@ -350,6 +356,10 @@ def plan(
     if schema is not None:
         check_schema_usable(schema)
     names = header_names(path, delimiter, encoding)
+    unit, k = check_unit(privacy_unit, max_rows_per_unit, cli_option)
+    if unit is not None:
+        check_unit_column(unit, names, str(path), cli_option)
+        names = [c for c in names if c != unit]  # never modelled
     if schema is not None:
         missing = [c.name for c in schema.columns if c.name not in names]
         if missing:
@@ -384,6 +394,7 @@ def plan(
         rows=out,
         verdict=_verdict(out, row_counts, rows is None),
         discovery=forecast,
+        unit=None if unit is None else unit_forecast(out, unit, k),
     )
 
 

@@ -44,6 +44,12 @@ def plan(
     ),
     max_memory_mb: float = typer.Option(8192.0, "--max-memory-mb", help="The memory limit the run would have."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    privacy_unit: Optional[str] = typer.Option(
+        None, "--privacy-unit", help="A person-level run: the column naming a person (how the noise grows with k)."
+    ),
+    max_rows_per_unit: Optional[int] = typer.Option(
+        None, "--max-rows-per-unit", help="k, the rows kept per person, if you would fix it."
+    ),
     delimiter: Optional[str] = delimiter_option(),
     encoding: Optional[str] = encoding_option(),
 ) -> None:
@@ -65,6 +71,8 @@ def plan(
         max_memory_mb=max_memory_mb,
         delimiter=delimiter,
         encoding=encoding,
+        privacy_unit=privacy_unit,
+        max_rows_per_unit=max_rows_per_unit,
     )
     if as_json:
         print(p.to_json())
@@ -98,8 +106,31 @@ def plan(
             _survival_table(p)
     else:
         _grid_tables(p, by, keys)
+    if p.unit is not None:
+        _unit_table(p.unit)
     for line in p.verdict:
         out.print(f"• {line}")
+
+
+def _unit_table(unit: dict) -> None:
+    """Person-level runs: the 2-way noise sd at each k (k times the record-level one) and the k it affords."""
+    ks = unit["ks"]
+    t = Table(title=f"Privacy unit '{unit['column']}': noise sd of a 2-way cell at k rows per person")
+    for col in ("ε", "rows", "method", *[f"k={k}" for k in ks], "σ ≤ 1% rows"):
+        t.add_column(col, justify="right")
+    for f in unit["forecast"]:
+        n = f["row_count"]
+        cells = [_num(f["sigma_2way"][str(k)]) for k in ks]
+        t.add_row(
+            f"{f['epsilon']:g}", f"{n:,}", f["method"], *cells, f"≤ {f['afforded_k']:,}" if f["afforded_k"] else "–"
+        )
+    out.print(t)
+    out.print(
+        "With --privacy-unit every noise sd is k times the record-level one at the same ε (neighbours differ by one "
+        "person, at most k of their rows kept), and so are the records a category needs in discovery: the figures "
+        "above are for k = 1. A smaller k removes more rows of people with many. Without --max-rows-per-unit the run "
+        "chooses k from a noisy count of rows per person (3% of the budget)."
+    )
 
 
 def _one_table(p, by, keys) -> None:
