@@ -59,7 +59,7 @@ def test_a_person_level_run_writes_no_unit_column_and_states_the_unit(table, tmp
             "-o",
             out,
             "--epsilon",
-            2,
+            4,
             "--privacy-unit",
             "patient",
             "--max-rows-per-unit",
