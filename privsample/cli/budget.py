@@ -31,8 +31,8 @@ def init(
     neighbouring: str = typer.Option(
         "add-remove",
         "--neighbouring",
-        help="add-remove (synth, schema, mbde) or replace-one (n public: cube, draw, mbde, and synth with a "
-        "reviewed schema at 4ρ).",
+        help="add-remove (synth, schema, mbde), replace-one (n public: cube, draw, mbde, and synth with a "
+        "reviewed schema at 4ρ) or person:COLUMN (synth --privacy-unit COLUMN: one person, all their rows).",
     ),
 ) -> None:
     """Create a budget file for a total (ε, δ)-DP guarantee across releases."""
