@@ -222,3 +222,22 @@ def test_plan_shows_the_noise_at_each_k(table, capsys):
     assert code == 0 and "Privacy unit 'patient'" in text, text
     code, text = run(["plan", table, "--epsilon", 1, "--privacy-unit", "nobody"], capsys)
     assert code == 2 and "--privacy-unit 'nobody' is not a column of" in text
+
+
+def test_a_person_level_private_schema_carries_its_k_over(table, tmp_path, capsys):
+    schema = tmp_path / "p.yaml"
+    code, text = run(
+        ["schema", table, "-o", schema, "--private-epsilon", 4, "--privacy-unit", "patient", "--max-rows-per-unit", 5],
+        capsys,
+    )
+    assert code == 0 and "neighbours: add/remove one person (≤ 5 rows of patient)" in text, text
+    assert "patient" not in [c.name for c in privsample.Schema.load(schema).columns]
+    base = ["synth", table, "-o", tmp_path / "o.csv", "--epsilon", 6, "--schema", schema, *FAST]
+    code, text = run(base + ["--privacy-unit", "patient", "--max-rows-per-unit", 3], capsys)
+    assert code == 2 and "must be 5 with it" in text, text
+    code, text = run(base, capsys)
+    assert code == 2 and "not one record" in text, text
+    code, text = run(base + ["--privacy-unit", "patient"], capsys)
+    assert code == 0 and "neighbours: add/remove one person (≤ 5 rows of patient)" in text, text
+    code, text = run(["schema", table, "-o", tmp_path / "d.yaml", "--privacy-unit", "patient"], capsys)
+    assert code == 2 and "--privacy-unit needs --private-epsilon" in text

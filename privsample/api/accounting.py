@@ -109,28 +109,49 @@ def discovery_accountant(epsilon: float, delta: float) -> Accountant:
     return Accountant.from_epsilon_delta(epsilon, delta, delta_slack=delta / 2)
 
 
-def discovery_charge(epsilon: float, delta: float, name: OptionName = python_option) -> dict:
-    """What ``discover_schema`` (``privsample schema --private-epsilon``) is charged in a budget file."""
+def discovery_charge(epsilon: float, delta: float, name: OptionName = python_option, unit: str | None = None) -> dict:
+    """What ``discover_schema`` (``privsample schema --private-epsilon``) is charged in a budget file (``unit``: a
+    person-level discovery, charged under the file relation of that column's people)."""
     check_budget(epsilon, delta, name)
     acc = discovery_accountant(epsilon, delta)
-    return accountant_charge("schema --private-epsilon", "private schema discovery", acc, epsilon, delta)
+    charge = accountant_charge("schema --private-epsilon", "private schema discovery", acc, epsilon, delta)
+    if unit is not None:
+        charge["neighbouring"] = person_neighbours(unit)
+    return charge
 
 
-def discover_schema(df, epsilon: float, delta: float, noise: NoiseSource) -> Schema:
+def discover_schema(
+    df,
+    epsilon: float,
+    delta: float,
+    noise: NoiseSource,
+    *,
+    unit: str | None = None,
+    max_rows: int | None = None,
+    seed: int | None = None,
+) -> Schema:
     """The schema of ``df`` discovered under (epsilon, delta)-DP, as ``privsample schema --private-epsilon``
     discovers it: the whole budget goes to discovery (``private_schema`` with ``rho`` of (epsilon, delta/2)
     and delta/2 for the category thresholds, ``DISCOVERY_BINS`` bins, at most ``DISCOVERY_MAX_CATEGORIES``
     categories a column). The schema has provenance "private" and carries the accountant's ledger, so that a
-    later fit with it adds this cost to its own. ``InputError`` for a bad budget, before any spend."""
+    later fit with it adds this cost to its own. ``InputError`` for a bad budget, before any spend.
+
+    ``unit``: person-level discovery (``privsample.api.person``): the unit profile fixes k (``max_rows``, else
+    chosen), at most k rows of each person are kept (``seed``: reproducible selection, NOT private) and the column
+    dropped; the schema's ledger states the unit, and a run with it keeps that k."""
     from privsample.data.discovery import private_schema
 
     check_budget(epsilon, delta)
     acc = discovery_accountant(epsilon, delta)
+    if unit is not None:
+        from privsample.api.person import bound_for_discovery
+
+        df = bound_for_discovery(df, unit, max_rows, acc, noise, seed)
     s = private_schema(
         df,
         acc,
         noise,
-        rho=acc.rho_total,
+        rho=acc.rho_total if unit is None else acc.remaining,  # what the unit profile left
         delta=delta / 2,
         bins=DISCOVERY_BINS,
         max_categories=DISCOVERY_MAX_CATEGORIES,

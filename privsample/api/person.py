@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from fractions import Fraction
+from types import SimpleNamespace
 
 from privsample.checks import OptionName
 from privsample.data.schema import Schema
@@ -20,7 +21,7 @@ from privsample.errors import ContributionBoundWarning, InputError, PrivacyUnitH
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
 from privsample.privacy.unit import PrivacyUnit
-from privsample.synth.base import progress_phase
+from privsample.synth.base import no_progress, progress_phase
 
 
 def unit_engine(unit: str, engine: str, schema: Schema | None, schema_name: str, name: OptionName) -> str:
@@ -36,12 +37,15 @@ def unit_engine(unit: str, engine: str, schema: Schema | None, schema_name: str,
     return "numpy"
 
 
-def check_schema_unit(schema: Schema | None, unit: str | None, schema_name: str, name: OptionName) -> None:
+def check_schema_unit(
+    schema: Schema | None, unit: str | None, schema_name: str, name: OptionName, max_rows: int | None = None
+) -> int | None:
     """``InputError`` when a privately discovered schema's neighbours are not the run's: its ledger is absorbed into
     the run's, which holds only for the same relation (a record-level discovery says nothing about a person with
-    many records; a person-level one is not charged as a record-level cost here)."""
+    many records; a person-level one is not charged as a record-level cost here). Returns the run's k: a
+    person-level schema's own (its noise is calibrated to it), which a given ``max_rows`` must equal."""
     if schema is None or schema.provenance != "private":
-        return
+        return max_rows
     saved = ((schema.ledger or {}).get("summary") or {}).get("unit") or {}
     column = saved.get("column")
     if column != unit:
@@ -51,6 +55,15 @@ def check_schema_unit(schema: Schema | None, unit: str | None, schema_name: str,
             f"{schema_name} was discovered privately for add/remove {theirs}, not {ours}: its cost does not carry "
             "over; give a reviewed schema, or none"
         )
+    if column is None:
+        return max_rows
+    k = int(saved.get("max_rows", 1))
+    if max_rows is not None and max_rows != k:
+        raise InputError(
+            f"{schema_name} was discovered with at most {k} rows per person: {name('max_rows_per_unit')} must be "
+            f"{k} with it (or left out)"
+        )
+    return k
 
 
 def check_unit_column(unit: str, names: list, where: str, name: OptionName) -> None:
@@ -85,6 +98,21 @@ def hint_unit(names, name: OptionName) -> None:
             PrivacyUnitHint,
             stacklevel=3,
         )
+
+
+def bound_for_discovery(df, unit: str, max_rows: int | None, accountant: Accountant, noise: NoiseSource, seed):
+    """``df`` (a table read in memory) bounded to at most k rows per person for ``schema --private-epsilon
+    --privacy-unit``: the unit profile spends first and fixes the accountant's unit (``unit_profiler``), then
+    ``privsample.marginals.bounding.bound``."""
+    from privsample.marginals.bounding import UNIT_GRID, bound, size_histogram
+
+    request = SimpleNamespace(
+        unit=unit, max_rows=max_rows, schema=None, header=[c for c in df.columns if c != unit], frame=None, profile=None
+    )
+    k = unit_profiler(request, accountant, noise, no_progress)(
+        size_histogram(df[unit].to_numpy(dtype=object), UNIT_GRID)
+    )
+    return bound(df, unit, k, seed)
 
 
 UNIT_PLAN_K = (1, 2, 3, 5, 10, 20, 50)  # the k the plan shows

@@ -332,8 +332,8 @@ def plan(
     from privsample.data.schema import Schema, check_schema_usable
     from privsample.data.table import table_format
     from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_BINS, worst_case_domain
-    from privsample.api.person import check_unit_column, unit_forecast
-    from privsample.checks import check_budget, check_number, check_unit, cli_option
+    from privsample.api.person import unit_forecast
+    from privsample.checks import check_budget, check_number, cli_option
     from privsample.data.encoding import release_domain
     from privsample.synth.registry import DEFAULT_MAX_MEMORY_MB
 
@@ -355,11 +355,7 @@ def plan(
         schema = Schema.load(schema)
     if schema is not None:
         check_schema_usable(schema)
-    names = header_names(path, delimiter, encoding)
-    unit, k = check_unit(privacy_unit, max_rows_per_unit, cli_option)
-    if unit is not None:
-        check_unit_column(unit, names, str(path), cli_option)
-        names = [c for c in names if c != unit]  # never modelled
+    names, unit, k = _modelled_names(path, delimiter, encoding, privacy_unit, max_rows_per_unit)
     if schema is not None:
         missing = [c.name for c in schema.columns if c.name not in names]
         if missing:
@@ -396,6 +392,20 @@ def plan(
         discovery=forecast,
         unit=None if unit is None else unit_forecast(out, unit, k),
     )
+
+
+def _modelled_names(path: Path, delimiter, encoding, privacy_unit, max_rows_per_unit) -> tuple[list, Any, Any]:
+    """(the header's column names a run models, the privacy unit's column, k): the unit's column is never
+    modelled (``privsample.api.person``)."""
+    from privsample.api.person import check_unit_column
+    from privsample.checks import check_unit, cli_option
+
+    names = header_names(path, delimiter, encoding)
+    unit, k = check_unit(privacy_unit, max_rows_per_unit, cli_option)
+    if unit is not None:
+        check_unit_column(unit, names, str(path), cli_option)
+        names = [c for c in names if c != unit]
+    return names, unit, k
 
 
 def _discovery_forecast(n: int, e: float, delta: float, m: int) -> dict:

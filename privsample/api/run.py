@@ -199,7 +199,7 @@ def check_request(
     schema = load_schema(schema, name)
     if schema is not None:
         schema = add_require(schema, require, name("require"))
-    check_schema_unit(schema, unit, schema_name, name)
+    max_rows = check_schema_unit(schema, unit, schema_name, name, max_rows)
     check_public(public, settings.method, schema, source, name)
     frame, engine = _check_table(source, engine, schema, schema_name, index_col, unit, require, name)
     dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values

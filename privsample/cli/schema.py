@@ -17,6 +17,7 @@ from privsample.cli.common import (
     out,
     print_discovery,
     print_ledger,
+    shown_warnings,
     warn_seeded,
     warn_unused_columns,
 )
@@ -56,13 +57,24 @@ def schema(
     seed: ExperimentSeed = None,
     delimiter: Delimiter = None,
     encoding: Encoding = None,
+    privacy_unit: Annotated[
+        Optional[str],
+        typer.Option(
+            "--privacy-unit",
+            help="With --private-epsilon: discover for people, not rows (the column naming a person; at most "
+            "--max-rows-per-unit of their rows kept; the column is left out of the schema).",
+        ),
+    ] = None,
+    max_rows_per_unit: Annotated[
+        Optional[int], typer.Option("--max-rows-per-unit", help="k with --privacy-unit (default: chosen privately).")
+    ] = None,
     budget_file: BudgetFile = None,
 ) -> None:
     """Draft a schema: non-private (review it!), private with --private-epsilon, or from a codebook with --from."""
     from functools import partial
 
     from privsample.api.accounting import discovery_charge
-    from privsample.checks import cli_option
+    from privsample.checks import check_unit, cli_option
 
     if codebook is not None:
         _from_codebook(ctx, input, codebook, output)
@@ -72,12 +84,15 @@ def schema(
     check_paths({"INPUT": input, "--budget-file": budget_file}, {"-o/--output": output})
     if private_epsilon is None:
         budget_file = None  # a draft is not a private release: nothing to charge (the env var may be set)
-    charge = partial(discovery_charge, private_epsilon, delta, cli_option)
+    unit, k = check_unit(privacy_unit, max_rows_per_unit, cli_option)
+    if unit is not None and private_epsilon is None:
+        raise PrivsampleError("--privacy-unit needs --private-epsilon: a draft is read off the data, not private")
+    charge = partial(discovery_charge, private_epsilon, delta, cli_option, unit=unit)
     with budget_spending(budget_file, seed, charge, input, (output,)):  # before the data are read
-        _schema(input, output, private_epsilon, delta, seed, delimiter, encoding)
+        _schema(input, output, private_epsilon, delta, seed, delimiter, encoding, unit, k)
 
 
-def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) -> None:
+def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding, unit=None, k=None) -> None:
     from privsample.data.discovery import draft_schema
     from privsample.data.table import read_table
     from privsample.api.accounting import discover_schema
@@ -106,8 +121,12 @@ def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding) ->
         return
     check_budget(private_epsilon, delta, cli_option)
     warn_seeded(seed)
-    with no_loss_warnings():
-        s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True))
+    if unit is not None:
+        from privsample.api.person import check_unit_column
+
+        check_unit_column(unit, [str(c) for c in df.columns], str(input), cli_option)
+    with no_loss_warnings(), shown_warnings(err):
+        s = discover_schema(df, private_epsilon, delta, make_noise(seed, quiet=True), unit=unit, max_rows=k, seed=seed)
     s.save(output)
     print_ledger(s.ledger, err)
     print_discovery(s, err, quiet=True)  # one warning per column discovery lost
@@ -122,6 +141,8 @@ DATA_OPTIONS = {
     "delimiter": "--delimiter",
     "encoding": "--encoding",
     "budget_file": "--budget-file",
+    "privacy_unit": "--privacy-unit",
+    "max_rows_per_unit": "--max-rows-per-unit",
 }
 
 

@@ -216,6 +216,8 @@ class Accountant:
         another k. ``chosen``: k is a mechanism output (from the noisy profile), marked where the ledger prints it."""
         if not isinstance(unit, PrivacyUnit):
             raise ValueError(f"unit must be a PrivacyUnit, got {unit!r}")
+        if unit == self.unit and not chosen:
+            return
         calibrated = [
             e.label for e in self.ledger if not e.details.get("per_person") and e.mechanism not in NO_MEASUREMENT
         ]
