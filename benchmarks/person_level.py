@@ -9,8 +9,8 @@ Tables (our own, seeded, one row per visit; ``patient_id`` names the person and 
   ``cost_band`` (5; from the department and the person's severity, which grows with their number of visits) and
   a ``weekday`` (7; from the region and a day the person prefers).
 * ``mostly_one`` (``SEED + 1``): the same columns, 16,000 people of whom 80% have one row, 18% two to six and 2%
-  a discrete Pareto number (tail index 0.9, 5 to 600; 33,945 rows in all, 18 people past 100 rows): the frequent visitors hold a large
-  share of the rows and differ from the others.
+  a discrete Pareto number (tail index 0.9, 5 to 600; 33,945 rows in all, 18 people past 100 rows): the frequent
+  visitors hold a large share of the rows and differ from the others.
 
 Arms (epsilon 1, and 0.3 for the visits table; delta 1e-9; a public schema of the six categorical columns, so
 that no budget goes to discovery; seeds 0-2: seeded noise and seeded bounding, NOT private; one process per run):
@@ -115,8 +115,12 @@ def make_table(name: str) -> pd.DataFrame:
     person = np.repeat(np.arange(n), rows)
     m = len(person)
     # department: the person's home department with probability rising with their visits, else by age and sex
-    age_dept = np.array([[0.2, 0.02, 0.02, 0.1, 0.46, 0.05, 0.01, 0.14]] * 1 + [[0.3, 0.05, 0.05, 0.2, 0.0, 0.15, 0.05, 0.2]] * 3
-                        + [[0.3, 0.15, 0.1, 0.15, 0.0, 0.08, 0.07, 0.15]] * 2 + [[0.25, 0.25, 0.15, 0.1, 0.0, 0.03, 0.12, 0.1]] * 2)  # fmt: skip
+    age_dept = np.array(
+        [[0.2, 0.02, 0.02, 0.1, 0.46, 0.05, 0.01, 0.14]] * 1
+        + [[0.3, 0.05, 0.05, 0.2, 0.0, 0.15, 0.05, 0.2]] * 3
+        + [[0.3, 0.15, 0.1, 0.15, 0.0, 0.08, 0.07, 0.15]] * 2
+        + [[0.25, 0.25, 0.15, 0.1, 0.0, 0.03, 0.12, 0.1]] * 2
+    )
     a = age[person]
     p_home = 0.3 + 0.6 * frequent[person]
     drawn = (rng.random(m)[:, None] > np.cumsum(age_dept[a], axis=1)).sum(axis=1).clip(0, 7)
@@ -126,7 +130,11 @@ def make_table(name: str) -> pd.DataFrame:
     z = dept_cost[dept] + severity[person] + rng.normal(0, 0.7, m)
     cost = np.digitize(z, [0.4, 1.2, 2.2, 3.2])
     weekend = np.where(region[person] == 5, 0.35, 0.15)
-    wd = np.where(rng.random(m) < 0.5, day[person], np.where(rng.random(m) < weekend, rng.integers(5, 7, m), rng.integers(0, 5, m)))
+    wd = np.where(
+        rng.random(m) < 0.5,
+        day[person],
+        np.where(rng.random(m) < weekend, rng.integers(5, 7, m), rng.integers(0, 5, m)),
+    )
     ids = rng.permutation(n)  # ids in no order of size
     order = rng.permutation(m)  # rows shuffled
     df = pd.DataFrame(
@@ -304,7 +312,8 @@ def write_report(rows: list[dict]) -> None:
                 within_k = all(bk / 2 <= k <= 2 * bk for k in ks)
                 lines += [
                     "",
-                    f"Best fixed k: {bk} (2-way {best[1]:.3f}); chosen k: 2-way {c2:.3f} = {c2 / best[1]:.2f}× the best "
+                    f"Best fixed k: {bk} (2-way {best[1]:.3f}); chosen k: 2-way {c2:.3f} = {c2 / best[1]:.2f}× "
+                    "the best "
                     f"({'within' if c2 <= 2 * best[1] else 'NOT within'} 2×); chosen k {ks}: "
                     f"{'all within' if within_k else 'not all within'} a factor 2 of {bk}.",
                 ]
