@@ -52,6 +52,8 @@ import pandas as pd
 
 from common import RESULTS, ROOT, peak_rss_mb, run_worker
 
+sys.path.insert(0, str(ROOT))  # the privsample of this checkout (its worker processes run this file too)
+
 SEED = 20261201
 DELTA = 1e-9
 CACHE = ROOT / "benchmarks" / ".cache"
