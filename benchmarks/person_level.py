@@ -261,6 +261,11 @@ def _spread(vals: list[float], fmt: str = "{:.3f}") -> str:
     return f"{fmt.format(m)} ({fmt.format(min(vals))}–{fmt.format(max(vals))})"
 
 
+def _order(combo: tuple[str, str, str]) -> tuple:
+    table, method, eps = combo
+    return (-float(eps), TABLES.index(table), method)
+
+
 def write_report(rows: list[dict]) -> None:
     from collections import defaultdict
 
@@ -283,7 +288,9 @@ def write_report(rows: list[dict]) -> None:
     tags = list(dict.fromkeys(r["tag"] for r in rows))
     for tag in tags:
         lines += [f"## Unit profile: {tag}", ""]
-        for table, method, eps in dict.fromkeys((t, m, e) for (tg, t, m, e, _a) in groups if tg == tag):
+        for table, method, eps in sorted(
+            dict.fromkeys((t, m, e) for (tg, t, m, e, _a) in groups if tg == tag), key=_order
+        ):
             lines += [
                 f"### `{table}`, {method.upper()}, ε = {eps}",
                 "",
@@ -350,7 +357,7 @@ def plot(rows: list[dict]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    combos = list(dict.fromkeys((r["table"], r["method"], r["epsilon"]) for r in rows))
+    combos = sorted(dict.fromkeys((r["table"], r["method"], r["epsilon"]) for r in rows), key=_order)
     fig, axes = plt.subplots(1, len(combos), figsize=(4.5 * len(combos), 3.6), squeeze=False)
     tags = list(dict.fromkeys(r["tag"] for r in rows))
     for ax, (table, method, eps) in zip(axes[0], combos):
