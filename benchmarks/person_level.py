@@ -21,14 +21,14 @@ that no budget goes to discovery; seeds 0-2: seeded noise and seeded bounding, N
 * ``chosen``: ``privacy_unit="patient_id"``, k chosen privately from the noisy unit profile (the k of each seed
   is reported).
 
-Methods: MST (``--methods mst,aim`` adds AIM). Metrics against the REAL full table (all its rows, not the bounded
-one), exact and NOT private: mean 1-way and mean 2-way error over all columns and pairs (L1 of the normalised
-marginals, 0..2, ``privsample.evaluation.evaluate``); the share of rows bounding removed (exact, from the real
-table and k; for this report only); for person-level runs the profile's noisy estimate of that share (released)
-beside it; the fit's wall time and the worker's peak RSS (``resource.getrusage``, measured before the
+Methods: MST and AIM at epsilon 1, MST at 0.3 (``--methods``). Metrics against the REAL full table (all its
+rows, not the bounded one), exact and NOT private: mean 1-way and mean 2-way error over all columns and pairs (L1
+of the normalised marginals, 0..2, ``privsample.evaluation.evaluate``); the share of rows bounding removed (exact,
+from the real table and k; for this report only); for person-level runs the profile's estimate of that share
+(released) beside it; the fit's wall time and the worker's peak RSS (``resource.getrusage``, measured before the
 evaluation).
 
-    python benchmarks/person_level.py --seeds 0,1,2                      # visits and mostly_one, epsilon 1
+    python benchmarks/person_level.py --seeds 0,1,2 --methods mst,aim    # visits and mostly_one, epsilon 1
     python benchmarks/person_level.py --tables visits --epsilons 0.3
     python benchmarks/person_level.py --report                           # rewrite the page and the figure
     python benchmarks/person_level.py --profiles --tag before            # the chosen k over 200 noise draws
@@ -282,7 +282,10 @@ def write_report(rows: list[dict]) -> None:
         "all pairs, 0..2); mean (min–max) over the seeds. `row` is the row-level run at the same ε: a weaker "
         "guarantee (one row, not one person), the reference. `removed` is exact (NOT private, for this report "
         "only); `est.` is the profile's noisy estimate, which the run releases. Time: the fit (synthesis and "
-        "sampling); memory: the worker's peak RSS before the evaluation.",
+        "sampling; it varies with the load of the shared machine); memory: the worker's peak RSS before the "
+        "evaluation. `before`: the unit profile with `PROFILE_SHARE` 0.03, `CELLS` 16 and its noisy counts only "
+        "clipped at zero; `after`: denoised (`unit_profile.denoise`), `PROFILE_SHARE` 0.05, `CELLS` 48. What was "
+        "tried, and the estimate of rows removed against the truth: `person_level.notes.md`.",
         "",
     ]
     tags = list(dict.fromkeys(r["tag"] for r in rows))
@@ -358,9 +361,13 @@ def plot(rows: list[dict]) -> None:
     import matplotlib.pyplot as plt
 
     combos = sorted(dict.fromkeys((r["table"], r["method"], r["epsilon"]) for r in rows), key=_order)
-    fig, axes = plt.subplots(1, len(combos), figsize=(4.5 * len(combos), 3.6), squeeze=False)
+    ncols = min(3, len(combos))
+    nrows = -(-len(combos) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.6 * nrows), squeeze=False)
+    for ax in axes.ravel()[len(combos) :]:
+        ax.axis("off")
     tags = list(dict.fromkeys(r["tag"] for r in rows))
-    for ax, (table, method, eps) in zip(axes[0], combos):
+    for ax, (table, method, eps) in zip(axes.ravel(), combos):
         sel = [r for r in rows if (r["table"], r["method"], r["epsilon"]) == (table, method, eps)]
         fixed = [r for r in sel if r["arm"].startswith("k=") and r["tag"] == tags[0]]
         ks = sorted({int(r["arm"][2:]) for r in fixed})
