@@ -11,7 +11,7 @@ Kamath & Steinke 2020). The grid and sigma (a public function of rho_u) are publ
 noisy counts is post-processing, with no further read of the records:
 
 * the denoised profile (``denoise``): a noisy count of 1 sigma or 2 is mostly noise, and in the cells of many rows per
-  person (representative sizes up to 1448) a few dozen noise people would count as more rows than the whole table
+  person (representative sizes up to 1448) a few dozen people of noise could count for more rows than the table
   holds. The cells below ``TAIL_FROM`` rows are kept when at least ``DENOISE_Z`` sigma, else set to zero; from
   ``TAIL_FROM`` up, the counts are fitted by a non-increasing sequence (least squares: pool adjacent violators, as
   the tail of the distribution of rows per person thins out over cells of growing widths) and each pooled block of
@@ -22,10 +22,11 @@ noisy counts is post-processing, with no further read of the records:
   people hold many rows (``benchmarks/results/person_level.md`` compares it with the truth);
 * the chosen k, when none is given (``choose_k``): the grid value minimising an error proxy for a 2-way marginal,
   the share of rows removed plus the noise that k brings, ``sqrt(2/pi) * CELLS * sigma_k / n_k`` with
-  sigma_k = k * sqrt(MARGINALS / (2 rho)) (rho the synthesis budget spread over ``MARGINALS`` measurements per
-  column count) and n_k the rows kept; public parameters and the denoised counts only.
+  sigma_k = k * sqrt(m / (2 rho)) (rho the synthesis budget spread over m = ``MARGINALS_PER_COLUMN`` times the
+  column count measurements) and n_k the rows kept; public parameters and the denoised counts only.
 
-The ledger, the model and the report show k and the noisy share removed; the exact counts never leave here.
+The ledger, the model and the report show k and the estimated share removed (from the noisy counts); the exact
+counts never leave here.
 """
 
 from __future__ import annotations
