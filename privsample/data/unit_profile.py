@@ -7,16 +7,26 @@ person (``UNIT_GRID``: 1, 2, 3, 4, 5, 6, 8, 10, ...), on the table before boundi
 Guarantee: rho_u-zCDP under person-level neighbours (add/remove all the rows of one person). A person falls in
 exactly one cell (by their number of rows), so adding or removing one moves one count by one: L2 sensitivity 1,
 whatever their number of rows, and the discrete Gaussian noise sigma = 1/sqrt(2 rho_u) gives rho_u-zCDP (Canonne,
-Kamath & Steinke 2020). The grid is public; everything derived from the noisy counts is post-processing:
+Kamath & Steinke 2020). The grid and sigma (a public function of rho_u) are public; everything derived from the
+noisy counts is post-processing, with no further read of the records:
 
+* the denoised profile (``denoise``): a noisy count of 1 sigma or 2 is mostly noise, and in the cells of many rows per
+  person (representative sizes up to 1448) a few dozen people of noise could count for more rows than the table
+  holds. The cells below ``TAIL_FROM`` rows are kept when at least ``DENOISE_Z`` sigma, else set to zero; from
+  ``TAIL_FROM`` up, the counts are fitted by a non-increasing sequence (least squares: pool adjacent violators, as
+  the tail of the distribution of rows per person thins out over cells of growing widths) and each pooled block of
+  c cells is kept when its mean is at least ``DENOISE_Z * sigma / sqrt(c)`` (the sd of that mean), else set to zero;
 * the share of rows bounding removes at k (``removed_share``), with each cell's people taken at the cell's
-  geometric middle (twice its lower edge for the open last cell) and negative counts at zero;
+  geometric middle (twice its lower edge for the open last cell), from the denoised profile. It is an estimate:
+  people spread thinly over the cells of many rows are not told apart from noise, so it tends to be low when a few
+  people hold many rows (``benchmarks/results/person_level.md`` compares it with the truth);
 * the chosen k, when none is given (``choose_k``): the grid value minimising an error proxy for a 2-way marginal,
   the share of rows removed plus the noise that k brings, ``sqrt(2/pi) * CELLS * sigma_k / n_k`` with
-  sigma_k = k * sqrt(MARGINALS / (2 rho)) (rho the synthesis budget spread over ``MARGINALS`` measurements per
-  column count) and n_k the rows kept; public parameters and noisy counts only.
+  sigma_k = k * sqrt(m / (2 rho)) (rho the synthesis budget spread over m = ``MARGINALS_PER_COLUMN`` times the
+  column count measurements) and n_k the rows kept; public parameters and the denoised counts only.
 
-The ledger, the model and the report show k and the noisy share removed; the exact counts never leave here.
+The ledger, the model and the report show k and the estimated share removed (from the noisy counts); the exact
+counts never leave here.
 """
 
 from __future__ import annotations
@@ -30,15 +40,18 @@ from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
 from privsample.privacy.released import released
 
-PROFILE_SHARE = 0.03  # of the run's rho, for the noisy profile (rows per person)
-CELLS = 16.0  # cells of a typical 2-way marginal in the error proxy of ``choose_k`` (public constant)
+PROFILE_SHARE = 0.05  # of the run's rho, for the noisy profile (rows per person)
+CELLS = 48.0  # cells of a typical 2-way marginal (e.g. 6 x 8) in the error proxy of ``choose_k`` (public constant)
 MARGINALS_PER_COLUMN = 2.0  # measurements per column in the proxy (MST: every 1-way and a tree of 2-ways)
+DENOISE_Z = 1.5  # a cell (or a pooled block's mean) below this many standard deviations is taken as empty
+TAIL_FROM = 8  # rows per person from which the denoised profile is non-increasing from cell to cell
 
 
 @dataclass(frozen=True)
 class UnitProfile:
     """A released unit profile: the unit column's name, k (``chosen``: privately, else given), the noisy people
-    per grid cell (``people``), the noisy share of rows bounding removes at k and the noisy rows kept."""
+    per grid cell (``people``, as drawn), the estimated share of rows bounding removes at k and the rows kept
+    (from the denoised profile: ``denoise``) and the noise's sigma (public)."""
 
     column: str
     k: int
@@ -47,6 +60,7 @@ class UnitProfile:
     people: tuple[float, ...]
     removed_share: float
     rows_kept: float
+    sigma: float = 0.0
 
     def describe(self) -> str:
         """One line for the user: k (a mechanism output when chosen) and the noisy share of rows removed."""
@@ -66,6 +80,7 @@ class UnitProfile:
             "people": list(self.people),
             "removed_share": self.removed_share,
             "rows_kept": self.rows_kept,
+            "sigma": self.sigma,
         }
 
 
@@ -76,25 +91,55 @@ def _sizes(grid) -> np.ndarray:
     return np.sqrt(g * np.maximum(upper, g))
 
 
+def _pool_non_increasing(y: np.ndarray) -> list[tuple[float, int]]:
+    """The least-squares non-increasing fit of ``y`` (pool adjacent violators), as (block mean, cells) from the
+    first block on."""
+    blocks: list[tuple[float, int]] = []
+    for v in y.tolist():
+        mean, cells = float(v), 1
+        while blocks and blocks[-1][0] < mean:
+            m0, c0 = blocks.pop()
+            mean, cells = (m0 * c0 + mean * cells) / (c0 + cells), c0 + cells
+        blocks.append((mean, cells))
+    return blocks
+
+
+def denoise(people, grid, sigma: float) -> np.ndarray:
+    """The denoised people per cell (module docstring): post-processing of the noisy counts ``people`` with the
+    public ``grid`` and noise scale ``sigma``; non-negative. ``sigma`` 0 only clips negative counts."""
+    h = np.asarray(people, dtype=np.float64)
+    if sigma <= 0:
+        return np.maximum(h, 0.0)
+    tail = int(np.searchsorted(np.asarray(grid), TAIL_FROM, side="left"))
+    out = np.where(h[:tail] >= DENOISE_Z * sigma, h[:tail], 0.0)
+    fitted: list[float] = []
+    for mean, cells in _pool_non_increasing(h[tail:]):
+        fitted += [mean if mean >= DENOISE_Z * sigma / math.sqrt(cells) else 0.0] * cells
+    return np.maximum(np.r_[out, np.asarray(fitted, dtype=np.float64)], 0.0)
+
+
 def rows_kept(people, grid, k: int) -> tuple[float, float]:
-    """(rows kept at k, rows in all), from noisy people per cell (post-processing)."""
+    """(rows kept at k, rows in all), from people per cell taken at the cells' representative sizes (negative
+    counts at zero)."""
     h = np.maximum(np.asarray(people, dtype=np.float64), 0.0)
     s = _sizes(grid)
     return float(np.sum(h * np.minimum(s, k))), float(np.sum(h * s))
 
 
 def removed_share(people, grid, k: int) -> float:
-    """The share of rows bounding to ``k`` rows per person removes, from noisy people per cell."""
+    """The share of rows bounding to ``k`` rows per person removes, from people per cell (``rows_kept``)."""
     kept, total = rows_kept(people, grid, k)
     return 0.0 if total <= 0 else float(min(max(1.0 - kept / total, 0.0), 1.0))
 
 
-def choose_k(people, grid, rho: float, columns: int) -> int:
+def choose_k(people, grid, rho: float, columns: int, sigma: float = 0.0) -> int:
     """The grid value of k with the least error proxy (module docstring): post-processing of the noisy profile
-    and public quantities (``rho`` for the synthesis, ``columns`` from the header)."""
+    (denoised with its noise scale ``sigma``: ``denoise``) and public quantities (``rho`` for the synthesis,
+    ``columns`` from the header)."""
+    h = denoise(people, grid, sigma)
     best, best_err = int(grid[0]), math.inf
     for k in grid:
-        kept, total = rows_kept(people, grid, k)
+        kept, total = rows_kept(h, grid, k)
         if kept <= 0 or total <= 0:
             continue
         sigma = k * math.sqrt(MARGINALS_PER_COLUMN * max(columns, 1) / (2.0 * rho))
@@ -131,9 +176,10 @@ def unit_profile(
     )
     people = tuple(float(x) for x in noisy)
     chosen = k is None
-    k = choose_k(people, grid, synthesis_rho, columns) if chosen else int(k)
-    kept, _ = rows_kept(people, grid, k)
-    return UnitProfile(column, k, chosen, tuple(grid), people, removed_share(people, grid, k), kept)
+    k = choose_k(people, grid, synthesis_rho, columns, sigma) if chosen else int(k)
+    h = denoise(people, grid, sigma)
+    kept, _ = rows_kept(h, grid, k)
+    return UnitProfile(column, k, chosen, tuple(grid), people, removed_share(h, grid, k), kept, float(sigma))
 
 
-__all__ = ["PROFILE_SHARE", "UnitProfile", "unit_profile", "choose_k", "removed_share", "rows_kept"]
+__all__ = ["PROFILE_SHARE", "UnitProfile", "unit_profile", "choose_k", "denoise", "removed_share", "rows_kept"]
