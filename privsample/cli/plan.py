@@ -129,7 +129,7 @@ def _unit_table(unit: dict) -> None:
         "With --privacy-unit every noise sd is k times the record-level one at the same ε (neighbours differ by one "
         "person, at most k of their rows kept), and so are the records a category needs in discovery: the figures "
         "above are for k = 1. A smaller k removes more rows of people with many. Without --max-rows-per-unit the run "
-        "chooses k from a noisy count of rows per person (3% of the budget)."
+        "chooses k from a noisy count of rows per person (5% of the budget)."
     )
 
 
