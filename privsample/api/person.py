@@ -167,7 +167,7 @@ def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
                 column=r.unit,
                 grid=UNIT_GRID,
                 k=r.max_rows,
-                synthesis_rho=accountant.remaining,
+                synthesis_rho=max(accountant.remaining - rho_u, rho_u),  # what the profile leaves
                 columns=columns,
             )
         accountant.set_unit(PrivacyUnit(r.unit, prof.k), chosen=prof.chosen)

@@ -114,6 +114,8 @@ def plan(
 
 def _unit_table(unit: dict) -> None:
     """Person-level runs: the 2-way noise sd at each k (k times the record-level one) and the k it affords."""
+    from privsample.data.unit_profile import PROFILE_SHARE
+
     ks = unit["ks"]
     t = Table(title=f"Privacy unit '{unit['column']}': noise sd of a 2-way cell at k rows per person")
     for col in ("ε", "rows", "method", *[f"k={k}" for k in ks], "σ ≤ 1% rows"):
@@ -129,7 +131,7 @@ def _unit_table(unit: dict) -> None:
         "With --privacy-unit every noise sd is k times the record-level one at the same ε (neighbours differ by one "
         "person, at most k of their rows kept), and so are the records a category needs in discovery: the figures "
         "above are for k = 1. A smaller k removes more rows of people with many. Without --max-rows-per-unit the run "
-        "chooses k from a noisy count of rows per person (5% of the budget)."
+        f"chooses k from a noisy count of rows per person ({PROFILE_SHARE:.0%} of the budget)."
     )
 
 
