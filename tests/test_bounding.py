@@ -100,3 +100,37 @@ def test_a_person_with_ten_times_k_rows_moves_no_marginal_by_more_than_k(k):
         diff = np.abs(a[clique].astype(np.int64) - b[clique].astype(np.int64))
         assert diff.sum() <= k, (clique, diff.sum())
         assert np.sqrt((diff**2).sum()) <= k
+
+
+def test_one_person_costs_at_most_rho_through_bounding_and_the_measurement():
+    """D and D′ (D and one person with 10 k rows, all in one cell): through contribution bounding and MST's one-way
+    measurement under a unit of k, the noisy count of that cell moves by k on average while its noise sd is
+    k / sqrt(2 rho), so the privacy loss shift^2 / (2 sd^2) is rho. Without the factor k in the noise it would be
+    k^2 rho: this test fails if the sensitivity factor, the noise scale or the bound were wrong."""
+    from privsample.privacy.accountant import Accountant
+    from privsample.privacy.noise import SeededNoise
+    from privsample.privacy.unit import PrivacyUnit
+    from privsample.synth.base import no_progress
+    from privsample.synth.mst import MST
+
+    k, rho, reps = 4, 0.05, 300
+    df = _table(2)
+    heavy = pd.DataFrame({"person": "heavy", "a": "x", "b": "u", "c": "1"}, index=range(10 * k))
+    schema = dataclasses.replace(draft_schema(df.drop(columns=["person"])), provenance="user")
+    release = release_domain(schema, False)
+    x = list(release.domain().attributes).index("a")
+    cell = list(release.columns[x].categories).index("x")
+
+    def noisy_cell(frame: pd.DataFrame, rep: int) -> float:
+        opener = NumpyOpener(None, frame=frame, csv={}, reading=_null(), coding=_null())
+        opener.bound("person", k, seed=11)  # the same selection for everyone else on D and D′
+        acc = Accountant(10.0, unit=PrivacyUnit("person", k))
+        one_way, _ = MST._measure_one_way(opener.engine(release), acc, SeededNoise(rep, quiet=True), no_progress, rho)
+        return float(one_way["a"][0][cell])
+
+    d = np.array([noisy_cell(df, r) for r in range(reps)])
+    dp = np.array([noisy_cell(pd.concat([df, heavy], ignore_index=True), r) for r in range(reps)])
+    shift, sd = float(np.mean(dp - d)), float(np.std(d))  # the same noise seeds: dp - d is the exact shift
+    assert shift == pytest.approx(k)
+    assert sd == pytest.approx(k / np.sqrt(2 * rho), rel=0.1)
+    assert shift**2 / (2 * sd**2) <= 1.25 * rho
