@@ -142,11 +142,17 @@ def check_index_col(value: Any, name: OptionName = python_option) -> str | int |
 MAX_ROWS_PER_UNIT = 1024  # the largest k of contribution bounding (the last value of its public grid)
 
 
-def check_unit(unit: Any, max_rows: Any, name: OptionName = python_option) -> tuple[str | None, int | None]:
+def check_unit(
+    unit: Any, max_rows: Any, name: OptionName = python_option, unit_ids: Any = "none"
+) -> tuple[str | None, int | None]:
     """(privacy unit column, k): None or a column name (non-empty text); k None (chosen privately) or a whole number
-    in [1, ``MAX_ROWS_PER_UNIT``], given only with a unit."""
+    in [1, ``MAX_ROWS_PER_UNIT``], given only with a unit; ``unit_ids`` none or fresh (fresh only with a unit)."""
     if unit is not None and not (isinstance(unit, str) and unit.strip()):
         raise InputError(f"{name('privacy_unit')} must be a column name (got {unit!r})")
+    if unit_ids not in ("none", "fresh"):
+        raise InputError(f"{name('unit_ids')} must be none or fresh (got {unit_ids!r})")
+    if unit_ids == "fresh" and unit is None:
+        raise InputError(f"{name('unit_ids')} fresh needs {name('privacy_unit')}: the column the ids go in")
     if max_rows is None:
         return unit, None
     if unit is None:

@@ -241,3 +241,25 @@ def test_a_person_level_private_schema_carries_its_k_over(table, tmp_path, capsy
     assert code == 0 and "neighbours: add/remove one person (≤ 5 rows of patient)" in text, text
     code, text = run(["schema", table, "-o", tmp_path / "d.yaml", "--privacy-unit", "patient"], capsys)
     assert code == 2 and "--privacy-unit needs --private-epsilon" in text
+
+
+def test_fresh_unit_ids_group_rows_as_the_profile_says(tmp_path, table, capsys):
+    real = visits()
+    res = privsample.synthesize(real, epsilon=4, method="mst", privacy_unit="patient", unit_ids="fresh", seed=0)
+    t = res.table
+    assert list(t.columns)[0] == "patient" and t["patient"].str.fullmatch(r"[0-9a-f]{16}").all()
+    k = res.model.params["unit"]["k"]
+    per = t["patient"].value_counts()
+    assert per.max() <= k and 1.5 < per.mean() <= k
+    assert not set(t["patient"]) & set(real["patient"])
+    model = tmp_path / "m.zip"
+    res.model.save(model)
+    again = privsample.load(model).sample(100, seed=1)
+    assert list(again.columns)[0] == "patient"
+    with pytest.raises(InputError, match="unit_ids fresh needs privacy_unit"):
+        privsample.synthesize(real, epsilon=1, unit_ids="fresh")
+    out = tmp_path / "o.csv"
+    code, text = run(
+        ["synth", table, "-o", out, "--epsilon", 4, "--privacy-unit", "patient", "--unit-ids", "fresh", *FAST], capsys
+    )
+    assert code == 0 and pd.read_csv(out, dtype=str).columns[0] == "patient", text

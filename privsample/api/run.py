@@ -119,6 +119,7 @@ class Request:
     unit: str | None = None  # the privacy unit's column: person-level neighbours (``privsample.privacy.unit``)
     max_rows: int | None = None  # k of contribution bounding; None: chosen from the noisy unit profile
     profile: Any = None  # the released unit profile (``privsample.data.unit_profile``), once fitted
+    unit_ids: str = "none"  # "fresh": the output's unit column of fresh ids (``privsample.data.unit_ids``)
 
 
 @dataclass
@@ -165,6 +166,7 @@ def check_request(
     paths: dict | None = None,
     privacy_unit: Any = None,
     max_rows_per_unit: Any = None,
+    unit_ids: Any = "none",
     name: OptionName = python_option,
     **run: Any,
 ) -> Request:
@@ -195,7 +197,7 @@ def check_request(
     seed = check_seed(seed, name)
     schema_name = Path(schema).name if isinstance(schema, (str, os.PathLike)) else "the schema"
     require = check_require(require, name)
-    unit, max_rows = check_unit(privacy_unit, max_rows_per_unit, name)
+    unit, max_rows = check_unit(privacy_unit, max_rows_per_unit, name, unit_ids)
     schema = load_schema(schema, name)
     if schema is not None:
         schema = add_require(schema, require, name("require"))
@@ -237,6 +239,7 @@ def check_request(
         save_model=None if save_model is None else Path(save_model),
         unit=unit,
         max_rows=max_rows,
+        unit_ids=unit_ids,
         **run,
     )
 
@@ -390,6 +393,8 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
     model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": r.engine})
     if r.profile is not None:  # the unit profile: noisy figures and k only
         model.params["unit"] = r.profile.to_dict()
+        if r.unit_ids == "fresh":
+            model.params["unit_ids"] = "fresh"
     if r.dtypes is not None:  # a DataFrame's dtypes, for its synthetic tables (public; categories as released)
         model.params["dtypes"] = dtype_specs(r.dtypes, model.schema)
     table = None
@@ -464,7 +469,11 @@ def write_sample(model, rows: int, seed, output: Path, progress=no_progress, whe
 def model_columns(model) -> list:
     """A fitted model's output columns: its schema's (public), else its attributes' names."""
     schema = getattr(model, "schema", None)
-    return schema.output_columns if schema is not None else list(model.model.domain.attributes)
+    columns = schema.output_columns if schema is not None else list(model.model.domain.attributes)
+    params = getattr(model, "params", None) or {}
+    if params.get("unit_ids") == "fresh":  # a column of 16-digit ids first
+        columns = [params["unit"]["column"], *columns]
+    return columns
 
 
 def check_draw(rows: Any, seed: Any, name: OptionName = python_option) -> tuple[int | None, int | None]:

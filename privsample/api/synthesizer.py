@@ -92,6 +92,7 @@ class Synthesizer:
         index_col: str | int | None = None,
         privacy_unit: str | None = None,
         max_rows_per_unit: int | None = None,
+        unit_ids: str = "none",
     ) -> Synthesizer:
         """Fit on ``data`` under (epsilon, delta)-DP; returns ``self``.
 
@@ -113,6 +114,8 @@ class Synthesizer:
         person-level neighbours, at most ``max_rows_per_unit`` rows of each person kept (None: chosen privately
         from a noisy count of rows per person); the column is never released (see the guide's "Privacy unit"
         page). A ``ContributionBoundWarning`` states k and the noisy share of rows bounding removes.
+        ``unit_ids``: ``"fresh"`` gives the synthetic tables a column of that name of fresh person ids, grouping
+        rows as the released rows per person (``privsample.data.unit_ids``); ``"none"`` (default): no such column.
 
         Without ``schema``, each loss of private discovery (a column kept with at most one value, a numeric
         column whose bounds clip more than 5% of its values) is emitted as a ``DiscoveryLossWarning``; the list
@@ -135,6 +138,7 @@ class Synthesizer:
             index_col=index_col,
             privacy_unit=privacy_unit,
             max_rows_per_unit=max_rows_per_unit,
+            unit_ids=unit_ids,
         )
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
         res = run(request, sample=False)
@@ -299,6 +303,7 @@ def synthesize(
     require: list[str] | None = None,
     privacy_unit: str | None = None,
     max_rows_per_unit: int | None = None,
+    unit_ids: str = "none",
 ) -> Synthesis:
     """Fit ``method`` on the table at ``source`` under (epsilon, delta)-DP and sample a synthetic table: the run of
     ``privsample synth`` (``privsample.api.run``), in one call.
@@ -335,7 +340,7 @@ def synthesize(
     that discovery makes categorical is refused after discovery has spent its share (``check_request``).
     Without a schema, every loss of private discovery is emitted as a ``DiscoveryLossWarning``, before the run may
     stop because more than half of the columns kept one value.
-    ``privacy_unit`` / ``max_rows_per_unit``: person-level privacy, as ``Synthesizer.fit``'s.
+    ``privacy_unit`` / ``max_rows_per_unit`` / ``unit_ids``: person-level privacy, as ``Synthesizer.fit``'s.
     """
     request = check_request(
         check_settings(method, epsilon, delta, method_options, research=True),
@@ -357,6 +362,7 @@ def synthesize(
         require=require,
         privacy_unit=privacy_unit,
         max_rows_per_unit=max_rows_per_unit,
+        unit_ids=unit_ids,
     )
     res = run(request, progress=progress, noise=noise, sample=sample)
     ledger = Ledger(res.accountant.to_dict())

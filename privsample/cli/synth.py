@@ -124,6 +124,14 @@ MaxRowsPerUnit = Annotated[
         "per person). Noise grows with k; a smaller k drops more rows.",
     ),
 ]
+UnitIds = Annotated[
+    str,
+    typer.Option(
+        "--unit-ids",
+        help="With --privacy-unit: none (default: the output has no person column) or fresh (a column of fresh "
+        "random ids, grouping rows as the noisy count of rows per person says; rows stay independent draws).",
+    ),
+]
 Iters = Annotated[Optional[int], typer.Option("--iters", help="Private-PGM estimation iterations.")]
 MaxMemory = Annotated[float, typer.Option("--max-memory-mb", help="Refuse models estimated above this size.")]
 Workload = Annotated[
@@ -239,6 +247,7 @@ def synth(
     index_col: IndexCol = None,
     privacy_unit: PrivacyUnitOpt = None,
     max_rows_per_unit: MaxRowsPerUnit = None,
+    unit_ids: UnitIds = "none",
     budget_file: BudgetFile = None,
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
@@ -285,6 +294,7 @@ def synth(
         paths=paths,
         privacy_unit=privacy_unit,
         max_rows_per_unit=max_rows_per_unit,
+        unit_ids=unit_ids,
         name=cli_option,
     )  # every check that can refuse from the arguments: once, before anything is charged or read
     note = None if quiet else lambda: err.print(f"note: {RELEASE_RULE}", highlight=False)

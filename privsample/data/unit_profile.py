@@ -84,7 +84,7 @@ class UnitProfile:
         }
 
 
-def _sizes(grid) -> np.ndarray:
+def representative_sizes(grid) -> np.ndarray:
     """A representative number of rows per person in each grid cell (public)."""
     g = np.asarray(grid, dtype=np.float64)
     upper = np.r_[g[1:] - 1, 2 * g[-1]]
@@ -122,7 +122,7 @@ def rows_kept(people, grid, k: int) -> tuple[float, float]:
     """(rows kept at k, rows in all), from people per cell taken at the cells' representative sizes (negative
     counts at zero)."""
     h = np.maximum(np.asarray(people, dtype=np.float64), 0.0)
-    s = _sizes(grid)
+    s = representative_sizes(grid)
     return float(np.sum(h * np.minimum(s, k))), float(np.sum(h * s))
 
 
@@ -182,4 +182,13 @@ def unit_profile(
     return UnitProfile(column, k, chosen, tuple(grid), people, removed_share(h, grid, k), kept, float(sigma))
 
 
-__all__ = ["PROFILE_SHARE", "UnitProfile", "unit_profile", "choose_k", "denoise", "removed_share", "rows_kept"]
+__all__ = [
+    "representative_sizes",
+    "PROFILE_SHARE",
+    "UnitProfile",
+    "unit_profile",
+    "choose_k",
+    "denoise",
+    "removed_share",
+    "rows_kept",
+]

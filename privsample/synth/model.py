@@ -335,11 +335,12 @@ class SynthModel:
         n = self.resolve_rows(rows, where)
         draw = self._sampler(where)
         ids = self.id_formats(n)  # for the whole output, not per chunk
+        persons = self.person_ids(rng)  # a person-level model's fresh unit ids, across chunks
         chunk_rows = max(1, int(chunk_rows if chunk_rows is not None else self.chunk_rows))
         done = 0
         while True:
             k = min(chunk_rows, n - done)
-            yield self._decode(self._draw_codes(k, rng, draw), rng, draw, ids)
+            yield self._with_persons(self._decode(self._draw_codes(k, rng, draw), rng, draw, ids), persons)
             done += k
             if done >= n:
                 return
@@ -356,7 +357,24 @@ class SynthModel:
         rng = rng if rng is not None else np.random.default_rng()
         n = self.resolve_rows(rows, where)
         draw = self._sampler(where)
-        return self._decode(self._draw_codes(n, rng, draw), rng, draw, self.id_formats(n))
+        persons = self.person_ids(rng)
+        return self._with_persons(self._decode(self._draw_codes(n, rng, draw), rng, draw, self.id_formats(n)), persons)
+
+    def person_ids(self, rng: np.random.Generator):
+        """Fresh person ids (``privsample.data.unit_ids``) when the model was fitted with ``unit_ids="fresh"``
+        (from its released unit profile), else None; their randomness is split off ``rng``."""
+        profile = self.params.get("unit")
+        if self.params.get("unit_ids") != "fresh" or not profile:
+            return None
+        from privsample.data.unit_ids import PersonIds
+
+        return PersonIds(profile, np.random.default_rng(int(rng.integers(0, 2**63 - 1))))
+
+    def _with_persons(self, table, persons):
+        """``table`` with the unit column of fresh ids first, when ``persons`` is given."""
+        if persons is not None:
+            table.insert(0, self.params["unit"]["column"], persons.take(len(table)))
+        return table
 
     # -- persistence ----------------------------------------------------------------------------
     def _payload(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
