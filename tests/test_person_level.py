@@ -72,7 +72,7 @@ def test_a_person_level_run_writes_no_unit_column_and_states_the_unit(table, tmp
     )
     assert code == 0, text
     assert "patient" not in pd.read_csv(out).columns
-    assert "at most 4 rows per person (given)" in text and "of the rows (a noisy estimate)" in text
+    assert "at most 4 rows per person (given)" in text and "bounding removes" in text and "of the rows" in text
     assert "neighbours: add/remove one person (≤ 4 rows of patient)" in text
     assert "looks like a person's identifier" not in text
     fitted = privsample.load(model)

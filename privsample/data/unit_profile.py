@@ -19,7 +19,9 @@ noisy counts is post-processing, with no further read of the records:
 * the share of rows bounding removes at k (``removed_share``), with each cell's people taken at the cell's
   geometric middle (twice its lower edge for the open last cell), from the denoised profile. It is an estimate:
   people spread thinly over the cells of many rows are not told apart from noise, so it tends to be low when a few
-  people hold many rows (``benchmarks/results/person_level.md`` compares it with the truth);
+  people hold many rows (``benchmarks/results/person_level.md`` compares it with the truth). The same share from the
+  raw noisy counts (negative at zero), which tends to be high (noise in the empty cells of many rows counts as
+  people), is reported beside it when the two differ by 5 points or more (``removed_upper``);
 * the chosen k, when none is given (``choose_k``): the grid value minimising an error proxy for a 2-way marginal,
   the share of rows removed plus the noise that k brings, ``sqrt(2/pi) * CELLS * sigma_k / n_k`` with
   sigma_k = k * sqrt(m / (2 rho)) (rho the synthesis budget spread over m = ``MARGINALS_PER_COLUMN`` times the
@@ -61,14 +63,26 @@ class UnitProfile:
     removed_share: float
     rows_kept: float
     sigma: float = 0.0
+    removed_upper: float | None = None  # the share removed from the raw noisy counts: high where noise fills cells
 
     def describe(self) -> str:
-        """One line for the user: k (a mechanism output when chosen) and the noisy share of rows removed."""
+        """One line for the user: k (a mechanism output when chosen) and the noisy share of rows removed, with the
+        raw estimate beside it when the two differ (people with many rows too few to tell from the noise)."""
         k = released(self.k) if self.chosen else str(self.k)
         how = "chosen privately" if self.chosen else "given"
+        rows = "row" if self.k == 1 else "rows"
+        lo = released(100 * self.removed_share, ".1f")
+        if self.removed_upper is not None and self.removed_upper - self.removed_share >= 0.05:
+            hi = released(100 * self.removed_upper, ".1f")
+            removed = (
+                f"an estimated {lo}% of the rows, perhaps up to {hi}% (noisy: at this budget, the few people with "
+                "many rows cannot be told from noise)"
+            )
+        else:
+            removed = f"about {lo}% of the rows (a noisy estimate)"
         return (
-            f"privacy unit '{self.column}': at most {k} rows per person ({how}); bounding removes about "
-            f"{released(100 * self.removed_share, '.1f')}% of the rows (a noisy estimate), which are not synthesized"
+            f"privacy unit '{self.column}': at most {k} {rows} per person ({how}); bounding removes {removed}; "
+            "those rows are not synthesized"
         )
 
     def to_dict(self) -> dict:
@@ -81,6 +95,7 @@ class UnitProfile:
             "removed_share": self.removed_share,
             "rows_kept": self.rows_kept,
             "sigma": self.sigma,
+            "removed_upper": self.removed_upper,
         }
 
 
@@ -179,7 +194,10 @@ def unit_profile(
     k = choose_k(people, grid, synthesis_rho, columns, sigma) if chosen else int(k)
     h = denoise(people, grid, sigma)
     kept, _ = rows_kept(h, grid, k)
-    return UnitProfile(column, k, chosen, tuple(grid), people, removed_share(h, grid, k), kept, float(sigma))
+    upper = removed_share(people, grid, k)  # the raw counts, negative at zero: noise in empty cells counts as people
+    return UnitProfile(
+        column, k, chosen, tuple(grid), people, removed_share(h, grid, k), kept, float(sigma), max(upper, 0.0)
+    )
 
 
 __all__ = [
