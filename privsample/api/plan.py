@@ -397,7 +397,7 @@ def plan(
 def _modelled_names(path: Path, delimiter, encoding, privacy_unit, max_rows_per_unit) -> tuple[list, Any, Any]:
     """(the header's column names a run models, the privacy unit's column, k): the unit's column is never
     modelled (``privsample.api.person``)."""
-    from privsample.api.person import check_unit_column
+    from privsample.data.unit_names import check_unit_column
     from privsample.checks import check_unit, cli_option
 
     names = header_names(path, delimiter, encoding)

@@ -44,7 +44,8 @@ from privsample.api.accounting import (
     worst_case_domain,
 )
 from privsample.data.dtypes import dtype_specs, frame_dtypes, restore_dtypes
-from privsample.api.person import check_schema_unit, check_unit_column, hint_unit, unit_engine, unit_profiler
+from privsample.api.person import check_schema_unit, unit_engine, unit_profiler
+from privsample.data.unit_names import check_unit_column, hint_unit
 from privsample.checks import (
     OptionName,
     check_budget,

@@ -122,7 +122,7 @@ def _schema(input, output, private_epsilon, delta, seed, delimiter, encoding, un
     check_budget(private_epsilon, delta, cli_option)
     warn_seeded(seed)
     if unit is not None:
-        from privsample.api.person import check_unit_column
+        from privsample.data.unit_names import check_unit_column
 
         check_unit_column(unit, [str(c) for c in df.columns], str(input), cli_option)
     with no_loss_warnings(), shown_warnings(err):

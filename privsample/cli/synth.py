@@ -265,12 +265,7 @@ def synth(
         "max_memory_mb": max_memory_mb,
         "unsafe_as_published": unsafe_as_published,
     }
-    paths = path_checks(
-        {"INPUT": input, "--schema": schema, "--public": public, "--budget-file": budget_file},
-        {"-o/--output": output, "--save-model": save_model},
-        model_folders("--save-model", save_model),
-        tables=("-o/--output",),
-    )
+    paths = _paths(input, schema, public, budget_file, output, save_model)
     request = prepare(
         input,
         method=method,
@@ -301,6 +296,16 @@ def synth(
     with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings(), shown_warnings(err):
         done = release(request, progress=progress, started=note)
     _report(done, schema is None, output, save_model, quiet)
+
+
+def _paths(input, schema, public, budget_file, output, save_model) -> dict:
+    """``synth``'s paths as the API's one validation checks them (``path_checks``), named as the user typed them."""
+    return path_checks(
+        {"INPUT": input, "--schema": schema, "--public": public, "--budget-file": budget_file},
+        {"-o/--output": output, "--save-model": save_model},
+        model_folders("--save-model", save_model),
+        tables=("-o/--output",),
+    )
 
 
 def _report(done, discovered: bool, output: Path, save_model: Path | None, quiet: bool) -> None:
