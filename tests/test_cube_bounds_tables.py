@@ -8,6 +8,7 @@ import csv
 import importlib.util
 import math
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,12 @@ RESULTS = ROOT / "benchmarks" / "results"
 def bench():
     spec = importlib.util.spec_from_file_location("cube_bounds_tables_bench", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the script runs
+    try:
+        spec.loader.exec_module(mod)
+        yield mod
+    finally:
+        sys.modules.pop(spec.name, None)
 
 
 @pytest.fixture(scope="module")
