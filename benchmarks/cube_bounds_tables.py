@@ -513,22 +513,25 @@ def build_cells() -> list[Cell]:
 # -------------------------------------------------------------------------------------------------------------
 # provenance, the package's own transcription, the public data
 # -------------------------------------------------------------------------------------------------------------
+#: what the numbers are computed from: a freshness check compares these paths at the commit named in the md
+SOURCES = ("privsample", "benchmarks/cube_bounds_tables.py", "benchmarks/results/cube_study.csv")
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def code_version() -> str:
-    """privsample's version and the checkout's commit (noting uncommitted changes to the code behind the numbers)."""
+    """privsample's version, the checkout's commit, the last commit that changed the sources of the numbers, and
+    whether those sources had uncommitted changes."""
     try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "privsample", "benchmarks/cube_bounds_tables.py"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        head = _git("rev-parse", "HEAD")
+        last = _git("log", "-1", "--format=%H", "--", *SOURCES)
+        dirty = _git("status", "--porcelain", "--", *SOURCES)
     except (OSError, subprocess.CalledProcessError):
-        head, dirty = "unknown (not a git checkout)", ""
-    extra = " plus uncommitted changes to privsample/ or this script" if dirty else ""
-    return f"privsample {privsample.__version__}, commit {head}{extra}"
+        return f"privsample {privsample.__version__}, commit unknown (not a git checkout)"
+    extra = " plus uncommitted changes to them" if dirty else ""
+    return f"privsample {privsample.__version__}, commit {head} (last change to {', '.join(SOURCES)}: {last}{extra})"
 
 
 def transcription_differences() -> list[str]:
