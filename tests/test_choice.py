@@ -31,10 +31,18 @@ def test_narrow_small_budget_is_ppsyn():
 
 
 def test_narrow_large_budget_is_aim_when_it_fits_the_cap():
-    c = choose(3, NLTCS, 21_574)
+    """Eight columns of ten values, 100,000 rows, epsilon 1: a large signal, AIM's forecast well within the cap."""
+    c = choose(1, [10] * 8, 100_000)
     assert c.signal >= AIM_SIGNAL
     assert c.method == "aim" and c.reason.startswith("aim:")
     assert c.forecasts["aim"].seconds_used <= c.cap_seconds
+
+
+def test_few_valued_columns_stay_ppsyn_at_a_large_budget():
+    """NLTCS at epsilon 3 (16 two-valued columns): PPSyn-DP's error was the best there, AIM's forecast fits."""
+    c = choose(3, NLTCS, 21_574)
+    assert c.signal >= AIM_SIGNAL and c.forecasts["aim"].seconds_used <= c.cap_seconds
+    assert c.method == "ppsyn" and "few-valued" in c.reason
 
 
 def test_narrow_large_budget_falls_back_to_ppsyn_when_aim_is_too_slow():
@@ -116,7 +124,8 @@ def test_bad_input(args):
 
 
 def test_reason_names_the_method():
-    for eps, cols, rows in [(0.1, ADULT, 48_842), (3, NLTCS, 21_574), (1, WIDE, 10**6), (3, ADULT, 48_842)]:
+    cases = [(0.1, ADULT, 48_842), (1, [10] * 8, 100_000), (1, WIDE, 10**6), (3, ADULT, 48_842), (3, NLTCS, 21_574)]
+    for eps, cols, rows in cases:
         c = choose(eps, cols, rows)
         assert c.reason.split(":")[0] == c.method
         assert "\n" not in c.reason and c.reason.count(". ") == 0  # one sentence

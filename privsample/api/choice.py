@@ -12,20 +12,21 @@ The rule
 Two public quantities drive it:
 
 * the **signal** ``S = rows * sqrt(2 rho)``: the number of records over the noise sd of one count measured with
-  the synthesizer's whole budget rho (zCDP). It is ``rows x epsilon / 6.4`` at delta = 1e-9 for epsilon up to 1
-  (``rows x epsilon / 6.7`` at epsilon = 3); with a noisy row count it is a DP output, like the count;
+  the synthesizer's whole budget rho (zCDP); ``rows x epsilon / 5.3`` to ``/ 6.1`` at delta = 1e-9 for epsilon
+  0.1 to 3 (Adult, 48,842 rows: S = 920, 2,650, 8,450 and 24,000 at epsilon 0.1, 0.3, 1 and 3). With a noisy
+  row count it is a DP output, like the count;
 * the **time cap** ``max(10 x MST's forecast, 60 s)``: a method may take ten times MST's time, and any method
-  may take a minute (MST takes 1-2 s on the narrow benchmark tables, where PPSyn-DP and AIM need 3-90 s and are
-  up to 6x more accurate).
+  may take a minute (MST takes 1-3 s on the narrow benchmark tables, where PPSyn-DP needs 3-55 s and is up to 25x
+  more accurate).
 
 Then, in this order:
 
 1. a method whose memory check would refuse the domain (``--max-memory-mb``) is out;
 2. **wide tables** (at least ``WIDE_COLUMNS`` = 25 columns): ``aim`` if its time forecast (below) is within the
    cap, else ``mst``; never ``ppsyn``;
-3. **narrow tables, large signal** (S at least ``AIM_SIGNAL`` = 10,000): ``aim`` if its time forecast is within
-   the cap, else ``ppsyn``;
-4. otherwise ``ppsyn``, the accurate default at small and moderate budgets.
+3. **narrow tables, large signal** (S at least ``AIM_SIGNAL`` = 10,000) whose columns are not all small (geometric
+   mean of the domain sizes above ``SMALL_VALUES`` = 3): ``aim`` if its time forecast is within the cap;
+4. otherwise ``ppsyn``.
 
 AIM's time forecast is the calibrated one (``plan_calibration.json``) times ``max(1, S / AIM_SLOW_SIGNAL)``
 (``AIM_SLOW_SIGNAL`` = 7,500): AIM runs more rounds and grows its model toward its 80 MB limit while the noise is
@@ -33,25 +34,31 @@ small against the counts, and the calibrated formula, which has no row-count ter
 
 What it rests on (``benchmarks/results``; errors are mean L1 distances of normalised 2-way marginals)
 ---------------------------------------------------------------------------------------------------
-* Wide tables (``wide_tables.md``, 25-200 columns of 2-10 values, 10^5 and 10^6 rows, epsilon 0.3 and 1):
-  PPSyn-DP had the worst 2-way error of the three on every wide table (wide-25 x 10^5 at epsilon 1: 0.057 against
-  MST 0.039 and AIM 0.032; wide-100 x 10^6: 0.050 against MST 0.029 and AIM 0.028) and stays near independent
-  columns from 100 columns on: its rounds stop growing with the width (16 min(d, 25)), so it measures a falling
-  share of the pairs. AIM was 1-18% better than MST where it finished, but took 23x MST's time at 25 x 10^5,
-  156x at 50 x 10^5, 36x at 100 x 10^6, and did not finish 25 x 10^6 in 2,400 s; MST took 3-84 s everywhere.
-* Narrow tables (``method_choice.md``: Adult, NLTCS, ACS, BR2000 at epsilon 0.1-3, seeds 0 and 1; the 3-way
-  errors of ``ppsyn_paper.md``, Adult and BR2000, five seeds): PPSyn-DP and AIM are within about 10% of each other
-  at small and moderate budgets, MST is behind both (up to 6x on the binary tables NLTCS and ACS); AIM pulls ahead
-  as the budget grows (Adult at epsilon 3: 2-way 0.050 against PPSyn-DP 0.065; 3-way crossover between epsilon 1
-  and 2 on Adult and BR2000, where S is 7,500-15,000).
-* AIM's time (``planner.md``, ``planner_calibration.csv``, ``wide_tables.md``): 7-17 s wherever S is below 7,500;
-  at larger S it grew past the calibrated forecast: Adult at epsilon 3 (S = 22,000) 116 s against 39 s forecast,
-  BR2000 at epsilon 3 (S = 17,000) over 300 s against 34 s, wide-25 x 10^6 at epsilon 1 (S = 173,000) over
-  2,400 s against 50 s. The factor S / 7,500 brings Adult and wide-25 x 10^5 (S = 17,000: 85 s measured,
-  112 s forecast) to their measured times and keeps the others on the safe side.
+* Narrow tables (``method_choice.md``: Adult, BR2000, NLTCS and ACS, 14-23 columns, at epsilon 0.1, 0.3, 1 and 3,
+  seeds 0 and 1, reviewed schemas): PPSyn-DP had the best 2-way error or one within 5% (or the seeds' spread) of
+  it in 11 of 16 cells, and the best 3-way error in 11 (within 5% of it in 14). MST was behind both everywhere
+  (1.5-60x PPSyn-DP's error on the two-valued tables NLTCS and ACS). AIM pulls clearly ahead only with a large
+  signal on tables of larger domains: Adult at epsilon 3 (S = 24,000: 0.049 against PPSyn-DP's 0.065) and BR2000
+  at epsilon 3 (S = 18,700: 0.013 against 0.018); not at epsilon 1 (S = 6,600-8,500: within 6%), nor on the
+  two-valued tables (NLTCS at epsilon 3: PPSyn-DP 0.0029 against AIM's 0.0031, 3-way 0.007 against 0.012; ACS at
+  epsilon 1 and 3: AIM's 2-way 8-9% lower, its 3-way 2-20% higher). In those two cells AIM took 57 s (30x MST's
+  time) and 220 s (200x), so under the default cap the rule keeps PPSyn-DP; a larger cap (``time_floor=300``)
+  gives AIM both.
+* Wide tables (``wide_tables.md``: 25-200 columns of 2-10 values, 10^5 and 10^6 rows, epsilon 0.3 and 1, one
+  seed): PPSyn-DP had the worst 2-way error of the three in 15 of 16 cells (wide-25 x 10^5 at epsilon 1: 0.057
+  against MST's 0.039 and AIM's 0.032; wide-100 x 10^6: 0.050 against 0.029 and 0.028): its rounds stop growing
+  with the width (16 min(d, 25)), so it measures a falling share of the pairs, and from 100 columns on it stays
+  near independent columns. AIM was 1-18% better than MST where it finished, but took 23x MST's time at
+  25 x 10^5, 156x at 50 x 10^5, 36x at 100 x 10^6, and did not finish 25 x 10^6 in 2,400 s; MST took 4-84 s.
+* AIM's time (``method_choice.csv``, ``planner_calibration.csv``, ``wide_tables.csv``): 4-21 s wherever S is
+  below 7,500 on the narrow tables; beyond, it outgrew the calibrated forecast: BR2000 at epsilon 3 (S = 18,700)
+  220 s against 34 s forecast, Adult at epsilon 3 (S = 24,000) 57-116 s against 39 s, wide-25 x 10^6 at
+  epsilon 1 (S = 173,000) over 2,400 s against 50 s. The factor S / 7,500 brings Adult and wide-25 x 10^5
+  (S = 17,300: 85 s measured, 115 s forecast) to their measured times; BR2000 it still under-predicts (85 s).
 
-The rule does not see the data's structure, only its shape; ``benchmarks/results/method_choice.md`` states where
-it misses the best method by more than 5%.
+The rule sees the table's shape, not its structure: ``benchmarks/results/method_choice.md`` lists where it misses
+the best method by more than 5% (Adult at epsilon 0.1 and 3, ACS at epsilon 1 and 3, BR2000 at epsilon 3; on the
+wide tables, wide-25 and wide-50 x 10^5 at epsilon 1, where AIM was 12-23% better and 23-156x slower).
 
 Privacy: the inputs are public (the budget, a schema's domain sizes or the column names, options) or DP outputs (a
 noisy row count, a privately discovered schema); the choice is their post-processing and spends nothing.
@@ -67,7 +74,8 @@ from privsample.errors import InputError
 
 METHODS = ("ppsyn", "aim", "mst")
 WIDE_COLUMNS = 25  # from here on: aim within the cap, else mst (PPSyn-DP's rounds stop growing with the width)
-AIM_SIGNAL = 10_000.0  # narrow tables at or above this signal: aim within the cap (its error pulls ahead)
+AIM_SIGNAL = 10_000.0  # narrow tables at or above this signal: aim within the cap (its error pulls ahead) ...
+SMALL_VALUES = 3.0  # ... unless the columns hold this many values or fewer (geometric mean): ppsyn
 AIM_SLOW_SIGNAL = 7_500.0  # AIM's time forecast times max(1, S / this)
 TIME_FACTOR = 10.0  # the time cap: TIME_FACTOR x MST's forecast ...
 TIME_FLOOR = 60.0  # ... or this many seconds, whichever is larger
@@ -175,7 +183,8 @@ def choose_method(
         used = secs * max(1.0, signal / AIM_SLOW_SIGNAL) if m == "aim" else secs
         forecasts[m] = MethodForecast(secs, used, max(mb, bound or 0.0), bound, refusal)
     cap = max(time_factor * forecasts["mst"].seconds, time_floor)
-    method, reason = _rule(d, signal, cap, forecasts)
+    small = math.exp(sum(math.log(k) for k in sizes) / d) <= SMALL_VALUES
+    method, reason = _rule(d, signal, cap, forecasts, small)
     notes = [f"{m}: {f.refusal}" for m, f in forecasts.items() if f.refusal]
     return Choice(method, reason, forecasts, signal, cap, d, n, float(rho), notes)
 
@@ -215,7 +224,7 @@ def _size_check(method: str, domain, schema, limit: float) -> tuple[float | None
     return mb, None
 
 
-def _rule(d: int, signal: float, cap: float, fc: dict[str, MethodForecast]) -> tuple[str, str]:
+def _rule(d: int, signal: float, cap: float, fc: dict[str, MethodForecast], small: bool) -> tuple[str, str]:
     """(method, reason): the module docstring's rule."""
     ok = {m for m, f in fc.items() if f.refusal is None}
     aim_s = fc["aim"].seconds_used
@@ -232,15 +241,16 @@ def _rule(d: int, signal: float, cap: float, fc: dict[str, MethodForecast]) -> t
                 f"mst: on {d} columns ppsyn measures too few column pairs and {over}; "
                 f"mst forecast {_dur(fc['mst'].seconds)}"
             )
-    elif signal >= AIM_SIGNAL and aim_fits:
+    elif signal >= AIM_SIGNAL and aim_fits and not small:
         return "aim", (
             f"aim: the best error at this budget on narrow tables ({signal:,.0f} records per noise sd), "
             f"forecast {_dur(aim_s)} (cap {_dur(cap)})"
         )
     elif "ppsyn" in ok:
-        why = f"; aim would be more accurate at this budget but {over}" if signal >= AIM_SIGNAL else ""
+        why = f"; aim would be more accurate at this budget but {over}" if signal >= AIM_SIGNAL and not small else ""
+        what = "narrow tables of few-valued columns" if small else "narrow tables"
         return "ppsyn", (
-            f"ppsyn: the best error at this budget on narrow tables ({d} columns, {signal:,.0f} records per noise sd), "
+            f"ppsyn: the best error at this budget on {what} ({d} columns, {signal:,.0f} records per noise sd), "
             f"forecast {_dur(fc['ppsyn'].seconds)}{why}"
         )
     for m in ("mst", "ppsyn", "aim"):
