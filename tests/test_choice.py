@@ -155,3 +155,16 @@ def test_same_inputs_same_choice():
     """A function of its public inputs: repeated calls agree (forecasts at a fixed speed)."""
     a, b = choose(1, ADULT, 48_842), choose(1, ADULT, 48_842)
     assert a.to_dict() == b.to_dict()
+
+
+def test_a_schema_gives_the_columns():
+    """A reviewed schema (or a privately discovered one, after discovery) instead of the sizes: the same choice."""
+    from privsample.data.schema import Categorical, Schema
+
+    schema = Schema([Categorical(f"a{i}", tuple(str(v) for v in range(k))) for i, k in enumerate(ADULT)])
+    by_schema = choose_method(1, 1e-9, None, 48_842, schema=schema, speed=1.0)
+    by_sizes = choose(1, ADULT, 48_842)
+    assert by_schema.method == by_sizes.method and by_schema.signal == by_sizes.signal
+    assert by_schema.forecasts["ppsyn"].seconds == by_sizes.forecasts["ppsyn"].seconds
+    with pytest.raises(InputError):
+        choose_method(1, 1e-9, [2, 3], 48_842, schema=schema)

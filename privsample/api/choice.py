@@ -145,11 +145,13 @@ def choose_method(
     """The method for a run (module docstring: the rule and its evidence), from public quantities only.
 
     ``columns``: the domain sizes (a reviewed or privately discovered schema's), or the column names (before
-    discovery: the sizes discovery typically keeps for time, its worst case for the memory check), or None with
-    ``schema`` (its release domain). ``rows``: a public row count or a noisy one (any real number; below 1 counts
-    as 1). ``rho``: the synthesizer's zCDP budget when the caller knows it (after discovery: what is left);
-    default ``synth_rho``. ``speed``: this machine's time factor (``plan.machine_speed``; 1: the reference
-    machine). ``max_memory_mb``: the run's limit (default the synthesizers'). ``InputError`` for bad input."""
+    discovery: the sizes discovery typically keeps for time, its worst case for the memory check). ``schema``: a
+    reviewed or privately discovered ``Schema`` instead (its release domain; ``columns`` None or the same).
+    ``rows``: a public row count or a noisy one (any real number; below 1 counts as 1). ``rho``: the synthesizer's
+    zCDP budget when the caller knows it (after discovery: what is left); default ``synth_rho``. ``speed``: this
+    machine's time factor (``plan.machine_speed``; 1: the reference machine). ``max_memory_mb``: the run's limit
+    (default the synthesizers'). ``time_factor`` / ``time_floor``: the time cap, max(time_factor x MST's forecast,
+    time_floor seconds). ``InputError`` for bad input."""
     from privsample.api.accounting import DISCOVERY_BINS, worst_case_domain
     from privsample.api.plan import features, load_calibration, predict
     from privsample.checks import check_budget, check_number, python_option
@@ -193,11 +195,14 @@ def _columns(columns, schema) -> tuple[list[str], list[int], Any, bool]:
     """(names, sizes, domain or None, discovery?) from the caller's columns or schema."""
     from privsample.data.encoding import release_domain
 
-    if columns is None:
-        if schema is None:
-            raise InputError("choose_method needs the columns (domain sizes or names) or a schema")
+    if schema is not None:  # its release domain (names, sizes and the structural zeros of the memory check)
         domain = release_domain(schema, other=False).domain()
-        return list(domain.attributes), [int(k) for k in domain.shape], domain, False
+        sizes = [int(k) for k in domain.shape]
+        if columns is not None and list(columns) not in (sizes, list(domain.attributes)):
+            raise InputError("choose_method: the columns differ from the schema's (pass one or the other)")
+        return list(domain.attributes), sizes, domain, False
+    if columns is None:
+        raise InputError("choose_method needs the columns (domain sizes or names) or a schema")
     if isinstance(columns, (str, bytes)) or not hasattr(columns, "__len__") or len(columns) == 0:
         raise InputError(f"columns must be a non-empty list of domain sizes or column names, not {columns!r}")
     if all(isinstance(c, str) for c in columns):
