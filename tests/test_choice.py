@@ -168,3 +168,13 @@ def test_a_schema_gives_the_columns():
     assert by_schema.forecasts["ppsyn"].seconds == by_sizes.forecasts["ppsyn"].seconds
     with pytest.raises(InputError):
         choose_method(1, 1e-9, [2, 3], 48_842, schema=schema)
+
+
+def test_person_level_divides_the_signal():
+    """At most k rows per person: every count's noise is k times larger, so the signal is k times smaller."""
+    one = choose(1, [10] * 8, 100_000)
+    five = choose(1, [10] * 8, 100_000, max_rows_per_unit=5)
+    assert math.isclose(five.signal, one.signal / 5)
+    assert one.method == "aim" and five.method == "ppsyn"
+    with pytest.raises(InputError):
+        choose(1, [10] * 8, 100_000, max_rows_per_unit=0)

@@ -2,21 +2,21 @@
 
 ``choose_method(epsilon, delta, columns, rows)`` picks ``ppsyn``, ``aim`` or ``mst`` from the budget, the columns
 (the domain sizes of a reviewed or privately discovered schema, or only the column names: then the sizes private
-discovery typically produces, as ``privsample plan`` assumes) and a row count that is either public (``--rows``)
-or a noisy count (a DP output). It never sees a record. With it come the calibrated forecasts of
-``privsample.api.plan`` (time on this machine, peak memory, the memory check run before any spend) and one
-sentence for the steward.
+discovery typically produces, as ``privsample plan`` assumes) and a row count that is either public (stated by
+the user, as ``privsample plan --rows``) or a noisy count (a DP output). It never sees a record. With it come the
+calibrated forecasts of ``privsample.api.plan`` (time on this machine, peak memory, the memory check run before
+any spend) and one sentence for the steward.
 
 The rule
 --------
 Two public quantities drive it:
 
 * the **signal** ``S = rows * sqrt(2 rho)``: the number of records over the noise sd of one count measured with
-  the synthesizer's whole budget rho (zCDP); ``rows x epsilon / 5.3`` to ``/ 6.1`` at delta = 1e-9 for epsilon
-  0.1 to 3 (Adult, 48,842 rows: S = 920, 2,650, 8,450 and 24,000 at epsilon 0.1, 0.3, 1 and 3). With a noisy
-  row count it is a DP output, like the count;
+  the synthesizer's whole budget rho (zCDP; a person-level run with at most k rows per person: divided by k);
+  ``rows x epsilon / 5.3`` to ``/ 6.1`` at delta = 1e-9 for epsilon 0.1 to 3 (Adult, 48,842 rows: S = 920,
+  2,650, 8,450 and 24,000 at epsilon 0.1, 0.3, 1 and 3). With a noisy row count it is a DP output, like the count;
 * the **time cap** ``max(10 x MST's forecast, 60 s)``: a method may take ten times MST's time, and any method
-  may take a minute (MST takes 1-3 s on the narrow benchmark tables, where PPSyn-DP needs 3-55 s and is up to 25x
+  may take a minute (MST takes 1-3 s on the narrow benchmark tables, where PPSyn-DP needs 3-55 s and is up to 60x
   more accurate).
 
 Then, in this order:
@@ -112,9 +112,10 @@ class Choice:
         return asdict(self)
 
 
-def synth_rho(epsilon: float, delta: float, n_columns: int, rows: float, discovery: bool) -> float:
+def synth_rho(epsilon: float, delta: float, n_columns: int, rows: float, discovery: bool, k: int = 1) -> float:
     """The synthesizer's zCDP budget: the whole (epsilon, delta) budget with a schema; without one, what the run's
-    planned discovery (noisy row count and columns, ``plan_discovery``) leaves at ``rows`` records."""
+    planned discovery (noisy row count and columns, ``plan_discovery``; ``k``: the privacy unit's rows per person)
+    leaves at ``rows`` records."""
     from privsample.api.accounting import make_accountant
     from privsample.data.discovery_plan import plan_discovery, row_count_rho
     from privsample.privacy.conversion import cdp_rho
@@ -124,7 +125,7 @@ def synth_rho(epsilon: float, delta: float, n_columns: int, rows: float, discove
     acc, d_disc = make_accountant(epsilon, delta, None, None)
 
     count_rho = row_count_rho(acc.rho_total)
-    rho_cols, _ = plan_discovery(acc.rho_total, d_disc, float(rows), n_columns, count_rho=count_rho)
+    rho_cols, _ = plan_discovery(acc.rho_total, d_disc, float(rows), n_columns, count_rho=count_rho, max_rows=k)
     return acc.rho_total - count_rho - rho_cols
 
 
@@ -141,6 +142,7 @@ def choose_method(
     time_factor: float = TIME_FACTOR,
     time_floor: float = TIME_FLOOR,
     calibration: dict | None = None,
+    max_rows_per_unit: int = 1,
 ) -> Choice:
     """The method for a run (module docstring: the rule and its evidence), from public quantities only.
 
@@ -151,10 +153,12 @@ def choose_method(
     zCDP budget when the caller knows it (after discovery: what is left); default ``synth_rho``. ``speed``: this
     machine's time factor (``plan.machine_speed``; 1: the reference machine). ``max_memory_mb``: the run's limit
     (default the synthesizers'). ``time_factor`` / ``time_floor``: the time cap, max(time_factor x MST's forecast,
-    time_floor seconds). ``InputError`` for bad input."""
+    time_floor seconds). ``max_rows_per_unit``: k of a person-level run (every count's noise is k times a
+    record-level run's: the signal is divided by k, and the forecasts see rho / k^2). ``InputError`` for bad
+    input."""
     from privsample.api.accounting import DISCOVERY_BINS, worst_case_domain
     from privsample.api.plan import features, load_calibration, predict
-    from privsample.checks import check_budget, check_number, python_option
+    from privsample.checks import check_budget, check_count, check_number, python_option
     from privsample.synth import pgm
     from privsample.synth.registry import DEFAULT_MAX_MEMORY_MB
 
@@ -172,12 +176,13 @@ def choose_method(
     elif domain is None:
         domain = pgm.Domain(names, sizes)
     d = len(sizes)
+    k = check_count(max_rows_per_unit, "max_rows_per_unit", python_option) or 1
     if rho is None:
-        rho = synth_rho(epsilon, delta, d, n, discovery)
+        rho = synth_rho(epsilon, delta, d, n, discovery, k)
     check_number(rho, "rho", python_option, positive=True)
     cal = calibration or load_calibration()
-    signal = n * math.sqrt(2.0 * rho)
-    feats = features(n, sizes, rho)
+    signal = n * math.sqrt(2.0 * rho) / k
+    feats = features(n, sizes, rho / (k * k))
     forecasts = {}
     for m in METHODS:
         secs, mb = predict(m, feats, cal, speed)
