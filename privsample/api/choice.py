@@ -257,10 +257,12 @@ def _rule(d: int, signal: float, cap: float, fc: dict[str, MethodForecast], smal
             f"forecast {_dur(aim_s)} (cap {_dur(cap)})"
         )
     elif "ppsyn" in ok:
-        why = f"; aim would be more accurate at this budget but {over}" if signal >= AIM_SIGNAL and not small else ""
+        slow = signal >= AIM_SIGNAL and not small  # aim is out for its time (or memory) only
+        why = f"; aim would be more accurate at this budget but {over}" if slow else ""
         what = "narrow tables of few-valued columns" if small else "narrow tables"
+        best = "the best error within the time cap" if slow else "the best error at this budget"
         return "ppsyn", (
-            f"ppsyn: the best error at this budget on {what} ({d} columns, {signal:,.0f} records per noise sd), "
+            f"ppsyn: {best} on {what} ({d} columns, {signal:,.0f} records per noise sd), "
             f"forecast {_dur(fc['ppsyn'].seconds)}{why}"
         )
     for m in ("mst", "ppsyn", "aim"):
