@@ -178,3 +178,49 @@ def test_person_level_divides_the_signal():
     assert one.method == "aim" and five.method == "ppsyn"
     with pytest.raises(InputError):
         choose(1, [10] * 8, 100_000, max_rows_per_unit=0)
+
+
+# -- --method auto in a run --------------------------------------------------------------------------------------------
+def _table(n: int = 3000, seed: int = 0):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["x", "y", "z"], n)
+    return pd.DataFrame({"a": a, "b": np.where(a == "x", "u", rng.choice(["u", "v"], n)), "c": rng.integers(0, 5, n)})
+
+
+def test_auto_runs_the_chosen_method_and_says_why():
+    import privsample
+
+    res = privsample.synthesize(_table(), epsilon=2, method="auto", seed=0)
+    choice = res.model.params["method_choice"]
+    assert choice["method"] in ("ppsyn", "aim", "mst") and choice["reason"].startswith(choice["method"] + ":")
+    labels = [e["label"] for e in res.ledger.entries]
+    assert "auto: row count" not in labels  # discovery's noisy count is reused
+    assert res.ledger.summary["rho_spent"] <= res.ledger.summary["rho_total"]
+
+
+def test_auto_with_a_schema_spends_a_small_noisy_count_first():
+    import privsample
+
+    schema = privsample.Schema.draft(_table()).reviewed()
+    res = privsample.synthesize(_table(), epsilon=2, method="auto", schema=schema, seed=0)
+    entries = res.ledger.entries
+    first = [e for e in entries if e["label"] == "auto: row count"]
+    assert len(first) == 1 and first[0]["rho"] == pytest.approx(0.01 * res.ledger.summary["rho_total"], rel=1e-6)
+    assert res.model.params["method_choice"]["method"] in ("ppsyn", "aim", "mst")
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"method_options": {"workload": "a,b"}}, "workload belongs to one method"),
+        ({"method_options": {"schedule": "note"}}, "schedule belongs to one method"),
+    ],
+)
+def test_auto_refuses_options_of_one_method(kw, message):
+    import privsample
+
+    with pytest.raises(InputError, match=message):
+        privsample.synthesize(_table(), epsilon=1, method="auto", **kw)

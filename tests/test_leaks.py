@@ -910,3 +910,17 @@ def test_person_neighbour(lab, mode, k):
     dp = lab.run(chain, PEOPLE, how="person", rows=person_rows(True))
     check_neighbours(d, dp, TOKEN)
     assert "add/remove one person" in d.text and "person" not in (d.root / "out.csv").read_text().splitlines()[0]
+
+
+@pytest.mark.parametrize("mode", ["none", "user"])
+def test_synth_auto_neighbour(lab, mode):
+    """``--method auto``: the choice is a function of a noisy row count and public quantities; the same comparisons
+    as every release (the chosen method and its reason are marked mechanism outputs)."""
+
+    def chain(d: Path) -> list:
+        argv = synth_chain(mode, "numpy", lab=lab)(d)[-1]
+        i = argv.index("--method")
+        return [argv[:i] + ["--method", "auto"] + argv[i + 2 :]]
+
+    for record in ("unseen-category", "outlier-number"):
+        lab.neighbours(f"synth-auto-{mode}", chain, MAIN, RECORDS[record], "add")

@@ -271,8 +271,59 @@ def _rule(d: int, signal: float, cap: float, fc: dict[str, MethodForecast], smal
     return "mst", "mst: every method's model exceeds the memory limit; the run will refuse it before any spend"
 
 
+AUTO_COUNT_SHARE = 0.01  # of the budget left, for the noisy row count of a run with a schema
+
+
+def choose_for_run(settings, accountant, noise, schema, engine) -> tuple[Any, Choice]:
+    """(the synthesizer ``--method auto`` runs, the choice) once the schema is known (given or discovered), before
+    the synthesis spends: from the budget left, the release schema and a noisy row count, the one private
+    discovery released (its plan's ``n_hat``) or, with a given schema, one measured here (``AUTO_COUNT_SHARE`` of
+    what is left; L2 sensitivity 1 per record, times the unit's k: ``gaussian_measure``). The rest is the rule on
+    public quantities (``choose_method``, at the reference speed so that a seeded run's choice never depends on the
+    machine's load)."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from privsample.privacy.mechanisms import gaussian_measure
+    from privsample.synth.registry import make_synthesizer, method_options
+
+    plan = [e for e in accountant.ledger if e.label == "schema: plan" and "n_hat" in e.details]
+    if plan:
+        rows = float(plan[-1].details["n_hat"])
+    else:
+        rho_c = float(Fraction(AUTO_COUNT_SHARE) * Fraction(accountant.remaining))
+        counts = np.array([int(engine.total())], dtype=np.int64)  # exact: only through the mechanism
+        noisy, _ = gaussian_measure(
+            accountant, noise, counts, rho_c, "auto: row count", measured="number of records (the method's choice)"
+        )
+        rows = float(max(int(noisy[0]), 1))
+    choice = choose_method(
+        settings.epsilon,
+        settings.delta,
+        None,
+        rows,
+        schema=schema,
+        rho=accountant.remaining,
+        max_memory_mb=settings.options.get("max_memory_mb"),
+        max_rows_per_unit=accountant.unit.max_rows,
+    )
+    synth = make_synthesizer(choice.method, **method_options(choice.method, **settings.options))
+    return synth, choice
+
+
 def _dur(s: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
-__all__ = ["choose_method", "Choice", "MethodForecast", "synth_rho", "WIDE_COLUMNS", "AIM_SIGNAL", "METHODS"]
+__all__ = [
+    "choose_for_run",
+    "AUTO_COUNT_SHARE",
+    "choose_method",
+    "Choice",
+    "MethodForecast",
+    "synth_rho",
+    "WIDE_COLUMNS",
+    "AIM_SIGNAL",
+    "METHODS",
+]

@@ -70,7 +70,7 @@ from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource, make_noise
 from privsample.privacy.unit import ROW, PrivacyUnit
 from privsample.synth.base import no_progress, progress_phase
-from privsample.synth.registry import PUBLIC_ONLY, check_method, make_synthesizer, method_options
+from privsample.synth.registry import AUTO, PUBLIC_ONLY, STAND_IN, check_method, make_synthesizer, method_options
 
 
 @dataclass(frozen=True)
@@ -206,7 +206,7 @@ def check_request(
     check_public(public, settings.method, schema, source, name)
     frame, engine = _check_table(source, engine, schema, schema_name, index_col, unit, require, name)
     dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values
-    synth = make_synthesizer(settings.method, **settings.options)
+    synth = make_synthesizer(STAND_IN if settings.method == AUTO else settings.method, **settings.options)
     if schema is not None or frame is not None:  # the columns modelled: the schema's, or the in-memory table's
         width = len(schema.columns) if schema is not None else frame.shape[1]
         what = schema_name if schema is not None else "the input table"
@@ -387,11 +387,18 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
     )
     r.frame = None  # only the codes are needed from here on
     warn_dropped(schema)  # free-text columns, left out of the output: one FreeTextWarning each (names only)
+    choice = None
+    if s.method == AUTO:  # the method chosen from public quantities and a noisy row count, before it spends
+        from privsample.api.choice import choose_for_run
+
+        r.synth, choice = choose_for_run(s, accountant, noise, schema, eng)
     try:
         model = r.synth.fit(eng, accountant, noise, progress, schema=schema, public=pub)
     finally:
         getattr(eng, "close", lambda: None)()
     model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": r.engine})
+    if choice is not None:  # post-processing of DP outputs and public quantities
+        model.params["method_choice"] = {"method": choice.method, "reason": choice.reason}
     if r.profile is not None:  # the unit profile: noisy figures and k only
         model.params["unit"] = r.profile.to_dict()
         if r.unit_ids == "fresh":

@@ -38,8 +38,9 @@ Method = Annotated[
     typer.Option(
         "--method",
         "-m",
-        help="Synthesizer: ppsyn | aim | mst "
-        "(ppsyn-paper, the NON-PRIVATE published algorithm, needs --unsafe-as-published).",
+        help="Synthesizer: ppsyn | aim | mst, or auto (chosen from the budget, the columns and a noisy row count; "
+        "the output says which and why) (ppsyn-paper, the NON-PRIVATE published algorithm, needs "
+        "--unsafe-as-published).",
     ),
 ]
 SchemaFile = Annotated[
@@ -312,6 +313,9 @@ def _report(done, discovered: bool, output: Path, save_model: Path | None, quiet
     """What a finished ``synth`` prints: the ledger, what discovery kept (noisy or public figures only), the
     free-text columns left out (names only) and the rows written (the noisy count or the rows asked)."""
     res = done.fitted
+    choice = res.model.params.get("method_choice")
+    if choice:  # --method auto: a function of noisy figures and public quantities
+        err.print(f"method auto chose {released(choice['reason'])}", markup=False, highlight=False)
     if not quiet:
         print_ledger(res.accountant.to_dict(), err)
     if discovered:

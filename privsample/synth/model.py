@@ -56,6 +56,7 @@ PUBLIC_FIELDS = (
     "info.public.*",  # the public table: its name, rows and fingerprint
 )
 RELEASED_FIELDS = (
+    "params.method_choice.*",  # --method auto: the method and its reason, from a noisy row count
     "params.sigma_1way",  # from the budget left after discovery (its share follows the noisy row count)
     "params.unit.*",  # the unit profile: noisy people per cell, k if chosen from them, the noisy share removed
     "domain.*",

@@ -54,9 +54,13 @@ def make_synthesizer(method: str, **kwargs) -> Synthesizer:
     return synthesizer_class(method)(**kwargs)
 
 
+AUTO = "auto"  # chosen by the run from public quantities and a noisy row count (``privsample.api.choice``)
+STAND_IN = "mst"  # the synthesizer ``auto``'s checks before any spend use (the widest, the smallest model)
+
+
 def check_method(method: Any, name: OptionName = python_option) -> str:
-    """``method`` one of ``METHODS``."""
-    return check_choice(method, METHODS, "method", name)
+    """``method`` one of ``METHODS`` or ``AUTO``."""
+    return check_choice(method, (*METHODS, AUTO), "method", name)
 
 
 def method_options(method: str, name: OptionName = python_option, research: bool = False, **options: Any) -> dict:
@@ -67,6 +71,16 @@ def method_options(method: str, name: OptionName = python_option, research: bool
     of (columns, weight) pairs). ``max_memory_mb``: default ``DEFAULT_MAX_MEMORY_MB``. ``research``: other
     keywords of the method's constructor (e.g. ``rounds``) are passed on unchecked, for experiments."""
     extra = {k: v for k, v in options.items() if k not in OPTIONS}
+    if method == AUTO:
+        one = [
+            k for k in ("workload", "max_model_size", "schedule", "max_candidates", "eta") if options.get(k) is not None
+        ]
+        if one or extra:
+            raise InputError(
+                f"{name((one or sorted(extra))[0])} belongs to one method: with {name('method')} auto only "
+                f"{name('iters')} and {name('max_memory_mb')} apply (name the method to set it)"
+            )
+        method = STAND_IN  # the options every method takes
     unknown = sorted(set(extra) - (constructor_keywords(method) if research else set()))
     if unknown:
         raise InputError(f"unknown option(s) {', '.join(unknown)} (choose from: {', '.join(OPTIONS)})")
@@ -180,6 +194,8 @@ def _workload(cliques, name: OptionName) -> list[tuple[tuple[str, ...], float]]:
 
 
 __all__ = [
+    "AUTO",
+    "STAND_IN",
     "METHODS",
     "OPTIONS",
     "PUBLIC_ONLY",
