@@ -151,13 +151,13 @@ def choose_method(
     reviewed or privately discovered ``Schema`` instead (its release domain; ``columns`` None or the same).
     ``rows``: a public row count or a noisy one (any real number; below 1 counts as 1). ``rho``: the synthesizer's
     zCDP budget when the caller knows it (after discovery: what is left); default ``synth_rho``. ``speed``: this
-    machine's time factor (``plan.machine_speed``; 1: the reference machine). ``max_memory_mb``: the run's limit
+    machine's time factor (``forecast.machine_speed``; 1: the reference machine). ``max_memory_mb``: the run's limit
     (default the synthesizers'). ``time_factor`` / ``time_floor``: the time cap, max(time_factor x MST's forecast,
     time_floor seconds). ``max_rows_per_unit``: k of a person-level run (every count's noise is k times a
     record-level run's: the signal is divided by k, and the forecasts see rho / k^2). ``InputError`` for bad
     input."""
     from privsample.api.accounting import DISCOVERY_BINS, worst_case_domain
-    from privsample.api.plan import features, load_calibration, predict
+    from privsample.api.forecast import features, load_calibration, predict
     from privsample.checks import check_budget, check_count, check_number, python_option
     from privsample.synth import pgm
     from privsample.synth.registry import DEFAULT_MAX_MEMORY_MB

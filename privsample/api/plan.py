@@ -27,15 +27,22 @@ import gzip
 import io
 import json
 import math
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from privsample.api.forecast import (
+    CALIBRATION,
+    features,
+    load_calibration,
+    load_factor,
+    machine_speed,
+    predict,
+    speed_probe,
+)
 from privsample.errors import InputError
 
 PLAN_METHODS = ("mst", "aim", "ppsyn")
-CALIBRATION = Path(__file__).with_name("plan_calibration.json")
 HEADER_MAX = 1 << 20  # bytes searched for the end of the header line
 GRID_ROWS = (1_000, 10_000, 100_000, 1_000_000)  # row counts assumed when the caller states none (public)
 
@@ -75,76 +82,6 @@ def header_names(path: Path, delimiter: str | None = None, encoding: str | None 
     delimiter = delimiter or detect_delimiter(path, text.rstrip("\r\n"))
     row = next(csv.reader(io.StringIO(text), delimiter=delimiter, quotechar='"', doublequote=True, strict=False))
     return check_header(path, row)
-
-
-# -- time and memory --------------------------------------------------------------------------------
-def features(rows: float, sizes: Sequence[int], rho: float) -> dict[str, float]:
-    """Public features of a run for the calibration: rows, columns, rows x columns, cells of all pairs, cells of
-    the largest pair (the two largest columns), the geometric mean of the columns' sizes, budget."""
-    s = [float(x) for x in sizes]
-    total, squares = sum(s), sum(x * x for x in s)
-    top = sorted(s)[-2:]
-    return {
-        "rows": float(rows),
-        "cols": float(len(s)),
-        "cells": float(rows) * len(s),
-        "pair_cells": max((total * total - squares) / 2.0, 1.0),
-        "max_pair_cells": max(math.prod(top), 1.0) if len(top) == 2 else 1.0,
-        "size_gmean": math.exp(sum(math.log(max(x, 1.0)) for x in s) / max(len(s), 1)),
-        "rho": float(rho),
-    }
-
-
-def predict(method: str, feats: dict[str, float], calibration: dict, speed: float) -> tuple[float, float]:
-    """(seconds, peak RSS MB) from the calibration's formulas: seconds = speed * exp(a + sum b_k log f_k)
-    and MB = c0 + sum c_k f_k (coefficients per method, fitted by benchmarks/planner.py)."""
-    m = calibration["methods"][method]
-    log_t = m["time"]["intercept"] + sum(b * math.log(feats[k]) for k, b in m["time"]["log"].items())
-    seconds = speed * math.exp(log_t)
-    mb = m["memory"]["intercept"] + sum(c * feats[k] * scale for k, (c, scale) in m["memory"]["linear"].items())
-    return seconds, mb
-
-
-def load_calibration() -> dict:
-    with open(CALIBRATION, encoding="utf-8") as fh:
-        return json.load(fh)
-
-
-def speed_probe() -> float:
-    """Seconds a fixed NumPy job takes here now (counts and a sort, about 0.2 s on the reference machine)."""
-    import numpy as np
-
-    rng = np.random.default_rng(0)  # not noise: a fixed workload
-    x = rng.integers(0, 1000, 2_000_000)
-    times = []
-    for _ in range(3):  # three rounds, the median (robust to one hiccup), scaled to the three rounds' time
-        t0 = time.perf_counter()
-        np.bincount(x * 7 % 997, minlength=1000)
-        np.sort(x[:500_000])
-        times.append(time.perf_counter() - t0)
-    return 3 * sorted(times)[1]
-
-
-def load_factor(load: float, cores: int | None = None) -> float:
-    """How much slower a CPU-bound run is expected to be at this 1-minute load average: (load + 1) / cores,
-    at least 1 (a run shares the cores with ``load`` others)."""
-    import os
-
-    cores = cores or os.cpu_count() or 1
-    return max(1.0, (float(load) + 1.0) / cores)
-
-
-def machine_speed(calibration: dict) -> float:
-    """Time factor against the calibration runs: the geometric mean of the probe's (``speed_probe`` over its
-    reference scaled to the runs' load) and of the load average's (``load_factor`` over the runs'), two noisy views
-    of the same slowdown; both load scalings raised to the calibration's ``load_exponent`` (how much the load
-    average before a run explained its time); in [0.25, 8]."""
-    import os
-
-    k = calibration.get("load_exponent", 1.0)
-    probe = speed_probe() / (calibration["probe_seconds"] * calibration["load_factor"] ** k)
-    load = (load_factor(os.getloadavg()[0]) / calibration["load_factor"]) ** k
-    return min(max(math.sqrt(probe * load), 0.25), 8.0)
 
 
 # -- the plan --------------------------------------------------------------------------------------
@@ -388,10 +325,24 @@ def plan(
         max_memory_mb=float(max_memory_mb),
         speed=speed,
         rows=out,
-        verdict=_verdict(out, row_counts, rows is None),
+        verdict=_verdict(
+            out, row_counts, rows is None, _choices(row_counts, max(epsilons), delta, schema, names, max_memory_mb)
+        ),
         discovery=forecast,
         unit=None if unit is None else unit_forecast(out, unit, k),
     )
+
+
+def _choices(row_counts, epsilon: float, delta: float, schema, names, max_memory_mb: float) -> dict:
+    """{(row count, epsilon): ``choose_method``'s choice}: the plan states what ``--method auto`` would run."""
+    from privsample.api.choice import choose_method
+
+    return {
+        (n, epsilon): choose_method(
+            epsilon, delta, None if schema is not None else names, n, schema=schema, max_memory_mb=max_memory_mb
+        )
+        for n in row_counts
+    }
 
 
 def _modelled_names(path: Path, delimiter, encoding, privacy_unit, max_rows_per_unit) -> tuple[list, Any, Any]:
@@ -464,10 +415,11 @@ def _entries(n, e, delta, schema, names, methods, sizes, checks, model, calibrat
     return out
 
 
-def _verdict(rows: list[MethodPlan], row_counts: list[int], assumed: bool) -> list[str]:
+def _verdict(rows: list[MethodPlan], row_counts: list[int], assumed: bool, choices: dict | None = None) -> list[str]:
     """Short advice from the plan (public): refusals, discovery's threshold per epsilon (a given row count only:
     with assumed counts each entry's ``min_category_records`` states it), the method to pick (per row count when
-    they are assumed: consecutive counts with the same pick share a line)."""
+    they are assumed: consecutive counts with the same pick share a line): ``choices``, the rule of
+    ``--method auto`` (``privsample.api.choice``) at each row count and the largest epsilon."""
     lines = []
     refused = sorted({r.method for r in rows if r.verdict and r.verdict[0].startswith(("this domain", "max_"))})
     for m in refused:
@@ -477,28 +429,18 @@ def _verdict(rows: list[MethodPlan], row_counts: list[int], assumed: bool) -> li
         if r.min_category_records is not None and r.method == rows[0].method:
             lines.append(f"at ε={r.epsilon:g}, categories below ~{r.min_category_records:,} records merge into (other)")
     ok = [r for r in rows if r.method not in refused]
-    if len({r.method for r in ok}) > 1:
+    if len({r.method for r in ok}) > 1 and choices:
         eps = max(r.epsilon for r in ok)
-        picks = []  # (method, [(n, seconds)]) per run of row counts with the same pick
+        picks: list[tuple[str, list[int], str]] = []  # (method, row counts, reason) per run with the same pick
         for n in row_counts:
-            at = [r for r in ok if r.epsilon == eps and r.row_count == n]
-            quick = [r for r in at if r.seconds <= 600]
-            pick = next((r for m in ("aim", "ppsyn", "mst") for r in quick if r.method == m), None)
-            if pick is None:
-                pick = min(at, key=lambda r: r.seconds)
-            if picks and picks[-1][0] == pick.method:
-                picks[-1][1].append((n, pick.seconds))
+            c = choices[n, eps]
+            if picks and picks[-1][0] == c.method:
+                picks[-1][1].append(n)
             else:
-                picks.append((pick.method, [(n, pick.seconds)]))
-        why = {
-            "aim": "the most accurate on 2-way marginals when it fits in time",
-            "ppsyn": "close to AIM's accuracy in less time",
-            "mst": "the fastest; 2-way structure only along a tree",
-        }
-        for m, runs in picks:
-            took = " to ".join(dict.fromkeys(_duration(t) for _, t in (runs[0], runs[-1])))
-            where = f"at {_counts([n for n, _ in runs])} rows (assumed), " if assumed else ""
-            lines.append(f"{where}pick {m} (about {took} at ε={eps:g}): {why[m]}")
+                picks.append((c.method, [n], c.reason))
+        for m, ns, reason in picks:
+            where = f"at {_counts(ns)} rows (assumed), " if assumed else ""
+            lines.append(f"{where}pick {m} at ε={eps:g} (what --method auto would choose): {reason.split(': ', 1)[-1]}")
     return lines
 
 
@@ -513,4 +455,17 @@ def _duration(s: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
-__all__ = ["plan", "Plan", "MethodPlan", "parse_epsilons", "PLAN_METHODS"]
+__all__ = [
+    "plan",
+    "Plan",
+    "MethodPlan",
+    "parse_epsilons",
+    "PLAN_METHODS",
+    "CALIBRATION",
+    "features",
+    "predict",
+    "load_calibration",
+    "speed_probe",
+    "load_factor",
+    "machine_speed",
+]
