@@ -92,11 +92,19 @@ def show(file: Path = typer.Argument(..., help="A budget file.")) -> None:
         from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_DELTA_SHARE
         from privsample.privacy.conversion import cdp_epsilon
 
+        from privsample.privacy.relations import PERSON
+
         disc = cdp_epsilon(rho_left, (1 - DISCOVERY_DELTA_SHARE) * DEFAULT_DELTA)
+        person = data["neighbouring"].startswith(PERSON)
+        unit = f" --privacy-unit {data['neighbouring'][len(PERSON) :]}" if person else ""
+        pure = (
+            "; only person-level runs (and mbde, private for any two datasets) are charged here"
+            if person
+            else f"; a pure ε-DP release (cube, draw kary, mbde) up to ε = {_floor(math.sqrt(2 * rho_left))}"
+        )
         out.print(
-            f"one more run fits up to: synth --epsilon {_floor(disc)} (δ = {DEFAULT_DELTA:g}, schema discovered), "
-            f"--epsilon {_floor(cdp_epsilon(rho_left, DEFAULT_DELTA))} with a reviewed schema; a pure ε-DP release "
-            f"(cube, draw kary, mbde) up to ε = {_floor(math.sqrt(2 * rho_left))}",
+            f"one more run fits up to: synth{unit} --epsilon {_floor(disc)} (δ = {DEFAULT_DELTA:g}, schema "
+            f"discovered), --epsilon {_floor(cdp_epsilon(rho_left, DEFAULT_DELTA))} with a reviewed schema{pure}",
             highlight=False,
         )
 
