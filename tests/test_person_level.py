@@ -263,3 +263,22 @@ def test_fresh_unit_ids_group_rows_as_the_profile_says(tmp_path, table, capsys):
         ["synth", table, "-o", out, "--epsilon", 4, "--privacy-unit", "patient", "--unit-ids", "fresh", *FAST], capsys
     )
     assert code == 0 and pd.read_csv(out, dtype=str).columns[0] == "patient", text
+
+
+def test_no_hint_for_an_id_column_held_as_an_identifier(tmp_path):
+    """One row per person (every id distinct): discovery holds the column as an identifier, and record-level
+    privacy is person-level already, so no hint."""
+    rng = np.random.default_rng(1)
+    n = 4000
+    df = pd.DataFrame(
+        {
+            "patient_id": [f"P-{i:06d}" for i in rng.permutation(n)],
+            "a": rng.choice(["x", "y"], n),
+            "b": rng.integers(0, 4, n),
+        }
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = privsample.synthesize(df, epsilon=2, method="mst", seed=0)
+    assert [c.name for c in res.schema.identifiers] == ["patient_id"]
+    assert not any(issubclass(w.category, PrivacyUnitHint) for w in caught)

@@ -322,8 +322,6 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
         run_charge = charge(r)
         charged = r.budget.spending(**run_charge, source=r.source, output=output)
     with charged:
-        if r.unit is None and r.frame is not None:  # an in-memory table's names (public)
-            hint_unit(list(r.frame.columns), r.option_name)
         if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
             header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
@@ -331,8 +329,6 @@ def spending(request: Request, output: str = "in-memory result") -> Iterator[Req
                 check_unit_column(r.unit, header, str(r.source), r.option_name)
             r.header = [c for c in header if c != r.unit]  # the unit's column is never modelled nor written
             header = r.header
-            if r.unit is None:
-                hint_unit(header, r.option_name)
             if r.schema is None:  # every column is modelled (with a schema: its columns, checked already)
                 if r.require:  # the columns the comparisons name, from the header (public)
                     check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
@@ -386,6 +382,9 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         seed=r.seed,
     )
     r.frame = None  # only the codes are needed from here on
+    if r.unit is None:  # a column named like a person's id, unless the schema holds it as an identifier (one row each)
+        ids = {c.name for c in schema.identifiers}
+        hint_unit([n for n in schema.all_names if n not in ids], r.option_name)
     warn_dropped(schema)  # free-text columns, left out of the output: one FreeTextWarning each (names only)
     choice = None
     if s.method == AUTO:  # the method chosen from public quantities and a noisy row count, before it spends

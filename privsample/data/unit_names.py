@@ -2,7 +2,9 @@
 
 ``check_unit_column`` refuses a person-level run whose unit column the table lacks; ``hint_unit`` gives a record-level
 run on a table with a column named like a person's identifier one ``PrivacyUnitHint`` suggesting ``--privacy-unit``
-(``privsample.api.person`` runs person-level releases). Both read column names only, which are public.
+(``privsample.api.person`` runs person-level releases). Both read column names only, which are public; the run
+leaves out of the hint the columns its schema holds as identifiers (one row per person: reviewed, or discovered
+from a noisy distinct count).
 """
 
 from __future__ import annotations
