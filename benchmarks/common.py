@@ -1,5 +1,5 @@
-"""Helpers shared by the benchmarks: data loading, seeded Bayesian-network tables and one-subprocess-per-run
-workers."""
+"""Helpers shared by the benchmarks: data loading, seeded Bayesian-network and latent-class tables and
+one-subprocess-per-run workers."""
 
 from __future__ import annotations
 
@@ -242,3 +242,36 @@ def run_measured(script: str, args: list[str], timeout: float | None = None) -> 
     row["peak_rss_mb"] = max(peak / 2**20, row.pop("self_rss_mb", 0.0))
     row["process_s"] = time.perf_counter() - t0
     return row
+
+
+# -- tables drawn from a seeded latent-class model ------------------------------------------------------
+def latent_class_model(
+    d: int, seed: int, kinds: list[str], classes: int = 6, concentration: float = 1.0, size=default_size
+) -> list[dict]:
+    """A latent-class model as network nodes (``network``'s format): a hidden first node ``class`` (``classes``
+    values, mixing weights Dirichlet(2)) and ``d`` columns whose only parent is the class.
+
+    Column i has ``size(rng)`` values (default 2-10), a shared base distribution b ~ Dirichlet(1) and, for each
+    class, P(x_i | class) ~ Dirichlet(``concentration`` * size * b): the classes differ moderately around the base
+    (larger ``concentration``: smaller differences), so every pair of columns is weakly dependent through the
+    class and no pair strongly (as in surveys). ``kinds[i]``: the column's type (``to_arrow``). Drop the first
+    node for the table's schema and columns (``latent_columns``)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    weights = rng.dirichlet(np.full(classes, 2.0))
+    nodes = [{"name": "class", "size": classes, "parents": [], "cpt": weights[None, :], "kind": "int"}]
+    for i in range(d):
+        k = size(rng)
+        base = rng.dirichlet(np.ones(k))
+        cpt = rng.dirichlet(concentration * k * base, size=classes)
+        cpt = np.maximum(cpt, 1e-12)
+        nodes.append({"name": f"x{i:03d}", "size": k, "parents": [0], "cpt": cpt / cpt.sum(1, keepdims=True),
+                      "kind": kinds[i]})  # fmt: skip
+    return nodes
+
+
+def latent_columns(nodes: list[dict], codes: list, rng):
+    """``to_arrow`` of a latent-class model's records without the hidden class (``write_network_table``'s
+    ``convert``)."""
+    return to_arrow(nodes[1:], codes[1:], rng)
