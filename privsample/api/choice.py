@@ -70,6 +70,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
+from privsample.api.forecast import duration, size_check
+
 from privsample.errors import InputError
 
 METHODS = ("ppsyn", "aim", "mst")
@@ -186,7 +188,7 @@ def choose_method(
     forecasts = {}
     for m in METHODS:
         secs, mb = predict(m, feats, cal, speed)
-        bound, refusal = _size_check(m, domain, schema, max_memory_mb)
+        bound, refusal = size_check(m, domain, schema, max_memory_mb)
         used = secs * max(1.0, signal / AIM_SLOW_SIGNAL) if m == "aim" else secs
         forecasts[m] = MethodForecast(secs, used, max(mb, bound or 0.0), bound, refusal)
     cap = max(time_factor * forecasts["mst"].seconds, time_floor)
@@ -220,41 +222,31 @@ def _columns(columns, schema) -> tuple[list[str], list[int], Any, bool]:
     return [f"c{i}" for i in range(len(sizes))], sizes, None, False
 
 
-def _size_check(method: str, domain, schema, limit: float) -> tuple[float | None, str | None]:
-    """(memory bound MB of the method's check before any spend, a refusal or None), as the run would check."""
-    from privsample.errors import PrivsampleError
-    from privsample.synth.registry import make_synthesizer
-
-    try:
-        mb = make_synthesizer(method, max_memory_mb=1e18).check_size(domain, schema)
-    except PrivsampleError as exc:
-        return None, " ".join(str(exc).split())
-    if mb > limit:
-        return mb, f"needs about {mb:,.0f} MB, above --max-memory-mb {limit:,.0f}"
-    return mb, None
-
-
 def _rule(d: int, signal: float, cap: float, fc: dict[str, MethodForecast], small: bool) -> tuple[str, str]:
     """(method, reason): the module docstring's rule."""
     ok = {m for m, f in fc.items() if f.refusal is None}
     aim_s = fc["aim"].seconds_used
     aim_fits = "aim" in ok and aim_s <= cap
-    over = f"aim's forecast {_dur(aim_s)} is over the {_dur(cap)} cap" if "aim" in ok else "aim's model is too large"
+    over = (
+        f"aim's forecast {duration(aim_s)} is over the {duration(cap)} cap"
+        if "aim" in ok
+        else "aim's model is too large"
+    )
     if d >= WIDE_COLUMNS:
         if aim_fits:
             return "aim", (
-                f"aim: the lowest error on wide tables ({d} columns) when it finishes, forecast {_dur(aim_s)} "
-                f"(cap {_dur(cap)})"
+                f"aim: the lowest error on wide tables ({d} columns) when it finishes, forecast {duration(aim_s)} "
+                f"(cap {duration(cap)})"
             )
         if "mst" in ok:
             return "mst", (
                 f"mst: on {d} columns ppsyn measures too few column pairs and {over}; "
-                f"mst forecast {_dur(fc['mst'].seconds)}"
+                f"mst forecast {duration(fc['mst'].seconds)}"
             )
     elif signal >= AIM_SIGNAL and aim_fits and not small:
         return "aim", (
             f"aim: the best error at this budget on narrow tables ({signal:,.0f} records per noise sd), "
-            f"forecast {_dur(aim_s)} (cap {_dur(cap)})"
+            f"forecast {duration(aim_s)} (cap {duration(cap)})"
         )
     elif "ppsyn" in ok:
         slow = signal >= AIM_SIGNAL and not small  # aim is out for its time (or memory) only
@@ -263,11 +255,11 @@ def _rule(d: int, signal: float, cap: float, fc: dict[str, MethodForecast], smal
         best = "the best error within the time cap" if slow else "the best error at this budget"
         return "ppsyn", (
             f"ppsyn: {best} on {what} ({d} columns, {signal:,.0f} records per noise sd), "
-            f"forecast {_dur(fc['ppsyn'].seconds)}{why}"
+            f"forecast {duration(fc['ppsyn'].seconds)}{why}"
         )
     for m in ("mst", "ppsyn", "aim"):
         if m in ok:
-            return m, f"{m}: the only method whose model fits the memory limit, forecast {_dur(fc[m].seconds)}"
+            return m, f"{m}: the only method whose model fits the memory limit, forecast {duration(fc[m].seconds)}"
     return "mst", "mst: every method's model exceeds the memory limit; the run will refuse it before any spend"
 
 
@@ -310,10 +302,6 @@ def choose_for_run(settings, accountant, noise, schema, engine) -> tuple[Any, Ch
     )
     synth = make_synthesizer(choice.method, **method_options(choice.method, **settings.options))
     return synth, choice
-
-
-def _dur(s: float) -> str:
-    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
 __all__ = [

@@ -86,4 +86,34 @@ def machine_speed(calibration: dict) -> float:
     return min(max(math.sqrt(probe * load), 0.25), 8.0)
 
 
-__all__ = ["CALIBRATION", "features", "predict", "load_calibration", "speed_probe", "load_factor", "machine_speed"]
+def size_check(method: str, domain, schema, limit: float) -> tuple[float | None, str | None]:
+    """(memory bound MB of ``method``'s size check before any spend, or None; a refusal message, or None): what a
+    run with ``--max-memory-mb limit`` would check (``privsample plan`` and ``--method auto``)."""
+    from privsample.errors import PrivsampleError
+    from privsample.synth.registry import make_synthesizer
+
+    try:
+        mb = make_synthesizer(method, max_memory_mb=1e18).check_size(domain, schema)
+    except PrivsampleError as exc:  # max_model_size too small: refused whatever the memory limit
+        return None, " ".join(str(exc).split())
+    if mb > limit:
+        return mb, f"this domain needs --max-memory-mb {math.ceil(mb / 100) * 100:.0f}"
+    return mb, None
+
+
+def duration(s: float) -> str:
+    """Seconds as a reader wants them: '42 s', '7 min', '2.5 h'."""
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
+
+
+__all__ = [
+    "size_check",
+    "duration",
+    "CALIBRATION",
+    "features",
+    "predict",
+    "load_calibration",
+    "speed_probe",
+    "load_factor",
+    "machine_speed",
+]

@@ -38,6 +38,7 @@ from privsample.api.forecast import (
     load_factor,
     machine_speed,
     predict,
+    size_check,
     speed_probe,
 )
 from privsample.errors import InputError
@@ -162,19 +163,6 @@ def _synth(method: str, max_memory_mb: float):
     from privsample.synth import make_synthesizer
 
     return make_synthesizer(method, max_memory_mb=max_memory_mb)
-
-
-def _size_check(method: str, domain, schema, limit: float) -> tuple[float | None, str | None]:
-    """(memory bound MB of the pre-spend size check, or None; a refusal message, or None)."""
-    from privsample.errors import PrivsampleError
-
-    try:
-        mb = _synth(method, 1e18).check_size(domain, schema)
-    except PrivsampleError as exc:  # max_model_size too small: refused whatever the memory limit
-        return None, " ".join(str(exc).split())
-    if mb > limit:
-        return mb, f"this domain needs --max-memory-mb {math.ceil(mb / 100) * 100:.0f}"
-    return mb, None
 
 
 def _model_mb(method: str, domain) -> float:
@@ -307,7 +295,7 @@ def plan(
     calibration = load_calibration()
     speed = machine_speed(calibration) if probe else 1.0
     out: list[MethodPlan] = []
-    checks = {m: _size_check(m, domain, schema, max_memory_mb) for m in methods}
+    checks = {m: size_check(m, domain, schema, max_memory_mb) for m in methods}
     model = {m: _model_mb(m, domain) for m in methods}
     forecast = []
     for n in row_counts:
@@ -449,10 +437,6 @@ def _counts(ns: list[int]) -> str:
     if len(ns) > 2:
         return f"{ns[0]:,} to {ns[-1]:,}"
     return " / ".join(f"{n:,}" for n in ns)
-
-
-def _duration(s: float) -> str:
-    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
 __all__ = [
