@@ -157,7 +157,7 @@ def test_a_schema_column_missing_from_the_header_is_refused_alike_as_the_run_sta
 
 
 def test_the_columns_a_schema_leaves_out_are_named_once_as_the_run_starts(files, tmp_path, capsys):
-    from privsample.api.run import prepare, spending
+    from privsample.api.run import check_input, prepare, spending
 
     narrow = tmp_path / "narrow.yaml"
     privsample.Schema.draft(pd.read_csv(files["csv"])[["a"]]).reviewed().save(narrow)
@@ -166,13 +166,13 @@ def test_the_columns_a_schema_leaves_out_are_named_once_as_the_run_starts(files,
     err = " ".join(capsys.readouterr().err.split())
     assert out.exists(), err
     assert err.count("warning: column 'b' of t.csv is not in narrow.yaml and is left out") == 1, err
-    request = prepare(files["csv"], method="mst", epsilon=1, delta=1e-9, schema=narrow)
+    request = prepare(method="mst", epsilon=1, delta=1e-9, schema=narrow)
     with warnings.catch_warnings(record=True) as caught:  # the check reads no data: the header is read at the start
         warnings.simplefilter("always")
-        prepare(files["csv"], method="mst", epsilon=1, delta=1e-9, schema=narrow)
+        table = check_input(request, files["csv"])
     assert not [w for w in caught if issubclass(w.category, ColumnsLeftOutWarning)]
     with pytest.warns(ColumnsLeftOutWarning, match="column 'b' of t.csv is not in narrow.yaml and is left out"):
-        with spending(request):
+        with spending(request, table):
             pass
     with pytest.warns(ColumnsLeftOutWarning, match="column 'b' of t.csv"):  # the Python API names the loss too
         privsample.Synthesizer("mst", epsilon=1.0, iters=5).fit(files["csv"], schema=narrow)

@@ -110,7 +110,7 @@ def test_one_person_costs_at_most_rho_through_bounding_and_the_measurement():
     from privsample.privacy.accountant import Accountant
     from privsample.privacy.noise import SeededNoise
     from privsample.privacy.unit import PrivacyUnit
-    from privsample.synth.base import no_progress
+    from privsample.progress import no_progress
     from privsample.synth.mst import MST
 
     k, rho, reps = 4, 0.05, 300

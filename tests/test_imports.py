@@ -22,7 +22,14 @@ ROOT = Path(__file__).resolve().parents[1] / "privsample"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "foundations",
-        ("privsample._version", "privsample.errors", "privsample.checks", "privsample.io", "privsample.datasets"),
+        (
+            "privsample._version",
+            "privsample.errors",
+            "privsample.checks",
+            "privsample.io",
+            "privsample.datasets",
+            "privsample.progress",
+        ),
     ),
     ("privacy", ("privsample.privacy",)),
     ("data", ("privsample.data",)),

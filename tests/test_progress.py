@@ -13,7 +13,8 @@ from rich.console import Console
 
 from privsample.cli.common import RichProgress
 from privsample.api.synthesizer import synthesize
-from privsample.synth.base import AtMost, rounds_bound
+from privsample.progress import AtMost
+from privsample.synth.base import rounds_bound
 
 
 @pytest.fixture(scope="module")

@@ -82,14 +82,15 @@ def test_python_refuses_a_table_too_wide(files, narrow, method):
 def test_the_discovery_of_a_source_known_late_checks_the_width(narrow, monkeypatch):
     """A source whose columns are first known when its engine opens (Spark) is checked again before discovery
     spends (here: an in-memory table whose limit is lowered after the request was checked)."""
-    from privsample.api.run import prepare
+    from privsample.api.run import check_input, prepare
     from privsample.api.run import run as run_request
 
     monkeypatch.setattr(MST, "max_columns", 3)
-    request = prepare(small_table(), method="mst", epsilon=1, delta=1e-9)
+    request = prepare(method="mst", epsilon=1, delta=1e-9)
+    table = check_input(request, small_table())
     request.synth.max_columns = 2
     with pytest.raises(InputError, match="the table has 3 columns, more than mst models"):
-        run_request(request)
+        run_request(request, table)
 
 
 def test_the_limit_is_graph_cells_one():

@@ -11,17 +11,13 @@ column itself is never released, counted in a message or written.
 
 from __future__ import annotations
 
-import warnings
-from fractions import Fraction
-from types import SimpleNamespace
 
 from privsample.checks import OptionName
 from privsample.data.schema import Schema
-from privsample.errors import ContributionBoundWarning, InputError
+from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
-from privsample.privacy.unit import PrivacyUnit
-from privsample.synth.base import no_progress, progress_phase
+from privsample.progress import no_progress
 
 
 def unit_engine(unit: str, engine: str, schema: Schema | None, schema_name: str, name: OptionName) -> str:
@@ -68,17 +64,14 @@ def check_schema_unit(
 
 def bound_for_discovery(df, unit: str, max_rows: int | None, accountant: Accountant, noise: NoiseSource, seed):
     """``df`` (a table read in memory) bounded to at most k rows per person for ``schema --private-epsilon
-    --privacy-unit``: the unit profile spends first and fixes the accountant's unit (``unit_profiler``), then
+    --privacy-unit``: the unit profile spends first and fixes the accountant's unit (``UnitProfiler``), then
     ``privsample.marginals.bounding.bound``."""
     from privsample.marginals.bounding import UNIT_GRID, bound, size_histogram
 
-    request = SimpleNamespace(
-        unit=unit, max_rows=max_rows, schema=None, header=[c for c in df.columns if c != unit], frame=None, profile=None
-    )
-    k = unit_profiler(request, accountant, noise, no_progress)(
-        size_histogram(df[unit].to_numpy(dtype=object), UNIT_GRID)
-    )
-    return bound(df, unit, k, seed)
+    from privsample.data.unit_profile import UnitProfiler
+
+    profiler = UnitProfiler(unit, max_rows, max(len(df.columns) - 1, 1), accountant, noise, no_progress)
+    return bound(df, unit, profiler(size_histogram(df[unit].to_numpy(dtype=object), UNIT_GRID), UNIT_GRID), seed)
 
 
 UNIT_PLAN_K = (1, 2, 3, 5, 10, 20, 50)  # the k the plan shows
@@ -109,44 +102,8 @@ def unit_forecast(entries, unit: str, k: int | None) -> dict:
     return {"column": unit, "k": k, "ks": ks, "afford_share": AFFORD_SHARE, "forecast": rows}
 
 
-def unit_profiler(r, accountant: Accountant, noise: NoiseSource, progress):
-    """A function of the exact people per cell of the unit grid to k: the unit profile mechanism
-    (``privsample.data.unit_profile``: ``PROFILE_SHARE`` of the budget, sensitivity 1 per person), k given or chosen
-    from it, the accountant's unit fixed to that k before any other spend; a ``ContributionBoundWarning`` states k
-    and the noisy share of rows bounding removes."""
-
-    def profile(histogram) -> int:
-        from privsample.data.unit_profile import PROFILE_SHARE, unit_profile
-        from privsample.marginals.bounding import UNIT_GRID
-
-        rho_u = float(Fraction(PROFILE_SHARE) * Fraction(accountant.rho_total))
-        if r.schema is not None:
-            columns = len(r.schema.columns)
-        else:
-            columns = len(r.header) if r.header is not None else max(len(getattr(r.frame, "columns", ())) - 1, 1)
-        with progress_phase(progress, "unit profile", accountant=accountant, message="rows per person"):
-            prof = unit_profile(
-                histogram,
-                accountant,
-                noise,
-                rho_u,
-                column=r.unit,
-                grid=UNIT_GRID,
-                k=r.max_rows,
-                synthesis_rho=max(accountant.remaining - rho_u, rho_u),  # what the profile leaves
-                columns=columns,
-            )
-        accountant.set_unit(PrivacyUnit(r.unit, prof.k), chosen=prof.chosen)
-        r.profile = prof
-        warnings.warn(prof.describe(), ContributionBoundWarning, stacklevel=2)
-        return prof.k
-
-    return profile
-
-
 __all__ = [
     "unit_engine",
     "check_schema_unit",
     "unit_forecast",
-    "unit_profiler",
 ]

@@ -44,7 +44,7 @@ from privsample.api.accounting import (
     worst_case_domain,
 )
 from privsample.data.dtypes import dtype_specs, frame_dtypes, restore_dtypes
-from privsample.api.person import check_schema_unit, unit_engine, unit_profiler
+from privsample.api.person import check_schema_unit, unit_engine
 from privsample.data.unit_names import check_unit_column, hint_unit
 from privsample.checks import (
     OptionName,
@@ -61,6 +61,7 @@ from privsample.checks import (
     python_option,
 )
 from privsample.data.discovery_report import warn_dropped
+from privsample.data.table import check_not_private
 from privsample.data.require_entries import add_require, check_require_names
 from privsample.data.schema import Schema, check_schema_usable
 from privsample.errors import ColumnsLeftOutWarning, InputError
@@ -69,7 +70,7 @@ from privsample.marginals.open import ENGINES, check_source, open_engine
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource, make_noise
 from privsample.privacy.unit import ROW, PrivacyUnit
-from privsample.synth.base import no_progress, progress_phase
+from privsample.progress import no_progress, progress_phase
 from privsample.synth.registry import AUTO, PUBLIC_ONLY, STAND_IN, check_method, make_synthesizer, method_options
 
 
@@ -91,15 +92,13 @@ class Request:
     synthetic table and the model (paths, checked by ``prepare``)."""
 
     settings: Settings
-    source: Any
-    frame: Any
     schema: Schema | None
     rows: int | None
     seed: int | None
     synth: Any
     public: Any = None
     other: bool = False
-    engine: str = "auto"  # the engine chosen (``check_source``)
+    engine: str = "auto"  # the engine asked ("auto", or the one a person-level run needs); ``check_input`` chooses
     spark_master: str = "local[2]"
     engine_options: dict | None = None
     schema_share: float | None = DEFAULT_SCHEMA_SHARE
@@ -111,16 +110,28 @@ class Request:
     schema_name: str = "the schema"  # as messages name it: the schema file's name
     option_name: OptionName = python_option  # how the caller names options (``privsample.checks``)
     require: list[str] = field(default_factory=list)  # order constraints added to the schema (public)
-    # a pandas DataFrame's dtypes (``privsample.data.dtypes``), for its synthetic tables: public, the column types the
-    # caller chose (metadata, not records); a category dtype's categories are used only where the release has them
-    dtypes: dict | None = None
     output: Path | None = None
     save_model: Path | None = None
-    header: list | None = None  # a local table file's column names (public), read as the run starts (``spending``)
     unit: str | None = None  # the privacy unit's column: person-level neighbours (``privsample.privacy.unit``)
     max_rows: int | None = None  # k of contribution bounding; None: chosen from the noisy unit profile
-    profile: Any = None  # the released unit profile (``privsample.data.unit_profile``), once fitted
     unit_ids: str = "none"  # "fresh": the output's unit column of fresh ids (``privsample.data.unit_ids``)
+
+
+@dataclass
+class SynthInput:
+    """The private table of a run, apart from the public ``Request``: ``source`` as given (a path, an in-memory
+    or a Spark table), ``frame`` the in-memory table converted once (as ``read_table`` reads the same data from CSV;
+    None for a path or a Spark table), ``engine`` the engine that reads it (``check_source``), ``dtypes`` a pandas
+    DataFrame's column types (``privsample.data.dtypes``: public, the types the caller chose, not values; a category
+    dtype's categories are used only where the release has them), ``header`` a local file's column names (public),
+    read as the run starts (``spending``). Only the marginal engine reads its records."""
+
+    source: Any
+    frame: Any = None
+    engine: str = "auto"
+    dtypes: dict | None = None
+    header: list | None = None
+    columns: int | None = None  # the columns modelled (public): the schema's, the header's or the in-memory table's
 
 
 @dataclass
@@ -150,7 +161,6 @@ def check_settings(
 
 def check_request(
     settings: Settings,
-    source: Any,
     *,
     schema: Any = None,
     rows: Any = None,
@@ -164,16 +174,15 @@ def check_request(
     require: Any = None,
     output: Any = None,
     save_model: Any = None,
-    paths: dict | None = None,
     privacy_unit: Any = None,
     max_rows_per_unit: Any = None,
     unit_ids: Any = "none",
     name: OptionName = python_option,
     **run: Any,
 ) -> Request:
-    """Every check of a run that public information can refuse, once, before anything is charged or spent;
-    the schema loaded and the in-memory table converted once (without its ``index_col``). ``run``: ``other``,
-    ``spark_master``, ``engine_options``, ``schema_share``, ``discovery_options`` (as ``synthesize``).
+    """Every check of a run's public arguments, once, before anything is charged or spent (the schema loaded once);
+    the private table's are ``check_input``'s, next. ``run``: ``other``, ``spark_master``, ``engine_options``,
+    ``schema_share``, ``discovery_options`` (as ``synthesize``).
 
     ``require``: order constraints (``A OP B``, public) added to the schema's ``require`` list. With a schema they
     are checked against it here; without one, their columns are checked against an in-memory table's names here
@@ -181,9 +190,7 @@ def check_request(
     only once discovery has spent its share: a comparison naming a column discovered categorical is refused
     then, before the synthesis spends anything (a Spark table's names are known only then too).
 
-    ``output`` / ``save_model``: the paths ``release`` writes (``rows`` 0 with no model to save is refused);
-    ``paths``: ``privsample.io.check_paths``'s arguments (the front end's option names for its paths), checked
-    last, once every argument has passed (a missing output folder is created only then).
+    ``output`` / ``save_model``: the paths ``release`` writes (``rows`` 0 with no model to save is refused).
 
     ``privacy_unit``: the column naming a person (person-level neighbours), never released: refused in a reviewed
     schema, needed in the table (an in-memory table's names here, a file's header as the run starts), read by the
@@ -203,31 +210,24 @@ def check_request(
     if schema is not None:
         schema = add_require(schema, require, name("require"))
     max_rows = check_schema_unit(schema, unit, schema_name, name, max_rows)
-    check_public(public, settings.method, schema, source, name)
-    frame, engine = _check_table(source, engine, schema, schema_name, index_col, unit, require, name)
-    dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values
+    check_public(public, settings.method, schema, name)
+    if unit is not None:
+        engine = unit_engine(unit, engine, schema, schema_name, name)
     synth = make_synthesizer(STAND_IN if settings.method == AUTO else settings.method, **settings.options)
-    if schema is not None or frame is not None:  # the columns modelled: the schema's, or the in-memory table's
-        width = len(schema.columns) if schema is not None else frame.shape[1]
-        what = schema_name if schema is not None else "the input table"
-        check_width(width, synth.max_columns, what, settings.method, name("schema"))
+    if schema is not None:  # the columns modelled: the schema's (an in-memory table's: ``check_input``)
+        check_width(len(schema.columns), synth.max_columns, schema_name, settings.method, name("schema"))
     if public is not None:
         synth.check_public()  # a method's own conditions on a public table (PPSyn: the annealed schedule)
     budget = as_budget(budget)
     refuse_seeded(budget, seed)
     make_accountant(settings.epsilon, settings.delta, schema, run.get("schema_share"), name)  # refusals only
-    if paths is not None:
-        check_paths(**paths)
     return Request(
         settings,
-        source,
-        frame,
         schema,
         rows,
         seed,
         synth,
         public,
-        engine=engine,
         delimiter=delimiter,
         encoding=encoding,
         index_col=index_col,
@@ -235,35 +235,49 @@ def check_request(
         schema_name=schema_name,
         option_name=name,
         require=require,
-        dtypes=dtypes,
         output=None if output is None else Path(output),
         save_model=None if save_model is None else Path(save_model),
         unit=unit,
         max_rows=max_rows,
+        engine=engine,
         unit_ids=unit_ids,
         **run,
     )
 
 
-def _check_table(source, engine, schema, schema_name, index_col, unit, require, name) -> tuple[Any, str]:
-    """``check_source``'s (table, engine), with an in-memory table's names held against the unit and the
-    comparisons, and the engine a person-level run needs (``unit_engine``)."""
-    if unit is not None:
-        engine = unit_engine(unit, engine, schema, schema_name, name)
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine '{engine}' ({'|'.join(ENGINES)})")
-    frame, engine = check_source(source, engine, schema, index_col)  # frame: None for a path or a Spark DataFrame
-    names = None if frame is None else [str(c) for c in frame.columns]
-    if unit is not None and names is not None:
-        check_unit_column(unit, names, "the input table", name)
-    if schema is None and require and names is not None:
-        check_require_names(require, names, name("require"), "the input table")
-    return frame, engine
+def check_input(r: Request, source: Any, paths: dict | None = None) -> SynthInput:
+    """The private table's checks that its kind, column names and types can refuse (public: never its values), after
+    ``check_request``'s, before anything is charged or spent: ``check_source``'s (table, engine); an in-memory
+    table's names held against the unit, the comparisons and the method's width; not the declared public table
+    (``check_not_private``); a DataFrame's dtypes. ``paths``: ``privsample.io.check_paths``'s arguments (the front
+    end's option names for its paths), checked last, once every argument has passed (a missing output folder is
+    created only then)."""
+    if r.engine not in ENGINES:
+        raise InputError(f"unknown engine '{r.engine}' ({'|'.join(ENGINES)})")
+    frame, engine = check_source(source, r.engine, r.schema, r.index_col)  # frame: None for a path or Spark table
+    columns = None if r.schema is None else len(r.schema.columns)
+    if frame is not None:
+        names = [str(c) for c in frame.columns]
+        if r.unit is not None:
+            check_unit_column(r.unit, names, "the input table", r.option_name)
+        if r.schema is None:
+            if r.require:
+                check_require_names(r.require, names, r.option_name("require"), "the input table")
+            columns = max(len(names) - (r.unit is not None), 1)
+            check_width(columns, r.synth.max_columns, "the input table", r.settings.method, r.option_name("schema"))
+    # Reads the private table, but refuses only when it IS the declared public table, where no guarantee is left to
+    # protect (check_not_private); done before the budget file or the accountant is charged.
+    check_not_private(r.public, source)
+    dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values
+    if paths is not None:
+        check_paths(**paths)
+    return SynthInput(source, frame, engine, dtypes, columns=columns)
 
 
-def prepare(source: Any, *, method: Any, epsilon: Any, delta: Any, options: dict | None = None, **kw: Any) -> Request:
-    """``check_settings`` then ``check_request``: the one validation of a run (``kw``: ``check_request``'s)."""
-    return check_request(check_settings(method, epsilon, delta, options, kw.get("name", python_option)), source, **kw)
+def prepare(*, method: Any, epsilon: Any, delta: Any, options: dict | None = None, **kw: Any) -> Request:
+    """``check_settings`` then ``check_request``: the one validation of a run's public arguments (``kw``:
+    ``check_request``'s); ``check_input`` checks its table next."""
+    return check_request(check_settings(method, epsilon, delta, options, kw.get("name", python_option)), **kw)
 
 
 def load_schema(schema: Any, name: OptionName = python_option) -> Schema | None:
@@ -277,13 +291,12 @@ def load_schema(schema: Any, name: OptionName = python_option) -> Schema | None:
     return schema
 
 
-def check_public(public, method: str, schema: Schema | None, source=None, name: OptionName = python_option) -> None:
-    """``InputError`` unless a public table can be used: ``method`` takes one, the schema is reviewed, the file
-    exists, and it is not the private table ``source`` (the same file, a byte-identical copy or an equal
-    in-memory table: ``privsample.synth.public.check_not_private``). Before any budget is reserved or spent."""
+def check_public(public, method: str, schema: Schema | None, name: OptionName = python_option) -> None:
+    """``InputError`` unless a public table can be used: ``method`` takes one, the schema is reviewed and the file
+    exists (that it is not the private table is ``check_input``'s). Before any budget is reserved or spent."""
     if public is None:
         return
-    from privsample.synth.public import check_not_private, check_public_file
+    from privsample.synth.public import check_public_file
 
     if method not in PUBLIC_ONLY:
         raise InputError(f"{name('public')} is supported by {', '.join(PUBLIC_ONLY)}, not {method}")
@@ -292,9 +305,6 @@ def check_public(public, method: str, schema: Schema | None, source=None, name: 
             f"{name('public')} needs {name('schema')}: both tables are coded by the same schema "
             "('privsample schema PUBLIC' drafts one from the public table at no privacy cost)"
         )
-    # Reads the private table, but refuses only when it IS the declared public table, where no guarantee is left to
-    # protect (check_not_private); done before the budget file or the accountant is charged.
-    check_not_private(public, source)
     if isinstance(public, (str, os.PathLike)):
         check_public_file(public)
 
@@ -306,49 +316,52 @@ def charge(request: Request) -> dict:
 
 
 @contextmanager
-def spending(request: Request, output: str = "in-memory result") -> Iterator[Request]:
+def spending(request: Request, table: SynthInput, output: str = "in-memory result") -> Iterator[Request]:
     """The whole run's context: the request's budget file, if any, charged for it (``charge``, recording ``output``
     and the input's fingerprint; a failure before any spend releases the charge: ``Budget.spending``); then, and
     only then, the first read of the data: a table file's header (an empty or duplicate name is refused there), held
     against the schema (column names, public). A schema column the header lacks is refused there (``InputError``);
-    the columns the schema leaves out are named in a ``ColumnsLeftOutWarning``. A run that the budget file refuses
-    reads nothing."""
+    the columns the schema leaves out are a ``ColumnsLeftOutWarning``. A run the budget file refuses reads nothing."""
     from privsample.data.table import table_columns
     from privsample.data.csv_layout import DELIMITERS
 
     r = request
+    source = table.source
     charged = nullcontext()
     if r.budget is not None:
-        run_charge = charge(r)
-        charged = r.budget.spending(**run_charge, source=r.source, output=output)
+        charged = r.budget.spending(**charge(r), source=source, output=output)
     with charged:
-        if r.frame is None and isinstance(r.source, (str, os.PathLike)) and Path(r.source).is_file():
+        if table.frame is None and isinstance(source, (str, os.PathLike)) and Path(source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
-            header = table_columns(r.source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
+            header = table_columns(source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)
             if r.unit is not None:
-                check_unit_column(r.unit, header, str(r.source), r.option_name)
-            r.header = [c for c in header if c != r.unit]  # the unit's column is never modelled nor written
-            header = r.header
-            if r.schema is None:  # every column is modelled (with a schema: its columns, checked already)
+                check_unit_column(r.unit, header, str(source), r.option_name)
+            header = table.header = [c for c in header if c != r.unit]  # the unit's column: never modelled nor written
+            if r.schema is None:
+                table.columns = len(header)  # every column is modelled (with a schema: its columns, checked already)
                 if r.require:  # the columns the comparisons name, from the header (public)
-                    check_require_names(r.require, header, r.option_name("require"), Path(r.source).name)
-                check_width(len(header), r.synth.max_columns, str(r.source), r.settings.method, r.option_name("schema"))
+                    check_require_names(r.require, header, r.option_name("require"), Path(source).name)
+                check_width(len(header), r.synth.max_columns, str(source), r.settings.method, r.option_name("schema"))
             else:
                 declared = r.schema.all_names  # identifier and free-text columns are not left out
-                left = check_columns(r.source, header, declared, r.schema_name, r.option_name, DELIMITERS)
+                left = check_columns(source, header, declared, r.schema_name, r.option_name, DELIMITERS)
                 if left:
-                    warnings.warn(left_out_note(left, r.source, r.schema_name), ColumnsLeftOutWarning, stacklevel=2)
+                    warnings.warn(left_out_note(left, source, r.schema_name), ColumnsLeftOutWarning, stacklevel=2)
         yield r
 
 
-def run(request: Request, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = True) -> Fitted:
+def run(
+    request: Request, table: SynthInput, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = True
+) -> Fitted:
     """``fit`` (and with ``sample`` the synthetic table), with the request's budget file, if any, charged
     for the whole run before the data are read."""
-    with spending(request):
-        return fit(request, progress=progress, noise=noise, sample=sample)
+    with spending(request, table):
+        return fit(request, table, progress=progress, noise=noise, sample=sample)
 
 
-def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = False) -> Fitted:
+def fit(
+    request: Request, table: SynthInput, *, progress=no_progress, noise: NoiseSource | None = None, sample: bool = False
+) -> Fitted:
     """Fit ``request``'s method under its (epsilon, delta)-DP; with ``sample``, draw the default table too
     (``request.rows``, seeded by ``request.seed``). No check of its own: ``request`` is checked."""
     r, s = request, request.settings
@@ -362,11 +375,16 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
             pub = read_public(r.public, r.schema, other=r.other, delimiter=r.delimiter, encoding=r.encoding)
     noise = noise if noise is not None else make_noise(r.seed)  # seeded noise warns: NOT private
     rng = np.random.default_rng(r.seed)  # sampling/decoding randomness (post-processing)
+    profiler = None
+    if r.unit is not None:  # the unit profile, called by the engine before any other spend
+        from privsample.data.unit_profile import UnitProfiler
+
+        profiler = UnitProfiler(r.unit, r.max_rows, table.columns or 1, accountant, noise, progress)
     eng, schema = open_engine(
-        r.source,
+        table.source,
         r.schema,
-        r.engine,
-        frame=r.frame,
+        table.engine,
+        frame=table.frame,
         discover=_discovery(r, accountant, noise, d_disc, progress),
         check_size=r.synth.check_size,
         other=r.other,
@@ -378,10 +396,10 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         reading=progress_phase(progress, "read table"),
         coding=progress_phase(progress, "encode table", accountant=accountant),
         unit=r.unit,
-        profile=None if r.unit is None else unit_profiler(r, accountant, noise, progress),
+        profile=profiler,
         seed=r.seed,
     )
-    r.frame = None  # only the codes are needed from here on
+    table.frame = None  # only the codes are needed from here on
     if r.unit is None:  # a column named like a person's id, unless the schema holds it as an identifier (one row each)
         ids = {c.name for c in schema.identifiers}
         hint_unit([n for n in schema.all_names if n not in ids], r.option_name)
@@ -395,15 +413,15 @@ def fit(request: Request, *, progress=no_progress, noise: NoiseSource | None = N
         model = r.synth.fit(eng, accountant, noise, progress, schema=schema, public=pub)
     finally:
         getattr(eng, "close", lambda: None)()
-    model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": r.engine})
+    model.params.update({"epsilon": s.epsilon, "delta": s.delta, "seed": r.seed, "engine": table.engine})
     if choice is not None:  # post-processing of DP outputs and public quantities
         model.params["method_choice"] = {"method": choice.method, "reason": choice.reason}
-    if r.profile is not None:  # the unit profile: noisy figures and k only
-        model.params["unit"] = r.profile.to_dict()
+    if profiler is not None:  # the unit profile: noisy figures and k only
+        model.params["unit"] = profiler.profile.to_dict()
         if r.unit_ids == "fresh":
             model.params["unit_ids"] = "fresh"
-    if r.dtypes is not None:  # a DataFrame's dtypes, for its synthetic tables (public; categories as released)
-        model.params["dtypes"] = dtype_specs(r.dtypes, model.schema)
+    if table.dtypes is not None:  # a DataFrame's dtypes, for its synthetic tables (public; categories as released)
+        model.params["dtypes"] = dtype_specs(table.dtypes, model.schema)
     table = None
     if sample:
         with progress_phase(
@@ -422,7 +440,7 @@ class Released:
     rows: int
 
 
-def release(request: Request, *, progress=no_progress, started=None) -> Released:
+def release(request: Request, table: SynthInput, *, progress=no_progress, started=None) -> Released:
     """The command line's run of a checked ``request`` (``prepare`` with ``output``): the budget file charged and
     the header read (``spending``); with ``rows`` given, the table's size checked from public quantities before any
     spend (the rows asked, the schema or the header's names); ``fit``; the size checked again from the noisy row
@@ -431,14 +449,14 @@ def release(request: Request, *, progress=no_progress, started=None) -> Released
     once the header has passed and the output's size is checked: before any spend."""
     r = request
     outputs = ", ".join(str(p) for p in (r.output, r.save_model) if p is not None)
-    with spending(r, outputs):
-        columns = r.schema.output_columns if r.schema is not None else r.header  # None: a table only Spark reads
+    with spending(r, table, outputs):
+        columns = r.schema.output_columns if r.schema is not None else table.header  # None: a table only Spark reads
         if r.rows is not None and columns is not None:  # before any spend: the rows asked, the schema or the names
             check_output_size(columns, r.rows, r.output)
         noise = make_noise(r.seed)  # seeded noise says so (``SeededNoiseWarning``) before the run starts
         if started is not None:
             started()
-        fitted = fit(r, progress=progress, noise=noise)
+        fitted = fit(r, table, progress=progress, noise=noise)
         model = fitted.model
         n = model.resolve_rows(r.rows)  # the default: the noisy row count, unless it is mostly noise
         check_output_size(model_columns(model), n, r.output)  # the noisy count and the schema: public
@@ -560,9 +578,11 @@ __all__ = [
     "DEFAULT_DELTA",
     "Settings",
     "Request",
+    "SynthInput",
     "Fitted",
     "check_settings",
     "check_request",
+    "check_input",
     "prepare",
     "load_schema",
     "check_public",

@@ -24,12 +24,12 @@ import numpy as np
 
 from privsample.api.accounting import DEFAULT_DELTA, DEFAULT_SCHEMA_SHARE
 from privsample.data.dtypes import restore_dtypes
-from privsample.api.run import Settings, check_draw, check_request, check_settings, rows_to_draw, run
+from privsample.api.run import Settings, check_draw, check_input, check_request, check_settings, rows_to_draw, run
 from privsample.api.schema import Schema as PublicSchema
 from privsample.data.schema import Schema
 from privsample.errors import InputError
 from privsample.privacy.ledger import Ledger
-from privsample.synth.base import no_progress
+from privsample.progress import no_progress
 from privsample.synth.model import SynthModel
 from privsample.synth.registry import OPTIONS
 
@@ -129,7 +129,6 @@ class Synthesizer:
             )
         request = check_request(
             self._settings,
-            data,
             schema=schema,
             seed=seed,
             public=public,
@@ -140,8 +139,9 @@ class Synthesizer:
             max_rows_per_unit=max_rows_per_unit,
             unit_ids=unit_ids,
         )
+        table = check_input(request, data)
         self._spent = True  # from here on the budget may be spent, even if the fit fails part-way
-        res = run(request, sample=False)
+        res = run(request, table, sample=False)
         self._model = res.model
         return self
 
@@ -344,7 +344,6 @@ def synthesize(
     """
     request = check_request(
         check_settings(method, epsilon, delta, method_options, research=True),
-        source,
         schema=schema,
         rows=rows,
         seed=seed,
@@ -364,7 +363,8 @@ def synthesize(
         max_rows_per_unit=max_rows_per_unit,
         unit_ids=unit_ids,
     )
-    res = run(request, progress=progress, noise=noise, sample=sample)
+    table = check_input(request, source)
+    res = run(request, table, progress=progress, noise=noise, sample=sample)
     ledger = Ledger(res.accountant.to_dict())
     return Synthesis(model=res.model, table=res.table, ledger=ledger, schema=PublicSchema._of(res.schema))
 

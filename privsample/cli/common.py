@@ -65,7 +65,7 @@ class RichProgress:
     """Progress bars, one per phase: label, step/total (``k/≤N`` when only a bound is known), elapsed time,
     the time left where the total is known, and the budget spent/remaining.
 
-    Phases follow one another (``privsample.synth.base.Progress``): when a phase starts, the bars of the
+    Phases follow one another (``privsample.progress.Progress``): when a phase starts, the bars of the
     earlier ones are completed, so no finished phase is shown as running."""
 
     def __init__(self, console: Console, enabled: bool = True):
@@ -101,7 +101,7 @@ class RichProgress:
         self.progress.stop_task(task.id)
 
     def __call__(self, stage: str, *, step=None, steps=None, accountant=None, message: str = "") -> None:
-        from privsample.synth.base import AtMost
+        from privsample.progress import AtMost
 
         budget = ""
         if accountant is not None:

@@ -252,7 +252,7 @@ def synth(
     budget_file: BudgetFile = None,
 ) -> None:
     """Fit a DP synthesizer on INPUT and write a synthetic table."""
-    from privsample.api.run import prepare, release
+    from privsample.api.run import check_input, prepare, release
     from privsample.checks import cli_option
     from privsample.data.encoding import RELEASE_RULE
 
@@ -268,7 +268,6 @@ def synth(
     }
     paths = _paths(input, schema, public, budget_file, output, save_model)
     request = prepare(
-        input,
         method=method,
         epsilon=epsilon,
         delta=delta,
@@ -287,7 +286,6 @@ def synth(
         require=require,
         output=output,
         save_model=save_model,
-        paths=paths,
         privacy_unit=privacy_unit,
         max_rows_per_unit=max_rows_per_unit,
         unit_ids=unit_ids,
@@ -295,7 +293,8 @@ def synth(
     )  # every check that can refuse from the arguments: once, before anything is charged or read
     note = None if quiet else lambda: err.print(f"note: {RELEASE_RULE}", highlight=False)
     with RichProgress(err, enabled=not quiet) as progress, no_loss_warnings(), shown_warnings(err):
-        done = release(request, progress=progress, started=note)
+        # the table's kind and names, then the paths (``check_input``); then the run
+        done = release(request, check_input(request, input, paths), progress=progress, started=note)
     _report(done, schema is None, output, save_model, quiet)
 
 

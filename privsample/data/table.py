@@ -31,6 +31,7 @@ as ``int64`` (``Int64`` with ``pd.NA`` when they contain nulls); float columns a
 from __future__ import annotations
 
 import codecs
+import os
 import shutil
 import tempfile
 import zlib
@@ -380,3 +381,43 @@ def _batches(con, sql: str, p: Path, batch_rows: int) -> Iterator:
         except Exception as exc:  # noqa: BLE001
             raise duckdb_input_error(exc, p) from None
         yield batch
+
+
+def check_not_private(public, private) -> None:
+    """``InputError`` (one line) when the public table ``public`` is the private table ``private``: the same file
+    (links resolved, hard links too), a byte-identical copy (the same SHA-256 as the budget file records), or an
+    equal in-memory table of the same kind. Files that do not exist are left to the other checks.
+
+    Called before any budget is reserved or spent. The refusal reads the private table, but reveals one bit
+    only: whether it is exactly a table the user declared public. On that one table every record is public by
+    the user's declaration, so there is no guarantee to protect; on every other table the run is unchanged. (An
+    adversary who already knew that the private table is the public one with or without a single record would
+    learn which; such a public table overlaps the private one, which voids the guarantee anyway.)"""
+    if public is None or private is None:
+        return
+    if isinstance(public, (str, os.PathLike)) and isinstance(private, (str, os.PathLike)):
+        from privsample.io import same_file
+        from privsample.privacy.budget import fingerprint as file_fingerprint
+
+        pub, priv = Path(public), Path(private)
+        if not (pub.is_file() and priv.is_file()):
+            return
+        if same_file(pub, priv):
+            why = "is the private input itself (the same file)"
+        # equal sizes first, only to skip hashing: the outcome is whether the bytes are equal, nothing more
+        elif pub.stat().st_size == priv.stat().st_size and file_fingerprint(pub) == file_fingerprint(priv):
+            why = "is a byte-identical copy of the private input"
+        else:
+            return
+        raise InputError(f"public table {pub.name} {why}: a public table must not overlap the private one")
+    if public is private or (type(public) is type(private) and _equal_tables(public, private)):
+        raise InputError("the public table equals the private one: a public table must not overlap the private one")
+
+
+def _equal_tables(a, b) -> bool:
+    """Whether two in-memory tables of one kind (pandas, pyarrow, polars) are equal; False if they cannot say."""
+    equals = getattr(a, "equals", None)
+    try:
+        return callable(equals) and bool(equals(b))
+    except Exception:  # noqa: BLE001 - tables that cannot be compared are not refused
+        return False

@@ -200,7 +200,48 @@ def unit_profile(
     )
 
 
+class UnitProfiler:
+    """The unit profile step of a person-level run, as the marginal engine calls it: a function of the exact people
+    per cell of ``grid`` (``privsample.marginals.bounding``) to k. It spends ``PROFILE_SHARE`` of the accountant's
+    budget on them (``unit_profile``), takes k given (``k``) or chosen, fixes the accountant's unit to that k before
+    any other spend, and states k and the noisy share of rows bounding removes in a ``ContributionBoundWarning``.
+    ``profile``: the released ``UnitProfile`` once called. ``columns``: the columns modelled (public)."""
+
+    def __init__(self, column: str, k: int | None, columns: int, accountant: Accountant, noise: NoiseSource, progress):
+        self.column, self.k, self.columns = column, k, columns
+        self.accountant, self.noise, self.progress = accountant, noise, progress
+        self.profile: UnitProfile | None = None
+
+    def __call__(self, histogram: np.ndarray, grid: tuple[int, ...]) -> int:
+        import warnings
+        from fractions import Fraction
+
+        from privsample.errors import ContributionBoundWarning
+        from privsample.privacy.unit import PrivacyUnit
+        from privsample.progress import progress_phase
+
+        acc = self.accountant
+        rho_u = float(Fraction(PROFILE_SHARE) * Fraction(acc.rho_total))
+        with progress_phase(self.progress, "unit profile", accountant=acc, message="rows per person"):
+            prof = unit_profile(
+                histogram,
+                acc,
+                self.noise,
+                rho_u,
+                column=self.column,
+                grid=grid,
+                k=self.k,
+                synthesis_rho=max(acc.remaining - rho_u, rho_u),  # what the profile leaves
+                columns=self.columns,
+            )
+        acc.set_unit(PrivacyUnit(self.column, prof.k), chosen=prof.chosen)
+        self.profile = prof
+        warnings.warn(prof.describe(), ContributionBoundWarning, stacklevel=2)
+        return prof.k
+
+
 __all__ = [
+    "UnitProfiler",
     "representative_sizes",
     "PROFILE_SHARE",
     "UnitProfile",

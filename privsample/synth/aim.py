@@ -59,17 +59,14 @@ from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.mechanisms import exponential_select, gaussian_measure, rho_for_sigma
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
+from privsample.progress import AtMost, Progress, no_progress, progress_phase
 from privsample.synth.base import (
     DEFAULT_MAX_MEMORY_MB,
     JIT_CACHE_LIMIT_MB,
     ROUNDS_NOTE,
-    AtMost,
-    Progress,
     WorkloadSynthesizer,
     discovery_measurements,
     estimate_phase,
-    no_progress,
-    progress_phase,
 )
 from privsample.synth.model import SynthModel
 from privsample.synth.public import PublicData, public_scores

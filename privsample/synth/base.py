@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,41 +16,11 @@ from privsample.errors import InputError, ResourceLimitError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
+from privsample.progress import Progress, no_progress
 from privsample.synth.selection import MAX_ATTRIBUTES
 
 DEFAULT_MAX_MEMORY_MB = 8192.0
 JIT_CACHE_LIMIT_MB = 2048.0  # AIM/PPSyn drop JAX's compiled code between rounds above this RSS
-
-
-class AtMost(int):
-    """A phase's ``steps`` that is an upper bound, not the total: adaptive rounds end when the budget is spent,
-    which may come before the bound. An ``int``, so callbacks that read ``steps`` as a number still work."""
-
-    def __repr__(self) -> str:
-        return f"AtMost({int(self)})"
-
-
-class Progress(Protocol):
-    """Progress callback: ``progress(stage, step=, steps=, accountant=, message=)``.
-
-    A phase is a run of calls with the same ``stage`` (a label such as "measure 1-way" or "rounds"); phases
-    follow one another and never interleave. ``steps`` is the phase's total, or an :class:`AtMost` bound where
-    only a bound is known. A phase ends with a call whose ``step`` equals ``steps`` (a plain int: the number of
-    steps it took), before the next phase starts. Messages hold public facts and noisy outputs only."""
-
-    def __call__(
-        self,
-        stage: str,
-        *,
-        step: int | None = None,
-        steps: int | None = None,
-        accountant: Accountant | None = None,
-        message: str = "",
-    ) -> None: ...
-
-
-def no_progress(stage: str, **_: Any) -> None:
-    return None
 
 
 REUSE_SIGMAS = 3.0  # a code value's or null cell's discovery count is reused only above this many sigmas
@@ -134,16 +101,6 @@ def _released_codes(col, entry: dict) -> dict[int, float] | None:
     ):
         out[int(col.null_code)] = float(null)
     return out
-
-
-@contextmanager
-def progress_phase(
-    progress: Progress, stage: str, *, accountant: Accountant | None = None, message: str = ""
-) -> Iterator[None]:
-    """A one-step phase: ``0/1`` when it starts, ``1/1`` (with the budget spent so far) when it ends."""
-    progress(stage, step=0, steps=1, accountant=accountant, message=message)
-    yield
-    progress(stage, step=1, steps=1, accountant=accountant, message=message)
 
 
 ROUNDS_NOTE = "until the budget is spent"

@@ -61,13 +61,12 @@ from privsample.privacy.accountant import Accountant
 from privsample.privacy.mechanisms import exponential_select, gaussian_measure, sigma_for_rho
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
+from privsample.progress import Progress, no_progress
 from privsample.synth.base import (
     DEFAULT_MAX_MEMORY_MB,
-    Progress,
     Synthesizer,
     discovery_measurements,
     estimate_phase,
-    no_progress,
     refuse_if_too_big,
 )
 from privsample.synth.model import SynthModel

@@ -18,7 +18,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from privsample.synth import pgm
-from privsample.synth.base import ROUNDS_NOTE, AtMost
+from privsample.progress import AtMost
+from privsample.synth.base import ROUNDS_NOTE
 from privsample.synth.partition import PartitionQuery
 from privsample.synth.ppsyn.core import PPSynBase
 from privsample.synth.ppsyn_steps import (

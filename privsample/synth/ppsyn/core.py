@@ -19,7 +19,8 @@ from privsample.errors import InputError
 from privsample.marginals.base import MarginalEngine
 from privsample.privacy.released import released
 from privsample.synth import pgm
-from privsample.synth.base import WorkloadSynthesizer, estimate_phase, no_progress
+from privsample.progress import no_progress
+from privsample.synth.base import WorkloadSynthesizer, estimate_phase
 from privsample.synth.partition import partition_sums
 from privsample.synth.ppsyn_steps import QUALITY_SENSITIVITY, one_way_share
 

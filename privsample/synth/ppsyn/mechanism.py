@@ -13,14 +13,13 @@ from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant, BudgetExceeded
 from privsample.privacy.noise import NoiseSource
 from privsample.synth import pgm
+from privsample.progress import Progress, no_progress
 from privsample.synth.base import (
     DEFAULT_MAX_MEMORY_MB,
     JIT_CACHE_LIMIT_MB,
     ROUNDS_NOTE,
-    Progress,
     discovery_measurements,
     estimate_phase,
-    no_progress,
 )
 from privsample.synth.model import SynthModel
 from privsample.synth.ppsyn.annealed import AnnealedRounds

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from privsample.synth import pgm
-from privsample.synth.base import ROUNDS_NOTE, AtMost
+from privsample.progress import AtMost
+from privsample.synth.base import ROUNDS_NOTE
 from privsample.synth.partition import PartitionQuery
 from privsample.synth.ppsyn.core import PPSynBase
 from privsample.synth.ppsyn_steps import FitState, budget_rule, public_plan, release_contribution, round_budgets

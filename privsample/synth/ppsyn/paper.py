@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 
 from privsample.synth import pgm
-from privsample.synth.base import ROUNDS_NOTE, AtMost
+from privsample.progress import AtMost
+from privsample.synth.base import ROUNDS_NOTE
 from privsample.synth.partition import PartitionPath, paper_stop, partition_path
 from privsample.synth.ppsyn.core import Clique, PPSynBase, UnsafeMechanismWarning
 from privsample.synth.ppsyn_steps import FitState
