@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed copy
 RESULTS = ROOT / "benchmarks" / "results"
 P, D, DELTA, BIG_DELTA, N_ROWS = 30, 2, 0.25, 4.0, 20_000
 FULL_M = [1_000, 4_000, 30_000, 100_000, 1_000_000]
