@@ -41,6 +41,8 @@ import privsample  # noqa: E402
 from privsample.cube import bounds as cb  # noqa: E402
 from privsample.cube import bounds_tables as bt  # noqa: E402
 
+from benchmarks.freshness import stamp  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 DATA = ROOT.parent / "shared" / "data"
 CSV_PATH = RESULTS / "cube_bounds_tables.csv"
@@ -824,6 +826,7 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     CSV_PATH.write_text(csv_text(cells), encoding="utf-8")
     MD_PATH.write_text(render_md(cells, code_version(), data_check()), encoding="utf-8")
+    stamp(__file__, CSV_PATH, MD_PATH)
     print(f"wrote {MD_PATH.relative_to(ROOT)} and {CSV_PATH.relative_to(ROOT)}")
 
 

@@ -142,12 +142,26 @@ def _dump(stamps: dict[str, dict]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
 
 
-def stamp(script_file: str | os.PathLike, *paths: str | os.PathLike, like: str | os.PathLike | None = None) -> None:
+def _common_stamp(entries: list[dict | None]) -> dict | None:
+    """The stamp of results derived from stored results with these stamps: theirs if they all agree, none if one
+    has none, else a stamp that is never fresh (its sources came from different code versions)."""
+    if not entries or any(e is None for e in entries):
+        return None
+    if len({(e["script"], e["code_digest"]) for e in entries}) == 1:
+        return max(entries, key=lambda e: e["date"])
+    return {"script": entries[0]["script"], "code_digest": "mixed", "date": max(e["date"] for e in entries)}
+
+
+def stamp(
+    script_file: str | os.PathLike,
+    *paths: str | os.PathLike,
+    like: str | os.PathLike | list[str | os.PathLike] | None = None,
+) -> None:
     """Record that the results ``paths`` were just written by ``script_file`` from today's code.
 
-    ``like``: the paths were rewritten from the stored results file ``like`` only (a report-only mode), so they
-    take ``like``'s stamp, or lose theirs if it has none. Paths outside ``benchmarks/results/`` of the script's
-    checkout are ignored (a run told to write elsewhere)."""
+    ``like``: the paths were rewritten only from the stored results file(s) ``like`` (a report of stored runs), so
+    they take the stamp of those files (none if one has none; a never-fresh one if they disagree). Paths outside
+    ``benchmarks/results/`` of the script's checkout are ignored (a run told to write elsewhere)."""
     script = Path(script_file).resolve()
     root = script.parents[1]
     results = results_dir(root)
@@ -171,7 +185,8 @@ def stamp(script_file: str | os.PathLike, *paths: str | os.PathLike, like: str |
         text = fh.read()
         stamps = json.loads(text) if text.strip() else {}
         if like is not None:
-            entry = stamps.get(Path(like).name)
+            sources = like if isinstance(like, list) else [like]
+            entry = _common_stamp([stamps.get(Path(s).name) for s in sources])
         for name in names:
             if entry is None:
                 stamps.pop(name, None)
