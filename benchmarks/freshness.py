@@ -51,7 +51,7 @@ SMALL = "benchmarks/small_tables.py"
 SOURCES: dict[str, tuple[str, ...]] = {
     "aim_adult.py": EVALUATION + (COMMON,),
     "category_threshold.py": API + (COMMON,),
-    "cube_bounds_tables.py": ("privsample/errors.py", "privsample/io.py", "privsample/cube")
+    "cube_bounds_tables.py": ("privsample/_version.py", "privsample/errors.py", "privsample/io.py", "privsample/cube")
     + ("benchmarks/results/cube_study.csv",),
     "cube_solver.py": ("privsample/errors.py", "privsample/cube"),
     "cube_study.py": EVALUATION + ("privsample/cube", COMMON),
@@ -63,7 +63,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "mst_adult.py": EVALUATION + (COMMON, "benchmarks/results/mst_adult.history.md"),
     "numeric_discovery.py": SYNTH + (COMMON,),
     "numpy_md.py": SYNTH + (COMMON,),
-    "person_level.py": EVALUATION + (COMMON,),
+    "person_level.py": API + (COMMON,),
     "planner.py": API + (COMMON, WIDE, "benchmarks/results/wide_tables.csv"),
     "ppsyn_paper.py": EVALUATION,
     "ppsyn_time.py": EVALUATION + ("benchmarks/ppsyn_paper.py",),
