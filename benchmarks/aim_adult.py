@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 
+from freshness import stamp
 from common import RESULTS, worker_parser, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
 
 PUBLISHED = {
@@ -106,6 +107,7 @@ def main() -> None:
                     flush=True,
                 )
     write_csv(RESULTS / args.csv, rows)
+    stamp(__file__, RESULTS / args.csv)
     if args.no_md:
         return
     lines = [
@@ -134,6 +136,7 @@ def main() -> None:
             f"{p['rss_mb']:.0f} | 1 | 1 | 1 | 1 |"
         )
     (RESULTS / "aim_adult.md").write_text("\n".join(lines) + "\n")
+    stamp(__file__, RESULTS / "aim_adult.md")
     print("\n".join(lines))
 
 

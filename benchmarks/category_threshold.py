@@ -31,6 +31,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import RESULTS  # noqa: E402
+from benchmarks.freshness import stamp  # noqa: E402
 from privsample.data.discovery import private_schema  # noqa: E402
 from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_BINS, DISCOVERY_MAX_CATEGORIES, make_accountant  # noqa: E402
 from privsample.privacy import SeededNoise  # noqa: E402
@@ -107,6 +108,7 @@ def main() -> None:
     page = path.read_text(encoding="utf-8")
     head, rest = page.split(BEGIN, 1)
     path.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1], encoding="utf-8")
+    stamp(__file__, path)
 
 
 if __name__ == "__main__":

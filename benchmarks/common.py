@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 
+# this checkout's privsample first, not an installed copy (an editable install of another checkout included)
+if sys.path[:1] != [str(ROOT)]:
+    sys.path.insert(0, str(ROOT))
+
 
 def worker_parser(default_epsilons: str = "1,0.1") -> argparse.ArgumentParser:
     """Arguments every variant benchmark takes: one run (``--worker --epsilon --seed --variant``) or a grid

@@ -41,6 +41,8 @@ import privsample  # noqa: E402
 from privsample.cube import bounds as cb  # noqa: E402
 from privsample.cube import bounds_tables as bt  # noqa: E402
 
+from benchmarks.freshness import code_digest, stamp  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 DATA = ROOT.parent / "shared" / "data"
 CSV_PATH = RESULTS / "cube_bounds_tables.csv"
@@ -522,16 +524,18 @@ def _git(*args: str) -> str:
 
 
 def code_version() -> str:
-    """privsample's version, the checkout's commit, the last commit that changed the sources of the numbers, and
-    whether those sources had uncommitted changes."""
+    """privsample's version, the checkout's commit, the last commit that changed the sources of the numbers,
+    whether those sources had uncommitted changes, and the code digest of ``benchmarks/freshness.py``."""
+    digest = f"; code digest {code_digest(Path(__file__).name, ROOT)} (benchmarks/freshness.py)"
     try:
         head = _git("rev-parse", "HEAD")
         last = _git("log", "-1", "--format=%H", "--", *SOURCES)
         dirty = _git("status", "--porcelain", "--", *SOURCES)
     except (OSError, subprocess.CalledProcessError):
-        return f"privsample {privsample.__version__}, commit unknown (not a git checkout)"
+        return f"privsample {privsample.__version__}, commit unknown (not a git checkout){digest}"
     extra = " plus uncommitted changes to them" if dirty else ""
-    return f"privsample {privsample.__version__}, commit {head} (last change to {', '.join(SOURCES)}: {last}{extra})"
+    since = f"last change to {', '.join(SOURCES)}: {last}{extra}"
+    return f"privsample {privsample.__version__}, commit {head} ({since}){digest}"
 
 
 def transcription_differences() -> list[str]:
@@ -824,6 +828,7 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     CSV_PATH.write_text(csv_text(cells), encoding="utf-8")
     MD_PATH.write_text(render_md(cells, code_version(), data_check()), encoding="utf-8")
+    stamp(__file__, CSV_PATH, MD_PATH)
     print(f"wrote {MD_PATH.relative_to(ROOT)} and {CSV_PATH.relative_to(ROOT)}")
 
 

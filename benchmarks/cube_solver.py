@@ -41,6 +41,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed copy
+from benchmarks.freshness import stamp  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 P, D, DELTA, BIG_DELTA, N_ROWS = 30, 2, 0.25, 4.0, 20_000
 FULL_M = [1_000, 4_000, 30_000, 100_000, 1_000_000]
@@ -428,6 +431,7 @@ def report(rows: list[dict], ms: list[int], a, base: dict, total: float) -> None
                         **{k: json.dumps(r[k]) if k in r else "" for k in ("timings", "iterations", "residuals")},
                     }
                 )
+        stamp(__file__, prefix + ".md", prefix + ".csv")
         print(f"wrote {prefix}.md and {prefix}.csv")
 
 

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from common import RESULTS, load_discretised  # noqa: E402
+from freshness import stamp  # noqa: E402
 
 DELTA, BIG_DELTA, D = 0.25, 4.0, 2
 BIG_DELTAS = (4.0, 64.0, 1024.0)  # Delta: the density ceiling Delta/m (accuracy needs it large, privacy small)
@@ -306,6 +307,8 @@ def main() -> None:
     if synth:
         write_csv(RESULTS / f"{name}_synth.csv", synth)
     report(cube, synth, RESULTS / f"{name}.md")
+    written = [f"{name}.csv", f"{name}.md", f"{name}.png"] + ([f"{name}_synth.csv"] if synth else [])
+    stamp(__file__, *(RESULTS / f for f in written))
     print((RESULTS / f"{name}.md").read_text())
 
 

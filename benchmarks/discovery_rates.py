@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from freshness import stamp  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 EPSILONS = (1.0, 2.0, 4.0, 8.0)
@@ -206,6 +207,10 @@ def main() -> None:
     else:
         rows = run(a.seeds, csv_path)
     report(rows, md_path)
+    if a.report:
+        stamp(__file__, md_path, like=csv_path)
+    else:
+        stamp(__file__, csv_path, md_path)
     print(f"wrote {md_path}")
 
 

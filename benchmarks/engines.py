@@ -41,6 +41,7 @@ import numpy as np
 
 import common
 from common import RESULTS, ROOT, peak_rss_mb
+from freshness import stamp
 
 CACHE = ROOT / "benchmarks" / ".cache"
 CHUNK = 1_000_000
@@ -426,6 +427,7 @@ def write_results(rows: list[dict]) -> None:
                 lines.append(f"* {task}, {eng}: {steps}")
     lines += ["", "## Targets", ""] + targets(rows) + ["", "## Notes", ""] + NOTES
     (RESULTS / "engines.md").write_text("\n".join(lines) + "\n")
+    stamp(__file__, RESULTS / "engines.csv", RESULTS / "engines.md")
 
 
 NOTES = [

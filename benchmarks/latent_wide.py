@@ -35,6 +35,7 @@ import time
 import common
 import wide_tables as wt
 from common import RESULTS
+from freshness import stamp
 
 SEED = 20250611
 CLASSES = 6
@@ -220,6 +221,7 @@ def main() -> None:
                       f"/exact {cell(row, 'exact_ratio2', 2)}", flush=True)  # fmt: skip
                 rows = [r for r in load() if key(r) != key(row)] + [{k: str(v) for k, v in row.items()}]
                 save(rows)
+                stamp(__file__, CSV_PATH, RESULTS / "latent_wide.md")  # the code of the last run added
     if rows:
         save(load())
 

@@ -44,6 +44,8 @@ from privsample.mbde.private_kde import bernstein_kde, gaussian_kde_logpdf, sele
 from privsample.privacy import Accountant  # noqa: E402
 from privsample.privacy.noise import SeededNoise  # noqa: E402
 
+from benchmarks.freshness import stamp  # noqa: E402
+
 EPS_MBDE = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 EPS_DPB = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
 BOX = 6.0
@@ -512,6 +514,7 @@ def main(argv=None) -> None:
     figs = plot(keep, rows, cfg, prefix)
     total = time.perf_counter() - t_start
     write_markdown(RESULTS / f"{prefix}.md", rows, cfg, ring_s, total, figs)
+    stamp(__file__, *(RESULTS / f for f in [f"{prefix}.md", f"{prefix}.csv", *figs]))
     print(f"wrote {RESULTS / (prefix + '.md')} and .csv, figures {', '.join(figs)}; total {total:.1f} s")
 
 

@@ -30,6 +30,7 @@ import sys
 import time
 
 from common import DATA, RESULTS, ROOT
+from freshness import stamp
 
 if str(ROOT) not in sys.path:  # this checkout's privsample, whatever the working directory
     sys.path.insert(0, str(ROOT))
@@ -145,6 +146,7 @@ def run_grid(tables, epsilons, methods, seeds, timeout: float) -> None:
                 timed_out.add((t, e, m))
             w.writerow(r)
             fh.flush()
+            stamp(__file__, CSV_PATH)  # the code of the last run added
 
 
 # -- the report ---------------------------------------------------------------------------------------------------
@@ -371,6 +373,7 @@ def main() -> None:
             args.timeout,
         )
     write_md(load_rows())
+    stamp(__file__, MD_PATH, like=CSV_PATH)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import json
 import os
 import time
 
+from freshness import stamp
 from common import RESULTS, worker_parser, load_discretised, peak_rss_mb, process_wall_s, run_worker, write_csv
 
 # The reference implementation (Private-PGM's mechanisms/mst.py) measured once on this machine, for context only.
@@ -175,6 +176,7 @@ def main() -> None:
     if history.exists():
         lines += ["", history.read_text().rstrip()]
     (RESULTS / "mst_adult.md").write_text("\n".join(lines) + "\n")
+    stamp(__file__, RESULTS / "mst_adult.csv", RESULTS / "mst_adult.md")
     print("\n".join(lines))
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import DATA, RESULTS  # noqa: E402
+from benchmarks.freshness import stamp  # noqa: E402
 from privsample.data import numeric_discovery as nd  # noqa: E402
 from privsample.data.decoding import decode  # noqa: E402
 from privsample.data.encoding import encode  # noqa: E402
@@ -177,6 +178,7 @@ def main() -> None:
                 lines.append(f"| {name} | {n:,} | {rho:g} | " + " | ".join(cells) + " |")
     out = RESULTS / "numeric_discovery.md"
     out.write_text("\n".join(lines) + "\n")
+    stamp(__file__, out)
     print("\n".join(lines))
 
 

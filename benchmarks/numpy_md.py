@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 
 from common import RESULTS
+from freshness import stamp
 
 ITERS = 100
 
@@ -51,6 +52,7 @@ def main() -> None:
         )
         print(lines[-1], flush=True)
     (RESULTS / "numpy_md.md").write_text("\n".join(lines) + "\n")
+    stamp(__file__, RESULTS / "numpy_md.md")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from common import RESULTS, ROOT, peak_rss_mb, run_worker
+from freshness import stamp
 
 sys.path.insert(0, str(ROOT))  # the privsample of this checkout (its worker processes run this file too)
 
@@ -335,6 +336,7 @@ def write_report(rows: list[dict]) -> None:
     lines += [f"![2-way error against k]({PNG_PATH.name})", ""]
     MD_PATH.write_text("\n".join(lines))
     plot(rows)
+    stamp(__file__, MD_PATH, PNG_PATH, like=CSV_PATH)  # a page of the stored runs
 
 
 def profile_section() -> list[str]:
@@ -435,6 +437,7 @@ def main() -> None:
                             print(key, {k: r[k] for k in ("err1", "err2", "k", "removed_exact", "removed_noisy")},
                                   flush=True)  # fmt: skip
                             save_rows(rows)
+                            stamp(__file__, CSV_PATH)  # the code of the last run added
     write_report(rows)
 
 
@@ -461,6 +464,7 @@ def profiles(tag: str, tables: list[str], epsilons: list[float]) -> None:
         w = csv.DictWriter(f, ["tag", "table", "epsilon", "ks", "bias"])
         w.writeheader()
         w.writerows(old + out)
+    stamp(__file__, PROFILES_PATH)
 
 
 if __name__ == "__main__":

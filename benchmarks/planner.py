@@ -38,6 +38,7 @@ import numpy as np
 
 import common
 from common import DATA, RESULTS, ROOT
+from freshness import stamp
 
 CSV_PATH = RESULTS / "planner.csv"
 CALIB_PATH = RESULTS / "planner_calibration.csv"  # extra calibration runs (Adult, BR2000; --calibrate)
@@ -248,6 +249,7 @@ def calibrate(tables: list[str], methods: list[str], epsilons: list[float], time
                     print(json.dumps(r), flush=True)
                     w.writerow(r)
                     fh.flush()
+                    stamp(__file__, CALIB_PATH)  # the code of the last run added
 
 
 def main() -> None:
@@ -275,7 +277,8 @@ def main() -> None:
         tables = args.tables.split(",") if args.tables != ",".join(TABLES) else list(CALIB_TABLES)
         return calibrate(tables, args.methods.split(","), list(CALIB_EPSILONS), args.timeout)
     if args.md:
-        return write_md([_typed(r) for r in csv.DictReader(open(CSV_PATH))])
+        write_md([_typed(r) for r in csv.DictReader(open(CSV_PATH))])
+        return stamp(__file__, MD_PATH, like=CSV_PATH)
     if args.worker:
         print(json.dumps(worker(args.table, args.method, args.epsilon)))
         return
@@ -311,6 +314,7 @@ def main() -> None:
         w.writeheader()
         w.writerows(results)
     write_md(results)
+    stamp(__file__, CSV_PATH, MD_PATH)
 
 
 def _typed(r: dict) -> dict:

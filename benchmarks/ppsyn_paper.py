@@ -37,6 +37,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed copy
+from benchmarks.freshness import stamp  # noqa: E402
+
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 CSV = RESULTS / "ppsyn_paper.csv"
@@ -220,6 +223,7 @@ def append(row: dict) -> None:
         if new:
             w.writeheader()
         w.writerow({k: row.get(k, "") for k in FIELDS})
+    stamp(__file__, CSV)  # the code of the last run added
 
 
 def done(key: tuple) -> bool:
@@ -315,6 +319,8 @@ def report() -> None:
         fig.tight_layout()
         fig.savefig(RESULTS / f"ppsyn_paper_{ds}.png", dpi=90)
         plt.close(fig)
+        stamp(__file__, RESULTS / f"ppsyn_paper_{ds}.png", like=CSV)
+    stamp(__file__, RESULTS / "ppsyn_paper.md", like=CSV)
     print("\n".join(lines))
 
 

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from freshness import stamp  # noqa: E402
 from ppsyn_paper import RESULTS, run  # noqa: E402
 
 SETTINGS = [(ds, eps) for ds in ("adult", "br2000") for eps in (0.05, 0.1, 0.2, 0.5)]  # every eps <= 0.5 of the grid
@@ -167,6 +168,7 @@ def main() -> None:
         )
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "ppsyn_time.md").write_text("\n".join(lines) + "\n")
+    stamp(__file__, RESULTS / "ppsyn_time.md")
     print("\n".join(lines))
 
 

@@ -20,6 +20,7 @@ import sys
 import time
 
 from common import DATA, RESULTS, peak_rss_mb, run_worker, write_csv
+from freshness import stamp
 
 
 def worker(n: int) -> dict:
@@ -70,6 +71,7 @@ def main() -> None:
         print(r, file=sys.stderr)
         rows.append(r)
     write_csv(RESULTS / "privacy_check.csv", rows)
+    stamp(__file__, RESULTS / "privacy_check.csv")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package, not an installed copy
 from common import DATA, RESULTS, run_worker, worker_parser, write_csv
+from freshness import stamp
 
 PUBLIC_ROWS = 2500
 BIAS = 4.0
@@ -148,6 +149,7 @@ def save_row(row: dict) -> None:
     """Add ``row`` to results/public_data_<bias>.csv, replacing a row of the same (variant, epsilon, seed)."""
     rows = [r for r in load_rows(row["bias"]) if tuple(r[k] for k in KEY) != tuple(row[k] for k in KEY)]
     write_csv(RESULTS / f"public_data_{row['bias']}.csv", [*rows, row])
+    stamp(__file__, RESULTS / f"public_data_{row['bias']}.csv")  # the code of the last run added
 
 
 def main() -> None:
@@ -326,6 +328,8 @@ def report() -> None:
     fig.tight_layout()
     fig.savefig(RESULTS / "public_data.png", dpi=110)
     plt.close(fig)
+    sources = [RESULTS / f"public_data_{b}.csv" for b in SPLIT_TEXT if (RESULTS / f"public_data_{b}.csv").exists()]
+    stamp(__file__, RESULTS / "public_data.md", RESULTS / "public_data.png", like=sources)
 
 
 READING = """

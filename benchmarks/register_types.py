@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from common import RESULTS, ROOT
+from freshness import stamp
 
 N, SEED, EPSILON = 6000, 20261127, 1.0
 CACHE = ROOT / "benchmarks" / ".cache"
@@ -248,7 +249,9 @@ def main() -> None:
                     w = csv.DictWriter(f, fieldnames=keys)
                     w.writeheader()
                     w.writerows(rows)
+                stamp(__file__, CSV_PATH)  # the code of the last run added
     write_report(rows)
+    stamp(__file__, MD_PATH, like=CSV_PATH)
 
 
 if __name__ == "__main__":

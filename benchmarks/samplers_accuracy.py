@@ -42,6 +42,8 @@ from privsample.privacy import SeededNoise  # noqa: E402
 from privsample.privacy.conversion import cdp_rho  # noqa: E402
 from privsample.samplers import bernoulli, kary, product  # noqa: E402
 
+from benchmarks.freshness import stamp  # noqa: E402
+
 BATCHES = 20
 
 
@@ -768,6 +770,7 @@ def main() -> None:
     pbb_rows = [{"section": "bounded-bias product n needed", **r} for r in pbb]
     write_csv(args.out.with_suffix(".csv"), kr + br + ar + az + pbb_rows)
     report(kr, br, curve, pbb, ar, az, args.out, args.quick, time.perf_counter() - t0)
+    stamp(__file__, args.out, args.out.with_suffix(".csv"), args.out.with_suffix(".png"))
     print(f"wrote {args.out} (+ .csv, .png) in {time.perf_counter() - t0:.0f}s")
 
 

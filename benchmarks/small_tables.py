@@ -58,6 +58,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed copy
+from benchmarks.freshness import stamp  # noqa: E402
+
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 CACHE = ROOT / "benchmarks" / ".cache"
@@ -1161,6 +1163,7 @@ def run_credit(methods: list[str], arms: list[str], seeds: list[int], csv_path: 
                 w.writeheader()
             for r in out["rows"]:
                 w.writerow({k: "" if r.get(k) is None else r.get(k, "") for k in CREDIT_FIELDS} | extra)
+        stamp(__file__, csv_path)  # the code of the last run added
         t = next(r for r in out["rows"] if r["column"] == TABLE_ROW)
         print(
             f"credit {m} {arm} seed={s}: {t['status']} 2-way {t.get('err2_all', '')!s:.6} "
@@ -1385,6 +1388,7 @@ def main() -> None:
             seeds = [0] if a.quick else [int(x) for x in a.seeds.split(",")]
             run_credit(a.methods.split(","), a.arms.split(","), seeds, (a.csv or CREDIT_CSV).resolve())
         write_credit_report((a.csv or CREDIT_CSV).resolve(), a.md)
+        stamp(__file__, a.md, like=[RESULTS / "small_tables.csv", (a.csv or CREDIT_CSV).resolve()])
         return
     if a.quick:
         a.eps, a.methods, a.seeds = "1", "mst", "0"
@@ -1415,6 +1419,7 @@ def main() -> None:
                 continue
             row.update(load=f"{load:.2f}", when=time.strftime("%Y-%m-%d %H:%M"))
             append_row(csv_path, row)
+            stamp(__file__, csv_path)  # the code of the last run added
             print(
                 f"{t} eps={e:g} {m} {arm} seed={s}{'' if sh is None else f' share={sh:g}'}: {row['status']} "
                 f"2-way {row.get('err2', '')!s:.6} synth {row['synth_s']:.1f}s "
@@ -1428,6 +1433,7 @@ def main() -> None:
         smoke=a.quick or csv_path.name.endswith(".quick.csv"),
         estimate=estimate_lines(timing) if csv_path in timing else None,
     )
+    stamp(__file__, md_path, like=[csv_path] + ([CREDIT_CSV] if CREDIT_CSV.exists() else []))  # the stored runs
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import argparse
 import time
 
 from common import DATA, RESULTS, write_csv
+from freshness import stamp
 
 FORBID = [
     {"sex": "Male", "relationship": "Wife"},
@@ -129,6 +130,7 @@ def report(res, real_bad: int) -> None:
             f"| {g.violations.mean():.0f} | {g.fit_s.mean():.0f} |"
         )
     (RESULTS / "structural_zeros.md").write_text("\n".join(lines) + "\n")
+    stamp(__file__, RESULTS / "structural_zeros.csv", RESULTS / "structural_zeros.md")
 
 
 if __name__ == "__main__":

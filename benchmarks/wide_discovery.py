@@ -63,6 +63,7 @@ import numpy as np
 
 import common
 from common import RESULTS, ROOT
+from freshness import stamp
 from small_tables import SCORE_BINS, SINGLE_THREAD
 from wide_tables import CACHE, DELTA, log_uniform_size
 
@@ -300,6 +301,7 @@ def save_row(row: dict) -> None:
         w = csv.DictWriter(f, FIELDS)
         w.writeheader()
         w.writerows(rows)
+    stamp(__file__, CSV_PATH)  # the code of the last run added
 
 
 def num(r: dict, k: str) -> float | None:
@@ -368,6 +370,7 @@ def write_report() -> None:
     if extra.exists():
         lines += ["", extra.read_text().rstrip()]
     MD_PATH.write_text("\n".join(lines) + "\n")
+    stamp(__file__, MD_PATH, like=CSV_PATH)  # a page of the stored runs
 
 
 # -- the driver ----------------------------------------------------------------------------------------

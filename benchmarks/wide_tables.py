@@ -44,6 +44,7 @@ import numpy as np
 
 import common
 from common import DATA, RESULTS, ROOT, peak_rss_mb
+from freshness import stamp
 
 CACHE = ROOT / "benchmarks" / ".cache"
 SEED = 20240917
@@ -558,6 +559,8 @@ def main() -> None:
                 # merged with the file as it is now (another invocation may have added rows meanwhile)
                 rows = [r for r in load() if key(r) != key(row)] + [{k: str(v) for k, v in row.items()}]
                 save(rows)
+                # the code of the last run added
+                stamp(__file__, CSV_PATH, RESULTS / "wide_tables.md", RESULTS / "wide_tables.png")
     if rows:
         save(load())
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up .venv (if needed) and run one task: setup | test | demo | bench | bench-full.
+# Set up .venv (if needed) and run one task: setup | test | demo | bench | bench-full | check-fresh.
 # test: ruff, the user guide's strict build (mkdocs), then pytest.
 # `make <task>` calls this; it also works on machines without make.
 set -euo pipefail
@@ -34,11 +34,62 @@ case "$task" in
       && "$VENV/bin/python" benchmarks/cube_solver.py --quick && "$VENV/bin/python" benchmarks/wide_tables.py --quick
     exec "$VENV/bin/python" benchmarks/ppsyn_paper.py "$@" ;;
   bench-full)
-    for b in numpy_md samplers_accuracy engines "mbde_paper --no-finite" "mst_adult --full" aim_adult cube_solver \
-             cube_study ppsyn_time wide_tables; do
-      # shellcheck disable=SC2086
-      "$VENV/bin/python" benchmarks/${b%% *}.py ${b#"${b%% *}"}
+    # Every results file of benchmarks/ from this checkout's code, then the freshness check. The grids that keep
+    # finished runs start empty: their previous results move to benchmarks/.cache/previous-results/<time>/.
+    old="benchmarks/.cache/previous-results/$(date +%Y%m%d-%H%M%S)"; mkdir -p "$old"
+    for f in engines latent_wide method_choice person_level person_level.profiles planner_calibration ppsyn_paper \
+             public_data_age public_data_sex register_types small_tables small_tables.quick small_tables_credit \
+             wide_discovery wide_tables; do
+      if [ -f "benchmarks/results/$f.csv" ]; then mv "benchmarks/results/$f.csv" "$old/"; fi
     done
-    exec "$VENV/bin/python" benchmarks/ppsyn_paper.py --full "$@" ;;
-  *) echo "usage: scripts/dev.sh setup|test|demo|bench|bench-full" >&2; exit 2 ;;
+    while read -r b; do
+      [ -n "$b" ] || continue
+      echo "== benchmarks/$b" >&2
+      # shellcheck disable=SC2086
+      "$VENV/bin/python" benchmarks/$b </dev/null
+    done <<'RUNS'
+numpy_md.py
+samplers_accuracy.py
+engines.py
+engines.py --rows 10000000 --engines duckdb --tasks marginals_sets
+engines.py --rows 10000000 --engines duckdb --tasks discover,reviewed
+engines.py --rows 100000000 --engines duckdb
+engines.py --rows 100000000 --engines auto --tasks cli
+mbde_paper.py --quick
+mbde_paper.py --no-finite
+mst_adult.py --full
+aim_adult.py
+cube_solver.py
+cube_study.py --same-epsilon
+cube_bounds_tables.py
+ppsyn_time.py
+wide_tables.py
+latent_wide.py
+latent_wide.py --tables latent-50x100000,latent-200x100000 --methods mst
+latent_wide.py --tables latent-60x100000 --methods aim --timeout 900
+wide_discovery.py --methods mst
+wide_discovery.py --arms none:target_fraction=0.01 --methods mst
+small_tables.py --quick
+small_tables.py
+small_tables.py --credit
+discovery_rates.py
+numeric_discovery.py
+category_threshold.py
+structural_zeros.py
+privacy_check.py
+public_data.py --bias sex
+public_data.py --bias age
+register_types.py
+person_level.py --seeds 0,1,2 --methods mst,aim
+person_level.py --tables visits --epsilons 0.3
+person_level.py --profiles
+method_choice.py
+planner.py --calibrate
+planner.py
+ppsyn_paper.py
+ppsyn_paper.py --full
+RUNS
+    exec "$VENV/bin/python" benchmarks/check_fresh.py --list ;;
+  check-fresh) exec "$VENV/bin/python" benchmarks/check_fresh.py "$@" ;;
+  *) echo "usage: scripts/dev.sh setup|test|demo|bench|bench-full|check-fresh" >&2; exit 2 ;;
 esac

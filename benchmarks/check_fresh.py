@@ -1,0 +1,41 @@
+"""Check that every stored benchmark result came from today's code (version stamps only; runs no benchmark).
+
+Recomputes each script's code digest (``benchmarks/freshness.py``) and compares it with the stamps in
+``benchmarks/results/stamps.json``. Prints one line per stale, unstamped or missing results file and exits 1 if
+there is any (0 otherwise); ``--list`` prints every file of ``results/`` with its status (fresh, stale, unstamped,
+kept, missing).
+
+    python benchmarks/check_fresh.py            # the check
+    python benchmarks/check_fresh.py --list     # the status of every results file
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from freshness import ROOT, status  # noqa: E402
+
+FAILING = ("stale", "unstamped", "missing")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--list", action="store_true", help="print every results file with its status")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the repository to check (default: this one)")
+    a = ap.parse_args(argv)
+    rows = status(a.root.resolve())
+    width = max((len(name) for name, _, _ in rows), default=0)
+    bad = [r for r in rows if r[1] in FAILING]
+    for name, state, detail in rows if a.list else bad:
+        print(f"{name:<{width}}  {state:<9}  {detail}")
+    if a.list:
+        counts = {s: sum(r[1] == s for r in rows) for s in ("fresh", "stale", "unstamped", "kept", "missing")}
+        print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

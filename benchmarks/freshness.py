@@ -1,0 +1,228 @@
+"""Which code version each stored result came from, and whether it is still the current one.
+
+Convention: a benchmark script that writes files under ``benchmarks/results/`` calls ``stamp(__file__, *paths)``
+once they are written. The stamps live beside the results in ``benchmarks/results/stamps.json`` (one entry per
+results file, so CSV files stay plain CSV for their readers and figures need no metadata):
+
+    "aim_adult.md": {"script": "aim_adult.py", "code_digest": "3f9c...", "date": "2026-12-01"}
+
+The *code version* is ``code_digest(script)``: a SHA-256 over the CONTENTS of the files listed for the script in
+``SOURCES`` (the script itself, the benchmark helpers it imports, the package modules it measures and any stored
+results it reads), taken in sorted order of their paths relative to the repository root, each as its path, its
+length and its bytes (line endings normalised to LF; ``__pycache__`` and compiled extensions left out). No git
+commit id and no modification time enters it, so a clean clone computes the same digest. An entry of ``SOURCES``
+that names a directory stands for every file under it.
+
+A results file is *fresh* when its stamp's digest equals the digest of today's files, *stale* when it does not
+(or its script is no longer listed), *unstamped* when it has no stamp. ``KEPT`` lists the files of
+``results/`` that no script writes (notes written by hand, records of one-off experiment arms or of earlier
+builds): they are reported as *kept* and never checked. ``benchmarks/check_fresh.py`` runs the check.
+
+The lists below follow the package's layers (``tests/test_imports.py``): a script that measures a layer depends on
+that layer and on every layer below it. ``tests/test_check_fresh.py`` checks that every privsample module a
+script imports (directly or through the modules it imports) is covered by its entry.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STAMPS = "stamps.json"  # under benchmarks/results/
+
+_BASE = ("privsample/_version.py", "privsample/errors.py", "privsample/checks.py", "privsample/io.py")
+PRIVACY = _BASE + ("privsample/privacy",)
+TABLES = PRIVACY + ("privsample/data", "privsample/marginals")  # schemas, encoding, engines
+SYNTH = TABLES + ("privsample/synth", "privsample/samplers")  # the synthesizers (they use the samplers)
+EVALUATION = SYNTH + ("privsample/evaluation",)
+API = EVALUATION + ("privsample/__init__.py", "privsample/api", "privsample/cube", "privsample/mbde")
+CLI = API + ("privsample/cli", "privsample/datasets")
+
+COMMON = "benchmarks/common.py"
+WIDE = "benchmarks/wide_tables.py"
+SMALL = "benchmarks/small_tables.py"
+
+#: script (a file of benchmarks/) -> what its results depend on besides the script itself
+SOURCES: dict[str, tuple[str, ...]] = {
+    "aim_adult.py": EVALUATION + (COMMON,),
+    "category_threshold.py": API + (COMMON,),
+    "cube_bounds_tables.py": ("privsample/_version.py", "privsample/errors.py", "privsample/io.py", "privsample/cube")
+    + ("benchmarks/results/cube_study.csv",),
+    "cube_solver.py": ("privsample/errors.py", "privsample/cube"),
+    "cube_study.py": EVALUATION + ("privsample/cube", COMMON),
+    "discovery_rates.py": API + (SMALL,),
+    "engines.py": CLI + (COMMON,),
+    "latent_wide.py": API + (COMMON, WIDE),
+    "mbde_paper.py": ("privsample/errors.py", "privsample/privacy", "privsample/mbde"),
+    "method_choice.py": API + (COMMON, WIDE, "benchmarks/results/wide_tables.csv"),
+    "mst_adult.py": EVALUATION + (COMMON, "benchmarks/results/mst_adult.history.md"),
+    "numeric_discovery.py": SYNTH + (COMMON,),
+    "numpy_md.py": SYNTH + (COMMON,),
+    "person_level.py": API + (COMMON,),
+    "planner.py": API + (COMMON, WIDE, "benchmarks/results/wide_tables.csv"),
+    "ppsyn_paper.py": EVALUATION,
+    "ppsyn_time.py": EVALUATION + ("benchmarks/ppsyn_paper.py",),
+    "privacy_check.py": EVALUATION + (COMMON,),
+    "public_data.py": EVALUATION + (COMMON,),
+    "register_types.py": CLI + (COMMON,),  # runs `python -m privsample.cli`
+    "samplers_accuracy.py": ("privsample/errors.py", "privsample/privacy", "privsample/samplers"),
+    "small_tables.py": API
+    + ("benchmarks/results/small_tables.shares.csv", "benchmarks/results/small_tables.timing.csv"),
+    "structural_zeros.py": EVALUATION + (COMMON,),
+    "wide_discovery.py": API + (COMMON, SMALL, WIDE),
+    "wide_tables.py": API + (COMMON,),
+}
+
+#: files of results/ that no script writes: not checked (reason shown by ``check_fresh.py --list``)
+KEPT: dict[str, str] = {
+    "aim_hugin_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
+    "aim_rounds_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
+    "aim_wide.md": "notes (profiles of AIM on wide tables)",
+    "mst_adult.history.md": "notes, read into mst_adult.md",
+    "person_level.notes.md": "notes",
+    "ppsyn_dp_variants.md": "notes (the measurements behind PPSyn-DP's defaults)",
+    "ppsyn_wide.md": "notes (experiment arms of wide_tables.py)",
+    "privacy_check.md": "notes on privacy_check.csv (the script writes the CSV only)",
+    "register_types.notes.md": "notes",
+    "small_tables.shares.csv": "record of the discovery-share sweep, read into small_tables.md",
+    "small_tables.timing.csv": "record of timing runs, read into small_tables.md",
+    "small_tables_caps_check.csv": "record of an experiment arm of small_tables.py",
+    "small_tables_credit_cap.csv": "record of an experiment arm of small_tables.py --credit",
+    "small_tables_credit_caps.csv": "record of an experiment arm of small_tables.py --credit",
+    "small_tables_credit_grid.csv": "record of an experiment arm of small_tables.py --credit",
+    "wide_discovery.before.csv": "record of an earlier build's runs",
+    "wide_discovery.notes.md": "notes",
+    "wide_discovery.uniform.csv": "record of an earlier build's runs",
+    "wide_width.md": "notes (width limits of the wide tables)",
+}
+
+_SKIP_SUFFIXES = {".so", ".pyd", ".pyc", ".pyo", ".o", ".dll", ".dylib"}
+
+
+def source_files(script: str, root: Path = ROOT) -> list[Path]:
+    """The files whose contents make ``script``'s code version, sorted by their path under ``root``."""
+    found: set[Path] = {root / "benchmarks" / script}
+    for entry in SOURCES[script]:
+        path = root / entry
+        if path.is_dir():
+            found.update(p for p in path.rglob("*") if p.is_file())
+        elif path.is_file():
+            found.add(path)
+    keep = [p for p in found if p.suffix not in _SKIP_SUFFIXES and "__pycache__" not in p.parts]
+    return sorted(keep, key=lambda p: p.relative_to(root).as_posix())
+
+
+def code_digest(script: str, root: Path = ROOT) -> str:
+    """The code version of ``script``'s results: SHA-256 (hex, first 16 digits) of its source files' contents."""
+    h = hashlib.sha256()
+    for path in source_files(script, root):
+        data = path.read_bytes().replace(b"\r\n", b"\n")
+        rel = path.relative_to(root).as_posix().encode()
+        h.update(b"%d:%s\0%d:" % (len(rel), rel, len(data)) + data)
+    return h.hexdigest()[:16]
+
+
+def results_dir(root: Path = ROOT) -> Path:
+    return root / "benchmarks" / "results"
+
+
+def read_stamps(root: Path = ROOT) -> dict[str, dict]:
+    path = results_dir(root) / STAMPS
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _dump(stamps: dict[str, dict]) -> str:
+    """One line per results file, sorted: small diffs, few merge conflicts."""
+    lines = [f"  {json.dumps(k)}: {json.dumps(stamps[k], sort_keys=True)}" for k in sorted(stamps)]
+    return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
+
+
+def _common_stamp(entries: list[dict | None]) -> dict | None:
+    """The stamp of results derived from stored results with these stamps: theirs if they all agree, none if one
+    has none, else a stamp that is never fresh (its sources came from different code versions)."""
+    if not entries or any(e is None for e in entries):
+        return None
+    if len({(e["script"], e["code_digest"]) for e in entries}) == 1:
+        return max(entries, key=lambda e: e["date"])
+    return {"script": entries[0]["script"], "code_digest": "mixed", "date": max(e["date"] for e in entries)}
+
+
+def stamp(
+    script_file: str | os.PathLike,
+    *paths: str | os.PathLike,
+    like: str | os.PathLike | list[str | os.PathLike] | None = None,
+) -> None:
+    """Record that the results ``paths`` were just written by ``script_file`` from today's code.
+
+    ``like``: the paths were rewritten only from the stored results file(s) ``like`` (a report of stored runs), so
+    they take the stamp of those files (none if one has none; a never-fresh one if they disagree). Paths outside
+    ``benchmarks/results/`` of the script's checkout are ignored (a run told to write elsewhere)."""
+    script = Path(script_file).resolve()
+    root = script.parents[1]
+    results = results_dir(root)
+    names = []
+    for p in paths:
+        p = Path(p).resolve()
+        if p.parent == results and p.name != STAMPS:
+            names.append(p.name)
+    if not names:
+        return
+    if like is None:
+        entry = {
+            "script": script.name,
+            "code_digest": code_digest(script.name, root),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        }
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / STAMPS, "a+", encoding="utf-8") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # scripts may finish at the same time
+        fh.seek(0)
+        text = fh.read()
+        stamps = json.loads(text) if text.strip() else {}
+        if like is not None:
+            sources = like if isinstance(like, list) else [like]
+            entry = _common_stamp([stamps.get(Path(s).name) for s in sources])
+        for name in names:
+            if entry is None:
+                stamps.pop(name, None)
+            else:
+                stamps[name] = dict(entry)
+        fh.seek(0)
+        fh.truncate()
+        fh.write(_dump(stamps))
+
+
+def status(root: Path = ROOT) -> list[tuple[str, str, str]]:
+    """(file, status, detail) for every file of results/ and every stamp without its file; status is one of
+    fresh, stale, unstamped, kept, missing."""
+    results = results_dir(root)
+    stamps = read_stamps(root)
+    files = sorted(p.name for p in results.iterdir() if p.is_file() and p.name != STAMPS and p.suffix != ".tmp")
+    digests: dict[str, str] = {}
+    out = []
+    for name in sorted(set(files) | set(stamps)):
+        entry = stamps.get(name)
+        if name not in files:
+            out.append((name, "missing", "stamped, but the file is not in results/"))
+        elif name in KEPT:
+            out.append((name, "kept", KEPT[name]))
+        elif entry is None:
+            out.append((name, "unstamped", "no stamp: rerun the script that writes it"))
+        elif entry["script"] not in SOURCES:
+            out.append((name, "stale", f"written by {entry['script']}, which is not in freshness.SOURCES"))
+        else:
+            script = entry["script"]
+            if script not in digests:
+                digests[script] = code_digest(script, root)
+            if digests[script] == entry["code_digest"]:
+                out.append((name, "fresh", f"{script}, code {entry['code_digest']}, {entry['date']}"))
+            else:
+                out.append(
+                    (name, "stale", f"{script}: code {entry['code_digest']} of {entry['date']}, now {digests[script]}")
+                )
+    return out

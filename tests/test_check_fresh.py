@@ -1,0 +1,160 @@
+"""benchmarks/check_fresh.py on a temporary copy of the repository: a stamp that matches today's code passes, a
+changed source file or an unstamped results file fails; and every script's entry in ``benchmarks/freshness.py``
+covers the privsample modules it imports. The real repository's results are not checked here."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def freshness():
+    return _load("freshness_under_test", BENCH / "freshness.py")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A copy holding the package sources, numpy_md.py and its helpers, and one results file it writes."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.so")
+    shutil.copytree(ROOT / "privsample", tmp_path / "privsample", ignore=ignore)
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    for name in ("freshness.py", "check_fresh.py", "common.py", "numpy_md.py"):
+        shutil.copy(BENCH / name, tmp_path / "benchmarks" / name)
+    (tmp_path / "benchmarks" / "results" / "numpy_md.md").write_text("# a table\n")
+    return tmp_path
+
+
+def check(root: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, str(root / "benchmarks" / "check_fresh.py"), "--root", str(root), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def test_fresh_then_stale(repo: Path, freshness):
+    res = check(repo)
+    assert res.returncode == 1 and "numpy_md.md" in res.stdout and "unstamped" in res.stdout
+
+    freshness.stamp(repo / "benchmarks" / "numpy_md.py", repo / "benchmarks" / "results" / "numpy_md.md")
+    res = check(repo)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == ""
+    listed = check(repo, "--list")
+    assert listed.returncode == 0 and "numpy_md.md" in listed.stdout and "fresh" in listed.stdout
+
+    module = repo / "privsample" / "synth" / "numpy_md.py"
+    module.write_text(module.read_text() + "\n# changed\n")
+    res = check(repo)
+    assert res.returncode == 1
+    assert res.stdout.count("\n") == 1 and "numpy_md.md" in res.stdout and "stale" in res.stdout
+
+
+def test_digest_is_content_only(repo: Path, freshness):
+    """Same contents, same digest (whatever the modification times or a compiled extension beside them); a module
+    the script does not depend on does not count."""
+    before = freshness.code_digest("numpy_md.py", repo)
+    module = repo / "privsample" / "synth" / "numpy_md.py"
+    module.write_bytes(module.read_bytes())
+    (repo / "privsample" / "synth" / "_extra.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\0")
+    (repo / "privsample" / "cli" / "_probe.py").write_text("# not measured by numpy_md.py\n")
+    assert freshness.code_digest("numpy_md.py", repo) == before
+
+
+def test_reports_take_their_runs_stamp(repo: Path, freshness):
+    results = repo / "benchmarks" / "results"
+    script = repo / "benchmarks" / "numpy_md.py"
+    (results / "runs.csv").write_text("a\n1\n")
+    freshness.stamp(script, results / "numpy_md.md", like=results / "runs.csv")  # runs unstamped: no stamp
+    assert "numpy_md.md" not in freshness.read_stamps(repo)
+    freshness.stamp(script, results / "runs.csv")
+    freshness.stamp(script, results / "numpy_md.md", like=[results / "runs.csv"])
+    stamps = freshness.read_stamps(repo)
+    assert stamps["numpy_md.md"] == stamps["runs.csv"]
+    outside = repo / "elsewhere.md"
+    outside.write_text("x")
+    freshness.stamp(script, outside)
+    assert set(freshness.read_stamps(repo)) == {"numpy_md.md", "runs.csv"}
+
+
+def test_every_script_is_listed(freshness):
+    scripts = {p.name for p in BENCH.glob("*.py")} - {"common.py", "freshness.py", "check_fresh.py"}
+    assert scripts == set(freshness.SOURCES)
+    for name in scripts:
+        assert "stamp(" in (BENCH / name).read_text(), f"{name} does not stamp its results"
+    for entry in {e for v in freshness.SOURCES.values() for e in v}:
+        assert (ROOT / entry).exists(), entry
+
+
+def _imports_of_tests():
+    return _load("test_imports_graph", ROOT / "tests" / "test_imports.py")
+
+
+def test_sources_cover_the_imports(freshness):
+    """Every privsample module a script imports, directly, through the benchmark helpers it imports or through
+    the package's own imports, lies under one of its entries (``privsample/__init__.py``'s imports are lazy)."""
+    ti = _imports_of_tests()
+    graph = ti.import_graph()
+    lazy = _load("privsample_init", ROOT / "privsample" / "__init__.py")._LAZY  # privsample.X -> its module
+    helpers = {p.stem for p in BENCH.glob("*.py")}
+
+    def direct(path: Path, seen: set[Path]) -> set[str]:
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "privsample":
+                names = [f"privsample.{node.attr}"]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            for n in names:
+                parts = n.split(".")
+                if parts[0] == "privsample":
+                    lazy_module = lazy.get(parts[1]) if len(parts) == 2 else None
+                    found.add(n if ti.is_module(n) else lazy_module or n.rpartition(".")[0])
+                helper = parts[1] if parts[0] == "benchmarks" and len(parts) > 1 else parts[0]
+                if helper in helpers and helper != "freshness":
+                    p = BENCH / f"{helper}.py"
+                    if p not in seen:
+                        seen.add(p)
+                        found |= direct(p, seen)
+        return found
+
+    missing: dict[str, list[str]] = {}
+    for script, entries in freshness.SOURCES.items():
+        seen = {BENCH / script}
+        todo, mods = list(direct(BENCH / script, seen)), set()
+        while todo:
+            m = todo.pop()
+            if m in mods or m == "privsample" or not ti.is_module(m):
+                continue
+            mods.add(m)
+            parts = m.split(".")
+            todo += [".".join(parts[:i]) for i in range(2, len(parts))]  # the subpackages' __init__
+            todo += graph.get(m, ())
+        helper_files = {p.relative_to(ROOT).as_posix() for p in seen} - {f"benchmarks/{script}"}
+        missing[script] = sorted(helper_files - set(entries))
+        covered = [ROOT / e for e in entries]
+        for m in mods:
+            path = ROOT.joinpath(*m.split("."))
+            file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+            if not file.exists():  # a C extension: its directory must be covered
+                file = path.parent
+            if not any(file == c or c in file.parents for c in covered):
+                missing[script].append(m)
+    assert not {k: v for k, v in missing.items() if v}, "imported but not in freshness.SOURCES"
