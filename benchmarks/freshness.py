@@ -35,7 +35,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STAMPS = "stamps.json"  # under benchmarks/results/
 
-_BASE = ("privsample/_version.py", "privsample/errors.py", "privsample/checks.py", "privsample/io.py")
+_BASE = (
+    "privsample/_version.py",
+    "privsample/errors.py",
+    "privsample/checks.py",
+    "privsample/io.py",
+    "privsample/progress.py",
+)
 PRIVACY = _BASE + ("privsample/privacy",)
 TABLES = PRIVACY + ("privsample/data", "privsample/marginals")  # schemas, encoding, engines
 SYNTH = TABLES + ("privsample/synth", "privsample/samplers")  # the synthesizers (they use the samplers)
