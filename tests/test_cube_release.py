@@ -10,6 +10,8 @@ import math
 import warnings
 from decimal import Decimal, getcontext
 
+import re
+
 import numpy as np
 import pytest
 
@@ -162,8 +164,8 @@ def test_solver_failure_is_silent_one_solve_then_uniform_on_the_same_S(monkeypat
     assert len(calls) == 1
     assert code_ok == code_bad == 0 and (tmp_path / "bad.csv").exists()
     assert ok.err.replace("oka.csv", "X") == bad.err.replace("bad.csv", "X")
-    shown = bad.err.replace(str(tmp_path), "TMP")  # a temporary folder's name may hold the digits
-    assert "1.234e-03" not in shown and "77" not in shown
+    # the solver's numbers, not digits of a (wrapped) temporary folder's name such as pytest-677
+    assert "1.234e-03" not in bad.err and not re.search(r"(?<![\w/-])77(?!\w)", bad.err)
     S, h = BooleanCubeSampler(degree=D, m=M).density(eng, enc, M, np.random.default_rng(0))
     assert np.array_equal(h, np.full(M, 1.0 / M)) and np.array_equal(S, S_ok) and not np.allclose(h_ok, 1.0 / M)
 
