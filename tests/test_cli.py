@@ -597,14 +597,13 @@ def test_discovery_table_and_warning(data, tmp_path, capsys):
     assert "  - rare: keeps no category" in text
 
 
-def test_ledger_phase_keeps_a_step_label_holding_a_colon():
-    """The ledger groups 'schema: <column>: <step>' by step, whole, even when the step holds ': '."""
+def test_ledger_phase_groups_a_step_not_needed_with_the_same_step():
+    """The ledger groups 'schema: <column>: <step>' by step; a step the run did not need (a noisy decision) with
+    the same step where it was needed, so that the printed phases do not depend on that decision."""
     from privsample.privacy.ledger import phase_of as _phase
 
-    assert (
-        _phase("schema: age: range refinement (not needed: too few records)")
-        == "schema: range refinement (not needed: too few records)"
-    )
+    assert _phase("schema: age: range refinement (not needed: too few records)") == "schema: range refinement"
+    assert _phase("schema: age: point masses (not needed: unit bins)") == "schema: point masses"
     assert _phase("schema: age: type counts") == "schema: type counts"
     assert _phase("mst/2-way/a,b") == "mst/2-way" and _phase("schema: row count") == "schema: row count"
 

@@ -70,8 +70,9 @@ def bound_for_discovery(df, unit: str, max_rows: int | None, accountant: Account
 
     from privsample.data.unit_profile import UnitProfiler
 
-    profiler = UnitProfiler(unit, max_rows, max(len(df.columns) - 1, 1), accountant, noise, no_progress)
-    return bound(df, unit, profiler(size_histogram(df[unit].to_numpy(dtype=object), UNIT_GRID), UNIT_GRID), seed)
+    people = size_histogram(df[unit].to_numpy(dtype=object), UNIT_GRID)
+    k = UnitProfiler(unit, max_rows, accountant, noise, no_progress)(people, UNIT_GRID, max(len(df.columns) - 1, 1))
+    return bound(df, unit, k, seed)
 
 
 UNIT_PLAN_K = (1, 2, 3, 5, 10, 20, 50)  # the k the plan shows

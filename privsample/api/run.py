@@ -131,7 +131,6 @@ class SynthInput:
     engine: str = "auto"
     dtypes: dict | None = None
     header: list | None = None
-    columns: int | None = None  # the columns modelled (public): the schema's, the header's or the in-memory table's
 
 
 @dataclass
@@ -255,7 +254,6 @@ def check_input(r: Request, source: Any, paths: dict | None = None) -> SynthInpu
     if r.engine not in ENGINES:
         raise InputError(f"unknown engine '{r.engine}' ({'|'.join(ENGINES)})")
     frame, engine = check_source(source, r.engine, r.schema, r.index_col)  # frame: None for a path or Spark table
-    columns = None if r.schema is None else len(r.schema.columns)
     if frame is not None:
         names = [str(c) for c in frame.columns]
         if r.unit is not None:
@@ -263,15 +261,15 @@ def check_input(r: Request, source: Any, paths: dict | None = None) -> SynthInpu
         if r.schema is None:
             if r.require:
                 check_require_names(r.require, names, r.option_name("require"), "the input table")
-            columns = max(len(names) - (r.unit is not None), 1)
-            check_width(columns, r.synth.max_columns, "the input table", r.settings.method, r.option_name("schema"))
+            width = len(names) - (r.unit is not None)
+            check_width(width, r.synth.max_columns, "the input table", r.settings.method, r.option_name("schema"))
     # Reads the private table, but refuses only when it IS the declared public table, where no guarantee is left to
     # protect (check_not_private); done before the budget file or the accountant is charged.
     check_not_private(r.public, source)
     dtypes = frame_dtypes(source)  # public: a pandas DataFrame's column types, not its values
     if paths is not None:
         check_paths(**paths)
-    return SynthInput(source, frame, engine, dtypes, columns=columns)
+    return SynthInput(source, frame, engine, dtypes)
 
 
 def prepare(*, method: Any, epsilon: Any, delta: Any, options: dict | None = None, **kw: Any) -> Request:
@@ -338,7 +336,6 @@ def spending(request: Request, table: SynthInput, output: str = "in-memory resul
                 check_unit_column(r.unit, header, str(source), r.option_name)
             header = table.header = [c for c in header if c != r.unit]  # the unit's column: never modelled nor written
             if r.schema is None:
-                table.columns = len(header)  # every column is modelled (with a schema: its columns, checked already)
                 if r.require:  # the columns the comparisons name, from the header (public)
                     check_require_names(r.require, header, r.option_name("require"), Path(source).name)
                 check_width(len(header), r.synth.max_columns, str(source), r.settings.method, r.option_name("schema"))
@@ -379,7 +376,7 @@ def fit(
     if r.unit is not None:  # the unit profile, called by the engine before any other spend
         from privsample.data.unit_profile import UnitProfiler
 
-        profiler = UnitProfiler(r.unit, r.max_rows, table.columns or 1, accountant, noise, progress)
+        profiler = UnitProfiler(r.unit, r.max_rows, accountant, noise, progress)
     eng, schema = open_engine(
         table.source,
         r.schema,

@@ -106,7 +106,7 @@ class RichProgress:
         budget = ""
         if accountant is not None:
             budget = (  # spent and remaining follow the run's noisy decisions (privsample.privacy.released)
-                f"ρ spent {released(accountant.spent, '.4g')} / {accountant.rho_total:.4g} "
+                f"ρ spent {released(accountant.spent, '.4g')} / {released(accountant.rho_total, '.4g')} "
                 f"(remaining {released(accountant.remaining, '.4g')})"
             )
         if stage != self.current:

@@ -205,14 +205,15 @@ class UnitProfiler:
     per cell of ``grid`` (``privsample.marginals.bounding``) to k. It spends ``PROFILE_SHARE`` of the accountant's
     budget on them (``unit_profile``), takes k given (``k``) or chosen, fixes the accountant's unit to that k before
     any other spend, and states k and the noisy share of rows bounding removes in a ``ContributionBoundWarning``.
-    ``profile``: the released ``UnitProfile`` once called. ``columns``: the columns modelled (public)."""
+    ``profile``: the released ``UnitProfile`` once called."""
 
-    def __init__(self, column: str, k: int | None, columns: int, accountant: Accountant, noise: NoiseSource, progress):
-        self.column, self.k, self.columns = column, k, columns
+    def __init__(self, column: str, k: int | None, accountant: Accountant, noise: NoiseSource, progress):
+        self.column, self.k = column, k
         self.accountant, self.noise, self.progress = accountant, noise, progress
         self.profile: UnitProfile | None = None
 
-    def __call__(self, histogram: np.ndarray, grid: tuple[int, ...]) -> int:
+    def __call__(self, histogram: np.ndarray, grid: tuple[int, ...], columns: int) -> int:
+        """k, from ``histogram`` (exact people per cell of ``grid``); ``columns``: the columns modelled (public)."""
         import warnings
         from fractions import Fraction
 
@@ -232,7 +233,7 @@ class UnitProfiler:
                 grid=grid,
                 k=self.k,
                 synthesis_rho=max(acc.remaining - rho_u, rho_u),  # what the profile leaves
-                columns=self.columns,
+                columns=columns,
             )
         acc.set_unit(PrivacyUnit(self.column, prof.k), chosen=prof.chosen)
         self.profile = prof

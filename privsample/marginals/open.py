@@ -125,7 +125,7 @@ def open_engine(
     reading: AbstractContextManager = nullcontext(),
     coding: AbstractContextManager = nullcontext(),
     unit: str | None = None,
-    profile: Callable[[Any, tuple], int] | None = None,
+    profile: Callable[[Any, tuple, int], int] | None = None,
     seed: int | None = None,
 ) -> tuple[Any, Schema]:
     """(marginal engine, the release schema it codes with) for ``source`` on ``engine``, with ``frame`` and
@@ -141,7 +141,8 @@ def open_engine(
     Spark engine's keyword options (``make_engine``'s).
 
     ``unit``: the privacy unit's column (person-level neighbours): before anything else, ``profile`` (a function of
-    the exact people per cell of ``UNIT_GRID``, and the grid, to k: the unit profile mechanism, which spends) gives k,
+    the exact people per cell of ``UNIT_GRID``, the grid and the columns modelled (public) to k: the unit profile
+    mechanism, which spends) gives k,
     and at most k rows of each person are kept (``privsample.marginals.bounding``; ``seed``: reproducible selection,
     NOT private), the column dropped; discovery and the engine see the bounded table only."""
     from privsample.data.encoding import release_domain
@@ -161,7 +162,9 @@ def open_engine(
         if unit is not None:
             from privsample.marginals.bounding import UNIT_GRID
 
-            opener.bound(unit, profile(opener.unit_histogram(unit, UNIT_GRID), UNIT_GRID), seed)
+            people = opener.unit_histogram(unit, UNIT_GRID)
+            width = len(schema.columns) if schema is not None else max(len(opener.values().columns) - 1, 1)
+            opener.bound(unit, profile(people, UNIT_GRID, width), seed)
         release = release_domain(schema if schema is not None else discover(opener.values()), other)
         check_size(release.domain(), release)
         return opener.engine(release), release

@@ -18,13 +18,26 @@ from privsample.privacy.released import released
 PHASE_HEADER = ("phase", "steps", "mechanism", "ρ", "noise scale", "δ", "cum. ε")
 
 
+NOT_NEEDED = " (not needed: "  # a step's note: budget set aside for it, charged though the run did not need it
+
+
 def phase_of(label: str) -> str:
     """Group key of a ledger label: 'mst/2-way/a,b' -> 'mst/2-way';
-    'schema: age: type counts' -> 'schema: type counts'."""
+    'schema: age: type counts' -> 'schema: type counts'. A step the run did not need ('schema: age: point masses
+    (not needed: unit bins)') is grouped with the same step where it was needed: whether it was follows the run's
+    noisy decisions."""
     if "/" in label:
         return label.rsplit("/", 1)[0]
-    parts = label.split(": ", 2)  # the step may itself hold ': ' ('range refinement (not needed: too few records)')
+    label = label.split(NOT_NEEDED, 1)[0]
+    parts = label.split(": ", 2)
     return f"{parts[0]}: {parts[2]}" if len(parts) == 3 else label
+
+
+def _mechanisms(entries: list[dict]) -> str:
+    """The mechanisms of a phase's entries, 'a/b'; a step charged though not needed ('none') is named only when no
+    step of its phase was needed (whether one was follows the run's noisy decisions)."""
+    names = {e.get("mechanism", "").split(",")[0] for e in entries}
+    return "/".join(sorted(names - {"none"} or names))
 
 
 class Ledger(dict):
@@ -113,7 +126,7 @@ class Ledger(dict):
                 {
                     "phase": phase,
                     "steps": len(es),
-                    "mechanism": "/".join(sorted({e.get("mechanism", "").split(",")[0] for e in es})),
+                    "mechanism": _mechanisms(es),
                     "rho": rho,
                     "noise_scale": (min(scales), max(scales)) if scales else None,
                     "delta": ds,
@@ -129,9 +142,10 @@ class Ledger(dict):
         delta = target[1] if target else 1e-9
         pure_eps = self.phases()[-1]["cumulative_epsilon"] if self.pure and self.entries else 0.0
         # What was spent follows the run's noisy decisions (how many rounds, which discovery plan): a mechanism
-        # output (privsample.privacy.released); the total and the target are the public budget.
+        # output (privsample.privacy.released); so does the total after a privately discovered schema (the budget
+        # less the delta its thresholds spent); the target is public.
         return (
-            f"Total ρ = {released(s.get('rho_spent', 0.0), '.6g')} of {s.get('rho_total', 0.0):.6g}"
+            f"Total ρ = {released(s.get('rho_spent', 0.0), '.6g')} of {released(s.get('rho_total', 0.0), '.6g')}"
             + (f", δ-slack {released(s['delta_spent'], '.2g')}" if s.get("delta_spent") else "")
             + (
                 f" ⇒ pure {released(pure_eps, '.4g')}-DP"
