@@ -364,9 +364,11 @@ def main() -> None:
         for s in seeds:
             if "main" in sweeps:
                 plan += [(ds, m, e, s, 0.7, 3, s) for ds in dsets for e in eps_grid for m in mechs]
-            if "eta" in sweeps and "adult" in dsets:
+            if "eta" in sweeps:  # the budget rule's eta (Adult, then BR2000)
                 plan += [
-                    ("adult", m, 0.1, s, eta, 3, -1)
+                    (ds, m, 0.1, s, eta, 3, -1)
+                    for ds in ("adult", "br2000")
+                    if ds in dsets
                     for eta in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
                     for m in ("ppsyn-note", "ppsyn-paper")
                 ]
