@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import time
 import zipfile
 from fractions import Fraction
@@ -232,3 +233,66 @@ def test_c_graph_cells_hand_sizes_beyond_63_bits_back_to_python():
     size = tuple(int(x) for x in dom.shape)
     assert S._native_cells.graph_cells(size, nbr, cov) == -1
     assert S.graph_cells(size, nbr, cov) == 10**80
+
+
+def test_c_graph_cells_exact_when_only_an_unchosen_candidate_exceeds_63_bits():
+    """A hub of 1000 values joined to ten attributes of 100 (and a triangle, so the graph is no tree): eliminating
+    the hub first would span 1000 * 100**10 cells, beyond 63 bits, but the greedy order eliminates the small ones
+    first, and the junction tree fits: C gives the exact size, as Python does, without falling back."""
+    from privsample.synth import selection as S
+
+    if S._native_cells is None:
+        pytest.skip("the C extension was not built")
+    dom = pgm.Domain(["hub"] + [f"l{i}" for i in range(10)], [1000] + [100] * 10)
+    cls = [("hub", f"l{i}") for i in range(10)] + [("hub", "l0", "l1")]
+    nbr, cov = S.clique_graph(dom, cls)
+    size = tuple(int(x) for x in dom.shape)
+    assert 1000 * 100**10 >= 2**63
+    want = S.graph_cells_py(size, nbr, cov)
+    assert want == 1000 * 100 * 100 + 8 * 1000 * 100  # {hub, l0, l1} and {hub, li} for i >= 2
+    assert S._native_cells.graph_cells(size, nbr, cov) == want
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_c_graph_cells_beyond_63_bits_only_when_the_chosen_tree_is(seed):
+    """On random graphs of large attributes (many elimination candidates beyond 63 bits): C gives Python's exact
+    size whenever it fits in 63 bits, else -1, and :func:`graph_cells` gives Python's exact size either way."""
+    from privsample.synth import selection as S
+
+    if S._native_cells is None:
+        pytest.skip("the C extension was not built")
+    rng = np.random.default_rng(seed)
+    seen = {"fits, a candidate beyond": 0, "beyond": 0}
+    for _ in range(300):
+        k = int(rng.integers(4, 40))
+        sizes = [int(x) for x in rng.choice([1, 2, 7, 100, 10**4, 10**6, 2**31], size=k)]
+        dom = pgm.Domain([f"a{i}" for i in range(k)], sizes)
+        cls = [
+            tuple(sorted(set(rng.choice(dom.attributes, size=int(rng.integers(1, 5)))), key=dom.attributes.index))
+            for _ in range(int(rng.integers(1, 2 * k)))
+        ]
+        nbr, cov = S.clique_graph(dom, cls)
+        size = tuple(sizes)
+        want = S.graph_cells_py(size, nbr, cov)
+        got = S._native_cells.graph_cells(size, nbr, cov)
+        assert got == (want if want < 2**63 else -1)
+        assert S.graph_cells.__wrapped__(size, nbr, cov) == want
+        first = [math.prod(s for j, s in enumerate(size) if (nbr[i] | 1 << i) >> j & 1) for i in range(k)]
+        if want >= 2**63:
+            seen["beyond"] += 1
+        elif max(first) >= 2**63:
+            seen["fits, a candidate beyond"] += 1
+    assert min(seen.values()) >= 20, seen
+
+
+def test_c_graph_cells_leave_sizes_below_one_to_python():
+    """A size of 0 (products no longer grow with the clique): C hands over to Python's exact integers."""
+    from privsample.synth import selection as S
+
+    if S._native_cells is None:
+        pytest.skip("the C extension was not built")
+    dom = pgm.Domain(["a", "b", "c", "d"], [5, 0, 3, 2])
+    nbr, cov = S.clique_graph(dom, [("a", "b", "c"), ("c", "d"), ("a", "d")])
+    size = (5, 0, 3, 2)
+    assert S._native_cells.graph_cells(size, nbr, cov) == -1
+    assert S.graph_cells.__wrapped__(size, nbr, cov) == S.graph_cells_py(size, nbr, cov)

@@ -5,10 +5,16 @@
  * AIM's and PPSyn's size filter asks for one such size per candidate per round, and the Python loops
  * were a tenth of PPSyn-DP's fit on Adult. Public input only (the domain and the model's cliques).
  *
- * graph_cells(sizes, nbr, covered) -> int, or -1 when a product does not fit in 63 bits (then the
- * caller uses Python's exact integers). sizes: sequence of ints; nbr: sequence of neighbour bit masks
- * (Python ints, any number of attributes up to MAXA); covered: bit mask of the attributes in some clique.
- * Masks are held as arrays of W 64-bit words.
+ * graph_cells(sizes, nbr, covered) -> int, or -1 when the junction tree has more than INT64_MAX cells
+ * (or a size is below 1; the caller then uses Python's exact integers). sizes: sequence of ints; nbr:
+ * sequence of neighbour bit masks (Python ints, any number of attributes up to MAXA); covered: bit mask of
+ * the attributes in some clique. Masks are held as arrays of W 64-bit words.
+ *
+ * The cells of an elimination candidate saturate (TOO_BIG, above every product that fits in 63 bits)
+ * instead of overflowing: a saturated candidate never wins the minimum against one that fits, and the
+ * minimum is compared exactly otherwise, so the order is the Python version's. When every candidate
+ * saturates, the chosen elimination clique has more than INT64_MAX cells, and so has the tree (every
+ * size is at least 1, so the maximal clique that holds it has at least as many): -1 at once.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -18,24 +24,28 @@
 
 #define MAXA 4096
 
-static int overflow;
 static int W; /* words per mask */
 
 #define BIT(m, i) ((m)[(i) >> 6] >> ((i) & 63) & 1)
 #define SET(m, i) ((m)[(i) >> 6] |= 1ULL << ((i) & 63))
 #define CLR(m, i) ((m)[(i) >> 6] &= ~(1ULL << ((i) & 63)))
 
-static int64_t cells(const uint64_t *mask, const int64_t *size) {
+#define TOO_BIG UINT64_MAX /* more than INT64_MAX cells */
+
+/* the cells of mask (sizes at least 1), or TOO_BIG when above INT64_MAX; stops at bound when the product
+ * reaches it (then the result is at least bound: the product only grows) */
+static uint64_t cells(const uint64_t *mask, const int64_t *size, uint64_t bound) {
     int64_t out = 1;
     for (int w = 0; w < W; w++) {
         uint64_t m = mask[w];
         while (m) {
             int i = w * 64 + __builtin_ctzll(m);
-            if (__builtin_mul_overflow(out, size[i], &out)) { overflow = 1; return INT64_MAX; }
+            if (__builtin_mul_overflow(out, size[i], &out)) return TOO_BIG;
+            if ((uint64_t)out >= bound) return (uint64_t)out;
             m &= m - 1;
         }
     }
-    return out;
+    return (uint64_t)out;
 }
 
 static int popcount(const uint64_t *m) {
@@ -101,6 +111,7 @@ static PyObject *graph_cells(PyObject *self, PyObject *args) {
     uint64_t *covered = calloc(W, sizeof(uint64_t)), *tmp = calloc(W, sizeof(uint64_t));
     int *unmarked = malloc(sizeof(int) * (n ? n : 1)), *order = malloc(sizeof(int) * (n ? n : 1));
     PyObject *result = NULL;
+    int nonpositive = 0;
     if (!size || !nbr || !elim || !maximal || !covered || !tmp || !unmarked || !order) {
         PyErr_NoMemory();
         goto done;
@@ -112,9 +123,14 @@ static PyObject *graph_cells(PyObject *self, PyObject *args) {
         int bad = to_words(m, nbr + (size_t)i * W);
         Py_DECREF(s); Py_DECREF(m);
         if (bad || PyErr_Occurred()) goto done;
+        if (size[i] < 1) nonpositive = 1;
     }
     if (to_words(ocov, covered)) goto done;
-    overflow = 0;
+    if (nonpositive) { /* products no longer grow with the clique: Python's exact integers */
+        result = PyLong_FromLong(-1);
+        goto done;
+    }
+    int overflow = 0;
     int64_t total = 0;
     int64_t n_edges = 0;
     for (int i = 0; i < n; i++) n_edges += popcount(nbr + (size_t)i * W);
@@ -135,16 +151,20 @@ static PyObject *graph_cells(PyObject *self, PyObject *args) {
     for (int i = 0; i < n; i++) unmarked[i] = i;
     for (int step = 0; step < n; step++) {
         int best = 0;
-        int64_t bestkey = 0;
+        uint64_t bestkey = TOO_BIG;
         for (int u = 0; u < left; u++) { /* the first minimum, in domain order (unmarked stays sorted) */
             int i = unmarked[u];
-            int64_t key = 1;
+            uint64_t key = 1;
             if (BIT(covered, i)) {
                 memcpy(tmp, nbr + (size_t)i * W, W * sizeof(uint64_t));
                 SET(tmp, i);
-                key = cells(tmp, size);
+                key = cells(tmp, size, u == 0 ? TOO_BIG : bestkey); /* exact when below bestkey */
             }
             if (u == 0 || key < bestkey) { best = u; bestkey = key; }
+        }
+        if (bestkey == TOO_BIG) { /* every candidate saturates: so does the tree */
+            result = PyLong_FromLong(-1);
+            goto done;
         }
         int a = unmarked[best];
         for (int u = best; u < left - 1; u++) unmarked[u] = unmarked[u + 1];
@@ -184,8 +204,8 @@ static PyObject *graph_cells(PyObject *self, PyObject *args) {
         if (!inside) memcpy(maximal + (size_t)(nm++) * W, m, W * sizeof(uint64_t));
     }
     for (int k = 0; k < nm; k++) {
-        int64_t c = cells(maximal + (size_t)k * W, size);
-        if (__builtin_add_overflow(total, c, &total)) overflow = 1;
+        uint64_t c = cells(maximal + (size_t)k * W, size, TOO_BIG);
+        if (c == TOO_BIG || __builtin_add_overflow(total, (int64_t)c, &total)) overflow = 1;
     }
     result = PyLong_FromLongLong(overflow ? -1 : total);
 done:

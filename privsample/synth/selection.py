@@ -151,7 +151,8 @@ def junction_tree_cells(domain, cliques: Sequence[Clique]) -> int:
 def graph_cells(size: tuple[int, ...], nbr: tuple[int, ...], covered: int) -> int:
     """:func:`junction_tree_cells` of the graph (``nbr``, ``covered``) over attributes of these sizes:
     the C version (``_graphcells.c``, about 50x faster, any number of attributes) when it was built and
-    the sizes fit in 63 bits, else :func:`graph_cells_py` (the reference; equality is tested)."""
+    the tree's cells fit in 63 bits (elimination candidates beyond 63 bits are never chosen, and do not
+    matter), else :func:`graph_cells_py` (the reference: exact integers; equality is tested)."""
     if _native_cells is not None:
         out = _native_cells.graph_cells(size, nbr, covered)
         if out >= 0:
