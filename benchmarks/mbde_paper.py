@@ -215,7 +215,7 @@ def run_q0_fitted(name: str, rep: int, cfg: argparse.Namespace) -> list[dict]:
     ev = np.random.default_rng([7, rep, DOMAINS.index(name), 1])
     rows = []
     for cal in cfg.q0_calibrations:
-        for eps in cfg.q0_eps:
+        for eps in cfg.q0_ip_eps if cal == "ip" else cfg.q0_eps:
             t0 = time.perf_counter()
             acc = Accountant(eps**2 / 2, target=(eps, 0.0))
             q0 = fit_q0(
@@ -256,6 +256,29 @@ def run_q0_fitted(name: str, rep: int, cfg: argparse.Namespace) -> list[dict]:
     return rows
 
 
+Q0_VERDICT = (
+    "**Does a fitted q0 explain the gap?** Under the relation DPB (DP) is calibrated for, largely yes: a q0 fitted "
+    "with 10% of ε under the replace-one calibration improves MBDE on random-1d by 0.33–0.86 nats at every ε (N(0, 1) "
+    "misses mixtures whose means are drawn in [-3, 3], and the mollifier keeps q_T within e^{±ε/2} of q0, so "
+    "boosting cannot move the mass far enough) and makes it beat DPB (DP) at ε = 10 in 3/3 repetitions (N(0, 1): "
+    "1/3); on mix3-1d it makes MBDE beat DPB (DP) at ε = 1 (3/3) and ε = 2 (2/3), where N(0, 1) never did. It "
+    "does not make MBDE win on random-1d at ε ≤ 2 (1/3 repetitions), on mix3-1d at ε = 10 N(0, 1) is slightly "
+    "better (its narrow centre sits on the middle mode), and the plain moment estimator is fragile at s·ε = 0.01 "
+    "(ε = 0.1: the square of a noisy mean exceeds the noisy second moment, σ̂ hits its floor; NLL 329 in one "
+    "mix3-1d repetition). The fitted Gaussian alone (T = 0) is already within 0.02 nats of DPB (DP) on mix3-1d at "
+    "ε ≥ 1 (a degree-30 Bernstein KDE on [-6, 6] is itself strongly smoothed), so much of the paper's 1-D "
+    "advantage is q0. Under MBDE's own guarantee, no: an ε_q0-IP release must have nearly the same law (within "
+    "e^{ε_q0}) for a dataset piled at -6 and one at +6, so at s·ε ≤ 1 (ε ≤ 10) the Laplace noise "
+    "(scale 48 at ε = 10) swamps "
+    "statistics whose ranges are 12 and 36; the IP-fitted q0 is a random Gaussian at the edge of the box, worse "
+    "than N(0, 1) alone in every repetition, and MBDE on it is worse in 5 of 6; post-processing that shrinks it "
+    "towards N(0, 1) could at best give the N(0, 1) column back. The authors' data-fitted q0 (fitted without "
+    "noise) therefore plausibly explains the paper's 1-D results, at the price of integral privacy. The product "
+    "keeps q0 = N(0, 1): `release(q0_share=...)` stays off by default (on the release path only the IP calibration "
+    "is offered, which does not help at these budgets); the replace-one calibration is for experiments."
+)
+
+
 def q0_section(q0_rows: list[dict], stored: list[dict], cfg) -> list[str]:
     """The markdown section of the q0-fitted arm: a table against the stored rows (same domains, seeds)."""
     reps = sorted({int(r["rep"]) for r in q0_rows})
@@ -273,7 +296,8 @@ def q0_section(q0_rows: list[dict], stored: list[dict], cfg) -> list[str]:
         "replace-one neighbours with n public, the relation DPB (DP) is calibrated for. "
         f"NLL, mean ± std over repetitions {', '.join(map(str, reps))} (seeds = repetition numbers, as the "
         "stored rows; the stored columns are the rows of the table above, over the same repetitions). In brackets: "
-        "the NLL of the fitted q0 alone (T = 0).",
+        "the NLL of the fitted q0 alone (T = 0). Only the ε and repetitions shown were run (a CPU budget of about "
+        "25 minutes on two shared cores; the IP calibration only at ε = 10, its most favourable budget).",
         "",
     ]
     for d in dict.fromkeys(r["domain"] for r in q0_rows):
@@ -284,7 +308,7 @@ def q0_section(q0_rows: list[dict], stored: list[dict], cfg) -> list[str]:
             "| ε | MBDE, q0 = N(0, 1) | MBDE, q0 fitted (ε-IP) | MBDE, q0 fitted (replace-one) | DPB (DP) |",
             "|---:|---:|---:|---:|---:|",
         ]
-        for eps in cfg.q0_eps:
+        for eps in sorted(set(cfg.q0_eps) | set(cfg.q0_ip_eps)):
             cells = [_fmt(_stats(st, d, "mbde", eps, "nll"))]
             for cal in ("ip", "dp"):
                 m = Q0_METHODS[cal]
@@ -294,8 +318,58 @@ def q0_section(q0_rows: list[dict], stored: list[dict], cfg) -> list[str]:
             cells.append(_fmt(_stats(st, d, "dpb-dp", eps, "nll")))
             lines.append(f"| {eps:g} | " + " | ".join(cells) + " |")
         lines.append("")
-    lines += ["### Verdict", "", "VERDICT", "", Q0_END]
+    lines += ["### Verdict", ""] + q0_facts(q0_rows, stored, cfg, reps) + ["", Q0_VERDICT, "", Q0_END]
     return lines
+
+
+def q0_facts(q0_rows: list[dict], stored: list[dict], cfg, reps: list[int]) -> list[str]:
+    """Statements computed from the numbers (paired by repetition), so they stay true when the arm is rerun."""
+    out = []
+
+    def by_rep(rows, d, m, eps, key="nll"):
+        return {
+            int(r["rep"]): float(r[key]) for r in rows if r["domain"] == d and r["method"] == m and r["epsilon"] == eps
+        }
+
+    for d in dict.fromkeys(r["domain"] for r in q0_rows):
+        parts = []
+        for eps in cfg.q0_eps:
+            fit = by_rep(q0_rows, d, Q0_METHODS["dp"], eps)
+            base = by_rep(stored, d, "mbde", eps)
+            dpb = by_rep(stored, d, "dpb-dp", eps)
+            ks = [k for k in reps if k in fit and k in base and k in dpb]
+            if not ks:
+                continue
+            gain = np.mean([base[k] - fit[k] for k in ks])
+            wins = sum(fit[k] < dpb[k] for k in ks)
+            wins0 = sum(base[k] < dpb[k] for k in ks)
+            parts.append(
+                f"ε = {eps:g}: {gain:+.3f} nats against q0 = N(0, 1), below DPB (DP) in {wins}/{len(ks)} "
+                f"repetitions (q0 = N(0, 1): {wins0}/{len(ks)})"
+            )
+        ip = []
+        for eps in cfg.q0_ip_eps:
+            alone = by_rep(q0_rows, d, Q0_METHODS["ip"], eps, "q0_nll")
+            fit, base, q00 = (
+                by_rep(q0_rows, d, Q0_METHODS["ip"], eps),
+                by_rep(stored, d, "mbde", eps),
+                by_rep(stored, d, "q0", ""),
+            )
+            ks = [k for k in reps if k in fit and k in base and k in q00]
+            if ks:
+                slash = lambda v: "/".join(f"{v[k]:.3f}" for k in ks)  # noqa: E731
+                ip.append(
+                    f"ε = {eps:g}, per repetition: q0 alone {slash(alone)} (N(0, 1) alone: {slash(q00)}), "
+                    f"MBDE {slash(fit)} (with q0 = N(0, 1): {slash(base)})"
+                )
+        out.append(
+            f"- **{d}**, q0 fitted (replace-one), mean NLL gain per repetition: "
+            + "; ".join(parts)
+            + ". q0 fitted (ε-IP): "
+            + "; ".join(ip)
+            + "."
+        )
+    return out
 
 
 def write_q0_section(path: Path, section: list[str]) -> None:
@@ -585,10 +659,14 @@ def main(argv=None) -> None:
     ap.add_argument("--q0-fitted", action="store_true", help="run only the q0-fitted arm (1-D domains)")
     ap.add_argument("--q0-share", type=float, default=0.1, help="share of each epsilon spent on q0 (default 0.1)")
     ap.add_argument("--q0-eps", default=None, help="comma-separated epsilons of the q0-fitted arm (default: all)")
+    ap.add_argument(
+        "--q0-ip-eps", default=None, help="epsilons of the integral-privacy calibration (default: --q0-eps)"
+    )
+    ap.add_argument("--q0-report", action="store_true", help="rewrite the q0 section from mbde_paper.q0.csv only")
     ap.add_argument("--q0-calibrations", default="ip,dp", help="ip, dp or both (default ip,dp)")
     cfg = ap.parse_args(argv)
     cfg.hidden = (25, 25, 25)
-    if cfg.q0_fitted:
+    if cfg.q0_fitted or cfg.q0_report:
         return main_q0(cfg)
     if cfg.quick:
         cfg.n, cfg.n_test, cfg.epochs, cfg.cv_points = 2000, 5000, 300, 1500
@@ -645,24 +723,35 @@ def main(argv=None) -> None:
 def main_q0(cfg) -> None:
     cfg.n, cfg.n_test, cfg.epochs = 10_000, 10_000, 600
     cfg.q0_eps = tuple(float(e) for e in cfg.q0_eps.split(",")) if cfg.q0_eps else EPS_MBDE
+    cfg.q0_ip_eps = tuple(float(e) for e in cfg.q0_ip_eps.split(",")) if cfg.q0_ip_eps else cfg.q0_eps
     cfg.q0_calibrations = tuple(cfg.q0_calibrations.split(","))
     reps = cfg.reps or 4
     doms = (cfg.domains or "random-1d,mix3-1d").split(",")
     out = RESULTS / "mbde_paper.q0.csv"
-    rows = []
-    for name in doms:
-        for rep in range(reps):
-            rows += run_q0_fitted(name, rep, cfg)
-            with open(out, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(rows[0]))
-                w.writeheader()
-                w.writerows(rows)
+    if cfg.q0_report:  # re-render the section from the stored CSV (nothing is run)
+        with open(out) as f:
+            rows = [
+                {**r, "epsilon": float(r["epsilon"]), "nll": float(r["nll"]), "q0_nll": float(r["q0_nll"])}
+                for r in csv.DictReader(f)
+            ]
+        cfg.q0_eps = tuple(sorted({r["epsilon"] for r in rows if r["method"] == Q0_METHODS["dp"]}))
+        cfg.q0_ip_eps = tuple(sorted({r["epsilon"] for r in rows if r["method"] == Q0_METHODS["ip"]}))
+    else:
+        rows = []
+        for name in doms:
+            for rep in range(reps):
+                rows += run_q0_fitted(name, rep, cfg)
+                with open(out, "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                    w.writeheader()
+                    w.writerows(rows)
     with open(RESULTS / "mbde_paper.csv") as f:
         stored = [{**r, "epsilon": float(r["epsilon"]) if r["epsilon"] else ""} for r in csv.DictReader(f)]
     for r in stored:
         r["nll"] = float(r["nll"])
     write_q0_section(RESULTS / "mbde_paper.md", q0_section(rows, stored, cfg))
-    stamp(__file__, out)
+    if not cfg.q0_report:
+        stamp(__file__, out)
     print(f"wrote {out} and the q0 section of mbde_paper.md")
 
 
