@@ -16,6 +16,15 @@ All randomness is seeded (reproducible, NOT private).
 
 Writes benchmarks/results/mbde_paper.{md,csv} and mbde_paper.fig1/fig4/fig5.png (``--quick``:
 mbde_paper.quick.*), and prints the time of one ring experiment (n = 10,000, T = 3, eps = 1).
+
+    python benchmarks/mbde_paper.py --q0-fitted    # the q0-fitted arm only (1-D domains, same data and seeds)
+
+runs MBDE with q0 = N(mu_hat, sd_hat^2) released by the Laplace mechanism on the clipped moments
+(privsample.mbde.fitted_q0) at a share s (``--q0-share``, default 0.1) of each epsilon, the rest (1 - s) epsilon
+going to MBDE: "mbde (q0 fitted)" with the integral-privacy calibration (MBDE's own guarantee, epsilon-IP in
+total), "mbde (q0 fitted, replace-one)" with the DP calibration (epsilon-DP for replace-one neighbours, n public:
+the relation of DPB (DP)). Writes benchmarks/results/mbde_paper.q0.csv and replaces the section between the
+q0 markers of mbde_paper.md (the rest of the report is left as it is).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results"
 
 from privsample.mbde.density import MBDE, GaussianQ0  # noqa: E402
+from privsample.mbde.fitted_q0 import fit_q0  # noqa: E402
 from privsample.mbde.private_kde import bernstein_kde, gaussian_kde_logpdf, select_bandwidth  # noqa: E402
 from privsample.privacy import Accountant  # noqa: E402
 from privsample.privacy.noise import SeededNoise  # noqa: E402
@@ -190,6 +200,188 @@ def run_one(name: str, rep: int, cfg: argparse.Namespace, keep: dict) -> list[di
                 keep[(name, f"dpb-{cal}", eps)] = m
     keep[(name, "domain", rep)] = dom
     return rows
+
+
+Q0_METHODS = {"ip": "mbde (q0 fitted)", "dp": "mbde (q0 fitted, replace-one)"}
+Q0_BEGIN, Q0_END = "<!-- q0-fitted: begin -->", "<!-- q0-fitted: end -->"
+
+
+def run_q0_fitted(name: str, rep: int, cfg: argparse.Namespace) -> list[dict]:
+    """The q0-fitted arm on the data of :func:`run_one` (same domain, repetition, S and X; MBDE seed = rep):
+    per epsilon and calibration, q0 from s epsilon, MBDE at (1 - s) epsilon with that q0 (rounds not shared)."""
+    dom = domain(name, rep)
+    rng = np.random.default_rng([7, rep, DOMAINS.index(name)])
+    S, X = dom.sample(cfg.n, rng), dom.sample(cfg.n_test, rng)
+    ev = np.random.default_rng([7, rep, DOMAINS.index(name), 1])
+    rows = []
+    for cal in cfg.q0_calibrations:
+        for eps in cfg.q0_ip_eps if cal == "ip" else cfg.q0_eps:
+            t0 = time.perf_counter()
+            acc = Accountant(eps**2 / 2, target=(eps, 0.0))
+            q0 = fit_q0(
+                S,
+                cfg.q0_share * eps,
+                box=BOX,
+                accountant=acc,
+                noise=SeededNoise(1000 * rep + int(eps * 100) + 17, quiet=True),  # NOT private
+                calibration=cal,
+            )
+            q0_res = eval_density(q0.log_pdf, q0.sample, X, ev)
+            dens = MBDE((1 - cfg.q0_share) * eps, epochs=cfg.epochs, hidden=cfg.hidden, q0=q0).fit(S, seed=rep)
+            acc.spend(
+                ((1 - cfg.q0_share) * eps) ** 2 / 2, "mbde/sample", pure_epsilon=(1 - cfg.q0_share) * eps
+            )  # one sample's cost: the density is what is evaluated
+            assert abs(acc.pure_epsilon_spent() - eps) <= 1e-9 * eps
+            res = eval_mbde(dens, X, ev)
+            rows.append(
+                {
+                    "domain": name,
+                    "rep": rep,
+                    "method": Q0_METHODS[cal],
+                    "epsilon": eps,
+                    "q0_share": cfg.q0_share,
+                    "nll": res["nll"],
+                    "coverage": res["coverage"],
+                    "q0_nll": q0_res["nll"],
+                    "q0_mean": q0.mean[0],
+                    "q0_std": q0.std[0],
+                    "seconds": round(time.perf_counter() - t0, 2),
+                }
+            )
+            print(
+                f"{name} rep {rep} {cal} eps={eps:g}: q0 N({q0.mean[0]:.3f}, {q0.std[0]:.3f}^2) NLL "
+                f"{q0_res['nll']:.3f}, MBDE NLL {res['nll']:.3f} ({rows[-1]['seconds']:.0f} s)",
+                flush=True,
+            )
+    return rows
+
+
+Q0_VERDICT = (
+    "**Does a fitted q0 explain the gap?** Under the relation DPB (DP) is calibrated for, largely yes: a q0 fitted "
+    "with 10% of ε under the replace-one calibration improves MBDE on random-1d by 0.33–0.86 nats at every ε (N(0, 1) "
+    "misses mixtures whose means are drawn in [-3, 3], and the mollifier keeps q_T within e^{±ε/2} of q0, so "
+    "boosting cannot move the mass far enough) and makes it beat DPB (DP) at ε = 10 in 3/3 repetitions (N(0, 1): "
+    "1/3); on mix3-1d it makes MBDE beat DPB (DP) at ε = 1 (3/3) and ε = 2 (2/3), where N(0, 1) never did. It "
+    "does not make MBDE win on random-1d at ε ≤ 2 (1/3 repetitions), on mix3-1d at ε = 10 N(0, 1) is slightly "
+    "better (its narrow centre sits on the middle mode), and the plain moment estimator is fragile at s·ε = 0.01 "
+    "(ε = 0.1: the square of a noisy mean exceeds the noisy second moment, σ̂ hits its floor; NLL 329 in one "
+    "mix3-1d repetition). The fitted Gaussian alone (T = 0) is already within 0.02 nats of DPB (DP) on mix3-1d at "
+    "ε ≥ 1 (a degree-30 Bernstein KDE on [-6, 6] is itself strongly smoothed), so much of the paper's 1-D "
+    "advantage is q0. Under MBDE's own guarantee, no: an ε_q0-IP release must have nearly the same law (within "
+    "e^{ε_q0}) for a dataset piled at -6 and one at +6, so at s·ε ≤ 1 (ε ≤ 10) the Laplace noise "
+    "(scale 48 at ε = 10) swamps "
+    "statistics whose ranges are 12 and 36; the IP-fitted q0 is a random Gaussian at the edge of the box, worse "
+    "than N(0, 1) alone in every repetition, and MBDE on it is worse in 5 of 6; post-processing that shrinks it "
+    "towards N(0, 1) could at best give the N(0, 1) column back. The authors' data-fitted q0 (fitted without "
+    "noise) therefore plausibly explains the paper's 1-D results, at the price of integral privacy. The product "
+    "keeps q0 = N(0, 1): `release(q0_share=...)` stays off by default (on the release path only the IP calibration "
+    "is offered, which does not help at these budgets); the replace-one calibration is for experiments."
+)
+
+
+def q0_section(q0_rows: list[dict], stored: list[dict], cfg) -> list[str]:
+    """The markdown section of the q0-fitted arm: a table against the stored rows (same domains, seeds)."""
+    reps = sorted({int(r["rep"]) for r in q0_rows})
+    lines = [
+        Q0_BEGIN,
+        "## MBDE with a q0 fitted under an accounted budget (1-D domains)",
+        "",
+        f"`python benchmarks/mbde_paper.py --q0-fitted`: q0 = N(μ̂, σ̂²) from the per-dimension mean and mean of "
+        f"squares of the values clipped to the public box [-{BOX:g}, {BOX:g}], released by the Laplace mechanism "
+        f"(`privsample.mbde.fitted_q0`, σ̂ ≥ 0.1) at s·ε, s = {cfg.q0_share:g}; MBDE then runs at (1 − s)·ε with "
+        "that q0 (same data, test points and MBDE seed as the stored rows; one sample's cost, as the stored "
+        "rows). `q0 fitted` uses the integral-privacy calibration (L1 sensitivity 2B + B² = "
+        f"{2 * BOX + BOX * BOX:g}: the ranges of the two statistics, any two datasets): the whole is ε-IP, MBDE's own "
+        "guarantee. `replace-one` uses the DP calibration (sensitivity (2B + B²)/n): the whole is only ε-DP for "
+        "replace-one neighbours with n public, the relation DPB (DP) is calibrated for. "
+        f"NLL, mean ± std over repetitions {', '.join(map(str, reps))} (seeds = repetition numbers, as the "
+        "stored rows; the stored columns are the rows of the table above, over the same repetitions). In brackets: "
+        "the NLL of the fitted q0 alone (T = 0). Only the ε and repetitions shown were run (a CPU budget of about "
+        "25 minutes on two shared cores; the IP calibration only at ε = 10, its most favourable budget).",
+        "",
+    ]
+    for d in dict.fromkeys(r["domain"] for r in q0_rows):
+        st = [r for r in stored if r["domain"] == d and int(r["rep"]) in reps]
+        lines += [
+            f"### {d}",
+            "",
+            "| ε | MBDE, q0 = N(0, 1) | MBDE, q0 fitted (ε-IP) | MBDE, q0 fitted (replace-one) | DPB (DP) |",
+            "|---:|---:|---:|---:|---:|",
+        ]
+        for eps in sorted(set(cfg.q0_eps) | set(cfg.q0_ip_eps)):
+            cells = [_fmt(_stats(st, d, "mbde", eps, "nll"))]
+            for cal in ("ip", "dp"):
+                m = Q0_METHODS[cal]
+                q = _stats(q0_rows, d, m, eps, "nll")
+                q0n = _stats(q0_rows, d, m, eps, "q0_nll")[0]
+                cells.append("–" if math.isnan(q[0]) else f"{_fmt(q)} ({q0n:.3f})")
+            cells.append(_fmt(_stats(st, d, "dpb-dp", eps, "nll")))
+            lines.append(f"| {eps:g} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["### Verdict", ""] + q0_facts(q0_rows, stored, cfg, reps) + ["", Q0_VERDICT, "", Q0_END]
+    return lines
+
+
+def q0_facts(q0_rows: list[dict], stored: list[dict], cfg, reps: list[int]) -> list[str]:
+    """Statements computed from the numbers (paired by repetition), so they stay true when the arm is rerun."""
+    out = []
+
+    def by_rep(rows, d, m, eps, key="nll"):
+        return {
+            int(r["rep"]): float(r[key]) for r in rows if r["domain"] == d and r["method"] == m and r["epsilon"] == eps
+        }
+
+    for d in dict.fromkeys(r["domain"] for r in q0_rows):
+        parts = []
+        for eps in cfg.q0_eps:
+            fit = by_rep(q0_rows, d, Q0_METHODS["dp"], eps)
+            base = by_rep(stored, d, "mbde", eps)
+            dpb = by_rep(stored, d, "dpb-dp", eps)
+            ks = [k for k in reps if k in fit and k in base and k in dpb]
+            if not ks:
+                continue
+            gain = np.mean([base[k] - fit[k] for k in ks])
+            wins = sum(fit[k] < dpb[k] for k in ks)
+            wins0 = sum(base[k] < dpb[k] for k in ks)
+            parts.append(
+                f"ε = {eps:g}: {gain:+.3f} nats against q0 = N(0, 1), below DPB (DP) in {wins}/{len(ks)} "
+                f"repetitions (q0 = N(0, 1): {wins0}/{len(ks)})"
+            )
+        ip = []
+        for eps in cfg.q0_ip_eps:
+            alone = by_rep(q0_rows, d, Q0_METHODS["ip"], eps, "q0_nll")
+            fit, base, q00 = (
+                by_rep(q0_rows, d, Q0_METHODS["ip"], eps),
+                by_rep(stored, d, "mbde", eps),
+                by_rep(stored, d, "q0", ""),
+            )
+            ks = [k for k in reps if k in fit and k in base and k in q00]
+            if ks:
+                slash = lambda v: "/".join(f"{v[k]:.3f}" for k in ks)  # noqa: E731
+                ip.append(
+                    f"ε = {eps:g}, per repetition: q0 alone {slash(alone)} (N(0, 1) alone: {slash(q00)}), "
+                    f"MBDE {slash(fit)} (with q0 = N(0, 1): {slash(base)})"
+                )
+        out.append(
+            f"- **{d}**, q0 fitted (replace-one), mean NLL gain per repetition: "
+            + "; ".join(parts)
+            + ". q0 fitted (ε-IP): "
+            + "; ".join(ip)
+            + "."
+        )
+    return out
+
+
+def write_q0_section(path: Path, section: list[str]) -> None:
+    """Replace the q0 section of the report (between its markers) or insert it before the figures."""
+    text = path.read_text()
+    block = "\n".join(section)
+    if Q0_BEGIN in text:
+        head, rest = text.split(Q0_BEGIN, 1)
+        text = head + block + rest.split(Q0_END, 1)[1]
+    else:
+        text = text.replace("## Figures", block + "\n\n## Figures", 1)
+    path.write_text(text)
 
 
 def ring_timing(cfg) -> float:
@@ -464,8 +656,18 @@ def main(argv=None) -> None:
         action="store_false",
         help="skip the MBDE variant with the 'finite' step schedule (C* sum theta = eps/4 exactly; eps 1 and 10)",
     )
+    ap.add_argument("--q0-fitted", action="store_true", help="run only the q0-fitted arm (1-D domains)")
+    ap.add_argument("--q0-share", type=float, default=0.1, help="share of each epsilon spent on q0 (default 0.1)")
+    ap.add_argument("--q0-eps", default=None, help="comma-separated epsilons of the q0-fitted arm (default: all)")
+    ap.add_argument(
+        "--q0-ip-eps", default=None, help="epsilons of the integral-privacy calibration (default: --q0-eps)"
+    )
+    ap.add_argument("--q0-report", action="store_true", help="rewrite the q0 section from mbde_paper.q0.csv only")
+    ap.add_argument("--q0-calibrations", default="ip,dp", help="ip, dp or both (default ip,dp)")
     cfg = ap.parse_args(argv)
     cfg.hidden = (25, 25, 25)
+    if cfg.q0_fitted or cfg.q0_report:
+        return main_q0(cfg)
     if cfg.quick:
         cfg.n, cfg.n_test, cfg.epochs, cfg.cv_points = 2000, 5000, 300, 1500
         cfg.eps, cfg.eps_dpb, cfg.eps_finite = (0.5, 2.0, 10.0), (0.5, 2.0, 10.0, 1000.0), (10.0,)
@@ -516,6 +718,41 @@ def main(argv=None) -> None:
     write_markdown(RESULTS / f"{prefix}.md", rows, cfg, ring_s, total, figs)
     stamp(__file__, *(RESULTS / f for f in [f"{prefix}.md", f"{prefix}.csv", *figs]))
     print(f"wrote {RESULTS / (prefix + '.md')} and .csv, figures {', '.join(figs)}; total {total:.1f} s")
+
+
+def main_q0(cfg) -> None:
+    cfg.n, cfg.n_test, cfg.epochs = 10_000, 10_000, 600
+    cfg.q0_eps = tuple(float(e) for e in cfg.q0_eps.split(",")) if cfg.q0_eps else EPS_MBDE
+    cfg.q0_ip_eps = tuple(float(e) for e in cfg.q0_ip_eps.split(",")) if cfg.q0_ip_eps else cfg.q0_eps
+    cfg.q0_calibrations = tuple(cfg.q0_calibrations.split(","))
+    reps = cfg.reps or 4
+    doms = (cfg.domains or "random-1d,mix3-1d").split(",")
+    out = RESULTS / "mbde_paper.q0.csv"
+    if cfg.q0_report:  # re-render the section from the stored CSV (nothing is run)
+        with open(out) as f:
+            rows = [
+                {**r, "epsilon": float(r["epsilon"]), "nll": float(r["nll"]), "q0_nll": float(r["q0_nll"])}
+                for r in csv.DictReader(f)
+            ]
+        cfg.q0_eps = tuple(sorted({r["epsilon"] for r in rows if r["method"] == Q0_METHODS["dp"]}))
+        cfg.q0_ip_eps = tuple(sorted({r["epsilon"] for r in rows if r["method"] == Q0_METHODS["ip"]}))
+    else:
+        rows = []
+        for name in doms:
+            for rep in range(reps):
+                rows += run_q0_fitted(name, rep, cfg)
+                with open(out, "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                    w.writeheader()
+                    w.writerows(rows)
+    with open(RESULTS / "mbde_paper.csv") as f:
+        stored = [{**r, "epsilon": float(r["epsilon"]) if r["epsilon"] else ""} for r in csv.DictReader(f)]
+    for r in stored:
+        r["nll"] = float(r["nll"])
+    write_q0_section(RESULTS / "mbde_paper.md", q0_section(rows, stored, cfg))
+    if not cfg.q0_report:
+        stamp(__file__, out)
+    print(f"wrote {out} and the q0 section of mbde_paper.md")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ epsilon is epsilon-IP; m i.i.d. samples are (m epsilon)-IP (the joint density ra
 It is closed under post-processing (de-standardising, rounding, writing a table).
 
 Why it holds. q_T(z) = q0(z) exp(g_T(z)) / Z_T with g_T = sum_t theta_t c_t:
-1. q0 = N(0, I) (optionally truncated to a public box) is fixed before any data is read;
+1. q0 = N(0, I) (optionally truncated to a public box) is fixed before any data is read, or q0 is the output
+   of a separate DP release fixed before the boosting starts (:mod:`privsample.mbde.fitted_q0`: the argument
+   below holds for every value of q0, so it holds conditionally on the released q0, and the two costs add);
 2. each weak classifier is squashed, c_t(z) = C* tanh(f_t(z)/2), so |c_t(z)| <= C* for **every** z
    and every weight, and the steps theta_t = r^t with r = epsilon / (epsilon + 4 C*) (data-independent)
    satisfy C* sum_t theta_t <= C* r/(1-r) = epsilon/4 for every T; hence |g_T| <= epsilon/4 everywhere,
@@ -104,13 +106,15 @@ def step_sizes(epsilon: float, c_star: float = 1.0, T: int = 3, schedule: str = 
 class GaussianQ0:
     """q0 = N(mean, std^2 I) in model space, optionally truncated to the public box [-box, box]^d.
 
-    Public use is always mean 0, std 1 (``is_standard``); other values exist only so the tests can
-    build the "q0 fitted to the data" negative control."""
+    Public use is mean 0, std 1 (``is_standard``), or a mean and std that are the output of a DP release
+    (``released`` names the mechanism: :func:`privsample.mbde.fitted_q0.fit_q0`); other values exist only so
+    the tests can build the "q0 fitted to the data" negative control."""
 
     d: int
     box: float | None = None
     mean: tuple[float, ...] | None = None
     std: tuple[float, ...] | None = None
+    released: str | None = None
 
     @property
     def is_standard(self) -> bool:
@@ -301,7 +305,9 @@ class MBDE:
     Defaults follow the note: T = 3, C* = 1, q0 = N(0, I), 3 x 25 tanh MLPs, Nesterov SGD (lr 0.01,
     momentum 0.9), 600 epochs with mini-batches of 5,000, N_Q = |S| (at least 1,000), 25% of S held out
     to measure the weak-learning constants, exact rejection sampling for the q_{t-1} training samples.
-    ``max_train`` caps the training rows (a random subset; any preprocessing keeps integral privacy)."""
+    ``max_train`` caps the training rows (a random subset; any preprocessing keeps integral privacy).
+    ``q0``: a base density released beforehand by a DP mechanism (:mod:`privsample.mbde.fitted_q0`; its cost is
+    the caller's to account), used instead of N(0, I) (and ``q0_box``)."""
 
     epsilon: float
     T: int = 3
@@ -317,6 +323,7 @@ class MBDE:
     q0_box: float | None = None
     train_sampler: str = "rejection"
     max_train: int = 20_000
+    q0: GaussianQ0 | None = None
     mh_burn_in: int = 1000
     mh_chains: int = 20
     _unsafe_no_squash: bool = field(default=False, repr=False)
@@ -325,6 +332,8 @@ class MBDE:
     _unsafe_no_guard: bool = field(default=False, repr=False)
 
     def __post_init__(self):
+        if self.q0 is not None and not (self.q0.is_standard or self.q0.released):
+            raise ValueError("a given q0 must be N(0, I) or the output of a DP release (GaussianQ0.released)")
         self.thetas = step_sizes(self.epsilon, self.c_star, self.T, self.schedule)  # before any data
         if self.train_sampler not in ("rejection", "mh"):
             raise InputError("train_sampler must be 'rejection' or 'mh'")
@@ -334,6 +343,10 @@ class MBDE:
     def _q0(self, d: int, z: np.ndarray) -> GaussianQ0:
         if self._unsafe_fit_q0:  # NEGATIVE CONTROL ONLY: q0 fitted to the data breaks the proof
             return GaussianQ0(d, self.q0_box, tuple(z.mean(0)), tuple(np.maximum(z.std(0), 1e-3)))
+        if self.q0 is not None:
+            if self.q0.d != d:
+                raise InputError(f"q0 has {self.q0.d} dimensions but the data {d}")
+            return self.q0
         return GaussianQ0(d, self.q0_box)
 
     def fit(self, data: np.ndarray, *, seed: int | None = None) -> MBDEDensity:
@@ -361,7 +374,7 @@ class MBDE:
         hold, train = self._split(z, seed)
         n_q = int(self.n_q) if self.n_q else int(min(max(n, 1000), self.max_train))
         q0 = self._q0(d, z)
-        assert q0.is_standard or self._unsafe_fit_q0, "q0 must not depend on the data"
+        assert q0.is_standard or q0.released or self._unsafe_fit_q0, "q0 must not depend on the data (but via DP)"
         plans = self._plans(epsilons, schedules)
         first = None  # round 1's (parameters, loss): trained once, shared by every entry
         results = []

@@ -189,9 +189,16 @@ def release(
     noise: NoiseSource | None = None,
     label: str = "mbde/sample",
     warn: bool = True,
+    q0_share: float = 0.0,
     **mbde_options,
 ) -> MBDERelease:
     """Train MBDE on ``data`` (model space) at epsilon_total/m and release m exact samples of q_T.
+
+    ``q0_share`` s (default 0: q0 = N(0, I), data-independent): spend s epsilon_total first on a q0 fitted to the
+    data (:func:`privsample.mbde.fitted_q0.fit_q0`, integral-privacy calibration, in the public box ``q0_box``,
+    which is then required), then train at (1 - s) epsilon_total / m per sample with that q0. Two ledger
+    entries whose pure epsilons add up to epsilon_total; the whole is still epsilon_total-IP (the MBDE bound
+    holds for every value of q0, and the costs add). Both spends are checked before anything is read.
 
     Guarantee: (epsilon_total)-integral privacy for the m samples together (any two datasets, any sizes,
     the empty one included: with no row, the samples are draws from q0),
@@ -203,24 +210,40 @@ def release(
     ``noise`` is the project noise source (default ``make_noise(seed)``: secure without a seed, seeded and
     NOT private with one). The spend is checked before training and recorded before any release randomness
     is drawn."""
-    eps = per_sample_epsilon(epsilon_total, m)
+    per_sample_epsilon(epsilon_total, m)
+    if not (isinstance(q0_share, (int, float)) and 0 <= q0_share < 1):
+        raise InputError(f"the share of epsilon spent on q0 must be in [0, 1) (got {q0_share})")
+    if q0_share > 0 and mbde_options.get("q0_box") is None:
+        raise InputError("fitting q0 needs the public box (q0_box) its values are clipped to")
+    eps_q0 = float(epsilon_total) * q0_share
+    eps_samples = float(epsilon_total) - eps_q0
+    eps = per_sample_epsilon(eps_samples, m)
     m = int(m)
-    msg = indistinguishability_warning(epsilon_total, m)
+    msg = indistinguishability_warning(eps_samples, m)
     if msg and warn:
         warnings.warn(msg, UserWarning, stacklevel=2)
-    rho = float(epsilon_total) ** 2 / 2
-    if not accountant.can_spend(rho):
+    rho = eps_samples**2 / 2
+    rho_q0 = eps_q0**2 / 2
+    if not accountant.can_spend(rho + rho_q0):
         raise BudgetExceeded(
-            f"releasing {m} MBDE samples at epsilon = {epsilon_total:g} needs rho = {rho:.6g} "
+            f"releasing {m} MBDE samples at epsilon = {epsilon_total:g} needs rho = {rho + rho_q0:.6g} "
             f"but only {accountant.remaining:.6g} remains (nothing was trained or drawn)"
         )
     noise = noise if noise is not None else make_noise(seed)
-    model = MBDE(eps, **mbde_options)
     data = np.asarray(data, dtype=np.float64)
-    if data.ndim == 2 and len(data) == 0:  # nothing to learn from: q0 itself (in M_{eps,q0}), never a refusal
-        density = MBDEDensity(
-            GaussianQ0(data.shape[1], model.q0_box), eps, model.thetas, [_zero_logits] * model.T, model.c_star
+    if q0_share > 0:
+        from privsample.mbde.fitted_q0 import fit_q0
+
+        if data.ndim != 2:
+            raise InputError("MBDE needs an (n, d) array")
+        box = float(mbde_options["q0_box"])
+        mbde_options["q0"] = fit_q0(
+            data, eps_q0, box=box, accountant=accountant, noise=noise, calibration="ip", truncate=True
         )
+    model = MBDE(eps, **mbde_options)
+    if data.ndim == 2 and len(data) == 0:  # nothing to learn from: q0 itself (in M_{eps,q0}), never a refusal
+        q0 = model.q0 if model.q0 is not None else GaussianQ0(data.shape[1], model.q0_box)
+        density = MBDEDensity(q0, eps, model.thetas, [_zero_logits] * model.T, model.c_star)
     else:
         density = model.fit(data, seed=seed)  # training randomness: not privacy-relevant (module docstring)
     private = bool(noise.private)
@@ -230,7 +253,7 @@ def release(
         mechanism="MBDE exact rejection sampling (integral privacy)",
         measured=f"{m} samples of q_T (T={model.T}, d={density.q0.d})",
         private=private,
-        pure_epsilon=float(epsilon_total),
+        pure_epsilon=eps_samples,
         per_sample_epsilon=eps,
         samples=m,
         integral_privacy=True,
@@ -244,13 +267,16 @@ def release(
     )
     rng = release_rng(noise)
     z = density.sample(m, rng)
+    info = {"T": model.T, "c_star": model.c_star, "thetas": density.thetas.tolist(), "warning": msg}
+    if q0_share > 0:  # a DP output: releasable
+        info.update(q0_epsilon=eps_q0, q0_mean=list(density.q0.mean), q0_std=list(density.q0.std))
     return MBDERelease(
         samples=z,
         epsilon_total=float(epsilon_total),
         epsilon_per_sample=eps,
         m=m,
         private=private,
-        info={"T": model.T, "c_star": model.c_star, "thetas": density.thetas.tolist(), "warning": msg},
+        info=info,
     )
 
 
