@@ -179,6 +179,19 @@ def _zero_logits(z: np.ndarray) -> np.ndarray:
     return np.zeros(len(z))
 
 
+def _split_budget(epsilon_total: float, m: int, q0_share: float, q0_box) -> tuple[float, float, float]:
+    """(epsilon of the fitted q0, epsilon of the m samples, epsilon per sample) of ``release``, checked
+    (``InputError``): a share of epsilon_total in [0, 1) for q0, which needs its public box."""
+    per_sample_epsilon(epsilon_total, m)
+    if not (isinstance(q0_share, (int, float)) and 0 <= q0_share < 1):
+        raise InputError(f"the share of epsilon spent on q0 must be in [0, 1) (got {q0_share})")
+    if q0_share > 0 and q0_box is None:
+        raise InputError("fitting q0 needs the public box (q0_box) its values are clipped to")
+    eps_q0 = float(epsilon_total) * q0_share
+    eps_samples = float(epsilon_total) - eps_q0
+    return eps_q0, eps_samples, per_sample_epsilon(eps_samples, m)
+
+
 def release(
     data: np.ndarray,
     m: int,
@@ -210,14 +223,7 @@ def release(
     ``noise`` is the project noise source (default ``make_noise(seed)``: secure without a seed, seeded and
     NOT private with one). The spend is checked before training and recorded before any release randomness
     is drawn."""
-    per_sample_epsilon(epsilon_total, m)
-    if not (isinstance(q0_share, (int, float)) and 0 <= q0_share < 1):
-        raise InputError(f"the share of epsilon spent on q0 must be in [0, 1) (got {q0_share})")
-    if q0_share > 0 and mbde_options.get("q0_box") is None:
-        raise InputError("fitting q0 needs the public box (q0_box) its values are clipped to")
-    eps_q0 = float(epsilon_total) * q0_share
-    eps_samples = float(epsilon_total) - eps_q0
-    eps = per_sample_epsilon(eps_samples, m)
+    eps_q0, eps_samples, eps = _split_budget(epsilon_total, m, q0_share, mbde_options.get("q0_box"))
     m = int(m)
     msg = indistinguishability_warning(eps_samples, m)
     if msg and warn:
