@@ -315,14 +315,18 @@ def saved_fields(o: Outcome) -> tuple[set[str], set[str]]:
 
 def budget_records(o: Outcome) -> list[tuple] | None:
     """What the run's budget file says of each release: command, mechanism, charge and status (its ids, dates,
-    output names and the input's SHA-256 are the file's own and not compared)."""
+    output names and the input's SHA-256 are the file's own and not compared). A release after a private schema
+    discovery, with that schema, is charged what the schema's ledger leaves (its thresholds' delta follows the
+    discovery's noisy decisions): a DP output, masked as printed ones are."""
     path = o.root / "budget.json"
     if not path.exists():
         return None
-    return [
-        (r["command"], r["mechanism"], r["neighbouring"], r["rho"], r["delta"], r["status"])
-        for r in Budget.open(path).read()["releases"]
-    ]
+    out, after_private_schema = [], False
+    for r in Budget.open(path).read()["releases"]:
+        charge = ("<R>", "<R>") if after_private_schema else (r["rho"], r["delta"])
+        out.append((r["command"], r["mechanism"], r["neighbouring"], *charge, r["status"]))
+        after_private_schema |= r["mechanism"] == "private schema discovery"
+    return out
 
 
 def _blobs(root: Path):
