@@ -6,7 +6,7 @@ from setuptools import Extension, setup
 # NumPy / Python when these were not built)
 setup(
     ext_modules=[
-        Extension("privsample.synth._splitpath", ["privsample/synth/_splitpath.c"], optional=True),
-        Extension("privsample.synth._graphcells", ["privsample/synth/_graphcells.c"], optional=True),
+        Extension("privsample.synth.splitpath", ["privsample/synth/splitpath.c"], optional=True),
+        Extension("privsample.synth.graphcells", ["privsample/synth/graphcells.c"], optional=True),
     ]
 )

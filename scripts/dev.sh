@@ -10,7 +10,7 @@ STAMP="$VENV/.installed"
 
 setup() {
   if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || [ constraints.txt -nt "$STAMP" ] \
-     || [ privsample/synth/_splitpath.c -nt "$STAMP" ] || [ privsample/synth/_graphcells.c -nt "$STAMP" ] \
+     || [ privsample/synth/splitpath.c -nt "$STAMP" ] || [ privsample/synth/graphcells.c -nt "$STAMP" ] \
      || [ setup.py -nt "$STAMP" ]; then
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip

@@ -201,7 +201,7 @@ def test_size_filter_keyed_by_graph_equals_rebuilding_each_model():
     ],
 )
 def test_c_graph_cells_equal_the_python_reference(seed, runs, widths, sizes, cliques, tree_p, tree_only):
-    """The C junction-tree size (_graphcells.c) equals the Python reference on random clique graphs,
+    """The C junction-tree size (graphcells.c) equals the Python reference on random clique graphs,
     trees included, on small graphs and beyond 64 attributes."""
     from privsample.synth import selection as S
 

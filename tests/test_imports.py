@@ -163,7 +163,7 @@ def test_the_graph_sees_imports_at_any_depth(graph):
     a module, a C extension is."""
     assert "privsample.synth.partition" in graph["privsample.synth.numpy_md"]  # inside functions
     assert "privsample.privacy" in graph["privsample.api.cube"]  # ``from privsample.privacy import Accountant``
-    assert "privsample.synth._splitpath" in graph["privsample.synth.partition"]
+    assert "privsample.synth.splitpath" in graph["privsample.synth.partition"]
     assert "privsample.synth" not in graph["privsample.synth.partition"]
 
 
@@ -206,9 +206,8 @@ def test_pending_layer_edges_still_exist(graph):
 # relative or absolute), and ``x._name`` where ``x`` was bound by ``import privsample.x`` / ``import ... as x`` /
 # ``from privsample import x``, are read; the name looked at is the one in the other module, not the local one.
 # Allowed, by design:
-# - a private *module* imported from inside its own package: the compiled extensions ``privsample.synth._graphcells``
-#   and ``privsample.synth._splitpath`` are private to ``privsample.synth`` and imported by its wrappers there, as
-#   ``privsample._version`` is by the package; a private module imported from outside its package is not allowed;
+# - a private *module* imported from inside its own package, as ``privsample._version`` is by the package; a
+#   private module imported from outside its package is not allowed;
 # - ``from privsample.x import name as _name`` / ``import privsample.x as _x``: aliasing a public name to a
 #   private local one keeps the other module's private names private (``from x import _name as _alias`` does not);
 # - dunder names (``__version__``, ``__all__``) are not private.
@@ -324,11 +323,12 @@ import privsample.cube.qp
         ("privsample.cube.qp", "_Inner"),
         ("privsample.cube.walsh", "_table"),
         ("privsample.cube.qp", "_rate"),
-        ("privsample.synth", "_splitpath"),  # a private module of another package
+        ("privsample.synth", "_splitpath"),  # a private name of another package
         ("privsample.cube", "_graphcells"),  # not a module of privsample.cube: a private name of its __init__
     }
-    assert private_imports("from . import _splitpath\n", "privsample.synth.partition", False) == []
-    assert private_imports("from privsample.synth import _graphcells\n", "privsample.synth.selection", False) == []
+    # a private module imported from inside its own package
+    assert private_imports("from . import _version\n", "privsample.progress", False) == []
+    assert private_imports("from privsample import _version\n", "privsample.cli.app", False) == []
     assert private_imports("def _f():\n    pass\n\nx = _f\n", "privsample.cube.qp", False) == []
 
 

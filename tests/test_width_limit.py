@@ -94,7 +94,7 @@ def test_the_discovery_of_a_source_known_late_checks_the_width(narrow, monkeypat
 
 
 def test_the_limit_is_graph_cells_one():
-    """``MAX_ATTRIBUTES`` is ``_graphcells.c``'s ``MAXA``: the widest junction tree it sizes."""
-    source = (Path(privsample.__file__).parent / "synth" / "_graphcells.c").read_text()
+    """``MAX_ATTRIBUTES`` is ``graphcells.c``'s ``MAXA``: the widest junction tree it sizes."""
+    source = (Path(privsample.__file__).parent / "synth" / "graphcells.c").read_text()
     assert int(re.search(r"#define MAXA (\d+)", source).group(1)) == MAX_ATTRIBUTES
     assert {cls.max_columns for cls in CLASSES.values()} == {MAX_ATTRIBUTES}

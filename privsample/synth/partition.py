@@ -28,7 +28,7 @@ configure_jax()  # before jax is imported below
 import jax  # noqa: E402
 
 try:  # the C version of Alg. 4's path (built with the package; optional): same partitions, ~40x faster
-    from privsample.synth import _splitpath as _native_split
+    from privsample.synth import splitpath as _native_split
 except ImportError:  # pragma: no cover - a build without a C compiler
     _native_split = None
 
@@ -264,14 +264,14 @@ class SplitPath(PartitionPath):
     _NATIVE_FIRST = 64  # the C path is computed to this many parts first, then doubled as needed
 
     def __init__(self, v: np.ndarray, max_parts: int = 4096, native: bool | None = None):
-        """``native``: use the C implementation (``_splitpath.c``; default: when it was built) or the
+        """``native``: use the C implementation (``splitpath.c``; default: when it was built) or the
         NumPy steps below. Both give the same partitions (tested); C is about 40x faster on PPSyn's
         3-way marginals, which matters because PPSyn-DP computes a path per candidate per round."""
         super().__init__(v)
         if self.v.ndim < 1:
             raise ValueError("SplitPath needs an array with at least one axis")
         if native and _native_split is None:
-            raise RuntimeError("the C split path (privsample.synth._splitpath) was not built")
+            raise RuntimeError("the C split path (privsample.synth.splitpath) was not built")
         self.native = (_native_split is not None and self.v.ndim <= 32) if native is None else bool(native)
         self.max_parts = int(max_parts)
         k, cap = self.v.ndim, 2 * self.max_parts + 1

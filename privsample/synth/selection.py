@@ -18,13 +18,13 @@ from privsample.errors import InputError
 from privsample.synth import numpy_md
 
 try:  # junction-tree sizes in C (built with the package; optional): the same numbers, much faster
-    from privsample.synth import _graphcells as _native_cells
+    from privsample.synth import graphcells as _native_cells
 except ImportError:  # pragma: no cover - a build without a C compiler
     _native_cells = None
 
 Clique = tuple[str, ...]
 
-# The most attributes :func:`graph_cells` sizes a junction tree over: ``MAXA`` of ``_graphcells.c`` (the Python
+# The most attributes :func:`graph_cells` sizes a junction tree over: ``MAXA`` of ``graphcells.c`` (the Python
 # reference has no limit, but at this width one call takes seconds, and AIM and PPSyn make one per candidate).
 MAX_ATTRIBUTES = 4096
 
@@ -150,7 +150,7 @@ def junction_tree_cells(domain, cliques: Sequence[Clique]) -> int:
 @lru_cache(maxsize=1 << 16)
 def graph_cells(size: tuple[int, ...], nbr: tuple[int, ...], covered: int) -> int:
     """:func:`junction_tree_cells` of the graph (``nbr``, ``covered``) over attributes of these sizes:
-    the C version (``_graphcells.c``, about 50x faster, any number of attributes) when it was built and
+    the C version (``graphcells.c``, about 50x faster, any number of attributes) when it was built and
     the tree's cells fit in 63 bits (elimination candidates beyond 63 bits are never chosen, and do not
     matter), else :func:`graph_cells_py` (the reference: exact integers; equality is tested)."""
     if _native_cells is not None:

@@ -278,6 +278,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_splitpath", "Alg. 4 split paths in C.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "splitpath", "Alg. 4 split paths in C.", -1, methods};
 
-PyMODINIT_FUNC PyInit__splitpath(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit_splitpath(void) { return PyModule_Create(&module); }

@@ -219,6 +219,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graphcells", "Junction-tree sizes in C.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "graphcells", "Junction-tree sizes in C.", -1, methods};
 
-PyMODINIT_FUNC PyInit__graphcells(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit_graphcells(void) { return PyModule_Create(&module); }
