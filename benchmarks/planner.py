@@ -5,7 +5,7 @@ below, into ``benchmarks/results/planner_calibration.csv``. ``--fit`` fits the c
 (``privsample/api/plan_calibration.json``) on those runs and the finished runs of
 ``benchmarks/results/wide_tables.csv`` (an earlier build: a fitted time offset, not used in forecasts): per
 method, seconds = exp(a + b_k log f_k) by bounded least squares on the logs, in the public features of
-``privsample.api.plan.features`` (``TIME_FEATURES``), and peak RSS = c0 + c_k f_k by non-negative least squares;
+``privsample.api.forecast.features`` (``TIME_FEATURES``), and peak RSS = c0 + c_k f_k by non-negative least squares;
 it also fits the exponent of the runs' load factor, and reports the in-sample range and a leave-one-table-out
 check. ``--fit --probe`` measures the speed probe's reference again (on an idle machine).
 
@@ -130,7 +130,7 @@ def fit(probe: bool = False) -> None:
     leave-one-table-out check (each table's runs predicted by a fit without that table)."""
     from scipy.optimize import nnls
 
-    from privsample.api.plan import CALIBRATION, features, load_factor, speed_probe
+    from privsample.api.forecast import CALIBRATION, features, load_factor, speed_probe
     from privsample.privacy.conversion import cdp_rho
 
     rows = calibration_runs()
@@ -372,7 +372,7 @@ NOTES = """
 def fit_check_lines() -> list[str]:
     """The calibration's own check (from plan_calibration.json): per method, the time features, the fitted/measured
     range on the runs it was fitted on, and leave-one-table-out (each table predicted by a fit without it)."""
-    from privsample.api.plan import load_calibration
+    from privsample.api.forecast import load_calibration
 
     cal = load_calibration()
     lines = [

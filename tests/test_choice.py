@@ -12,7 +12,7 @@ import pytest
 
 from privsample.api import choice as choice_module
 from privsample.api.choice import AIM_SIGNAL, WIDE_COLUMNS, Choice, choose_method
-from privsample.api.plan import load_calibration
+from privsample.api.forecast import load_calibration
 from privsample.errors import InputError
 
 ADULT = [85, 9, 100, 16, 7, 15, 6, 5, 2, 100, 100, 99, 42, 2]  # discretised Adult's domain sizes (public)

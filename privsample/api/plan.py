@@ -31,16 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from privsample.api.forecast import (
-    CALIBRATION,
-    features,
-    load_calibration,
-    load_factor,
-    machine_speed,
-    predict,
-    size_check,
-    speed_probe,
-)
+from privsample.api.forecast import features, load_calibration, machine_speed, predict, size_check
 from privsample.errors import InputError
 
 PLAN_METHODS = ("mst", "aim", "ppsyn")
@@ -445,11 +436,4 @@ __all__ = [
     "MethodPlan",
     "parse_epsilons",
     "PLAN_METHODS",
-    "CALIBRATION",
-    "features",
-    "predict",
-    "load_calibration",
-    "speed_probe",
-    "load_factor",
-    "machine_speed",
 ]
