@@ -17,7 +17,8 @@ import yaml
 from privsample.cli import main
 from privsample.errors import InputError
 from privsample.privacy import Accountant, BudgetExceeded
-from privsample.privacy.budget import ADD_REMOVE, REPLACE_ONE, Budget, fingerprint
+from privsample.data.table import fingerprint
+from privsample.privacy.budget import ADD_REMOVE, REPLACE_ONE, Budget
 from privsample.privacy.conversion import cdp_delta, cdp_rho
 
 FAST = ["--iters", "20", "--quiet", "--method", "mst"]
@@ -68,13 +69,14 @@ def no_reading(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("the data were read")
 
+    import privsample.api.accounting as accounting
     import privsample.data.encoding as encoding
     import privsample.data.table as table
-    import privsample.privacy.budget as budget
 
     for mod, name in ((table, "read_table"), (table, "table_columns"), (encoding, "read_codes")):
         monkeypatch.setattr(mod, name, boom)
-    monkeypatch.setattr(budget, "fingerprint", boom)
+    for mod in (table, accounting):  # the input's fingerprint, read only once the charge is reserved
+        monkeypatch.setattr(mod, "fingerprint", boom)
 
 
 # -- the rule ------------------------------------------------------------------------------------------

@@ -20,13 +20,16 @@ whole rho and delta slack (``synth_charge``), before the data are read. Public a
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager, nullcontext
 from fractions import Fraction
+from typing import Any, Iterator
 
 from privsample.checks import OptionName, check_budget, python_option
 from privsample.data.schema import Schema
 from privsample.errors import InputError
 from privsample.privacy.accountant import Accountant, LedgerEntry
-from privsample.privacy.budget import accountant_charge, person_neighbours
+from privsample.data.table import fingerprint
+from privsample.privacy.budget import accountant_charge, as_budget, person_neighbours, refuse_seeded
 from privsample.privacy.conversion import cdp_rho
 from privsample.privacy.noise import NoiseSource
 from privsample.privacy.unit import ROW, PrivacyUnit
@@ -164,7 +167,32 @@ def discover_schema(
     return s
 
 
+@contextmanager
+def charging(budget: Any, charge: dict, source: Any, output: str = "in-memory result") -> Iterator:
+    """The run's context with ``charge`` reserved on ``budget`` (a ``Budget``, its file, or None: no charge) for its
+    whole length; only once reserved is ``source`` read, for its ``fingerprint`` (kept in the budget file, with
+    ``output``). A run the budget refuses reads nothing. Yields the reservation (None without a budget)."""
+    budget = as_budget(budget)
+    if budget is None:
+        with nullcontext() as nothing:
+            yield nothing
+        return
+    with budget.spending(**charge, output=output) as reservation:
+        reservation.fingerprint = fingerprint(source)
+        yield reservation
+
+
+def charged(budget: Any, seed: Any, charge: dict, source: Any, run, output: str = "in-memory result"):
+    """``run()`` with ``charge`` reserved on ``budget`` (a ``Budget`` or its file) for its whole length
+    (``charging``); a seeded run is refused a budget (``refuse_seeded``)."""
+    refuse_seeded(budget, seed)
+    with charging(budget, charge, source, output):
+        return run()
+
+
 __all__ = [
+    "charging",
+    "charged",
     "DEFAULT_DELTA",
     "DEFAULT_SCHEMA_SHARE",
     "DISCOVERY_DELTA_SHARE",

@@ -237,7 +237,7 @@ def cube_sample(
     if request.seed is not None:
         warnings.warn(seeded_warning(request.seed), UserWarning, stacklevel=2)
     if budget is not None:  # pure epsilon-DP: charged epsilon²/2 before the data are read, or refused
-        from privsample.privacy.budget import charged
+        from privsample.api.accounting import charged
 
         return charged(
             budget,

@@ -308,7 +308,7 @@ def mbde_sample(
         warnings.warn(request.warning, UserWarning, stacklevel=2)
     sch = mbde_schema(schema)
     if budget is not None:  # epsilon-DP for any relation: charged epsilon²/2 before the data are read, or refused
-        from privsample.privacy.budget import charged
+        from privsample.api.accounting import charged
 
         return charged(
             budget,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from privsample.api.accounting import (
     DEFAULT_SCHEMA_SHARE,
     DISCOVERY_BINS,
     DISCOVERY_MAX_CATEGORIES,
+    charging,
     make_accountant,
     synth_charge,
     worst_case_domain,
@@ -325,10 +326,7 @@ def spending(request: Request, table: SynthInput, output: str = "in-memory resul
 
     r = request
     source = table.source
-    charged = nullcontext()
-    if r.budget is not None:
-        charged = r.budget.spending(**charge(r), source=source, output=output)
-    with charged:
+    with charging(r.budget, charge(r), source, output):
         if table.frame is None and isinstance(source, (str, os.PathLike)) and Path(source).is_file():
             # not a Spark URI: that engine reports its own problems; an empty or duplicate name is refused here
             header = table_columns(source, delimiter=r.delimiter, encoding=r.encoding, index_col=r.index_col)

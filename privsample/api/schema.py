@@ -246,8 +246,7 @@ class Schema(_BaseSchema):
         check_budget(epsilon, delta)
         seed = check_seed(seed)
         if budget is not None:  # ``budget``: a Budget (or its file) charged (rho(eps, delta/2), delta/2) first
-            from privsample.api.accounting import discovery_charge
-            from privsample.privacy.budget import charged
+            from privsample.api.accounting import charged, discovery_charge
 
             return charged(
                 budget, seed, discovery_charge(epsilon, delta), data, lambda: cls.discover(data, epsilon, delta)

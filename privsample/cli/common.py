@@ -226,12 +226,12 @@ def budget_spending(budget_file: Optional[Path], seed: Optional[int], charge, so
 
     if budget_file is None:
         return nullcontext()
+    from privsample.api.accounting import charging
     from privsample.privacy.budget import Budget, refuse_seeded
 
     budget = Budget.open(budget_file)
     refuse_seeded(budget, seed)
-    names = ", ".join(str(p) for p in outputs if p is not None)
-    return budget.spending(**charge(), source=source, output=names)
+    return charging(budget, charge(), source, ", ".join(str(p) for p in outputs if p is not None))
 
 
 # -- what private discovery kept, shared by the commands that discover a schema --------------------------

@@ -31,6 +31,7 @@ as ``int64`` (``Int64`` with ``pd.NA`` when they contain nulls); float columns a
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import shutil
 import tempfile
@@ -383,6 +384,32 @@ def _batches(con, sql: str, p: Path, batch_rows: int) -> Iterator:
         yield batch
 
 
+IN_MEMORY = "in-memory"  # the fingerprint of a table that cannot be hashed
+
+
+def fingerprint(source) -> str:
+    """What identifies an input in a budget file: 'sha256:HEX' of a local file's bytes; for a pandas DataFrame,
+    'values:HEX' of its names and values; else ``IN_MEMORY``. Kept in the steward's budget file only (never
+    printed nor released); read only once the run's charge is reserved."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            return f"not a local file: {source}"
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return "sha256:" + h.hexdigest()
+    if isinstance(source, pd.DataFrame):
+        try:
+            h = hashlib.sha256(",".join(map(str, source.columns)).encode())
+            h.update(pd.util.hash_pandas_object(source, index=False).values.tobytes())
+            return "values:" + h.hexdigest()
+        except Exception:  # values pandas cannot hash: no fingerprint
+            pass
+    return IN_MEMORY
+
+
 def check_not_private(public, private) -> None:
     """``InputError`` (one line) when the public table ``public`` is the private table ``private``: the same file
     (links resolved, hard links too), a byte-identical copy (the same SHA-256 as the budget file records), or an
@@ -397,7 +424,6 @@ def check_not_private(public, private) -> None:
         return
     if isinstance(public, (str, os.PathLike)) and isinstance(private, (str, os.PathLike)):
         from privsample.io import same_file
-        from privsample.privacy.budget import fingerprint as file_fingerprint
 
         pub, priv = Path(public), Path(private)
         if not (pub.is_file() and priv.is_file()):
@@ -405,7 +431,7 @@ def check_not_private(public, private) -> None:
         if same_file(pub, priv):
             why = "is the private input itself (the same file)"
         # equal sizes first, only to skip hashing: the outcome is whether the bytes are equal, nothing more
-        elif pub.stat().st_size == priv.stat().st_size and file_fingerprint(pub) == file_fingerprint(priv):
+        elif pub.stat().st_size == priv.stat().st_size and fingerprint(pub) == fingerprint(priv):
             why = "is a byte-identical copy of the private input"
         else:
             return

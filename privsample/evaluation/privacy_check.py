@@ -321,7 +321,7 @@ def check_not_real(real: Any, holdout: Any, name: str) -> None:
     same = ""
     if isinstance(real, (str, os.PathLike)) and isinstance(holdout, (str, os.PathLike)):
         from privsample.io import same_file
-        from privsample.privacy.budget import fingerprint
+        from privsample.data.table import fingerprint
 
         r, h = Path(real), Path(holdout)
         if r.is_file() and h.is_file():

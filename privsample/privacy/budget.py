@@ -49,7 +49,6 @@ it as a chain of the same releases.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import math
 import os
@@ -79,31 +78,7 @@ from privsample.privacy.relations import (
 
 VERSION = 2
 ENV = "PRIVSAMPLE_BUDGET_FILE"
-IN_MEMORY = "in-memory"
 _DERIVED = ("releases", "cancelled")  # what ``read`` adds: never written
-
-
-def fingerprint(source: Any) -> str:
-    """'sha256:HEX' of a local file's bytes; for an in-memory table, of its values (pandas), else 'in-memory'."""
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            return f"not a local file: {source}"
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        return "sha256:" + h.hexdigest()
-    try:
-        import pandas as pd
-
-        if isinstance(source, pd.DataFrame):
-            h = hashlib.sha256(",".join(map(str, source.columns)).encode())
-            h.update(pd.util.hash_pandas_object(source, index=False).values.tobytes())
-            return "values:" + h.hexdigest()
-    except Exception:  # an object pandas cannot hash: no fingerprint
-        pass
-    return IN_MEMORY
 
 
 def _now() -> str:
@@ -454,16 +429,16 @@ class Budget:
         return Reservation(self, e["id"], e["rho"], e["delta"], output=output, chain_head=e["hash"])
 
     @contextmanager
-    def spending(self, *, source: Any = None, **charge: Any) -> Iterator[Reservation]:
+    def spending(self, **charge: Any) -> Iterator[Reservation]:
         """Reserve (``reserve(**charge)``), run the body, then mark the release spent with the input's
-        fingerprint; on failure, remove the reservation unless an accountant recorded a spend meanwhile or the
+        fingerprint (the reservation's ``fingerprint``, set by the body: the input is read only once the charge is
+        reserved); on failure, remove the reservation unless an accountant recorded a spend meanwhile or the
         records themselves were refused (``DataError``: that refusal depends on the data, so it is charged)."""
         res = self.reserve(**charge)
         spent: list = []
         hook = spent.append
         SPEND_HOOKS.append(hook)
         try:
-            res.fingerprint = fingerprint(source) if source is not None else IN_MEMORY
             yield res
         except BaseException as exc:
             SPEND_HOOKS.remove(hook)
@@ -528,14 +503,6 @@ def accountant_charge(command: str, mechanism: str, accountant: Any, epsilon: fl
     }
 
 
-def charged(budget: Any, seed: Any, charge: dict, source: Any, run, output: str = "in-memory result"):
-    """``run()`` with ``charge`` reserved on ``budget`` (a ``Budget`` or its file) for its whole length."""
-    budget = as_budget(budget)
-    refuse_seeded(budget, seed)
-    with budget.spending(**charge, source=source, output=output):
-        return run()
-
-
 def refuse_seeded(budget: Any, seed: Any) -> None:
     """A seeded run is NOT private: it cannot be charged to a budget file."""
     if budget is not None and seed is not None:
@@ -548,7 +515,6 @@ __all__ = [
     "ANY_TWO",
     "Budget",
     "Reservation",
-    "fingerprint",
     "as_budget",
     "refuse_seeded",
     "file_charge",
@@ -556,5 +522,4 @@ __all__ = [
     "pure_charge",
     "zcdp_charge",
     "accountant_charge",
-    "charged",
 ]

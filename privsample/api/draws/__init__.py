@@ -63,7 +63,7 @@ def _draw(request: DrawRequest, data, delimiter, encoding, budget, stacklevel: i
     """Charge ``budget`` (before the data are read, or refuse), read the input, warn, draw: the Python front
     end of the three samplers. Warnings point at the caller of ``draw_*``."""
     if budget is not None:
-        from privsample.privacy.budget import charged
+        from privsample.api.accounting import charged
 
         return charged(
             budget,
