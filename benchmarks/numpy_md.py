@@ -22,7 +22,7 @@ ITERS = 100
 def main() -> None:
     import numpy as np
 
-    from privsample.synth import numpy_md, pgm
+    from privsample.synth import jtree, numpy_md, pgm
 
     rng = np.random.default_rng(0)
     lines = [
@@ -39,7 +39,7 @@ def main() -> None:
         dom = pgm.Domain(list("abcdefgh"), [k] * 8)
         cls = [(a,) for a in dom.attributes] + [("a", "b", "c"), ("c", "d", "e"), ("e", "f", "g"), ("g", "h", "a")]
         ms = [pgm.LinearMeasurement(rng.uniform(0, 100, dom.size(c)), c, stddev=5.0) for c in cls]
-        cells = numpy_md.tree_cells(dom, numpy_md.model_cliques(ms))
+        cells = jtree.tree_cells(dom, numpy_md.model_cliques(ms))
         times = []
         for backend in ("jax", "jax", "numpy"):
             t = time.perf_counter()

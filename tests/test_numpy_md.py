@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privsample.synth import numpy_md, pgm
+from privsample.synth import jtree, numpy_md, pgm
 from privsample.synth.partition import PartitionQuery
 
 
@@ -102,7 +102,7 @@ def test_optimistic_step_reaches_the_same_optimum_faster():
 
 def test_linear_and_log_space_message_passing_agree():
     dom, ms = _problem(3)
-    tree = numpy_md.JunctionTree(dom, numpy_md.model_cliques(ms))
+    tree = jtree.JunctionTree(dom, numpy_md.model_cliques(ms))
     rng = np.random.default_rng(4)
     for scale in (1.0, 50.0):
         theta = {c: rng.normal(0, scale, tree.shape[c]) for c in tree.cliques}
@@ -120,7 +120,7 @@ def test_hugin_sweeps_match_shafer_shenoy_on_a_forest_with_tiny_values():
     cliques = [("a", "b"), ("b", "c"), ("b", "d"), ("d", "e"), ("f", "g")]  # two trees and a lone attribute
     rng = np.random.default_rng(7)
     for scale in (1.0, 300.0):  # 300: some cells underflow to 0 in linear space, not a whole belief
-        one, other = numpy_md.JunctionTree(dom, cliques), numpy_md.JunctionTree(dom, cliques)
+        one, other = jtree.JunctionTree(dom, cliques), jtree.JunctionTree(dom, cliques)
         theta = {c: rng.normal(0, scale, one.shape[c]) for c in cliques}
         ss, hugin = one.beliefs(theta, 10.0), other.hugin_beliefs(theta, 10.0)
         assert not one.log_space and not other.log_space
@@ -159,15 +159,15 @@ def test_reused_tables_give_bit_identical_fits(monkeypatch):
     cls = [(a,) for a in dom.attributes] + [(f"x{i:02d}", f"x{i + 1:02d}") for i in range(0, d - 1, 2)]
     cls += [("x00", "x05", "x09"), ("x03", "x04")]
     ms = [pgm.LinearMeasurement(rng.random(dom.size(c)) * 1e4 / dom.size(c), c, stddev=10.0) for c in cls]
-    tree = numpy_md.JunctionTree(dom, [("x00", "x01"), ("x02",)])  # each clique is its own super-clique
+    tree = jtree.JunctionTree(dom, [("x00", "x01"), ("x02",)])  # each clique is its own super-clique
     work: dict = {}
     first = tree.marginals({c: rng.normal(size=tree.shape[c]) for c in tree.cliques}, 1.0, work)
     kept = {c: v.copy() for c, v in first.items()}
     tree.marginals({c: rng.normal(size=tree.shape[c]) for c in tree.cliques}, 1.0, work)
     assert all(np.array_equal(first[c], kept[c]) for c in kept)  # the next calibration did not overwrite them
     reused = pgm.estimate(dom, ms, iters=100, known_total=1e4, backend="numpy")
-    orig = numpy_md.JunctionTree.marginals
-    monkeypatch.setattr(numpy_md.JunctionTree, "marginals", lambda self, th, tot, work=None: orig(self, th, tot))
+    orig = jtree.JunctionTree.marginals
+    monkeypatch.setattr(jtree.JunctionTree, "marginals", lambda self, th, tot, work=None: orig(self, th, tot))
     fresh = pgm.estimate(dom, ms, iters=100, known_total=1e4, backend="numpy")
     for c in fresh.cliques:
         assert np.array_equal(np.asarray(reused.potentials[c].values), np.asarray(fresh.potentials[c].values))

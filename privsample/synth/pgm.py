@@ -170,9 +170,9 @@ def model_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ma
     potentials = CliqueVector(domain, cliques, tables)
     total = float(meta["total"])
     # the marginals by NumPy message passing (mbi's JAX version compiles for every model shape, seconds)
-    from privsample.synth import numpy_md
+    from privsample.synth import jtree
 
-    mu = numpy_md.cached_tree(domain, tuple(cliques)).marginals(theta, total)
+    mu = jtree.cached_tree(domain, tuple(cliques)).marginals(theta, total)
     for i, cl in enumerate(cliques):
         if not (np.all(np.isfinite(mu[cl])) and np.all(mu[cl] >= 0)):
             from privsample.errors import InputError

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from privsample.errors import InputError
-from privsample.synth import numpy_md
+from privsample.synth import jtree
 
 try:  # junction-tree sizes in C (built with the package; optional): the same numbers, much faster
     from privsample.synth import graphcells as _native_cells
@@ -288,12 +288,12 @@ def _local_index(rank: dict, attrs) -> dict:
 
 def _einsum_path(ops: list, out: list) -> list:
     """The contraction order ``np.einsum(..., optimize=True)`` chooses (greedy) for interleaved operands,
-    from :func:`numpy_md.einsum_path`'s cache (keyed by the spec numpy builds from these subscripts, and
+    from :func:`jtree.einsum_path`'s cache (keyed by the spec numpy builds from these subscripts, and
     the shapes): searching it was a third of the time of ModelMarginals on PPSyn-DP's Adult models, and
     the same eliminations recur for many candidates and rounds. The same order gives the same numbers
     (tested)."""
     spec = ",".join("".join(_SYMBOLS[i] for i in sub) for sub in ops[1::2]) + "->" + "".join(_SYMBOLS[i] for i in out)
-    return numpy_md.einsum_path(spec, tuple(o.shape for o in ops[::2]))
+    return jtree.einsum_path(spec, tuple(o.shape for o in ops[::2]))
 
 
 def _subtree(tree, clique: Clique) -> tuple[list, list]:
@@ -393,7 +393,7 @@ class ModelMarginals:
         want = set(clique)
         for mc in self._holding.get(clique[0], ()) if clique else self._marg:  # the first model clique holding it
             if want <= self._sets[mc]:
-                return numpy_md.sum_to(self._marg[mc], mc, clique).ravel()
+                return jtree.sum_to(self._marg[mc], mc, clique).ravel()
         groups: dict[int, list[str]] = {}
         for a in clique:
             groups.setdefault(self._component.get(a, -1 - self._index[a]), []).append(a)
@@ -432,7 +432,7 @@ class ModelMarginals:
         (Adult, PPSyn-DP's 2 MB models). None if the beliefs are not finite (then all potentials are used).
         The subtree is cached on the (shared) tree by clique, the separator factors on this object."""
         if self._beliefs is None:
-            tree = numpy_md.cached_tree(self.model.domain, tuple(tuple(c) for c in self.model.cliques))
+            tree = jtree.cached_tree(self.model.domain, tuple(tuple(c) for c in self.model.cliques))
             theta = {tuple(c): np.asarray(self.model.potentials[c].values, dtype=float) for c in self.model.cliques}
             b = tree.beliefs(theta, 1.0)
             ok = all(np.all(np.isfinite(v)) for v in b.values())
@@ -446,7 +446,7 @@ class ModelMarginals:
             f = self._separators.get((J, k))
             if f is None:
                 sep = [a for a in J if a in k]
-                bs = numpy_md.sum_to(self._beliefs[J], J, tuple(sep))
+                bs = jtree.sum_to(self._beliefs[J], J, tuple(sep))
                 f = self._separators[(J, k)] = (sep, np.divide(1.0, bs, out=np.zeros_like(bs), where=bs > 0))
             factors.append(f)
         return factors
@@ -506,7 +506,7 @@ class ModelMarginals:
         def combine(parts, scope):
             total = np.zeros([sizes[a] for a in scope])
             for cl, f in parts:
-                total = total + numpy_md.broadcast_to(f, cl, scope)
+                total = total + jtree.broadcast_to(f, cl, scope)
             return total
 
         while todo:

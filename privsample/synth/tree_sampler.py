@@ -10,7 +10,7 @@ the group's counts of every value are within one of their expected counts (rando
 
 Why not mbi's own: it runs message passing and every projection in JAX, which compiles for each new
 model shape. That took 4-13 s per synthetic table on discretised Adult (AIM and PPSyn-DP at eps 0.1),
-more than fitting the model; this module calibrates the tree with :class:`numpy_md.JunctionTree` and
+more than fitting the model; this module calibrates the tree with :class:`jtree.JunctionTree` and
 samples with vectorised NumPy in well under a second. It also orders parents by the domain's attribute
 order, never by iterating over a set, so a seed gives the same records in every process.
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from privsample.synth import numpy_md
+from privsample.synth import jtree
 
 
 def stratified_draw(key: np.ndarray, cdf: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -64,7 +64,7 @@ def conditional_cdf(marginal: np.ndarray) -> np.ndarray:
     return cdf
 
 
-def log_partition(tree: numpy_md.JunctionTree, init: dict) -> float:
+def log_partition(tree: jtree.JunctionTree, init: dict) -> float:
     """log of the sum over all cells of exp(the model's log-potential), given the super-cliques'
     log-potentials ``init`` (:meth:`JunctionTree._init`, possibly with evidence added): one collect sweep
     in log space per tree of the forest; ``-inf`` when every cell has weight 0."""
@@ -75,12 +75,12 @@ def log_partition(tree: numpy_md.JunctionTree, init: dict) -> float:
             b = init[J]
             for k in tree.neighbors[J]:
                 if k != p:
-                    b = b + numpy_md.broadcast_to(up[k], tree.sep[(J, k)], J)
+                    b = b + jtree.broadcast_to(up[k], tree.sep[(J, k)], J)
             if p is None:
                 m = float(b.max())
                 logz += m + float(np.log(np.exp(b - m).sum())) if np.isfinite(m) else -np.inf
             else:
-                up[J] = numpy_md.logsumexp_to(b, J, tree.sep[(p, J)])
+                up[J] = jtree.logsumexp_to(b, J, tree.sep[(p, J)])
     return logz
 
 
@@ -93,7 +93,7 @@ class RecordSampler:
 
     def __init__(self, domain, potentials: dict, total: float, evidence: dict | None = None):
         potentials = {tuple(c): np.asarray(t, dtype=float) for c, t in potentials.items()}
-        tree = numpy_md.cached_tree(domain, tuple(potentials))
+        tree = jtree.cached_tree(domain, tuple(potentials))
         self.log_probability = 0.0
         if evidence:
             init = tree._init(potentials)
@@ -101,7 +101,7 @@ class RecordSampler:
             with np.errstate(divide="ignore"):
                 for a, w in evidence.items():
                     J = next(J for J in tree.supers if a in J)
-                    init[J] = init[J] + numpy_md.broadcast_to(np.log(np.asarray(w, dtype=float)), (a,), J)
+                    init[J] = init[J] + jtree.broadcast_to(np.log(np.asarray(w, dtype=float)), (a,), J)
             self.log_probability = log_partition(tree, init) - base
             if not np.isfinite(self.log_probability):
                 self.log_probability = -np.inf
@@ -123,7 +123,7 @@ class RecordSampler:
             J = next((J for J in homes if set(scope) <= set(J)), None)
             if J is None:  # cannot happen for a valid elimination order (running intersection)
                 raise RuntimeError(f"no junction-tree clique holds {scope}")
-            cdf = conditional_cdf(numpy_md.sum_to(beliefs[J], J, scope))
+            cdf = conditional_cdf(jtree.sum_to(beliefs[J], J, scope))
             self.steps.append((col, parents, tuple(size[a] for a in parents), cdf))
             done.add(col)
 
