@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from privsample.synth.table_plan import TablePlan
 
 Clique = tuple[str, ...]
 
@@ -110,17 +111,38 @@ class JunctionTree:
         self.sep = {(i, j): tuple(a for a in i if a in j) for i, j in self.order}
         self.cells = int(sum(math.prod(self.shape[c]) for c in self.supers))
         self.log_space = False  # set once the linear-space sweep underflows: later sweeps go straight to logs
-        self.index = {c: _cell_index(self.shape[self.home[c]], self.home[c], c) for c in self.cliques}
+        self.homed = {J: [c for c in self.cliques if self.home[c] == J] for J in self.supers}
+        self.index = {c: None if self._large(self.home[c]) else _cell_index(self.shape[self.home[c]], self.home[c], c)
+                      for c in self.cliques}  # fmt: skip
+        self._plans: dict = {}
+
+    def _large(self, J: Clique) -> bool:
+        return math.prod(self.shape[J]) > PLAN_MIN_CELLS
+
+    def plans(self, J: Clique) -> tuple[TablePlan, TablePlan, TablePlan] | None:
+        """For a super-clique of more than ``PLAN_MIN_CELLS`` cells, its :class:`TablePlan` s: the potentials of
+        the cliques it holds in, its children's messages in, its cliques' and children's marginals out (the
+        children of :meth:`hugin_beliefs`' rooting); None for a smaller one. Built once."""
+        if J not in self._plans:
+            self._plans[J] = None
+            if self._large(J):
+                parent = dict(self._rooted())[J]
+                kids = [self.sep[(J, k)] for k in self.neighbors[J] if k != parent and self.sep[(J, k)]]
+                homed, shape = self.homed[J], self.shape[J]
+                self._plans[J] = tuple(TablePlan(J, shape, t) for t in (homed, kids, homed + kids))
+        return self._plans[J]
 
     def marginals(
         self, theta: dict[Clique, np.ndarray], total: float, work: dict | None = None
     ) -> dict[Clique, np.ndarray]:
         """The model's marginals on its own cliques (each summing to ``total``), by :meth:`hugin_beliefs`.
         ``work``: a dict kept by the caller between calls, whose super-clique tables are reused (see there)."""
-        b = self.hugin_beliefs(theta, total, work)
-        out = {}
+        out: dict = {}  # a large super-clique's cliques: filled by the sweep itself
+        b = self.hugin_beliefs(theta, total, work, out)
         for c in self.cliques:
             J, idx = self.home[c], self.index[c]
+            if c in out:
+                continue
             if idx is None:
                 out[c] = sum_to(b[J], J, c)
                 if work is not None and np.may_share_memory(out[c], b[J]):  # the next call overwrites b[J]
@@ -187,7 +209,7 @@ class JunctionTree:
         return hit
 
     def hugin_beliefs(
-        self, theta: dict[Clique, np.ndarray], total: float, work: dict | None = None
+        self, theta: dict[Clique, np.ndarray], total: float, work: dict | None = None, margs: dict | None = None
     ) -> dict[Clique, np.ndarray]:
         """:meth:`beliefs` by two sweeps that update the super-cliques' tables in place (Hugin): collect
         multiplies every child's message into its parent's table; distribute sends each child its
@@ -199,7 +221,10 @@ class JunctionTree:
         once per neighbour: on large trees (AIM's models of wide tables) this is several times faster.
         Equal to :meth:`beliefs` up to float rounding (tested). ``work`` (a dict the caller keeps between calls):
         the tables are computed in the arrays it holds from the last call, which the result then overwrites:
-        a fit's hundreds of calibrations allocate (and the system zeroes) each large table once, not every time."""
+        a fit's hundreds of calibrations allocate (and the system zeroes) each large table once, not every time.
+        A super-clique of more than ``PLAN_MIN_CELLS`` cells takes its children's messages and gives its children's
+        separators by its :meth:`plans`; with ``margs`` (a dict), the marginals of the cliques it holds too, into
+        ``margs`` (left empty when the sweep falls back to log space)."""
         if self.log_space:
             return self.log_beliefs(self._init(theta), total)
         phi = self._init(theta, work)
@@ -209,26 +234,48 @@ class JunctionTree:
         post = self._rooted()
         up: dict[Clique, np.ndarray] = {}  # child -> its message to its parent, over sep[(parent, child)]
         for J, p in post:  # collect: children first
-            b = phi[J]
-            for k in self.neighbors[J]:
-                if k != p and self.sep[(J, k)]:
-                    b *= broadcast_to(up[k], self.sep[(J, k)], J)
+            b = self._gather(J, p, phi[J], up)
             if p is not None and self.sep[(p, J)]:
                 m = sum_to(b, J, self.sep[(p, J)])
                 top = m.max()
                 up[J] = m / top if top > 0 else m
+        down: dict = {}  # (large super-clique, separator or clique) -> its belief summed onto it
         for J, p in reversed(post):  # distribute: parents first
             b = phi[J]
             if p is not None and self.sep[(p, J)]:
                 s = self.sep[(p, J)]
-                m = sum_to(phi[p], p, s)
+                m = down[(p, s)] if (p, s) in down else sum_to(phi[p], p, s)
                 b *= broadcast_to(np.divide(m, up[J], out=np.zeros_like(m), where=up[J] > 0), s, J)
             z = b.sum()
             if not (np.isfinite(z) and z > 0):
                 self.log_space = True
+                if margs is not None:
+                    margs.clear()
                 return self.log_beliefs(self._init(theta), total)
             b *= total / z
+            plans = self.plans(J)
+            if plans is not None:
+                for t, v in plans[2].marginals(b).items():
+                    down[(J, t)] = v
+                if margs is not None:
+                    margs.update((c, down[(J, c)]) for c in self.homed[J])
         return phi
+
+    def _gather(self, J: Clique, parent: Clique | None, b: np.ndarray, up: dict) -> np.ndarray:
+        """``b`` (``J``'s table) times the messages ``up`` of ``J``'s children, in place; a large super-clique's by
+        its plan (children with the same separator multiplied together first)."""
+        plans = self.plans(J)
+        msgs: dict = {}
+        for k in self.neighbors[J]:
+            if k != parent and self.sep[(J, k)]:
+                s = self.sep[(J, k)]
+                if plans is None:
+                    b *= broadcast_to(up[k], s, J)
+                else:
+                    msgs[s] = up[k] if s not in msgs else msgs[s] * up[k]
+        if plans is not None:
+            plans[1].expand(msgs, b, np.multiply)
+        return b
 
     def _init(self, theta: dict[Clique, np.ndarray], work: dict | None = None) -> dict[Clique, np.ndarray]:
         """Log-potentials of the super-cliques: the sum of the potentials of the cliques they hold (in the
@@ -246,11 +293,17 @@ class JunctionTree:
                 init[J] = buf
         for c in self.cliques:
             J, idx = self.home[c], self.index[c]
+            if self._large(J):
+                continue
             if idx is None:
                 init[J] += broadcast_to(theta[c], c, J)
             else:
                 flat = init[J].reshape(-1)
                 flat += np.asarray(theta[c]).reshape(-1).take(idx)
+        for J in self.supers:  # a large super-clique: its cliques' potentials added up by its plan
+            plans = self.plans(J)
+            if plans is not None:
+                plans[0].expand({c: np.asarray(theta[c]) for c in self.homed[J]}, init[J])
         return init
 
     def log_beliefs(self, init: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
@@ -273,6 +326,7 @@ class JunctionTree:
         return probs
 
 
+PLAN_MIN_CELLS = 1 << 16  # super-cliques of more cells are calibrated by table plans (``JunctionTree.plans``)
 INDEX_MAX_CELLS = 1 << 20  # super-cliques up to this many cells get index maps (8 bytes per cell per model clique)
 
 
