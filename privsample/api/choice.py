@@ -41,8 +41,8 @@ What it rests on (``benchmarks/results``; errors are mean L1 distances of normal
   signal on tables of larger domains: Adult at epsilon 3 (S = 24,000: 0.049 against PPSyn-DP's 0.065) and BR2000
   at epsilon 3 (S = 18,700: 0.013 against 0.018); not at epsilon 1 (S = 6,600-8,500: within 6%), nor on the
   two-valued tables (NLTCS at epsilon 3: PPSyn-DP 0.0029 against AIM's 0.0031, 3-way 0.007 against 0.012; ACS at
-  epsilon 1 and 3: AIM's 2-way 8-9% lower, its 3-way 2-20% higher). In those two cells AIM took 57 s (30x MST's
-  time) and 220 s (200x), so under the default cap the rule keeps PPSyn-DP; a larger cap (``time_floor=300``)
+  epsilon 1 and 3: AIM's 2-way 8-9% lower, its 3-way 2-20% higher). In those two cells AIM took 30 s (16x MST's
+  time) and 61 s (55x), so under the default cap the rule keeps PPSyn-DP; a larger cap (``time_floor=300``)
   gives AIM both.
 * Wide tables (``wide_tables.md``: 25-200 columns of 2-10 values, 10^5 and 10^6 rows, epsilon 0.3 and 1, one
   seed): PPSyn-DP had the worst 2-way error of the three in 15 of 16 cells (wide-25 x 10^5 at epsilon 1: 0.057
@@ -51,10 +51,13 @@ What it rests on (``benchmarks/results``; errors are mean L1 distances of normal
   near independent columns. AIM was 1-18% better than MST where it finished, but took 23x MST's time at
   25 x 10^5, 156x at 50 x 10^5, 36x at 100 x 10^6, and did not finish 25 x 10^6 in 2,400 s; MST took 4-84 s.
 * AIM's time (``method_choice.csv``, ``planner_calibration.csv``, ``wide_tables.csv``): 4-21 s wherever S is
-  below 7,500 on the narrow tables; beyond, it outgrew the calibrated forecast: BR2000 at epsilon 3 (S = 18,700)
-  220 s against 34 s forecast, Adult at epsilon 3 (S = 24,000) 57-116 s against 39 s, wide-25 x 10^6 at
-  epsilon 1 (S = 173,000) over 2,400 s against 50 s. The factor S / 7,500 brings Adult and wide-25 x 10^5
-  (S = 17,300: 85 s measured, 115 s forecast) to their measured times; BR2000 it still under-predicts (85 s).
+  below 7,500 on the narrow tables; beyond, it outgrew the calibrated forecast as its model grew: BR2000 at
+  epsilon 3 (S = 18,700) 220 s against 34 s forecast, Adult at epsilon 3 (S = 24,000) 57-116 s against 39 s,
+  wide-25 x 10^6 at epsilon 1 (S = 173,000) over 2,400 s against 50 s. The factor S / 7,500 brought Adult and
+  wide-25 x 10^5 (S = 17,300: 85 s measured, 115 s forecast) to those times. Since the junction tree's large
+  super-cliques are calibrated by table plans (``aim_wide.md``), AIM takes 30 s on Adult and 61 s on BR2000 at
+  epsilon 3 and 615 s on wide-25 x 10^6 at epsilon 1: the factor now over-predicts (Adult: 125 s forecast), which
+  keeps PPSyn-DP or MST where AIM would now fit the cap; it stays until AIM's wide-table times are measured again.
 
 The rule sees the table's shape, not its structure: ``benchmarks/results/method_choice.md`` lists where it misses
 the best method by more than 5% (Adult at epsilon 0.1 and 3, ACS at epsilon 1 and 3, BR2000 at epsilon 3; on the
