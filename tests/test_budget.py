@@ -14,24 +14,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from privsample.cli import main
 from privsample.errors import InputError
 from privsample.privacy import Accountant, BudgetExceeded
 from privsample.data.table import fingerprint
 from privsample.privacy.budget import ADD_REMOVE, REPLACE_ONE, Budget
 from privsample.privacy.conversion import cdp_delta, cdp_rho
+from tests.cli import run
 
 FAST = ["--iters", "20", "--quiet", "--method", "mst"]
-
-
-def run(argv, capsys=None) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    text = capsys.readouterr().err if capsys is not None else ""
-    return code, text
 
 
 @pytest.fixture

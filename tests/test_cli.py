@@ -12,19 +12,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privsample.cli import main
+from tests.cli import run
 
 FAST = ["--iters", "30", "--quiet", "--method", "mst"]  # the default method (ppsyn) has its own test below
-
-
-def run(argv, capsys=None) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    text = capsys.readouterr().err if capsys is not None else ""
-    return code, text
 
 
 def small_table(n=300, seed=0) -> pd.DataFrame:

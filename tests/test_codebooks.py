@@ -11,19 +11,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from privsample.cli import main
 from privsample.data.codebook import DEFAULT_BINS, FILL_IN, Unmapped, codebook_from_dict, read_codebook
 from privsample.data.schema import Schema
 from privsample.errors import InputError
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    return code, capsys.readouterr().err
+from tests.cli import run
 
 
 def field_of(field: dict, **top) -> dict | Unmapped:

@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 import privsample
-from privsample.cli import main
 from privsample.data.discovery_report import (
     CLIP_LIMIT,
     Loss,
@@ -23,16 +22,12 @@ from privsample.data.discovery_report import (
 )
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import DiscoveryLossWarning, InputError
+from tests.cli import invoke
 
 
 def run(argv, capsys) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    cap = capsys.readouterr()
-    return code, cap.out + cap.err
+    code, out, err = invoke(argv, capsys)
+    return code, out + err
 
 
 def discovered(columns, clipped: dict[str, float], provenance: str = "private") -> Schema:

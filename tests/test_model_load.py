@@ -11,7 +11,6 @@ import zipfile
 import numpy as np
 import pytest
 
-from privsample.cli import main
 from privsample.data.schema import Categorical, Schema
 from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
@@ -19,6 +18,7 @@ from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import pgm
 from privsample.synth.model import SynthModel
 from privsample.synth.mst import MST
+from tests.cli import run
 
 
 @pytest.fixture(scope="module")
@@ -60,15 +60,6 @@ def write(path, meta, arrays):
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("model.json", json.dumps(meta) if not isinstance(meta, str) else meta)
         zf.writestr("arrays.npz", buf.getvalue())
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    return code, capsys.readouterr().err
 
 
 def first_compression(meta) -> str:

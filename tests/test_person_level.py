@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import privsample
-from privsample.cli.app import main
 from privsample.errors import ContributionBoundWarning, InputError, PrivacyUnitHint
 from privsample.privacy.budget import Budget
+from tests.cli import invoke
 
 FAST = ["--method", "mst", "--iters", "20"]
 
@@ -41,13 +41,8 @@ def table(tmp_path):
 
 
 def run(argv, capsys) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    cap = capsys.readouterr()
-    return code, " ".join((cap.out + cap.err).split())
+    code, out, err = invoke(argv, capsys)
+    return code, " ".join((out + err).split())
 
 
 def test_a_person_level_run_writes_no_unit_column_and_states_the_unit(table, tmp_path, capsys):

@@ -18,19 +18,12 @@ import yaml
 import privsample
 from privsample.api import plan as plan_module
 from privsample.api.plan import GRID_ROWS, Plan, header_names, plan
-from privsample.cli import main
 from privsample.errors import InputError
 from privsample.privacy.conversion import cdp_rho
+from tests.cli import invoke
 
 
-def run(argv, capsys) -> tuple[int, str, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
+run = invoke  # (exit code, stdout, stderr)
 
 
 @pytest.fixture

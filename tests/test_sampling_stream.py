@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 import yaml
 
-from privsample.cli import main
 from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.marginals import NumpyEngine
@@ -22,6 +21,7 @@ from privsample.synth import pgm
 from privsample.checks import MAX_ROWS
 from privsample.synth.model import MAX_DEFAULT_ROWS, SynthModel
 from privsample.synth.mst import MST
+from tests.cli import run
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +50,6 @@ def small_model(tmp_path_factory):
     path = tmp_path_factory.mktemp("model") / "m.zip"
     model.save(path)
     return SynthModel.load(path), path
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    return code, capsys.readouterr().err
 
 
 def one_line_error(text: str) -> str:

@@ -15,18 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privsample.cli import main
 from privsample.data.formats import DateFormat
 from privsample.data.sql_dialect import DUCKDB, SPARK
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    return code, capsys.readouterr().err
+from tests.cli import run
 
 
 def clock(minutes: np.ndarray, seconds: bool = False, lower: bool = False) -> list[str]:

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privsample.cli import main
 from privsample.data.condition import Where, bin_share
 from privsample.data.decoding import decode
 from privsample.data.encoding import encode
@@ -17,6 +16,7 @@ from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.synth import pgm
 from privsample.synth.model import SynthModel, decompress_codes
+from tests.cli import invoke
 from tests.test_sampling_stream import small_model
 
 N = 200_000  # records of a conditional sample: a cell's frequency is within 5 sd + 1/N of its probability
@@ -286,14 +286,7 @@ def test_synthesizer_sample_where(fitted):
     assert s.condition_probability("a=x") == pytest.approx(fitted[0].condition_probability("a=x"))
 
 
-def run(argv, capsys) -> tuple[int, str, str]:
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+run = invoke  # (exit code, stdout, stderr)
 
 
 def test_cli_sample_where(fitted, tmp_path, capsys):
