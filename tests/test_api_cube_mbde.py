@@ -15,7 +15,7 @@ import privsample
 from privsample import InputError, Ledger, Release, Schema, cube_sample, mbde_sample
 from privsample.data.schema import Categorical, Numeric
 from privsample.io import write_table
-from tests.test_cli import run
+from tests.cli import run
 
 CUBE_FAST = {"k": 4, "degree": 1}  # p = 3 bits, m = 4L = 16
 CUBE_EPS = 5000.0  # certifies k = 4 draws of n = 500 records (binary: about 1208; schema, p = 6: 2114)

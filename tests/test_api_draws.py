@@ -16,7 +16,7 @@ from privsample import InputError, Release
 from privsample.api import draws as api_draws
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.ledger import Ledger
-from tests.test_cli import run
+from tests.cli import run
 
 
 def flat(text: str) -> str:

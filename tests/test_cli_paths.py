@@ -17,7 +17,8 @@ import yaml
 
 from privsample.errors import InputError
 from privsample.io import check_paths
-from tests.test_cli import FAST, run, small_schema, small_table
+from tests.cli import run
+from tests.test_cli import FAST, small_schema, small_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

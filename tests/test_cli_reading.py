@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.test_cli import FAST, only_inputs_left, run
+from tests.cli import run
+from tests.test_cli import FAST, only_inputs_left
 
 N = 600
 

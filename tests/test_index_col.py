@@ -15,7 +15,8 @@ import privsample
 from privsample.data.table import read_table, table_columns
 from privsample.data.csv_layout import csv_layout
 from privsample.errors import InputError
-from tests.test_cli import FAST, run, small_schema, small_table
+from tests.cli import run
+from tests.test_cli import FAST, small_schema, small_table
 
 E = ["--epsilon", 1, "--seed", 3]
 

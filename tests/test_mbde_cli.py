@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.test_cli import run
+from tests.cli import run
 
 FAST = ["--epochs", "5", "--hidden", "8"]
 

@@ -18,7 +18,8 @@ from privsample.synth import pgm
 from privsample.synth.aim import AIM, prior_cliques, public_fitting, public_scores, selection_sensitivity
 from privsample.synth.public import public_data
 from privsample.synth.selection import candidate_weights
-from tests.test_cli import run, small_schema, small_table
+from tests.cli import run
+from tests.test_cli import small_schema, small_table
 
 DOMAIN = pgm.Domain(["a", "b", "c", "d"], [3, 4, 5, 5])
 

@@ -17,7 +17,8 @@ from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import pgm
 from privsample.synth.mst import MST, PUBLIC_SENSITIVITY, compress_counts, edge_scores
 from privsample.synth.public import public_data
-from tests.test_cli import run, small_schema, small_table
+from tests.cli import run
+from tests.test_cli import small_schema, small_table
 from tests.test_mst import toy_engine
 
 

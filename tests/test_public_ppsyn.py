@@ -19,7 +19,8 @@ from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import ppsyn_steps, selection
 from privsample.synth.ppsyn import DATA_STEPS, PPSyn, annealed
 from privsample.synth.public import public_data
-from tests.test_cli import run, small_schema, small_table
+from tests.cli import run
+from tests.test_cli import small_schema, small_table
 from tests.test_ppsyn import RecordingEngine
 from tests.test_public import DOMAIN, chain
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_cli import run
+from tests.cli import run
 
 
 def flat(text: str) -> str:

@@ -17,7 +17,8 @@ from privsample.synth.aim import AIM
 from privsample.synth.mst import MST
 from privsample.synth.ppsyn import PPSyn
 from privsample.synth.selection import MAX_ATTRIBUTES
-from tests.test_cli import run, small_schema, small_table
+from tests.cli import run
+from tests.test_cli import small_schema, small_table
 
 CLASSES = {"ppsyn": PPSyn, "aim": AIM, "mst": MST}
 
