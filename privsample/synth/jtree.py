@@ -288,7 +288,7 @@ class JunctionTree:
                 buf = work.get(J)
                 if buf is None:
                     buf = work[J] = np.zeros(self.shape[J])
-                else:
+                elif not self._large(J):  # a large one is overwritten by its plan
                     buf.fill(0.0)
                 init[J] = buf
         for c in self.cliques:
@@ -303,7 +303,7 @@ class JunctionTree:
         for J in self.supers:  # a large super-clique: its cliques' potentials added up by its plan
             plans = self.plans(J)
             if plans is not None:
-                plans[0].expand({c: np.asarray(theta[c]) for c in self.homed[J]}, init[J])
+                plans[0].expand({c: np.asarray(theta[c]) for c in self.homed[J]}, init[J], fresh=True)
         return init
 
     def log_beliefs(self, init: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:

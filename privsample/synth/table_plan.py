@@ -79,16 +79,26 @@ class TablePlan:
             out[t] = np.einsum(spec, table) if t != self.axes else table.copy()
         return out
 
-    def expand(self, tables: dict[tuple, np.ndarray], out: np.ndarray, op: Callable = np.add) -> np.ndarray:
+    def expand(
+        self, tables: dict[tuple, np.ndarray], out: np.ndarray, op: Callable = np.add, fresh: bool = False
+    ) -> np.ndarray:
         """``out`` (over ``axes``) combined by ``op`` (``np.add`` or ``np.multiply``) with every target's table in
-        ``tables`` broadcast over ``axes``, in place; targets missing from ``tables`` are skipped."""
-        for child in self.children:
-            if any(t in tables for t in child.targets()):
-                unit = 0.0 if op is np.add else 1.0
-                op(out, _view(child.expand(tables, np.full(child.shape, unit), op), child.axes, self.axes), out=out)
-        for t in self.direct:
-            if t in tables:
-                op(out, _view(tables[t], t, self.axes), out=out)
+        ``tables`` broadcast over ``axes``, in place; targets missing from ``tables`` are skipped. ``fresh``:
+        ``out``'s values are not read, as if it held ``op``'s unit (0 or 1): the first table is copied in, which
+        saves a pass over ``out`` and gives the same numbers."""
+        parts = [
+            (child.expand(tables, np.empty(child.shape), op, fresh=True), child.axes)
+            for child in self.children
+            if any(t in tables for t in child.targets())
+        ]
+        parts += [(tables[t], t) for t in self.direct if t in tables]
+        for i, (table, axes) in enumerate(parts):
+            if fresh and i == 0:
+                np.copyto(out, _view(table, axes, self.axes))
+            else:
+                op(out, _view(table, axes, self.axes), out=out)
+        if fresh and not parts:
+            out.fill(0.0 if op is np.add else 1.0)
         return out
 
     def targets(self) -> list[tuple]:
