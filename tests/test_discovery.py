@@ -886,3 +886,20 @@ def test_a_run_needs_its_share_from_counts_well_above_the_threshold():
     assert sum(released.values()) >= 0.95 * n  # the overstated share would pass
     assert code_kind(released, 0, n, tau + 2 * sigma) is None
     assert code_kind(released | {"12": 1_400}, 0, n, tau + 2 * sigma) == "values"  # a solid 12: 95.7%
+
+
+def test_sparse_codes_whose_rarest_values_stay_unreleased_are_kept_as_codes():
+    """8 diagnosis codes in 6,000 records, the two rarest (5% each) below the trusted floor: the released codes
+    hold about 90% of the records, which is a code column (kept as categories, its rare codes in the catch-all),
+    while a numeric column with a few round values (hours per week: 40, 50, 45 hold about 60%) stays numbers."""
+    from privsample.data.code_discovery import CODE_COVERAGE, code_kind
+
+    n, floor = 6020, 370.9
+    seed0 = {"101": 1797, "205": 1215, "233": 584, "310": 621, "412": 556, "555": 630, "777": 313}
+    seed2 = {"101": 1777, "205": 1156, "233": 680, "310": 638, "412": 484, "555": 592}
+    assert 0.85 < sum(v for v in seed0.values() if v >= floor) / n < 0.9  # the trusted share: under 90%
+    assert code_kind(seed0, 0, n, floor) == "categories"
+    assert code_kind(seed2, 0, 5963, floor) == "categories"
+    hours = {"40": 2_700, "50": 500, "45": 380}  # of 6,000 records, beyond the unit cells: 60%
+    assert sum(hours.values()) < CODE_COVERAGE * n
+    assert code_kind(hours, 0, n, floor) is None
