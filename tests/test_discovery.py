@@ -892,7 +892,7 @@ def test_sparse_codes_whose_rarest_values_stay_unreleased_are_kept_as_codes():
     """8 diagnosis codes in 6,000 records, the two rarest (5% each) below the trusted floor: the released codes
     hold about 90% of the records, which is a code column (kept as categories, its rare codes in the catch-all),
     while a numeric column with a few round values (hours per week: 40, 50, 45 hold about 60%) stays numbers."""
-    from privsample.data.code_discovery import CODE_COVERAGE, code_kind
+    from privsample.data.code_discovery import SPARSE_CODE_COVERAGE, code_kind
 
     n, floor = 6020, 370.9
     seed0 = {"101": 1797, "205": 1215, "233": 584, "310": 621, "412": 556, "555": 630, "777": 313}
@@ -901,5 +901,9 @@ def test_sparse_codes_whose_rarest_values_stay_unreleased_are_kept_as_codes():
     assert code_kind(seed0, 0, n, floor) == "categories"
     assert code_kind(seed2, 0, 5963, floor) == "categories"
     hours = {"40": 2_700, "50": 500, "45": 380}  # of 6,000 records, beyond the unit cells: 60%
-    assert sum(hours.values()) < CODE_COVERAGE * n
+    assert sum(hours.values()) < SPARSE_CODE_COVERAGE * n
     assert code_kind(hours, 0, n, floor) is None
+    # round hours 20..60 holding 84%: not very sparse (41 integers for 7 values), so 90% is asked: numbers
+    round_hours = {"20": 400, "30": 400, "35": 400, "40": 2_600, "45": 400, "50": 500, "60": 380}
+    assert 0.8 < sum(round_hours.values()) / n < 0.9
+    assert code_kind(round_hours, 0, n, floor) is None
