@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from privsample.data.discovery import draft_schema, private_schema
@@ -474,6 +474,7 @@ def test_plan_never_exceeds_the_budget(n_hat, m, eps, share):
     seed=st.integers(0, 2**16),
     share=st.one_of(st.none(), st.floats(0.05, 0.9)),
 )
+@example(n=9, m=2, eps=0.25, seed=62, share=0.5)  # a column read as dates leaves part of its budget
 def test_discovery_and_synthesis_budget_never_exceeded(n, m, eps, seed, share):
     """Planned or fixed discovery spends at most its cap; what is left is all the synthesizer can spend."""
     from fractions import Fraction
@@ -486,8 +487,8 @@ def test_discovery_and_synthesis_budget_never_exceeded(n, m, eps, seed, share):
     spent = sum((Fraction(e.rho) for e in acc.ledger), Fraction(0))
     assert spent <= Fraction(cap) * Fraction(acc.rho_total) and acc.delta_spent <= 1e-10
     assert spent <= Fraction(s.discovery["share"]) * Fraction(acc.rho_total)
-    if share is not None:
-        assert float(spent) == pytest.approx(share * acc.rho_total, rel=1e-9)
+    # a fixed share is a cap, not an amount: a column found to be codes leaves the rest of its budget, and so can a
+    # column read as dates (seen at n = 9: about 2% of its budget); the synthesizer spends it (it takes what is left)
     acc.spend(acc.remaining, "synthesis")  # everything that is left
     assert sum((Fraction(e.rho) for e in acc.ledger), Fraction(0)) <= Fraction(acc.rho_total)
     with pytest.raises(BudgetExceeded):
