@@ -205,7 +205,7 @@ def test_c_graph_cells_equal_the_python_reference(seed, runs, widths, sizes, cli
     trees included, on small graphs and beyond 64 attributes."""
     from privsample.synth import selection as S
 
-    if S._native_cells is None:
+    if S.native_cells is None:
         pytest.skip("the C extension was not built")
     rng = np.random.default_rng(seed)
     for _ in range(runs):
@@ -220,18 +220,18 @@ def test_c_graph_cells_equal_the_python_reference(seed, runs, widths, sizes, cli
             cls = chain if tree_only else cls + chain
         nbr, cov = S.clique_graph(dom, cls)
         size = tuple(int(x) for x in dom.shape)
-        assert S._native_cells.graph_cells(size, nbr, cov) == S.graph_cells_py(size, nbr, cov)
+        assert S.native_cells.graph_cells(size, nbr, cov) == S.graph_cells_py(size, nbr, cov)
 
 
 def test_c_graph_cells_hand_sizes_beyond_63_bits_back_to_python():
     from privsample.synth import selection as S
 
-    if S._native_cells is None:
+    if S.native_cells is None:
         pytest.skip("the C extension was not built")
     dom = pgm.Domain([f"a{i}" for i in range(20)], [10**4] * 20)
     nbr, cov = S.clique_graph(dom, [tuple(dom.attributes)])
     size = tuple(int(x) for x in dom.shape)
-    assert S._native_cells.graph_cells(size, nbr, cov) == -1
+    assert S.native_cells.graph_cells(size, nbr, cov) == -1
     assert S.graph_cells(size, nbr, cov) == 10**80
 
 
@@ -241,7 +241,7 @@ def test_c_graph_cells_exact_when_only_an_unchosen_candidate_exceeds_63_bits():
     first, and the junction tree fits: C gives the exact size, as Python does, without falling back."""
     from privsample.synth import selection as S
 
-    if S._native_cells is None:
+    if S.native_cells is None:
         pytest.skip("the C extension was not built")
     dom = pgm.Domain(["hub"] + [f"l{i}" for i in range(10)], [1000] + [100] * 10)
     cls = [("hub", f"l{i}") for i in range(10)] + [("hub", "l0", "l1")]
@@ -250,7 +250,7 @@ def test_c_graph_cells_exact_when_only_an_unchosen_candidate_exceeds_63_bits():
     assert 1000 * 100**10 >= 2**63
     want = S.graph_cells_py(size, nbr, cov)
     assert want == 1000 * 100 * 100 + 8 * 1000 * 100  # {hub, l0, l1} and {hub, li} for i >= 2
-    assert S._native_cells.graph_cells(size, nbr, cov) == want
+    assert S.native_cells.graph_cells(size, nbr, cov) == want
 
 
 @pytest.mark.parametrize("seed", [3, 8])
@@ -259,7 +259,7 @@ def test_c_graph_cells_beyond_63_bits_only_when_the_chosen_tree_is(seed):
     size whenever it fits in 63 bits, else -1, and :func:`graph_cells` gives Python's exact size either way."""
     from privsample.synth import selection as S
 
-    if S._native_cells is None:
+    if S.native_cells is None:
         pytest.skip("the C extension was not built")
     rng = np.random.default_rng(seed)
     seen = {"fits, a candidate beyond": 0, "beyond": 0}
@@ -274,7 +274,7 @@ def test_c_graph_cells_beyond_63_bits_only_when_the_chosen_tree_is(seed):
         nbr, cov = S.clique_graph(dom, cls)
         size = tuple(sizes)
         want = S.graph_cells_py(size, nbr, cov)
-        got = S._native_cells.graph_cells(size, nbr, cov)
+        got = S.native_cells.graph_cells(size, nbr, cov)
         assert got == (want if want < 2**63 else -1)
         assert S.graph_cells.__wrapped__(size, nbr, cov) == want
         first = [math.prod(s for j, s in enumerate(size) if (nbr[i] | 1 << i) >> j & 1) for i in range(k)]
@@ -289,10 +289,10 @@ def test_c_graph_cells_leave_sizes_below_one_to_python():
     """A size of 0 (products no longer grow with the clique): C hands over to Python's exact integers."""
     from privsample.synth import selection as S
 
-    if S._native_cells is None:
+    if S.native_cells is None:
         pytest.skip("the C extension was not built")
     dom = pgm.Domain(["a", "b", "c", "d"], [5, 0, 3, 2])
     nbr, cov = S.clique_graph(dom, [("a", "b", "c"), ("c", "d"), ("a", "d")])
     size = (5, 0, 3, 2)
-    assert S._native_cells.graph_cells(size, nbr, cov) == -1
+    assert S.native_cells.graph_cells(size, nbr, cov) == -1
     assert S.graph_cells.__wrapped__(size, nbr, cov) == S.graph_cells_py(size, nbr, cov)

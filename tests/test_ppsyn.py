@@ -156,12 +156,12 @@ def test_alg3_returns_the_first_local_minimum_of_rho():
         assert reconstruction_error(v, e.labels) == pytest.approx(e.re)
 
 
-NATIVE = [False] + ([True] if partition_module._native_split is not None else [])
+NATIVE = [False] + ([True] if partition_module.native_split is not None else [])
 
 
 def test_the_c_split_path_is_built():
     """The C path is optional for installs without a compiler; ours (and CI's) must have it."""
-    assert partition_module._native_split is not None
+    assert partition_module.native_split is not None
 
 
 @pytest.mark.parametrize("native", NATIVE)
@@ -188,7 +188,7 @@ def test_alg4_splits_round_robin_and_respects_the_cap(native):
     assert math.isfinite(rho) and SplitPath(v).re(t) < 0.7 * 60.0
 
 
-@pytest.mark.skipif(partition_module._native_split is None, reason="C split path not built")
+@pytest.mark.skipif(partition_module.native_split is None, reason="C split path not built")
 @pytest.mark.parametrize("kind", ["gamma", "integers", "uniform"])
 def test_c_and_numpy_split_paths_agree(kind):
     """Same partitions and RE at every step; integer counts have many exact ties (boxes and split points

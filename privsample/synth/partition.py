@@ -28,9 +28,9 @@ configure_jax()  # before jax is imported below
 import jax  # noqa: E402
 
 try:  # the C version of Alg. 4's path (built with the package; optional): same partitions, ~40x faster
-    from privsample.synth import splitpath as _native_split
+    from privsample.synth import splitpath as native_split
 except ImportError:  # pragma: no cover - a build without a C compiler
-    _native_split = None
+    native_split = None
 
 _TIE_DECIMALS = 9  # merge/split gains are rounded to this many decimals so float noise cannot break ties
 
@@ -270,9 +270,9 @@ class SplitPath(PartitionPath):
         super().__init__(v)
         if self.v.ndim < 1:
             raise ValueError("SplitPath needs an array with at least one axis")
-        if native and _native_split is None:
+        if native and native_split is None:
             raise RuntimeError("the C split path (privsample.synth.splitpath) was not built")
-        self.native = (_native_split is not None and self.v.ndim <= 32) if native is None else bool(native)
+        self.native = (native_split is not None and self.v.ndim <= 32) if native is None else bool(native)
         self.max_parts = int(max_parts)
         k, cap = self.v.ndim, 2 * self.max_parts + 1
         self.lo = np.zeros((cap, k), dtype=np.int64)
@@ -361,7 +361,7 @@ class SplitPath(PartitionPath):
         re = np.empty(target)
         lo = np.empty((max(target - 1, 0), k), dtype=np.int64)
         hi = np.empty_like(lo)
-        t = _native_split.split_path(
+        t = native_split.split_path(
             np.ascontiguousarray(self.v, dtype=np.float64), np.asarray(self.v.shape, dtype=np.int64), target, re, lo, hi
         )
         if t + 1 <= have:

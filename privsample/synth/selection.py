@@ -18,9 +18,9 @@ from privsample.errors import InputError
 from privsample.synth import jtree
 
 try:  # junction-tree sizes in C (built with the package; optional): the same numbers, much faster
-    from privsample.synth import graphcells as _native_cells
+    from privsample.synth import graphcells as native_cells
 except ImportError:  # pragma: no cover - a build without a C compiler
-    _native_cells = None
+    native_cells = None
 
 Clique = tuple[str, ...]
 
@@ -153,8 +153,8 @@ def graph_cells(size: tuple[int, ...], nbr: tuple[int, ...], covered: int) -> in
     the C version (``graphcells.c``, about 50x faster, any number of attributes) when it was built and
     the tree's cells fit in 63 bits (elimination candidates beyond 63 bits are never chosen, and do not
     matter), else :func:`graph_cells_py` (the reference: exact integers; equality is tested)."""
-    if _native_cells is not None:
-        out = _native_cells.graph_cells(size, nbr, covered)
+    if native_cells is not None:
+        out = native_cells.graph_cells(size, nbr, covered)
         if out >= 0:
             return out
     return graph_cells_py(size, nbr, covered)
