@@ -91,6 +91,7 @@ KEPT: dict[str, str] = {
     "aim_wide.md": "notes (profiles of AIM on wide tables)",
     "mst_adult.history.md": "notes, read into mst_adult.md",
     "person_level.notes.md": "notes",
+    "ppsyn_paper.before.csv": "record of an earlier build's runs (the reading compares them with today's)",
     "ppsyn_dp_variants.md": "notes (the measurements behind PPSyn-DP's defaults)",
     "ppsyn_wide.md": "notes (experiment arms of wide_tables.py)",
     "privacy_check.md": "notes on privacy_check.csv (the script writes the CSV only)",

@@ -20,7 +20,7 @@ whole rho and delta slack (``synth_charge``), before the data are read. Public a
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any, Iterator
 
@@ -174,8 +174,7 @@ def charging(budget: Any, charge: dict, source: Any, output: str = "in-memory re
     ``output``). A run the budget refuses reads nothing. Yields the reservation (None without a budget)."""
     budget = as_budget(budget)
     if budget is None:
-        with nullcontext() as nothing:
-            yield nothing
+        yield None
         return
     with budget.spending(**charge, output=output) as reservation:
         reservation.fingerprint = fingerprint(source)

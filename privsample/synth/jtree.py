@@ -19,17 +19,9 @@ from typing import Sequence
 
 import numpy as np
 
-from privsample.synth.table_plan import TablePlan
+from privsample.synth.table_plan import TablePlan, broadcast_to, sum_spec
 
 Clique = tuple[str, ...]
-
-
-def broadcast_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
-    """A table over ``src`` (a subset of ``dst``) as an array broadcastable over ``dst``'s axes."""
-    src = list(src)
-    kept = [a for a in dst if a in src]
-    out = np.transpose(arr, [src.index(a) for a in kept]) if kept != src else arr
-    return out.reshape([arr.shape[src.index(a)] if a in src else 1 for a in dst])
 
 
 def sum_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
@@ -37,16 +29,8 @@ def sum_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarra
 
     One ``einsum`` per call: for the partial sums over inner axes of message passing it was 2.6x
     faster than ``ndarray.sum(axis=...)`` plus a transpose (PPSyn-DP's Adult models)."""
-    spec = _sum_spec(tuple(src), tuple(dst))
+    spec = sum_spec(tuple(src), tuple(dst))
     return arr if spec is None else np.einsum(spec, arr)
-
-
-@lru_cache(maxsize=1 << 14)
-def _sum_spec(src: tuple, dst: tuple) -> str | None:
-    if src == dst:
-        return None
-    letter = {a: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, a in enumerate(src)}
-    return "".join(letter[a] for a in src) + "->" + "".join(letter[a] for a in dst)
 
 
 def _product_sum(arrays: Sequence[np.ndarray], scopes: tuple, dst: Sequence[str]) -> np.ndarray:

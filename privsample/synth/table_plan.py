@@ -19,6 +19,7 @@ floating-point additions (equal up to rounding, tested). Post-processing only: i
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
@@ -32,12 +33,16 @@ def _drop_cost(shape: tuple, i: int) -> float:
     return math.prod(shape) * (0.1 + 1.0 / math.sqrt(math.prod(shape[i + 1 :])))
 
 
-def _spec(src: tuple, dst: tuple) -> str:
+@lru_cache(maxsize=1 << 14)
+def sum_spec(src: tuple, dst: tuple) -> str | None:
+    """The ``einsum`` spec that sums a table over ``src`` onto ``dst`` (None when they are equal)."""
+    if src == dst:
+        return None
     letter = {a: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, a in enumerate(src)}
     return "".join(letter[a] for a in src) + "->" + "".join(letter[a] for a in dst)
 
 
-def _view(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
+def broadcast_to(arr: np.ndarray, src: Sequence[str], dst: Sequence[str]) -> np.ndarray:
     """A table over ``src`` (a subset of ``dst``) as an array broadcastable over ``dst``'s axes."""
     src = list(src)
     kept = [a for a in dst if a in src]
@@ -68,7 +73,9 @@ class TablePlan:
             )
             remaining = [t for t in remaining if t not in served]
         self.direct = remaining
-        self.specs = [_spec(self.axes, c.axes) for c in self.children] + [_spec(self.axes, t) for t in self.direct]
+        self.specs = [sum_spec(self.axes, c.axes) for c in self.children] + [
+            sum_spec(self.axes, t) for t in self.direct
+        ]
 
     def marginals(self, table: np.ndarray, out: dict | None = None) -> dict[tuple, np.ndarray]:
         """Every target's sum of ``table`` (over ``axes``), keyed by target: new arrays, never views of ``table``."""
@@ -94,9 +101,9 @@ class TablePlan:
         parts += [(tables[t], t) for t in self.direct if t in tables]
         for i, (table, axes) in enumerate(parts):
             if fresh and i == 0:
-                np.copyto(out, _view(table, axes, self.axes))
+                np.copyto(out, broadcast_to(table, axes, self.axes))
             else:
-                op(out, _view(table, axes, self.axes), out=out)
+                op(out, broadcast_to(table, axes, self.axes), out=out)
         if fresh and not parts:
             out.fill(0.0 if op is np.add else 1.0)
         return out
