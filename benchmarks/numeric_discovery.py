@@ -51,7 +51,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import DATA, RESULTS  # noqa: E402
 from benchmarks.freshness import stamp  # noqa: E402
-from privsample.api.accounting import DEFAULT_DELTA, DISCOVERY_BINS, make_accountant  # noqa: E402
 from privsample.data.decoding import decode  # noqa: E402
 from privsample.data.discovery_plan import (  # noqa: E402
     code_test_rho,
@@ -70,6 +69,9 @@ from privsample.privacy import Accountant, SeededNoise  # noqa: E402
 
 ROWS = [1_000, 10_000, 100_000]
 EPSILONS = [0.3, 1.0, 3.0]
+DELTA = 1e-9  # the synthesis default (privsample.api.accounting.DEFAULT_DELTA)
+DISCOVERY_DELTA = 0.1 * DELTA  # planned discovery's delta slack (DISCOVERY_DELTA_SHARE of delta)
+BINS = 16  # discovery's bins (privsample.api.accounting.DISCOVERY_BINS)
 TABLE_COLUMNS = 15  # the width of the table whose discovery plan gives the column its rho (Adult's)
 SEEDS = 50
 ADULT = ["age", "hours-per-week", "capital-gain", "fnlwgt"]
@@ -95,8 +97,8 @@ INTEGER = {**{c: True for c in ADULT}, "lognormal amounts": True, "narrow 1e6 +-
 
 def column_rho(eps: float, n: int, integer: bool) -> float:
     """The rho of the numeric step of one column of a TABLE_COLUMNS-column table of n rows (module docstring)."""
-    acc, d_disc = make_accountant(eps, DEFAULT_DELTA, None, None)
-    total = acc.rho_total
+    d_disc = DISCOVERY_DELTA
+    total = Accountant.from_epsilon_delta(eps, DELTA, delta_slack=d_disc).rho_total  # as make_accountant's
     m = TABLE_COLUMNS
     rho_cols, _ = plan_discovery(total, d_disc, float(n), m, count_rho=row_count_rho(total))
     rho_b = column_split(split_exact(rho_cols, [1.0] * m)[0], float(n))[1]
@@ -150,7 +152,7 @@ def private_run(x: np.ndarray, name: str, rho: float, integer: bool, seed: int) 
         integer=integer,
         nullable=False,
         n_hat=float(len(x)),
-        bins=DISCOVERY_BINS,
+        bins=BINS,
         n_null=0,
         weights=counts,
         specials={"-inf": 0, "inf": 0},
@@ -183,10 +185,10 @@ def quantile_column(x: np.ndarray, name: str, integer: bool, bins: int) -> Numer
 
 
 def baseline_runs(x: np.ndarray, name: str, integer: bool, seed: int) -> dict[str, dict]:
-    draft = draft_schema(pd.DataFrame({name: x}), bins=DISCOVERY_BINS).columns[0]
+    draft = draft_schema(pd.DataFrame({name: x}), bins=BINS).columns[0]
     return {
         "draft": binned_loss(x, draft, seed),
-        "quantiles": binned_loss(x, quantile_column(x, name, integer, DISCOVERY_BINS), seed),
+        "quantiles": binned_loss(x, quantile_column(x, name, integer, BINS), seed),
     }
 
 
