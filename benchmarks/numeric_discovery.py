@@ -27,13 +27,14 @@ bounds reach beyond the real min or max, and ``excess``, the range beyond them o
 the release rule, so clipped to the bounds, then ``decode`` with the densities of these codes: values drawn within
 their bins as a synthetic table's would be), over the real range (max - min); ``L1``, the L1 distance of the two
 histograms over the real sample's percentile cells (100 cells at most, evaluation only; max 2); ``ms``, the time of
-the discovery call. Baselines from the same samples, without privacy: ``draft`` (``draft_schema``: the real min and
-max, 16 equal-width bins and a bin for every value held by 5% of the records, what a reviewed schema with public
-bounds near the real ones gives) and ``quantiles`` (the real min and max, edges at the exact 1/16 quantiles). Noise
-is seeded (``SeededNoise``): a measurement, NOT a private release.
+the discovery call; a *blow-up* is a run with W1 above the real range. Baselines from the same samples, without
+privacy: ``draft`` (``draft_schema``: the real min and max, 16 equal-width bins and a bin for every value held by 5%
+of the records, what a reviewed schema with public bounds near the real ones gives) and ``quantiles`` (the real min
+and max, edges at the exact 1/16 quantiles). Noise is seeded (``SeededNoise``): a measurement, NOT a private release.
 
-Run: nice python benchmarks/numeric_discovery.py [--seeds 20]
-(writes benchmarks/results/numeric_discovery.md and numeric_discovery.csv; about 5 minutes on one core)
+Run: nice python benchmarks/numeric_discovery.py [--seeds 50] [--rows 1000,10000,100000] [--out DIR]
+(writes numeric_discovery.md and numeric_discovery.csv, the mean and sd of every metric per cell, into
+benchmarks/results; about 3 minutes on one core)
 """
 
 from __future__ import annotations
@@ -192,6 +193,7 @@ def baseline_runs(x: np.ndarray, name: str, integer: bool, seed: int) -> dict[st
     }
 
 
+SUMMARY_SKIP = ["narrow 1e6 +- 100"]  # left out of the summary's means (its own rows show it)
 BLOWUP = 1.0  # W1/range above this: the decoded values lie further from the real ones than the real range
 
 
@@ -257,12 +259,47 @@ def main() -> None:
 
 
 READING = [  # written from the tables below
-    "**Reading.** (to be written from the numbers)",
+    "**Reading.**",
+    "",
+    "* **Blow-ups at 1,000 rows and epsilon 0.3** (rho about 5e-5: grid noise sd about 100 against 1,000 records):",
+    "  33 of the 400 runs of the eight columns (t(3) 17 of 50, lognormal 14, Pareto 1, zero-inflated 1) have bounds",
+    "  on one empty grid cell (such as the octave [2^27, 2^28] for values within +-230): no cell passed the core",
+    "  threshold, so the largest noisy cell was taken, and here that was a noise cell. None at epsilon 1 or more, or",
+    "  at 10,000 rows or more.",
+    "* **Narrow column far from 0** (10^6 +- 100): every run keeps the octave [2^19, 2^20) as its bounds (about",
+    "  590-900 real ranges beyond the data); the records fall into one or two of the 16 bins (L1 1.93; W1 10-26 real",
+    "  ranges; 40-50 blow-ups of 50 in every cell). Only the median tree at 100,000 rows helps at times (L1 1.41 at",
+    "  epsilon 3).",
+    "* **Clipping** (mean of the eight): 42 / 15 / 3.2% at 1,000 rows (epsilon 0.3 / 1 / 3), 3.6 / 1.4 / 1.2% at",
+    "  10,000, 1.3 / 0.95 / 0.69% at 100,000. capital-gain at 1,000 rows (and 10,000 at epsilon 0.3) becomes a code",
+    "  holding only 0: all of its 8.4% non-zero gains are clipped to 0. The noisy estimate `est.` is within about 2",
+    "  points at 10,000 rows or more, except capital-gain, whose clipped gains lie beyond the two cells it reads",
+    "  (8.1% clipped, 1.2% estimated).",
+    "* **Bounds past the data**: age's upper bound is 127, the end of the octave [64, 128), in nearly every run at",
+    "  10,000 rows and at 100,000 rows below epsilon 3 (0.50-0.52 of its range beyond the data; W1 10.2-10.5 against",
+    "  the draft's 0.6-1.1); hours-per-week's is 127 for a maximum of 99 (0.29). At 100,000 rows and epsilon 3 the",
+    "  edge cells moved age's bounds inside the data in 64% of the runs (0.9% clipped on average).",
+    "* **Point masses outside -8..8 get no bin**: hours-per-week (47% at 40) has L1 0.73-0.82 with the grid's",
+    "  equal-mass bins and 0.31-0.35 where the median tree runs, against 0.22-0.24 for the draft's peak bin.",
+    "* **Skewed columns**: the grid's geometric bins beat the draft's equal-width ones by far at 10,000 rows or more",
+    "  (W1 x 1000: Pareto 0.10-0.53 against 30-31, lognormal 0.6-2.1 against 22-23, t(3) 0.46-2.1 against 9-14;",
+    "  L1 0.06-0.20 against 0.54-1.92) and beat the exact-quantile bins in L1 (lognormal 0.06-0.09 against 0.14 at",
+    "  100,000). fnlwgt: 1.3-2.0 against the draft's 2.7, except 100,000 rows at epsilon 3 (5.3).",
+    "* **More budget, coarser tails at 100,000 rows**: epsilon 3 does worse than 1 in W1 on fnlwgt (5.34 against",
+    "  1.31), t(3) (1.48 / 0.46), lognormal (0.99 / 0.59): the tree pays for all four levels, its 16 cells are the",
+    "  16 bins (equal-frequency, wide in the tails, as the quantiles baseline), where with fewer levels the grid's",
+    "  mass splits each tree cell further (17.7-23.8 bins).",
+    "* **Small tables**: at 1,000 rows the private bins lose to the draft on every Adult column (W1 age 10-19",
+    "  against 3.0, hours-per-week 15-21 against 4.1, capital-gain 10.8 against 1.0) and win on the amounts at",
+    "  epsilon 1 or more (Pareto 3.1-3.6 against 27, lognormal 4.7-8.4 against 18).",
+    "* **Time**: 1-10 ms a discovery call (distinct values with their counts).",
 ]
 
 
 def report(runs: pd.DataFrame, bases: pd.DataFrame, seeds: list[int], rows: list[int]) -> str:
     cap = 1000 * BLOWUP
+    kept = [c for c in runs.column.unique() if c not in SUMMARY_SKIP]
+    summary_runs, summary_bases = runs[runs.column.isin(kept)], bases[bases.column.isin(kept)]
     lines = [
         "# Private numeric discovery on real and synthetic numeric columns",
         "",
@@ -285,17 +322,20 @@ def report(runs: pd.DataFrame, bases: pd.DataFrame, seeds: list[int], rows: list
         "",
         "## Summary over the columns",
         "",
-        f"Mean over the {runs.column.nunique()} columns of each cell's mean, W1 capped at {cap:g} per run "
-        "(x 1000); blow-ups: runs of all the columns' (the per-column table has the spreads).",
+        f"Mean over the {len(kept)} columns other than {', '.join(SUMMARY_SKIP)} (a blow-up in nearly every run: "
+        f"per-column table) of each cell's mean, W1 capped at {cap:g} per run (x 1000); blow-ups: runs of these "
+        "columns' (the per-column table has the spreads).",
         "",
         "| rows | epsilon | clipped % | past % | W1 (capped) | blow-ups | L1 | bins | draft W1 | draft L1 "
         "| quantiles W1 | quantiles L1 |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for n in rows:
-        bn = bases[bases.rows == n].groupby(["method", "column"])[["w1", "l1"]].mean().groupby("method").mean()
+        bn = summary_bases[summary_bases.rows == n].groupby(["method", "column"])[["w1", "l1"]].mean()
+        bn = bn.groupby("method").mean()
         for eps in EPSILONS:
-            r = runs[(runs.rows == n) & (runs.epsilon == eps)].assign(w1c=lambda d: d.w1.clip(upper=BLOWUP))
+            r = summary_runs[(summary_runs.rows == n) & (summary_runs.epsilon == eps)]
+            r = r.assign(w1c=r.w1.clip(upper=BLOWUP))
             m = r.groupby("column")[["clipped", "past", "w1c", "l1", "bins"]].mean().mean()
             lines.append(
                 f"| {n:,} | {eps:g} | {100 * m.clipped:.2f} | {100 * m.past:.0f} | {1000 * m.w1c:.2f} "
