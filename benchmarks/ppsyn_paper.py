@@ -265,13 +265,11 @@ def report() -> None:
         "5 seeds x 4 mechanisms plus the η and d sweeps; it is resumable, missing rows are simply not run yet).",
         "Protocol: one fit per run, on the training part of SVM fold = seed; errors against that part.",
         "fit_s: fit + sample, seconds, single-threaded worker (up to two in parallel).",
-        "Code versions: the `ppsyn` (PPSyn-DP) rows were run with its current defaults (0.5 MB size limit,",
-        "one-way model fitted with 1000 steps, 50 refit steps per round and 100 for the last fit, partition paths",
-        "recomputed once a model marginal moved by 20%); the `aim` and `mst` rows with the current AIM and MST",
-        "code and the NumPy junction-tree sampler; the `ppsyn-paper` and `ppsyn-note` rows with earlier code, most",
-        "sampled with mbi's JAX sampler (the same randomised-rounding scheme). A rerun of MST with the NumPy",
-        "sampler reproduced MST's earlier means to within 0.001 at every ε, so the sampler change does not move",
-        "these errors.",
+        "Code versions: every row was run with the code of its stamp (`stamps.json`): the PPSyn-DP (`ppsyn`) rows",
+        "with its current defaults (0.5 MB size limit, one-way model fitted with 1000 steps, 50 refit steps per round",
+        "and 100 for the last fit, partition paths recomputed once a model marginal moved by 20%), the `aim` and `mst`",
+        "rows with the current AIM and MST. The rows of an earlier build (before the grid was rerun) are kept in",
+        "`ppsyn_paper.before.csv` for comparison.",
         "",
     ]
     metrics = ["workload_error", "range3_mse", "range5_mse", "svm_error", "fit_s", "rss_mb"]
