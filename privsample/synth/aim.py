@@ -76,6 +76,10 @@ from privsample.synth.zeros import StructuralZeros
 
 
 WARM_ROUND_ITERS = 250
+# With ``accelerated`` (numpy_md's restarted momentum), a fit runs these shares of the mirror-descent iterations
+# above: its loss is then at or below plain mirror descent's (benchmarks/results/aim_wide.md).
+ACCELERATED_ROUND_SHARE = 0.5
+ACCELERATED_FINAL_SHARE = 0.25
 PUBLIC_MAX_CELLS = 2**19
 
 
@@ -186,6 +190,7 @@ class AIM(WorkloadSynthesizer):
         optimistic_step: bool = False,
         public_max_cells: float | None = None,
         public_prior: bool = False,
+        accelerated: bool = True,
     ):
         """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase.
         ``public_max_cells``: the junction-tree cells a pick may bring the model to with joint selection (None:
@@ -193,7 +198,10 @@ class AIM(WorkloadSynthesizer):
         selection (module doc).
         ``cache_limit_mb``: drop JAX's compiled code after a round when the process exceeds this much
         memory (None: never; 0: after every round), see :func:`pgm.trim_jax_caches`. ``optimistic_step``: the
-        fits start from the larger step of :func:`numpy_md.optimistic_lipschitz` (off: mbi's, as the reference)."""
+        fits start from the larger step of :func:`numpy_md.optimistic_lipschitz` (off: mbi's, as the reference).
+        ``accelerated``: the fits run mirror descent with restarted momentum (:mod:`numpy_md`), for
+        ``ACCELERATED_ROUND_SHARE`` and ``ACCELERATED_FINAL_SHARE`` of the iterations unless they are given (off:
+        the reference's mirror descent)."""
         if not 0 < alpha < 1:
             raise InputError("alpha must be in (0, 1)")
         if max_model_size <= 0:
@@ -206,8 +214,11 @@ class AIM(WorkloadSynthesizer):
         self.iters = int(iters)
         # Rounds refit from a warm start: WARM_ROUND_ITERS are enough (measured on Adult, benchmarks/aim_adult.py);
         # the final fit gets the full ``iters`` like the reference.
-        self.round_iters = int(round_iters) if round_iters else min(self.iters, WARM_ROUND_ITERS)
-        self.final_iters = int(final_iters) if final_iters else self.iters
+        self.accelerated = bool(accelerated)
+        share = (ACCELERATED_ROUND_SHARE, ACCELERATED_FINAL_SHARE) if self.accelerated else (1.0, 1.0)
+        default_round = max(1, round(min(self.iters, WARM_ROUND_ITERS) * share[0]))
+        self.round_iters = int(round_iters) if round_iters else default_round
+        self.final_iters = int(final_iters) if final_iters else max(1, round(self.iters * share[1]))
         self.alpha = float(alpha)
         self.max_memory_mb = float(max_memory_mb)
         self.cache_limit_mb = cache_limit_mb
@@ -332,6 +343,7 @@ class AIM(WorkloadSynthesizer):
                 "alpha": self.alpha,
                 "round_iters": self.round_iters,
                 "final_iters": self.final_iters,
+                "accelerated": self.accelerated,
                 "workload_k": self.workload_k,
                 "max_cells": self.max_cells,
             },
@@ -429,6 +441,7 @@ class AIM(WorkloadSynthesizer):
                 warm_start=model,
                 optimistic_step=self.optimistic_step,
                 zeros=st.zeros,
+                accelerated=self.accelerated,
             )
         else:
             model = pgm.estimate(
@@ -439,6 +452,7 @@ class AIM(WorkloadSynthesizer):
                 warm_start=model,
                 optimistic_step=self.optimistic_step,
                 zeros=st.zeros,
+                accelerated=self.accelerated,
             )
         st.est_seconds += time.perf_counter() - t_est
         st.cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)
