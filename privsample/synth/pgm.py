@@ -41,6 +41,7 @@ def estimate(
     backend: str = "auto",
     optimistic_step: bool = False,
     zeros=None,
+    accelerated: bool = False,
 ) -> MarkovRandomField:
     """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019).
 
@@ -51,6 +52,8 @@ def estimate(
     :mod:`privsample.synth.tree_md` (the same descent, vectorised for a forest of pairs: MST's model) where
     it applies, else as "auto".
     ``optimistic_step`` (NumPy path only): a larger first step, see :func:`numpy_md.optimistic_lipschitz`.
+    ``accelerated``: mirror descent with restarted momentum (:mod:`numpy_md`), which takes the NumPy path whatever
+    ``iters``; a fit that cannot take it (other queries, ``tol``, ``backend="jax"``) runs plain mirror descent.
     ``zeros``: structural zeros (:class:`~privsample.synth.zeros.StructuralZeros`) to fix at probability 0.
     A fit with zeros always runs the NumPy estimator, whatever ``backend`` and ``iters`` (neither mbi's JAX
     estimator nor the tree descent can hold cells fixed), and refuses ``tol`` and other query types.
@@ -66,13 +69,13 @@ def estimate(
             "a schema with 'forbid' or 'require' is fitted by the NumPy estimator, which takes no convergence "
             "tolerance (tol)"
         )
-    if backend == "tree" and tol is None and not optimistic_step and zeros is None:
+    if backend == "tree" and tol is None and not optimistic_step and zeros is None and not accelerated:
         from privsample.synth import tree_md
 
         if tree_md.applies(domain, measurements, warm_start):
             return tree_md.estimate(domain, measurements, known_total=known_total, iters=iters, on_block=on_block)
     numpy_path = backend != "jax" and tol is None and measurements and numpy_md.supported(measurements)
-    if zeros is not None or (numpy_path and (backend == "numpy" or int(iters) <= NUMPY_MAX_ITERS)):
+    if zeros is not None or (numpy_path and (backend == "numpy" or accelerated or int(iters) <= NUMPY_MAX_ITERS)):
         return numpy_md.estimate(  # structural zeros: always here (the cells stay fixed at zero)
             domain,
             measurements,
@@ -82,6 +85,7 @@ def estimate(
             on_block=on_block,
             optimistic_step=optimistic_step,
             zeros=zeros,
+            accelerated=accelerated,
         )
     callback = None
     if on_block is not None:
