@@ -206,7 +206,8 @@ def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
             n = len(col.categories)
             rows.append(DiscoveryRow(col.name, "categorical", f"{n} categor{'y' if n == 1 else 'ies'}", share))
         else:
-            rows.append(DiscoveryRow(col.name, "catch-all", f"only {col.other or '(other)'}", share))
+            lost = " (values not located)" if info.get(col.name, {}).get("unlocated") else ""
+            rows.append(DiscoveryRow(col.name, "catch-all", f"only {col.other or '(other)'}{lost}", share))
     return rows
 
 
