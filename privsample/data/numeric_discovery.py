@@ -25,15 +25,14 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
    where one does (``grid_rules.core``); where none does at any scale, no range: the column is the catch-all and
    the budget planned for the edge cells and the tree is charged unused (so the amount spent never depends on the
    data; the outcome is a function of the same noisy counts, so the guarantee below is unchanged). The range grows
-   outward to the
-   next cell passing ``EXTEND_SIGMAS`` sigma, or over at most ``GAP_CELLS`` failing cells to one passing
-   ``GAP_SIGMAS`` sigma (``EXTEND_SIGMAS`` and ``GAP_SIGMAS`` rise to :func:`presence_threshold` where the noise
-   is small against the records). So a bound is never narrower than the cells that hold most of the mass. A range
-   of unit cells only is a code: it keeps exactly the integers whose noisy counts pass that threshold (unit bins;
-   every value decodes exactly). A unit cell in the range above the core threshold and ``POINT_MIN_SHARE`` of n_hat
-   gets a bin of its own (0 capital gain). Without a tree, the bins follow the cells' noisy mass (equal-mass at the
-   grid's resolution: geometric bins for skewed amounts); with one, each tree cell's bins follow the noisy mass of
-   the grid cells inside it (:func:`_mass_cuts`; equal width where that mass is too small to guide them).
+   outward to the next cell passing ``EXTEND_SIGMAS`` sigma, or over at most ``GAP_CELLS`` failing cells to one
+   passing ``GAP_SIGMAS`` sigma (``EXTEND_SIGMAS`` and ``GAP_SIGMAS`` rise to :func:`presence_threshold` where the
+   noise is small against the records). So a bound is never narrower than the cells that hold most of the mass. A
+   range of unit cells only is a code: it keeps exactly the integers whose noisy counts pass that threshold (unit
+   bins; every value decodes exactly). A unit cell in the range above the core threshold and ``POINT_MIN_SHARE`` of
+   n_hat gets a bin of its own (0 capital gain). Without a tree, the bins follow the cells' noisy mass (equal-mass at
+   the grid's resolution: geometric bins for skewed amounts); with one, each tree cell's bins follow the noisy mass
+   of the grid cells inside it (:func:`_mass_cuts`; equal width where that mass is too small to guide them).
 2. Bin edges (``TREE_SHARE``, only when planned from n_hat): equal-frequency edges from a tree of private
    medians (the recursive splitting of Kaplan, Schnapp & Stemmer 2022; ``median_tree``): sensitivity 1/2
    within a cell and disjoint cells, so a level costs one selection's rho_l. If fewer than
