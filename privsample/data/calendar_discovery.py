@@ -14,10 +14,11 @@ the accountant (the amounts never depend on the data). Each step is charged befo
    threshold). A record is in exactly one cell: L2 sensitivity 1. The year range is the numeric grid's rule
    (``numeric_discovery.grid_range``: the cells holding most of the mass, grown over cells passing the presence
    threshold): post-processing. Where no decade, nor any window of consecutive decades, stands above the noise
-   (``grid_rules.core``), the dates are not located: the column is the catch-all (a ``Categorical`` with no
-   category, ``info["unlocated"]``, named as a loss by ``discovery_report``), not a guessed decade, and step 2's
-   rho is charged unused (so the amount spent never depends on the data; the outcome is a function of the year
-   counts alone: the guarantee is unchanged).
+   (``grid_rules.core``), the same rule on the years themselves (dates within a few years: a window of 2 or 4
+   years has less noise than a decade); where nothing stands out there either, the dates are not located: the
+   column is the catch-all (a ``Categorical`` with no category, ``info["unlocated"]``, named as a loss by
+   ``discovery_report``), not a guessed decade, and step 2's rho is charged unused (so the amount spent never
+   depends on the data; the outcome is a function of the year counts alone: the guarantee is unchanged).
 2. Months (the rest; all of rho for a time of day, whose range is public): discrete Gaussian counts of the
    records in each month of the year range (each hour of the day): disjoint cells, sensitivity 1.
 
@@ -79,12 +80,14 @@ def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int] | N
     counts summed by decade, sd sigma sqrt(10)); inside them, where some years pass the core threshold, the grid's
     rule on the years (from those, outward over years passing the presence threshold); else (records spread thin
     over many years) the years from which the noisy count of records from each edge passes ``CUT_SIGMAS`` sd
-    (``edge_cut``). None where no decade (nor window of decades) holds records above the noise. Post-processing."""
+    (``edge_cut``). Where no decade (nor window of decades) holds records above the noise, the grid's rule on the
+    years themselves (windows of 2, 4, ... years); None where that finds none either. Post-processing."""
     inner = gy[1:-1]  # the public years; cells 0 and -1 hold the years before and after
     dec = inner.reshape(-1, 10).sum(axis=1)
     decades = grid_range(dec, sy * math.sqrt(10.0), n_plan)
-    if decades is None:
-        return None
+    if decades is None:  # no decade stands out: the years themselves (windows of 2, 4, ... years: dates in a few)
+        years = grid_range(inner, sy, n_plan)
+        return None if years is None else (years[0] + 1, years[1] + 1)
     d0, d1 = decades
     first, last = 10 * d0, 10 * d1 + 9
     span = inner[first : last + 1]
