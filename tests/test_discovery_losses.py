@@ -213,3 +213,50 @@ def test_a_categorical_column_merging_many_records_is_named():
         privsample.Schema.discover(df, epsilon=1, seed=0)
     text = " ".join(str(w.message) for w in got)
     assert "k: about" in text and "of its records are merged into '(other)'" in text
+
+
+def test_a_column_whose_values_were_not_located_is_named_with_why():
+    """A numeric or date column whose values the noisy grid did not locate is the catch-all (``unlocated`` in its
+    report entry): its loss says so, not 'keeps no category', and says what keeps it."""
+    cols = [Categorical("x", (), other="(other)"), Categorical("d", (), other="(other)"), Categorical("c", ("a", "b"))]
+    s = discovered(cols, {})
+    s.discovery["columns"][0].update(kind="catch-all", unlocated=True)
+    s.discovery["columns"][1].update(kind="catch-all", unlocated="date")
+    by = {x.column: x for x in discovery_losses(s)}
+    assert by["x"].what == (
+        "numeric: its values could not be located above the noise at this ε: every value becomes '(other)'"
+    )
+    assert by["d"].what.startswith("date: its values could not be located above the noise at this ε")
+    assert by["x"].advice == "a reviewed schema (--schema; schema= in Python) with its bounds, or a larger ε, keeps it"
+    assert one_value_columns(s) == ["x", "d"]
+
+
+def small(n: int = 1000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {"t3": 10 * rng.standard_t(3, n), "flag": rng.choice(["yes", "no"], n), "age": rng.integers(18, 80, n)}
+    )
+
+
+def test_a_numeric_column_the_noise_hides_is_warned_of_and_synthesized_as_the_catch_all(tmp_path, capsys):
+    """t(3) x 10 on 1,000 rows at epsilon 0.3 (seed 2: its grid shows no cell nor window above the noise): the API
+    warns naming it, the command line prints it, the output holds the catch-all label in it, and a saved model
+    draws again."""
+    with pytest.warns(DiscoveryLossWarning, match="t3: numeric: its values could not be located above the noise"):
+        s = privsample.Schema.discover(small(), epsilon=0.3, seed=2)
+    assert isinstance(s.columns[0], Categorical) and s.discovery["columns"][0]["kind"] == "catch-all"
+    csv, out, model, again = tmp_path / "d.csv", tmp_path / "s.csv", tmp_path / "m.zip", tmp_path / "s2.csv"
+    small().to_csv(csv, index=False)
+    argv = ["synth", csv, "-o", out, "--save-model", model, "-e", 0.3, "-m", "mst", "--iters", 20, "--seed", 2]
+    code, text = run(argv, capsys)
+    assert code == 0, text
+    flat = " ".join(text.split())
+    assert "t3: numeric: its values could not be located above the noise at this ε: every value becomes '(other)'" in (
+        flat
+    )
+    assert "Traceback" not in text
+    got = pd.read_csv(out)
+    assert set(got["t3"].dropna()) == {"(other)"} and pd.to_numeric(got["age"]).notna().all()
+    code, text = run(["sample", model, "-o", again, "--rows", 50], capsys)
+    assert code == 0, text
+    assert set(pd.read_csv(again)["t3"].dropna()) == {"(other)"}

@@ -24,7 +24,7 @@ from privsample.data.formats import (
     number_classes,
     number_format_from,
 )
-from privsample.data.schema import Numeric, Schema
+from privsample.data.schema import Categorical, Numeric, Schema
 from privsample.errors import InputError
 from privsample.privacy import make_noise
 from privsample.privacy.accountant import Accountant
@@ -342,6 +342,52 @@ def test_calendar_counts_have_sensitivity_one_and_the_stated_noise():
             base = years[0]
         else:
             assert np.abs(years[0] - base).sum() == 1  # one cell, by one
+
+
+def test_dates_the_year_counts_do_not_locate_are_the_catch_all():
+    """500 dates over 2020-2022 at a budget whose year noise (sd 224 a year, 707 a decade) hides them: no decade nor
+    window of decades passes, so the column is the catch-all (where the largest noisy decade was taken, often a
+    decade without a record); the months' rho is charged unused, so exactly rho is spent, and a note says why."""
+    fmt = DateFormat("%Y-%m-%d")
+    x = fmt.parse(list(dates(500).strftime("%Y-%m-%d")))
+    lost = 0
+    for seed in range(10):
+        acc, notes = Accountant(1.0), []
+        col, info = discover_calendar("d", x, np.ones(len(x), np.int64), fmt, acc, make_noise(seed, quiet=True),
+                                      rho=1e-5 / 0.3, n_hat=500, bins=8, n_null=0, notes=notes)  # fmt: skip
+        assert math.isclose(acc.spent, 1e-5 / 0.3)
+        if isinstance(col, Numeric):
+            continue
+        lost += 1
+        assert col == Categorical("d", (), nullable=info["nullable"], other="(other)")
+        assert info["unlocated"] == "date" and info["format"] == "%Y-%m-%d"
+        assert [e.mechanism for e in acc.ledger][1:] == ["none"] and "no year located" in acc.ledger[1].label
+        assert "could not be located above the noise" in notes[-1]
+    assert lost >= 8, lost
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = discover(pd.DataFrame({"d": dates(500).strftime("%Y-%m-%d")}), rho=3e-4, seed=1)
+    entry = s.discovery["columns"][0]
+    assert isinstance(s.columns[0], Categorical) and entry["kind"] == "catch-all" and entry["unlocated"] == "date"
+
+
+def test_dates_within_two_years_are_located_by_their_years_where_no_decade_stands_out():
+    """1,000 dates over 2019-2020 at year noise sd 104 (decade sd 329: no decade passes): the windows of two years
+    locate them; the bounds always hold dates (the largest noisy decade held none in about half the runs)."""
+    fmt = DateFormat("%Y-%m-%d")
+    rng = np.random.default_rng(0)
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(-350, 350, 1000), unit="D")
+    x = fmt.parse(list(days.strftime("%Y-%m-%d")))
+    inside = []
+    for seed in range(20):
+        acc = Accountant(1.0)
+        col, info = discover_calendar("d", x, np.ones(len(x), np.int64), fmt, acc, make_noise(seed, quiet=True),
+                                      rho=4.647e-05 / 0.3, n_hat=1000, bins=16, n_null=0)  # fmt: skip
+        assert math.isclose(acc.spent, 4.647e-05 / 0.3)
+        if isinstance(col, Numeric):
+            inside.append(np.mean((x >= col.lower) & (x <= col.upper)))
+            assert inside[-1] > 0.1, (seed, info["lower"], info["upper"])  # (the months may narrow it further)
+    assert len(inside) >= 17 and np.mean(inside) > 0.8, inside
 
 
 def test_discovery_charges_the_format_counts_and_stays_within_rho():

@@ -13,7 +13,12 @@ the accountant (the amounts never depend on the data). Each step is charged befo
    for those after, and one for the records without a date (the null code; nullable when it passes the presence
    threshold). A record is in exactly one cell: L2 sensitivity 1. The year range is the numeric grid's rule
    (``numeric_discovery.grid_range``: the cells holding most of the mass, grown over cells passing the presence
-   threshold): post-processing.
+   threshold): post-processing. Where no decade, nor any window of consecutive decades, stands above the noise
+   (``grid_rules.core``), the same rule on the years themselves (dates within a few years: a window of 2 or 4
+   years has less noise than a decade); where nothing stands out there either, the dates are not located: the
+   column is the catch-all (a ``Categorical`` with no category, ``info["unlocated"]``, named as a loss by
+   ``discovery_report``), not a guessed decade, and step 2's rho is charged unused (so the amount spent never
+   depends on the data; the outcome is a function of the year counts alone: the guarantee is unchanged).
 2. Months (the rest; all of rho for a time of day, whose range is public): discrete Gaussian counts of the
    records in each month of the year range (each hour of the day): disjoint cells, sensitivity 1.
 
@@ -35,8 +40,9 @@ import numpy as np
 
 from privsample.data.edge_bounds import edge_cut
 from privsample.data.grid_rules import core_threshold, grid_range, presence_threshold
-from privsample.data.schema import Numeric
+from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Numeric
 from privsample.privacy.mechanisms import gaussian_measure
+from privsample.privacy.noise import SEEDED_LABEL
 
 __all__ = ["discover_calendar", "FIRST_YEAR", "LAST_YEAR", "CUT_SIGMAS"]
 
@@ -69,15 +75,20 @@ def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
     return edge_cut(noisy, sigma, CUT_SIGMAS), len(noisy) - edge_cut(noisy[::-1], sigma, CUT_SIGMAS)
 
 
-def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int]:
+def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int] | None:
     """(first, last) year cell holding the records: the decades holding them (``grid_range`` of the noisy year
     counts summed by decade, sd sigma sqrt(10)); inside them, where some years pass the core threshold, the grid's
     rule on the years (from those, outward over years passing the presence threshold); else (records spread thin
     over many years) the years from which the noisy count of records from each edge passes ``CUT_SIGMAS`` sd
-    (``edge_cut``). Post-processing."""
+    (``edge_cut``). Where no decade (nor window of decades) holds records above the noise, the grid's rule on the
+    years themselves (windows of 2, 4, ... years); None where that finds none either. Post-processing."""
     inner = gy[1:-1]  # the public years; cells 0 and -1 hold the years before and after
     dec = inner.reshape(-1, 10).sum(axis=1)
-    d0, d1 = grid_range(dec, sy * math.sqrt(10.0), n_plan)
+    decades = grid_range(dec, sy * math.sqrt(10.0), n_plan)
+    if decades is None:  # no decade stands out: the years themselves (windows of 2, 4, ... years: dates in a few)
+        years = grid_range(inner, sy, n_plan)
+        return None if years is None else (years[0] + 1, years[1] + 1)
+    d0, d1 = decades
     first, last = 10 * d0, 10 * d1 + 9
     span = inner[first : last + 1]
     if np.any(span > core_threshold(len(span)) * sy):  # years holding most records: the grid's rule from them
@@ -105,12 +116,13 @@ def _mass_edges(noisy: np.ndarray, j_lo: int, j_hi: int, bins: int) -> list[int]
 def discover_calendar(
     name: str, x: np.ndarray, weights: np.ndarray, fmt, accountant, noise, *, rho: float, n_hat: float,
     bins: int, n_null: int, notes: list[str] | None = None,
-) -> tuple[Numeric, dict[str, Any]]:  # fmt: skip
+) -> tuple[Numeric | Categorical, dict[str, Any]]:  # fmt: skip
     """(column, report entry) of a date, datetime or time column with ``fmt`` (``formats.DateFormat``), from its
     distinct numbers ``x`` (in ``fmt.unit``; NaN: not a date in the format) and their numbers of records
     ``weights``; ``n_null`` records are missing. Those and the values that do not read are one more cell of the
     first histogram (the null code): the column is nullable when its noisy count passes the presence threshold.
-    Module docstring: guarantee."""
+    The catch-all (a ``Categorical`` with no category) where the year counts do not locate the dates. Module
+    docstring: guarantee."""
     x = np.asarray(x, dtype=np.float64)
     w = np.asarray(weights, dtype=np.int64)
     ok = np.isfinite(x)
@@ -139,7 +151,11 @@ def discover_calendar(
         gy, sy = _spend(name, "years", f"records per year {FIRST_YEAR}-{LAST_YEAR} (and before, after, without one)",
                         counts, accountant, noise, half)  # fmt: skip
         gy, null, s_null = gy[:-1], float(gy[-1]), sy
-        i0, i1 = _year_range(gy, sy, n_plan)
+        years = _year_range(gy, sy, n_plan)
+        if years is None:  # no year located: the catch-all, step 2 charged unused
+            return _unlocated(name, fmt, null > presence_threshold(s_null, n_plan), (null, s_null), accountant,
+                              noise, rho - half, notes)  # fmt: skip
+        i0, i1 = years
         y0, y1 = FIRST_YEAR + i0 - 1, FIRST_YEAR + i1 - 1
         by_month = y1 - y0 < MONTHS_UP_TO  # else the cells are years
         m0 = (y0 - 1970) * 12
@@ -182,4 +198,32 @@ def discover_calendar(
             f"column '{name}': about {info['clipped_share']:.0%} of the records lie outside "
             f"[{info['lower']}, {info['upper']}] (noisy) and are clipped to it"
         )
+    return col, info
+
+
+def _unlocated(name, fmt, nullable, null, accountant, noise, rho, notes) -> tuple[Categorical, dict[str, Any]]:
+    """The catch-all of a date or datetime column whose years the noisy counts do not locate: step 2's ``rho``
+    charged unused (measured: nothing), and a report that says why."""
+    accountant.spend(
+        rho,
+        f"schema: {name}: months (not needed: no year located)",
+        mechanism="none",
+        measured="nothing (charged so that the cost does not depend on the data)",
+        private=noise.private,
+        **({} if noise.private else {"note": SEEDED_LABEL}),
+    )
+    if notes is not None:
+        notes.append(
+            f"column '{name}': {fmt.kind}, but its years could not be located above the noise of its private year "
+            f"counts: only the catch-all '{DEFAULT_OTHER_LABEL}' remains"
+        )
+    col = Categorical(name, (), nullable=bool(nullable), other=DEFAULT_OTHER_LABEL)
+    info = {
+        "kind": fmt.kind,
+        "format": fmt.spec(),
+        "unlocated": fmt.kind,
+        "null_count": null[0],
+        "null_sigma": null[1],
+        "nullable": bool(nullable),
+    }
     return col, info

@@ -176,7 +176,15 @@ def temporal_column(
         name, x, sc.counts, fmt, run.accountant, run.noise, rho=round_down(Fraction(rho_b) - Fraction(rho_f)),
         n_hat=run.n_hat, bins=run.bins, n_null=sc.n_missing, notes=run.notes,
     )  # fmt: skip
-    entry = {"name": name, "kind": fmt.kind, "kept": f"[{info['lower']}, {info['upper']}]", "catch_all_share": None}
+    if "lower" in info:
+        entry = {"name": name, "kind": fmt.kind, "kept": f"[{info['lower']}, {info['upper']}]", "catch_all_share": None}
+    else:  # not located (``discover_calendar``): only the catch-all (every value with a date goes there)
+        entry = {
+            "name": name,
+            "kind": "catch-all",
+            "kept": 0,
+            "catch_all_share": min(max(1.0 - t.missing_share, 0.0), 1.0),
+        }
     entry.update({k: v for k, v in info.items() if k not in entry})
     return col, entry
 

@@ -476,7 +476,9 @@ def private_schema(
         ledger entry does not record how many values were observed (that number is sensitive). Person-level, (g).
     (c) Numeric bounds: ``privsample.data.numeric_discovery.discover_numeric`` on the column's finite
         numbers (one per record), with rho_b and no delta (its candidates are a public grid); its own
-        docstring states its guarantee (rho_b-zCDP).
+        docstring states its guarantee (rho_b-zCDP). Where its noisy grid histogram does not locate the values
+        above the noise, the column is the catch-all (no bounds: kind "catch-all", ``unlocated`` in its report
+        entry, named as a loss by ``discovery_report``), as a categorical column that kept no category.
         Non-numeric values in a column judged numeric are not represented by the schema.
     (d) Integer codes: an integer column first spends ``code_test_rho`` (half its rho_b less what (e) spent,
         where a value needs at most 10% of n_hat records to pass; else nothing) on (b)'s thresholded histogram

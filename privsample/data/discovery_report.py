@@ -8,7 +8,8 @@ saving it with the model and deciding from it to stop cost no privacy.
   (categories or bounds and bins, a format), and the share of records in the catch-all, a noisy figure (``None``
   where discovery has none).
 * ``discovery_losses``: one ``Loss`` per column that discovery kept at most one value of (a categorical
-  column with one released category or none, a numeric column whose bounds meet) and per numeric column
+  column with one released category or none, a numeric column whose bounds meet, a numeric or date column whose
+  values could not be located above the noise, left with only the catch-all) and per numeric column
   whose noisy clipped share exceeds ``CLIP_LIMIT``: what is lost, in plain words, and what to do about it.
   The command line prints them as warnings, the Python API emits them as ``DiscoveryLossWarning``
   (``warn_losses``), the evaluation report lists them.
@@ -114,7 +115,14 @@ def discovery_losses(schema: Schema) -> list[Loss]:
     for col in schema.columns:
         if isinstance(col, Categorical):
             other = col.other or "(other)"
-            if not col.categories:
+            unlocated = info.get(col.name, {}).get("unlocated")
+            if unlocated and not col.categories:  # a numeric or date column whose values the noise hid: no bounds
+                kind = unlocated if isinstance(unlocated, str) else "numeric"
+                what = (
+                    f"{kind}: its values could not be located above the noise at this ε: every value becomes '{other}'"
+                )
+                losses.append(Loss(col.name, what, f"{REVIEWED} with its bounds, or a larger ε, keeps it"))
+            elif not col.categories:
                 losses.append(Loss(col.name, f"keeps no category: every value becomes '{other}'", kept_more))
             elif len(col.categories) == 1:
                 what = f"keeps only one value ({released(col.categories[0])})" + (
@@ -198,7 +206,8 @@ def discovery_rows(schema: Schema) -> list[DiscoveryRow]:
             n = len(col.categories)
             rows.append(DiscoveryRow(col.name, "categorical", f"{n} categor{'y' if n == 1 else 'ies'}", share))
         else:
-            rows.append(DiscoveryRow(col.name, "catch-all", f"only {col.other or '(other)'}", share))
+            lost = " (values not located)" if info.get(col.name, {}).get("unlocated") else ""
+            rows.append(DiscoveryRow(col.name, "catch-all", f"only {col.other or '(other)'}{lost}", share))
     return rows
 
 

@@ -1,9 +1,12 @@
 """Private discovery of one numeric column's public domain: bounds, point masses and bins, on a public grid.
 
 ``discover_numeric`` turns the numbers of one column into a ``Numeric`` schema column with differential
-privacy and never gives up: it always returns finite bounds and valid bins, however small or empty the
-column is. Every candidate value and range is a cell of a grid fixed in advance, so no step needs a release
-threshold or a delta: what the noisy counts show is post-processing (Dwork & Roth 2014, Prop. 2.1).
+privacy: finite bounds and valid bins, however small the column is, wherever its noisy counts show where its
+values lie; where they do not (no cell, nor any window of consecutive cells, stands above the noise), it does not
+guess: the column is the catch-all (a ``Categorical`` with no category, every value becoming its label), reported
+as lost (``info["unlocated"]``; ``discovery_report`` names it). Every candidate value and range is a cell of a grid
+fixed in advance, so no step needs a release threshold or a delta: what the noisy counts show is post-processing
+(Dwork & Roth 2014, Prop. 2.1).
 
 Guarantee: rho-zCDP (Bun & Steinke 2016) under add/remove-one-record neighbours (or the accountant's person-level
 unit, ``privsample.privacy.unit``: every sensitivity below times k, the noise calibrated to it), for exactly ``rho``
@@ -17,15 +20,19 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
    ``n_null`` is given. A record is in exactly one cell (:func:`grid_index`): L2 sensitivity 1. The column is
    nullable when the null cell's noisy count passes :func:`presence_threshold`.
    Post-processing (:func:`grid_range`): the *core* is every cell whose noisy count passes :func:`core_threshold` (an
-   empty cell passes with probability <= 1e-3 over all cells), or the largest cell; the range grows outward to the
-   next cell passing ``EXTEND_SIGMAS`` sigma, or over at most ``GAP_CELLS`` failing cells to one passing
-   ``GAP_SIGMAS`` sigma (``EXTEND_SIGMAS`` and ``GAP_SIGMAS`` rise to :func:`presence_threshold` where the noise
-   is small against the records). So a bound is never narrower than the cells that hold most of the mass. A range
-   of unit cells only is a code: it keeps exactly the integers whose noisy counts pass that threshold (unit bins;
-   every value decodes exactly). A unit cell in the range above the core threshold and ``POINT_MIN_SHARE`` of n_hat
-   gets a bin of its own (0 capital gain). Without a tree, the bins follow the cells' noisy mass (equal-mass at the
-   grid's resolution: geometric bins for skewed amounts); with one, each tree cell's bins follow the noisy mass of
-   the grid cells inside it (:func:`_mass_cuts`; equal width where that mass is too small to guide them).
+   empty cell passes with probability <= 1e-3 over all cells); where none does, the span of the windows of w
+   consecutive cells whose noisy sums pass the same rule at sd sqrt(w) sigma, at the smallest scale w = 2, 4, 8, ...
+   where one does (``grid_rules.core``); where none does at any scale, no range: the column is the catch-all and
+   the budget planned for the edge cells and the tree is charged unused (so the amount spent never depends on the
+   data; the outcome is a function of the same noisy counts, so the guarantee below is unchanged). The range grows
+   outward to the next cell passing ``EXTEND_SIGMAS`` sigma, or over at most ``GAP_CELLS`` failing cells to one
+   passing ``GAP_SIGMAS`` sigma (``EXTEND_SIGMAS`` and ``GAP_SIGMAS`` rise to :func:`presence_threshold` where the
+   noise is small against the records). So a bound is never narrower than the cells that hold most of the mass. A
+   range of unit cells only is a code: it keeps exactly the integers whose noisy counts pass that threshold (unit
+   bins; every value decodes exactly). A unit cell in the range above the core threshold and ``POINT_MIN_SHARE`` of
+   n_hat gets a bin of its own (0 capital gain). Without a tree, the bins follow the cells' noisy mass (equal-mass at
+   the grid's resolution: geometric bins for skewed amounts); with one, each tree cell's bins follow the noisy mass
+   of the grid cells inside it (:func:`_mass_cuts`; equal width where that mass is too small to guide them).
 2. Bin edges (``TREE_SHARE``, only when planned from n_hat): equal-frequency edges from a tree of private
    medians (the recursive splitting of Kaplan, Schnapp & Stemmer 2022; ``median_tree``): sensitivity 1/2
    within a cell and disjoint cells, so a level costs one selection's rho_l. If fewer than
@@ -61,7 +68,7 @@ from privsample.data.median_tree import (
     median_tree,
     tree_levels,
 )
-from privsample.data.schema import Numeric
+from privsample.data.schema import DEFAULT_OTHER_LABEL, Categorical, Numeric
 from privsample.privacy.mechanisms import sigma_for_rho
 from privsample.privacy.noise import SEEDED_LABEL
 
@@ -245,8 +252,10 @@ def discover_numeric(
     n_null: int | None = None,
     weights: np.ndarray | None = None,
     specials: dict[str, int] | None = None,
-) -> tuple[Numeric, dict]:
-    """Discover bounds, point masses and bins of one numeric column privately (see the module docstring).
+) -> tuple[Numeric | Categorical, dict]:
+    """Discover bounds, point masses and bins of one numeric column privately (see the module docstring): a
+    ``Numeric`` column, or the catch-all (a ``Categorical`` with no category; ``info["unlocated"]`` True) when the
+    grid histogram's noisy counts do not locate the values above the noise.
 
     ``n_null``: the number of the column's records without a number (missing or not numeric), counted as one
     more public cell of the grid histogram (a record is in exactly one cell); the column is then nullable when
@@ -278,15 +287,15 @@ def discover_numeric(
         weights=weights,
         specials=specials,
     )
-    if info.get("special"):
+    if info.get("special") and isinstance(col, Numeric):
         col = replace(col, special=tuple(info["special"]))
     return col, info
 
 
-def _unused(name, label, accountant, noise, rho) -> None:
+def _unused(name, label, accountant, noise, rho, why="unit bins") -> None:
     accountant.spend(
         rho,
-        f"schema: {name}: {label} (not needed: unit bins)",
+        f"schema: {name}: {label} (not needed: {why})",
         mechanism="none",
         measured="nothing (charged so that the cost does not depend on the data)",
         private=noise.private,
@@ -320,7 +329,10 @@ def _discover(
     g, sg, nullable, null_info = _grid_histogram(
         name, (x, w, cell_of), cells, integer, nullable, (n_null, specials or {}), accountant, noise, rho_grid, n_plan
     )
-    i0, i1, keep, unsupported, outside, t_keep = _support(cells, g, sg, n_plan)
+    located = grid_range(g, sg, n_plan)
+    if located is None:  # nothing above the noise: the catch-all, not a guess
+        return _unlocated(name, integer, nullable, null_info, (rho_tree, rho_edge), accountant, noise, notes)
+    i0, i1, keep, unsupported, outside, t_keep = _support(cells, g, sg, n_plan, located)
     spans = [_cell_span(cells[i], integer) for i in range(i0, i1 + 1)]
     lower, upper = min(a for a, _ in spans), max(b for _, b in spans)
     used = min(i0, CLIP_CELLS) + min(len(g) - 1 - i1, CLIP_CELLS)  # cells in the clipped-share estimate
@@ -418,10 +430,28 @@ def _grid_histogram(name, xw, cells, integer, nullable, extra, accountant, noise
     return g, sg, nullable, info
 
 
-def _support(cells, g, sg, n_plan):
+def _unlocated(name, integer, nullable, null_info, unspent, accountant, noise, notes):
+    """``_discover``'s outcome when the grid histogram does not locate the values (``grid_range`` is None): the
+    catch-all column (a ``Categorical`` with no category: every value becomes its label), the rest of the planned
+    budget charged unused (the amount never depends on the data), and a report that says why."""
+    for r, label in zip(unspent, ("bin edges", "edge cells")):
+        if r:
+            _unused(name, label, accountant, noise, r, "no bounds")
+    col = Categorical(name, (), nullable=nullable, other=DEFAULT_OTHER_LABEL)
+    info: dict[str, Any] = {"kind": "numeric", "integer": bool(integer), "unlocated": True}
+    info.update({k: v for k, v in null_info.items() if k != "special"})  # no bounds: -inf, inf go to the catch-all
+    if notes is not None:
+        notes.append(
+            f"column '{name}': numeric, but its values could not be located above the noise of its private grid "
+            f"histogram: only the catch-all '{DEFAULT_OTHER_LABEL}' remains"
+        )
+    return col, info
+
+
+def _support(cells, g, sg, n_plan, located):
     """(i0, i1, kept unit cells, unsupported values between them, noisy mass clipped off, presence threshold): the
-    grid range of the bounds, narrowed to the values a code's noisy counts support. Post-processing."""
-    i0, i1 = grid_range(g, sg, n_plan)
+    grid range of the bounds (``located``), narrowed to the values a code's noisy counts support. Post-processing."""
+    i0, i1 = located
     t_keep = presence_threshold(sg, n_plan)
     unsupported: list[float] = []
     keep: list[int] = []  # a code's kept unit cells
