@@ -86,6 +86,8 @@ SOURCES: dict[str, tuple[str, ...]] = {
 
 #: files of results/ that no script writes: not checked (reason shown by ``check_fresh.py --list``)
 KEPT: dict[str, str] = {
+    "aim_final_fit_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
+    "aim_final_fit_br2000.csv": "record of an experiment arm of aim_adult.py (--table br2000 --csv)",
     "aim_hugin_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
     "aim_rounds_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
     "aim_wide.md": "notes (profiles of AIM on wide tables)",
