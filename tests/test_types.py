@@ -433,3 +433,18 @@ def test_values_of_another_kind_in_a_numeric_column_are_named():
     from privsample.data.discovery_report import discovery_losses
 
     assert any("are not numbers" in loss.what for loss in discovery_losses(s))
+
+
+def test_type_bounds_keep_a_table_wide_false_alarm_rate():
+    """The bound that a column's absent kinds must stay under grows with the table's width, so that noise misreads
+    any of its columns with probability at most TYPE_FALSE_ALARM (3 sd per column misread one of 100 in 13%)."""
+    from statistics import NormalDist
+
+    from privsample.data.column_types import TYPE_FALSE_ALARM, TYPE_SIGMAS, misread_sigmas
+
+    assert misread_sigmas(1) == misread_sigmas(5) == TYPE_SIGMAS
+    for m in (10, 100, 1000):
+        z = misread_sigmas(m)
+        assert z > misread_sigmas(m // 10)
+        assert 1.0 - NormalDist().cdf(z) <= TYPE_FALSE_ALARM / m * (1 + 1e-9)
+    assert round(misread_sigmas(100), 2) == 3.72

@@ -8,6 +8,7 @@ Functions of ``privsample.data.discovery.private_schema``, whose docstring is th
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -45,6 +46,8 @@ __all__ = [
     "NULLABLE_SIGMAS",
     "TEXT_SHARE",
     "TYPE_SIGMAS",
+    "TYPE_FALSE_ALARM",
+    "misread_sigmas",
     "FORMAT_SHARE",
     "FORMAT_SIGMAS",
 ]
@@ -54,6 +57,9 @@ NULLABLE_SIGMAS = 2.0  # nullable iff noisy missing count > 2 sigma (a spurious 
 TEXT_SHARE = 0.05  # a column is numeric only if its noisy text count is at most this share (or 3 sigma)
 # numeric: noisy numeric count > 3 sd (of the sum); integer: integral > 3 sigma, non-integral <= 3 sigma
 TYPE_SIGMAS = 3.0
+# ... where the rare kinds of a column must stay under a bound, that bound is misread_sigmas(m) sd instead (m the
+# table's columns): a column holding none of them fails it with probability <= TYPE_FALSE_ALARM over the table
+TYPE_FALSE_ALARM = 0.01
 FORMAT_SIGMAS = 4.0  # a numeric column is formatted when its noisy count of formatted numbers passes this
 FORMAT_SHARE = 0.1  # of a date or formatted column's rho_b: the noisy counts of its public format classes
 
@@ -61,6 +67,15 @@ FORMAT_SHARE = 0.1  # of a date or formatted column's rho_b: the noisy counts of
 # ---------------------------------------------------------------------------------------------------
 # Private discovery: the steps of ``private_schema`` (its docstring is the privacy argument)
 # ---------------------------------------------------------------------------------------------------
+def misread_sigmas(columns: int) -> float:
+    """The bound, in sds, that the noisy count of kinds a column does not hold must stay under for (a) to read its
+    kind: the normal quantile of 1 - TYPE_FALSE_ALARM / ``columns`` (at least TYPE_SIGMAS), so that noise alone
+    misreads any column of a table of ``columns`` columns (a number column as text, an integer column as float,
+    a date column as text) with probability at most TYPE_FALSE_ALARM: 3 sd up to 5 columns, 3.7 for 100, 4.3 for
+    1,000 (3 sd for every column misread one column of 100 in about 13% of the runs). Public: the header."""
+    return max(TYPE_SIGMAS, NormalDist().inv_cdf(1.0 - TYPE_FALSE_ALARM / max(int(columns), 1)))
+
+
 @dataclass(frozen=True)
 class DiscoveryRun:
     """What every column's discovery shares: the accountant and noise, n_hat and delta_col (public after the plan),
@@ -73,6 +88,7 @@ class DiscoveryRun:
     max_categories: int
     bins: int
     notes: list[str]
+    columns: int = 1  # the table's number of columns (public: the header)
 
 
 def spend_gaussian(
@@ -122,18 +138,19 @@ def column_type(run: DiscoveryRun, name: str, sc: Scan, rho_a: float) -> ColumnT
     # the others, so that noise alone rarely changes a column's kind. Infinite values are numbers.
     numbers = n_int + n_frac + n_pinf + n_ninf + n_fmt
     total = numbers + n_date + n_text
-    integer = n_int > TYPE_SIGMAS * sigma_a and n_frac <= TYPE_SIGMAS * sigma_a
+    z = misread_sigmas(run.columns)  # the bounds on kinds a column may lack: a table-wide false-alarm rate
+    integer = n_int > TYPE_SIGMAS * sigma_a and n_frac <= z * sigma_a
     kind = "text"
     if (
         numbers > TYPE_SIGMAS * math.sqrt(5.0) * sigma_a
         and numbers > n_text + n_date
-        and n_text + n_date <= max(TYPE_SIGMAS * math.sqrt(2.0) * sigma_a, TEXT_SHARE * total)
+        and n_text + n_date <= max(z * math.sqrt(2.0) * sigma_a, TEXT_SHARE * total)
     ):
         kind = "formatted" if n_fmt > FORMAT_SIGMAS * sigma_a else "numeric"  # a false alarm: 3e-5
     elif (
         n_date > TYPE_SIGMAS * sigma_a
         and n_date > numbers + n_text
-        and numbers + n_text <= max(TYPE_SIGMAS * math.sqrt(6.0) * sigma_a, TEXT_SHARE * total)
+        and numbers + n_text <= max(z * math.sqrt(6.0) * sigma_a, TEXT_SHARE * total)
     ):
         kind = "date"
     # -inf and inf: two more public cells of a numeric column's grid histogram, which keeps a value when its noisy

@@ -458,10 +458,12 @@ def private_schema(
         integral, non-integral, +inf, -inf, date or time, formatted number, text) partitions the column, so
         one record changes one cell by 1: L2 sensitivity 1; discrete Gaussian with sigma_a = 1/sqrt(2 rho_a).
         Decisions (post-processing, ``column_types.column_type``): numeric iff the noisy numbers (the sum of
-        five cells) pass 3 times their sd and exceed the other kinds, which hold at most max(3 sqrt(2)
+        five cells) pass 3 times their sd and exceed the other kinds, which hold at most max(z sqrt(2)
         sigma_a, 5% of the noisy total) (coded columns such as 2, 3, 4, "5more" stay categorical); likewise a
-        date or time column; integer iff noisy integral > 3 sigma_a and noisy non-integral <= 3 sigma_a
-        (unsure -> float, whose bounds are not rounded); nullable iff noisy missing > 2 sigma_a.
+        date or time column; integer iff noisy integral > 3 sigma_a and noisy non-integral <= z sigma_a
+        (unsure -> float, whose bounds are not rounded); nullable iff noisy missing > 2 sigma_a. z =
+        ``misread_sigmas(m)`` (3 sd up to 5 columns, 3.7 for 100): noise misreads a column of the table with
+        probability at most 1%.
     (b) Categories: stability-based histogram. Noisy counts (discrete Gaussian, sigma_b) of every
         *observed* value; a value is released iff its noisy count > tau (``category_threshold``: the exact
         discrete Gaussian tail, at most 1 + sigma_b sqrt(2 ln(1/delta_col))),
@@ -535,7 +537,7 @@ def private_schema(
     start = len(accountant.ledger)
     n_hat, plan, splits = _plan(source, accountant, noise, rho, delta, m, count_rho, share, plan_options)
     notes = _plan_notes(plan, rho, delta, accountant.unit, accountant.neighbouring)  # k marked if chosen
-    run = _Run(accountant, noise, n_hat, round_down(Fraction(delta) / m), max_categories, bins, notes)
+    run = _Run(accountant, noise, n_hat, round_down(Fraction(delta) / m), max_categories, bins, notes, m)
     columns: list[Column] = []
     outside: list[Identifier | FreeText] = []  # not synthesized (e): at their positions
     report: list[dict[str, Any]] = []
