@@ -191,6 +191,17 @@ both under 0.5% needs an sd of about 16 records: about 4.6 times the budget per 
 this width (the 2 and 4 rows above), or fewer columns. Age's lower bound (16, the octave [16, 32) holding 43% of
 the records, real minimum 19) reaches below the minimum in every run: placing it inside the octave needs the
 lowest few records located to within about 30, far below the noise of any count at this budget.
+
+**The identifier check is not taken where it cannot find one.** An integer or text column's noisy number of
+distinct values (10% of its values budget) can call it an identifier only where its records with a value are at
+least ten sd of that count. At epsilon 1 that sd would be about 110 records here, more than a tenth of n_hat, so
+the count is not taken (a rule on n_hat and public constants) and the codes, grids and categories keep the 10%
+(the sd 34.7 above; 36.6 if it were taken). From epsilon 2 on it is taken.
+
+**Null codes in complete columns come mostly from the numeric ones.** A numeric column gets a null code when
+either of two cells of its grid histogram passes the presence threshold: the records without a value, or the
+values that are not numbers (missing in the output). At epsilon 1 that happens in about 4-5% of the runs per
+numeric column, against 2-3% for a categorical column (one cell), so the 9 numeric columns make most of `null`.
 """
 
 
