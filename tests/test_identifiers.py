@@ -17,9 +17,17 @@ import privsample
 from privsample.cli import main
 from privsample.data.column_scan import scan_series
 from privsample.data.discovery import draft_schema, private_schema
-from privsample.data.discovery_plan import DISTINCT_SHARE, column_split, distinct_rho
+from privsample.data.discovery_plan import (
+    DISTINCT_SHARE,
+    MIN_PRESENT_SIGMAS,
+    column_split,
+    discovery_forecast,
+    distinct_rho,
+    split_exact,
+    values_rho,
+)
 from privsample.data.decoding import decode, id_formats
-from privsample.data.id_discovery import discover_identifier
+from privsample.data.id_discovery import LONG_SHARE, discover_identifier
 from privsample.data.identifiers import MAX_EXPECTED_MATCHES, draw_ids, parse_format, signatures, widened
 from privsample.data.schema import Categorical, FreeText, Identifier, Numeric, Schema
 from privsample.errors import FreeTextWarning, IdentifierFormatWarning, InputError
@@ -257,8 +265,9 @@ class RecordingNoise(SeededNoise):
 class Run:
     """The shared state ``discover_identifier`` reads."""
 
-    def __init__(self, accountant, noise, delta_col=1e-8):
+    def __init__(self, accountant, noise, delta_col=1e-8, n_hat=1e6):
         self.accountant, self.noise, self.delta_col, self.notes = accountant, noise, delta_col, []
+        self.n_hat = n_hat
 
 
 def test_distinct_count_accounting_and_noise():
@@ -283,6 +292,35 @@ def test_distinct_count_accounting_and_noise():
         assert out.rho_b + acc.spent == pytest.approx(rho_b)
     sd = float(np.std(draws))
     assert sd == pytest.approx(entry.noise_scale, rel=0.1)  # about 15.8; half of it would be far outside
+
+
+def test_distinct_count_not_taken_where_no_column_could_pass():
+    """Where n_hat is below MIN_PRESENT_SIGMAS sd of the distinct count, (e1) could call no column identifier-like
+    (and (e3)'s count, of larger sd, no column free text): the count is not taken and the column keeps all of its
+    rho_b. The rule reads n_hat and public constants only; the plan and the forecast use the same function."""
+    assert LONG_SHARE <= DISTINCT_SHARE  # (e3)'s sd is at least (e1)'s, so its bar is out of reach too
+    rho_b = 0.002
+    sd = sigma_for_rho(split_exact(rho_b, [DISTINCT_SHARE, 1.0 - DISTINCT_SHARE])[0])  # about 50
+    bar = MIN_PRESENT_SIGMAS * sd
+    assert distinct_rho(rho_b, bar - 1.0) == 0.0 and values_rho(rho_b, bar - 1.0) == rho_b
+    assert distinct_rho(rho_b, bar + 1.0) == distinct_rho(rho_b) == pytest.approx(DISTINCT_SHARE * rho_b)
+    assert values_rho(rho_b, bar + 1.0) + distinct_rho(rho_b, bar + 1.0) == pytest.approx(rho_b)
+    assert distinct_rho(rho_b, 2 * bar - 1.0, max_rows=2) == 0.0 < distinct_rho(rho_b, 2 * bar + 2.0, max_rows=2)
+    sc = scan_series(pd.Series([f"P-{i:06d}" for i in range(400)], dtype=object))  # all distinct, one format
+    for n_hat in (bar - 1.0, 400.0):
+        acc = Accountant(1.0, delta_slack=1e-6)
+        out = discover_identifier(Run(acc, SeededNoise(0, quiet=True), 1e-7, n_hat), "p", sc, rho_b, present=n_hat,
+                                  integer=False)  # fmt: skip
+        assert out.column is None and not out.text and out.rho_b == rho_b and acc.spent == 0 and not acc.ledger
+    # in a run: no distinct counts, the values get what the plan counted on, as the forecast says
+    df = pd.DataFrame({"id": [str(1000 + i) for i in range(300)], "g": ["a", "b", "c"] * 100}, dtype=object)
+    acc = Accountant(1.0, delta_slack=1e-6)
+    s = private_schema(df, acc, SeededNoise(1, quiet=True), rho=0.01, delta=1e-7, share=None)
+    assert not any(e.label.endswith("distinct values") for e in acc.ledger) and not s.identifiers
+    sd_g = next(e for e in acc.ledger if e.label == "schema: g: category counts").noise_scale
+    n_hat = s.discovery["n_hat"]
+    f = discovery_forecast(0.01, 1e-7, int(n_hat), 2)
+    assert f["sigma_categories"] == pytest.approx(sd_g)
 
 
 def test_distinct_count_has_sensitivity_one():

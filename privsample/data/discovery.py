@@ -492,7 +492,8 @@ def private_schema(
         Either way the column spends at most rho_b and delta_col (adaptive composition).
     (e) Identifiers and free text: every text column and every integer column first runs
         ``privsample.data.id_discovery.discover_identifier`` (its docstring states the mechanisms and their
-        guarantees): a noisy number of distinct values (sensitivity 1, ``DISTINCT_SHARE`` of rho_b); for an
+        guarantees): a noisy number of distinct values (sensitivity 1, ``DISTINCT_SHARE`` of rho_b; not taken where
+        n_hat is too small for any column to pass: ``discovery_plan.distinct_rho``); for an
         identifier-like column (noisy distinct count near the noisy number of records with a value) the
         thresholded histogram of its values' format signatures with delta_col; for a mostly distinct text
         column a noisy count of long values. An identifier or free-text column is not synthesized: it is kept

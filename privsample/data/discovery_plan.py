@@ -43,6 +43,7 @@ __all__ = [
     "distinct_rho",
     "values_rho",
     "DISTINCT_SHARE",
+    "MIN_PRESENT_SIGMAS",
     "CODE_SHARE",
     "CODE_MAX_FRACTION",
     "COUNT_SHARE",
@@ -146,20 +147,30 @@ def category_threshold(sigma: float, delta: float, max_rows: int = 1) -> float:
     return bound
 
 
-# -- identifier check (utility choice; privacy does not depend on it)
+# -- identifier check (utility choices; privacy does not depend on them)
 DISTINCT_SHARE = 0.1  # of a text or integer column's values budget: its noisy number of distinct values first
+MIN_PRESENT_SIGMAS = 10.0  # identifier-like only where the records with a value are at least this many sd of it
 
 
-def distinct_rho(rho_b: float) -> float:
+def distinct_rho(rho_b: float, n_hat: float = math.inf, max_rows: int = 1) -> float:
     """The rho a text or integer column spends first on its noisy number of distinct values (the identifier check
-    of ``private_schema``, ``privsample.data.id_discovery``): ``DISTINCT_SHARE`` of ``rho_b``, rounded down."""
-    return split_exact(rho_b, [DISTINCT_SHARE, 1.0 - DISTINCT_SHARE])[0]
+    of ``private_schema``, ``privsample.data.id_discovery``): ``DISTINCT_SHARE`` of ``rho_b``, rounded down; 0
+    where the check cannot find anything, so that the column's categories, codes or grid keep all of ``rho_b``:
+    where n_hat (the most records a column can have with a value) is below ``MIN_PRESENT_SIGMAS`` sd of the
+    count at that rho (sensitivity ``max_rows``, the privacy unit's k), the bar (e1) sets for an identifier-like
+    column, and so also below (e3)'s bar for long values, whose count (``LONG_SHARE`` <= ``DISTINCT_SHARE`` of
+    rho_b) has the larger sd. A function of ``rho_b``, n_hat (a noisy count) and public constants:
+    post-processing."""
+    rho_d = split_exact(rho_b, [DISTINCT_SHARE, 1.0 - DISTINCT_SHARE])[0]
+    if rho_d > 0 and max(float(n_hat), 1.0) < MIN_PRESENT_SIGMAS * sigma_for_rho(rho_d, max_rows * 1.0):
+        return 0.0
+    return rho_d
 
 
-def values_rho(rho_b: float) -> float:
+def values_rho(rho_b: float, n_hat: float = math.inf, max_rows: int = 1) -> float:
     """What a text or integer column that is not an identifier has left for its categories, codes or grid:
-    ``rho_b`` less ``distinct_rho(rho_b)`` (exactly, rounded down)."""
-    return round_down(Fraction(rho_b) - Fraction(distinct_rho(rho_b)))
+    ``rho_b`` less ``distinct_rho(rho_b, n_hat, max_rows)`` (exactly, rounded down)."""
+    return round_down(Fraction(rho_b) - Fraction(distinct_rho(rho_b, n_hat, max_rows)))
 
 
 # -- integer codes (utility choices; privacy does not depend on them)
@@ -236,7 +247,7 @@ def _threshold_at(
     if rho <= 0:
         return rho, math.inf
     col_rho = split_exact(rho, [1.0] * m)[0]
-    rho_b = values_rho(column_split(col_rho, n_hat, max_rows)[1])  # a text column checks for identifiers first
+    rho_b = values_rho(column_split(col_rho, n_hat, max_rows)[1], n_hat, max_rows)  # after a text column's (e1)
     if rho_b <= 0:
         return rho, math.inf
     return rho, min_category_records(sigma_for_rho(rho_b, max_rows * 1.0), delta_col, pass_probability, max_rows)
@@ -383,12 +394,12 @@ def discovery_forecast(
     )
     n_hat = details["n_hat"]
     rho_b = column_split(split_exact(rho_cols, [1.0] * m)[0], n_hat, k)[1]
-    rho_v = values_rho(rho_b) if rho_b > 0 else 0.0  # a text or integer column: after its identifier check
+    rho_v = values_rho(rho_b, n_hat, k) if rho_b > 0 else 0.0  # a text or integer column: after its (e1)
     sigma_b = sigma_for_rho(rho_v, unit) if rho_v > 0 else None
     rho_grid = grid_budget(rho_b, n_hat, bins, max_rows=k)[0] if rho_b > 0 else 0.0
     sigma_grid = sigma_for_rho(rho_grid, unit) if rho_grid > 0 else None
     delta_col = round_down(Fraction(delta) / m)
-    rho_d = distinct_rho(rho_b) if rho_b > 0 else 0.0
+    rho_d = distinct_rho(rho_b, n_hat, k) if rho_b > 0 else 0.0
     rho_c = code_test_rho(rho_b, delta_col, n_hat, rho_d, k) if rho_v > 0 else 0.0
     if rho_c > 0:  # an integer column tests for codes first (its identifier check out of the test's share)
         sigma_c = sigma_for_rho(rho_c, unit)

@@ -16,7 +16,9 @@ noisy row count n_hat and public constants.
      noisy distinct - sigma_d >= ``ID_DISTINCT_SHARE`` (0.9) * present and present >= ``MIN_PRESENT_SIGMAS`` (10)
      sigma_d: post-processing of noisy counts and public numbers (the second condition keeps a small table, whose
      counts are mostly noise, from passing by chance: a column of few distinct values would need noise of about
-     9 sigma_d).
+     9 sigma_d). Where even n_hat is below ``MIN_PRESENT_SIGMAS`` sigma_d, no column can pass, nor (e3) (its sd is
+     larger): the count is not taken and the column keeps all of rho_b for its categories, codes or grid
+     (``discovery_plan.distinct_rho``: a function of n_hat and public constants, decided before any spend).
 (e2) Format, for an identifier-like column. Every value maps to its signature in the public family of formats
      (``privsample.data.identifiers.signatures``: ``{k digits}`` with an optional literal prefix and suffix,
      ``{uuid}``, ``{k hex}``, else "other"). The signature counts are released with the stability-based
@@ -57,7 +59,14 @@ from typing import Any
 import numpy as np
 
 from privsample.data.column_scan import Scan
-from privsample.data.discovery_plan import DISTINCT_SHARE, category_threshold, distinct_rho, round_down, split_exact
+from privsample.data.discovery_plan import (
+    DISTINCT_SHARE,
+    MIN_PRESENT_SIGMAS,
+    category_threshold,
+    distinct_rho,
+    round_down,
+    split_exact,
+)
 from privsample.data.identifiers import OTHER_SIGNATURE, signatures
 from privsample.data.schema import Categorical, FreeText, Identifier
 from privsample.privacy.accountant import Accountant
@@ -90,7 +99,7 @@ TEXT_DISTINCT_SHARE = 0.5  # a text column with more distinct values than this s
 LONG_TEXT = 40  # characters: a longer value is long
 LONG_TEXT_SHARE = 0.5  # free text: noisy long values - 1 sd > half of the noisy records with a value
 MARGIN_SIGMAS = 1.0
-MIN_PRESENT_SIGMAS = 10.0  # ... and only where the records with a value are at least 10 sd of the count
+# MIN_PRESENT_SIGMAS (discovery_plan, 10): ... and only where the records with a value are at least 10 sd of the count
 
 
 @dataclass
@@ -165,7 +174,7 @@ def discover_identifier(run: Any, name: str, sc: Scan, rho_b: float, *, present:
     records with a value (n_hat less the noisy missing count). ``integer``: an integer column (else text)."""
     accountant, noise, delta_col, notes = run.accountant, run.noise, run.delta_col, run.notes
     present = max(float(present), 1.0)
-    rho_d = distinct_rho(rho_b)
+    rho_d = distinct_rho(rho_b, run.n_hat, accountant.unit.max_rows)  # 0 where n_hat is too small for (e1) and (e3)
     if not rho_d > 0:
         return IdOutcome(None, None, rho_b)
     noisy, sigma_d = gaussian_measure(
