@@ -203,6 +203,18 @@ def _start_potentials(domain, cliques, shape, warm_start, zeros) -> tuple[dict, 
     return theta, masks
 
 
+def _masked_gradient(loss_fn, masks):
+    """(loss, gradient) at ``mu`` with the masked (forbidden) cells' gradient zeroed: they never move."""
+
+    def gradient(mu):
+        loss, g = loss_fn(mu)
+        for c, m in masks.items():
+            g[c][m] = 0.0
+        return loss, g
+
+    return gradient
+
+
 def _armijo_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, on_block):
     """:func:`estimate`'s mirror descent on the junction tree ``tree``: ``iters`` steps with Armijo's rule on
     the step (grown by 1% when accepted, halved when not); the masked cells' gradient is zeroed. Returns
@@ -210,11 +222,7 @@ def _armijo_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, o
     work: dict = {}  # the super-clique tables, reused by every calibration of this fit
     mu = tree.marginals(theta, total, work)
 
-    def gradient(mu):
-        loss, g = loss_fn(mu)
-        for c, m in masks.items():  # forbidden cells never move
-            g[c][m] = 0.0
-        return loss, g
+    gradient = _masked_gradient(loss_fn, masks)
 
     loss, g = gradient(mu)
     blocks = math.ceil(iters / STEPS_PER_BLOCK)
@@ -244,11 +252,7 @@ def _accelerated_descent(tree, loss_fn, cliques, masks, theta, total, alpha, ite
     work: dict = {}
     mu = tree.marginals(theta, total, work)
 
-    def gradient(mu):
-        loss, g = loss_fn(mu)
-        for c, m in masks.items():  # forbidden cells never move
-            g[c][m] = 0.0
-        return loss, g
+    gradient = _masked_gradient(loss_fn, masks)
 
     loss, g = gradient(mu)
     prev, k = theta, 0
