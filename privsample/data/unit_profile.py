@@ -21,7 +21,7 @@ noisy counts is post-processing, with no further read of the records:
   people spread thinly over the cells of many rows are not told apart from noise, so it tends to be low when a few
   people hold many rows (``benchmarks/results/person_level.md`` compares it with the truth). The same share from the
   raw noisy counts (negative at zero), which tends to be high (noise in the empty cells of many rows counts as
-  people), is reported beside it when the two differ by 5 points or more (``removed_upper``);
+  people), is reported beside it (``removed_upper``), always, so that the wording does not depend on the noise;
 * the chosen k, when none is given (``choose_k``): the grid value minimising an error proxy for a 2-way marginal,
   the share of rows removed plus the noise that k brings, ``sqrt(2/pi) * CELLS * sigma_k / n_k`` with
   sigma_k = k * sqrt(m / (2 rho)) (rho the synthesis budget spread over m = ``MARGINALS_PER_COLUMN`` times the
@@ -67,16 +67,16 @@ class UnitProfile:
 
     def describe(self) -> str:
         """One line for the user: k (a mechanism output when chosen) and the noisy share of rows removed, with the
-        raw estimate beside it when the two differ (people with many rows too few to tell from the noise)."""
+        raw estimate beside it (people with many rows too few to tell from the noise)."""
         k = released(self.k) if self.chosen else str(self.k)
         how = "chosen privately" if self.chosen else "given"
         rows = "row" if self.k == 1 else "rows"
         lo = released(100 * self.removed_share, ".1f")
-        if self.removed_upper is not None and self.removed_upper - self.removed_share >= 0.05:
+        if self.removed_upper is not None:  # the same wording whatever the noise drew: only the figures are released
             hi = released(100 * self.removed_upper, ".1f")
             removed = (
-                f"an estimated {lo}% of the rows, perhaps up to {hi}% (noisy: at this budget, the few people with "
-                "many rows cannot be told from noise)"
+                f"an estimated {lo}% of the rows, perhaps up to {hi}% (noisy estimates: the few people with many "
+                "rows cannot be told from noise)"
             )
         else:
             removed = f"about {lo}% of the rows (a noisy estimate)"
