@@ -128,6 +128,8 @@ def test_bad_input_raises_before_any_spend(bad, match, monkeypatch):
         (("mst",), {"epsilon": 0}, "epsilon"),
         (("mst",), {"delta": 2}, "delta"),
         (("mst",), {"bogus": 1}, "unknown option"),
+        (("mst",), {"seed": 1}, r"unknown option\(s\) seed \(mst takes: iters, max_memory_mb\)"),
+        (("aim",), {"unsafe_as_published": True}, "applies to ppsyn-paper, not aim"),
         (("mst",), {"workload": "a,b"}, "apply to aim and ppsyn"),
         (("ppsyn-paper",), {}, "NOT differentially private"),
         (("aim",), {"workload": [1, 2]}, "workload must be"),

@@ -56,6 +56,14 @@ CASES = {
         {"method": "ppsyn-paper", "eta": 2.0, "unsafe_as_published": True},
     ),  # fmt: skip
     "eta on annealed ppsyn": (["--eta", "0.5"], {"eta": 0.5}),
+    "unsafe-as-published on mst": (
+        ["-m", "mst", "--unsafe-as-published"],
+        {"method": "mst", "unsafe_as_published": True},
+    ),
+    "unsafe-as-published on auto": (
+        ["-m", "auto", "--unsafe-as-published"],
+        {"method": "auto", "unsafe_as_published": True},
+    ),
     "engine unknown": (["--engine", "pandas"], {"engine": "pandas"}),
     "public on ppsyn-paper": (
         ["-m", "ppsyn-paper", "--unsafe-as-published", "--public", "{csv}"],

@@ -28,6 +28,12 @@ OPTIONS = (
     "unsafe_as_published",
 )
 WORKLOAD_METHODS = ("aim", "ppsyn", "ppsyn-paper")  # the methods that take a workload and a model-size limit
+METHOD_OPTIONS = {  # the options each method takes (the rules below refuse the others by name)
+    "mst": ("iters", "max_memory_mb"),
+    "aim": ("iters", "workload", "max_model_size", "max_memory_mb"),
+    "ppsyn": ("iters", "workload", "max_model_size", "schedule", "max_candidates", "eta", "max_memory_mb"),
+    "ppsyn-paper": ("iters", "workload", "max_model_size", "eta", "max_memory_mb", "unsafe_as_published"),
+}
 
 
 def synthesizer_class(method: str) -> type[Synthesizer]:
@@ -74,7 +80,7 @@ def method_options(method: str, name: OptionName = python_option, research: bool
     if method == AUTO:
         one = [
             k for k in ("workload", "max_model_size", "schedule", "max_candidates", "eta") if options.get(k) is not None
-        ]
+        ] + (["unsafe_as_published"] if options.get("unsafe_as_published") else [])
         if one or extra:
             raise InputError(
                 f"{name((one or sorted(extra))[0])} belongs to one method: with {name('method')} auto only "
@@ -83,8 +89,11 @@ def method_options(method: str, name: OptionName = python_option, research: bool
         method = STAND_IN  # the options every method takes
     unknown = sorted(set(extra) - (constructor_keywords(method) if research else set()))
     if unknown:
-        raise InputError(f"unknown option(s) {', '.join(unknown)} (choose from: {', '.join(OPTIONS)})")
+        takes = ", ".join(name(k) for k in METHOD_OPTIONS[method])
+        raise InputError(f"unknown option(s) {', '.join(unknown)} ({method} takes: {takes})")
     o = {k: options.get(k) for k in OPTIONS}
+    if o["unsafe_as_published"] and method != "ppsyn-paper":
+        raise InputError(f"{name('unsafe_as_published')} applies to ppsyn-paper, not {method}")
     if method == "ppsyn-paper" and not o["unsafe_as_published"]:
         raise InputError(
             f"{name('method')} ppsyn-paper runs the published PPSyn, which is NOT differentially private; "
@@ -198,6 +207,7 @@ __all__ = [
     "STAND_IN",
     "METHODS",
     "OPTIONS",
+    "METHOD_OPTIONS",
     "PUBLIC_ONLY",
     "DEFAULT_MAX_MEMORY_MB",
     "make_synthesizer",
