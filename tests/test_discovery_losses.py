@@ -36,8 +36,19 @@ def discovered(columns, clipped: dict[str, float], provenance: str = "private") 
     for c in columns:
         if isinstance(c, Numeric):
             report.append({"name": c.name, "kind": "numeric", "clipped_share": clipped.get(c.name, 0.0)})
-        else:
-            report.append({"name": c.name, "kind": "categorical", "kept": len(c.categories), "catch_all_share": 0.1})
+        else:  # a noisy catch-all share of 10% (n_hat 1000, sigma 5: sd 0.5-0.7%), 0 for a column named const*
+            counts = {str(v): 1000.0 / (len(c.categories) or 1) for v in c.categories}
+            share = 0.0 if c.name.startswith("const") else 0.1
+            report.append(
+                {
+                    "name": c.name,
+                    "kind": "categorical",
+                    "kept": len(c.categories),
+                    "catch_all_share": share,
+                    "sigma": 5.0,
+                    "counts": counts,
+                }
+            )
     disc = {"n_hat": 1000.0, "share": 0.5, "rule": "planned", "min_category_records": 123, "columns": report}
     return Schema(columns, provenance=provenance, discovery=disc)
 
@@ -48,6 +59,7 @@ def every_kind() -> Schema:
         [
             Categorical("none", (), other="(other)"),
             Categorical("blue", ("blue",), other="(other)"),
+            Categorical("const", ("yes",), other="(other)"),
             Categorical("two", ("a", "b"), other="(other)"),
             Numeric("five", 5, 5, bins=1, integer=True),
             Numeric("age", 9, 63, bins=8, integer=True),
@@ -60,18 +72,22 @@ def every_kind() -> Schema:
 
 
 def test_each_kind_of_loss():
-    """One loss per column kept with at most one value, and per numeric column clipping more than 5% (noisy)."""
+    """One loss per column kept with no value, per column kept with one value whose catch-all or clipped share
+    is beyond its noise, and per numeric column clipping more than 5% (noisy). A constant column (one value, kept,
+    nothing in the catch-all or clipped: ``const``, ``point``) loses nothing and is not named."""
     losses = discovery_losses(every_kind())
-    assert [x.column for x in losses] == ["none", "blue", "five", "age", "point"]
+    assert [x.column for x in losses] == ["none", "blue", "two", "five", "age"]
     by = {x.column: x for x in losses}
     assert by["none"].what == "keeps no category: every value becomes '(other)'"
-    assert by["blue"].what == "keeps only one value (blue); every other value becomes '(other)'"
+    assert by["blue"].what == (
+        "keeps only one value (blue); about 10% of its records are merged into '(other)' (a noisy estimate)"
+    )
+    assert by["two"].what == "about 10% of its records are merged into '(other)' (a noisy estimate)"
     assert by["five"].what.startswith("numeric: keeps only one value (5): every value is clipped to it")
     assert "about 30% of the values lie elsewhere" in by["five"].what
     assert by["age"].what == (
         "numeric: about 12% of its values lie outside [9, 63] and are clipped to the bounds (a noisy estimate)"
     )
-    assert by["point"].what == "numeric: keeps only one value (1.5): every value is clipped to it"
     assert all("reviewed schema" in x.advice and "larger ε" in x.advice for x in losses)
     assert "123 records" in by["none"].advice and "wider bounds" in by["age"].advice
     assert str(by["blue"]) == f"blue: {by['blue'].what}; {by['blue'].advice}"
@@ -104,7 +120,8 @@ def table(n: int = 400, seed: int = 0) -> pd.DataFrame:
         {
             "sex": rng.choice(["F", "M"], n),
             "color": rng.choice(["red", "green", "blue"], n),
-            "const": ["blue"] * n,  # one value: discovery keeps it alone
+            "const": ["blue"] * n,  # one value: discovery keeps it alone, and nothing is lost
+            "rare": rng.choice([f"r{i}" for i in range(100)], n),  # 100 values of ~4 records: none kept
             "age": rng.integers(20, 60, n),
         }
     )
@@ -117,12 +134,12 @@ def test_cli_prints_one_line_per_loss_under_one_warning(tmp_path, capsys):
     code, text = run(argv, capsys)
     assert code == 0, text
     losses = privsample.load(model).losses
-    assert "const" in [x.column for x in losses]
+    assert "rare" in [x.column for x in losses] and "const" not in [x.column for x in losses]
     assert text.count("warning: private discovery lost detail in") == 1, text
     lines = " ".join(text.split("\n")).split("  - ")  # rich may wrap a long line
     named = [seg for seg in lines[1:] if any(seg.startswith(f"{x.column}: ") for x in losses)]
     assert len(named) == len(losses), text
-    assert any(seg.startswith("const: keeps only one value (blue)") for seg in named)
+    assert any(seg.startswith("rare: keeps no category") for seg in named)
     assert "Traceback" not in text and "DiscoveryLossWarning" not in text  # printed once, as the command's own
 
 
@@ -132,12 +149,12 @@ def test_api_warns_and_lists_the_losses():
         s = privsample.Synthesizer("mst", epsilon=5, iters=20).fit(table(), seed=0)
     mine = [w for w in seen if issubclass(w.category, DiscoveryLossWarning)]
     assert [x.column for x in s.losses] == [str(w.message).split(": ")[1] for w in mine]
-    assert "const" in [x.column for x in s.losses]
+    assert "rare" in [x.column for x in s.losses] and "const" not in [x.column for x in s.losses]
     assert all(os.path.samefile(w.filename, __file__) for w in mine)  # the user's line, not the library's
     assert issubclass(privsample.DiscoveryLossWarning, UserWarning)
-    with pytest.warns(DiscoveryLossWarning, match="const: keeps only one value"):
+    with pytest.warns(DiscoveryLossWarning, match="rare: keeps no category"):
         privsample.synthesize(table(), epsilon=5, method="mst", method_options={"iters": 20}, seed=0, sample=False)
-    with pytest.warns(DiscoveryLossWarning, match="const: keeps only one value"):
+    with pytest.warns(DiscoveryLossWarning, match="rare: keeps no category"):
         privsample.Schema.discover(table(), epsilon=5, seed=0)
 
 
@@ -147,10 +164,10 @@ def test_report_says_what_discovery_lost(tmp_path):
         s = privsample.Synthesizer("mst", epsilon=5, iters=20).fit(table(), seed=0)
     real, synth = table(seed=1), s.sample(300, seed=0)
     page = privsample.evaluate(real, synth, model=s).to_html()
-    assert "What private discovery lost" in page and "keeps only one value (blue)" in page
+    assert "What private discovery lost" in page and "keeps no category" in page
     s.save(tmp_path / "m.zip")  # the command line's --model: a saved model
     page = privsample.evaluate(real, synth, model=tmp_path / "m.zip").to_html()
-    assert "What private discovery lost" in page and "const" in page
+    assert "What private discovery lost" in page and "rare" in page
     reviewed = privsample.Synthesizer("mst", epsilon=5, iters=20).fit(
         table(), schema=privsample.Schema(list(s.schema.columns)), seed=0
     )

@@ -7,10 +7,11 @@ saving it with the model and deciding from it to stop cost no privacy.
 * ``discovery_rows``: one row per column (identifier and free-text columns too): its kind, what was kept
   (categories or bounds and bins, a format), and the share of records in the catch-all, a noisy figure (``None``
   where discovery has none).
-* ``discovery_losses``: one ``Loss`` per column that discovery kept at most one value of (a categorical
-  column with one released category or none, a numeric column whose bounds meet, a numeric or date column whose
-  values could not be located above the noise, left with only the catch-all) and per numeric column
-  whose noisy clipped share exceeds ``CLIP_LIMIT``: what is lost, in plain words, and what to do about it.
+* ``discovery_losses``: one ``Loss`` per column that discovery kept no value of (a categorical column with no
+  released category, a numeric column whose bounds meet, a numeric or date column whose values could not be
+  located above the noise, left with only the catch-all), per categorical column whose noisy catch-all share
+  and per numeric column whose noisy clipped share exceeds ``CLIP_LIMIT`` beyond its noise (a column holding one
+  value, kept as that one category, loses nothing): what is lost, in plain words, and what to do about it.
   The command line prints them as warnings, the Python API emits them as ``DiscoveryLossWarning``
   (``warn_losses``), the evaluation report lists them.
 * ``dropped_columns``: one line per free-text column, which the output leaves out; ``warn_dropped`` emits them as
@@ -124,15 +125,12 @@ def discovery_losses(schema: Schema) -> list[Loss]:
                 losses.append(Loss(col.name, what, f"{REVIEWED} with its bounds, or a larger ε, keeps it"))
             elif not col.categories:
                 losses.append(Loss(col.name, f"keeps no category: every value becomes '{other}'", kept_more))
-            elif len(col.categories) == 1:
-                what = f"keeps only one value ({released(col.categories[0])})" + (
-                    f"; every other value becomes '{other}'" if col.other is not None else ""
-                )
-                losses.append(Loss(col.name, what, kept_more))
-            else:
+            else:  # a loss where the catch-all holds a share beyond its noise (a constant column loses nothing)
                 merged = _merged_share(info.get(col.name, {}), (schema.discovery or {}).get("n_hat"))
                 if merged is not None:
                     what = f"about {_share(merged)} of its records are merged into '{other}' (a noisy estimate)"
+                    if len(col.categories) == 1:
+                        what = f"keeps only one value ({released(col.categories[0])}); {what}"
                     losses.append(Loss(col.name, what, kept_more))
             continue
         about = info.get(col.name, {})
@@ -148,11 +146,12 @@ def discovery_losses(schema: Schema) -> list[Loss]:
         sd = float(about.get("clipped_sd") or 0.0)
         floor = about.get("tail_floor")
         likely = share is not None and share > CLIP_LIMIT + 2.0 * sd  # the noisy estimate, beyond its noise
-        if _one_value(col):
-            what = f"{kind}: keeps only one value ({_shown(col, col.lower)}): every value is clipped to it"
-            if likely:
-                what += f" (about {_share(share)} of the values lie elsewhere, a noisy estimate)"
-            losses.append(Loss(col.name, what, f"{REVIEWED} with its bounds, or a larger ε, keeps more"))
+        if _one_value(col):  # a loss unless the noisy share clipped to it is known and within its noise
+            if likely or share is None:
+                what = f"{kind}: keeps only one value ({_shown(col, col.lower)}): every value is clipped to it"
+                if likely:
+                    what += f" (about {_share(share)} of the values lie elsewhere, a noisy estimate)"
+                losses.append(Loss(col.name, what, f"{REVIEWED} with its bounds, or a larger ε, keeps more"))
         elif likely:
             lo, hi = _shown(col, col.lower), _shown(col, col.upper)
             losses.append(

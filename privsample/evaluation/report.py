@@ -279,11 +279,11 @@ def discovery_section(losses: Sequence[Mapping[str, Any]]) -> str:
     guarantee's ``discovery_losses``; post-processing of the released schema, no statistic of the real table)."""
     head = (
         "<h2>What private discovery lost</h2><p class='note'>The model's schema was discovered privately, from "
-        "noisy counts: a column kept with at most one value, or whose bounds clip more than 5% of its values "
-        "(a noisy estimate), is listed here with what to do about it.</p>"
+        "noisy counts: a column kept with no value, or whose catch-all holds or bounds clip more than 5% of its "
+        "values (a noisy estimate), is listed here with what to do about it.</p>"
     )
     if not losses:
-        return head + "<p>Nothing: every column kept more than one value and clips at most 5% of its values.</p>"
+        return head + "<p>Nothing: every column kept its values, up to 5% in the catch-all or clipped.</p>"
     return head + _table(
         ["column", "what was lost", "what to do"], [(x["column"], x["what"], x["advice"]) for x in losses]
     )
