@@ -28,9 +28,11 @@ noisy row count n_hat and public constants.
      most delta_col (Korolova et al. 2009; Bun & Steinke 2016 section 8). Hence (rho_s, delta_col)-approximate
      zCDP, rho_s = ``SIGNATURE_SHARE`` of rho_b. The column's delta_col is spent here, so an integer column
      skips the codes test (which would spend it again) and goes to the grid. The released signature with the
-     largest noisy count (ties by text) that is not "other" and holds ``ID_COVERAGE`` of present (text) or
-     ``INTEGER_ID_COVERAGE`` (an integer column: amounts with all-distinct values rarely share one width) is the
-     format: the column is an ``Identifier``, not synthesized, and the rest of its rho_b is left unspent (for the
+     largest noisy count (ties by text) that is not "other" and holds ``ID_COVERAGE`` of present (text) or, less
+     ``MARGIN_SIGMAS`` of its sd, ``INTEGER_ID_COVERAGE`` (an integer column: a fixed-width number holds nearly all
+     its values, while amounts that are mostly distinct rarely share one width, and an amount column taken for an
+     identifier loses all it holds; a missed integer identifier is only synthesized as a number) is the format:
+     the column is an ``Identifier``, not synthesized, and the rest of its rho_b is left unspent (for the
      synthesizer, as a code column leaves its grid's part). Otherwise a text column is free text (``FreeText``,
      dropped; nearly every value is distinct, so it has no frequent values to keep) and an integer column goes to
      the numeric grid with the rest.
@@ -94,7 +96,7 @@ SIGNATURE_SHARE = 0.5  # of rho_b: the thresholded counts of the format signatur
 LONG_SHARE = 0.05  # of rho_b: the noisy number of long values of a mostly distinct text column (e3)
 ID_DISTINCT_SHARE = 0.9  # identifier-like: noisy distinct values - 1 sd >= 90% of the noisy records with a value
 ID_COVERAGE = 0.5  # a text column's format must hold half of those records (noisy count) ...
-INTEGER_ID_COVERAGE = 0.9  # ... an integer column's 90%
+INTEGER_ID_COVERAGE = 0.95  # ... an integer column's 95%, its noisy count less 1 sd (amounts rarely share a width)
 TEXT_DISTINCT_SHARE = 0.5  # a text column with more distinct values than this share is checked for long values
 LONG_TEXT = 40  # characters: a longer value is long
 LONG_TEXT_SHARE = 0.5  # free text: noisy long values - 1 sd > half of the noisy records with a value
@@ -225,7 +227,8 @@ def _identifier(
     released, sigma = _formats(accountant, noise, name, sc, rho_s, delta_col)
     candidates = sorted((s for s in released if s != OTHER_SIGNATURE), key=lambda s: (-released[s], s))
     coverage = INTEGER_ID_COVERAGE if integer else ID_COVERAGE
-    best = candidates[0] if candidates and released[candidates[0]] >= coverage * present else None
+    margin = MARGIN_SIGMAS * sigma if integer else 0.0  # an integer column: the format's count beyond its noise
+    best = candidates[0] if candidates and released[candidates[0]] - margin >= coverage * present else None
     unspent = _rest(rho_b, rho_d, rho_s)
     entry: dict[str, Any] = {
         "name": name,
