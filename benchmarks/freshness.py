@@ -39,13 +39,14 @@ script imports (directly or through the modules it imports) is covered by its en
 from __future__ import annotations
 
 import ast
+import contextlib
 import datetime
 import fcntl
 import hashlib
 import json
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,6 +238,23 @@ def _dump(stamps: dict[str, dict]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
 
 
+@contextlib.contextmanager
+def locked_stamps(root: Path = ROOT) -> Iterator[dict[str, dict]]:
+    """The stamps, read and written back (as they are on leaving the block) under an exclusive lock on
+    ``stamps.json``: scripts may finish at the same time."""
+    results = results_dir(root)
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / STAMPS, "a+", encoding="utf-8") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.seek(0)
+        text = fh.read()
+        stamps = json.loads(text) if text.strip() else {}
+        yield stamps
+        fh.seek(0)
+        fh.truncate()
+        fh.write(_dump(stamps))
+
+
 def _common_stamp(entries: list[dict | None]) -> dict | None:
     """The stamp of results derived from stored results with these stamps: theirs if they all agree, none if one
     has none, else a stamp that is never fresh (its sources came from different code versions)."""
@@ -273,12 +291,7 @@ def stamp(
             "code_digest": code_digest(script.name, root),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         }
-    results.mkdir(parents=True, exist_ok=True)
-    with open(results / STAMPS, "a+", encoding="utf-8") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)  # scripts may finish at the same time
-        fh.seek(0)
-        text = fh.read()
-        stamps = json.loads(text) if text.strip() else {}
+    with locked_stamps(root) as stamps:
         if like is not None:
             sources = like if isinstance(like, list) else [like]
             entry = _common_stamp([stamps.get(Path(s).name) for s in sources])
@@ -287,9 +300,6 @@ def stamp(
                 stamps.pop(name, None)
             else:
                 stamps[name] = dict(entry)
-        fh.seek(0)
-        fh.truncate()
-        fh.write(_dump(stamps))
 
 
 def status(root: Path = ROOT) -> list[tuple[str, str, str]]:
