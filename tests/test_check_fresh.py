@@ -6,7 +6,9 @@ it imports. The real repository's results are not checked here."""
 from __future__ import annotations
 
 import ast
+import datetime
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -207,3 +209,52 @@ def test_sources_cover_the_imports(freshness):
             if not any(file == c or c in file.parents for c in covered):
                 missing[script].append(m)
     assert not {k: v for k, v in missing.items() if v}, "imported but not in freshness.SOURCES"
+
+
+def test_migrating_former_stamps(repo: Path, freshness):
+    """A stamp of the former digest (the files' bytes) becomes the code digest of the commit whose files gave it;
+    a stamp no commit matches is left as it is (it reads stale)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    shutil.copy(BENCH / "migrate_stamps.py", repo / "benchmarks" / "migrate_stamps.py")
+    results = repo / "benchmarks" / "results"
+    (results / "numpy_md.csv").write_text("a\n1\n")
+
+    def git(*args: str) -> str:
+        env = {
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        }
+        cmd = ["git", "-C", str(repo), "-c", "init.defaultBranch=main", *args]
+        return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "first")
+    first = git("rev-parse", "HEAD").strip()
+    files = freshness.source_files("numpy_md.py", repo)
+    former = freshness.digest((p.relative_to(repo).as_posix(), p.read_bytes()) for p in files)
+    code_then = freshness.code_digest("numpy_md.py", repo)
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    stamps = {
+        "numpy_md.md": {"script": "numpy_md.py", "code_digest": former, "date": today},
+        "numpy_md.csv": {"script": "numpy_md.py", "code_digest": "0123456789abcdef", "date": today},
+    }
+    (results / "stamps.json").write_text(json.dumps(stamps))
+    module = repo / "privsample" / "synth" / "numpy_md.py"
+    module.write_text(module.read_text() + "\n_CHANGED = 1\n")
+    git("commit", "-q", "-am", "second")
+
+    cmd = [sys.executable, str(repo / "benchmarks" / "migrate_stamps.py"), "--root", str(repo)]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    after = freshness.read_stamps(repo)
+    assert after["numpy_md.md"] == {**stamps["numpy_md.md"], "code_digest": code_then, "commit": first}
+    assert after["numpy_md.csv"] == stamps["numpy_md.csv"]
+    assert {r[0]: r[1] for r in freshness.status(repo)}["numpy_md.md"] == "stale"  # the code changed since
+    module.write_text(module.read_text().replace("\n_CHANGED = 1\n", "\n# a comment\n"))
+    assert {r[0]: r[1] for r in freshness.status(repo)}["numpy_md.md"] == "fresh"
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0 and freshness.read_stamps(repo) == after
