@@ -6,12 +6,25 @@ results file, so CSV files stay plain CSV for their readers and figures need no 
 
     "aim_adult.md": {"script": "aim_adult.py", "code_digest": "3f9c...", "date": "2026-12-01"}
 
-The *code version* is ``code_digest(script)``: a SHA-256 over the CONTENTS of the files listed for the script in
-``SOURCES`` (the script itself, the benchmark helpers it imports, the package modules it measures and any stored
-results it reads), taken in sorted order of their paths relative to the repository root, each as its path, its
-length and its bytes (line endings normalised to LF; ``__pycache__`` and compiled extensions left out). No git
-commit id and no modification time enters it, so a clean clone computes the same digest. An entry of ``SOURCES``
-that names a directory stands for every file under it.
+(an entry may also name the git ``commit`` whose code it was matched to; the check prints it, never needs it).
+
+The *code version* is ``code_digest(script)``: a SHA-256 over the files listed for the script in ``SOURCES`` (the
+script itself, the benchmark helpers it imports, the package modules it measures and any stored results it reads),
+taken in sorted order of their paths relative to the repository root, each as its path, its length and its *code*:
+
+* a Python file counts by its syntax tree (``ast``), without its docstrings (module, class, function) and other
+  bare string statements, written out field by field (line numbers, comments and formatting are not in the tree).
+  A docstring, a comment or a reformatting cannot change a number the script computes, so it leaves the digest,
+  and the results above it, as they were; any change to what runs (a constant, an operator, a default, an import,
+  a string the code uses) changes it. ``DOCSTRINGS_READ`` lists the modules whose docstrings a script copies into
+  its results: their docstrings count. A file Python cannot parse counts by its bytes;
+* any other file (the C sources of the extensions, stored results a script reads, data) counts by its bytes,
+  line endings normalised to LF; ``__pycache__`` and compiled extensions are left out.
+
+No git commit id and no modification time enters it, so a clean clone computes the same digest. (The syntax tree
+is Python's own: a Python release that parses the same source into other nodes computes other digests; fields
+that are empty or None are left out, so a field that a later release adds empty changes nothing.) An entry of
+``SOURCES`` that names a directory stands for every file under it.
 
 A results file is *fresh* when its stamp's digest equals the digest of today's files, *stale* when it does not
 (or its script is no longer listed), *unstamped* when it has no stamp. ``KEPT`` lists the files of
@@ -25,11 +38,15 @@ script imports (directly or through the modules it imports) is covered by its en
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import datetime
 import fcntl
 import hashlib
 import json
 import os
+import warnings
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,6 +101,11 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "wide_tables.py": API + (COMMON,),
 }
 
+#: script -> the Python files whose docstrings it writes into its results (their docstrings count in its digest)
+DOCSTRINGS_READ: dict[str, tuple[str, ...]] = {
+    "method_choice.py": ("privsample/api/choice.py",),  # the report quotes choice.py's module docstring
+}
+
 #: files of results/ that no script writes: not checked (reason shown by ``check_fresh.py --list``)
 KEPT: dict[str, str] = {
     "aim_final_fit_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
@@ -126,14 +148,79 @@ def source_files(script: str, root: Path = ROOT) -> list[Path]:
     return sorted(keep, key=lambda p: p.relative_to(root).as_posix())
 
 
-def code_digest(script: str, root: Path = ROOT) -> str:
-    """The code version of ``script``'s results: SHA-256 (hex, first 16 digits) of its source files' contents."""
+def _canonical(node: object) -> str:
+    """A syntax tree written out field by field; fields that are None or empty are left out."""
+    if isinstance(node, ast.AST):
+        fields = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value is not None and not (isinstance(value, list) and not value):
+                fields.append(f"{name}={_canonical(value)}")
+        return f"{type(node).__name__}({', '.join(fields)})"
+    if isinstance(node, list):
+        return "[" + ", ".join(_canonical(v) for v in node) + "]"
+    return repr(node)
+
+
+def _drop_docstrings(tree: ast.AST) -> None:
+    """Remove every statement that is a bare string (docstrings included): Python evaluates it to nothing."""
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list):
+                body[:] = [
+                    s
+                    for s in body
+                    if not (
+                        isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+                    )
+                ]
+
+
+_CODE: dict[tuple[str, bytes, bool], bytes] = {}  # (path, SHA-256 of contents, docstrings) -> code: parse once
+
+
+def source_code(rel: str, data: bytes, docstrings: bool = False) -> bytes:
+    """What the digest covers of the file ``rel`` (its path under the repository root) with contents ``data``:
+    a Python file's syntax tree without its docstrings (with them if ``docstrings``), else its bytes."""
+    data = data.replace(b"\r\n", b"\n")
+    if not rel.endswith(".py"):
+        return data
+    key = (rel, hashlib.sha256(data).digest(), docstrings)
+    if key not in _CODE:
+        _CODE[key] = _python_code(rel, data, docstrings)
+    return _CODE[key]
+
+
+def _python_code(rel: str, data: bytes, docstrings: bool) -> bytes:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes and the like: the tree is the same
+            tree = ast.parse(data, filename=rel)
+    except (SyntaxError, ValueError):
+        return data
+    if not docstrings:
+        _drop_docstrings(tree)
+    return _canonical(tree).encode()
+
+
+def digest(files: Iterable[tuple[str, bytes]]) -> str:
+    """SHA-256 (hex, first 16 digits) of ``(path, covered contents)`` pairs, taken in sorted order of the paths."""
     h = hashlib.sha256()
-    for path in source_files(script, root):
-        data = path.read_bytes().replace(b"\r\n", b"\n")
-        rel = path.relative_to(root).as_posix().encode()
-        h.update(b"%d:%s\0%d:" % (len(rel), rel, len(data)) + data)
+    for rel, data in sorted(files):
+        r = rel.encode()
+        h.update(b"%d:%s\0%d:" % (len(r), r, len(data)) + data)
     return h.hexdigest()[:16]
+
+
+def code_digest(script: str, root: Path = ROOT) -> str:
+    """The code version of ``script``'s results: the digest of its source files' code (see the module's text)."""
+    read_docs = set(DOCSTRINGS_READ.get(script, ()))
+    files = []
+    for path in source_files(script, root):
+        rel = path.relative_to(root).as_posix()
+        files.append((rel, source_code(rel, path.read_bytes(), rel in read_docs)))
+    return digest(files)
 
 
 def results_dir(root: Path = ROOT) -> Path:
@@ -149,6 +236,23 @@ def _dump(stamps: dict[str, dict]) -> str:
     """One line per results file, sorted: small diffs, few merge conflicts."""
     lines = [f"  {json.dumps(k)}: {json.dumps(stamps[k], sort_keys=True)}" for k in sorted(stamps)]
     return "{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n"
+
+
+@contextlib.contextmanager
+def locked_stamps(root: Path = ROOT) -> Iterator[dict[str, dict]]:
+    """The stamps, read and written back (as they are on leaving the block) under an exclusive lock on
+    ``stamps.json``: scripts may finish at the same time."""
+    results = results_dir(root)
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / STAMPS, "a+", encoding="utf-8") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.seek(0)
+        text = fh.read()
+        stamps = json.loads(text) if text.strip() else {}
+        yield stamps
+        fh.seek(0)
+        fh.truncate()
+        fh.write(_dump(stamps))
 
 
 def _common_stamp(entries: list[dict | None]) -> dict | None:
@@ -187,12 +291,7 @@ def stamp(
             "code_digest": code_digest(script.name, root),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         }
-    results.mkdir(parents=True, exist_ok=True)
-    with open(results / STAMPS, "a+", encoding="utf-8") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)  # scripts may finish at the same time
-        fh.seek(0)
-        text = fh.read()
-        stamps = json.loads(text) if text.strip() else {}
+    with locked_stamps(root) as stamps:
         if like is not None:
             sources = like if isinstance(like, list) else [like]
             entry = _common_stamp([stamps.get(Path(s).name) for s in sources])
@@ -201,9 +300,6 @@ def stamp(
                 stamps.pop(name, None)
             else:
                 stamps[name] = dict(entry)
-        fh.seek(0)
-        fh.truncate()
-        fh.write(_dump(stamps))
 
 
 def status(root: Path = ROOT) -> list[tuple[str, str, str]]:
@@ -229,7 +325,8 @@ def status(root: Path = ROOT) -> list[tuple[str, str, str]]:
             if script not in digests:
                 digests[script] = code_digest(script, root)
             if digests[script] == entry["code_digest"]:
-                out.append((name, "fresh", f"{script}, code {entry['code_digest']}, {entry['date']}"))
+                at = f", commit {entry['commit'][:10]}" if entry.get("commit") else ""
+                out.append((name, "fresh", f"{script}, code {entry['code_digest']}, {entry['date']}{at}"))
             else:
                 out.append(
                     (name, "stale", f"{script}: code {entry['code_digest']} of {entry['date']}, now {digests[script]}")

@@ -1,11 +1,14 @@
 """benchmarks/check_fresh.py on a temporary copy of the repository: a stamp that matches today's code passes, a
-changed source file or an unstamped results file fails; and every script's entry in ``benchmarks/freshness.py``
-covers the privsample modules it imports. The real repository's results are not checked here."""
+changed source file or an unstamped results file fails, while an edit to docstrings, comments or formatting only
+leaves the digest as it was; and every script's entry in ``benchmarks/freshness.py`` covers the privsample modules
+it imports. The real repository's results are not checked here."""
 
 from __future__ import annotations
 
 import ast
+import datetime
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -58,7 +61,7 @@ def test_fresh_then_stale(repo: Path, freshness):
     assert listed.returncode == 0 and "numpy_md.md" in listed.stdout and "fresh" in listed.stdout
 
     module = repo / "privsample" / "synth" / "numpy_md.py"
-    module.write_text(module.read_text() + "\n# changed\n")
+    module.write_text(module.read_text() + "\n_CHANGED = 1\n")
     res = check(repo)
     assert res.returncode == 1
     assert res.stdout.count("\n") == 1 and "numpy_md.md" in res.stdout and "stale" in res.stdout
@@ -73,6 +76,49 @@ def test_digest_is_content_only(repo: Path, freshness):
     (repo / "privsample" / "synth" / "_extra.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\0")
     (repo / "privsample" / "cli" / "_probe.py").write_text("# not measured by numpy_md.py\n")
     assert freshness.code_digest("numpy_md.py", repo) == before
+
+
+def test_docstrings_comments_and_formatting_do_not_count(repo: Path, freshness):
+    """Docstrings (module, class, function), comments, blank lines and line breaks are not code: the digest stays.
+    A change to what runs, or to any byte of a C source, changes it."""
+    before = freshness.code_digest("numpy_md.py", repo)
+    module = repo / "privsample" / "synth" / "numpy_md.py"
+    text = module.read_text()
+    assert text.startswith('"""') and '\n    """' in text and "\n\n\ndef " in text
+    edited = text.replace('"""', '"""Reworded. ', 1).replace('\n    """', '\n    """Reworded too. ', 1)
+    edited = edited.replace("\n\n\ndef ", "\n\n\n# a comment\n\ndef ", 1).replace("):\n", "):  # why\n\n", 1)
+    module.write_text("# a comment\n" + edited + "\n\n# the end\n")
+    assert freshness.code_digest("numpy_md.py", repo) == before
+
+    probe = repo / "privsample" / "synth" / "_probe.py"
+    probe.write_text('class A:\n    """One."""\n\n    x = (1 +\n         2)\n')
+    with_probe = freshness.code_digest("numpy_md.py", repo)
+    probe.write_text('# probe\nclass A:\n    """Two:\n    longer."""\n    x = (1 + 2)  # three\n')
+    assert freshness.code_digest("numpy_md.py", repo) == with_probe
+    probe.write_text('class A:\n    """One."""\n\n    x = (1 + 3)\n')
+    assert freshness.code_digest("numpy_md.py", repo) != with_probe
+    probe.unlink()
+
+    for code in ("\n_CHANGED = 1\n", "\nTOL = 1e-9\n"):
+        module.write_text(text + code)
+        assert freshness.code_digest("numpy_md.py", repo) != before
+    module.write_text(text)
+    assert freshness.code_digest("numpy_md.py", repo) == before
+    c_source = repo / "privsample" / "synth" / "graphcells.c"
+    c_source.write_text(c_source.read_text() + "/* a comment */\n")
+    assert freshness.code_digest("numpy_md.py", repo) != before
+
+
+def test_docstrings_a_script_reads_count(freshness):
+    """A module whose docstring a script copies into its results counts with its docstrings for that script; and
+    a script that reads another module's ``__doc__`` (its own is its ``--help``) lists that module."""
+    code, reworded = b"'''The rule.'''\nX = 1\n", b"'''The new rule.'''\nX = 1\n"
+    assert freshness.source_code("m.py", code) == freshness.source_code("m.py", reworded)
+    assert freshness.source_code("m.py", code, True) != freshness.source_code("m.py", reworded, True)
+    for path in BENCH.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.Attribute) and n.attr == "__doc__" for n in ast.walk(tree)):
+            assert freshness.DOCSTRINGS_READ.get(path.name), f"{path.name} copies a docstring into its results?"
 
 
 def test_reports_take_their_runs_stamp(repo: Path, freshness):
@@ -92,7 +138,12 @@ def test_reports_take_their_runs_stamp(repo: Path, freshness):
 
 
 def test_every_script_is_listed(freshness):
-    scripts = {p.name for p in BENCH.glob("*.py")} - {"common.py", "freshness.py", "check_fresh.py"}
+    scripts = {p.name for p in BENCH.glob("*.py")} - {
+        "common.py",
+        "freshness.py",
+        "check_fresh.py",
+        "migrate_stamps.py",
+    }
     assert scripts == set(freshness.SOURCES)
     for name in scripts:
         assert "stamp(" in (BENCH / name).read_text(), f"{name} does not stamp its results"
@@ -158,3 +209,52 @@ def test_sources_cover_the_imports(freshness):
             if not any(file == c or c in file.parents for c in covered):
                 missing[script].append(m)
     assert not {k: v for k, v in missing.items() if v}, "imported but not in freshness.SOURCES"
+
+
+def test_migrating_former_stamps(repo: Path, freshness):
+    """A stamp of the former digest (the files' bytes) becomes the code digest of the commit whose files gave it;
+    a stamp no commit matches is left as it is (it reads stale)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    shutil.copy(BENCH / "migrate_stamps.py", repo / "benchmarks" / "migrate_stamps.py")
+    results = repo / "benchmarks" / "results"
+    (results / "numpy_md.csv").write_text("a\n1\n")
+
+    def git(*args: str) -> str:
+        env = {
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        }
+        cmd = ["git", "-C", str(repo), "-c", "init.defaultBranch=main", *args]
+        return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "first")
+    first = git("rev-parse", "HEAD").strip()
+    files = freshness.source_files("numpy_md.py", repo)
+    former = freshness.digest((p.relative_to(repo).as_posix(), p.read_bytes()) for p in files)
+    code_then = freshness.code_digest("numpy_md.py", repo)
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    stamps = {
+        "numpy_md.md": {"script": "numpy_md.py", "code_digest": former, "date": today},
+        "numpy_md.csv": {"script": "numpy_md.py", "code_digest": "0123456789abcdef", "date": today},
+    }
+    (results / "stamps.json").write_text(json.dumps(stamps))
+    module = repo / "privsample" / "synth" / "numpy_md.py"
+    module.write_text(module.read_text() + "\n_CHANGED = 1\n")
+    git("commit", "-q", "-am", "second")
+
+    cmd = [sys.executable, str(repo / "benchmarks" / "migrate_stamps.py"), "--root", str(repo)]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    after = freshness.read_stamps(repo)
+    assert after["numpy_md.md"] == {**stamps["numpy_md.md"], "code_digest": code_then, "commit": first}
+    assert after["numpy_md.csv"] == stamps["numpy_md.csv"]
+    assert {r[0]: r[1] for r in freshness.status(repo)}["numpy_md.md"] == "stale"  # the code changed since
+    module.write_text(module.read_text().replace("\n_CHANGED = 1\n", "\n# a comment\n"))
+    assert {r[0]: r[1] for r in freshness.status(repo)}["numpy_md.md"] == "fresh"
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0 and freshness.read_stamps(repo) == after
