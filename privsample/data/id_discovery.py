@@ -101,6 +101,7 @@ TEXT_DISTINCT_SHARE = 0.5  # a text column with more distinct values than this s
 LONG_TEXT = 40  # characters: a longer value is long
 LONG_TEXT_SHARE = 0.5  # free text: noisy long values - 1 sd > half of the noisy records with a value
 MARGIN_SIGMAS = 1.0
+INTEGER_FORMAT_SIGMAS = 1.0  # an integer identifier's format count must pass its coverage by this many sd
 # MIN_PRESENT_SIGMAS (discovery_plan, 10): ... and only where the records with a value are at least 10 sd of the count
 
 
@@ -227,7 +228,7 @@ def _identifier(
     released, sigma = _formats(accountant, noise, name, sc, rho_s, delta_col)
     candidates = sorted((s for s in released if s != OTHER_SIGNATURE), key=lambda s: (-released[s], s))
     coverage = INTEGER_ID_COVERAGE if integer else ID_COVERAGE
-    margin = MARGIN_SIGMAS * sigma if integer else 0.0  # an integer column: the format's count beyond its noise
+    margin = INTEGER_FORMAT_SIGMAS * sigma if integer else 0.0  # an integer column: the format's count beyond noise
     best = candidates[0] if candidates and released[candidates[0]] - margin >= coverage * present else None
     unspent = _rest(rho_b, rho_d, rho_s)
     entry: dict[str, Any] = {
