@@ -3,6 +3,10 @@
 The design follows the reference implementation (Private-PGM's ``mechanisms/aim.py``).
 
 Privacy (rho-zCDP, add/remove one record), with rho = everything the accountant has left:
+* The workload and its candidates hold only the d columns worth measuring (``selection.informative_attributes``:
+  a one-cell column's marginals are the record count and the other columns', so none is measured; the model holds
+  it at its one value), and T = 16 d counts those. With none, the number of records is measured once with all of
+  rho (sensitivity 1, ``base.count_measurement``) and there are no rounds.
 * Initialisation measures every one-way candidate with discrete Gaussian noise sigma
   (sensitivity 1 each): 1/(2 sigma^2) apiece.
 * Each round spends eps_r^2/8 on an exponential-mechanism selection and 1/(2 sigma^2) on measuring
@@ -65,13 +69,21 @@ from privsample.synth.base import (
     JIT_CACHE_LIMIT_MB,
     ROUNDS_NOTE,
     WorkloadSynthesizer,
+    count_measurement,
     discovery_measurements,
     estimate_phase,
 )
 from privsample.synth.model import SynthModel
 from privsample.synth.public import PublicData, public_scores
 from privsample.synth.schedule import AnnealedSchedule
-from privsample.synth.selection import ModelMarginals, candidate_weights, clique_graph, graph_cells, model_size_mb
+from privsample.synth.selection import (
+    ModelMarginals,
+    candidate_weights,
+    clique_graph,
+    graph_cells,
+    informative_attributes,
+    model_size_mb,
+)
 from privsample.synth.zeros import StructuralZeros
 
 
@@ -297,8 +309,18 @@ class AIM(WorkloadSynthesizer):
             workload = self._workload(domain)
             weights = candidate_weights(workload)
             candidates = list(weights)
-        T, sigma, rho_sel = self.rounds_and_sigma(rho, len(domain.attributes), accountant.unit.max_rows)
+        d = max(1, len(informative_attributes(domain)))  # T = 16 d over the columns worth measuring
+        T, sigma, rho_sel = self.rounds_and_sigma(rho, d, accountant.unit.max_rows)
         measurements, identity = self._measure_one_way(engine, accountant, noise, progress, candidates, sigma)
+        if not candidates:  # no column has more than one value: the number of records, with everything
+            count, answer = count_measurement(
+                domain,
+                engine.marginals,
+                lambda x, r, label, **kw: gaussian_measure(accountant, noise, x, r, label, **kw),
+                accountant.remaining,
+                "aim/count",
+            )
+            measurements, identity = [count], [answer]
         total = pgm.identity_total(identity) if identity else None
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
         pub_cells = None  # the model-size cap of joint selection (None: AIM's filter only)

@@ -29,6 +29,44 @@ Clique = tuple[str, ...]
 MAX_ATTRIBUTES = 4096
 
 
+def informative_attributes(domain) -> list[str]:
+    """The attributes worth measuring (domain order): those with more than one cell. MST, AIM and PPSyn measure
+    no marginal of the others and offer no candidate holding one.
+
+    A one-cell column (private discovery kept none of its categories, so every value is the catch-all, or a numeric
+    column's bounds met) holds the same code in every record: its 1-way marginal is the number of records, and a
+    marginal of it with other columns is theirs without it, so measuring either spends budget on nothing the other
+    measurements do not carry. A nullable one-value column has two cells (the value, missing): it is measured.
+    The model still holds every column; an unmeasured one is independent and uniform on its cells
+    (:func:`privsample.synth.pgm.estimate`), for a one-cell column its one value. Public: the domain only."""
+    return [a for a, n in zip(domain.attributes, domain.shape) if int(n) > 1]
+
+
+def informative_domain(domain):
+    """``domain`` restricted to :func:`informative_attributes` (``domain`` itself when it keeps them all; None when
+    it keeps none)."""
+    keep = informative_attributes(domain)
+    if not keep:
+        return None
+    return domain if len(keep) == len(domain.attributes) else domain.project(keep)
+
+
+def informative_workload(domain, workload: Sequence[tuple[Clique, float]]) -> list[tuple[Clique, float]]:
+    """``workload`` without the columns that are not worth measuring (:func:`informative_attributes`): each clique
+    loses them (its marginal is the marginal of the rest), and cliques left empty are dropped. The
+    remaining candidates' weights (:func:`candidate_weights`: a sum over their attributes) are those of the whole
+    workload, and no candidate holds a one-cell column. Unchanged when every column has more than one cell."""
+    keep = set(informative_attributes(domain))
+    if len(keep) == len(domain.attributes):
+        return list(workload)
+    out = []
+    for cl, w in workload:
+        sub = tuple(a for a in cl if a in keep)
+        if sub:
+            out.append((sub, w))
+    return out
+
+
 def default_workload(domain, k: int = 2, max_cells: int | None = 10_000) -> list[tuple[Clique, float]]:
     """All k-way cliques with at most ``max_cells`` cells, weight 1 (the AIM/PPSyn default)."""
     cls = [tuple(c) for c in itertools.combinations(domain.attributes, k)]
