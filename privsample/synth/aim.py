@@ -306,10 +306,10 @@ class AIM(WorkloadSynthesizer):
             if rho <= 0:
                 raise BudgetExceeded("no privacy budget left for AIM")
             t_start = time.perf_counter()
-            workload = self._workload(domain)
+            workload = self._workload(domain, zeros)
             weights = candidate_weights(workload)
             candidates = list(weights)
-        d = max(1, len(informative_attributes(domain)))  # T = 16 d over the columns worth measuring
+        d = max(1, len(informative_attributes(domain, zeros)))  # T = 16 d over the columns worth measuring
         T, sigma, rho_sel = self.rounds_and_sigma(rho, d, accountant.unit.max_rows)
         measurements, identity = self._measure_one_way(engine, accountant, noise, progress, candidates, sigma)
         if not candidates:  # no column has more than one value: the number of records, with everything

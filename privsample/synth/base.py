@@ -18,6 +18,7 @@ from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
 from privsample.progress import Progress, no_progress
 from privsample.synth.selection import MAX_ATTRIBUTES, informative_attributes
+from privsample.synth.zeros import StructuralZeros
 
 DEFAULT_MAX_MEMORY_MB = 8192.0
 JIT_CACHE_LIMIT_MB = 2048.0  # AIM/PPSyn drop JAX's compiled code between rounds above this RSS
@@ -52,7 +53,8 @@ def discovery_measurements(schema, domain) -> list:
     if schema is None or getattr(schema, "provenance", None) != "private" or not isinstance(info, dict):
         return []
     entries = {e.get("name"): e for e in info.get("columns", []) if isinstance(e, dict)}
-    measured = set(informative_attributes(domain))  # a one-cell column's count is the total: no use to the fit
+    # a one-cell column's count is the total: no use to the fit
+    measured = set(informative_attributes(domain, StructuralZeros.for_fit(schema, domain)))
     out = []
     for col in schema.columns:
         e = entries.get(col.name)
@@ -213,10 +215,11 @@ class WorkloadSynthesizer(Synthesizer):
     max_model_size = 80.0
     max_memory_mb = DEFAULT_MAX_MEMORY_MB
 
-    def _workload(self, domain):
-        """The workload on the columns worth measuring (``selection.informative_attributes``): a given one without
-        the others (``informative_workload``), or the default k-way cliques of those columns. Empty when no
-        column has more than one cell (the fit then measures the number of records only: ``count_measurement``)."""
+    def _workload(self, domain, zeros=None):
+        """The workload on the columns worth measuring (``selection.informative_attributes`` given the structural
+        ``zeros``): a given one without the others (``informative_workload``), or the default k-way cliques of those
+        columns. Empty when no column is worth measuring (the fit then measures the number of records only:
+        ``count_measurement``)."""
         from privsample.synth.selection import (
             check_workload,
             default_workload,
@@ -225,8 +228,8 @@ class WorkloadSynthesizer(Synthesizer):
         )
 
         if self.workload is not None:
-            return informative_workload(domain, check_workload(domain, self.workload))
-        sub = informative_domain(domain)
+            return informative_workload(domain, check_workload(domain, self.workload), zeros)
+        sub = informative_domain(domain, zeros)
         if sub is None:
             return []
         for k in range(min(self.workload_k, len(sub.attributes)), 0, -1):
@@ -249,19 +252,20 @@ class WorkloadSynthesizer(Synthesizer):
 
     cell_bytes = 16  # per cell of the candidates scored in a round: the data's marginal and the model's
 
-    def candidate_census(self, domain) -> tuple[int, int, tuple[str, ...], tuple[str, ...] | None]:
+    def candidate_census(self, domain, zeros=None) -> tuple[int, int, tuple[str, ...], tuple[str, ...] | None]:
         """(how many, at most how many cells in all, the largest, the smallest multi-way or None) of the
         candidates a fit scores, from the domain and the workload options only (public). The default
         workload is counted without listing its cliques (:func:`selection.clique_census`: the candidates
         are its cliques and their subsets, and every subset of a clique within max_cells is within it, so
-        the cells are a bound); a given workload is listed (its size is the caller's)."""
+        the cells are a bound); a given workload is listed (its size is the caller's). ``zeros``: the structural
+        zeros that make a column not worth measuring (``_workload``)."""
         from privsample.synth.selection import candidate_weights, clique_census, informative_domain, model_size_mb
 
-        sub = informative_domain(domain)  # no candidate holds a one-cell column
+        sub = informative_domain(domain, zeros)  # no candidate holds a one-cell column
         if sub is None:
             return 0, 0, (), None
         if self.workload is not None:
-            cands = list(candidate_weights(self._workload(domain)))
+            cands = list(candidate_weights(self._workload(domain, zeros)))
             if not cands:
                 return 0, 0, (), None
             multi = [cl for cl in cands if len(cl) > 1]
@@ -299,7 +303,7 @@ class WorkloadSynthesizer(Synthesizer):
         marginals of every candidate (``cell_bytes`` per cell). Runs in time linear in the width for the
         default workloads (no candidate is listed)."""
         from privsample.synth.selection import model_size_mb
-        from privsample.synth.zeros import StructuralZeros, with_zeros
+        from privsample.synth.zeros import with_zeros
 
         one_way = with_zeros([(a,) for a in domain.attributes], StructuralZeros.from_schema(schema, domain))
         base = model_size_mb(domain, one_way)
@@ -312,7 +316,7 @@ class WorkloadSynthesizer(Synthesizer):
                     else ""
                 )
             )
-        count, cells, largest, smallest = self.candidate_census(domain)
+        count, cells, largest, smallest = self.candidate_census(domain, StructuralZeros.for_fit(schema, domain))
         if smallest is not None and model_size_mb(domain, one_way + [smallest]) > self.max_model_size:
             raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
         model_mb = self.max_model_size * 24 + 64

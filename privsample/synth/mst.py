@@ -216,7 +216,8 @@ def compress_domain(domain, schema, zeros, one_way, log1) -> Compressed:
     is merged with the other rare values of its column. Noise-born codes (discovery's counts did not show them:
     ``StructuralZeros.noise_born``) get a compressed code of their own, fixed at probability 0, so that
     decompression never draws them; columns named by the schema's zeros (forbid, require) are not compressed (their
-    noise-born codes are zeros on their own codes: no empty value where discovery saw none). Public:
+    noise-born codes are zeros on their own codes: no empty value where discovery saw none), and neither are the
+    columns step 1 did not measure (one cell records can take: its other, noise-born codes are zeros). Public:
     post-processing of step 1 and of released counts."""
     attrs = list(domain.attributes)
     sizes = dict(zip(attrs, domain.shape))
@@ -228,7 +229,12 @@ def compress_domain(domain, schema, zeros, one_way, log1) -> Compressed:
     mapping: dict[str, np.ndarray] = {}
     czero: list[tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]] = []
     estimate: dict[str, np.ndarray] = {}  # each column's 1-way estimate: decompression weights
-    for a in [a for a in attrs if a in one_way]:  # the measured columns (the others have one cell)
+    for a in attrs:
+        if a not in one_way:  # not measured (one cell records can take): its noise-born codes stay zeros
+            gone = tuple(int(i) for i in sorted(born.get(a, ())))
+            if gone:
+                czero.append(((a,), (gone,)))
+            continue
         y, s = combined_one_way(*one_way[a], by_attr.get(a))
         estimate[a] = y
         dead = np.zeros(y.size, dtype=bool)
@@ -362,7 +368,8 @@ class MST(Synthesizer):
         """``public``: a public table on the same domain (``privsample.synth.public``), measured at no cost."""
         domain = engine.domain
         attrs = list(domain.attributes)
-        measured = informative_attributes(domain)  # the tree's vertices: no one-cell column is measured
+        # the tree's vertices: no column with one cell records can take (noise-born codes aside) is measured
+        measured = informative_attributes(domain, StructuralZeros.for_fit(schema, domain))
         self.check_size(domain, schema)
         if public is not None:
             public.check_domain(domain)

@@ -174,11 +174,11 @@ class PPSyn(AnnealedRounds, NoteRounds, PaperRounds):
             warn_unsafe()
         t_start = time.perf_counter()
         self._estimate_seconds = 0.0
-        workload = self._workload(domain)
+        workload = self._workload(domain, self._zeros)
         self._weights = candidate_weights(workload)
         candidates = list(self._weights)
         progress("plan workload", step=1, steps=1, accountant=accountant, message="candidate marginals")
-        T, share = self.rounds_and_share(max(1, len(informative_attributes(domain))))  # d: the columns measured
+        T, share = self.rounds_and_share(max(1, len(informative_attributes(domain, self._zeros))))  # d: those measured
         spender = Spender(accountant, noise, unsafe)
         measurements, identity = self._measure_one_way(engine, spender, progress, candidates, share * rho)
         total = pgm.identity_total(identity) if identity else 1.0
