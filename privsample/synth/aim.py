@@ -312,15 +312,6 @@ class AIM(WorkloadSynthesizer):
         d = max(1, len(informative_attributes(domain, zeros)))  # T = 16 d over the columns worth measuring
         T, sigma, rho_sel = self.rounds_and_sigma(rho, d, accountant.unit.max_rows)
         measurements, identity = self._measure_one_way(engine, accountant, noise, progress, candidates, sigma)
-        if not candidates:  # no column has more than one value: the number of records, with everything
-            count, answer = count_measurement(
-                domain,
-                engine.marginals,
-                lambda x, r, label, **kw: gaussian_measure(accountant, noise, x, r, label, **kw),
-                accountant.remaining,
-                "aim/count",
-            )
-            measurements, identity = [count], [answer]
         total = pgm.identity_total(identity) if identity else None
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
         pub_cells = None  # the model-size cap of joint selection (None: AIM's filter only)
@@ -374,9 +365,15 @@ class AIM(WorkloadSynthesizer):
 
     @staticmethod
     def _measure_one_way(engine, accountant, noise, progress, candidates, sigma: float):
-        """Initialisation: the one-way candidates, identity queries at ``sigma``. Returns the measurements and the
-        (answer, sigma) pairs the total is estimated from."""
+        """Initialisation: the one-way candidates, identity queries at ``sigma``; with none (no column worth
+        measuring), the number of records with everything left (``count_measurement``). Returns the measurements and
+        the (answer, sigma) pairs the total is estimated from."""
         one_way = [cl for cl in candidates if len(cl) == 1]
+        if not one_way:
+            gaussian = lambda x, r, label, **kw: gaussian_measure(accountant, noise, x, r, label, **kw)  # noqa: E731
+            rest = accountant.remaining
+            count, answer = count_measurement(engine.domain, engine.marginals, gaussian, rest, "aim/count")
+            return [count], [answer]
         progress("measure 1-way", step=0, steps=len(one_way), accountant=accountant)
         answers = engine.marginals(one_way)
         measurements: list[pgm.LinearMeasurement] = []
