@@ -64,7 +64,8 @@ def estimate(
     """
     from privsample.synth import numpy_md
 
-    covered = {a for M in measurements for a in M.clique} | {a for cl in (zeros.cliques if zeros else ()) for a in cl}
+    covered = {a for M in measurements for a in M.clique}
+    covered |= {a for cl in (zeros.cliques if zeros is not None else ()) for a in cl}
     inner = [a for a in domain.attributes if a in covered]
     if inner and len(inner) < len(domain.attributes):
         sub = domain.project(inner)
@@ -144,8 +145,8 @@ def with_attributes(model: MarkovRandomField, domain: Domain) -> MarkovRandomFie
     margs = {tuple(cl): model.marginals[cl] for cl in model.cliques}
     for a in extra:
         n = int(domain[a])
-        pots[(a,)] = Factor(domain.project((a,)), jnp.zeros(n))
-        margs[(a,)] = Factor(domain.project((a,)), jnp.full(n, total / n))
+        pots[(a,)] = Factor(domain.project((a,)), jnp.asarray(np.zeros(n)))
+        margs[(a,)] = Factor(domain.project((a,)), jnp.asarray(np.full(n, total / n)))
     return dataclasses.replace(
         model, potentials=CliqueVector(domain, cliques, pots), marginals=CliqueVector(domain, cliques, margs)
     )
