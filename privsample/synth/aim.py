@@ -3,6 +3,10 @@
 The design follows the reference implementation (Private-PGM's ``mechanisms/aim.py``).
 
 Privacy (rho-zCDP, add/remove one record), with rho = everything the accountant has left:
+* The workload and its candidates hold only the d columns worth measuring (``selection.informative_attributes``:
+  a one-cell column's marginals are the record count and the other columns', so none is measured; the model holds
+  it at its one value), and T = 16 d counts those. With none, the number of records is measured once with all of
+  rho (sensitivity 1, ``base.count_measurement``) and there are no rounds.
 * Initialisation measures every one-way candidate with discrete Gaussian noise sigma
   (sensitivity 1 each): 1/(2 sigma^2) apiece.
 * Each round spends eps_r^2/8 on an exponential-mechanism selection and 1/(2 sigma^2) on measuring
@@ -65,13 +69,21 @@ from privsample.synth.base import (
     JIT_CACHE_LIMIT_MB,
     ROUNDS_NOTE,
     WorkloadSynthesizer,
+    count_measurement,
     discovery_measurements,
     estimate_phase,
 )
 from privsample.synth.model import SynthModel
 from privsample.synth.public import PublicData, public_scores
 from privsample.synth.schedule import AnnealedSchedule
-from privsample.synth.selection import ModelMarginals, candidate_weights, clique_graph, graph_cells, model_size_mb
+from privsample.synth.selection import (
+    ModelMarginals,
+    candidate_weights,
+    clique_graph,
+    graph_cells,
+    informative_attributes,
+    model_size_mb,
+)
 from privsample.synth.zeros import StructuralZeros
 
 
@@ -294,10 +306,11 @@ class AIM(WorkloadSynthesizer):
             if rho <= 0:
                 raise BudgetExceeded("no privacy budget left for AIM")
             t_start = time.perf_counter()
-            workload = self._workload(domain)
+            workload = self._workload(domain, zeros)
             weights = candidate_weights(workload)
             candidates = list(weights)
-        T, sigma, rho_sel = self.rounds_and_sigma(rho, len(domain.attributes), accountant.unit.max_rows)
+        d = max(1, len(informative_attributes(domain, zeros)))  # T = 16 d over the columns worth measuring
+        T, sigma, rho_sel = self.rounds_and_sigma(rho, d, accountant.unit.max_rows)
         measurements, identity = self._measure_one_way(engine, accountant, noise, progress, candidates, sigma)
         total = pgm.identity_total(identity) if identity else None
         measurements += discovery_measurements(schema, domain)  # discovery's released counts: no new spend
@@ -352,9 +365,15 @@ class AIM(WorkloadSynthesizer):
 
     @staticmethod
     def _measure_one_way(engine, accountant, noise, progress, candidates, sigma: float):
-        """Initialisation: the one-way candidates, identity queries at ``sigma``. Returns the measurements and the
-        (answer, sigma) pairs the total is estimated from."""
+        """Initialisation: the one-way candidates, identity queries at ``sigma``; with none (no column worth
+        measuring), the number of records with everything left (``count_measurement``). Returns the measurements and
+        the (answer, sigma) pairs the total is estimated from."""
         one_way = [cl for cl in candidates if len(cl) == 1]
+        if not one_way:
+            gaussian = lambda x, r, label, **kw: gaussian_measure(accountant, noise, x, r, label, **kw)  # noqa: E731
+            rest = accountant.remaining
+            count, answer = count_measurement(engine.domain, engine.marginals, gaussian, rest, "aim/count")
+            return [count], [answer]
         progress("measure 1-way", step=0, steps=len(one_way), accountant=accountant)
         answers = engine.marginals(one_way)
         measurements: list[pgm.LinearMeasurement] = []

@@ -17,7 +17,8 @@ from privsample.marginals.base import MarginalEngine
 from privsample.privacy.accountant import Accountant
 from privsample.privacy.noise import NoiseSource
 from privsample.progress import Progress, no_progress
-from privsample.synth.selection import MAX_ATTRIBUTES
+from privsample.synth.selection import MAX_ATTRIBUTES, informative_attributes
+from privsample.synth.zeros import StructuralZeros
 
 DEFAULT_MAX_MEMORY_MB = 8192.0
 JIT_CACHE_LIMIT_MB = 2048.0  # AIM/PPSyn drop JAX's compiled code between rounds above this RSS
@@ -44,7 +45,7 @@ def discovery_measurements(schema, domain) -> list:
     cell passes with probability about 1e-3 and a real one near the cut is biased by about a sigma (a higher cut
     selects the upward errors of more real cells: 11.7% missing values came out at 16-20% with a cut at 4 sigma,
     benchmarks/results/small_tables.md). Columns whose domain no longer matches the released one (a schema
-    edited after discovery) are left out.
+    edited after discovery) are left out, and so are one-cell columns (their one count is the total).
     """
     from privsample.synth import pgm
 
@@ -52,10 +53,12 @@ def discovery_measurements(schema, domain) -> list:
     if schema is None or getattr(schema, "provenance", None) != "private" or not isinstance(info, dict):
         return []
     entries = {e.get("name"): e for e in info.get("columns", []) if isinstance(e, dict)}
+    # a one-cell column's count is the total: no use to the fit
+    measured = set(informative_attributes(domain, StructuralZeros.for_fit(schema, domain)))
     out = []
     for col in schema.columns:
         e = entries.get(col.name)
-        if e is None or col.name not in domain.attributes or not isinstance(e.get("counts"), dict) or not e["counts"]:
+        if e is None or col.name not in measured or not isinstance(e.get("counts"), dict) or not e["counts"]:
             continue
         if not e.get("sigma") or int(domain[col.name]) != col.size:
             continue
@@ -101,6 +104,24 @@ def _released_codes(col, entry: dict) -> dict[int, float] | None:
     ):
         out[int(col.null_code)] = float(null)
     return out
+
+
+COUNT_MEASURED = "number of records (no column has more than one value)"
+
+
+def count_measurement(domain, read, gaussian, rho: float, label: str):
+    """What a fit measures when no column is worth measuring (``selection.informative_attributes`` is empty): the
+    number of records, once, with everything left (``rho``), so the model's total (the rows it describes) is a
+    noisy count and no budget is left unspent. The count is the 1-way marginal of the first column, whose one cell
+    holds every record: L2 sensitivity 1 (k under the privacy unit, which ``gaussian`` calibrates to), labelled as
+    the number of records in the ledger. ``read(cliques)``: the data's marginals; ``gaussian(counts, rho, label,
+    measured=...)``: (noisy counts, sd). Returns the measurement and its (answer, sd) for ``pgm.identity_total``."""
+    from privsample.synth import pgm
+
+    cl = (domain.attributes[0],)
+    y, s = gaussian(read([cl])[cl], rho, label, measured=COUNT_MEASURED)
+    y = np.asarray(y, dtype=float).ravel()
+    return pgm.LinearMeasurement(y, cl, stddev=s), (y, s)
 
 
 ROUNDS_NOTE = "until the budget is spent"
@@ -194,17 +215,29 @@ class WorkloadSynthesizer(Synthesizer):
     max_model_size = 80.0
     max_memory_mb = DEFAULT_MAX_MEMORY_MB
 
-    def _workload(self, domain):
-        from privsample.synth.selection import check_workload, default_workload
+    def _workload(self, domain, zeros=None):
+        """The workload on the columns worth measuring (``selection.informative_attributes`` given the structural
+        ``zeros``): a given one without the others (``informative_workload``), or the default k-way cliques of those
+        columns. Empty when no column is worth measuring (the fit then measures the number of records only:
+        ``count_measurement``)."""
+        from privsample.synth.selection import (
+            check_workload,
+            default_workload,
+            informative_domain,
+            informative_workload,
+        )
 
         if self.workload is not None:
-            return check_workload(domain, self.workload)
-        for k in range(min(self.workload_k, len(domain.attributes)), 0, -1):
+            return informative_workload(domain, check_workload(domain, self.workload), zeros)
+        sub = informative_domain(domain, zeros)
+        if sub is None:
+            return []
+        for k in range(min(self.workload_k, len(sub.attributes)), 0, -1):
             # no k-way clique within max_cells (large domains): fall back to smaller cliques
-            wl = default_workload(domain, k, self.max_cells)
+            wl = default_workload(sub, k, self.max_cells)
             if wl:
                 return check_workload(domain, wl)
-        return check_workload(domain, default_workload(domain, 1, None))
+        return check_workload(domain, default_workload(sub, 1, None))
 
     @staticmethod
     def _fitting(domain, model, candidates, limit_mb: float):
@@ -219,28 +252,34 @@ class WorkloadSynthesizer(Synthesizer):
 
     cell_bytes = 16  # per cell of the candidates scored in a round: the data's marginal and the model's
 
-    def candidate_census(self, domain) -> tuple[int, int, tuple[str, ...], tuple[str, ...] | None]:
+    def candidate_census(self, domain, zeros=None) -> tuple[int, int, tuple[str, ...], tuple[str, ...] | None]:
         """(how many, at most how many cells in all, the largest, the smallest multi-way or None) of the
         candidates a fit scores, from the domain and the workload options only (public). The default
         workload is counted without listing its cliques (:func:`selection.clique_census`: the candidates
         are its cliques and their subsets, and every subset of a clique within max_cells is within it, so
-        the cells are a bound); a given workload is listed (its size is the caller's)."""
-        from privsample.synth.selection import candidate_weights, clique_census, model_size_mb
+        the cells are a bound); a given workload is listed (its size is the caller's). ``zeros``: the structural
+        zeros that make a column not worth measuring (``_workload``)."""
+        from privsample.synth.selection import candidate_weights, clique_census, informative_domain, model_size_mb
 
+        sub = informative_domain(domain, zeros)  # no candidate holds a one-cell column
+        if sub is None:
+            return 0, 0, (), None
         if self.workload is not None:
-            cands = list(candidate_weights(self._workload(domain)))
+            cands = list(candidate_weights(self._workload(domain, zeros)))
+            if not cands:
+                return 0, 0, (), None
             multi = [cl for cl in cands if len(cl) > 1]
             one_way = [(a,) for a in domain.attributes]
             smallest = min(multi, key=lambda cl: model_size_mb(domain, one_way + [cl])) if multi else None
             largest = max(cands, key=domain.size)
             return len(cands), sum(domain.size(cl) for cl in cands), largest, smallest
         census: dict = {}
-        for k in range(min(self.workload_k, len(domain.attributes)), 0, -1):  # as _workload falls back
-            census = clique_census(domain, k, self.max_cells)
+        for k in range(min(self.workload_k, len(sub.attributes)), 0, -1):  # as _workload falls back
+            census = clique_census(sub, k, self.max_cells)
             if k in census:
                 break
         else:
-            census = clique_census(domain, 1, None)
+            census = clique_census(sub, 1, None)
         count = sum(c[0] for c in census.values())
         cells = sum(c[1] for c in census.values())
         largest = max((c[2] for c in census.values()), key=domain.size)
@@ -248,7 +287,7 @@ class WorkloadSynthesizer(Synthesizer):
         # of the k smallest attributes, the smallest k-way clique
         smallest = None
         if max(census) > 1:
-            order = sorted(domain.attributes, key=lambda a: domain.size((a,)))
+            order = sorted(sub.attributes, key=lambda a: domain.size((a,)))
             smallest = tuple(domain.canonical(order[:2]))
         return count, cells, largest, smallest
 
@@ -264,7 +303,7 @@ class WorkloadSynthesizer(Synthesizer):
         marginals of every candidate (``cell_bytes`` per cell). Runs in time linear in the width for the
         default workloads (no candidate is listed)."""
         from privsample.synth.selection import model_size_mb
-        from privsample.synth.zeros import StructuralZeros, with_zeros
+        from privsample.synth.zeros import with_zeros
 
         one_way = with_zeros([(a,) for a in domain.attributes], StructuralZeros.from_schema(schema, domain))
         base = model_size_mb(domain, one_way)
@@ -277,7 +316,7 @@ class WorkloadSynthesizer(Synthesizer):
                     else ""
                 )
             )
-        count, cells, largest, smallest = self.candidate_census(domain)
+        count, cells, largest, smallest = self.candidate_census(domain, StructuralZeros.for_fit(schema, domain))
         if smallest is not None and model_size_mb(domain, one_way + [smallest]) > self.max_model_size:
             raise InputError(f"max_model_size {self.max_model_size:g} MB is too small for any workload candidate")
         model_mb = self.max_model_size * 24 + 64

@@ -4,7 +4,9 @@ tree of 2-way marginals with the exponential mechanism, measure the tree, fit Pr
 The design follows the reference implementation (Private-PGM's ``mechanisms/mst.py``).
 
 Privacy (rho-zCDP, add/remove one record). The budget rho (everything the accountant has left)
-is split in thirds:
+is split in thirds over the d columns worth measuring (``selection.informative_attributes``: a one-cell column's
+marginals are the record count and the other columns', so it is in no measurement and no tree edge; the model
+holds it at its one value):
 1. d one-way marginals, each with discrete Gaussian noise sigma*sqrt(d), sigma = sqrt(3/(2 rho)):
    each has L2 sensitivity 1, so each costs rho/(3d).
 2. d-1 exponential-mechanism draws (Kruskal), each with epsilon = sqrt(8 (rho/3)/(d-1)); the
@@ -13,6 +15,8 @@ is split in thirds:
    by at most 1 (sensitivity 1); each draw costs (rho/3)/(d-1).
 3. d-1 two-way marginals of the compressed domain (each record in one cell: sensitivity 1) with
    noise sigma*sqrt(d-1): (rho/3)/(d-1) each; the last one spends exactly what remains.
+With d = 1 there is no tree and the one-way marginal gets all of rho; with d = 0, the number of records does
+(one measurement, sensitivity 1: ``base.count_measurement``).
 Domain compression (values whose noisy count is below 3 sd are merged) and the total estimate
 N-hat are computed from step 1's noisy output only, combined (inverse variance, ``combined_one_way``) with
 the counts private discovery released where the domain was discovered (``discovery_measurements``; at 1,000
@@ -65,12 +69,13 @@ from privsample.progress import Progress, no_progress
 from privsample.synth.base import (
     DEFAULT_MAX_MEMORY_MB,
     Synthesizer,
+    count_measurement,
     discovery_measurements,
     estimate_phase,
     refuse_if_too_big,
 )
 from privsample.synth.model import SynthModel
-from privsample.synth.selection import MAX_ATTRIBUTES
+from privsample.synth.selection import MAX_ATTRIBUTES, informative_attributes
 from privsample.synth.public import PublicData
 from privsample.synth.zeros import StructuralZeros
 
@@ -169,10 +174,11 @@ PUBLIC_SENSITIVITY = 2.0  # the selection's sensitivity whenever public options 
 
 
 def budget_split(rho: float, d: int, max_rows: int = 1) -> dict[str, float]:
-    """MST's split of ``rho`` over ``d`` columns (module docstring, steps 1-3), public: each 1-way measurement,
-    each tree draw and each 2-way measurement (the last 2-way one spends what remains), and their noise scales
-    (under the privacy unit's k = ``max_rows``: k times the record-level ones)."""
-    rho_1way = rho / 3.0 / d
+    """MST's split of ``rho`` over ``d`` measured columns (module docstring, steps 1-3), public: each 1-way
+    measurement, each tree draw and each 2-way measurement (the last 2-way one spends what remains), and their noise
+    scales (under the privacy unit's k = ``max_rows``: k times the record-level ones). With one column there is no
+    tree, and its 1-way measurement (with none, the number of records) spends all of ``rho``."""
+    rho_1way = rho / 3.0 / d if d > 1 else rho
     rho_pair = (rho / 3.0) / max(d - 1, 1)
     return {
         "rho_1way": rho_1way,
@@ -210,7 +216,8 @@ def compress_domain(domain, schema, zeros, one_way, log1) -> Compressed:
     is merged with the other rare values of its column. Noise-born codes (discovery's counts did not show them:
     ``StructuralZeros.noise_born``) get a compressed code of their own, fixed at probability 0, so that
     decompression never draws them; columns named by the schema's zeros (forbid, require) are not compressed (their
-    noise-born codes are zeros on their own codes: no empty value where discovery saw none). Public:
+    noise-born codes are zeros on their own codes: no empty value where discovery saw none), and neither are the
+    columns step 1 did not measure (one cell records can take: its other, noise-born codes are zeros). Public:
     post-processing of step 1 and of released counts."""
     attrs = list(domain.attributes)
     sizes = dict(zip(attrs, domain.shape))
@@ -223,6 +230,11 @@ def compress_domain(domain, schema, zeros, one_way, log1) -> Compressed:
     czero: list[tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]] = []
     estimate: dict[str, np.ndarray] = {}  # each column's 1-way estimate: decompression weights
     for a in attrs:
+        if a not in one_way:  # not measured (one cell records can take): its noise-born codes stay zeros
+            gone = tuple(int(i) for i in sorted(born.get(a, ())))
+            if gone:
+                czero.append(((a,), (gone,)))
+            continue
         y, s = combined_one_way(*one_way[a], by_attr.get(a))
         estimate[a] = y
         dead = np.zeros(y.size, dtype=bool)
@@ -269,8 +281,8 @@ def mst_info(comp: Compressed, tree, public_tree, total, one_way, public) -> dic
 class TreeInputs:
     """What steps 2 and 3 read: the accountant, the noise, progress, the compressed domain, the schema's
     structural zeros, the data's 2-way marginals (read only by the two steps' mechanisms), the pairs' quality
-    against the independent model, the public shares, step 3's noise scale if every edge were private, and the
-    noisy total."""
+    against the independent model, the public shares, step 3's noise scale if every edge were private, the
+    noisy total and the tree's vertices (the measured columns)."""
 
     accountant: Accountant
     noise: NoiseSource
@@ -282,6 +294,7 @@ class TreeInputs:
     pub_shares: dict
     sigma2: float
     total: float
+    attrs: list
 
 
 class MST(Synthesizer):
@@ -355,7 +368,8 @@ class MST(Synthesizer):
         """``public``: a public table on the same domain (``privsample.synth.public``), measured at no cost."""
         domain = engine.domain
         attrs = list(domain.attributes)
-        d = len(attrs)
+        # the tree's vertices: no column with one cell records can take (noise-born codes aside) is measured
+        measured = informative_attributes(domain, StructuralZeros.for_fit(schema, domain))
         self.check_size(domain, schema)
         if public is not None:
             public.check_domain(domain)
@@ -367,15 +381,15 @@ class MST(Synthesizer):
             raise BudgetExceeded("no privacy budget left for MST")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        split = budget_split(rho, d, accountant.unit.max_rows)
-        one_way, log1 = self._measure_one_way(engine, accountant, noise, progress, split["rho_1way"])  # 1. (rho/3)
+        split = budget_split(rho, len(measured), accountant.unit.max_rows)
+        one_way, log1 = self._measure_one_way(engine, accountant, noise, progress, split["rho_1way"], measured)  # 1.
         total = pgm.identity_total(list(one_way.values()))
         comp = compress_domain(domain, schema, zeros, one_way, log1)
         timings["measure_1way"] = time.perf_counter() - t0
 
         # 2. select a spanning tree (rho/3).
         t1 = time.perf_counter()
-        indep = self._independent(comp, attrs, total)
+        indep = self._independent(comp, list(one_way), total)
         edges, pairs = self._tree_inputs(engine, accountant, noise, progress, comp, zeros, indep, split, total, public)
         tree, public_tree = self._select_tree(edges, pairs, split["rho_select"], public is not None)
         timings["select"] = time.perf_counter() - t1
@@ -412,22 +426,34 @@ class MST(Synthesizer):
                 "iters": self.iters,
                 "tol": self.tol,
                 "select_fit": self.select_fit,
-                "sigma_1way": one_way[attrs[0]][1],
+                "sigma_1way": next(iter(one_way.values()))[1],
             },
             info=mst_info(comp, tree, public_tree, total, one_way, public),
             timings=timings,
         )  # timings: in memory only, never saved
 
     @staticmethod
-    def _measure_one_way(engine, accountant, noise, progress, rho1: float):
-        """Step 1: every one-way marginal with the Gaussian mechanism at ``rho1`` each (L2 sensitivity 1). Returns
-        {column: (noisy counts, sd)} and the measurements."""
-        attrs = list(engine.domain.attributes)
+    def _measure_one_way(engine, accountant, noise, progress, rho1: float, attrs: list):
+        """Step 1: the one-way marginal of every column of ``attrs`` (those worth measuring) with the Gaussian
+        mechanism at ``rho1`` each (L2 sensitivity 1); with none, the number of records at ``rho1`` (everything:
+        ``count_measurement``), kept as the first column's. Returns {column: (noisy counts, sd)} and the
+        measurements."""
         d = len(attrs)
-        progress("measure 1-way", step=0, steps=d, accountant=accountant)
+        progress("measure 1-way", step=0, steps=max(d, 1), accountant=accountant)
+        one_way: dict[str, tuple[np.ndarray, float]] = {}
+        if not attrs:
+            M, answer = count_measurement(
+                engine.domain,
+                engine.marginals,
+                lambda x, r, label, **kw: gaussian_measure(accountant, noise, x, r, label, **kw),
+                rho1,
+                "mst/count",
+            )
+            one_way[M.clique[0]] = answer
+            progress("measure 1-way", step=1, steps=1, accountant=accountant, message="number of records")
+            return one_way, [M]
         ones = engine.marginals([(a,) for a in attrs])
         log1: list[pgm.LinearMeasurement] = []
-        one_way: dict[str, tuple[np.ndarray, float]] = {}
         for i, a in enumerate(attrs):
             y, s = gaussian_measure(accountant, noise, ones[(a,)], rho1, f"mst/1-way/{a}", measured=a)
             one_way[a] = (y.astype(float), s)
@@ -456,7 +482,7 @@ class MST(Synthesizer):
     def _tree_inputs(engine, accountant, noise, progress, comp: Compressed, zeros, indep, split, total, public):
         """Read the 2-way marginals, score every pair against the independent model (``indep``) and, with a public
         table, its pairs' shares on the compressed domain. Returns the inputs of steps 2 and 3 and the pairs."""
-        attrs = list(comp.cdomain.attributes)
+        attrs = list(indep)  # the measured columns
         d = len(attrs)
         progress("select tree", step=0, steps=max(d - 1, 0), accountant=accountant, message="2-way marginals")
         pairs = list(itertools.combinations(attrs, 2))
@@ -476,14 +502,14 @@ class MST(Synthesizer):
             pub_shares = {
                 p: compress_counts(pub[p], p, comp.mapping).astype(float).ravel() / public.rows for p in pairs
             }
-        edges = TreeInputs(accountant, noise, progress, comp, zeros, two, weights, pub_shares, sigma2, total)
+        edges = TreeInputs(accountant, noise, progress, comp, zeros, two, weights, pub_shares, sigma2, total, attrs)
         return edges, pairs
 
     def _select_tree(self, fi: TreeInputs, pairs, rho_sel: float, has_public: bool):
         """Step 2: Kruskal's spanning tree, each edge drawn by the exponential mechanism at ``rho_sel`` (module
         docstring: sensitivity 1, or 2 with public options). Returns the edges and those picked publicly."""
-        d = len(fi.comp.cdomain.attributes)
-        parent = {a: a for a in fi.comp.cdomain.attributes}
+        d = len(fi.attrs)
+        parent = {a: a for a in fi.attrs}
         tree: list[tuple[str, str]] = []
         public_tree: list[tuple[str, str]] = []  # the edges picked from the public table (no measurement)
         for r in range(d - 1):

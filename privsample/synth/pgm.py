@@ -57,8 +57,32 @@ def estimate(
     ``zeros``: structural zeros (:class:`~privsample.synth.zeros.StructuralZeros`) to fix at probability 0.
     A fit with zeros always runs the NumPy estimator, whatever ``backend`` and ``iters`` (neither mbi's JAX
     estimator nor the tree descent can hold cells fixed), and refuses ``tol`` and other query types.
+    Attributes of ``domain`` that no measurement and no zero covers (the one-cell columns the synthesizers do not
+    measure, ``selection.informative_attributes``) are left out of the fit and join the fitted model as independent
+    uniform factors (:func:`with_attributes`): what a fit over them would give (no loss term, maximum entropy), for
+    a one-cell column its one value; the fit of the others is the one it would be without them.
     """
     from privsample.synth import numpy_md
+
+    covered = {a for M in measurements for a in M.clique}
+    covered |= {a for cl in (zeros.cliques if zeros is not None else ()) for a in cl}
+    inner = [a for a in domain.attributes if a in covered]
+    if inner and len(inner) < len(domain.attributes):
+        sub = domain.project(inner)
+        model = estimate(
+            sub,
+            measurements,
+            known_total=known_total,
+            iters=iters,
+            warm_start=None if warm_start is None else restrict(warm_start, sub),
+            tol=tol,
+            on_block=on_block,
+            backend=backend,
+            optimistic_step=optimistic_step,
+            zeros=zeros,
+            accelerated=accelerated,
+        )
+        return with_attributes(model, domain)
 
     if backend not in ("auto", "numpy", "jax", "tree"):
         raise ValueError(f"backend must be auto, numpy, jax or tree, got {backend!r}")
@@ -103,6 +127,41 @@ def estimate(
         warm_start=warm_start,
         tol=tol,
         callback_fn=callback,
+    )
+
+
+def with_attributes(model: MarkovRandomField, domain: Domain) -> MarkovRandomField:
+    """``model`` on ``domain``, a superset of its domain: each attribute it lacks joins as a clique of its own with
+    log-potential 0 (independent, uniform on its cells: all of it on the one cell of a one-cell column).
+    Post-processing: no measurement is involved."""
+    import dataclasses
+
+    import jax.numpy as jnp
+
+    extra = [a for a in domain.attributes if a not in model.domain.attributes]
+    cliques = [tuple(cl) for cl in model.cliques] + [(a,) for a in extra]
+    total = float(model.total)
+    pots = {tuple(cl): model.potentials[cl] for cl in model.cliques}
+    margs = {tuple(cl): model.marginals[cl] for cl in model.cliques}
+    for a in extra:
+        n = int(domain[a])
+        pots[(a,)] = Factor(domain.project((a,)), jnp.asarray(np.zeros(n)))
+        margs[(a,)] = Factor(domain.project((a,)), jnp.asarray(np.full(n, total / n)))
+    return dataclasses.replace(
+        model, potentials=CliqueVector(domain, cliques, pots), marginals=CliqueVector(domain, cliques, margs)
+    )
+
+
+def restrict(model: MarkovRandomField, domain: Domain) -> MarkovRandomField:
+    """``model`` without its cliques outside ``domain`` (those :func:`with_attributes` added): a warm start for a
+    fit on ``domain``."""
+    import dataclasses
+
+    keep = [tuple(cl) for cl in model.cliques if set(cl) <= set(domain.attributes)]
+    return dataclasses.replace(
+        model,
+        potentials=CliqueVector(domain, keep, {cl: model.potentials[cl] for cl in keep}),
+        marginals=CliqueVector(domain, keep, {cl: model.marginals[cl] for cl in keep}),
     )
 
 
@@ -261,6 +320,8 @@ __all__ = [
     "LinearMeasurement",
     "MarkovRandomField",
     "estimate",
+    "with_attributes",
+    "restrict",
     "identity_total",
     "identity_total_sd",
     "record_sampler",

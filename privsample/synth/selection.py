@@ -29,6 +29,51 @@ Clique = tuple[str, ...]
 MAX_ATTRIBUTES = 4096
 
 
+def informative_attributes(domain, zeros=None) -> list[str]:
+    """The attributes worth measuring (domain order): those with more than one cell that records can take, i.e.
+    not forbidden by a structural zero on the column alone (``zeros``, a :class:`~privsample.synth.zeros.
+    StructuralZeros`: e.g. the null code private discovery found empty). MST, AIM and PPSyn measure no marginal of
+    the others and offer no candidate holding one.
+
+    A one-cell column (private discovery kept none of its categories, so every value is the catch-all, or a numeric
+    column's bounds met) holds the same code in every record: its 1-way marginal is the number of records, and a
+    marginal of it with other columns is theirs without it, so measuring either spends budget on nothing the other
+    measurements do not carry. A column whose missing values discovery saw keeps two cells: it is measured.
+    The model still holds every column: an unmeasured one is fitted with its zeros, or else independent and
+    uniform (:func:`privsample.synth.pgm.estimate`), so it decodes to its one value. Public: the domain and the
+    zeros only."""
+    dead: dict[str, set[int]] = {}
+    for cols, codes in zeros.entries if zeros is not None else ():
+        if len(cols) == 1:
+            dead.setdefault(cols[0], set()).update(int(c) for c in codes[0])
+    return [a for a, n in zip(domain.attributes, domain.shape) if int(n) - len(dead.get(a, ())) > 1]
+
+
+def informative_domain(domain, zeros=None):
+    """``domain`` restricted to :func:`informative_attributes` (``domain`` itself when it keeps them all; None when
+    it keeps none)."""
+    keep = informative_attributes(domain, zeros)
+    if not keep:
+        return None
+    return domain if len(keep) == len(domain.attributes) else domain.project(keep)
+
+
+def informative_workload(domain, workload: Sequence[tuple[Clique, float]], zeros=None) -> list[tuple[Clique, float]]:
+    """``workload`` without the columns that are not worth measuring (:func:`informative_attributes`): each clique
+    loses them (its marginal is the marginal of the rest), and cliques left empty are dropped. The
+    remaining candidates' weights (:func:`candidate_weights`: a sum over their attributes) are those of the whole
+    workload, and no candidate holds a one-cell column. Unchanged when every column is worth measuring."""
+    keep = set(informative_attributes(domain, zeros))
+    if len(keep) == len(domain.attributes):
+        return list(workload)
+    out = []
+    for cl, w in workload:
+        sub = tuple(a for a in cl if a in keep)
+        if sub:
+            out.append((sub, w))
+    return out
+
+
 def default_workload(domain, k: int = 2, max_cells: int | None = 10_000) -> list[tuple[Clique, float]]:
     """All k-way cliques with at most ``max_cells`` cells, weight 1 (the AIM/PPSyn default)."""
     cls = [tuple(c) for c in itertools.combinations(domain.attributes, k)]

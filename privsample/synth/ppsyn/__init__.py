@@ -5,7 +5,10 @@
 accountant has left. Proof sketch (it covers the steps both schedules below share):
 * Initialisation (Alg. 1) measures the one-way marginal of every attribute of the workload with discrete
   Gaussian noise; attribute i gets rho_i = s rho c_i^(2/3) / sum_j c_j^(2/3) (c = cells, PrivSyn's split; s a
-  function of the width d only, :func:`one_way_share`). Each has L2 sensitivity 1: this costs s rho.
+  function of the width d only, :func:`one_way_share`). Each has L2 sensitivity 1: this costs s rho. The workload,
+  its candidates and d hold only the columns worth measuring (``selection.informative_attributes``: a one-cell
+  column's marginals are the record count and the other columns'); with none, the number of records is measured
+  once with all of rho (sensitivity 1, ``base.count_measurement``) and there are no rounds.
 * In each round, given the public state H (all earlier outputs, hence the fitted model p̂), the candidates
   (a model-size filter), the model marginals mu_w, their partition paths (Alg. 3/4 run on mu_w, *never* on the
   data), the plans and the round's budgets are functions of H only (:func:`public_plan`, :func:`public_options`,

@@ -18,6 +18,7 @@ from privsample.synth.base import (
     DEFAULT_MAX_MEMORY_MB,
     JIT_CACHE_LIMIT_MB,
     ROUNDS_NOTE,
+    count_measurement,
     discovery_measurements,
     estimate_phase,
 )
@@ -35,7 +36,7 @@ from privsample.synth.ppsyn.paper import PaperRounds, warn_unsafe
 from privsample.synth.ppsyn_steps import OPTION_REFRESH, PAPER_NOTE, WIDE_COLUMNS, FitState, Spender, one_way_budgets
 from privsample.synth.public import PublicData
 from privsample.synth.schedule import max_rounds
-from privsample.synth.selection import candidate_weights, model_size_mb
+from privsample.synth.selection import candidate_weights, informative_attributes, model_size_mb
 from privsample.synth.zeros import StructuralZeros
 
 
@@ -173,11 +174,11 @@ class PPSyn(AnnealedRounds, NoteRounds, PaperRounds):
             warn_unsafe()
         t_start = time.perf_counter()
         self._estimate_seconds = 0.0
-        workload = self._workload(domain)
+        workload = self._workload(domain, self._zeros)
         self._weights = candidate_weights(workload)
         candidates = list(self._weights)
         progress("plan workload", step=1, steps=1, accountant=accountant, message="candidate marginals")
-        T, share = self.rounds_and_share(len(domain.attributes))
+        T, share = self.rounds_and_share(max(1, len(informative_attributes(domain, self._zeros))))  # d: those measured
         spender = Spender(accountant, noise, unsafe)
         measurements, identity = self._measure_one_way(engine, spender, progress, candidates, share * rho)
         total = pgm.identity_total(identity) if identity else 1.0
@@ -225,6 +226,10 @@ class PPSyn(AnnealedRounds, NoteRounds, PaperRounds):
         one_way = [cl for cl in candidates if len(cl) == 1]
         budgets = one_way_budgets([domain.size(cl) for cl in one_way], rho_init)
         progress("measure 1-way", step=0, steps=len(one_way), accountant=accountant)
+        if not one_way:  # no column has more than one value: the number of records, with everything left
+            read = lambda cliques: self._read(engine, cliques, "init")  # noqa: E731
+            count, answer = count_measurement(domain, read, spender.gaussian, accountant.remaining, "count")
+            return [count], [answer]
         answers = self._read(engine, one_way, "init")
         measurements: list[pgm.LinearMeasurement] = []
         identity = []
