@@ -9,15 +9,16 @@ same figures to the last digit, unless the code's results changed.
 
 For each results file named, this script
 
-* picks rows to rerun under a wall-time budget (``--budget-s``): first ``--random`` rows drawn at random (seeded
-  by ``--seed``) among those that fit half the budget, then the cheapest rows by the time the row records, taken
-  in turn from every group (mechanism or method), so that each code path is tried before any is tried twice. A
-  row's cost is its recorded seconds plus the largest overhead (process start, data, scoring) seen so far; a
-  row that does not fit what is left of the budget is passed over, and a rerun still going when the budget ends
-  is stopped and not counted. Rows that did not finish when they were run (timeouts, errors) are not rerun;
+* picks rows to rerun under a wall-time budget (``--budget-s``): first the cheapest row (by the time the row
+  records) of every group (mechanism or method), so that each code path is tried; then ``--random`` rows drawn at
+  random (seeded by ``--seed``) among those that fit half the budget; then the cheapest of the rest, taken in turn
+  from every group. A row's cost is its recorded seconds plus the largest overhead (process start, data, scoring)
+  seen so far; a row that does not fit what is left of the budget is passed over, and a rerun still going when
+  the budget ends is stopped and not counted. Rows that did not finish when they ran (timeouts, errors) are not
+  rerun;
 * reruns each one and compares every seeded figure the worker prints with the stored one, exactly (numbers as
   floats, equal or not; text as text): errors, rounds, privacy budgets, row and clique counts. Wall times, memory
-  and load are not compared (the grid's ``IGNORE`` lists them);
+  and load are not compared (each grid's ``ignore`` lists them);
 * prints one line per row, ``equal`` or ``DIFFERS`` with the fields that differ (stored value, new value), and
 * when every rerun row is equal (at least one, no rerun failed), records it in the file's stamp: today's code
   digest and ``"reproduced": {"rows": k, "of": n, "date": ...}`` (with the digest and commit of the stamp it
@@ -60,7 +61,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from freshness import ROOT, code_digest, locked_stamps, read_stamps, results_dir  # noqa: E402
+from freshness import ROOT, code_digest, locked_stamps, read_stamps, reproduced, results_dir  # noqa: E402
 
 #: ``benchmarks/ppsyn_paper.py``'s grid runs its workers single-threaded
 SINGLE_THREAD = {
@@ -191,11 +192,16 @@ def candidates(grid: Grid, rows: list[dict[str, str]]) -> list[int]:
 
 
 def order(grid: Grid, rows: list[dict[str, str]], budget_s: float, n_random: int, seed: int) -> list[int]:
-    """The rows to try, in order: ``n_random`` seeded random picks that fit half the budget (at the first guess
-    of the overhead), then the rest cheapest first, taken in turn from each group (groups by their cheapest)."""
+    """The rows to try, in order: the cheapest row of each group (every code path first), then ``n_random``
+    seeded random picks among the rest that fit half the budget (at the first guess of the overhead), then the
+    rest cheapest first, taken in turn from each group (groups ordered by their cheapest row)."""
     cand = candidates(grid, rows)
     est = {i: recorded_s(grid, rows[i]) + grid.overhead_s for i in cand}
-    pool = sorted(cand)
+    groups: dict[str, list[int]] = {}
+    for i in sorted(cand, key=lambda i: (est[i], i)):
+        groups.setdefault(grid.group(rows[i]), []).append(i)
+    first = [g[0] for g in groups.values()]
+    pool = sorted(set(cand) - set(first))
     random.Random(seed).shuffle(pool)
     picked, spent = [], 0.0
     for i in pool:
@@ -204,13 +210,9 @@ def order(grid: Grid, rows: list[dict[str, str]], budget_s: float, n_random: int
         if spent + est[i] <= budget_s / 2:
             picked.append(i)
             spent += est[i]
-    groups: dict[str, list[int]] = {}
-    for i in sorted(cand, key=lambda i: (est[i], i)):
-        if i not in picked:
-            groups.setdefault(grid.group(rows[i]), []).append(i)
-    turns = list(groups.values())
+    turns = [[i for i in g[1:] if i not in picked] for g in groups.values()]
     rest = [g[t] for t in range(max(map(len, turns), default=0)) for g in turns if t < len(g)]
-    return picked + rest
+    return first + picked + rest
 
 
 # -- running ------------------------------------------------------------------------------------------------
@@ -351,6 +353,8 @@ def reproduce_file(
         rows = list(csv.DictReader(fh))
     stamp = read_stamps(root).get(name)
     then = f"stamp: code {stamp['code_digest']} of {stamp['date']}" if stamp else "no stamp"
+    if stamp and reproduced(stamp):
+        then += f", {reproduced(stamp)}"
     out(f"{name}: {len(rows)} rows, {len(candidates(grid, rows))} can be rerun; code now {digest}, {then}")
     if dry_run:
         est, picks = 0.0, []
