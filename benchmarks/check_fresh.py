@@ -10,6 +10,11 @@ bytes. A docstring, a comment or a reformatting cannot change a number a benchma
 result fresh and the check can run on every commit; a change to what runs makes the results above it stale. It
 reads no git metadata and no file times (a clean clone gives the same answer) and takes about a second.
 
+A stamp written by ``benchmarks/reproduce.py`` carries ``"reproduced": {"rows": k, "of": n, "date": ...}``: k of the
+file's n rows (seeded runs) were run again with the code of its digest and gave the same figures to the last digit,
+so the file is fresh although its rows were first run with older code; ``--list`` shows it as ``fresh (reproduced k
+of n rows on DATE)``. Like any stamp it turns stale when the code changes again.
+
     python benchmarks/check_fresh.py            # the check
     python benchmarks/check_fresh.py --list     # the status of every results file
 """
@@ -38,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<{width}}  {state:<9}  {detail}")
     if a.list:
         counts = {s: sum(r[1] == s for r in rows) for s in ("fresh", "stale", "unstamped", "kept", "missing")}
-        print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+        by_rerun = sum(r[1] == "fresh" and r[2].startswith("(reproduced") for r in rows)
+        line = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        print(line.replace(" fresh", f" fresh ({by_rerun} by reproduction)", 1) if by_rerun else line)
     return 1 if bad else 0
 
 

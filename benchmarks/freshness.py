@@ -31,6 +31,13 @@ A results file is *fresh* when its stamp's digest equals the digest of today's f
 ``results/`` that no script writes (notes written by hand, records of one-off experiment arms or of earlier
 builds): they are reported as *kept* and never checked. ``benchmarks/check_fresh.py`` runs the check.
 
+*Fresh by reproduction.* The rows of a resumable grid are seeded runs: each is a function of its arguments and the
+code. ``benchmarks/reproduce.py`` reruns a sample of a file's rows with the script's own worker and compares every
+seeded figure exactly (not times or memory); when all k rerun rows are equal, it stamps the file with today's
+digest and ``"reproduced": {"rows": k, "of": n, "date": ..., "from_digest": ...}`` (the stamp's ``date`` stays the
+rows' date). Such a stamp claims that a sample of k of the n rows reran equal under the code of its digest, not
+that every row would; it is fresh by the same rule as any other (``status`` names it "reproduced k of n rows").
+
 The lists below follow the package's layers (``tests/test_imports.py``): a script that measures a layer depends on
 that layer and on every layer below it. ``tests/test_check_fresh.py`` checks that every privsample module a
 script imports (directly or through the modules it imports) is covered by its entry.
@@ -324,11 +331,23 @@ def status(root: Path = ROOT) -> list[tuple[str, str, str]]:
             script = entry["script"]
             if script not in digests:
                 digests[script] = code_digest(script, root)
+            done = reproduced(entry)
             if digests[script] == entry["code_digest"]:
                 at = f", commit {entry['commit'][:10]}" if entry.get("commit") else ""
-                out.append((name, "fresh", f"{script}, code {entry['code_digest']}, {entry['date']}{at}"))
+                if done:
+                    ran = f"rows run {entry['date']}"
+                    out.append((name, "fresh", f"({done}) {script}, code {entry['code_digest']}, {ran}{at}"))
+                else:
+                    out.append((name, "fresh", f"{script}, code {entry['code_digest']}, {entry['date']}{at}"))
             else:
-                out.append(
-                    (name, "stale", f"{script}: code {entry['code_digest']} of {entry['date']}, now {digests[script]}")
-                )
+                then = f"{script}: code {entry['code_digest']} of {entry['date']}, now {digests[script]}"
+                out.append((name, "stale", then + (f" ({done} under that code)" if done else "")))
     return out
+
+
+def reproduced(entry: dict) -> str:
+    """``"reproduced k of n rows on DATE"`` for a stamp written by ``benchmarks/reproduce.py``, else ``""``."""
+    done = entry.get("reproduced")
+    if not done:
+        return ""
+    return f"reproduced {done['rows']} of {done['of']} rows on {done['date']}"

@@ -143,6 +143,7 @@ def test_every_script_is_listed(freshness):
         "freshness.py",
         "check_fresh.py",
         "migrate_stamps.py",
+        "reproduce.py",
     }
     assert scripts == set(freshness.SOURCES)
     for name in scripts:
