@@ -50,6 +50,8 @@ FIRST_YEAR, LAST_YEAR = 1800, 2199  # 40 whole decades of public year cells (and
 YEAR_SHARE = 0.3  # of rho: the year counts (the months, or years, of the range get the rest)
 MONTHS_UP_TO = 30  # a range of fewer years has month cells; a longer one year cells
 CUT_SIGMAS = 3.0  # a bound has this many sd of noisy records beyond it
+WINDOW_PAD = 5  # years beyond the edge decades that step 2 counts where the years do not close the range
+TAIL_SIGMAS = 4.0  # a block of years beyond the years' grid range widens the window when it passes this many sd
 DAY = 86400
 
 
@@ -76,12 +78,15 @@ def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
 
 
 def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int] | None:
-    """(first, last) year cell holding the records: the decades holding them (``grid_range`` of the noisy year
-    counts summed by decade, sd sigma sqrt(10)); inside them, where some years pass the core threshold, the grid's
-    rule on the years (from those, outward over years passing the presence threshold); else (records spread thin
-    over many years) the years from which the noisy count of records from each edge passes ``CUT_SIGMAS`` sd
-    (``edge_cut``). Where no decade (nor window of decades) holds records above the noise, the grid's rule on the
-    years themselves (windows of 2, 4, ... years); None where that finds none either. Post-processing."""
+    """(first, last) year cell of the window whose months (or years) step 2 counts: records outside it are clipped
+    whatever step 2 finds, so it errs wide and step 2 places the bounds. The decades holding the records
+    (``grid_range`` of the noisy year counts summed by decade, sd sigma sqrt(10)), widened by ``WINDOW_PAD`` years
+    each side (a decade holding a few percent of the records fails the decades' presence threshold); where some
+    years pass the core threshold, an end is the grid's rule on the years (from those, outward over years passing
+    the presence threshold), grown outward over the blocks of years beyond it that hold records above the noise
+    (``_tail``: a tail of years each too thin to pass). Where no decade (nor window of
+    decades) holds records above the noise, the grid's rule on the years themselves (windows of 2, 4, ... years);
+    None where that finds none either. Post-processing."""
     inner = gy[1:-1]  # the public years; cells 0 and -1 hold the years before and after
     dec = inner.reshape(-1, 10).sum(axis=1)
     decades = grid_range(dec, sy * math.sqrt(10.0), n_plan)
@@ -91,15 +96,26 @@ def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int] | N
     d0, d1 = decades
     first, last = 10 * d0, 10 * d1 + 9
     span = inner[first : last + 1]
+    lo, hi = max(first - WINDOW_PAD, 0), min(last + WINDOW_PAD, len(inner) - 1)
     if np.any(span > core_threshold(len(span)) * sy):  # years holding most records: the grid's rule from them
         y0, y1 = grid_range(span, sy, n_plan)
-        lo, hi = first + y0, first + y1
-    else:  # records spread thin over many years: from each edge, where the noisy count passes CUT_SIGMAS sd
-        lo = first + edge_cut(span, sy, CUT_SIGMAS) - 1
-        hi = last - (edge_cut(span[::-1], sy, CUT_SIGMAS) - 1)
-        if hi < lo:
-            lo, hi = first, last
+        lo = first + y0 - _tail(inner[lo : first + y0][::-1], sy)  # from the grid's range outward
+        hi = first + y1 + _tail(inner[first + y1 + 1 : hi + 1], sy)
     return lo + 1, hi + 1  # cells of ``gy``
+
+
+def _tail(cells: np.ndarray, sigma: float) -> int:
+    """How many of ``cells`` (ordered outward from a range) its end grows over: block after block, the cells up to
+    the first whose noisy sum from the block's start passes ``TAIL_SIGMAS`` sd (``edge_cut``); 0 where none does.
+    A block of empty years passing by noise would leave step 2 a long empty stretch before the records (whose
+    ``edge_cut`` then cuts deep into them): hence more sd than ``CUT_SIGMAS``."""
+    grown = 0
+    while grown < len(cells):
+        j = edge_cut(cells[grown:], sigma, TAIL_SIGMAS)
+        if j >= len(cells) - grown:
+            break
+        grown += j
+    return grown
 
 
 def _mass_edges(noisy: np.ndarray, j_lo: int, j_hi: int, bins: int) -> list[int]:
@@ -166,6 +182,8 @@ def discover_calendar(
         g, sigma = _spend(name, f"{unit}s", f"records per {unit} of {y0}-{y1}",
                           np.bincount(mcell[inside], w[inside], nm), accountant, noise, rho - half)  # fmt: skip
         step = 1 if by_month else 12
+        if not by_month:  # the years counted twice: the two noisy counts of each year, inverse-variance weighted
+            g, sigma = (g * sy**2 + gy[i0 : i1 + 1] * sigma**2) / (sy**2 + sigma**2), sy * sigma / math.hypot(sy, sigma)
         starts = [_month_start(m0 + j * step) * per_day - shift for j in range(nm + 1)]
         near = [gy[i] for i in (i0 - 2, i0 - 1, i1 + 1, i1 + 2) if 0 <= i < ny]  # signed: an unbiased estimate
         outside, out_var = float(sum(near)), len(near) * sy * sy
