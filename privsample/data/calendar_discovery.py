@@ -9,26 +9,30 @@ Guarantee: rho-zCDP (Bun & Steinke 2016) under add/remove-one-record neighbours,
 the accountant (the amounts never depend on the data). Each step is charged before its noise is drawn:
 
 1. Years (``YEAR_SHARE`` of rho; dates and datetimes): discrete Gaussian counts (Canonne, Kamath & Steinke 2020) of the
-   records in each calendar year from ``FIRST_YEAR`` to ``LAST_YEAR``, with one cell for the years before, one
-   for those after, and one for the records without a date (the null code; nullable when it passes the presence
-   threshold). A record is in exactly one cell: L2 sensitivity 1. The year range is the numeric grid's rule
-   (``numeric_discovery.grid_range``: the cells holding most of the mass, grown over cells passing the presence
-   threshold): post-processing. Where no decade, nor any window of consecutive decades, stands above the noise
-   (``grid_rules.core``), the same rule on the years themselves (dates within a few years: a window of 2 or 4
-   years has less noise than a decade); where nothing stands out there either, the dates are not located: the
-   column is the catch-all (a ``Categorical`` with no category, ``info["unlocated"]``, named as a loss by
-   ``discovery_report``), not a guessed decade, and step 2's rho is charged unused (so the amount spent never
-   depends on the data; the outcome is a function of the year counts alone: the guarantee is unchanged).
+   records in each calendar year from ``FIRST_YEAR`` to ``LAST_YEAR``, with one cell for the years before, one for those
+   after, and one for the records without a date (the null code; nullable when it passes the presence threshold). A
+   record is in exactly one cell: L2 sensitivity 1. The year range is a window for step 2 that errs wide (a record
+   outside it is clipped whatever step 2 finds): the decades holding the records (the grid's rule,
+   ``grid_rules.grid_range``: the cells holding most of the mass, grown over cells passing the presence threshold)
+   widened by ``WINDOW_PAD`` years; where some years hold most records, the grid's rule on the years, grown over the
+   blocks of thin years beyond it that pass ``TAIL_SIGMAS`` sd (``_tail``): post-processing. Where no decade, nor any
+   window of consecutive decades, stands above the noise (``grid_rules.core``), the same rule on the years themselves
+   (dates within a few years: a window of 2 or 4 years has less noise than a decade); where nothing stands out there
+   either, the dates are not located: the column is the catch-all (a ``Categorical`` with no category,
+   ``info["unlocated"]``, named as a loss by ``discovery_report``), not a guessed decade, and step 2's rho is charged
+   unused (so the amount spent never depends on the data; the outcome is a function of the year counts alone: the
+   guarantee is unchanged).
 2. Months (the rest; all of rho for a time of day, whose range is public): discrete Gaussian counts of the
    records in each month of the year range (each hour of the day): disjoint cells, sensitivity 1.
+   A range of ``MONTHS_UP_TO`` years or more has year cells instead, each then counted twice: the two noisy
+   counts are averaged with inverse-variance weights (post-processing), and the rules below read that average.
 
-Post-processing of the month counts: the months holding records are the numeric grid's range at a flat 2 sigma
-(``_cuts``); its outermost months hold records, so the bounds are the start of the month after the first and the
-end of the month before the last: both lie inside the records' range unless noise made an empty month pass (about
-2% per end), and the records of those edge months are clipped to the bounds (the report's ``clipped_share``, a
-noisy estimate). Where that leaves no room (a column within a month or two), the range is the months holding
-records. The bins cut the range at month starts by the months' noisy mass (about equal noisy mass per bin, at most
-``bins``).
+Post-processing of the month counts (or years): each bound is the first month start, from that end of the window,
+with more than ``CUT_SIGMAS`` sd of noisy records beyond it (``_cuts``, ``edge_bounds.edge_cut``): it lies inside the
+records' range unless noise made empty months pass, and the records beyond it are clipped to it (the report's
+``clipped_share``, a noisy estimate). Where that leaves no room (a column within a month or two), the range is the
+months holding records. The bins cut the range at month starts by the months' noisy mass (about equal noisy mass per
+bin, at most ``bins``).
 """
 
 from __future__ import annotations
