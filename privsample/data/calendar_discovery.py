@@ -122,6 +122,12 @@ def _tail(cells: np.ndarray, sigma: float) -> int:
     return grown
 
 
+def _averaged(a: np.ndarray, sa: float, b: np.ndarray, sb: float) -> tuple[np.ndarray, float]:
+    """(estimate, its sd) of the same cells counted twice with independent noise of sd ``sa`` and ``sb``: the
+    inverse-variance weighted average. Post-processing."""
+    return (a * sb**2 + b * sa**2) / (sa**2 + sb**2), sa * sb / math.hypot(sa, sb)
+
+
 def _mass_edges(noisy: np.ndarray, j_lo: int, j_hi: int, bins: int) -> list[int]:
     """Interior cell boundaries cutting cells j_lo..j_hi-1 into at most ``bins`` bins of about equal noisy mass."""
     mass = np.maximum(noisy[j_lo:j_hi], 0.0)
@@ -185,10 +191,8 @@ def discover_calendar(
         unit = "month" if by_month else "year"
         g, sigma = _spend(name, f"{unit}s", f"records per {unit} of {y0}-{y1}",
                           np.bincount(mcell[inside], w[inside], nm), accountant, noise, rho - half)  # fmt: skip
-        step = 1 if by_month else 12
-        if not by_month:  # the years counted twice: the two noisy counts of each year, inverse-variance weighted
-            g, sigma = (g * sy**2 + gy[i0 : i1 + 1] * sigma**2) / (sy**2 + sigma**2), sy * sigma / math.hypot(sy, sigma)
-        starts = [_month_start(m0 + j * step) * per_day - shift for j in range(nm + 1)]
+        g, sigma = (g, sigma) if by_month else _averaged(g, sigma, gy[i0 : i1 + 1], sy)  # years counted twice
+        starts = [_month_start(m0 + j * (1 if by_month else 12)) * per_day - shift for j in range(nm + 1)]
         near = [gy[i] for i in (i0 - 2, i0 - 1, i1 + 1, i1 + 2) if 0 <= i < ny]  # signed: an unbiased estimate
         outside, out_var = float(sum(near)), len(near) * sy * sy
     j_lo, j_hi = _cuts(g, sigma)
