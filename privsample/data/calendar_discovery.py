@@ -9,26 +9,30 @@ Guarantee: rho-zCDP (Bun & Steinke 2016) under add/remove-one-record neighbours,
 the accountant (the amounts never depend on the data). Each step is charged before its noise is drawn:
 
 1. Years (``YEAR_SHARE`` of rho; dates and datetimes): discrete Gaussian counts (Canonne, Kamath & Steinke 2020) of the
-   records in each calendar year from ``FIRST_YEAR`` to ``LAST_YEAR``, with one cell for the years before, one
-   for those after, and one for the records without a date (the null code; nullable when it passes the presence
-   threshold). A record is in exactly one cell: L2 sensitivity 1. The year range is the numeric grid's rule
-   (``numeric_discovery.grid_range``: the cells holding most of the mass, grown over cells passing the presence
-   threshold): post-processing. Where no decade, nor any window of consecutive decades, stands above the noise
-   (``grid_rules.core``), the same rule on the years themselves (dates within a few years: a window of 2 or 4
-   years has less noise than a decade); where nothing stands out there either, the dates are not located: the
-   column is the catch-all (a ``Categorical`` with no category, ``info["unlocated"]``, named as a loss by
-   ``discovery_report``), not a guessed decade, and step 2's rho is charged unused (so the amount spent never
-   depends on the data; the outcome is a function of the year counts alone: the guarantee is unchanged).
+   records in each calendar year from ``FIRST_YEAR`` to ``LAST_YEAR``, with one cell for the years before, one for those
+   after, and one for the records without a date (the null code; nullable when it passes the presence threshold). A
+   record is in exactly one cell: L2 sensitivity 1. The year range is a window for step 2 that errs wide (a record
+   outside it is clipped whatever step 2 finds): the decades holding the records (the grid's rule,
+   ``grid_rules.grid_range``: the cells holding most of the mass, grown over cells passing the presence threshold)
+   widened by ``WINDOW_PAD`` years; where some years hold most records, the grid's rule on the years, grown over the
+   blocks of thin years beyond it that pass ``TAIL_SIGMAS`` sd (``_tail``): post-processing. Where no decade, nor any
+   window of consecutive decades, stands above the noise (``grid_rules.core``), the same rule on the years themselves
+   (dates within a few years: a window of 2 or 4 years has less noise than a decade); where nothing stands out there
+   either, the dates are not located: the column is the catch-all (a ``Categorical`` with no category,
+   ``info["unlocated"]``, named as a loss by ``discovery_report``), not a guessed decade, and step 2's rho is charged
+   unused (so the amount spent never depends on the data; the outcome is a function of the year counts alone: the
+   guarantee is unchanged).
 2. Months (the rest; all of rho for a time of day, whose range is public): discrete Gaussian counts of the
    records in each month of the year range (each hour of the day): disjoint cells, sensitivity 1.
+   A range of ``MONTHS_UP_TO`` years or more has year cells instead, each then counted twice: the two noisy
+   counts are averaged with inverse-variance weights (post-processing), and the rules below read that average.
 
-Post-processing of the month counts: the months holding records are the numeric grid's range at a flat 2 sigma
-(``_cuts``); its outermost months hold records, so the bounds are the start of the month after the first and the
-end of the month before the last: both lie inside the records' range unless noise made an empty month pass (about
-2% per end), and the records of those edge months are clipped to the bounds (the report's ``clipped_share``, a
-noisy estimate). Where that leaves no room (a column within a month or two), the range is the months holding
-records. The bins cut the range at month starts by the months' noisy mass (about equal noisy mass per bin, at most
-``bins``).
+Post-processing of the month counts (or years): each bound is the first month start, from that end of the window,
+with more than ``CUT_SIGMAS`` sd of noisy records beyond it (``_cuts``, ``edge_bounds.edge_cut``): it lies inside the
+records' range unless noise made empty months pass, and the records beyond it are clipped to it (the report's
+``clipped_share``, a noisy estimate). Where that leaves no room (a column within a month or two), the range is the
+months holding records. The bins cut the range at month starts by the months' noisy mass (about equal noisy mass per
+bin, at most ``bins``).
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ FIRST_YEAR, LAST_YEAR = 1800, 2199  # 40 whole decades of public year cells (and
 YEAR_SHARE = 0.3  # of rho: the year counts (the months, or years, of the range get the rest)
 MONTHS_UP_TO = 30  # a range of fewer years has month cells; a longer one year cells
 CUT_SIGMAS = 3.0  # a bound has this many sd of noisy records beyond it
+WINDOW_PAD = 5  # years beyond the edge decades that step 2 counts where the years do not close the range
+TAIL_SIGMAS = 4.0  # a block of years beyond the years' grid range widens the window when it passes this many sd
 DAY = 86400
 
 
@@ -76,12 +82,15 @@ def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
 
 
 def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int] | None:
-    """(first, last) year cell holding the records: the decades holding them (``grid_range`` of the noisy year
-    counts summed by decade, sd sigma sqrt(10)); inside them, where some years pass the core threshold, the grid's
-    rule on the years (from those, outward over years passing the presence threshold); else (records spread thin
-    over many years) the years from which the noisy count of records from each edge passes ``CUT_SIGMAS`` sd
-    (``edge_cut``). Where no decade (nor window of decades) holds records above the noise, the grid's rule on the
-    years themselves (windows of 2, 4, ... years); None where that finds none either. Post-processing."""
+    """(first, last) year cell of the window whose months (or years) step 2 counts: records outside it are clipped
+    whatever step 2 finds, so it errs wide and step 2 places the bounds. The decades holding the records
+    (``grid_range`` of the noisy year counts summed by decade, sd sigma sqrt(10)), widened by ``WINDOW_PAD`` years
+    each side (a decade holding a few percent of the records fails the decades' presence threshold); where some
+    years pass the core threshold, an end is the grid's rule on the years (from those, outward over years passing
+    the presence threshold), grown outward over the blocks of years beyond it that hold records above the noise
+    (``_tail``: a tail of years each too thin to pass). Where no decade (nor window of
+    decades) holds records above the noise, the grid's rule on the years themselves (windows of 2, 4, ... years);
+    None where that finds none either. Post-processing."""
     inner = gy[1:-1]  # the public years; cells 0 and -1 hold the years before and after
     dec = inner.reshape(-1, 10).sum(axis=1)
     decades = grid_range(dec, sy * math.sqrt(10.0), n_plan)
@@ -91,15 +100,32 @@ def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int] | N
     d0, d1 = decades
     first, last = 10 * d0, 10 * d1 + 9
     span = inner[first : last + 1]
+    lo, hi = max(first - WINDOW_PAD, 0), min(last + WINDOW_PAD, len(inner) - 1)
     if np.any(span > core_threshold(len(span)) * sy):  # years holding most records: the grid's rule from them
         y0, y1 = grid_range(span, sy, n_plan)
-        lo, hi = first + y0, first + y1
-    else:  # records spread thin over many years: from each edge, where the noisy count passes CUT_SIGMAS sd
-        lo = first + edge_cut(span, sy, CUT_SIGMAS) - 1
-        hi = last - (edge_cut(span[::-1], sy, CUT_SIGMAS) - 1)
-        if hi < lo:
-            lo, hi = first, last
+        lo = first + y0 - _tail(inner[lo : first + y0][::-1], sy)  # from the grid's range outward
+        hi = first + y1 + _tail(inner[first + y1 + 1 : hi + 1], sy)
     return lo + 1, hi + 1  # cells of ``gy``
+
+
+def _tail(cells: np.ndarray, sigma: float) -> int:
+    """How many of ``cells`` (ordered outward from a range) its end grows over: block after block, the cells up to
+    the first whose noisy sum from the block's start passes ``TAIL_SIGMAS`` sd (``edge_cut``); 0 where none does.
+    A block of empty years passing by noise would leave step 2 a long empty stretch before the records (whose
+    ``edge_cut`` then cuts deep into them): hence more sd than ``CUT_SIGMAS``."""
+    grown = 0
+    while grown < len(cells):
+        j = edge_cut(cells[grown:], sigma, TAIL_SIGMAS)
+        if j >= len(cells) - grown:
+            break
+        grown += j
+    return grown
+
+
+def _averaged(a: np.ndarray, sa: float, b: np.ndarray, sb: float) -> tuple[np.ndarray, float]:
+    """(estimate, its sd) of the same cells counted twice with independent noise of sd ``sa`` and ``sb``: the
+    inverse-variance weighted average. Post-processing."""
+    return (a * sb**2 + b * sa**2) / (sa**2 + sb**2), sa * sb / math.hypot(sa, sb)
 
 
 def _mass_edges(noisy: np.ndarray, j_lo: int, j_hi: int, bins: int) -> list[int]:
@@ -165,8 +191,8 @@ def discover_calendar(
         unit = "month" if by_month else "year"
         g, sigma = _spend(name, f"{unit}s", f"records per {unit} of {y0}-{y1}",
                           np.bincount(mcell[inside], w[inside], nm), accountant, noise, rho - half)  # fmt: skip
-        step = 1 if by_month else 12
-        starts = [_month_start(m0 + j * step) * per_day - shift for j in range(nm + 1)]
+        g, sigma = (g, sigma) if by_month else _averaged(g, sigma, gy[i0 : i1 + 1], sy)  # years counted twice
+        starts = [_month_start(m0 + j * (1 if by_month else 12)) * per_day - shift for j in range(nm + 1)]
         near = [gy[i] for i in (i0 - 2, i0 - 1, i1 + 1, i1 + 2) if 0 <= i < ny]  # signed: an unbiased estimate
         outside, out_var = float(sum(near)), len(near) * sy * sy
     j_lo, j_hi = _cuts(g, sigma)
