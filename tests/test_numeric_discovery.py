@@ -497,3 +497,54 @@ def test_weighted_values_give_the_same_discovery():
         out.append((col, info, [e.to_dict() for e in acc.ledger]))
     assert out[0][1]["binning"] == "quantile"
     assert out[0] == out[1]
+
+
+class TailNoise(RecordingNoise):
+    """No noise, except on the last four cells of the first call (the grid histogram's -inf, inf, not-a-number and
+    null cells): the given numbers of sigma."""
+
+    def __init__(self, tail):
+        super().__init__(0)
+        self.tail = np.asarray(tail, dtype=float)
+
+    def gaussian(self, counts, sigma):
+        self.calls.append(("gaussian", np.asarray(counts).copy(), sigma))
+        out = np.asarray(counts, dtype=float).copy()
+        if len(self.calls) == 1:
+            out[-4:] += np.rint(self.tail * sigma)
+        return out
+
+
+def run_with_tail(tail):
+    rng = np.random.default_rng(0)
+    x = rng.integers(20, 70, 1000).astype(float)
+    noise = TailNoise(tail)
+    col, info = discover_numeric(
+        "c", x, Accountant(10.0, delta_slack=1e-3), noise, rho=0.002, delta=1e-6, integer=True, nullable=False,
+        n_hat=1000, n_null=0, specials={"-inf": 0, "inf": 0, "text": 0},
+    )  # fmt: skip
+    t = grid_rules.presence_threshold(noise.calls[0][2], 1000) / noise.calls[0][2]
+    return col, info, t
+
+
+def test_one_null_test_for_missing_and_not_a_number_cells():
+    """A complete column: the null code is one test of the sum of the missing and not-a-number cells at as many of
+    its sd as one cell's test, so an empty null cell that passes by noise alone does not make it nullable when the
+    other cell is low (two tests would invent a null code twice as often); the sum passes when both are high."""
+    _, _, t = run_with_tail([0, 0, 0, 0])
+    assert 2.0 <= t <= 3.5
+    col, info, _ = run_with_tail([0, 0, -1.0, t + 0.3])  # the null cell alone passes its threshold
+    assert not col.nullable and not info["nullable"]
+    col, info, _ = run_with_tail([0, 0, t + 0.3, -1.0])  # the not-a-number cell alone
+    assert not col.nullable
+    col, info, _ = run_with_tail([0, 0, 0.8 * t, 0.8 * t])  # each below, the sum (sd sqrt 2) above: 1.6 t > 1.41 t
+    assert col.nullable and info["nullable"]
+
+
+def test_infinities_need_the_strict_threshold():
+    """-inf and inf keep a cell of their own only past ``STRICT_SIGMAS`` sd: an invented one would show in every
+    synthetic table; a real point mass of a few percent still passes."""
+    _, info, t = run_with_tail([t_ := 3.0, 3.0, 0, 0])
+    assert t < t_ < grid_rules.STRICT_SIGMAS and info.get("special", []) == []
+    _, info, _ = run_with_tail([grid_rules.STRICT_SIGMAS + 0.5, 0, 0, 0])
+    assert info.get("special") == ["-inf"]

@@ -19,9 +19,10 @@ is drawn and composed adaptively (a step uses the data and earlier *noisy* outpu
    cell for |x| < 2^-8), and one cell for the records without a number (missing or text: the null code) when
    ``n_null`` is given. A record is in exactly one cell (:func:`grid_index`): L2 sensitivity 1. The column is
    nullable when the null cell's noisy count passes :func:`presence_threshold` (with a cell for the values that
-   are not numbers, also missing in the output: their two cells' sum, at its sd sqrt(2) sigma, so that a complete
-   column gets an invented null code no more often than with one cell); -inf and inf keep a cell of their own
-   when it passes the threshold at ``STRICT_SIGMAS`` (rare values, and an invented one shows in every output).
+   are not numbers, also missing in the output: their two cells' sum passes as many of its sd, sqrt(2) sigma, so
+   that a complete column gets an invented null code no more often than with one cell); -inf and inf keep a cell
+   of their own when it passes the threshold at ``STRICT_SIGMAS`` (rare values, and an invented one shows in every
+   output).
    Post-processing (:func:`grid_range`): the *core* is every cell whose noisy count passes :func:`core_threshold` (an
    empty cell passes with probability <= 1e-3 over all cells); where none does, the span of the windows of w
    consecutive cells whose noisy sums pass the same rule at sd sqrt(w) sigma, at the smallest scale w = 2, 4, 8, ...
@@ -430,8 +431,8 @@ def _grid_histogram(name, xw, cells, integer, nullable, extra, accountant, noise
         info["special"] = [v for v, y in zip(specials, kept) if v in SPECIAL_CELLS and y > rare]
         if "text" in specials:  # values that are not numbers: missing in the output (named when they show)
             info["mistyped"] = float(kept[list(specials).index("text")])
-            if n_null is not None:  # one test of the null code: the two cells' sum, sd sqrt(2) sigma
-                nullable = null_count + info["mistyped"] > presence_threshold(math.sqrt(2.0) * sg, n_plan)
+            if n_null is not None:  # one test of the null code: the two cells' sum (sd sqrt(2) sigma) at as many sd
+                nullable = null_count + info["mistyped"] > math.sqrt(2.0) * presence_threshold(sg, n_plan)
                 info["nullable"] = bool(nullable)
             else:
                 nullable = nullable or info["mistyped"] > presence_threshold(sg, n_plan)
