@@ -19,6 +19,7 @@ PHASE_HEADER = ("phase", "steps", "mechanism", "ρ", "noise scale", "δ", "cum. 
 
 
 NOT_NEEDED = " (not needed: "  # a step's note: budget set aside for it, charged though the run did not need it
+NOT_NEEDED_SHOWN = "not needed (charged)"  # the mechanism column of a phase none of whose steps was needed
 
 
 def phase_of(label: str) -> str:
@@ -34,10 +35,11 @@ def phase_of(label: str) -> str:
 
 
 def _mechanisms(entries: list[dict]) -> str:
-    """The mechanisms of a phase's entries, 'a/b'; a step charged though not needed ('none') is named only when no
-    step of its phase was needed (whether one was follows the run's noisy decisions)."""
+    """The mechanisms of a phase's entries, 'a/b'; a step charged though not needed (mechanism 'none') is named,
+    as "not needed (charged)", only when no step of its phase was needed (whether one was follows the run's noisy
+    decisions)."""
     names = {e.get("mechanism", "").split(",")[0] for e in entries}
-    return "/".join(sorted(names - {"none"} or names))
+    return "/".join(sorted(names - {"none"} or {NOT_NEEDED_SHOWN}))
 
 
 class Ledger(dict):
