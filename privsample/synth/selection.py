@@ -296,6 +296,47 @@ def _einsum_path(ops: list, out: list) -> list:
     return jtree.einsum_path(spec, tuple(o.shape for o in ops[::2]))
 
 
+PLAN_CACHE_SIZE = 1 << 15  # elimination plans kept per domain (cleared when full)
+_PLANS: dict = {}  # (attributes, shape) of a domain -> {(clique, factor scopes): plan}
+
+
+def _elimination_plan(clique: Clique, scopes: tuple, sizes: dict, rank: dict) -> tuple[list, list, list]:
+    """What :meth:`ModelMarginals._eliminate` computes for ``clique`` from factors over ``scopes``, as a list of
+    calls: it depends on the scopes and the domain only, never on the tables, so it is planned once and replayed
+    with each model's tables (the same einsum calls, hence the same numbers). Returns (steps, products, attributes):
+    each step (the variable eliminated, factor slots, their subscripts, output subscripts, contraction order or
+    False) appends a table to the slots; each product (slot, subscripts of the running product, of the slot, of the result) multiplies a
+    remaining factor into the running product, whose attributes end as the returned list."""
+    factors = [(list(cl), i) for i, cl in enumerate(scopes)]
+    keep = set(clique)
+    todo = {a for cl in scopes for a in cl} - keep
+    steps = []
+    slot = len(scopes)
+    while todo:
+        z, inv, factors = _pop_variable(factors, todo, sizes, rank)
+        scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=rank.__getitem__)
+        index = _local_index(rank, [a for cl, _ in inv for a in cl])
+        subs = [[index[a] for a in cl] for cl, _ in inv]
+        out_idx = [index[a] for a in scope]
+        path = False
+        if len(inv) > 2:
+            ops = []
+            for (cl, _), sub in zip(inv, subs):
+                ops += [np.empty([sizes[a] for a in cl]), sub]
+            path = _einsum_path(ops, out_idx)
+        steps.append((z, [i for _, i in inv], subs, out_idx, path))
+        factors.append((scope, slot))
+        slot += 1
+    products = []
+    acc_attrs: list[str] = []
+    for cl, i in factors:
+        scope = [a for a in clique if a in acc_attrs or a in cl]
+        index = _local_index(rank, list(acc_attrs) + list(cl))
+        products.append((i, [index[a] for a in acc_attrs], [index[a] for a in cl], [index[a] for a in scope]))
+        acc_attrs = scope
+    return steps, products, acc_attrs
+
+
 def _subtree(tree, clique: Clique) -> tuple[list, list]:
     """The nodes (sorted) and edges (J < k) of the smallest subtree of the junction tree whose
     super-cliques hold ``clique``'s attributes: leaves whose clique attributes their neighbour also
@@ -373,6 +414,10 @@ class ModelMarginals:
         self.total = float(model.total)
         self.attrs = list(model.domain.attributes)
         self._index = {a: i for i, a in enumerate(self.attrs)}  # attribute -> domain rank
+        self._sizes = dict(zip(self.attrs, model.domain.shape))
+        self._plans = _PLANS.setdefault((tuple(self.attrs), tuple(model.domain.shape)), {})  # shared by models
+        self._parts: dict = {}  # _product's factors (marginals of sub-cliques), computed once per model
+        self._steps: dict = {}  # (variable, names of the tables) -> (a name, the table its elimination makes)
         self._marg = {tuple(cl): np.asarray(model.marginals[cl].values, dtype=float) for cl in model.marginals.cliques}
         self._sets = {mc: frozenset(mc) for mc in self._marg}
         self._holding: dict[str, list] = {}  # attribute -> the model cliques holding it, in the order of _marg
@@ -385,7 +430,7 @@ class ModelMarginals:
         self._tree = self._beliefs = None  # the calibrated junction tree, on first use
         for cl in model.cliques:
             th = np.asarray(model.potentials[cl].values, dtype=float)
-            self._factors.append((tuple(cl), np.exp(th - th.max())))
+            self._factors.append((tuple(cl), np.exp(th - th.max()), ("potential", tuple(cl))))
             self._log_factors.append((tuple(cl), th - th.max()))
 
     def __call__(self, clique: Clique) -> np.ndarray:
@@ -417,7 +462,9 @@ class ModelMarginals:
         out, attrs = np.ones(()), []
         sizes = dict(zip(self.attrs, self.model.domain.shape))
         for g in groups:
-            part = self(tuple(g))
+            part = self._parts.get(tuple(g))
+            if part is None:  # the same sub-cliques recur across candidates: each is computed once
+                part = self._parts[tuple(g)] = self(tuple(g))
             s = part.sum()
             part = part / s if s > 0 else np.full(part.shape, 1.0 / part.size)
             out = np.multiply.outer(out, part.reshape([sizes[a] for a in g]))
@@ -430,7 +477,8 @@ class ModelMarginals:
         product is the model's distribution over the subtree's attributes. Eliminating the other
         attributes from these few factors is much cheaper than from every potential of the model
         (Adult, PPSyn-DP's 2 MB models). None if the beliefs are not finite (then all potentials are used).
-        The subtree is cached on the (shared) tree by clique, the separator factors on this object."""
+        The subtree is cached on the (shared) tree by clique, the separator factors on this object. Each factor
+        is (attributes, table, a name for the table that is unique on this object)."""
         if self._beliefs is None:
             tree = jtree.cached_tree(self.model.domain, tuple(tuple(c) for c in self.model.cliques))
             theta = {tuple(c): np.asarray(self.model.potentials[c].values, dtype=float) for c in self.model.cliques}
@@ -441,46 +489,50 @@ class ModelMarginals:
         if not self._beliefs:
             return None
         nodes, edges = _subtree(self._tree, clique)
-        factors = [(list(J), self._beliefs[J]) for J in nodes]
+        factors = [(list(J), self._beliefs[J], ("belief", J)) for J in nodes]
         for J, k in edges:
             f = self._separators.get((J, k))
             if f is None:
                 sep = [a for a in J if a in k]
                 bs = jtree.sum_to(self._beliefs[J], J, tuple(sep))
-                f = self._separators[(J, k)] = (sep, np.divide(1.0, bs, out=np.zeros_like(bs), where=bs > 0))
+                f = (sep, np.divide(1.0, bs, out=np.zeros_like(bs), where=bs > 0), ("separator", J, k))
+                self._separators[(J, k)] = f
             factors.append(f)
         return factors
 
     def _eliminate(self, clique: Clique, factors: list | None = None) -> tuple[list[str], np.ndarray]:
         """Sum-product variable elimination (greedy smallest-intermediate order), rescaled against underflow,
-        over ``factors`` (default: the model's exponentiated potentials)."""
-        sizes = dict(zip(self.attrs, self.model.domain.shape))
-        factors = [(list(cl), f) for cl, f in (self._factors if factors is None else factors)]
-        keep = set(clique)
-        todo = {a for cl, _ in factors for a in cl} - keep
-        rank = self._index
-        while todo:
-            z, inv, factors = _pop_variable(factors, todo, sizes, rank)
-            scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=rank.__getitem__)
-            index = _local_index(rank, [a for cl, _ in inv for a in cl])
-            ops = []
-            for cl, f in inv:
-                ops += [f, [index[a] for a in cl]]
-            out_idx = [index[a] for a in scope]
-            g = np.einsum(*ops, out_idx, optimize=_einsum_path(ops, out_idx) if len(inv) > 2 else False)
-            m = g.max()
-            factors.append((scope, g / m if m > 0 else g))
+        over ``factors`` (default: the model's exponentiated potentials), by the :func:`_elimination_plan` of
+        the clique and the factors' scopes (cached: the same calls on the same arrays as planning anew)."""
+        factors = self._factors if factors is None else factors
+        key = (clique, tuple(tuple(f[0]) for f in factors))
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= PLAN_CACHE_SIZE:
+                self._plans.clear()
+            plan = self._plans[key] = _elimination_plan(clique, key[1], self._sizes, self._index)
+        steps, products, acc_attrs = plan
+        tables = [f[1] for f in factors]
+        names = [f[2] for f in factors]
+        for z, slots, subs, out_idx, path in steps:
+            name = (z, tuple(names[i] for i in slots))  # the table a step makes: eliminate z from these tables
+            hit = self._steps.get(name)
+            if hit is None:  # another clique's elimination may have made it already (the same call)
+                ops = []
+                for i, sub in zip(slots, subs):
+                    ops += [tables[i], sub]
+                g = np.einsum(*ops, out_idx, optimize=path)
+                m = g.max()
+                hit = self._steps[name] = (len(self._steps), g / m if m > 0 else g)
+            names.append(hit[0])
+            tables.append(hit[1])
         # the remaining factors (all over clique attributes), multiplied one at a time and rescaled so the
         # product of many factors cannot underflow (it did in paper mode, forcing the slow JAX fallback)
-        acc_attrs: list[str] = []
         out = np.ones(())
-        for cl, f in factors:
-            scope = [a for a in clique if a in acc_attrs or a in cl]
-            index = _local_index(rank, list(acc_attrs) + list(cl))
-            out = np.einsum(out, [index[a] for a in acc_attrs], f, [index[a] for a in cl], [index[a] for a in scope])
+        for i, acc_sub, sub, out_sub in products:
+            out = np.einsum(out, acc_sub, tables[i], sub, out_sub)
             m = out.max()
             out = out / m if m > 0 else out
-            acc_attrs = scope
         return self._add_missing(clique, acc_attrs, out)
 
     def _add_missing(self, clique: Clique, acc_attrs: list[str], out: np.ndarray) -> tuple[list[str], np.ndarray]:
