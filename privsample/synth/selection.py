@@ -305,8 +305,9 @@ def _elimination_plan(clique: Clique, scopes: tuple, sizes: dict, rank: dict) ->
     calls: it depends on the scopes and the domain only, never on the tables, so it is planned once and replayed
     with each model's tables (the same einsum calls, hence the same numbers). Returns (steps, products, attributes):
     each step (the variable eliminated, factor slots, their subscripts, output subscripts, contraction order or
-    False) appends a table to the slots; each product (slot, subscripts of the running product, of the slot, of the result) multiplies a
-    remaining factor into the running product, whose attributes end as the returned list."""
+    False) appends a table to the slots; each product (slot, subscripts of the running product, of the slot, of
+    the result) multiplies a remaining factor into the running product, whose attributes end as the returned
+    list."""
     factors = [(list(cl), i) for i, cl in enumerate(scopes)]
     keep = set(clique)
     todo = {a for cl in scopes for a in cl} - keep
