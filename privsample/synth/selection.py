@@ -300,42 +300,98 @@ PLAN_CACHE_SIZE = 1 << 15  # elimination plans kept per domain (cleared when ful
 _PLANS: dict = {}  # (attributes, shape) of a domain -> {(clique, factor scopes): plan}
 
 
-def _elimination_plan(clique: Clique, scopes: tuple, sizes: dict, rank: dict) -> tuple[list, list, list]:
-    """What :meth:`ModelMarginals._eliminate` computes for ``clique`` from factors over ``scopes``, as a list of
-    calls: it depends on the scopes and the domain only, never on the tables, so it is planned once and replayed
-    with each model's tables (the same einsum calls, hence the same numbers). Returns (steps, products, attributes):
-    each step (the variable eliminated, factor slots, their subscripts, output subscripts, contraction order or
-    False) appends a table to the slots; each product (slot, subscripts of the running product, of the slot, of
+def _elimination_plan(clique: Clique, scopes: tuple, sizes: dict, rank: dict) -> tuple[list, list, list, list]:
+    """What :meth:`ModelMarginals._eliminate` computes for ``clique`` from factors over ``scopes``: it depends on
+    the scopes and the domain only, never on the tables, so it is planned once and replayed with each model's
+    tables (the same einsum calls, hence the same numbers). Returns (steps, products, attributes, slot scopes):
+    each step [the variable eliminated, the slots of the factors holding it, its call or None] appends a table to
+    the slots (the call, :func:`_step_call`, is filled in on first use: most steps' tables are shared between
+    cliques and never computed here); each product (slot, subscripts of the running product, of the slot, of
     the result) multiplies a remaining factor into the running product, whose attributes end as the returned
-    list."""
-    factors = [(list(cl), i) for i, cl in enumerate(scopes)]
-    keep = set(clique)
-    todo = {a for cl in scopes for a in cl} - keep
+    list; slot scopes: the attributes of every slot's table.
+
+    The variable eliminated at each step is :func:`_pop_variable`'s (the smallest joint scope, ties to domain
+    order), found on bit sets (bit i: the attribute of domain rank i)."""
+    attr_of = {rank[a]: a for cl in scopes for a in cl}
+    size_of = {i: sizes[a] for i, a in attr_of.items()}
+    cells: dict[int, int] = {}
+
+    def cells_of(mask: int) -> int:
+        n = cells.get(mask)
+        if n is None:
+            n, m = 1, mask
+            while m:
+                low = m & -m
+                n *= size_of[low.bit_length() - 1]
+                m ^= low
+            cells[mask] = n
+        return n
+
+    slot_scopes = [list(cl) for cl in scopes]
+    factors = []  # (bit set, slot)
+    todo = 0
+    for i, cl in enumerate(scopes):
+        mask = 0
+        for a in cl:
+            mask |= 1 << rank[a]
+        factors.append((mask, i))
+        todo |= mask
+    for a in clique:
+        todo &= ~(1 << rank[a])
     steps = []
-    slot = len(scopes)
     while todo:
-        z, inv, factors = _pop_variable(factors, todo, sizes, rank)
-        scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=rank.__getitem__)
-        index = _local_index(rank, [a for cl, _ in inv for a in cl])
-        subs = [[index[a] for a in cl] for cl, _ in inv]
-        out_idx = [index[a] for a in scope]
-        path = False
-        if len(inv) > 2:
-            ops = []
-            for (cl, _), sub in zip(inv, subs):
-                ops += [np.empty([sizes[a] for a in cl]), sub]
-            path = _einsum_path(ops, out_idx)
-        steps.append((z, [i for _, i in inv], subs, out_idx, path))
-        factors.append((scope, slot))
-        slot += 1
+        if len(factors) == 1:  # every variable's joint scope is this factor's: the lowest rank
+            zbit = todo & -todo
+        else:
+            joint: dict[int, int] = {}
+            for mask, _ in factors:
+                m = mask & todo
+                while m:
+                    low = m & -m
+                    joint[low] = joint.get(low, 0) | mask
+                    m ^= low
+            zbit = min(joint, key=lambda b: (cells_of(joint[b]), b))
+        todo ^= zbit
+        union, slots, rest = 0, [], []
+        for f in factors:
+            if f[0] & zbit:
+                union |= f[0]
+                slots.append(f[1])
+            else:
+                rest.append(f)
+        scope, m = [], union ^ zbit
+        while m:
+            low = m & -m
+            scope.append(attr_of[low.bit_length() - 1])
+            m ^= low
+        steps.append([attr_of[zbit.bit_length() - 1], slots, None])
+        factors = rest + [(union ^ zbit, len(slot_scopes))]
+        slot_scopes.append(scope)
     products = []
     acc_attrs: list[str] = []
-    for cl, i in factors:
+    for _, i in factors:
+        cl = slot_scopes[i]
         scope = [a for a in clique if a in acc_attrs or a in cl]
         index = _local_index(rank, list(acc_attrs) + list(cl))
         products.append((i, [index[a] for a in acc_attrs], [index[a] for a in cl], [index[a] for a in scope]))
         acc_attrs = scope
-    return steps, products, acc_attrs
+    return steps, products, acc_attrs, slot_scopes
+
+
+def _step_call(z: str, scopes: list, sizes: dict, rank: dict) -> tuple[list, list, list | bool]:
+    """One elimination step's einsum call: the subscripts of the factors over ``scopes`` (the attributes of the
+    call numbered in domain order, :func:`_local_index`), those of the result (all but ``z``) and the contraction
+    order (:func:`_einsum_path`) for more than two factors, else False (einsum's single loop)."""
+    index = _local_index(rank, [a for cl in scopes for a in cl])
+    subs = [[index[a] for a in cl] for cl in scopes]
+    out_idx = [i for a, i in index.items() if a != z]
+    path = False
+    if len(scopes) > 2:
+        ops = []
+        for cl, sub in zip(scopes, subs):
+            ops += [np.empty([sizes[a] for a in cl]), sub]
+        path = _einsum_path(ops, out_idx)
+    return subs, out_idx, path
 
 
 def _subtree(tree, clique: Clique) -> tuple[list, list]:
@@ -512,17 +568,20 @@ class ModelMarginals:
             if len(self._plans) >= PLAN_CACHE_SIZE:
                 self._plans.clear()
             plan = self._plans[key] = _elimination_plan(clique, key[1], self._sizes, self._index)
-        steps, products, acc_attrs = plan
+        steps, products, acc_attrs, slot_scopes = plan
         tables = [f[1] for f in factors]
         names = [f[2] for f in factors]
-        for z, slots, subs, out_idx, path in steps:
+        for step in steps:
+            z, slots, call = step
             name = (z, tuple(names[i] for i in slots))  # the table a step makes: eliminate z from these tables
             hit = self._steps.get(name)
             if hit is None:  # another clique's elimination may have made it already (the same call)
+                if call is None:
+                    call = step[2] = _step_call(z, [slot_scopes[i] for i in slots], self._sizes, self._index)
                 ops = []
-                for i, sub in zip(slots, subs):
+                for i, sub in zip(slots, call[0]):
                     ops += [tables[i], sub]
-                g = np.einsum(*ops, out_idx, optimize=path)
+                g = np.einsum(*ops, call[1], optimize=call[2])
                 m = g.max()
                 hit = self._steps[name] = (len(self._steps), g / m if m > 0 else g)
             names.append(hit[0])
