@@ -336,10 +336,16 @@ def test_elimination_plan_on_bit_sets_is_the_greedy_order():
         assert (planned, [p[0] for p in products]) == _greedy_reference(clique, scopes, sizes, rank)
 
 
-def test_shared_elimination_steps_give_the_same_numbers():
+@pytest.mark.parametrize("cap", [None, 0, 200])
+def test_shared_elimination_steps_give_the_same_numbers(cap, monkeypatch):
     """One ModelMarginals shares elimination steps and product parts between cliques; each marginal is
-    bit-identical to the one a fresh object (nothing shared) computes."""
+    bit-identical to the one a fresh object (nothing shared) computes, also when the memory cap keeps
+    none or only some of the tables."""
+    from privsample.synth import selection as S
     from tests.test_numpy_md import _problem
+
+    if cap is not None:
+        monkeypatch.setattr(S, "STEP_CACHE_BYTES", cap)
 
     dom, ms = _problem(5)
     model = pgm.estimate(dom, ms, known_total=float(np.mean([M.noisy_measurement.sum() for M in ms[:5]])), iters=100)
@@ -347,4 +353,4 @@ def test_shared_elimination_steps_give_the_same_numbers():
     shared = ModelMarginals(model)
     for cl in cls:
         np.testing.assert_array_equal(shared(cl), ModelMarginals(model)(cl))
-    assert shared._steps  # steps were made (and shared)
+    assert bool(shared._steps) == (cap != 0)  # steps were kept (and shared) unless the cap is 0

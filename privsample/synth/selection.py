@@ -296,7 +296,8 @@ def _einsum_path(ops: list, out: list) -> list:
     return jtree.einsum_path(spec, tuple(o.shape for o in ops[::2]))
 
 
-PLAN_CACHE_SIZE = 1 << 15  # elimination plans kept per domain (cleared when full)
+PLAN_CACHE_SIZE = 4096  # elimination plans kept per domain (about 10 KB each; the older half dropped when full)
+STEP_CACHE_BYTES = 64 << 20  # at most this much of a model's shared elimination tables is kept (ModelMarginals)
 _PLANS: dict = {}  # (attributes, shape) of a domain -> {(clique, factor scopes): plan}
 
 
@@ -475,6 +476,8 @@ class ModelMarginals:
         self._plans = _PLANS.setdefault((tuple(self.attrs), tuple(model.domain.shape)), {})  # shared by models
         self._parts: dict = {}  # _product's factors (marginals of sub-cliques), computed once per model
         self._steps: dict = {}  # (variable, names of the tables) -> (a name, the table its elimination makes)
+        self._step_bytes = 0
+        self._unshared = 0  # the names of tables not kept: -1, -2, ... (kept ones are 0, 1, ...)
         self._marg = {tuple(cl): np.asarray(model.marginals[cl].values, dtype=float) for cl in model.marginals.cliques}
         self._sets = {mc: frozenset(mc) for mc in self._marg}
         self._holding: dict[str, list] = {}  # attribute -> the model cliques holding it, in the order of _marg
@@ -565,8 +568,9 @@ class ModelMarginals:
         key = (clique, tuple(tuple(f[0]) for f in factors))
         plan = self._plans.get(key)
         if plan is None:
-            if len(self._plans) >= PLAN_CACHE_SIZE:
-                self._plans.clear()
+            if len(self._plans) >= PLAN_CACHE_SIZE:  # the older half (a dict keeps insertion order)
+                for old in list(itertools.islice(self._plans, len(self._plans) // 2)):
+                    del self._plans[old]
             plan = self._plans[key] = _elimination_plan(clique, key[1], self._sizes, self._index)
         steps, products, acc_attrs, slot_scopes = plan
         tables = [f[1] for f in factors]
@@ -583,7 +587,13 @@ class ModelMarginals:
                     ops += [tables[i], sub]
                 g = np.einsum(*ops, call[1], optimize=call[2])
                 m = g.max()
-                hit = self._steps[name] = (len(self._steps), g / m if m > 0 else g)
+                hit = (len(self._steps), g / m if m > 0 else g)
+                if self._step_bytes + g.nbytes <= STEP_CACHE_BYTES:  # kept for other cliques (bounded memory)
+                    self._steps[name] = hit
+                    self._step_bytes += g.nbytes
+                else:  # not kept: a name no other table has, so no later step is taken for a shared one
+                    self._unshared -= 1
+                    hit = (self._unshared, hit[1])
             names.append(hit[0])
             tables.append(hit[1])
         # the remaining factors (all over clique attributes), multiplied one at a time and rescaled so the
