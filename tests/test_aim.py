@@ -17,7 +17,8 @@ from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import pgm
 from privsample.synth.aim import AIM
 from privsample.synth.model import FOLDER_FILES, ZIP_DATE, SynthModel
-from privsample.synth.selection import ModelMarginals, candidate_weights, model_marginal
+from privsample.synth.model_marginals import ModelMarginals, model_marginal
+from privsample.synth.selection import candidate_weights
 from tests.test_mst import assert_no_timings_saved, toy_engine
 
 
@@ -162,7 +163,7 @@ def test_model_marginals_through_the_junction_tree_match_mbi():
 def test_cached_einsum_path_gives_the_same_numbers(monkeypatch):
     """ModelMarginals reuses the greedy contraction order np.einsum(optimize=True) would search for; the
     marginals are bit-identical to searching it every time."""
-    from privsample.synth import selection as S
+    from privsample.synth import model_marginals as S
     from tests.test_numpy_md import _problem
 
     dom, ms = _problem(5)
@@ -301,7 +302,7 @@ def test_c_graph_cells_leave_sizes_below_one_to_python():
 
 def _greedy_reference(clique, scopes, sizes, rank):
     """The elimination calls planned as ModelMarginals first did, with sets (selection._pop_variable)."""
-    from privsample.synth import selection as S
+    from privsample.synth import model_marginals as S
 
     factors = [(list(cl), i) for i, cl in enumerate(scopes)]
     todo = {a for cl in scopes for a in cl} - set(clique)
@@ -320,7 +321,7 @@ def test_elimination_plan_on_bit_sets_is_the_greedy_order():
     random scopes, sizes and domain orders: the same einsum calls, hence the same marginals."""
     import random
 
-    from privsample.synth import selection as S
+    from privsample.synth import model_marginals as S
 
     rng = random.Random(0)
     for _ in range(3000):
@@ -341,7 +342,7 @@ def test_shared_elimination_steps_give_the_same_numbers(cap, monkeypatch):
     """One ModelMarginals shares elimination steps and product parts between cliques; each marginal is
     bit-identical to the one a fresh object (nothing shared) computes, also when the memory cap keeps
     none or only some of the tables."""
-    from privsample.synth import selection as S
+    from privsample.synth import model_marginals as S
     from tests.test_numpy_md import _problem
 
     if cap is not None:

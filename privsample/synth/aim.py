@@ -71,7 +71,8 @@ from privsample.synth.base import (
 from privsample.synth.model import SynthModel
 from privsample.synth.public import PublicData, public_scores
 from privsample.synth.schedule import AnnealedSchedule
-from privsample.synth.selection import ModelMarginals, candidate_weights, clique_graph, graph_cells, model_size_mb
+from privsample.synth.model_marginals import ModelMarginals
+from privsample.synth.selection import candidate_weights, clique_graph, graph_cells, model_size_mb
 from privsample.synth.zeros import StructuralZeros
 
 
