@@ -17,7 +17,8 @@ from privsample.privacy import Accountant, SeededNoise
 from privsample.synth import pgm
 from privsample.synth.aim import AIM
 from privsample.synth.model import FOLDER_FILES, ZIP_DATE, SynthModel
-from privsample.synth.selection import ModelMarginals, candidate_weights, model_marginal
+from privsample.synth.model_marginals import ModelMarginals, model_marginal
+from privsample.synth.selection import candidate_weights
 from tests.test_mst import assert_no_timings_saved, toy_engine
 
 
@@ -162,7 +163,7 @@ def test_model_marginals_through_the_junction_tree_match_mbi():
 def test_cached_einsum_path_gives_the_same_numbers(monkeypatch):
     """ModelMarginals reuses the greedy contraction order np.einsum(optimize=True) would search for; the
     marginals are bit-identical to searching it every time."""
-    from privsample.synth import selection as S
+    from privsample.synth import model_marginals as S
     from tests.test_numpy_md import _problem
 
     dom, ms = _problem(5)
@@ -170,6 +171,7 @@ def test_cached_einsum_path_gives_the_same_numbers(monkeypatch):
     cls = [("a", "d"), ("c", "e"), ("a", "c", "e"), ("e", "b", "c"), ("a", "b", "c", "d", "e")]
     cached = [ModelMarginals(model)._eliminate(cl)[1] for cl in cls]
     monkeypatch.setattr(S, "_einsum_path", lambda ops, out: True)  # search every time
+    monkeypatch.setattr(S, "_PLANS", {})  # plan the eliminations again (the plans hold the contraction orders)
     searched = [ModelMarginals(model)._eliminate(cl)[1] for cl in cls]
     for a, b in zip(cached, searched):
         np.testing.assert_array_equal(a, b)
@@ -296,3 +298,60 @@ def test_c_graph_cells_leave_sizes_below_one_to_python():
     size = (5, 0, 3, 2)
     assert S.native_cells.graph_cells(size, nbr, cov) == -1
     assert S.graph_cells.__wrapped__(size, nbr, cov) == S.graph_cells_py(size, nbr, cov)
+
+
+def _greedy_reference(clique, scopes, sizes, rank):
+    """The elimination calls planned as ModelMarginals first did, with sets (selection._pop_variable)."""
+    from privsample.synth import model_marginals as S
+
+    factors = [(list(cl), i) for i, cl in enumerate(scopes)]
+    todo = {a for cl in scopes for a in cl} - set(clique)
+    steps, slot = [], len(scopes)
+    while todo:
+        z, inv, factors = S._pop_variable(factors, todo, sizes, rank)
+        scope = sorted(set().union(*[set(cl) for cl, _ in inv]) - {z}, key=rank.__getitem__)
+        steps.append((z, [i for _, i in inv], *S._step_call(z, [cl for cl, _ in inv], sizes, rank)))
+        factors.append((scope, slot))
+        slot += 1
+    return steps, [i for _, i in factors]
+
+
+def test_elimination_plan_on_bit_sets_is_the_greedy_order():
+    """The planner's bit-set greedy choice (smallest joint scope, ties to domain order) is _pop_variable's, on
+    random scopes, sizes and domain orders: the same einsum calls, hence the same marginals."""
+    import random
+
+    from privsample.synth import model_marginals as S
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        attrs = [f"x{i}" for i in range(rng.randint(3, 12))]
+        rng.shuffle(attrs)  # domain order unlike the names' order
+        rank = {a: i for i, a in enumerate(attrs)}
+        sizes = {a: rng.choice([2, 2, 3, 5]) for a in attrs}
+        scopes = tuple(tuple(rng.sample(attrs, rng.randint(1, min(6, len(attrs))))) for _ in range(rng.randint(1, 6)))
+        used = sorted({a for cl in scopes for a in cl})
+        clique = tuple(rng.sample(used, rng.randint(1, min(3, len(used)))))
+        steps, products, _, slot_scopes = S._elimination_plan(clique, scopes, sizes, rank)
+        planned = [(z, slots, *S._step_call(z, [slot_scopes[i] for i in slots], sizes, rank)) for z, slots, _ in steps]
+        assert (planned, [p[0] for p in products]) == _greedy_reference(clique, scopes, sizes, rank)
+
+
+@pytest.mark.parametrize("cap", [None, 0, 200])
+def test_shared_elimination_steps_give_the_same_numbers(cap, monkeypatch):
+    """One ModelMarginals shares elimination steps and product parts between cliques; each marginal is
+    bit-identical to the one a fresh object (nothing shared) computes, also when the memory cap keeps
+    none or only some of the tables."""
+    from privsample.synth import model_marginals as S
+    from tests.test_numpy_md import _problem
+
+    if cap is not None:
+        monkeypatch.setattr(S, "STEP_CACHE_BYTES", cap)
+
+    dom, ms = _problem(5)
+    model = pgm.estimate(dom, ms, known_total=float(np.mean([M.noisy_measurement.sum() for M in ms[:5]])), iters=100)
+    cls = [("a", "d"), ("c", "e"), ("a", "c", "e"), ("e", "b", "c"), ("a", "b", "c", "d", "e"), ("b", "d")]
+    shared = ModelMarginals(model)
+    for cl in cls:
+        np.testing.assert_array_equal(shared(cl), ModelMarginals(model)(cl))
+    assert bool(shared._steps) == (cap != 0)  # steps were kept (and shared) unless the cap is 0

@@ -259,7 +259,7 @@ def test_stratified_draw_keeps_every_group_within_one_of_its_expected_counts():
 def test_numpy_sampler_matches_the_model_like_mbis_and_is_seeded(fitted):
     """The NumPy junction-tree sampler (default) reproduces the model's marginals as closely as mbi's
     JAX sampler on a fitted chain model, and a seed fixes its output."""
-    from privsample.synth.selection import ModelMarginals
+    from privsample.synth.model_marginals import ModelMarginals
 
     model = fitted[2].model
     rows = 3000

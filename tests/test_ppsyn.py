@@ -33,7 +33,7 @@ from privsample.synth.partition import (
 )
 from privsample.synth.ppsyn import DATA_STEPS, PPSyn, UnsafeMechanismWarning
 from privsample.synth.ppsyn_steps import PAPER_NOTE
-from privsample.synth.selection import ModelMarginals
+from privsample.synth.model_marginals import ModelMarginals
 
 
 def chain_engine(n=4000, seed=0):

@@ -117,7 +117,7 @@ def test_conditional_frequencies_match_the_models_exact_conditional(fitted, wher
 
 def test_brute_force_joint_is_the_models_marginal(fitted):
     """The reference joint agrees with the model's own marginal (its stored total aside)."""
-    from privsample.synth.selection import model_marginal
+    from privsample.synth.model_marginals import model_marginal
 
     m, _ = fitted
     mm = model_marginal(m.model, ("a", "b", "c"))

@@ -14,6 +14,7 @@ from privsample import Schema, Synthesizer
 from privsample.data.schema import Categorical
 from privsample.errors import ResourceLimitError
 from privsample.synth import pgm
+from privsample.synth import model_marginals as MM
 from privsample.synth import selection as S
 from privsample.synth.aim import AIM
 from privsample.synth.ppsyn import PPSyn
@@ -67,13 +68,13 @@ def test_model_marginals_of_a_wide_model_match_mbi():
     cliques = [(f"a{i}", f"a{i + 1}") for i in range(d - 1)] + [("a0", "a35", "a69")]
     ms = [pgm.LinearMeasurement(rng.random(dom.size(c)) * 10, c, stddev=1.0) for c in cliques]
     model = pgm.estimate(dom, ms, iters=20, known_total=1000.0)
-    mm = S.ModelMarginals(model)
+    mm = MM.ModelMarginals(model)
     for cl in [("a3", "a60"), ("a0", "a69"), ("a10", "a40", "a65")]:
-        np.testing.assert_allclose(mm(cl), S.model_marginal(model, cl), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(mm(cl), MM.model_marginal(model, cl), rtol=1e-6, atol=1e-6)
         attrs, out = mm._eliminate(cl)  # every potential, not the tree's beliefs
         out = np.transpose(out, [attrs.index(a) for a in cl])
         np.testing.assert_allclose(
-            (out * (mm.total / out.sum())).ravel(), S.model_marginal(model, cl), rtol=1e-6, atol=1e-6
+            (out * (mm.total / out.sum())).ravel(), MM.model_marginal(model, cl), rtol=1e-6, atol=1e-6
         )
 
 
@@ -125,8 +126,8 @@ def test_model_marginals_across_components_are_products_and_match_mbi():
     cliques = [("a0", "a1"), ("a1", "a2"), ("a3", "a4"), ("a5",), ("a6",), ("a7",)]
     ms = [pgm.LinearMeasurement(rng.random(dom.size(c)) * 10, c, stddev=1.0) for c in cliques]
     model = pgm.estimate(dom, ms, iters=30, known_total=100.0)
-    mm = S.ModelMarginals(model)
+    mm = MM.ModelMarginals(model)
     assert len(set(mm._component.values())) == 5
     for cl in [("a0", "a3"), ("a4", "a0"), ("a2", "a5", "a0"), ("a6", "a4", "a1", "a7"), ("a0", "a2"), ("a3", "a4")]:
-        np.testing.assert_allclose(mm(cl), S.model_marginal(model, cl), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(mm(cl), MM.model_marginal(model, cl), rtol=1e-9, atol=1e-9)
         assert mm(cl).sum() == pytest.approx(model.total)

@@ -76,8 +76,8 @@ from privsample.synth.base import (
 from privsample.synth.model import SynthModel
 from privsample.synth.public import PublicData, public_scores
 from privsample.synth.schedule import AnnealedSchedule
+from privsample.synth.model_marginals import ModelMarginals
 from privsample.synth.selection import (
-    ModelMarginals,
     candidate_weights,
     clique_graph,
     graph_cells,

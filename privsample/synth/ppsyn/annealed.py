@@ -35,7 +35,7 @@ from privsample.synth.ppsyn_steps import (
 )
 from privsample.synth.public import public_scores
 from privsample.synth.schedule import AnnealedSchedule
-from privsample.synth.selection import ModelMarginals
+from privsample.synth.model_marginals import ModelMarginals
 
 
 class AnnealedRounds(PPSynBase):

@@ -18,7 +18,7 @@ from privsample.synth.partition import PartitionQuery
 from privsample.synth.ppsyn.core import PPSynBase
 from privsample.synth.ppsyn_steps import FitState, budget_rule, public_plan, release_contribution, round_budgets
 from privsample.synth.schedule import max_rounds
-from privsample.synth.selection import ModelMarginals
+from privsample.synth.model_marginals import ModelMarginals
 
 
 class NoteRounds(PPSynBase):

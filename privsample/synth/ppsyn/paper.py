@@ -19,7 +19,7 @@ from privsample.synth.partition import PartitionPath, paper_stop, partition_path
 from privsample.synth.ppsyn.core import Clique, PPSynBase, UnsafeMechanismWarning
 from privsample.synth.ppsyn_steps import FitState
 from privsample.synth.schedule import max_rounds
-from privsample.synth.selection import ModelMarginals
+from privsample.synth.model_marginals import ModelMarginals
 
 
 def warn_unsafe(stacklevel: int = 2) -> None:
