@@ -160,6 +160,26 @@ def test_number_format_from_counts():
     assert number_format_from(counts).spec() == "$#,##0.00"
 
 
+def test_numbers_below_a_thousand_and_grouped_ones_are_one_format():
+    """Most values below 1,000 ("$854.44") and a fifth above ("$1,234.50"): one format, with its group separator
+    when the grouped class's noisy count passes 2 sd, else without; the grouped format reads both."""
+    texts = ["$854.44"] * 780 + ["$1,234.50"] * 220
+    counts = np.bincount(number_classes(texts), minlength=2400).astype(float)
+    fmt = number_format_from(counts, sigma=50.0)
+    assert fmt.spec() == "$#,##0.00" and np.isfinite(fmt.parse(["$854.44", "$1,234.50", "$12,000.00"])).all()
+    plain = number_format_from(counts, sigma=200.0)  # 220 records below 3 sd: not told from noise
+    assert plain.spec() == "$0.00" and plain.parse(["$1,234.50", "$854.44"]).tolist() == [1234.5, 854.44]
+
+
+def test_amounts_mostly_below_a_thousand_keep_their_grouped_values():
+    amounts = np.round(np.random.default_rng(8).lognormal(6.0, 1.0, N), 2)  # a fifth above 1,000
+    df = pd.DataFrame({"charge": [f"${a:,.2f}" for a in amounts]})
+    col = discover(df)["charge"]
+    assert isinstance(col, Numeric) and col.format == "$#,##0.00" and col.upper > 1000
+    out = synth(df)
+    assert np.isfinite(NumberFormat.from_spec(col.format).parse(list(out["charge"]))).all()
+
+
 # -- schema files ----------------------------------------------------------------------------------------------------
 def test_schema_date_columns_round_trip_and_read_iso_bounds():
     d = {

@@ -110,6 +110,23 @@ def test_duckdb_reads_dates_as_pandas_does(pattern, values):
     assert got == [number(x) for x in fmt.parse(values)]
 
 
+NUMBER_CASES = [
+    ("$0.00", ["$854.44", "$1,234.50", "$12,000.00", "(5.00)", "x1"]),
+    ("$#,##0.00", ["$854.44", "$1,234.50", "$12,000.00"]),
+    ("0,0", ["1,5", "1.234,5", "12"]),
+    ("0.0%", ["12.5%", "1,250.0%", "-3.0%"]),
+]
+
+
+@pytest.mark.parametrize("spec, values", NUMBER_CASES)
+def test_duckdb_reads_formatted_numbers_as_python_does(spec, values):
+    from privsample.data.formats import NumberFormat
+
+    fmt = NumberFormat.from_spec(spec)
+    got = sql_numbers(lambda q: duckdb.sql(q).fetchall()[0], DUCKDB, fmt, values)
+    assert got == [number(x) for x in fmt.parse(values)]
+
+
 # -- Spark ------------------------------------------------------------------------------------------------------------
 def java_found() -> bool:
     home = os.environ.get("JAVA_HOME")

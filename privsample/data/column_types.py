@@ -159,12 +159,14 @@ def column_type(run: DiscoveryRun, name: str, sc: Scan, rho_a: float) -> ColumnT
     return ColumnType(kind, integer, nullable, missing_share, special)
 
 
-def format_counts(run: DiscoveryRun, name: str, sc: Scan, rho_f: float, classes: np.ndarray, what: str, k: int):
+def format_counts(
+    run: DiscoveryRun, name: str, sc: Scan, rho_f: float, classes: np.ndarray, what: str, k: int, sd: bool = False
+):
     """Noisy counts of the values in each of ``k`` public format classes (``classes``: each distinct value's
-    class, -1 for none; those go to one more cell): a partition, sensitivity 1."""
+    class, -1 for none; those go to one more cell): a partition, sensitivity 1. With ``sd``: (counts, noise sd)."""
     true = np.zeros(k + 1, dtype=np.int64)
     np.add.at(true, np.where(classes < 0, k, classes), np.asarray(sc.counts, dtype=np.int64))
-    noisy, _ = spend_gaussian(
+    noisy, sigma = spend_gaussian(
         run.accountant,
         run.noise,
         true,
@@ -172,7 +174,7 @@ def format_counts(run: DiscoveryRun, name: str, sc: Scan, rho_f: float, classes:
         f"schema: {name}: {what} formats",
         f"counts of the values in each of {k} public {what} formats, and of the others",
     )
-    return noisy[:k]
+    return (noisy[:k], sigma) if sd else noisy[:k]
 
 
 def temporal_column(
@@ -210,5 +212,5 @@ def number_format(run: DiscoveryRun, name: str, sc: Scan, rho_f: float):
     """(e) the number format of a column of formatted numbers, from the noisy counts of its formatted values'
     public classes, and the number each distinct value reads as in it (NaN: none)."""
     classes = np.where(coarse_classes(sc.values) == COARSE.index("formatted number"), number_classes(sc.texts()), -1)
-    fmt = number_format_from(format_counts(run, name, sc, rho_f, classes, "number", len(NUMBER_CLASSES)))
+    fmt = number_format_from(*format_counts(run, name, sc, rho_f, classes, "number", len(NUMBER_CLASSES), sd=True))
     return fmt, fmt.parse(sc.texts())

@@ -48,6 +48,7 @@ __all__ = [
     "number_format_from",
     "TEMPORAL_UNIT",
     "NUMBER_SYMBOLS",
+    "dropped_chars",
     "number_shape",
     "char_class",
 ]
@@ -257,7 +258,7 @@ class NumberFormat:
 
     def parse(self, values: Sequence) -> np.ndarray:
         """float64 numbers of the values (NaN where one does not read as a number in this format): the symbols
-        ``NUMBER_SYMBOLS`` and this format's group separator are dropped; what is left must read as digits with
+        ``dropped_chars`` (the symbols, the group separator) are dropped; what is left must read as digits with
         this format's decimal separator (``number_shape``), negative when it holds a minus or a parenthesis. The
         SQL engines read it by the same rule (``privsample.data.sql_dialect``)."""
         out = np.full(len(values), np.nan)
@@ -270,7 +271,7 @@ class NumberFormat:
     def _one(self, v) -> float | None:
         if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
             return float(v)
-        cleaned = re.sub(char_class(NUMBER_SYMBOLS + self.group), "", str(v))
+        cleaned = re.sub(char_class(dropped_chars(self)), "", str(v))
         if not re.fullmatch(number_shape(self), cleaned):
             return None
         x = float(re.sub(r"[()-]", "", cleaned).replace(self.decimal, "."))
@@ -300,6 +301,15 @@ class NumberFormat:
 
 
 NUMBER_SYMBOLS = "$€£¥% \u00a0\u202f"  # dropped when a formatted number is read, with the format's group separator
+
+
+def dropped_chars(fmt: "NumberFormat") -> str:
+    """The characters dropped when a number is read in ``fmt``: ``NUMBER_SYMBOLS`` and its group separator; a
+    format without one also drops the group separators a number above 999 may be written with (the separator
+    that is not its decimal one, and the apostrophe), so that "$1,234.50" reads in "$0.00" too."""
+    if fmt.group:
+        return NUMBER_SYMBOLS + fmt.group
+    return NUMBER_SYMBOLS + ("," if fmt.decimal == "." else ".") + "'"
 
 
 def char_class(chars: str) -> str:
@@ -552,10 +562,27 @@ def number_classes(texts: Sequence[str]) -> np.ndarray:
     return out
 
 
-def number_format_from(noisy: np.ndarray) -> NumberFormat:
-    """The format of the class with the largest noisy count (post-processing)."""
-    i = int(np.argmax(np.asarray(noisy, dtype=float)))
-    return NumberFormat(*NUMBER_CLASSES[i])
+GROUP_SIGMAS = 3.0  # a family's grouped class above this many sd of noise gives the format its group separator
+
+
+def number_format_from(noisy: np.ndarray, sigma: float = 0.0) -> NumberFormat:
+    """The format from the noisy counts of ``NUMBER_CLASSES`` (post-processing). A number below 1,000 shows no
+    group separator in any format, so "$854.44" and "$1,234.50" are one format shown two ways: the classes are
+    summed by family (every field but the group separator), the family with the largest noisy sum is taken, and
+    within it the group separator of its grouped class with the largest noisy count, when that count passes
+    ``GROUP_SIGMAS`` sd (``sigma``, the counts' noise sd; several separators are tried), else none. Either format
+    reads both ways of writing (``dropped_chars``): the choice only decides how numbers above 999 are written."""
+    noisy = np.asarray(noisy, dtype=float)
+    families: dict[tuple, list[int]] = {}
+    for i, (p, s, g, d, k, par) in enumerate(NUMBER_CLASSES):
+        families.setdefault((p, s, d, k, par), []).append(i)
+    members = max(families.values(), key=lambda ix: (float(noisy[ix].sum()), -ix[0]))
+    grouped = [i for i in members if NUMBER_CLASSES[i][2]]
+    best = max(grouped, key=lambda i: (noisy[i], -i)) if grouped else None
+    if best is not None and noisy[best] > GROUP_SIGMAS * sigma:
+        return NumberFormat(*NUMBER_CLASSES[best])
+    plain = [i for i in members if not NUMBER_CLASSES[i][2]]
+    return NumberFormat(*NUMBER_CLASSES[plain[0] if plain else members[0]])
 
 
 def coarse_classes(values: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import re
 from typing import Sequence
 
 from privsample.data.cells import NUMBER_RE, WHITESPACE
-from privsample.data.formats import NUMBER_SYMBOLS, char_class, number_shape
+from privsample.data.formats import char_class, dropped_chars, number_shape
 
 _WS = " || ".join(f"chr({ord(c)})" for c in WHITESPACE)
 # strftime tokens as Java (Spark) pattern letters; a one-letter field reads one or two digits, ``a`` AM/PM in either
@@ -93,7 +93,7 @@ class Dialect:
             return self.number(v)
         if hasattr(fmt, "pattern"):
             return self.datetime(v, fmt)
-        symbols = self.lit(char_class(NUMBER_SYMBOLS + fmt.group))
+        symbols = self.lit(char_class(dropped_chars(fmt)))
         cleaned = f"regexp_replace({v}, {symbols}, '', 'g')"
         core = f"regexp_replace({cleaned}, '[()-]', '', 'g')"
         shape = self.lit(number_shape(fmt))
@@ -125,7 +125,7 @@ class SparkDialect(Dialect):
     def parse(self, v: str, fmt) -> str:
         if fmt is None or hasattr(fmt, "pattern"):
             return super().parse(v, fmt)
-        symbols = self.lit(char_class(NUMBER_SYMBOLS + fmt.group))
+        symbols = self.lit(char_class(dropped_chars(fmt)))
         cleaned = f"regexp_replace({v}, {symbols}, '')"
         core = f"regexp_replace({cleaned}, '[()-]', '')"
         shape = self.lit("^(?:" + number_shape(fmt) + ")\\z")
