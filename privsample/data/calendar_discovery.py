@@ -55,6 +55,7 @@ YEAR_SHARE = 0.3  # of rho: the year counts (the months, or years, of the range 
 MONTHS_UP_TO = 30  # a range of fewer years has month cells; a longer one year cells
 CUT_SIGMAS = 3.0  # a bound has this many sd of noisy records beyond it
 WINDOW_PAD = 5  # years beyond the edge decades that step 2 counts where the years do not close the range
+EDGE_YEAR_SHARE = 0.5  # a cut in a located end year clipping more of its noisy records falls back to its edge
 TAIL_SIGMAS = 4.0  # a block of years beyond the years' grid range widens the window when it passes this many sd
 DAY = 86400
 
@@ -81,7 +82,7 @@ def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
     return edge_cut(noisy, sigma, CUT_SIGMAS), len(noisy) - edge_cut(noisy[::-1], sigma, CUT_SIGMAS)
 
 
-def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int] | None:
+def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int, bool] | None:
     """(first, last) year cell of the window whose months (or years) step 2 counts: records outside it are clipped
     whatever step 2 finds, so it errs wide and step 2 places the bounds. The decades holding the records
     (``grid_range`` of the noisy year counts summed by decade, sd sigma sqrt(10)), widened by ``WINDOW_PAD`` years
@@ -90,22 +91,41 @@ def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int] | N
     the presence threshold), grown outward over the blocks of years beyond it that hold records above the noise
     (``_tail``: a tail of years each too thin to pass). Where no decade (nor window of
     decades) holds records above the noise, the grid's rule on the years themselves (windows of 2, 4, ... years);
-    None where that finds none either. Post-processing."""
+    None where that finds none either. The third item: whether the window's end years were found holding records
+    (the grid's rule on years), not padded. Post-processing."""
     inner = gy[1:-1]  # the public years; cells 0 and -1 hold the years before and after
     dec = inner.reshape(-1, 10).sum(axis=1)
     decades = grid_range(dec, sy * math.sqrt(10.0), n_plan)
     if decades is None:  # no decade stands out: the years themselves (windows of 2, 4, ... years: dates in a few)
         years = grid_range(inner, sy, n_plan)
-        return None if years is None else (years[0] + 1, years[1] + 1)
+        return None if years is None else (years[0] + 1, years[1] + 1, True)
     d0, d1 = decades
     first, last = 10 * d0, 10 * d1 + 9
     span = inner[first : last + 1]
     lo, hi = max(first - WINDOW_PAD, 0), min(last + WINDOW_PAD, len(inner) - 1)
-    if np.any(span > core_threshold(len(span)) * sy):  # years holding most records: the grid's rule from them
+    located = bool(np.any(span > core_threshold(len(span)) * sy))
+    if located:  # years holding most records: the grid's rule from them
         y0, y1 = grid_range(span, sy, n_plan)
         lo = first + y0 - _tail(inner[lo : first + y0][::-1], sy)  # from the grid's range outward
         hi = first + y1 + _tail(inner[first + y1 + 1 : hi + 1], sy)
-    return lo + 1, hi + 1  # cells of ``gy``
+    return lo + 1, hi + 1, located  # cells of ``gy``; whether its end years hold records (not a padded window)
+
+
+def _within_end_years(g: np.ndarray, sigma: float, j_lo: int, j_hi: int) -> tuple[int, int]:
+    """(j_lo, j_hi) of month cells kept within the window's first and last years, whose year counts showed records:
+    each end's cut by ``CUT_SIGMAS`` over that year's 12 months alone (the cumulative noise of a long thin stretch
+    would carry the cut far into the records: 1,000 dates over 5 years, 17 a month against a month's sd of 25,
+    were cut 20 months in from each end); where that cut would clip more than ``EDGE_YEAR_SHARE`` of the year's
+    noisy records (months too thin to place it), the year's own edge: the year holds records, and where in it the
+    noise does not tell, so the bound may lie up to 11 months beyond them. Post-processing."""
+    def cut(months: np.ndarray) -> int:
+        j = edge_cut(months, sigma, CUT_SIGMAS)
+        year = float(months.sum())
+        return j if j < len(months) and float(months[:j].sum()) <= EDGE_YEAR_SHARE * year else 0
+
+    j_lo = min(j_lo, cut(g[:12]))
+    j_hi = max(j_hi, len(g) - cut(g[::-1][:12]))
+    return j_lo, j_hi
 
 
 def _tail(cells: np.ndarray, sigma: float) -> int:
@@ -181,7 +201,7 @@ def discover_calendar(
         if years is None:  # no year located: the catch-all, step 2 charged unused
             return _unlocated(name, fmt, null > presence_threshold(s_null, n_plan), (null, s_null), accountant,
                               noise, rho - half, notes)  # fmt: skip
-        i0, i1 = years
+        i0, i1, located = years
         y0, y1 = FIRST_YEAR + i0 - 1, FIRST_YEAR + i1 - 1
         by_month = y1 - y0 < MONTHS_UP_TO  # else the cells are years
         m0 = (y0 - 1970) * 12
@@ -196,6 +216,8 @@ def discover_calendar(
         near = [gy[i] for i in (i0 - 2, i0 - 1, i1 + 1, i1 + 2) if 0 <= i < ny]  # signed: an unbiased estimate
         outside, out_var = float(sum(near)), len(near) * sy * sy
     j_lo, j_hi = _cuts(g, sigma)
+    if fmt.kind != "time" and by_month and located:  # the end years hold records: a cut stays within them
+        j_lo, j_hi = _within_end_years(g, sigma, j_lo, j_hi)
     how = "inside"
     if j_hi <= j_lo:  # no room inside: the range of the cells that hold records
         j_lo, j_hi, how = 0, len(g), "present"
