@@ -118,6 +118,7 @@ def _within_end_years(g: np.ndarray, sigma: float, j_lo: int, j_hi: int) -> tupl
     were cut 20 months in from each end); where that cut would clip more than ``EDGE_YEAR_SHARE`` of the year's
     noisy records (months too thin to place it), the year's own edge: the year holds records, and where in it the
     noise does not tell, so the bound may lie up to 11 months beyond them. Post-processing."""
+
     def cut(months: np.ndarray) -> int:
         j = edge_cut(months, sigma, CUT_SIGMAS)
         year = float(months.sum())
