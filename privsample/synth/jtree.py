@@ -96,6 +96,9 @@ class JunctionTree:
         self.cells = int(sum(math.prod(self.shape[c]) for c in self.supers))
         self.log_space = False  # set once the linear-space sweep underflows: later sweeps go straight to logs
         self.homed = {J: [c for c in self.cliques if self.home[c] == J] for J in self.supers}
+        # large super-cliques that hold no model clique (the triangulation's fill-in): log-potential 0, so their
+        # linear-space table before the messages is all ones, which the Hugin sweep never writes out
+        self.bare = {J for J in self.supers if self._large(J) and not self.homed[J]}
         self.index = {c: None if self._large(self.home[c]) else _cell_index(self.shape[self.home[c]], self.home[c], c)
                       for c in self.cliques}  # fmt: skip
         self._plans: dict = {}
@@ -211,10 +214,11 @@ class JunctionTree:
         ``margs`` (left empty when the sweep falls back to log space)."""
         if self.log_space:
             return self.log_beliefs(self._init(theta), total)
-        phi = self._init(theta, work)
-        for v in phi.values():
-            v -= v.max()
-            np.exp(v, out=v)
+        phi = self._init(theta, work, skip_bare=True)
+        for J, v in phi.items():
+            if J not in self.bare:  # a bare table is exp(0 - 0) = 1 everywhere: _gather writes it fresh
+                v -= v.max()
+                np.exp(v, out=v)
         post = self._rooted()
         up: dict[Clique, np.ndarray] = {}  # child -> its message to its parent, over sep[(parent, child)]
         for J, p in post:  # collect: children first
@@ -247,7 +251,8 @@ class JunctionTree:
 
     def _gather(self, J: Clique, parent: Clique | None, b: np.ndarray, up: dict) -> np.ndarray:
         """``b`` (``J``'s table) times the messages ``up`` of ``J``'s children, in place; a large super-clique's by
-        its plan (children with the same separator multiplied together first)."""
+        its plan (children with the same separator multiplied together first). A bare one's (:attr:`bare`) ``b``
+        is not read: its table of ones times the messages is the messages' product, the same numbers (1 x = x)."""
         plans = self.plans(J)
         msgs: dict = {}
         for k in self.neighbors[J]:
@@ -258,14 +263,18 @@ class JunctionTree:
                 else:
                     msgs[s] = up[k] if s not in msgs else msgs[s] * up[k]
         if plans is not None:
-            plans[1].expand(msgs, b, np.multiply)
+            plans[1].expand(msgs, b, np.multiply, fresh=J in self.bare)
         return b
 
-    def _init(self, theta: dict[Clique, np.ndarray], work: dict | None = None) -> dict[Clique, np.ndarray]:
+    def _init(
+        self, theta: dict[Clique, np.ndarray], work: dict | None = None, skip_bare: bool = False
+    ) -> dict[Clique, np.ndarray]:
         """Log-potentials of the super-cliques: the sum of the potentials of the cliques they hold (in the
-        arrays of ``work``, filled with 0, when it has them; then ``work`` holds the new arrays)."""
+        arrays of ``work``, filled with 0, when it has them; then ``work`` holds the new arrays). ``skip_bare``: the
+        tables of the :attr:`bare` super-cliques (0) are left unwritten (their values are arbitrary)."""
         if work is None:
-            init = {J: np.zeros(self.shape[J]) for J in self.supers}
+            init = {J: np.empty(self.shape[J]) if skip_bare and J in self.bare else np.zeros(self.shape[J])
+                    for J in self.supers}  # fmt: skip
         else:
             init = {}
             for J in self.supers:
@@ -286,7 +295,7 @@ class JunctionTree:
                 flat += np.asarray(theta[c]).reshape(-1).take(idx)
         for J in self.supers:  # a large super-clique: its cliques' potentials added up by its plan
             plans = self.plans(J)
-            if plans is not None:
+            if plans is not None and not (skip_bare and J in self.bare):
                 plans[0].expand({c: np.asarray(theta[c]) for c in self.homed[J]}, init[J], fresh=True)
         return init
 
