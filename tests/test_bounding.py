@@ -125,7 +125,10 @@ def test_one_person_costs_at_most_rho_through_bounding_and_the_measurement():
         opener = NumpyOpener(None, frame=frame, csv={}, reading=_null(), coding=_null())
         opener.bound("person", k, seed=11)  # the same selection for everyone else on D and D′
         acc = Accountant(10.0, unit=PrivacyUnit("person", k))
-        one_way, _ = MST._measure_one_way(opener.engine(release), acc, SeededNoise(rep, quiet=True), no_progress, rho)
+        eng = opener.engine(release)
+        one_way, _ = MST._measure_one_way(
+            eng, acc, SeededNoise(rep, quiet=True), no_progress, rho, list(eng.domain.attributes)
+        )
         return float(one_way["a"][0][cell])
 
     d = np.array([noisy_cell(df, r) for r in range(reps)])

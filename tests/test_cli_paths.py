@@ -311,7 +311,9 @@ def test_sigint_during_synth_exits_130_with_one_line_and_no_file(tmp_path):
             "--save-model",
             str(model),
             "--epsilon",
-            "1",
+            "3",
+            "--method",
+            "aim",
         ],
         cwd=ROOT,
         stderr=subprocess.PIPE,
@@ -324,7 +326,7 @@ def test_sigint_during_synth_exits_130_with_one_line_and_no_file(tmp_path):
         seen.append(line)
         if line.startswith("note:"):
             break
-    time.sleep(2)  # into the fit (about half a minute on Adult)
+    time.sleep(1)  # into the fit (AIM at epsilon 3 on Adult: 20 s or more)
     proc.send_signal(signal.SIGINT)
     rest = proc.communicate(timeout=300)[1]
     lines = (("".join(seen)) + rest).strip().splitlines()

@@ -173,7 +173,7 @@ def test_gaussian_scale_is_k_times_the_record_level_one():
     assert s == pytest.approx(2 * person, rel=1e-12)
 
     acc = Accountant(10.0, unit=PERSON)
-    one_way, _ = MST._measure_one_way(eng, acc, quiet(2), no_progress, rho)
+    one_way, _ = MST._measure_one_way(eng, acc, quiet(2), no_progress, rho, list(eng.domain.attributes))
     sds = [_sd(y, true[(c,)]) for c, (y, _) in one_way.items()]
     assert np.mean(sds) == pytest.approx(person, rel=0.03) and np.mean(sds) > 3 * row
     assert all(s == pytest.approx(person, rel=1e-12) for _, s in one_way.values())

@@ -14,10 +14,9 @@ from privsample.data.calendar_discovery import discover_calendar
 from privsample.data.decoding import decode
 from privsample.data.discovery import private_schema
 from privsample.data.encoding import encode
-from privsample.data.formats import (
+from privsample.data.formats import DateFormat, NumberFormat
+from privsample.data.format_classes import (
     DATE_CLASSES,
-    DateFormat,
-    NumberFormat,
     coarse_classes,
     date_classes,
     date_format_from,

@@ -77,9 +77,16 @@ def _month_start(month: int) -> int:
     return int(np.datetime64(int(month), "M").astype("datetime64[D]").astype(np.int64))
 
 
-def _cuts(noisy: np.ndarray, sigma: float) -> tuple[int, int]:
-    """(j_lo, j_hi): cell boundaries with records before j_lo and after j_hi (``edge_cut`` from each end)."""
-    return edge_cut(noisy, sigma, CUT_SIGMAS), len(noisy) - edge_cut(noisy[::-1], sigma, CUT_SIGMAS)
+def _cuts(noisy: np.ndarray, sigma: float, end_years: bool = False) -> tuple[int, int, str]:
+    """(j_lo, j_hi, how): cell boundaries with records before j_lo and after j_hi (``edge_cut`` from each end;
+    with ``end_years``, month cells whose window's end years hold records: ``_within_end_years``), how "inside";
+    where that leaves no room, the range of the cells that hold records, how "present"."""
+    j_lo, j_hi = edge_cut(noisy, sigma, CUT_SIGMAS), len(noisy) - edge_cut(noisy[::-1], sigma, CUT_SIGMAS)
+    if end_years:  # the end years hold records: a cut stays within them
+        j_lo, j_hi = _within_end_years(noisy, sigma, j_lo, j_hi)
+    if j_hi <= j_lo:  # no room inside
+        return 0, len(noisy), "present"
+    return j_lo, j_hi, "inside"
 
 
 def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int, bool] | None:
@@ -216,12 +223,7 @@ def discover_calendar(
         starts = [_month_start(m0 + j * (1 if by_month else 12)) * per_day - shift for j in range(nm + 1)]
         near = [gy[i] for i in (i0 - 2, i0 - 1, i1 + 1, i1 + 2) if 0 <= i < ny]  # signed: an unbiased estimate
         outside, out_var = float(sum(near)), len(near) * sy * sy
-    j_lo, j_hi = _cuts(g, sigma)
-    if fmt.kind != "time" and by_month and located:  # the end years hold records: a cut stays within them
-        j_lo, j_hi = _within_end_years(g, sigma, j_lo, j_hi)
-    how = "inside"
-    if j_hi <= j_lo:  # no room inside: the range of the cells that hold records
-        j_lo, j_hi, how = 0, len(g), "present"
+    j_lo, j_hi, how = _cuts(g, sigma, fmt.kind != "time" and by_month and located)
     nullable = null > presence_threshold(s_null, n_plan)
     lower, upper = starts[j_lo], starts[j_hi] - (1 if fmt.integer else 0)
     inner = [starts[j] for j in _mass_edges(g, j_lo, j_hi, bins)]

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from privsample.data.column_values import ColumnValues, ValueSource, series_values, value_numbers
-from privsample.data.formats import coarse_classes
+from privsample.data.format_classes import coarse_classes
 from privsample.data.schema import DEFAULT_OTHER_LABEL
 from privsample.errors import InputError
 

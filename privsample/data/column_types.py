@@ -18,7 +18,7 @@ import numpy as np
 from privsample.data.calendar_discovery import discover_calendar
 from privsample.data.column_scan import Scan
 from privsample.data.discovery_plan import round_down
-from privsample.data.formats import (
+from privsample.data.format_classes import (
     COARSE,
     DATE_CLASSES,
     NUMBER_CLASSES,

@@ -454,7 +454,7 @@ def private_schema(
     touches one value of every column, so the per-column costs add up, and the deltas of the columns
     (at most delta/m each) add up to at most delta.
 
-    (a) Type and nullability: the vector of counts of the public classes of ``formats.COARSE`` (missing,
+    (a) Type and nullability: the vector of counts of the public classes of ``format_classes.COARSE`` (missing,
         integral, non-integral, +inf, -inf, date or time, formatted number, text) partitions the column, so
         one record changes one cell by 1: L2 sensitivity 1; discrete Gaussian with sigma_a = 1/sqrt(2 rho_a).
         Decisions (post-processing, ``column_types.column_type``): numeric iff the noisy numbers (the sum of
@@ -502,8 +502,9 @@ def private_schema(
         whose signatures were counted skips (d) (its delta_col is spent) and goes to (c). Otherwise (b), (c) or
         (d) run with what (e) left. The column still spends at most rho_b and delta_col.
     (f) Dates, times and formatted numbers (``column_types``): ``FORMAT_SHARE`` of rho_b buys noisy counts of
-        the values in each public format class (``formats.DATE_CLASSES`` with, for a pattern with an offset,
-        ``formats.OFFSETS``; or ``formats.NUMBER_CLASSES``): each value is in one class (or none), sensitivity 1;
+        the values in each public format class (``format_classes.DATE_CLASSES`` with, for a pattern with an
+        offset, ``format_classes.OFFSETS``; or ``format_classes.NUMBER_CLASSES``): each value is in one class (or
+        none), sensitivity 1;
         the pattern is the largest noisy count (post-processing). A date column's bounds and bins then come
         from ``calendar_discovery.discover_calendar`` (rho-zCDP, no delta), a formatted column's from (c) on the
         numbers read in its format. In (c), -inf and inf are always two more cells of the grid histogram (a record

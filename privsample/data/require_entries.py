@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from privsample.checks import parse_comparison
-from privsample.data.formats import coarse_classes
+from privsample.data.format_classes import coarse_classes
 from privsample.data.require import Comparison, infeasible_column, zero_codes
 from privsample.errors import InputError
 
