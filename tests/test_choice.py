@@ -45,15 +45,21 @@ def test_few_valued_columns_stay_ppsyn_at_a_large_budget():
     assert c.method == "ppsyn" and "few-valued" in c.reason
 
 
-def test_narrow_large_budget_falls_back_to_ppsyn_when_aim_is_too_slow():
-    """Adult at epsilon 3: AIM would be the more accurate, but its forecast is over the cap (measured 116 s)."""
+def test_narrow_large_budget_takes_aim_within_the_cap():
+    """Adult at epsilon 3: AIM is the more accurate and its forecast is within the minute's cap (measured 21 s)."""
     c = choose(3, ADULT, 48_842)
+    assert c.signal >= AIM_SIGNAL and c.forecasts["aim"].seconds_used <= c.cap_seconds and c.method == "aim"
+
+
+def test_narrow_large_budget_falls_back_to_ppsyn_when_aim_is_too_slow():
+    """Adult at epsilon 10: AIM would be the more accurate, but its forecast is over the cap."""
+    c = choose(10, ADULT, 48_842)
     assert c.signal >= AIM_SIGNAL and c.forecasts["aim"].seconds_used > c.cap_seconds
     assert c.method == "ppsyn" and "aim would be more accurate" in c.reason
 
 
 def test_a_larger_cap_lets_aim_run():
-    assert choose(3, ADULT, 48_842, time_floor=600).method == "aim"
+    assert choose(10, ADULT, 48_842, time_floor=600).method == "aim"
 
 
 @pytest.mark.parametrize("rows", [100_000, 1_000_000])
