@@ -35,7 +35,8 @@ PUBLISHED = {
 def variant_options(variant: str) -> dict:
     """AIM options of a variant: ``iters-1000``, or ``r<N>`` / ``opt-r<N>`` (N warm-started iterations per
     round, with mbi's first step / the optimistic one), optionally ``-f<M>`` (M final iterations); ``md``: the
-    final fit by plain mirror descent (1000 iterations unless ``-f<M>``)."""
+    final fit by plain mirror descent (1000 iterations unless ``-f<M>``); ``single`` / ``double``: huge super-cliques in
+    float32 / float64; ``cap<M>``: a model-size cap of M MB. Parts combine: ``double-cap80`` (the reference's)."""
     if variant == "iters-1000":
         return {"round_iters": 1000}
     out: dict = {}
@@ -44,6 +45,10 @@ def variant_options(variant: str) -> dict:
             out["optimistic_step"] = True
         elif part == "md":
             out["accelerated"] = False
+        elif part in ("single", "double"):
+            out["single"] = part == "single"
+        elif part[:3] == "cap" and part[3:].isdigit():
+            out["max_model_size"] = float(part[3:])
         elif part[:1] == "r" and part[1:].isdigit():
             out["round_iters"] = int(part[1:])
         elif part[:1] == "f" and part[1:].isdigit():

@@ -117,9 +117,12 @@ DOCSTRINGS_READ: dict[str, tuple[str, ...]] = {
 KEPT: dict[str, str] = {
     "aim_final_fit_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
     "aim_final_fit_br2000.csv": "record of an experiment arm of aim_adult.py (--table br2000 --csv)",
+    "aim_cap_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
+    "aim_cap_br2000.csv": "record of an experiment arm of aim_adult.py (--table br2000 --csv)",
     "aim_hugin_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
     "aim_rounds_adult.csv": "record of an experiment arm of aim_adult.py (--csv)",
     "aim_wide.md": "notes (profiles of AIM on wide tables)",
+    "aim_wide_cap.csv": "record of runs of wide_tables.py --worker, read into aim_wide.md",
     "mst_adult.history.md": "notes, read into mst_adult.md",
     "person_level.notes.md": "notes",
     "ppsyn_paper.before.csv": "record of an earlier build's runs (the reading compares them with today's)",

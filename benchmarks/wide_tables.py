@@ -211,6 +211,18 @@ def worker(name: str, method: str, epsilon: float, seed: int, table_fn=None) -> 
             return fit(self, *a, **k)
 
         PPSyn.fit = fit_with
+    aim_attrs = json.loads(os.environ.get("AIM_ATTRS", "{}"))  # experiments: AIM attributes to override
+    if aim_attrs:
+        from privsample.synth.aim import AIM
+
+        aim_fit = AIM.fit
+
+        def aim_fit_with(self, *a, **k):
+            for key_, value in aim_attrs.items():
+                setattr(self, key_, value)
+            return aim_fit(self, *a, **k)
+
+        AIM.fit = aim_fit_with
     clock, engines = Clock(), []
     instrument(clock, engines)
     t0 = time.perf_counter()

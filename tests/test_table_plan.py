@@ -118,3 +118,60 @@ def test_a_bare_super_clique_calibrates_to_the_same_bits(monkeypatch):
         got, ref = bare.hugin_beliefs(theta, 1000.0), written.hugin_beliefs(theta, 1000.0)
         for J in bare.supers:
             assert np.array_equal(got[J], ref[J])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_single_precision_tables_calibrate_to_about_a_millionth(seed, monkeypatch):
+    # the huge super-cliques in float32 (halved memory traffic): every marginal within 1e-5 of the double sweep's,
+    # returned as float64, and the work tables switch precision when asked for the other
+    dom, cliques, rng = random_model(seed)
+    monkeypatch.setattr(jtree, "PLAN_MIN_CELLS", 64)
+    monkeypatch.setattr(jtree, "SINGLE_MIN_CELLS", 256)
+    tree = jtree.JunctionTree(dom, cliques)
+    assert tree.huge and any(J not in tree.huge for J in tree.supers)
+    work: dict = {}
+    for scale in (1.0, 30.0):
+        theta = {c: rng.normal(0, scale, tree.shape[c]) for c in cliques}
+        ref = tree.marginals(theta, 1e6)
+        got = tree.marginals(theta, 1e6, work, single=True)
+        if scale == 1.0:  # at scale 30 some table falls deep into float32's underflow: that sweep runs in double
+            assert all(work[J].dtype == np.float32 for J in tree.huge)
+        for c in cliques:
+            assert got[c].dtype == np.float64
+            np.testing.assert_allclose(got[c], ref[c], rtol=1e-5, atol=1e-6 * 1e6 / got[c].size)
+        again = tree.marginals(theta, 1e6, work)
+        assert all(work[J].dtype == np.float64 for J in tree.supers)
+        for c in cliques:
+            np.testing.assert_allclose(again[c], ref[c], rtol=1e-12)
+
+
+def test_a_single_precision_table_far_below_one_is_rescaled_or_sent_to_double():
+    # float32's smallest normal number is 1.2e-38: a table whose largest cell is near 1e-25 after its children's
+    # messages is rescaled to max 1 (so total / z stays in range); one below 1e-30 has lost digits: not usable
+    b = np.array([[1e-25, 5e-26], [0.0, 2.5e-26]], dtype=np.float32)
+    assert jtree._rescaled(b) and b.dtype == np.float32
+    np.testing.assert_allclose(b, [[1.0, 0.5], [0.0, 0.25]], rtol=1e-6)
+    for bad in ([[1e-35, 0.0]], [[0.0, 0.0]], [[np.nan, 1.0]]):
+        assert not jtree._rescaled(np.array(bad, dtype=np.float32))
+    ok = np.array([0.3, 0.1], dtype=np.float32)
+    assert jtree._rescaled(ok) and ok.tolist() == np.array([0.3, 0.1], dtype=np.float32).tolist()  # untouched
+
+
+def test_a_sweep_that_underflows_float32_runs_in_double(monkeypatch):
+    dom, cliques, rng = random_model(0)
+    monkeypatch.setattr(jtree, "PLAN_MIN_CELLS", 64)
+    monkeypatch.setattr(jtree, "SINGLE_MIN_CELLS", 256)
+    tree = jtree.JunctionTree(dom, cliques)
+    verdicts = []
+    real = jtree._rescaled
+    monkeypatch.setattr(jtree, "_rescaled", lambda b: verdicts.append(real(b)) or verdicts[-1])
+    for _ in range(10):  # sharp potentials, until a table falls below 1e-30 (the first or second draw)
+        theta = {c: rng.normal(0, 30.0, tree.shape[c]) for c in cliques}
+        work: dict = {}
+        got = tree.marginals(theta, 1e6, work, single=True)
+        if False in verdicts:
+            break
+    assert False in verdicts and all(w.dtype == np.float64 for w in work.values())
+    ref = tree.marginals(theta, 1e6)
+    for c in cliques:
+        np.testing.assert_allclose(got[c], ref[c], rtol=1e-12, atol=1e-9)

@@ -92,6 +92,10 @@ WARM_ROUND_ITERS = 250
 # than plain mirror descent's ``iters`` steps in about a third of the calibrations (benchmarks/results/aim_wide.md).
 # The rounds keep plain mirror descent: a closer refit there changes when AIM anneals (more, costlier rounds).
 ACCELERATED_FINAL_SHARE = 0.15
+# The model-size cap (MB of junction-tree cells; the reference's is 80). On wide tables the late rounds' refits on
+# 40-66 MB models took most of AIM's time; at 20 MB, 25 and 100 columns x 1,000,000 rows ran 1.3-3.5x faster with
+# the same or lower error (3 seeds each), and narrow tables' models stay below it (benchmarks/results/aim_wide.md).
+MAX_MODEL_SIZE_MB = 20.0
 PUBLIC_MAX_CELLS = 2**19
 
 
@@ -181,7 +185,8 @@ class RoundInputs:
 
 
 class AIM(WorkloadSynthesizer):
-    """AIM with the reference defaults (2-way workload, max_model_size 80 MB, T = 16 d, alpha = 0.9)."""
+    """AIM with the reference defaults (2-way workload, T = 16 d, alpha = 0.9) but a model-size cap of
+    ``MAX_MODEL_SIZE_MB`` (the reference's is 80 MB) and the huge super-cliques of every fit in float32."""
 
     name = "aim"
 
@@ -191,7 +196,7 @@ class AIM(WorkloadSynthesizer):
         workload: Sequence[tuple[Sequence[str], float]] | None = None,
         workload_k: int = 2,
         max_cells: int | None = 10_000,
-        max_model_size: float = 80.0,
+        max_model_size: float = MAX_MODEL_SIZE_MB,
         rounds: int | None = None,
         iters: int = 1000,
         round_iters: int | None = None,
@@ -203,6 +208,7 @@ class AIM(WorkloadSynthesizer):
         public_max_cells: float | None = None,
         public_prior: bool = False,
         accelerated: bool = True,
+        single: bool = True,
     ):
         """``iters`` is the reference max_iters; ``round_iters``/``final_iters`` override it per phase.
         ``public_max_cells``: the junction-tree cells a pick may bring the model to with joint selection (None:
@@ -213,7 +219,8 @@ class AIM(WorkloadSynthesizer):
         fits start from the larger step of :func:`numpy_md.optimistic_lipschitz` (off: mbi's, as the reference).
         ``accelerated``: the final fit runs mirror descent with restarted momentum (:mod:`numpy_md`) for
         ``ACCELERATED_FINAL_SHARE`` of ``iters`` unless ``final_iters`` is given (off: the reference's mirror
-        descent); the rounds' refits are the reference's either way."""
+        descent); the rounds' refits are the reference's either way. ``single``: every fit calibrates the junction
+        tree's huge super-cliques in float32 (``pgm.estimate``; off: in double, as the reference)."""
         if not 0 < alpha < 1:
             raise InputError("alpha must be in (0, 1)")
         if max_model_size <= 0:
@@ -236,6 +243,7 @@ class AIM(WorkloadSynthesizer):
         self.optimistic_step = bool(optimistic_step)  # see numpy_md.optimistic_lipschitz
         self.public_max_cells = public_max_cells  # None: PUBLIC_MAX_CELLS (see ``fit``)
         self.public_prior = bool(public_prior)  # the public table as a prior instead of joint selection
+        self.single = bool(single)
 
     def rounds_and_sigma(self, rho: float, d: int, max_rows: int = 1) -> tuple[int, float, float]:
         """(rounds T, initial sigma, initial rho_sel) for a fit given ``rho`` on ``d`` columns (public); sigma is
@@ -460,6 +468,7 @@ class AIM(WorkloadSynthesizer):
                 optimistic_step=self.optimistic_step,
                 zeros=st.zeros,
                 accelerated=self.accelerated,
+                single=self.single,
             )
         else:
             model = pgm.estimate(
@@ -470,6 +479,7 @@ class AIM(WorkloadSynthesizer):
                 warm_start=model,
                 optimistic_step=self.optimistic_step,
                 zeros=st.zeros,
+                single=self.single,
             )
         st.est_seconds += time.perf_counter() - t_est
         st.cache_clears += pgm.trim_jax_caches(self.cache_limit_mb)

@@ -99,6 +99,7 @@ class JunctionTree:
         # large super-cliques that hold no model clique (the triangulation's fill-in): log-potential 0, so their
         # linear-space table before the messages is all ones, which the Hugin sweep never writes out
         self.bare = {J for J in self.supers if self._large(J) and not self.homed[J]}
+        self.huge = {J for J in self.supers if math.prod(self.shape[J]) >= SINGLE_MIN_CELLS}  # float32 if asked
         self.index = {c: None if self._large(self.home[c]) else _cell_index(self.shape[self.home[c]], self.home[c], c)
                       for c in self.cliques}  # fmt: skip
         self._plans: dict = {}
@@ -120,12 +121,13 @@ class JunctionTree:
         return self._plans[J]
 
     def marginals(
-        self, theta: dict[Clique, np.ndarray], total: float, work: dict | None = None
+        self, theta: dict[Clique, np.ndarray], total: float, work: dict | None = None, single: bool = False
     ) -> dict[Clique, np.ndarray]:
         """The model's marginals on its own cliques (each summing to ``total``), by :meth:`hugin_beliefs`.
-        ``work``: a dict kept by the caller between calls, whose super-clique tables are reused (see there)."""
+        ``work``: a dict kept by the caller between calls, whose super-clique tables are reused (see there).
+        ``single``: the super-cliques of at least ``SINGLE_MIN_CELLS`` cells in single precision (see there)."""
         out: dict = {}  # a large super-clique's cliques: filled by the sweep itself
-        b = self.hugin_beliefs(theta, total, work, out)
+        b = self.hugin_beliefs(theta, total, work, out, single=single)
         for c in self.cliques:
             J, idx = self.home[c], self.index[c]
             if c in out:
@@ -196,7 +198,12 @@ class JunctionTree:
         return hit
 
     def hugin_beliefs(
-        self, theta: dict[Clique, np.ndarray], total: float, work: dict | None = None, margs: dict | None = None
+        self,
+        theta: dict[Clique, np.ndarray],
+        total: float,
+        work: dict | None = None,
+        margs: dict | None = None,
+        single: bool = False,
     ) -> dict[Clique, np.ndarray]:
         """:meth:`beliefs` by two sweeps that update the super-cliques' tables in place (Hugin): collect
         multiplies every child's message into its parent's table; distribute sends each child its
@@ -211,10 +218,18 @@ class JunctionTree:
         a fit's hundreds of calibrations allocate (and the system zeroes) each large table once, not every time.
         A super-clique of more than ``PLAN_MIN_CELLS`` cells takes its children's messages and gives its children's
         separators by its :meth:`plans`; with ``margs`` (a dict), the marginals of the cliques it holds too, into
-        ``margs`` (left empty when the sweep falls back to log space)."""
+        ``margs`` (left empty when the sweep falls back to log space).
+
+        ``single``: the tables of the super-cliques of at least ``SINGLE_MIN_CELLS`` cells (:attr:`huge`) are kept
+        in single precision, which halves the memory each pass reads and doubles the SIMD width (about 2x faster
+        per pass); everything they send out (messages, marginals) is double again. Their sums carry relative errors
+        of about 1e-6 (float32 rounding over the summed cells): counts off by about one in a million, far below any
+        measurement's noise. A huge table whose largest cell falls below ``SINGLE_RESCALE`` after its children's
+        messages is rescaled to max 1; below ``SINGLE_MIN_TOP`` (where float32 has lost digits to underflow) the
+        whole sweep runs in double instead."""
         if self.log_space:
             return self.log_beliefs(self._init(theta), total)
-        phi = self._init(theta, work, skip_bare=True)
+        phi = self._init(theta, work, skip_bare=True, single=single)
         for J, v in phi.items():
             if J not in self.bare:  # a bare table is exp(0 - 0) = 1 everywhere: _gather writes it fresh
                 v -= v.max()
@@ -223,8 +238,10 @@ class JunctionTree:
         up: dict[Clique, np.ndarray] = {}  # child -> its message to its parent, over sep[(parent, child)]
         for J, p in post:  # collect: children first
             b = self._gather(J, p, phi[J], up)
+            if b.dtype == np.float32 and not _rescaled(b):  # deep in float32's underflow (rare): sweep in double
+                return self.hugin_beliefs(theta, total, work, margs)
             if p is not None and self.sep[(p, J)]:
-                m = sum_to(b, J, self.sep[(p, J)])
+                m = sum_to(b, J, self.sep[(p, J)]).astype(np.float64, copy=False)
                 top = m.max()
                 up[J] = m / top if top > 0 else m
         down: dict = {}  # (large super-clique, separator or clique) -> its belief summed onto it
@@ -232,8 +249,9 @@ class JunctionTree:
             b = phi[J]
             if p is not None and self.sep[(p, J)]:
                 s = self.sep[(p, J)]
-                m = down[(p, s)] if (p, s) in down else sum_to(phi[p], p, s)
-                b *= broadcast_to(np.divide(m, up[J], out=np.zeros_like(m), where=up[J] > 0), s, J)
+                m = down[(p, s)] if (p, s) in down else sum_to(phi[p], p, s).astype(np.float64, copy=False)
+                ratio = np.divide(m, up[J], out=np.zeros_like(m), where=up[J] > 0)
+                b *= broadcast_to(ratio.astype(b.dtype, copy=False), s, J)
             z = b.sum()
             if not (np.isfinite(z) and z > 0):
                 self.log_space = True
@@ -244,7 +262,7 @@ class JunctionTree:
             plans = self.plans(J)
             if plans is not None:
                 for t, v in plans[2].marginals(b).items():
-                    down[(J, t)] = v
+                    down[(J, t)] = v.astype(np.float64, copy=False)
                 if margs is not None:
                     margs.update((c, down[(J, c)]) for c in self.homed[J])
         return phi
@@ -267,20 +285,22 @@ class JunctionTree:
         return b
 
     def _init(
-        self, theta: dict[Clique, np.ndarray], work: dict | None = None, skip_bare: bool = False
+        self, theta: dict[Clique, np.ndarray], work: dict | None = None, skip_bare: bool = False, single: bool = False
     ) -> dict[Clique, np.ndarray]:
         """Log-potentials of the super-cliques: the sum of the potentials of the cliques they hold (in the
         arrays of ``work``, filled with 0, when it has them; then ``work`` holds the new arrays). ``skip_bare``: the
-        tables of the :attr:`bare` super-cliques (0) are left unwritten (their values are arbitrary)."""
+        tables of the :attr:`bare` super-cliques (0) are left unwritten (their values are arbitrary). ``single``:
+        the :attr:`huge` ones in float32."""
+        dtype = {J: np.float32 if single and J in self.huge else np.float64 for J in self.supers}
         if work is None:
-            init = {J: np.empty(self.shape[J]) if skip_bare and J in self.bare else np.zeros(self.shape[J])
-                    for J in self.supers}  # fmt: skip
+            init = {J: np.empty(self.shape[J], dtype[J]) if skip_bare and J in self.bare
+                    else np.zeros(self.shape[J], dtype[J]) for J in self.supers}  # fmt: skip
         else:
             init = {}
             for J in self.supers:
                 buf = work.get(J)
-                if buf is None:
-                    buf = work[J] = np.zeros(self.shape[J])
+                if buf is None or buf.dtype != dtype[J]:
+                    buf = work[J] = np.zeros(self.shape[J], dtype[J])
                 elif not self._large(J):  # a large one is overwritten by its plan
                     buf.fill(0.0)
                 init[J] = buf
@@ -320,7 +340,22 @@ class JunctionTree:
 
 
 PLAN_MIN_CELLS = 1 << 16  # super-cliques of more cells are calibrated by table plans (``JunctionTree.plans``)
+SINGLE_MIN_CELLS = 1 << 20  # super-cliques of at least this many cells may be calibrated in float32 (``single``)
+SINGLE_RESCALE = 1e-20  # a float32 table whose largest cell is below this is rescaled to max 1 before summing
+SINGLE_MIN_TOP = 1e-30  # ... and below this (float32's smallest normal number is 1.2e-38) the sweep runs in double
 INDEX_MAX_CELLS = 1 << 20  # super-cliques up to this many cells get index maps (8 bytes per cell per model clique)
+
+
+def _rescaled(b: np.ndarray) -> bool:
+    """A float32 table after its children's messages: rescaled to max 1 in place when its largest cell is below
+    ``SINGLE_RESCALE`` (which keeps the normalisation ``total / z``, later, within float32's range); False, and left
+    as it is, when that cell is below ``SINGLE_MIN_TOP`` (or the table is 0 or not finite)."""
+    top = float(b.max())
+    if not top >= SINGLE_MIN_TOP:
+        return False
+    if top < SINGLE_RESCALE:
+        b *= 1.0 / top
+    return True
 
 
 def _cell_index(shape: tuple, src: Clique, dst: Clique) -> np.ndarray | None:

@@ -137,6 +137,7 @@ def estimate(
     optimistic_step: bool = False,
     zeros=None,
     accelerated: bool = False,
+    single: bool = False,
 ):
     """Mirror descent as mbi's ``MirrorDescent().estimate`` (module docstring); returns an mbi MarkovRandomField.
     ``accelerated``: :func:`_accelerated_descent` instead (not mbi's answers; a product model's fit is unchanged).
@@ -174,7 +175,7 @@ def estimate(
         dict(zip(domain.attributes, domain.shape)),
     )
     descent = _accelerated_descent if accelerated else _armijo_descent
-    theta, mu = descent(tree, loss_fn, cliques, masks, theta, total, alpha, int(iters), on_block)
+    theta, mu = descent(tree, loss_fn, cliques, masks, theta, total, alpha, int(iters), on_block, single)
     return markov_field(domain, cliques, theta, mu, total)
 
 
@@ -215,12 +216,12 @@ def _masked_gradient(loss_fn, masks):
     return gradient
 
 
-def _armijo_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, on_block):
+def _armijo_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, on_block, single=False):
     """:func:`estimate`'s mirror descent on the junction tree ``tree``: ``iters`` steps with Armijo's rule on
     the step (grown by 1% when accepted, halved when not); the masked cells' gradient is zeroed. Returns
     (theta, mu)."""
     work: dict = {}  # the super-clique tables, reused by every calibration of this fit
-    mu = tree.marginals(theta, total, work)
+    mu = tree.marginals(theta, total, work, single)
 
     gradient = _masked_gradient(loss_fn, masks)
 
@@ -229,7 +230,7 @@ def _armijo_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, o
     for b in range(blocks):
         for _ in range(STEPS_PER_BLOCK):
             theta2 = {c: theta[c] - alpha * g[c] for c in cliques}
-            mu2 = tree.marginals(theta2, total, work)
+            mu2 = tree.marginals(theta2, total, work, single)
             loss2 = loss_fn(mu2, grad=False)
             if loss - loss2 >= 0.5 * alpha * sum(float(np.vdot(g[c], mu[c] - mu2[c])) for c in cliques):
                 alpha *= 1.01
@@ -242,7 +243,7 @@ def _armijo_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, o
     return theta, mu
 
 
-def _accelerated_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, on_block):
+def _accelerated_descent(tree, loss_fn, cliques, masks, theta, total, alpha, iters, on_block, single=False):
     """:func:`_armijo_descent` with momentum: each of the ``iters`` steps is the mirror step from
     y = theta + beta (theta - theta_prev), beta = k / (k + 3) after k steps without a restart, accepted by
     Armijo's rule at y (step grown by 1% when accepted, halved when not). A rejected step or an accepted one whose
@@ -250,7 +251,7 @@ def _accelerated_descent(tree, loss_fn, cliques, masks, theta, total, alpha, ite
     A step costs two calibrations (at y and at the trial point), one after a restart. Masked cells keep their
     potentials (their gradient is zeroed, and theta and theta_prev agree there). Returns (theta, mu)."""
     work: dict = {}
-    mu = tree.marginals(theta, total, work)
+    mu = tree.marginals(theta, total, work, single)
 
     gradient = _masked_gradient(loss_fn, masks)
 
@@ -262,12 +263,12 @@ def _accelerated_descent(tree, loss_fn, cliques, masks, theta, total, alpha, ite
             if k > 0:
                 beta = k / (k + 3.0)
                 y = {c: theta[c] + beta * (theta[c] - prev[c]) for c in cliques}
-                mu_y = tree.marginals(y, total, work)
+                mu_y = tree.marginals(y, total, work, single)
                 loss_y, g_y = gradient(mu_y)
             else:
                 y, mu_y, loss_y, g_y = theta, mu, loss, g
             theta2 = {c: y[c] - alpha * g_y[c] for c in cliques}
-            mu2 = tree.marginals(theta2, total, work)
+            mu2 = tree.marginals(theta2, total, work, single)
             loss2 = loss_fn(mu2, grad=False)
             if loss_y - loss2 >= 0.5 * alpha * sum(float(np.vdot(g_y[c], mu_y[c] - mu2[c])) for c in cliques):
                 alpha *= 1.01

@@ -42,6 +42,7 @@ def estimate(
     optimistic_step: bool = False,
     zeros=None,
     accelerated: bool = False,
+    single: bool = False,
 ) -> MarkovRandomField:
     """Fit the graphical model to the measurements by mirror descent (Private-PGM, McKenna et al. 2019).
 
@@ -54,6 +55,8 @@ def estimate(
     ``optimistic_step`` (NumPy path only): a larger first step, see :func:`numpy_md.optimistic_lipschitz`.
     ``accelerated``: mirror descent with restarted momentum (:mod:`numpy_md`), which takes the NumPy path whatever
     ``iters``; a fit that cannot take it (other queries, ``tol``, ``backend="jax"``) runs plain mirror descent.
+    ``single`` (NumPy path only): the junction tree's huge super-cliques calibrated in float32
+    (``jtree.JunctionTree.hugin_beliefs``): about twice as fast on them, marginals within about 1e-6.
     ``zeros``: structural zeros (:class:`~privsample.synth.zeros.StructuralZeros`) to fix at probability 0.
     A fit with zeros always runs the NumPy estimator, whatever ``backend`` and ``iters`` (neither mbi's JAX
     estimator nor the tree descent can hold cells fixed), and refuses ``tol`` and other query types.
@@ -69,19 +72,12 @@ def estimate(
     inner = [a for a in domain.attributes if a in covered]
     if inner and len(inner) < len(domain.attributes):
         sub = domain.project(inner)
+        start = None if warm_start is None else restrict(warm_start, sub)
+        kw = dict(tol=tol, on_block=on_block, backend=backend, optimistic_step=optimistic_step, zeros=zeros)
         model = estimate(
-            sub,
-            measurements,
-            known_total=known_total,
-            iters=iters,
-            warm_start=None if warm_start is None else restrict(warm_start, sub),
-            tol=tol,
-            on_block=on_block,
-            backend=backend,
-            optimistic_step=optimistic_step,
-            zeros=zeros,
-            accelerated=accelerated,
-        )
+            sub, measurements, known_total=known_total, iters=iters, warm_start=start, **kw, accelerated=accelerated,
+            single=single,
+        )  # fmt: skip
         return with_attributes(model, domain)
 
     if backend not in ("auto", "numpy", "jax", "tree"):
@@ -110,6 +106,7 @@ def estimate(
             optimistic_step=optimistic_step,
             zeros=zeros,
             accelerated=accelerated,
+            single=single,
         )
     callback = None
     if on_block is not None:

@@ -92,13 +92,13 @@ class TablePlan:
         """``out`` (over ``axes``) combined by ``op`` (``np.add`` or ``np.multiply``) with every target's table in
         ``tables`` broadcast over ``axes``, in place; targets missing from ``tables`` are skipped. ``fresh``:
         ``out``'s values are not read, as if it held ``op``'s unit (0 or 1): the first table is copied in, which
-        saves a pass over ``out`` and gives the same numbers."""
+        saves a pass over ``out`` and gives the same numbers. The intermediates take ``out``'s dtype."""
         parts = [
-            (child.expand(tables, np.empty(child.shape), op, fresh=True), child.axes)
+            (child.expand(tables, np.empty(child.shape, out.dtype), op, fresh=True), child.axes)
             for child in self.children
             if any(t in tables for t in child.targets())
         ]
-        parts += [(tables[t], t) for t in self.direct if t in tables]
+        parts += [(tables[t].astype(out.dtype, copy=False), t) for t in self.direct if t in tables]
         for i, (table, axes) in enumerate(parts):
             if fresh and i == 0:
                 np.copyto(out, broadcast_to(table, axes, self.axes))
