@@ -106,7 +106,7 @@ def test_linear_and_log_space_message_passing_agree():
     rng = np.random.default_rng(4)
     for scale in (1.0, 50.0):
         theta = {c: rng.normal(0, scale, tree.shape[c]) for c in tree.cliques}
-        lin, log = tree.beliefs(theta, 100.0), tree.log_beliefs(tree._init(theta), 100.0)
+        lin, log = tree.beliefs(theta, 100.0), tree.log_beliefs(tree.log_potentials(theta), 100.0)
         hugin = tree.hugin_beliefs(theta, 100.0)
         for J in tree.supers:
             np.testing.assert_allclose(lin[J], log[J], rtol=1e-9, atol=1e-12)

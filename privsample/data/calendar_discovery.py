@@ -83,7 +83,7 @@ def _cuts(noisy: np.ndarray, sigma: float, end_years: bool = False) -> tuple[int
     where that leaves no room, the range of the cells that hold records, how "present"."""
     j_lo, j_hi = edge_cut(noisy, sigma, CUT_SIGMAS), len(noisy) - edge_cut(noisy[::-1], sigma, CUT_SIGMAS)
     if end_years:  # the end years hold records: a cut stays within them
-        j_lo, j_hi = _within_end_years(noisy, sigma, j_lo, j_hi)
+        j_lo, j_hi = _within_end_years(noisy, j_lo, j_hi)
     if j_hi <= j_lo:  # no room inside
         return 0, len(noisy), "present"
     return j_lo, j_hi, "inside"
@@ -118,21 +118,24 @@ def _year_range(gy: np.ndarray, sy: float, n_plan: float) -> tuple[int, int, boo
     return lo + 1, hi + 1, located  # cells of ``gy``; whether its end years hold records (not a padded window)
 
 
-def _within_end_years(g: np.ndarray, sigma: float, j_lo: int, j_hi: int) -> tuple[int, int]:
+def _within_end_years(g: np.ndarray, j_lo: int, j_hi: int) -> tuple[int, int]:
     """(j_lo, j_hi) of month cells kept within the window's first and last years, whose year counts showed records:
     each end's cut by ``CUT_SIGMAS`` over that year's 12 months alone (the cumulative noise of a long thin stretch
     would carry the cut far into the records: 1,000 dates over 5 years, 17 a month against a month's sd of 25,
     were cut 20 months in from each end); where that cut would clip more than ``EDGE_YEAR_SHARE`` of the year's
     noisy records (months too thin to place it), the year's own edge: the year holds records, and where in it the
-    noise does not tell, so the bound may lie up to 11 months beyond them. Post-processing."""
+    noise does not tell, so the bound may lie up to 11 months beyond them. ``j_lo``, ``len(g) - j_hi``: the cuts
+    of ``edge_cut`` over all of ``g`` from each end; ``edge_cut`` takes the first boundary that passes, so its cut
+    over the year's months alone is the same cut where that lies within the year and none (12) where it does not.
+    Post-processing."""
 
-    def cut(months: np.ndarray) -> int:
-        j = edge_cut(months, sigma, CUT_SIGMAS)
+    def cut(months: np.ndarray, whole: int) -> int:
+        j = min(whole, len(months))  # edge_cut(months, sigma, CUT_SIGMAS): the cut over all cells, capped
         year = float(months.sum())
         return j if j < len(months) and float(months[:j].sum()) <= EDGE_YEAR_SHARE * year else 0
 
-    j_lo = min(j_lo, cut(g[:12]))
-    j_hi = max(j_hi, len(g) - cut(g[::-1][:12]))
+    j_lo = min(j_lo, cut(g[:12], j_lo))
+    j_hi = max(j_hi, len(g) - cut(g[::-1][:12], len(g) - j_hi))
     return j_lo, j_hi
 
 

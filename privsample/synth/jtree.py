@@ -284,6 +284,11 @@ class JunctionTree:
             plans[1].expand(msgs, b, np.multiply, fresh=J in self.bare)
         return b
 
+    def log_potentials(self, theta: dict[Clique, np.ndarray]) -> dict[Clique, np.ndarray]:
+        """Log-potentials of the super-cliques (float64 arrays of their shapes, fresh): for each, the sum of
+        the potentials ``theta`` of the model cliques it holds. The input of :meth:`log_beliefs`."""
+        return self._init(theta)
+
     def _init(
         self, theta: dict[Clique, np.ndarray], work: dict | None = None, skip_bare: bool = False, single: bool = False
     ) -> dict[Clique, np.ndarray]:

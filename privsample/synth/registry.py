@@ -27,8 +27,7 @@ OPTIONS = (
     "max_memory_mb",
     "unsafe_as_published",
 )
-WORKLOAD_METHODS = ("aim", "ppsyn", "ppsyn-paper")  # the methods that take a workload and a model-size limit
-METHOD_OPTIONS = {  # the options each method takes (the rules below refuse the others by name)
+METHOD_OPTIONS = {  # the options each method takes: the rules below look them up here and refuse the others by name
     "mst": ("iters", "max_memory_mb"),
     "aim": ("iters", "workload", "max_model_size", "max_memory_mb"),
     "ppsyn": ("iters", "workload", "max_model_size", "schedule", "max_candidates", "eta", "max_memory_mb"),
@@ -92,7 +91,7 @@ def method_options(method: str, name: OptionName = python_option, research: bool
         takes = ", ".join(name(k) for k in METHOD_OPTIONS[method])
         raise InputError(f"unknown option(s) {', '.join(unknown)} ({method} takes: {takes})")
     o = {k: options.get(k) for k in OPTIONS}
-    if o["unsafe_as_published"] and method != "ppsyn-paper":
+    if o["unsafe_as_published"] and not takes_option(method, "unsafe_as_published"):
         raise InputError(f"{name('unsafe_as_published')} applies to ppsyn-paper, not {method}")
     if method == "ppsyn-paper" and not o["unsafe_as_published"]:
         raise InputError(
@@ -130,12 +129,17 @@ def constructor_keywords(method: str) -> set[str]:
     return {p for p in params if p not in ("self", "mode")}
 
 
+def takes_option(method: str, option: str) -> bool:
+    """Whether ``method`` takes ``option`` (``METHOD_OPTIONS``; an unknown method takes none)."""
+    return option in METHOD_OPTIONS.get(method, ())
+
+
 def _workload_options(method: str, workload, max_model_size, name: OptionName) -> dict:
     """``workload`` and ``max_model_size``, for the methods that take them."""
-    if method not in WORKLOAD_METHODS:
-        if workload is not None or max_model_size is not None:
-            raise InputError(f"{name('workload')}/{name('max_model_size')} apply to aim and ppsyn, not {method}")
-        return {}
+    if (workload is not None and not takes_option(method, "workload")) or (
+        max_model_size is not None and not takes_option(method, "max_model_size")
+    ):
+        raise InputError(f"{name('workload')}/{name('max_model_size')} apply to aim and ppsyn, not {method}")
     opts: dict = {}
     if workload is not None:
         opts["workload"] = parse_workload(workload, name) if isinstance(workload, str) else _workload(workload, name)
@@ -145,14 +149,16 @@ def _workload_options(method: str, workload, max_model_size, name: OptionName) -
 
 
 def _ppsyn_options(method: str, schedule, max_candidates, eta, name: OptionName) -> dict:
-    """PPSyn's ``schedule``, ``max_candidates`` and ``eta``, where its schedule uses them."""
+    """PPSyn's ``schedule``, ``max_candidates`` and ``eta``, where its schedule uses them: a method that takes a
+    ``schedule`` uses ``max_candidates`` only with the annealed one and ``eta`` only with ``note``."""
+    scheduled = takes_option(method, "schedule")
     opts: dict = {}
     if schedule is not None:
-        if method != "ppsyn":
+        if not scheduled:
             raise InputError(f"{name('schedule')} applies to ppsyn, not {method}")
         opts["schedule"] = schedule
     if max_candidates is not None:
-        if method != "ppsyn":
+        if not takes_option(method, "max_candidates"):
             raise InputError(f"{name('max_candidates')} applies to ppsyn, not {method}")
         if schedule == "note":
             raise InputError(
@@ -160,10 +166,10 @@ def _ppsyn_options(method: str, schedule, max_candidates, eta, name: OptionName)
             )
         opts["max_candidates"] = max_candidates
     if eta is not None:
-        if method != "ppsyn-paper" and not (method == "ppsyn" and schedule == "note"):
+        if not takes_option(method, "eta") or (scheduled and schedule != "note"):
             raise InputError(
                 f"{name('eta')} sets the budget rule of 'ppsyn {name('schedule')} note' and of ppsyn-paper; "
-                f"{method}{' (annealed schedule)' if method == 'ppsyn' else ''} does not use it"
+                f"{method}{' (annealed schedule)' if scheduled else ''} does not use it"
             )
         opts["eta"] = eta
     return opts

@@ -66,7 +66,7 @@ def conditional_cdf(marginal: np.ndarray) -> np.ndarray:
 
 def log_partition(tree: jtree.JunctionTree, init: dict) -> float:
     """log of the sum over all cells of exp(the model's log-potential), given the super-cliques'
-    log-potentials ``init`` (:meth:`JunctionTree._init`, possibly with evidence added): one collect sweep
+    log-potentials ``init`` (:meth:`JunctionTree.log_potentials`, possibly with evidence added): one collect sweep
     in log space per tree of the forest; ``-inf`` when every cell has weight 0."""
     up: dict = {}
     logz = 0.0
@@ -96,7 +96,7 @@ class RecordSampler:
         tree = jtree.cached_tree(domain, tuple(potentials))
         self.log_probability = 0.0
         if evidence:
-            init = tree._init(potentials)
+            init = tree.log_potentials(potentials)
             base = log_partition(tree, init)
             with np.errstate(divide="ignore"):
                 for a, w in evidence.items():
