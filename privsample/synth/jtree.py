@@ -168,7 +168,7 @@ class JunctionTree:
             for k in self.neighbors[J]:
                 b *= broadcast_to(lin[(k, J)], self.sep[(k, J)], J)
             z = b.sum()
-            if not (np.isfinite(z) and z > 0):
+            if not _normal_total(z, b.dtype):
                 self.log_space = True
                 return self.log_beliefs(self._init(theta), total)
             b *= total / z
@@ -253,7 +253,9 @@ class JunctionTree:
                 ratio = np.divide(m, up[J], out=np.zeros_like(m), where=up[J] > 0)
                 b *= broadcast_to(ratio.astype(b.dtype, copy=False), s, J)
             z = b.sum()
-            if not (np.isfinite(z) and z > 0):
+            if not _normal_total(z, b.dtype):
+                if b.dtype == np.float32:  # a float32 table short of range (rare): this sweep in double
+                    return self.hugin_beliefs(theta, total, work, margs)
                 self.log_space = True
                 if margs is not None:
                     margs.clear()
@@ -345,10 +347,20 @@ class JunctionTree:
 
 
 PLAN_MIN_CELLS = 1 << 16  # super-cliques of more cells are calibrated by table plans (``JunctionTree.plans``)
+MIN_TOTAL = 1e-200  # a double belief table whose total is below this is computed again in log space
 SINGLE_MIN_CELLS = 1 << 20  # super-cliques of at least this many cells may be calibrated in float32 (``single``)
 SINGLE_RESCALE = 1e-20  # a float32 table whose largest cell is below this is rescaled to max 1 before summing
 SINGLE_MIN_TOP = 1e-30  # ... and below this (float32's smallest normal number is 1.2e-38) the sweep runs in double
 INDEX_MAX_CELLS = 1 << 20  # super-cliques up to this many cells get index maps (8 bytes per cell per model clique)
+
+
+def _normal_total(z, dtype) -> bool:
+    """Whether a belief table's total ``z`` can be normalised to a count without losing digits: finite and at least
+    ``MIN_TOTAL`` (float64) or ``SINGLE_MIN_TOP`` (float32). Below that its cells have fallen into the subnormal
+    range, where they keep few significant digits, and ``total / z`` can overflow to infinity (seen: the published
+    PPSyn's Adult models at epsilon 0.2, whose log-potentials span 500, gave NaN beliefs and garbage records)."""
+    floor = SINGLE_MIN_TOP if dtype == np.float32 else MIN_TOTAL
+    return bool(np.isfinite(z) and z >= floor)
 
 
 def _rescaled(b: np.ndarray) -> bool:
