@@ -209,20 +209,23 @@ NOTES = """
 ## Where auto misses, and why
 
 * The two criteria conflict on the narrow tables: the only cells where another method is more than 5% better
-  are won by AIM (Adult at ε = 3 by 32%, BR2000 at ε = 3 by 37%), where AIM took 21 s and 50 s, 11x and 46x
-  MST's time (30 s and 61 s with the reference's final fit before its accelerated one; 57 s and 220 s before the
-  junction tree's large super-cliques were calibrated by table plans). Auto now picks AIM there: its forecast
-  (55 s and 38 s, ``AIM_SLOW_SIGNAL`` = 17,000 refitted to today's AIM times, see ``privsample.api.choice``) is
-  within the default cap (max(10x MST's forecast, 60 s)), so the error criterion holds in both and the 10x time
-  criterion does not; with the earlier factor (7,500) the forecast was 2 min and 85 s and auto kept PPSyn-DP
-  (error 1.32x and 1.37x the best). Adult's forecast is close to the cap: on a slower or busier machine
-  (``speed``) auto falls back to PPSyn-DP there.
+  are won by AIM (Adult at ε = 3 by 32%, BR2000 at ε = 3 by 37%), where AIM took 21 s and 50 s in these runs,
+  11x and 46x MST's time (14-19 and 38-47 CPU s with AIM's 20 MB model cap, ``aim_cap_adult.csv`` and
+  ``aim_cap_br2000.csv``). Auto picks AIM there: its forecast (46 s and 52 s, from the calibration refitted on
+  today's AIM, ``privsample.api.choice``) is within the default cap (max(10x MST's forecast, 60 s)), so the
+  error criterion holds in both and the 10x time criterion does not. Both forecasts are close to the cap: on a
+  slower or busier machine (``speed``) auto falls back to PPSyn-DP there.
 * Adult at ε = 0.1: AIM's 2-way error is 7% lower (its 3-way 2% lower), outside the seeds' spread; at the other
   tables' ε = 0.1 PPSyn-DP is as good or better (ACS 11% better), so the rule does not follow Adult there.
 * ACS at ε = 1 and 3: AIM's 2-way error is 7-9% lower, but PPSyn-DP's 3-way error is 2-20% lower and it is as
   fast or faster; on NLTCS PPSyn-DP is the best or within 4% at every budget. Hence PPSyn-DP on two-valued columns.
 * Time: PPSyn-DP takes more than 10x MST's time on NLTCS at ε = 3 (17x) and ACS at ε = 1 and 3 (11x, 19x): 33-54
   s against MST's 1-3 s, for a 6-60x lower error. The cap's 60-second floor admits it.
+* Wide tables: AIM is the most accurate at 25-50 columns and at 100 columns x 10^6 rows (6-41% better than MST),
+  at 9-40x MST's time; auto takes it at 10^5 rows (25 and 50 columns, forecasts within the cap) and keeps MST at
+  10^6 rows (forecasts 174-311 s against caps of 65-300 s) and beyond 60 columns (at 100 x 10^5 MST is 16%
+  better than AIM; at 200 columns AIM did not finish in 10 minutes). The error and time criteria cannot both hold
+  where AIM wins by more than 5%.
 """
 
 
@@ -305,8 +308,8 @@ def write_md(rows: list[dict]) -> None:
 
 
 def wide_lines() -> list[str]:
-    """auto on the stored wide-table runs (``wide_tables.csv``: one seed, an earlier build, run from Parquet by
-    ``benchmarks/wide_tables.py``), the tables above 25 columns included; AIM was not run on most of them."""
+    """auto on the stored wide-table runs (``wide_tables.csv``: one seed, run from Parquet by
+    ``benchmarks/wide_tables.py``), the tables above 25 columns included."""
     import common
     import wide_tables
 
@@ -318,10 +321,9 @@ def wide_lines() -> list[str]:
         "## Wide tables (stored runs)",
         "",
         "From `benchmarks/results/wide_tables.csv` (`wide_tables.md`): the generator's Bayesian-network tables of "
-        "25-200 columns (2-10 values each), 10^5 and 10^6 rows, one seed (0), seeded noise (NOT private), run by "
-        "an earlier build from Parquet (`planner.md`: 1.4-2.2x slower than today's), 2-way error over at most 256 "
-        "sampled pairs. Not rerun here: the grid above is today's code, these are reused as they are. AIM was "
-        "run on three of these tables only (timeout: not finished in 2,400 s); `best` is among the finished runs.",
+        "25-200 columns (2-10 values each), 10^5 and 10^6 rows, one seed (0), seeded noise (NOT private), run from "
+        "Parquet by `wide_tables.py` (its own stamp), 2-way error over at most 256 sampled pairs, each run stopped "
+        "at 10 minutes; `best` is among the finished runs.",
         "",
         "| table | ε | ppsyn 2-way | aim 2-way | mst 2-way | ppsyn s | aim s | mst s | best | auto | auto / best "
         "| auto / MST time |",

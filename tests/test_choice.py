@@ -67,7 +67,7 @@ def test_a_larger_cap_lets_aim_run():
 def test_very_wide_is_mst(rows, epsilon):
     c = choose(epsilon, WIDE, rows)
     assert c.columns >= WIDE_COLUMNS
-    assert c.method == "mst" and c.reason.startswith("mst:") and "over the" in c.reason
+    assert c.method == "mst" and c.reason.startswith("mst:") and "beyond 60 columns" in c.reason
 
 
 def test_wide_never_ppsyn():

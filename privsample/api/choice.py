@@ -22,15 +22,15 @@ Two public quantities drive it:
 Then, in this order:
 
 1. a method whose memory check would refuse the domain (``--max-memory-mb``) is out;
-2. **wide tables** (at least ``WIDE_COLUMNS`` = 25 columns): ``aim`` if its time forecast (below) is within the
-   cap, else ``mst``; never ``ppsyn``;
+2. **wide tables** (at least ``WIDE_COLUMNS`` = 25 columns): ``aim`` if the table has at most ``AIM_MAX_COLUMNS`` =
+   60 columns and its time forecast (below) is within the cap, else ``mst``; never ``ppsyn``;
 3. **narrow tables, large signal** (S at least ``AIM_SIGNAL`` = 10,000) whose columns are not all small (geometric
    mean of the domain sizes above ``SMALL_VALUES`` = 3): ``aim`` if its time forecast is within the cap;
 4. otherwise ``ppsyn``.
 
-AIM's time forecast is the calibrated one (``plan_calibration.json``) times ``max(1, S / AIM_SLOW_SIGNAL)``
-(``AIM_SLOW_SIGNAL`` = 17,000): AIM runs more rounds and grows its model toward its 80 MB limit while the noise is
-small against the counts, and the calibrated formula, which has no row-count term, misses that growth.
+AIM's time forecast is the calibrated one (``plan_calibration.json``, whose formula for AIM has a row-count term)
+times ``max(1, S / AIM_SLOW_SIGNAL)`` (``AIM_SLOW_SIGNAL`` = 200,000): a guard beyond the largest signal measured,
+where AIM may run more rounds on larger models than the calibration saw.
 
 What it rests on (``benchmarks/results``; errors are mean L1 distances of normalised 2-way marginals)
 ---------------------------------------------------------------------------------------------------
@@ -41,27 +41,29 @@ What it rests on (``benchmarks/results``; errors are mean L1 distances of normal
   signal on tables of larger domains: Adult at epsilon 3 (S = 24,000: 0.049 against PPSyn-DP's 0.065) and BR2000
   at epsilon 3 (S = 18,700: 0.013 against 0.018); not at epsilon 1 (S = 6,600-8,500: within 6%), nor on the
   two-valued tables (NLTCS at epsilon 3: PPSyn-DP 0.0029 against AIM's 0.0031, 3-way 0.007 against 0.012; ACS at
-  epsilon 1 and 3: AIM's 2-way 8-9% lower, its 3-way 2-20% higher). In those two cells AIM took 30 s (16x MST's
-  time) and 61 s (55x), so under the default cap the rule keeps PPSyn-DP; a larger cap (``time_floor=300``)
-  gives AIM both.
-* Wide tables (``wide_tables.md``: 25-200 columns of 2-10 values, 10^5 and 10^6 rows, epsilon 0.3 and 1, one
-  seed): PPSyn-DP had the worst 2-way error of the three in 15 of 16 cells (wide-25 x 10^5 at epsilon 1: 0.057
-  against MST's 0.039 and AIM's 0.032; wide-100 x 10^6: 0.050 against 0.029 and 0.028): its rounds stop growing
-  with the width (16 min(d, 25)), so it measures a falling share of the pairs, and from 100 columns on it stays
-  near independent columns. AIM was 1-18% better than MST where it finished, but took 23x MST's time at
-  25 x 10^5, 156x at 50 x 10^5, 36x at 100 x 10^6, and did not finish 25 x 10^6 in 2,400 s; MST took 4-84 s.
-* AIM's time (``method_choice.csv``, ``planner_calibration.csv``, ``wide_tables.csv``, ``aim_wide.md``): it
-  grows beyond the calibrated forecast (which has no row-count term for AIM's model growth) where S is large and
-  the table wide. Measured with today's AIM (the accelerated final fit, table plans, shared model marginals):
-  wide-25 x 10^6 at epsilon 1 (S = 173,000) about 520 s against 50 s calibrated (a factor 10.4, S / 16,600);
-  wide-25 x 10^5 (S = 17,300) about 28 s against 50 s; on the narrow tables at epsilon 3 (S = 10,600-24,000)
-  0.5-1.5 times the calibrated figure (Adult 21 s against 39 s, BR2000 50 s against 34 s). ``AIM_SLOW_SIGNAL`` =
-  17,000 fits the wide point and keeps every other one within 2.6 times (7,500, fitted to the slower AIM of
-  earlier builds, over-predicted 2-6 times and kept AIM out of cells it now finishes within the cap).
+  epsilon 1 and 3: AIM's 2-way 8-9% lower, its 3-way 2-20% higher). On Adult and BR2000 at epsilon 3 AIM took
+  14-19 and 38-47 CPU s (``aim_cap_adult.csv``, ``aim_cap_br2000.csv``), 10-40x MST's time; its forecasts (46 s
+  and 52 s) are within the default cap, so the rule picks AIM there.
+* Wide tables (``wide_tables.md``: 25-200 columns of 2-10 values drawn from Bayesian networks, 10^5 and 10^6
+  rows, epsilon 1, one seed): PPSyn-DP had the worst 2-way error of the three everywhere (0.73-1.09 times noisy
+  independent columns): its rounds stop growing with the width (16 min(d, 25)). AIM (20 MB model cap) was the
+  most accurate where it finished, except at 100 x 10^5 (0.058 against MST's 0.049): 0.40 against MST's 0.50
+  (ratio to noisy independent columns) at 25 x 10^5, 0.53 against 0.60 at 50 x 10^5, 0.23 against 0.39 at
+  25 x 10^6, 0.34 against 0.49 at 50 x 10^6, 0.56 against 0.59 at 100 x 10^6; it took 26-237 s, 9-40x MST's time,
+  and did not finish 200 columns in 600 s. On latent-class tables (``latent_wide.md``: weak dependence spread over
+  every pair) PPSyn-DP is the most accurate (0.55-0.63 times the exact independent product at 50-60 columns,
+  MST 0.82-0.84) and AIM does not finish (it runs up to 16 d rounds at 1-3 s each). The rule cannot tell the two
+  kinds of table apart from public quantities: it keeps ``aim`` within the cap up to 60 columns, else ``mst``.
+* AIM's time (``planner_calibration.csv``, ``wide_tables.csv``, ``aim_wide.md``): the calibration, refitted on
+  today's AIM, forecasts 45 s, 61 s and 80 s at 25, 50 and 100 columns x 10^5 rows (measured 26 s, 118 s, 63 s)
+  and 174 s, 239 s and 311 s at 10^6 rows (measured 193 s, 237 s, 210 s; S = 173,000); on the narrow tables at
+  epsilon 3 (S = 18,700-24,000) 46-52 s against 14-47 s measured. No signal-driven growth is left to correct
+  within the measured range, so ``AIM_SLOW_SIGNAL`` sits beyond it.
 
 The rule sees the table's shape, not its structure: ``benchmarks/results/method_choice.md`` lists where it misses
-the best method by more than 5% (Adult at epsilon 0.1 and 3, ACS at epsilon 1 and 3, BR2000 at epsilon 3; on the
-wide tables, wide-25 and wide-50 x 10^5 at epsilon 1, where AIM was 12-23% better and 23-156x slower).
+the best method by more than 5% (on the narrow tables Adult at epsilon 0.1 and ACS at epsilon 1 and 3; on the
+wide tables 100 x 10^5, where MST is 16% better than AIM, and 25-100 columns x 10^6 rows, where AIM is 6-41%
+better than MST but over the time cap).
 
 Privacy: the inputs are public (the budget, a schema's domain sizes or the column names, options) or DP outputs (a
 noisy row count, a privately discovered schema); the choice is their post-processing and spends nothing.
@@ -78,10 +80,11 @@ from privsample.api.forecast import duration, size_check
 from privsample.errors import InputError
 
 METHODS = ("ppsyn", "aim", "mst")
-WIDE_COLUMNS = 25  # from here on: aim within the cap, else mst (PPSyn-DP's rounds stop growing with the width)
+WIDE_COLUMNS = 25  # from here on: aim within the cap, else mst (PPSyn-DP's rounds stop growing with the width) ...
+AIM_MAX_COLUMNS = 60  # ... and beyond this many columns mst (aim measured less accurate or unfinished there)
 AIM_SIGNAL = 10_000.0  # narrow tables at or above this signal: aim within the cap (its error pulls ahead) ...
 SMALL_VALUES = 3.0  # ... unless the columns hold this many values or fewer (geometric mean): ppsyn
-AIM_SLOW_SIGNAL = 17_000.0  # AIM's time forecast times max(1, S / this)
+AIM_SLOW_SIGNAL = 200_000.0  # AIM's time forecast times max(1, S / this): beyond the signals measured
 TIME_FACTOR = 10.0  # the time cap: TIME_FACTOR x MST's forecast ...
 TIME_FLOOR = 60.0  # ... or this many seconds, whichever is larger
 
@@ -235,8 +238,10 @@ def _rule(d: int, signal: float, cap: float, fc: dict[str, MethodForecast], smal
         if "aim" in ok
         else "aim's model is too large"
     )
+    if d > AIM_MAX_COLUMNS:
+        over = f"beyond {AIM_MAX_COLUMNS} columns aim was measured less accurate than mst, or unfinished"
     if d >= WIDE_COLUMNS:
-        if aim_fits:
+        if aim_fits and d <= AIM_MAX_COLUMNS:
             return "aim", (
                 f"aim: the lowest error on wide tables ({d} columns) when it finishes, forecast {duration(aim_s)} "
                 f"(cap {duration(cap)})"
