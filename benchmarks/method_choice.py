@@ -209,11 +209,10 @@ NOTES = """
 ## Where auto misses, and why
 
 * The two criteria conflict on the narrow tables: the only cells where another method is more than 5% better
-  are won by AIM (Adult at ε = 3 by 32%, BR2000 at ε = 3 by 37%), where AIM took 21 s and 50 s in these runs,
-  11x and 46x MST's time (14-19 and 38-47 CPU s with AIM's 20 MB model cap, ``aim_cap_adult.csv`` and
-  ``aim_cap_br2000.csv``). Auto picks AIM there: its forecast (46 s and 52 s, from the calibration refitted on
+  are won by AIM (Adult at ε = 3 by 31%, BR2000 at ε = 3 by 36%), where AIM took 17 s and 44 s, 9x and 40x
+  MST's time. Auto picks AIM there: its forecast (46 s and 52 s, from the calibration refitted on
   today's AIM, ``privsample.api.choice``) is within the default cap (max(10x MST's forecast, 60 s)), so the
-  error criterion holds in both and the 10x time criterion does not. Both forecasts are close to the cap: on a
+  error criterion holds in both and the 10x time criterion in Adult's only. Both forecasts are close to the cap: on a
   slower or busier machine (``speed``) auto falls back to PPSyn-DP there.
 * Adult at ε = 0.1: AIM's 2-way error is 7% lower (its 3-way 2% lower), outside the seeds' spread; at the other
   tables' ε = 0.1 PPSyn-DP is as good or better (ACS 11% better), so the rule does not follow Adult there.
