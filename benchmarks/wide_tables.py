@@ -191,6 +191,22 @@ def exact_product_errors(real, cliques: list[tuple[str, ...]]) -> list[float]:
     return out
 
 
+def override_attributes(cls, variable: str) -> None:
+    """Experiments: set the attributes of the JSON object in the environment ``variable`` on every ``cls``
+    synthesizer before it fits (nothing when the variable is unset)."""
+    attrs = json.loads(os.environ.get(variable, "{}"))
+    if not attrs:
+        return
+    fit = cls.fit
+
+    def fit_with(self, *a, **k):
+        for key_, value in attrs.items():
+            setattr(self, key_, value)
+        return fit(self, *a, **k)
+
+    cls.fit = fit_with
+
+
 def worker(name: str, method: str, epsilon: float, seed: int, table_fn=None) -> dict:
     """One fit of ``method`` on table ``name`` (``table_fn(name)`` -> (path, schema); default ``table``)."""
     from privsample.marginals import NumpyEngine
@@ -199,30 +215,11 @@ def worker(name: str, method: str, epsilon: float, seed: int, table_fn=None) -> 
     from privsample.synth.selection import model_size_mb
 
     path, sch = (table_fn or table)(name)
-    attrs = json.loads(os.environ.get("PPSYN_ATTRS", "{}"))  # experiments: PPSyn attributes to override
-    if attrs:
-        from privsample.synth.ppsyn import PPSyn
+    from privsample.synth.aim import AIM
+    from privsample.synth.ppsyn import PPSyn
 
-        fit = PPSyn.fit
-
-        def fit_with(self, *a, **k):
-            for key_, value in attrs.items():
-                setattr(self, key_, value)
-            return fit(self, *a, **k)
-
-        PPSyn.fit = fit_with
-    aim_attrs = json.loads(os.environ.get("AIM_ATTRS", "{}"))  # experiments: AIM attributes to override
-    if aim_attrs:
-        from privsample.synth.aim import AIM
-
-        aim_fit = AIM.fit
-
-        def aim_fit_with(self, *a, **k):
-            for key_, value in aim_attrs.items():
-                setattr(self, key_, value)
-            return aim_fit(self, *a, **k)
-
-        AIM.fit = aim_fit_with
+    override_attributes(PPSyn, "PPSYN_ATTRS")  # experiments: synthesizer attributes to override (JSON)
+    override_attributes(AIM, "AIM_ATTRS")
     clock, engines = Clock(), []
     instrument(clock, engines)
     t0 = time.perf_counter()
