@@ -141,6 +141,7 @@ def estimate(
 ):
     """Mirror descent as mbi's ``MirrorDescent().estimate`` (module docstring); returns an mbi MarkovRandomField.
     ``accelerated``: :func:`_accelerated_descent` instead (not mbi's answers; a product model's fit is unchanged).
+    ``single``: the junction tree's huge super-cliques calibrated in float32 (``jtree.JunctionTree.hugin_beliefs``).
 
     ``optimistic_step``: start from the step of :func:`optimistic_lipschitz` instead of mbi's (Armijo
     backtracks from there); off by default, so the default answers equal mbi's.
