@@ -93,6 +93,11 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "mst_adult.py": EVALUATION + (COMMON, "benchmarks/results/mst_adult.history.md"),
     "numeric_discovery.py": SYNTH + (COMMON,),
     "numpy_md.py": SYNTH + (COMMON,),
+    "paper_claims.py": ("benchmarks/claims",)
+    + tuple(
+        f"benchmarks/results/{f}"
+        for f in ("mbde_paper.csv", "mbde_paper.q0.csv", "samplers_accuracy.csv", "cube_study.csv", "cube_solver.csv")
+    ),
     "person_level.py": API + (COMMON,),
     "planner.py": API + (COMMON, WIDE, "benchmarks/results/wide_tables.csv"),
     "ppsyn_paper.py": EVALUATION,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up .venv (if needed) and run one task: setup | test | demo | bench | bench-full | check-fresh.
-# test: ruff, the user guide's strict build (mkdocs), then pytest.
+# test: ruff, the freshness of the stored benchmark results, the user guide's strict build (mkdocs), then pytest.
 # `make <task>` calls this; it also works on machines without make.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +25,7 @@ case "$task" in
   setup) ;;
   test)
     "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check .
+    "$VENV/bin/python" benchmarks/check_fresh.py   # stored results from this code (stamps only, about a second)
     site="$(mktemp -d)"; trap 'rm -rf "$site"' EXIT
     NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$site"   # the guide: no warnings
     "$VENV/bin/python" -m pytest -q "$@" ;;
@@ -57,11 +58,13 @@ engines.py --rows 100000000 --engines duckdb
 engines.py --rows 100000000 --engines auto --tasks cli
 mbde_paper.py --quick
 mbde_paper.py --no-finite
+mbde_paper.py --q0-fitted
 mst_adult.py --full
 aim_adult.py
 cube_solver.py
 cube_study.py --same-epsilon
 cube_bounds_tables.py
+paper_claims.py
 ppsyn_time.py
 wide_tables.py
 latent_wide.py
