@@ -421,6 +421,9 @@ def write_markdown(path: Path, rows: list[dict], cfg, ring_s: float, total_s: fl
         f"# MBDE (Husain, Cranko and Nock 2018): integrally private sampling, paper experiments"
         f"{' (QUICK)' if cfg.quick else ''}" + (f" ({cfg.partial})" if getattr(cfg, "partial", "") else ""),
         "",
+        "The paper's claims beside these runs, a verdict for each: [`mbde_paper.claims.md`](mbde_paper.claims.md) "
+        "(written from the stored CSV by `benchmarks/paper_claims.py`).",
+        "",
         f"`python benchmarks/mbde_paper.py{' --quick' if cfg.quick else ''}"
         f"{'' if cfg.quick or cfg.finite else ' --no-finite'}`: n = {cfg.n:,} training and "
         f"{cfg.n_test:,} test points, {cfg.reps} repetition(s) (mean ± std), MBDE with T = 3, C* = 1, "
