@@ -63,18 +63,18 @@ class Claim:
 # ---------------------------------------------------------------------------------------------------------------
 LEMMA_3_3 = Claim(
     "Lemma 3.3 (private sampling), §3.1",
-    "returns a sample of k points drawn from h_X independently … is ε-differentially private",
+    "returns a sample of [k] points drawn from [h_X] independently … is [ε]-differentially private",
     "if h_X(y) ≤ e^{ε/k} h_X'(y) for neighbours X, X': the per-draw loss ε/k, times k",
 )
 THM_12_2 = Claim(
     "Theorem 12.2 (privacy), §12.3; Theorem 3.5(b)",
-    "If k ≤ …, then Algorithm 2 is ε-differentially private",
+    "If [k ≤ …], then Algorithm 2 is [ε]-differentially private",
     "with k ≤ ε (δ/Δ)^{3/2} e^{-d/2} L^{-1/4} √n / (4√2 m^{3/4}), i.e. certified "
     "ε = 4√2 k (Δ/δ)^{3/2} e^{d/2} L^{1/4} m^{3/4} / √n, L = Σ_{t≤d} C(p, t)",
 )
 LEMMA_12_1 = Claim(
     "Lemma 12.1 (sensitivity of the density), §12.2",
-    "the densities h_X and h_X' computed by the algorithm satisfy …",
+    "the densities [h_X] and [h_X'] computed by the algorithm satisfy …",
     "a bound on ‖h_X − h_X'‖_∞ for replace-one neighbours (formula lost in the text)",
 )
 PROP_9_3 = Claim(
@@ -84,7 +84,7 @@ PROP_9_3 = Claim(
 )
 ALG_STEP_4 = Claim(
     "Algorithm 2 step 4 (shrinkage), §12.1",
-    "λ is the minimal number such that …",
+    "[λ] is the minimal number such that …",
     "λ* = the least shrinkage toward u_m at which the solution space meets the box [2δ/m, (Δ−δ)/m]^m (an LP)",
 )
 ALG_STEP_5 = Claim(
@@ -100,7 +100,7 @@ CORRECTION = Claim(
 )
 SHRINK_ERROR = Claim(
     "Proof of Theorem 12.4, (12.3)",
-    "all members of [the shrunk space] have the same marginals up to dimension d as (1−λ) f_n + λ u",
+    "all members of [H̃] have the same marginals up to dimension [d] as [(1−λ) f_n + λ u_m]",
     "so every marginal of h* is within λ* of the data's, and a 2-way (four-cell) L1 error is at most 2λ*",
 )
 COST = Claim(
@@ -110,17 +110,18 @@ COST = Claim(
 )
 THM_12_4_PREMISES = Claim(
     "Theorem 12.4 (accuracy), its premises; Theorem 3.5(c)",
-    "Assume the true data is drawn … according to some density f, which satisfies …",
+    "Assume the true data is drawn independently from the cube according to some density [f], which satisfies …",
     "‖f‖_∞ ≤ Δ/2^p, n ≥ 16δ^{-2}γ^{-1}e^{2d}L, 16δ^{-2}γ^{-1}Δ²e^{2d}L ≤ m ≤ 2^{p/4}, k ≥ 4δ^{-2}(ln(2/γ) + ln L)",
 )
 THM_12_4_POINTS = Claim(
     "Theorem 12.4 (accuracy), its conclusion, on the k points",
-    "all marginals of the synthetic data up to dimension d are within 4δ from the corresponding marginals",
+    "all marginals of the synthetic data up to dimension [d] are within [4δ] from the corresponding marginals of the "
+    "true data",
     "with probability ≥ 1 − 4γ − 2^{-p/2}; a 2-way (four-cell) L1 error is then at most 16δ",
 )
 THM_12_4_DENSITY = Claim(
     "Theorem 12.4 and (12.3), on the density h* (k → ∞)",
-    "within 4δ from the corresponding marginals of the true data",
+    "within [4δ] from the corresponding marginals of the true data",
     "the theorem's bound applied to h* itself (its proof bounds h*'s marginals first, then adds the sampling error)",
 )
 BERNSTEIN = Claim(
@@ -135,7 +136,8 @@ REMARK_12_5 = Claim(
 )
 MATCHING = Claim(
     "Theorems 3.1, 3.6, 8.1 and 8.2 (matching marginals), §3 and §8",
-    "there exists a density on Y that has exactly the same marginals up to dimension d",
+    "there exists a density on [Y] that has exactly the same marginals up to dimension [d] as the uniform "
+    "distribution on [X]",
     "for samples from regularly varying densities, w.h.p., once the sample is large enough",
 )
 PROOF_TOOLS = Claim(
@@ -581,21 +583,42 @@ def page(results: Path) -> list[str]:
     ]
     for claim, ours, verdict in table:
         lines.append(f"| {_cell(claim.where)} | {_cell(claim.paper())} | {_cell(ours)} | {_cell(verdict)} |")
-    lines += ["", *how_computed(), "", *summary(table, Path(results))]
+    lines += ["", *how_computed(read_csv(Path(results) / "cube_study.csv")), "", *summary(table, Path(results))]
     return lines
 
 
-def how_computed() -> list[str]:
+def study_setup(study: list[dict]) -> str:
+    """The study's grid as its CSV records it."""
+    if not study:
+        return "no stored rows"
+
+    def values(key: str, cast=float) -> str:
+        return ", ".join(f"{v:g}" for v in sorted({cast(r[key]) for r in study}))
+
+    sets = {r["dataset"]: r["p"] for r in study}
+    return (
+        ", ".join(f"{ds} (p = {p})" for ds, p in sorted(sets.items()))
+        + f"; d = {D_STUDY}; m/L = {_ratios(study)}; δ ∈ {{{values('delta')}}}; "
+        f"Δ ∈ {{{values('Delta')}}}; {len({r['rep'] for r in study})} reduced spaces each; k = {values('k', int)}"
+    )
+
+
+def _ratios(study: list[dict]) -> str:
+    return ", ".join(f"{v:g}" for v in sorted({int(r["m"]) / int(r["L"]) for r in study}))
+
+
+def how_computed(study: list[dict]) -> list[str]:
+    setup = study_setup(study)
     return [
         "## How each figure was computed",
         "",
-        "- The paper has no experiments: its claims are theorems and the steps of its algorithm. Its formulas are "
-        "missing from the text we have; Theorem 12.2's bound and Theorem 12.4's premises are taken from Pierquin, "
-        "Zimmermann and Boussard (2023), *Practical considerations on using private sampling for synthetic data*, "
+        "- The paper has no experiments: its claims are theorems and the steps of its algorithm. Quotes are the "
+        "paper's words; [brackets] fill in the symbols the text we have lost. Its formulas are missing too; "
+        "Theorem 12.2's bound and Theorem 12.4's premises are taken from Pierquin, Zimmermann and Boussard (2023), "
+        "*Practical considerations on using private sampling for synthetic data*, "
         "which restates them, and are written out again in `benchmarks/claims/bsv.py` without the package.",
-        "- *Study* figures come from `cube_study.csv` (`benchmarks/cube_study.py`: NLTCS, p = 16, and ACS, p = 23; "
-        f"d = {D_STUDY}; m = 2, 4, 16, 64 times L; δ ∈ {{0.25, 0.02}}, Δ ∈ {{4, 64, 1024}}; 3 reduced spaces; "
-        "k = 100, 1000, 10000 seeded draws, not private). Error: the mean over all column pairs of the L1 distance "
+        f"- *Study* figures come from `cube_study.csv` (`benchmarks/cube_study.py`: {setup}; seeded draws, not "
+        "private). Error: the mean over all column pairs of the L1 distance "
         "between the pair's normalised four-cell marginals of the released rows (or of h*) and of the data.",
         "- Theorem 12.2: each row's `certified_epsilon` against 4√2 k (Δ/δ)^{3/2} e^{d/2} L^{1/4} m^{3/4} / √n "
         f"with L = Σ_(t≤d) C(p, t), relative tolerance {REL_TOL:g}; Lemma 3.3's accounting: `certified_epsilon / k` "
