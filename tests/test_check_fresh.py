@@ -259,3 +259,13 @@ def test_migrating_former_stamps(repo: Path, freshness):
     assert {r[0]: r[1] for r in freshness.status(repo)}["numpy_md.md"] == "fresh"
     rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0 and freshness.read_stamps(repo) == after
+
+
+def test_bench_full_runs_every_script(freshness):
+    """``make bench-full`` (scripts/dev.sh) runs every script that writes results, so that it regenerates them all;
+    and every results file a stamp names still exists."""
+    text = (ROOT / "scripts" / "dev.sh").read_text()
+    runs = text[text.index("<<'RUNS'") : text.index("\nRUNS\n")].splitlines()[1:]
+    assert set(freshness.SOURCES) <= {line.split()[0] for line in runs if line.strip()}
+    stamps = json.loads((BENCH / "results" / "stamps.json").read_text())
+    assert [n for n in stamps if not (BENCH / "results" / n).exists()] == []
