@@ -181,6 +181,10 @@ def _g(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
+def _sl(s: float) -> str:
+    return f"{s:.2f}".replace("-", "−") if math.isfinite(s) else "n/a"
+
+
 def _slope(xs, ys, log_x: bool = True) -> float:
     xs, ys = np.asarray(xs, float), np.asarray(ys, float)
     ok = ys > 0
@@ -212,8 +216,243 @@ def _needed(ns, errs, alpha: float, log_y: bool = True) -> tuple[float, bool]:
 
 
 def _fmt_needed(n: float, first: bool) -> str:
-    return f"≤ {n:,.0f}" if first else _g(n)
+    if first:
+        return f"≤ {n:,.0f}"
+    return f"{math.ceil(n - 1e-9):,}" if math.isfinite(n) else "> grid"
 
 
 def _series(rows, **match) -> list[dict]:
     return sorted((r for r in rows if all(r[k] == v for k, v in match.items())), key=lambda r: r["n"])
+
+
+def _verdict(kind: str, why: str = "") -> str:
+    assert kind in VERDICTS
+    return f"**{kind}**" + (f": {why}" if why else "")
+
+
+# -- k-ary (Alg. 3) ----------------------------------------------------------------------------------------------
+def kary_bound(S) -> tuple[str, str]:
+    rows = S["kary"]
+    worst = max(rows, key=lambda r: r["tv"] / r["bound"])
+    over = [r for r in rows if r["tv"] > r["bound"]]
+    pm = [r["tv"] / r["bound"] for r in rows if r["profile"] == "point mass"]
+    ks, profiles, ns = sorted({r["k_or_d"] for r in rows}), sorted({r["profile"] for r in rows}), {r["n"] for r in rows}
+    ours = (
+        f"TV ≤ 2k/(εn) at {len(rows) - len(over)} of {len(rows)} points (k = {', '.join(_g(k) for k in ks)}; "
+        f"{', '.join(profiles)}; {len(ns)} n from {min(ns):,.0f} to {max(ns):,.0f}; ε = {_g(rows[0]['eps'])}); "
+        f"largest TV/bound {_g(worst['tv'] / worst['bound'])} ({worst['profile']}, k = {_g(worst['k_or_d'])}, "
+        f"n = {worst['n']:,.0f}); on the point mass {_g(min(pm))}–{_g(max(pm))}"
+    )
+    if not over:
+        return ours, _verdict("matches")
+    r = max(over, key=lambda r: r["tv"] / r["bound"])
+    return ours, _verdict(
+        "differs",
+        f"TV above the bound at {len(over)} points, worst {r['profile']}, k = {_g(r['k_or_d'])}, n = {r['n']:,.0f}: "
+        f"{_g(r['tv'])} > {_g(r['bound'])}",
+    )
+
+
+def _kary_slopes(rows) -> dict[tuple[float, str], float]:
+    out = {}
+    for k in sorted({r["k_or_d"] for r in rows}):
+        for prof in sorted({r["profile"] for r in rows}):
+            good = [r for r in _series(rows, k_or_d=k, profile=prof) if _resolved(r)]
+            out[(k, prof)] = _slope([r["n"] for r in good], [r["tv"] for r in good]) if len(good) >= 3 else math.nan
+    return out
+
+
+def _rate_verdict(slopes: dict, worst_keys: list, label) -> str:
+    """matches: the worst profiles' slopes within SLOPE_TOL of -1, no finite slope above -1 + SLOPE_TOL."""
+    off = [key for key in worst_keys if not abs(slopes[key] + 1) <= SLOPE_TOL]
+    slow = [key for key, s in slopes.items() if math.isfinite(s) and s > -1 + SLOPE_TOL and key not in off]
+    if not off and not slow:
+        return _verdict("matches", f"|slope + 1| ≤ {SLOPE_TOL:g}")
+    bad = off + slow
+    return _verdict(
+        "differs",
+        "outside |slope + 1| ≤ "
+        + f"{SLOPE_TOL:g}: "
+        + "; ".join(f"{label(key)} {_sl(slopes[key])}" for key in bad),
+    )
+
+
+def _worst_at_largest_n(rows, slopes: dict, value) -> list[tuple]:
+    """Per dimension, among the series with a measured slope, the one whose error is largest at the largest n (the
+    rate a worst-case bound is about)."""
+    out = []
+    for k in sorted({k for k, _ in slopes}):
+        cands = {p for (kk, p), s in slopes.items() if kk == k and math.isfinite(s)}
+        if not cands:
+            continue
+        last = max(r["n"] for r in rows if r["k_or_d"] == k)
+        at = [r for r in rows if r["k_or_d"] == k and r["n"] == last and r["profile"] in cands]
+        out.append((k, max(at, key=value)["profile"]))
+    return out
+
+
+def kary_rate(S) -> tuple[str, str]:
+    rows = S["kary"]
+    slopes = _kary_slopes(rows)
+    worst = _worst_at_largest_n(rows, slopes, lambda r: r["tv"])
+    other = [f"{p}, k = {_g(k)}: {_sl(s)}" for (k, p), s in slopes.items() if (k, p) not in worst and math.isfinite(s)]
+    flat = [f"{p}, k = {_g(k)}" for (k, p), s in slopes.items() if not math.isfinite(s)]
+    ours = (
+        "slope of log TV against log n (resolved points), on the profile with the largest TV at the largest n: "
+        + ", ".join(f"{_sl(slopes[key])} ({key[1]}, k = {_g(key[0])})" for key in worst)
+        + ("; elsewhere " + "; ".join(other) if other else "")
+        + (f"; no slope where TV is at the Monte Carlo floor ({len(flat)} series)" if flat else "")
+    )
+    return ours, _rate_verdict(slopes, worst, lambda key: f"{key[1]}, k = {_g(key[0])}")
+
+
+def kary_vs_learning(S) -> tuple[str, str]:
+    rows = S["kary"]
+    fewer, equal, more = [], [], []
+    best = None
+    for k in sorted({r["k_or_d"] for r in rows}):
+        for prof in sorted({r["profile"] for r in rows}):
+            rs = _series(rows, k_or_d=k, profile=prof)
+            ns = [r["n"] for r in rs]
+            tvs = [r["tv"] if _resolved(r) else 0.0 for r in rs]  # unresolved: indistinguishable from 0
+            for a in KARY_ALPHAS:
+                s, s_first = _needed(ns, tvs, a)
+                le, l_first = _needed(ns, [r["learn_err"] for r in rs], a)
+                case = (k, prof, a, _fmt_needed(s, s_first), _fmt_needed(le, l_first))
+                if (s_first and l_first) or math.isclose(s, le, rel_tol=1e-6):
+                    equal.append(case)
+                elif s < le:
+                    fewer.append(case)
+                    if best is None or le / s > best[0]:
+                        best = (le / s, s_first, case)
+                else:
+                    more.append(case)
+    n_all = len(fewer) + len(equal) + len(more)
+    eq_where = sorted({f"{p}, k = {_g(k)}" for k, p, *_ in equal})
+    ours = (
+        f"records for TV ≤ α (sampler) and E TV(p~, P) ≤ α (learning the same noisy histogram), α = "
+        f"{', '.join(f'{a:g}' for a in KARY_ALPHAS)}, ε = {_g(rows[0]['eps'])}: sampling needs fewer in {len(fewer)} "
+        f"of {n_all} (k, profile, α), as many in {len(equal)}"
+        + (f" ({'; '.join(eq_where)})" if eq_where else "")
+        + f", more in {len(more)}"
+    )
+    if best:
+        ratio, s_first, (k, prof, a, s, le) = best
+        ours += f"; largest gap {prof}, k = {_g(k)}, α = {a:g}: {s} against {le} ({'≥ ' if s_first else ''}{_g(ratio)}×)"
+    if not more and fewer:
+        return ours, _verdict("matches", f"α ≤ {max(KARY_ALPHAS):g} < ε")
+    if more:
+        k, prof, a, s, le = more[0]
+        return ours, _verdict("differs", f"sampling needs more records at {prof}, k = {_g(k)}, α = {a:g}: {s} > {le}")
+    return ours, _verdict("differs", "no setting where sampling needs fewer records")
+
+
+def kary_lower(S, which: str) -> tuple[str, str]:
+    rows = S["kary"]
+    if which == "k2":
+        pm = [r for r in rows if r["k_or_d"] == 2 and r["profile"] == "point mass"]
+        c = [r["tv"] * r["eps"] * r["n"] for r in pm]
+        ours = (
+            f"not measured; Alg. 3 itself has TV·εn = {_g(min(c))}–{_g(max(c))} on a point mass at k = 2, "
+            "the order this bound says no sampler can beat"
+        )
+        why = "a lower bound over every ε-DP sampler; running one sampler cannot test it"
+    else:
+        ours = "not measured"
+        why = (
+            "a lower bound over every sampler, and its hard family (mass 1 − Θ(α) on one element, the rest spread over "
+            "half the others) is not among the benchmark's profiles (point mass, uniform, Zipf)"
+        )
+    return ours, _verdict("not reproducible", why)
+
+
+# -- bounded-bias Bernoulli (Thm 6.1) ------------------------------------------------------------------------------
+def _bern_curve(S) -> list[dict]:
+    """One row per n (the exact TV does not depend on ε)."""
+    by_n = {}
+    for r in S["bernoulli"]:
+        by_n.setdefault(r["n"], r)
+    return [by_n[n] for n in sorted(by_n)]
+
+
+def bern_bound(S) -> tuple[str, str]:
+    rows = _bern_curve(S)
+    over = [r for r in rows if r["tv"] > r["bound"]]
+    pos = [r for r in rows if r["bound"] > 0]
+    worst = max(pos, key=lambda r: r["tv"] / r["bound"])
+    zero = len(rows) - len(pos)
+    ours = (
+        f"exact TV (worst bias in [1/3, 2/3]) ≤ ½e^(−n/72) at {len(rows) - len(over)} of {len(rows)} n from "
+        f"{rows[0]['n']:,.0f} to {rows[-1]['n']:,.0f}; largest TV/bound {_g(worst['tv'] / worst['bound'])} "
+        f"(n = {worst['n']:,.0f})" + (f"; both underflow to 0 at the {zero} largest n" if zero else "")
+    )
+    if not over:
+        return ours, _verdict("matches")
+    r = over[0]
+    return ours, _verdict(
+        "differs", f"TV above the bound at {len(over)} n, first n = {r['n']:,.0f}: {_g(r['tv'])} > {_g(r['bound'])}"
+    )
+
+
+def bern_rate(S) -> tuple[str, str]:
+    lo, hi = BERN_FIT
+    rows = [r for r in _bern_curve(S) if lo <= r["n"] <= hi and r["tv"] > 0]
+    s = _slope([r["n"] for r in rows], [r["tv"] for r in rows], log_x=False)
+    ours = (
+        f"ln TV falls {_g(-s)} per record (fit over n = {rows[0]['n']:,.0f}–{rows[-1]['n']:,.0f}, {len(rows)} points), "
+        f"{_g(-s / HOEFFDING_EXP)}× Hoeffding's 1/72 = {_g(HOEFFDING_EXP)}; the Chernoff exponent KL(1/4 ‖ 1/3) = "
+        f"{_g(KL_EXP)} is the exact asymptotic rate"
+    )
+    if -s >= (1 - EXP_TOL) * HOEFFDING_EXP:
+        return ours, _verdict("matches", f"at least the claimed exponent (tolerance {EXP_TOL:.0%})")
+    return ours, _verdict(
+        "differs", f"ln TV falls only {_g(-s)} per record, below (1 − {EXP_TOL:g})/72 = {_g((1 - EXP_TOL) / 72)}"
+    )
+
+
+def bern_privacy(S) -> tuple[str, str]:
+    rows = S["bernoulli"]
+    parts, bad = [], []
+    for e in sorted({r["eps"] for r in rows}):
+        rs = _series(rows, eps=e)
+        priv = [r["n"] for r in rs if r["private_at_eps"]]
+        bad += [(e, r["n"]) for r in rs if r["n"] >= 4 / e and not r["private_at_eps"]]
+        first = f"from n = {min(priv):,.0f}" if priv else "at no n"
+        parts.append(f"ε = {e:g}: private {first} (4/ε = {4 / e:g})")
+    ours = "the benchmark's exact privacy loss ln(1 + 4/n) ≤ ε on its n grid: " + "; ".join(parts)
+    if not bad:
+        return ours, _verdict("matches", "private at every n ≥ 4/ε")
+    e, n = bad[0]
+    return ours, _verdict("differs", f"not private at n = {n:,.0f} ≥ 4/ε = {4 / e:g} (ε = {e:g}), {len(bad)} such n")
+
+
+def _bern_priv_n(eps: float) -> int:
+    """Smallest n with the exact loss ln(1 + 1/(a n)) <= eps (Claim 6.3's ratio 1 + 1/(an), not its bound)."""
+    return math.ceil(1 / (CLIP_A * math.expm1(eps)) - 1e-9)
+
+
+def bern_vs_learning(S) -> tuple[str, str]:
+    curve = _bern_curve(S)
+    ns, tvs = [r["n"] for r in curve], [r["tv"] for r in curve]
+    cells, worse = [], []
+    for e in sorted({r["eps"] for r in S["bernoulli"]}):
+        rs = _series(S["bernoulli"], eps=e)
+        learn = [r["learn_err"] for r in rs]
+        pairs = []
+        for a in BERN_ALPHAS:
+            acc, first = _needed(ns, tvs, a, log_y=False)
+            priv = _bern_priv_n(e)
+            s, s_first = (priv, False) if priv >= acc else (math.ceil(acc), first)
+            le, l_first = _needed([r["n"] for r in rs], learn, a)
+            pairs.append(f"{_fmt_needed(s, s_first)} vs {_fmt_needed(le, l_first)}")
+            if not s < le:
+                worse.append((e, a, _fmt_needed(s, s_first), _fmt_needed(le, l_first)))
+        cells.append(f"ε = {e:g}: " + ", ".join(pairs))
+    ours = (
+        f"records for TV ≤ α, sampler vs noisy-count learner (same pure ε), α = "
+        f"{', '.join(f'{a:g}' for a in BERN_ALPHAS)}: " + "; ".join(cells)
+    )
+    if not worse:
+        return ours, _verdict("matches", "the sampler needs fewer records at every α and ε")
+    e, a, s, le = worse[0]
+    return ours, _verdict("differs", f"the sampler needs {s} records against the learner's {le} at ε = {e:g}, α = {a:g}")
