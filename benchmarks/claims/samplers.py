@@ -601,10 +601,12 @@ def _alg4_slopes(rows) -> tuple[dict, dict]:
 def alg4_rate(S) -> tuple[str, str]:
     rows = [r for r in S["alg4"] if r["sampler"] == ALG4]
     slopes, tails = _alg4_slopes(rows)
+    d_exact = max(r["k_or_d"] for r in rows if r["tv"] is not None)
     worst = _worst_at_largest_n(rows, slopes, lambda r: _alg4_err(r)[0] if _alg4_err(r)[1] else 0.0)
     fin = [(key, s) for key, s in slopes.items() if math.isfinite(s)]
     ours = (
-        "slope of log error against log n where the error is resolved (exact TV for d ≤ 8, the bias-sum proxy above): "
+        f"slope of log error against log n where the error is resolved (exact TV for d ≤ {_g(d_exact)}, the bias-sum "
+        "proxy above): "
         + "; ".join(
             f"{p}, d = {_g(d)}: {_sl(s)}" + (" (largest error)" if (d, p) in worst else "") for (d, p), s in fin
         )
@@ -763,10 +765,10 @@ HOW = [
     "the learner's n is a *lower* bound (1 − Π Bhattacharyya coefficients reaches α, noisy column means). The "
     "theorem's n is max(√(8d/ρ), 72 ln(2d/α)) with the CSV's ρ. Exponents of d: least-squares slopes of log n on "
     "log d at each α.",
-    "* **General products (Alg. 4).** Exact mixture TV on the 2^d cells for d ≤ 8; above, the proxy Σᵢ|mean p~ᵢ − "
-    "pᵢ| less its Monte Carlo floor (resolved when above the floor). Learning error: E TV(P^, P) of one Gaussian "
-    "release of all column means with the same ρ, whose sampler is the noisy-means baseline. Alg. 4 against that "
-    "baseline: the ratio of their bias sums on the zeros profile (exact there).",
+    "* **General products (Alg. 4).** Exact mixture TV on the 2^d cells where the CSV has it (d ≤ 10); above, "
+    "the proxy Σᵢ|mean p~ᵢ − pᵢ| less its Monte Carlo floor (resolved when above the floor). Learning error: "
+    "E TV(P^, P) of one Gaussian release of all column means with the same ρ, whose sampler is the noisy-means "
+    "baseline. Alg. 4 against that baseline: the ratio of their bias sums on the zeros profile (exact there).",
     f"* **Tolerances.** Rates n⁻¹: |slope + 1| ≤ {SLOPE_TOL:g}; Bernoulli exponent: at least "
     f"(1 − {EXP_TOL:g})/72; exponents of d: sampler ≤ ½ + {DIM_TOL:g}, learner within {DIM_TOL:g} of 1. A bound "
     "matches only if no measured value exceeds it.",
