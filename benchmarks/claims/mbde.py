@@ -54,10 +54,10 @@ SMALL = Claim(
     "displays the competitiveness and convenience of [MBDE], in particular when [ε] is small”",
 )
 T3 = Claim(
-    "T = 3 boosting rounds suffice",
+    "a few boosting rounds suffice (T = 3 here)",
     "Sec. 5, Architectures",
-    "“we pick [T = 3]. This is quite a small value but given the rate of decay of [θ_t] … we found it a good "
-    "compromise for complexity vs accuracy”",
+    "“we pick [T = ?, lost in the extraction]. This is quite a small value but given the rate of decay of [θ_t] and "
+    "the small dimensionality of the domain, we found it a good compromise for complexity vs accuracy”",
 )
 IP_SCALE = Claim(
     "DPB made integrally private is DPB at ε/n",
@@ -219,7 +219,9 @@ def _ms(ms: tuple[float, float], digits: int = 3) -> str:
     return f"{ms[0]:.{digits}f} ± {ms[1]:.{digits}f}"
 
 
-def _span(xs, digits: int = 2) -> str:
+def _span(xs, digits: int = 3) -> str:
+    if not xs:
+        return "–"
     lo, hi = min(xs), max(xs)
     return f"{lo:.{digits}f}" if round(lo, digits) == round(hi, digits) else f"{lo:.{digits}f}–{hi:.{digits}f}"
 
@@ -274,6 +276,11 @@ def _q0_clause(runs: Runs, d: str) -> str:
         if upto is not None
         else f"q0 = N(0, I) alone (no data): {q0}, above DPB (DP) at every ε"
     )
+
+
+def _weak_dpb(runs: Runs, d: str) -> str:
+    upto = _q0_upto(runs, d)
+    return f", but q0 alone (no data) is as good as DPB (DP) up to ε = {_g(upto)}" if upto is not None else ""
 
 
 def _compare(runs: Runs, d: str, es: list[float]) -> dict:
@@ -397,8 +404,8 @@ def row_ip_scale(runs: Runs):
         + f"), MBDE below it in {below}/{cells} cells"
     )
     yes = (
-        f"the n-fold sensitivity gives DPB (DP)'s noise at ε/n (within two std in {len(doms)}/{len(doms)} domains), "
-        "which is why the paper compares MBDE with DPB (DP) at equal nominal ε"
+        f"with n times the sensitivity, DPB (IP) at ε is DPB (DP) at ε/n (NLLs within two std in "
+        f"{len(doms)}/{len(doms)} domains)"
     )
     no = f"DPB (IP) at ε and DPB (DP) at ε/n differ by more than two std on {', '.join(bad)}"
     return _row(IP_SCALE, ours, _verdict(not bad, yes, no))
@@ -426,7 +433,7 @@ def row_positive(_runs: Runs):
     )
 
 
-def _beats_row(runs: Runs, claim: Claim, d: str, es: list[float], extra: str = ""):
+def _beats_row(runs: Runs, d: str, es: list[float], extra: str = ""):
     """Matches if MBDE's mean NLL is below DPB (DP)'s at every eps of ``es``."""
     c = _compare(runs, d, es)
     mid = 1.0 if 1.0 in es else es[len(es) // 2]
@@ -439,9 +446,8 @@ def _beats_row(runs: Runs, claim: Claim, d: str, es: list[float], extra: str = "
         f"paired: lower in {c['paired'][0]}/{c['paired'][1]} (ε, repetition) pairs; {_q0_clause(runs, d)}"
     )
     yes = f"lower at every ε, by {_span(win_m)} nats" + extra
-    no = (
-        f"DPB (DP) lower at ε = {_eps(c['losses'])} (by {_span(lose_m)} nats); MBDE lower at ε = {_eps(c['wins'])}"
-        + (f" (by {_span(win_m, 3)})" if win_m else "")
+    no = f"DPB (DP) lower at ε = {_eps(c['losses'])} (by {_span(lose_m)} nats)" + (
+        f"; MBDE lower at ε = {_eps(c['wins'])} (by {_span(win_m)})" if win_m else "; MBDE lower at no ε"
     )
     return ours, _verdict(not c["losses"], yes, no)
 
@@ -449,9 +455,7 @@ def _beats_row(runs: Runs, claim: Claim, d: str, es: list[float], extra: str = "
 def row_ring(runs: Runs):
     if "ring" not in runs.domains():
         return _missing(RING, "ring")
-    ours, verdict = _beats_row(
-        runs, RING, "ring", runs.grid(MBDE, "ring"), extra=" (but DPB (DP) is weak here: see the q0 figures)"
-    )
+    ours, verdict = _beats_row(runs, "ring", runs.grid(MBDE, "ring"), extra=_weak_dpb(runs, "ring"))
     return _row(RING, ours, verdict)
 
 
@@ -474,22 +478,23 @@ def row_ring_400(runs: Runs):
     never = [e for e, x in firsts if x is None]
     fails = [e for e, ok in checks if not ok]
     ours = (
-        f"MBDE at ε at most DPB (DP) at the first grid ε ≥ {FACTOR}ε for {len(checks) - len(fails)}/{len(checks)} "
-        f"ε ({_eps(e for e, _ in checks)}). DPB (DP) first reaches MBDE's NLL at "
-        + (
-            ", ".join(f"ε = {_g(x)} for MBDE's {_g(e)} ({x / e:.0f}×)" for e, x in reached)
-            if reached
-            else "no ε"
-        )
+        f"MBDE's NLL at ε at most DPB (DP)'s at the first grid ε ≥ {FACTOR}ε for "
+        f"{len(checks) - len(fails)}/{len(checks)} ε ({_eps(e for e, _ in checks)}). DPB (DP) first reaches MBDE's NLL at "
+        + (", ".join(f"ε = {_g(x)} for MBDE's {_g(e)} ({x / e:.0f}×)" for e, x in reached) if reached else "no ε")
         + (f"; not by ε = {_g(es_d[-1])} for MBDE's ε = {_eps(never)}" if never else "")
         + f"; {_q0_clause(runs, d)}"
     )
     low = min((x / e for e, x in reached), default=math.inf)
+    upto = _q0_upto(runs, d)
     yes = (
         f"it holds as a bound: the factor is ≥ {low:.0f} where DPB (DP) catches up"
         if reached
         else f"it holds as a bound: DPB (DP) never catches up by ε = {_g(es_d[-1])}"
-    ) + "; q0 alone already ties a weak 2-D DPB (DP), so the factor says more about DPB than MBDE"
+    ) + (
+        f"; q0 alone (ε = 0) ties DPB (DP) up to ε = {_g(upto)}, so the factor measures DPB's weakness in 2-D"
+        if upto is not None
+        else ""
+    )
     no = f"DPB (DP) at {FACTOR}ε is below MBDE at ε = {_eps(fails)}"
     return _row(RING_400, ours, _verdict(not fails, yes, no))
 
@@ -506,7 +511,7 @@ def row_random_2d(runs: Runs):
     d = "random-2d"
     if d not in runs.domains():
         return _missing(RANDOM_2D, d)
-    ours, verdict = _beats_row(runs, RANDOM_2D, d, runs.grid(MBDE, d), extra=" (q0 itself is below DPB (DP) too)")
+    ours, verdict = _beats_row(runs, d, runs.grid(MBDE, d), extra=_weak_dpb(runs, d))
     return _row(RANDOM_2D, ours, verdict)
 
 
@@ -520,7 +525,8 @@ def row_monotone(runs: Runs):
         es = runs.grid(MBDE, d)
         v = [runs.mean(d, MBDE, e) for e in es]
         parts.append(f"{d} {v[0]:.3f} → {v[-1]:.3f}")
-        rises += [f"{d} ε {_g(a)} → {_g(b)} ({x:.3f} → {y:.3f})" for a, b, x, y in zip(es, es[1:], v, v[1:]) if y > x + 1e-3]
+        steps = zip(es, es[1:], v, v[1:])
+        rises += [f"{d} ε {_g(a)} → {_g(b)} ({x:.3f} → {y:.3f})" for a, b, x, y in steps if y > x + 1e-3]
     es = runs.grid(MBDE, doms[0])
     ours = f"ε = {_g(es[0])} → {_g(es[-1])}: " + ", ".join(parts) + f"; non-increasing in {len(doms)}/{len(doms)}"
     if rises:
@@ -596,7 +602,7 @@ def _beats_1d_row(runs: Runs, claim: Claim, d: str):
         return _missing(claim, d)
     onset = _dpb_onset(runs, d) or 0
     es = [e for e in runs.grid(MBDE, d) if e >= onset] or runs.grid(MBDE, d)
-    ours, verdict = _beats_row(runs, claim, d, es)
+    ours, verdict = _beats_row(runs, d, es)
     if verdict.startswith("**differs**"):
         verdict += (
             f". MBDE's density stays within e^{{±ε/2}} of q0 = N(0, 1) (the mollifier), far from the "
@@ -642,22 +648,23 @@ def row_std(runs: Runs):
 
 
 def row_cov_dip(runs: Runs):
-    """Matches if the ring's mean coverage falls below its start (the larger of q0's and MBDE's at the smallest
-    eps) by more than the std of its lowest cell, and rises again by MBDE's largest eps in every domain."""
+    """Matches if the ring's mean coverage falls below its start (the larger of q0's, the epsilon -> 0 limit, and
+    MBDE's at the smallest eps) by more than the std of its lowest cell, and rises again by MBDE's largest eps in
+    every domain."""
     doms = runs.domains()
     if "ring" not in doms:
         return _missing(COV_DIP, "ring")
-    parts, at_start, dips, flat = [], [], {}, []
+    parts, at_start, dip, flat = [], [], {}, []
     for d in doms:
         es = runs.grid(MBDE, d)
         cov = [runs.stat(d, MBDE, e, "coverage") for e in es]
         q0 = runs.mean(d, Q0, None, "coverage")
         i = int(np.argmin([c[0] for c in cov]))
-        start = max(q0, cov[0][0])
-        dips[d] = (start - cov[i][0] > cov[i][1] and 0 < i < len(es) - 1) or (i == 0 and q0 - cov[0][0] > cov[0][1])
+        depth = max(q0, cov[0][0]) - cov[i][0]
+        dip[d] = (depth, cov[i][1], depth > cov[i][1] and i < len(es) - 1)
         if cov[-1][0] <= cov[i][0]:
             flat.append(d)
-        if i == 0 and not dips[d]:
+        if i == 0 and not dip[d][2]:
             at_start.append(d)
         else:
             parts.append(
@@ -665,19 +672,14 @@ def row_cov_dip(runs: Runs):
                 f"ε = {_g(es[-1])} {cov[-1][0]:.3f}"
             )
     ours = "; ".join(parts) + (f"; lowest at the smallest ε, then rising: {', '.join(at_start)}" if at_start else "")
-    ring = runs.grid(MBDE, "ring")
-    rc = [runs.stat("ring", MBDE, e, "coverage") for e in ring]
-    i = int(np.argmin([c[0] for c in rc]))
-    start = max(runs.mean("ring", Q0, None, "coverage"), rc[0][0])
-    ok = dips["ring"] and not flat
+    depth, sd, ring_dips = dip["ring"]
+    others = [d for d in doms if d != "ring" and dip[d][2]]
     no = (
-        f"the ring's dip is {start - rc[i][0]:.3f}, within the std of its lowest cell ({rc[i][1]:.3f})"
-        if not dips["ring"]
+        f"the ring's dip is {depth:.4f}, within the std of its lowest cell ({sd:.4f})"
+        if not ring_dips
         else f"coverage does not rise again on {', '.join(flat)}"
-    )
-    others = [d for d in doms if d != "ring" and dips[d]]
-    no += f"; dips beyond one std elsewhere: {', '.join(others) or 'none'}"
-    return _row(COV_DIP, ours, _verdict(ok, f"a dip of {start - rc[i][0]:.3f} on the ring, then a rise", no))
+    ) + f"; dips beyond one std elsewhere: {', '.join(others) or 'none'}"
+    return _row(COV_DIP, ours, _verdict(ring_dips and not flat, f"a dip of {depth:.3f} on the ring, then a rise", no))
 
 
 def row_cov_q0(runs: Runs):
@@ -756,7 +758,7 @@ ROWS = (
 def q0_note(runs: Runs, fitted: Runs) -> list[str]:
     """The q0-fitted arm (``mbde_paper.q0.csv``) against the stored rows of the same repetitions (paired)."""
     if not fitted.rows:
-        return [f"**A fitted q0.** `{fitted.path.name}` is absent: the fitted-q0 arm has not been run."]
+        return [f"- A fitted q0: `{fitted.path.name}` is absent (the fitted-q0 arm has not been run).", ""]
     parts, won, won0, total = [], 0, 0, 0
     for d in fitted.domains(FIT_DP):
         cells = []
@@ -776,19 +778,20 @@ def q0_note(runs: Runs, fitted: Runs) -> list[str]:
             ip, ip_better = ip + len(ks), ip_better + sum(fit[k] < base[k] for k in ks)
     share = fitted.rows[0].get("q0_share", "")
     reading = (
-        "so a q0 fitted to the data closes much of the 1-D gap, but only under the replace-one relation DPB (DP) is "
+        "so a q0 fitted to the data narrows the 1-D gap, but only under the replace-one relation DPB (DP) is "
         "calibrated for, not under integral privacy"
         if won > won0 and ip_better * 2 < max(ip, 1)
         else "so a fitted q0 does not by itself account for the paper's 1-D results here"
     )
     return [
-        f"**A fitted q0.** The paper states q0 is “a standard Gaussian (zero mean, identity covariance)”; with it, "
+        f"- A fitted q0: the paper states q0 is “a standard Gaussian (zero mean, identity covariance)”; with it, "
         "MBDE's density stays within e^{±ε/2} of q0 and cannot reach modes far from the origin at these ε. "
         f"`{fitted.path.name}` reruns MBDE on the 1-D domains (repetitions {_eps(fitted.reps())}, same data and seeds) "
         f"with q0 = N(μ̂, σ̂²) released from a share {share} of ε. Under the replace-one (DP) calibration, MBDE is "
         "below DPB (DP) in: " + "; ".join(parts) + f" — {won}/{total} (ε, repetition) pairs against {won0}/{total} "
         f"with N(0, 1). Under integral privacy (MBDE's own guarantee), the fitted q0 beats N(0, 1) in {ip_better}/"
-        f"{ip} runs; {reading}."
+        f"{ip} runs; {reading}.",
+        "",
     ]
 
 
@@ -832,11 +835,10 @@ def how_computed(runs: Runs) -> list[str]:
         "benchmark's choices (`benchmarks/mbde_paper.py`). The paper samples q_{t−1} by random-walk "
         "Metropolis–Hastings, the benchmark by exact rejection sampling. The appendix (Section 9: random 2-D "
         "mixtures, Figures 6 and 7) is not in the extracted text, so its rows rest on the main text's statements.",
-        "",
     ]
 
 
-def summary(rows: list[tuple[str, str, str, str]], runs: Runs, fitted: Runs) -> list[str]:
+def summary(rows: list[tuple[str, str, str, str]], runs: Runs) -> list[str]:
     by = {v: [r[0].split(" (")[0] for r in rows if r[3].startswith(f"**{v}**")] for v in VERDICTS}
     q0 = [f"{d} up to ε = {_g(u)}" for d in ("ring", "random-2d") if (u := _q0_upto(runs, d)) is not None]
     text = (
@@ -844,15 +846,15 @@ def summary(rows: list[tuple[str, str, str, str]], runs: Runs, fitted: Runs) -> 
         f"{len(by['not reproducible'])} cannot be reproduced here. "
         + (f"Differs: {'; '.join(by['differs'])}. " if by["differs"] else "")
         + (f"Not reproducible: {'; '.join(by['not reproducible'])}. " if by["not reproducible"] else "")
-        + "The 2-D wins of MBDE over DPB come with a weak DPB: "
         + (
-            f"q0 = N(0, I) alone, using no data, is at least as good as DPB (DP) on the {', '.join(q0)}. "
+            "The 2-D wins of MBDE over DPB come with a weak DPB: q0 = N(0, I) alone, using no data, is at least as "
+            f"good as DPB (DP) on the {', '.join(q0)}. "
             if q0
-            else "(q0 alone is worse than DPB (DP) at every ε). "
+            else ""
         )
         + "On the 1-D targets MBDE with q0 = N(0, 1) is bounded by the mollifier (|log q/q0| ≤ ε/2), "
         "and the paper's comparison is at equal nominal ε with DPB calibrated for DP only, which favours DPB; "
-        "the fitted-q0 note above tests whether a data-fitted q0 explains the paper's 1-D results."
+        "the fitted-q0 arm above tests whether a data-fitted q0 explains the paper's 1-D results."
     )
     return ["## Verdict", "", text, ""]
 
@@ -878,5 +880,5 @@ def page(results: Path) -> list[str]:
         "tables and figures).",
         "",
     ]
-    lines += how_computed(runs) + q0_note(runs, fitted) + [""] + summary(rows, runs, fitted)
+    lines += how_computed(runs) + q0_note(runs, fitted) + summary(rows, runs)
     return lines
