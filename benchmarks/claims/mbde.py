@@ -479,7 +479,8 @@ def row_ring_400(runs: Runs):
     fails = [e for e, ok in checks if not ok]
     ours = (
         f"MBDE's NLL at ε at most DPB (DP)'s at the first grid ε ≥ {FACTOR}ε for "
-        f"{len(checks) - len(fails)}/{len(checks)} ε ({_eps(e for e, _ in checks)}). DPB (DP) first reaches MBDE's NLL at "
+        f"{len(checks) - len(fails)}/{len(checks)} ε ({_eps(e for e, _ in checks)}). "
+        "DPB (DP) first reaches MBDE's NLL at "
         + (", ".join(f"ε = {_g(x)} for MBDE's {_g(e)} ({x / e:.0f}×)" for e, x in reached) if reached else "no ε")
         + (f"; not by ε = {_g(es_d[-1])} for MBDE's ε = {_eps(never)}" if never else "")
         + f"; {_q0_clause(runs, d)}"
