@@ -679,7 +679,7 @@ def row_cov_dip(runs: Runs):
                 f"{d}: q0 {q0:.3f}, ε = {_g(es[0])} {cov[0][0]:.3f}, lowest {_ms(cov[i])} at ε = {_g(es[i])}, "
                 f"ε = {_g(es[-1])} {cov[-1][0]:.3f}"
             )
-    ours = "; ".join(parts) + (f"; lowest at the smallest ε, then rising: {', '.join(at_start)}" if at_start else "")
+    ours = "; ".join(parts + ([f"lowest at the smallest ε, then rising: {', '.join(at_start)}"] if at_start else []))
     depth, sd, ring_dips = dip["ring"]
     others = [d for d in doms if d != "ring" and dip[d][2]]
     no = (
