@@ -873,8 +873,8 @@ def page(results: Path) -> list[str]:
     runs, fitted = Runs(results / "mbde_paper.csv"), Runs(results / "mbde_paper.q0.csv")
     rows = [f(runs) for f in ROWS]
     lines = [
-        "# Husain, Cranko and Nock (2018), *Integral Privacy for Density Estimation with Approximation Guarantees*: "
-        "the paper's claims beside ours",
+        "# Husain, Cranko and Nock (2018), *Integral Privacy for Sampling* (arXiv 1806.04819, MBDE): the paper's "
+        "claims beside ours",
         "",
         "| claim (where in the paper) | paper | ours | verdict |",
         "|---|---|---|---|",
