@@ -70,7 +70,7 @@ wide_tables.py
 latent_wide.py
 latent_wide.py --tables latent-50x100000,latent-200x100000 --methods mst
 latent_wide.py --tables latent-60x100000 --methods aim --timeout 900
-wide_discovery.py --methods mst
+wide_discovery.py
 wide_discovery.py --arms none:target_fraction=0.01 --methods mst
 small_tables.py --quick
 small_tables.py
