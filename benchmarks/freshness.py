@@ -136,6 +136,7 @@ KEPT: dict[str, str] = {
     "ppsyn_wide.md": "notes (experiment arms of wide_tables.py)",
     "privacy_check.md": "notes on privacy_check.csv (the script writes the CSV only)",
     "register_types.notes.md": "notes",
+    "small_tables.history.md": "notes: earlier arms of the credit-like table (records below)",
     "small_tables.shares.csv": "record of the discovery-share sweep, read into small_tables.md",
     "small_tables.timing.csv": "record of timing runs, read into small_tables.md",
     "small_tables_caps_check.csv": "record of an experiment arm of small_tables.py",
