@@ -135,6 +135,7 @@ KEPT: dict[str, str] = {
     "ppsyn_dp_variants.md": "notes (the measurements behind PPSyn-DP's defaults)",
     "ppsyn_wide.md": "notes (experiment arms of wide_tables.py)",
     "privacy_check.md": "notes on privacy_check.csv (the script writes the CSV only)",
+    "public_data.notes.md": "notes (the reading and cap measurements of an earlier build)",
     "register_types.notes.md": "notes",
     "small_tables.history.md": "notes: earlier arms of the credit-like table (records below)",
     "small_tables.shares.csv": "record of the discovery-share sweep, read into small_tables.md",

@@ -335,29 +335,17 @@ def report() -> None:
 READING = """
 ## Reading
 
-Written for the cells listed above (a rerun rewrites the tables, the comparisons and the figure, not this text).
-With three seeds at most, a range is the min–max of three runs, not a confidence interval. At ε = 0.1 the
-selection's exponential mechanism is close to uniform (ε per round about 1e-3), so single runs vary a lot.
+The comparisons above are computed from the runs; this text is not, so it states no figures. With three seeds at
+most, a range is the min–max of three runs, not a confidence interval. At ε = 0.1 the selection's exponential
+mechanism is close to uniform (ε per round about 1e-3), so single runs vary a lot.
 
-* Speed. Joint selection keeps every candidate within a model of 2^19 cells (4 MB; `public_max_cells`). Before
-  the cap, a run on the sex split at ε = 0.1 took 442 s on the mean of three seeds (546 s for seed 0; AIM alone:
-  under 15 s); a profile put 98% of its time in the model fits (445 of 452 s), the last one alone 143 s, on a
-  junction tree that grew to 20 MB. Caps measured on the sex split (three seeds unless said; wall times on a
-  loaded machine): 2^17 cells, ε = 0.1: 0.216 (0.198–0.236), about 30 s, and ε = 0.3: 0.145 (0.133–0.160), worse
-  than AIM's 0.140; 2^19 cells: ε = 0.1: 0.189 (0.188–0.191), ε = 0.3: 0.136 (0.128–0.144), 15–45 s a run with
-  the machine to itself (up to 3 minutes with the test suite running beside it); 2^21 cells: ε = 0.1, seed 0:
-  0.202 in 180 s (stopped there); no cap: 0.198 (0.193–0.205). 2^19 is the default: as accurate as no cap (more,
-  on these seeds) at a tenth of the time. `public_max_cells=float("inf")` restores the uncapped behaviour.
-* aim+pretrain (a public Chow–Liu prior, then private AIM) is a real baseline, but below joint selection where
-  the public table helps: sex split 0.223 at ε = 0.1 (joint selection 0.189), 0.137 at ε = 0.3 (0.136, AIM
-  0.140), and it hurts at ε = 1 (0.099 against AIM's 0.085, every seed worse): the biased prior, weighted like a
-  measurement at the first round's σ, is never outweighed; on the age split, whose public table is further from
-  the private one, it is worse than AIM from ε = 0.3 on (0.158 against 0.144; 0.163 against 0.084 at ε = 1). It
-  is also slower at larger ε on the sex split (about 140 s at ε = 1: the prior's tree plus the private picks make
-  larger models). Joint selection, which weighs each public marginal against the private data, has no such
-  failure.
-* Joint selection is never worse than AIM beyond the seeds' spread, clearly better at ε = 0.1 on both splits
-  (every run below every run without) and 3–5% better on the mean at ε = 0.3, within the spread.
+* Joint selection (`+public`) keeps every candidate within a model of 2^19 cells (`public_max_cells`); the
+  measurements behind that cap (speed and error at 2^17, 2^19, 2^21 cells and without a cap) are in
+  `public_data.notes.md`. `public_max_cells=float("inf")` restores the uncapped behaviour.
+* aim+pretrain (a public Chow–Liu prior, then private AIM) is a baseline: the biased prior, weighted like a
+  measurement at the first round's σ, is never outweighed by the private rounds, so it can be worse than AIM where
+  the public table is far from the private one (compare the two splits). Joint selection weighs each public
+  marginal against the private data instead.
 * MST and PPSyn-DP with the public table: see their rows; MST's "rounds" are its tree's d − 1 draws and its
   public rounds the edges taken from the public table; PPSyn-DP's public rounds count public marginals only (its
   public partition plan measures privately, so those rounds count as private).
