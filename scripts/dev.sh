@@ -58,7 +58,7 @@ engines.py --rows 100000000 --engines duckdb
 engines.py --rows 100000000 --engines auto --tasks cli
 mbde_paper.py --quick
 mbde_paper.py --no-finite
-mbde_paper.py --q0-fitted
+mbde_paper.py --q0-fitted --q0-eps 0.1,1,2,10 --q0-ip-eps 10 --reps 3
 mst_adult.py --full
 aim_adult.py
 cube_solver.py
