@@ -88,6 +88,9 @@ person_level.py --tables visits --epsilons 0.3
 person_level.py --profiles
 method_choice.py
 planner.py --calibrate
+planner.py --calibrate --tables nltcs,acs
+planner.py --calibrate --tables wide-25x100000
+planner.py --calibrate --tables wide-50x100000 --methods mst,ppsyn
 planner.py
 ppsyn_paper.py
 ppsyn_paper.py --full
