@@ -53,6 +53,7 @@ numpy_md.py
 samplers_accuracy.py
 engines.py
 engines.py --rows 10000000 --engines duckdb --tasks marginals_sets
+engines.py --rows 1000000,3000000 --engines duckdb --tasks discover,reviewed
 engines.py --rows 10000000 --engines duckdb --tasks discover,reviewed
 engines.py --rows 100000000 --engines duckdb
 engines.py --rows 100000000 --engines auto --tasks cli
