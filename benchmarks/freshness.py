@@ -130,6 +130,7 @@ KEPT: dict[str, str] = {
     "aim_wide_cap.csv": "record of runs of wide_tables.py --worker, read into aim_wide.md",
     "latent_wide.before.csv": "record of an earlier build's runs (50-200 columns)",
     "mst_adult.history.md": "notes, read into mst_adult.md",
+    "person_level.before.csv": "record of an earlier build's runs (the unit profile before the chosen-k change)",
     "person_level.notes.md": "notes",
     "ppsyn_paper.before.csv": "record of an earlier build's runs (the reading compares them with today's)",
     "ppsyn_dp_variants.md": "notes (the measurements behind PPSyn-DP's defaults)",
